@@ -1,0 +1,1 @@
+"""Assertions: one module per family, all registered in ``registry``."""

@@ -1,0 +1,146 @@
+"""The contract between an assertion function and the runner.
+
+An assertion is a small stateless function ``(ctx: AssertionContext) -> AssertionResult`` (sync or
+async) that judges the *positive* form of its type. Negation, weight 0, the test threshold and
+aggregation are applied once, in ``evalh.runner.scoring``; an assertion never looks at ``spec.negate``.
+
+Assertions that need a model reach it through ``ctx.services`` (embeddings, completions), which the
+runner implements with suite-wide batching and caching. Heavy imports (numpy) stay inside functions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from evalh.model import (
+    AssertionSpec,
+    GradedAssertion,
+    ProviderChoice,
+    ProviderResponse,
+    ProviderSpec,
+    TestCase,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from evalh.providers.base import Embeddings, Similarities, TokenEmbedding
+
+__all__ = [
+    "DEFAULT_EMBEDDING_PROVIDER",
+    "AssertionContext",
+    "EmbedRequest",
+    "GradingServices",
+    "output_as_text",
+    "resolve_provider",
+]
+
+DEFAULT_EMBEDDING_PROVIDER = ProviderSpec(id="local", path="(default embedding provider)")
+
+
+class GradingServices(Protocol):
+    """Model access for assertions, implemented by the runner (batched, deduplicated, cached)."""
+
+    default_choice: ProviderChoice | None  # --grader / the suite default
+
+    async def embed(self, provider: ProviderSpec, texts: Sequence[str]) -> Embeddings: ...
+
+    async def similarity(self, provider: ProviderSpec, pairs: Sequence[tuple[str, str]]) -> Similarities: ...
+
+    async def embed_tokens(self, provider: ProviderSpec, texts: Sequence[str]) -> list[TokenEmbedding]: ...
+
+    async def complete(
+        self, provider: ProviderSpec, prompt: str | Sequence[Mapping[str, Any]]
+    ) -> ProviderResponse: ...
+
+    def capabilities(self, provider: ProviderSpec) -> tuple[str, ...]: ...
+
+    async def grade(self, spec: AssertionSpec, ctx: AssertionContext) -> GradedAssertion:
+        """Run and score a child assertion (for assert-set), with the same rules as top-level ones."""
+        ...
+
+
+@dataclass(frozen=True)
+class EmbedRequest:
+    """Texts an assertion will embed, declared before scoring so the runner can embed them in bulk.
+
+    ``granularity``: "sentence" (``embed``), "tokens" (``embed_tokens``).
+    """
+
+    provider: ProviderSpec
+    texts: tuple[str, ...]
+    granularity: str = "sentence"
+
+
+@dataclass(frozen=True)
+class AssertionContext:
+    """Everything an assertion may read. ``threshold`` already holds the registry default if unset."""
+
+    spec: AssertionSpec
+    output: Any
+    test: TestCase
+    services: GradingServices
+    threshold: float | None = None
+    prompt: Any = None  # the rendered prompt (string or chat messages)
+    latency_ms: float | None = None
+    cached: bool = False
+    cost: float | None = None
+    config_dir: Path | None = None
+    provider_metadata: Mapping[str, Any] = field(default_factory=dict)
+    suite_tests: tuple[TestCase, ...] = ()  # for suite-wide statistics (idf)
+
+    @property
+    def output_text(self) -> str:
+        return output_as_text(self.output)
+
+    @property
+    def value(self) -> Any:
+        return self.spec.value
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        return self.spec.config
+
+    @property
+    def vars(self) -> Mapping[str, Any]:
+        return self.test.vars
+
+    def provider(self, kind: str, fallback: ProviderSpec | None = None) -> ProviderSpec | None:
+        """The provider for ``kind`` ("embedding" or "text"); see :func:`resolve_provider`."""
+        return resolve_provider(self.spec, self.test, kind, self.services.default_choice, fallback)
+
+
+def resolve_provider(
+    spec: AssertionSpec,
+    test: TestCase,
+    kind: str,
+    suite_default: ProviderChoice | None,
+    fallback: ProviderSpec | None = None,
+) -> ProviderSpec | None:
+    """The assertion's ``provider`` > the test's ``options.provider`` (defaultTest's merged in) >
+    the suite default (``--grader``) > ``fallback`` (``local`` for embeddings, nothing for judges)."""
+    for choice in (spec.provider, test.provider, suite_default):
+        picked = choice.for_kind(kind) if choice else None
+        if picked is not None:
+            return picked
+    return fallback
+
+
+def output_as_text(output: Any) -> str:
+    """promptfoo's outputString: the output if it is a string, else its JSON."""
+    if output is None:
+        return ""
+    if isinstance(output, str):
+        return output
+    return json.dumps(output, ensure_ascii=False)
+
+
+def sum_usage(usages: Sequence[Usage | None]) -> Usage:
+    total = Usage()
+    for usage in usages:
+        if usage is not None:
+            total = total + usage
+    return total

@@ -1,0 +1,127 @@
+"""Every assertion type, registered with ``@assertion`` into one plain dict, metadata beside the code.
+
+``evalh list assertions``, the schema's enum of types (tested equal) and ``validate`` read this registry.
+Families are imported on first use by :func:`all_assertions`, so ``evalh --help`` imports none of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from evalh.assertions.base import AssertionContext, EmbedRequest
+from evalh.model import AssertionResult
+
+__all__ = [
+    "FAMILY_MODULES",
+    "AssertionDef",
+    "AssertionFn",
+    "all_assertions",
+    "assertion",
+    "base_type",
+    "get_assertion",
+]
+
+AssertionFn = Callable[[AssertionContext], AssertionResult | Awaitable[AssertionResult]]
+PrefetchFn = Callable[[AssertionContext], Sequence[EmbedRequest]]
+CheckFn = Callable[[Any, Mapping[str, Any]], str | None]  # (value, config) -> problem or None
+
+# The modules that register assertions, imported on first lookup.
+FAMILY_MODULES: tuple[str, ...] = (
+    "evalh.assertions.text",
+    "evalh.assertions.structured",
+    "evalh.assertions.scripted",
+    "evalh.assertions.runtime",
+    "evalh.assertions.grouping",
+    "evalh.assertions.similarity",
+    "evalh.assertions.bertscore",
+    "evalh.assertions.judged",
+    "evalh.assertions.lexical",
+    "evalh.assertions.retrieval",
+    "evalh.assertions.ordinal",
+    "evalh.assertions.citation",
+)
+
+
+@dataclass(frozen=True)
+class AssertionDef:
+    """An assertion type and what the rest of evalh needs to know about it."""
+
+    name: str
+    fn: AssertionFn
+    family: str
+    description: str
+    needs: tuple[str, ...] = ()  # "embedding", "text": the providers it calls
+    default_threshold: float | None = None
+    threshold_meaning: str = ""  # "min score", "max distance", ... (docs)
+    requires_value: bool = False
+    check: CheckFn | None = None  # static check of (value, config), run by validate
+    prefetch: PrefetchFn | None = None  # texts to embed in bulk before scoring
+
+
+_REGISTRY: dict[str, AssertionDef] = {}
+_loaded = False
+
+F = TypeVar("F", bound=AssertionFn)
+
+
+def assertion(
+    name: str,
+    *,
+    family: str,
+    description: str,
+    needs: tuple[str, ...] = (),
+    default_threshold: float | None = None,
+    threshold_meaning: str = "",
+    requires_value: bool = False,
+    check: CheckFn | None = None,
+    prefetch: PrefetchFn | None = None,
+) -> Callable[[F], F]:
+    """Register the decorated function as the handler of assertion type ``name``."""
+
+    def register(fn: F) -> F:
+        if name in _REGISTRY:
+            raise RuntimeError(f"assertion type {name!r} is registered twice")
+        _REGISTRY[name] = AssertionDef(
+            name=name,
+            fn=fn,
+            family=family,
+            description=description,
+            needs=needs,
+            default_threshold=default_threshold,
+            threshold_meaning=threshold_meaning,
+            requires_value=requires_value,
+            check=check,
+            prefetch=prefetch,
+        )
+        return fn
+
+    return register
+
+
+def _load_families() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in FAMILY_MODULES:
+            importlib.import_module(module)
+
+
+def all_assertions() -> dict[str, AssertionDef]:
+    """Every registered type, by name (base types only; ``not-`` applies to all)."""
+    _load_families()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get_assertion(name: str) -> AssertionDef | None:
+    _load_families()
+    return _REGISTRY.get(name)
+
+
+def base_type(full_type: str) -> tuple[str, bool]:
+    """``not-contains`` -> ("contains", True)."""
+    if full_type.startswith("not-"):
+        return full_type[4:], True
+    return full_type, False

@@ -1,0 +1,106 @@
+"""The one exception tree of evalh. Only ``evalh.cli`` catches these and turns them into exit codes.
+
+::
+
+    EvalhError (exit 1)                  anything evalh refuses to do, with a one-paragraph message
+    ├── ConfigError (exit 2)             the config, a file it names, or a CLI flag is wrong
+    │   ├── ConfigFileError              a file:// path is missing or unreadable
+    │   ├── SchemaError                  the config breaks schemas/evalh.schema.json
+    │   └── TemplateError                a Jinja2 template does not parse or names an undefined variable
+    ├── ProviderError (exit 1)           a provider could not be built or answered badly (becomes an ERROR row
+    │   │                                when raised during a run)
+    │   └── ProviderHTTPError            an HTTP provider's server refused or failed, after retries
+    ├── ModelAssetError (exit 1)         the bundled model file is missing or its sha256 does not match
+    └── ReportError (exit 1)             a report file could not be written
+
+Every message says where the problem is (file:line:column and the JSON path when known) and what to do.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_CONFIG",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "ConfigError",
+    "ConfigFileError",
+    "EvalhError",
+    "ModelAssetError",
+    "ProviderError",
+    "ProviderHTTPError",
+    "ReportError",
+    "SchemaError",
+    "TemplateError",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_CONFIG = 2
+EXIT_INTERRUPTED = 130
+
+
+class EvalhError(Exception):
+    """Root of every error evalh reports to a user. ``exit_code`` is what the CLI exits with."""
+
+    exit_code: int = EXIT_FAILED
+
+    def __init__(self, message: str, *, where: str | None = None, hint: str | None = None) -> None:
+        self.message = message
+        self.where = where
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """One paragraph: ``where: message. hint``."""
+        text = f"{self.where}: {self.message}" if self.where else self.message
+        if self.hint:
+            text = f"{text.rstrip('.')}. {self.hint}"
+        return text
+
+
+class ConfigError(EvalhError):
+    """The config (or a CLI flag standing in for it) is invalid."""
+
+    exit_code = EXIT_CONFIG
+
+
+class ConfigFileError(ConfigError):
+    """A file the config names (file://, a glob, the config itself) is missing or unreadable."""
+
+
+class SchemaError(ConfigError):
+    """The config does not satisfy schemas/evalh.schema.json."""
+
+
+class TemplateError(ConfigError):
+    """A template does not parse, or renders an undefined variable."""
+
+
+class ProviderError(EvalhError):
+    """A provider failed; during a run this becomes an ERROR row and the run goes on."""
+
+
+class ProviderHTTPError(ProviderError):
+    """An HTTP provider's server answered with an error (after retries) or could not be reached."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        attempts: int = 1,
+        where: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.status = status
+        self.attempts = attempts
+        super().__init__(message, where=where, hint=hint)
+
+
+class ModelAssetError(EvalhError):
+    """The bundled (or configured) local model or tokenizer is missing or altered."""
+
+
+class ReportError(EvalhError):
+    """A report could not be written."""

@@ -1,0 +1,290 @@
+"""The data evalh passes between its layers: frozen dataclasses, no behaviour beyond small derivations.
+
+A leaf module: it imports nothing of evalh, so every other module may import it.
+
+Flow: ``config`` builds a :class:`Suite` (prompts, providers, tests with their merged, rendered
+assertions); ``runner`` turns it into :class:`TestResult` rows holding :class:`GradedAssertion` trees;
+``reports`` read a :class:`RunResult`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "AssertionResult",
+    "AssertionSpec",
+    "EvaluateOptions",
+    "GradedAssertion",
+    "Prompt",
+    "ProviderChoice",
+    "ProviderResponse",
+    "ProviderSpec",
+    "ProviderUsage",
+    "RunResult",
+    "Status",
+    "Suite",
+    "TestCase",
+    "TestResult",
+    "Usage",
+]
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """One provider as the config names it: ``openai:chat:gpt-4o-mini`` or ``{id, label, config}``."""
+
+    id: str
+    label: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    path: str = ""  # JSON path in the config, for messages: "providers[1]"
+
+    @property
+    def display(self) -> str:
+        return self.label or self.id
+
+
+@dataclass(frozen=True)
+class ProviderChoice:
+    """A provider override (assertion ``provider`` or ``options.provider``).
+
+    Either one provider for every purpose (``default``), or promptfoo's typed map
+    ``{embedding: ..., text: ...}``: ``similar`` takes ``embedding``, judges take ``text``.
+    """
+
+    default: ProviderSpec | None = None
+    embedding: ProviderSpec | None = None
+    text: ProviderSpec | None = None
+
+    def for_kind(self, kind: str) -> ProviderSpec | None:
+        """The provider this choice names for ``kind`` ("embedding" or "text"), or None."""
+        typed = self.embedding if kind == "embedding" else self.text
+        return typed or self.default
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt template: a string, or a chat message list (``[{role, content}]``)."""
+
+    raw: str | tuple[Mapping[str, Any], ...]
+    label: str
+    id: str = ""
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class AssertionSpec:
+    """One assertion of one test, after the defaultTest merge and template rendering of its value.
+
+    ``type`` is the base type (``similar:cosine``), ``negate`` is true for ``not-`` types.
+    ``threshold`` is what the config says (None when unset); the registry supplies defaults.
+    """
+
+    type: str
+    negate: bool = False
+    value: Any = None
+    threshold: float | None = None
+    weight: float = 1.0
+    metric: str | None = None
+    provider: ProviderChoice | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    children: tuple[AssertionSpec, ...] = ()  # assert-set members
+    rubric_prompt: Any = None
+    raw: Mapping[str, Any] = field(default_factory=dict)  # the assertion as written, for reports
+    path: str = ""  # "tests[3].assert[1]"
+
+    @property
+    def full_type(self) -> str:
+        return f"not-{self.type}" if self.negate else self.type
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One test after the defaultTest merge. ``output`` is a recorded output, graded without a provider."""
+
+    __test__ = False  # not a pytest class
+
+    index: int
+    description: str | None = None
+    vars: Mapping[str, Any] = field(default_factory=dict)
+    asserts: tuple[AssertionSpec, ...] = ()
+    threshold: float | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    provider: ProviderChoice | None = None  # options.provider (grader / embedder override)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    output: Any = None
+    has_output: bool = False
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class EvaluateOptions:
+    max_concurrency: int = 4
+    repeat: int = 1
+    cache: bool = True
+    timeout_ms: int = 0
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A validated, fully resolved config."""
+
+    tests: tuple[TestCase, ...]
+    prompts: tuple[Prompt, ...] = ()
+    providers: tuple[ProviderSpec, ...] = ()
+    description: str | None = None
+    default_provider: ProviderChoice | None = None  # --grader, or the suite-wide default
+    evaluate_options: EvaluateOptions = field(default_factory=EvaluateOptions)
+    output_paths: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    config_path: str | None = None
+    raw_config: Mapping[str, Any] = field(default_factory=dict)  # secrets redacted
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token and request counts; added together with ``+``."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    requests: int = 0
+    cached: int = 0  # cache hits
+    texts: int = 0  # texts embedded
+    cost: float = 0.0
+    latency_ms: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+            requests=self.requests + other.requests,
+            cached=self.cached + other.cached,
+            texts=self.texts + other.texts,
+            cost=self.cost + other.cost,
+            latency_ms=self.latency_ms + other.latency_ms,
+        )
+
+
+@dataclass(frozen=True)
+class ProviderUsage:
+    """Usage of one provider over a run, for the summary and the JSON report."""
+
+    provider: str
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class ProviderResponse:
+    """What a completion provider returned. ``error`` set means the row becomes an ERROR."""
+
+    output: Any = None
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    latency_ms: float | None = None
+    cached: bool = False
+    cost: float | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AssertionResult:
+    """What one assertion function returns, for its positive (non-negated) form.
+
+    ``error`` means the assertion could not run (bad value, provider failure): the row is an ERROR,
+    and negation never turns it into a pass.
+    """
+
+    passed: bool
+    score: float
+    reason: str
+    error: bool = False
+    details: Mapping[str, Any] = field(default_factory=dict)
+    usage: Usage | None = None
+    children: tuple[GradedAssertion, ...] = ()
+
+    @classmethod
+    def failure(cls, reason: str, **details: Any) -> AssertionResult:
+        """An assertion that could not run: an ERROR, never a pass."""
+        return cls(passed=False, score=0.0, reason=reason, error=True, details=details)
+
+
+@dataclass(frozen=True)
+class GradedAssertion:
+    """An assertion with its final verdict: negation, weight 0 and threshold applied by the scorer."""
+
+    spec: AssertionSpec
+    passed: bool
+    score: float
+    reason: str
+    error: bool = False
+    details: Mapping[str, Any] = field(default_factory=dict)
+    usage: Usage | None = None
+    children: tuple[GradedAssertion, ...] = ()
+
+
+class Status(enum.Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    ERROR = "ERROR"
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One row: a test × prompt × provider (× repeat)."""
+
+    __test__ = False
+
+    test: TestCase
+    prompt: Prompt
+    provider: ProviderSpec
+    prompt_index: int
+    provider_index: int
+    rendered_prompt: Any
+    status: Status
+    score: float
+    reason: str
+    output: Any = None
+    error: str | None = None  # the provider's error text, or the assertion error's reason
+    latency_ms: float | None = None
+    cached: bool = False
+    cost: float | None = None
+    usage: Usage = field(default_factory=Usage)  # provider usage for the output
+    grading_usage: Usage = field(default_factory=Usage)  # graders and embedders
+    assertions: tuple[GradedAssertion, ...] = ()
+    named_scores: Mapping[str, float] = field(default_factory=dict)
+    named_score_weights: Mapping[str, float] = field(default_factory=dict)
+    repeat_index: int = 0
+    id: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.PASS
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything a report needs."""
+
+    suite: Suite
+    results: tuple[TestResult, ...]
+    started_at: str  # ISO 8601
+    duration_ms: float
+    provider_usage: tuple[ProviderUsage, ...] = ()
+    interrupted: bool = False
+    aggregates: Mapping[str, Any] = field(default_factory=dict)
+
+    def count(self, status: Status) -> int:
+        return sum(1 for r in self.results if r.status is status)
+
+    @property
+    def pass_rate(self) -> float:
+        """Percentage of rows that passed; errors count against it. 100.0 for an empty run."""
+        if not self.results:
+            return 100.0
+        return 100.0 * self.count(Status.PASS) / len(self.results)

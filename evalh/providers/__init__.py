@@ -1,0 +1,1 @@
+"""Providers: where outputs, embeddings and grader verdicts come from. See ``registry`` for the ids."""

@@ -1,0 +1,247 @@
+"""Provider ids -> lazy factories. Nothing here imports a provider module until one is built.
+
+Each entry names an id (exact) or an id prefix (ending in ``:``), the ``module:function`` that builds it
+from a :class:`~evalh.model.ProviderSpec`, and the capabilities it offers. ``evalh list providers`` and
+``evalh validate`` read this table, so it must tell the truth about capabilities.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from difflib import get_close_matches
+from typing import Any
+
+from evalh.errors import ConfigError
+from evalh.model import ProviderSpec
+
+__all__ = ["PROVIDERS", "ProviderEntry", "build_provider", "capabilities_of", "find_entry"]
+
+
+@dataclass(frozen=True)
+class ProviderEntry:
+    pattern: str  # exact id, or a prefix ending in ":"
+    target: str  # "module:function", called with the ProviderSpec
+    capabilities: tuple[str, ...]  # among "text", "embedding", "similarity", "tokens"
+    description: str
+    example: str
+
+    def matches(self, provider_id: str) -> bool:
+        if self.pattern.endswith(":"):
+            return provider_id.startswith(self.pattern) and len(provider_id) > len(self.pattern)
+        return provider_id == self.pattern
+
+
+PROVIDERS: tuple[ProviderEntry, ...] = (
+    ProviderEntry(
+        "echo",
+        "evalh.providers.scripts:make_echo",
+        ("text",),
+        "returns the rendered prompt as the output",
+        "echo",
+    ),
+    ProviderEntry(
+        "exec:",
+        "evalh.providers.scripts:make_exec",
+        ("text",),
+        "runs a command (no shell) with the prompt as its last argument; stdout is the output",
+        "exec:python3 my_app.py",
+    ),
+    ProviderEntry(
+        "python:",
+        "evalh.providers.scripts:make_python",
+        ("text", "embedding"),
+        "calls call_api / call_embedding_api (or the named function) in your Python file",
+        "python:provider.py:call_api",
+    ),
+    ProviderEntry(
+        "file://",
+        "evalh.providers.scripts:make_python",
+        ("text", "embedding"),
+        "a Python provider file, as promptfoo's file://provider.py",
+        "file://provider.py",
+    ),
+    ProviderEntry(
+        "local",
+        "evalh.providers.local:make_local",
+        ("embedding", "tokens"),
+        "the bundled all-MiniLM-L6-v2 int8 ONNX model (offline, the default embedder)",
+        "local",
+    ),
+    ProviderEntry(
+        "local:",
+        "evalh.providers.local:make_local",
+        ("embedding", "tokens"),
+        "another sentence-transformers ONNX model (config: modelPath, tokenizerPath)",
+        "local:my-model",
+    ),
+    ProviderEntry(
+        "fake",
+        "evalh.providers.fake:make_fake",
+        ("embedding",),
+        "deterministic hashed bag-of-words vectors, for tests and demos",
+        "fake",
+    ),
+    ProviderEntry(
+        "fake:",
+        "evalh.providers.fake:make_fake",
+        ("embedding",),
+        "fake embeddings with a dimension, e.g. fake:64",
+        "fake:64",
+    ),
+    ProviderEntry(
+        "openai:embedding:",
+        "evalh.providers.openai:make_embedding",
+        ("embedding",),
+        "any OpenAI-compatible /v1/embeddings endpoint",
+        "openai:embedding:text-embedding-3-small",
+    ),
+    ProviderEntry(
+        "openai:embeddings:",
+        "evalh.providers.openai:make_embedding",
+        ("embedding",),
+        "alias of openai:embedding:",
+        "openai:embeddings:text-embedding-3-small",
+    ),
+    ProviderEntry(
+        "openai:chat:",
+        "evalh.providers.openai:make_chat",
+        ("text",),
+        "any OpenAI-compatible /v1/chat/completions endpoint",
+        "openai:chat:gpt-4o-mini",
+    ),
+    ProviderEntry(
+        "openai:",
+        "evalh.providers.openai:make_chat",
+        ("text",),
+        "short for openai:chat:<model>",
+        "openai:gpt-4o-mini",
+    ),
+    ProviderEntry(
+        "azureopenai:embedding:",
+        "evalh.providers.azure:make_embedding",
+        ("embedding",),
+        "an Azure OpenAI embedding deployment (config.apiHost)",
+        "azureopenai:embedding:my-ada",
+    ),
+    ProviderEntry(
+        "azureopenai:embeddings:",
+        "evalh.providers.azure:make_embedding",
+        ("embedding",),
+        "alias of azureopenai:embedding:",
+        "azureopenai:embeddings:my-ada",
+    ),
+    ProviderEntry(
+        "azureopenai:chat:",
+        "evalh.providers.azure:make_chat",
+        ("text",),
+        "an Azure OpenAI chat deployment (config.apiHost)",
+        "azureopenai:chat:my-gpt4o",
+    ),
+    ProviderEntry(
+        "anthropic:messages:",
+        "evalh.providers.anthropic:make_messages",
+        ("text",),
+        "Anthropic's Messages API",
+        "anthropic:messages:claude-sonnet-4-5",
+    ),
+    ProviderEntry(
+        "ollama:embeddings:",
+        "evalh.providers.ollama:make_embedding",
+        ("embedding",),
+        "Ollama's native /api/embed",
+        "ollama:embeddings:nomic-embed-text",
+    ),
+    ProviderEntry(
+        "ollama:embedding:",
+        "evalh.providers.ollama:make_embedding",
+        ("embedding",),
+        "alias of ollama:embeddings:",
+        "ollama:embedding:nomic-embed-text",
+    ),
+    ProviderEntry(
+        "ollama:chat:",
+        "evalh.providers.ollama:make_chat",
+        ("text",),
+        "Ollama's native /api/chat",
+        "ollama:chat:llama3.2",
+    ),
+    ProviderEntry(
+        "huggingface:feature-extraction:",
+        "evalh.providers.huggingface:make_feature_extraction",
+        ("embedding",),
+        "Hugging Face Inference API feature extraction (HF_TOKEN)",
+        "huggingface:feature-extraction:sentence-transformers/all-MiniLM-L6-v2",
+    ),
+    ProviderEntry(
+        "huggingface:sentence-similarity:",
+        "evalh.providers.huggingface:make_sentence_similarity",
+        ("similarity",),
+        "Hugging Face Inference API sentence similarity (cosine only)",
+        "huggingface:sentence-similarity:sentence-transformers/all-MiniLM-L6-v2",
+    ),
+    ProviderEntry(
+        "hf:feature-extraction:",
+        "evalh.providers.huggingface:make_feature_extraction",
+        ("embedding",),
+        "alias of huggingface:feature-extraction:",
+        "hf:feature-extraction:BAAI/bge-small-en-v1.5",
+    ),
+    ProviderEntry(
+        "hf:sentence-similarity:",
+        "evalh.providers.huggingface:make_sentence_similarity",
+        ("similarity",),
+        "alias of huggingface:sentence-similarity:",
+        "hf:sentence-similarity:sentence-transformers/all-MiniLM-L6-v2",
+    ),
+    ProviderEntry(
+        "http",
+        "evalh.providers.webhttp:make_http",
+        ("text",),
+        "your own HTTP endpoint (config: url, method, headers, body with {{prompt}}, responsePath)",
+        "http",
+    ),
+    ProviderEntry("https", "evalh.providers.webhttp:make_http", ("text",), "alias of http", "https"),
+    ProviderEntry(
+        "http://",
+        "evalh.providers.webhttp:make_http",
+        ("text",),
+        "your own HTTP endpoint at this URL",
+        "http://localhost:8000/chat",
+    ),
+    ProviderEntry(
+        "https://",
+        "evalh.providers.webhttp:make_http",
+        ("text",),
+        "your own HTTPS endpoint at this URL",
+        "https://example.com/chat",
+    ),
+)
+
+
+def find_entry(provider_id: str) -> ProviderEntry | None:
+    """The most specific entry for an id (exact ids and longer prefixes win)."""
+    candidates = [entry for entry in PROVIDERS if entry.matches(provider_id)]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda entry: (not entry.pattern.endswith(":"), len(entry.pattern)))
+
+
+def capabilities_of(provider_id: str) -> tuple[str, ...]:
+    entry = find_entry(provider_id)
+    return entry.capabilities if entry else ()
+
+
+def build_provider(spec: ProviderSpec) -> Any:
+    """Import the provider's module and build it. Raises ConfigError for an unknown id."""
+    entry = find_entry(spec.id)
+    if entry is None:
+        known = [e.example for e in PROVIDERS]
+        close = get_close_matches(spec.id, known, n=1)
+        hint = (
+            f"Did you mean {close[0]!r}?" if close else "Run `evalh list providers` for the ids evalh knows."
+        )
+        raise ConfigError(f"unknown provider id {spec.id!r}", where=spec.path or None, hint=hint)
+    module_name, _, function_name = entry.target.partition(":")
+    factory = getattr(importlib.import_module(module_name), function_name)
+    return factory(spec)

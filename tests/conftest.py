@@ -1,0 +1,26 @@
+"""Fixtures shared by every test package."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.loopback import LoopbackServer
+
+
+@pytest.fixture
+def loopback() -> Iterator[LoopbackServer]:
+    """A real HTTP server on 127.0.0.1 with scripted routes; see tests/loopback.py."""
+    server = LoopbackServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own embedding/completion cache directory, never the user's."""
+    monkeypatch.setenv("EVALH_CACHE_DIR", str(tmp_path / "evalh-cache"))
