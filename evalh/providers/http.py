@@ -1,0 +1,417 @@
+"""The one HTTP layer every HTTP provider uses: httpx.AsyncClient plus tenacity retries.
+
+Retry rules (promptfoo's, with a cap on the total wait):
+
+* 429 (and any 5xx that carries them) honours ``Retry-After`` (seconds or an HTTP date),
+  ``retry-after-ms`` and the rate-limit reset headers (``x-ratelimit-reset-requests|tokens`` as ``1s`` /
+  ``6m0s`` / ``20ms``, ``X-RateLimit-Reset`` as epoch seconds, ``anthropic-ratelimit-*-reset`` as an
+  RFC 3339 time). Without such a header it backs off like a 5xx.
+* 5xx, connection errors and timeouts back off exponentially with full jitter
+  (``base * 2**(n-1) * (0.5 + random/2)``, at most ``max_delay_s``).
+* Any other 4xx fails at once with the server's own message.
+* At most ``max_retries`` retries (``max_retries + 1`` attempts), and the sleeps of one call never add up
+  to more than ``max_total_wait_s``: a retry that would exceed the budget is not attempted.
+
+Every failure raises :class:`~evalh.errors.ProviderHTTPError` with each string of ``secrets`` (API keys)
+redacted from the message, and with ``status`` and ``attempts`` set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import httpx
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
+
+from evalh.errors import ProviderHTTPError
+
+__all__ = ["HttpClient", "HttpReply", "HttpSettings", "redact"]
+
+log = logging.getLogger("evalh.http")
+
+_REDACTED = "***"
+_MAX_MESSAGE = 500
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+@dataclass(frozen=True)
+class HttpReply:
+    """A successful (2xx) reply. ``json`` is None when the body is not JSON; ``text`` is the raw body."""
+
+    status: int
+    json: Any
+    headers: Mapping[str, str]
+    attempts: int
+    latency_ms: float
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """Transport settings read from a provider's ``config`` (camelCase keys, as in promptfoo).
+
+    ``timeout`` (seconds) or ``timeoutMs``; ``maxRetries``; ``maxTotalWaitS``; ``maxConcurrency``;
+    ``retryBaseDelayS``; ``retryMaxDelayS``.
+    """
+
+    timeout_s: float = 60.0
+    max_retries: int = 4
+    max_total_wait_s: float = 120.0
+    max_concurrency: int | None = None
+    retry_base_delay_s: float = 1.0
+    retry_max_delay_s: float = 30.0
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> HttpSettings:
+        timeout = cls.timeout_s
+        if config.get("timeoutMs") is not None:
+            timeout = float(config["timeoutMs"]) / 1000.0
+        if config.get("timeout") is not None:
+            timeout = float(config["timeout"])
+        concurrency = config.get("maxConcurrency")
+        return cls(
+            timeout_s=timeout,
+            max_retries=int(config.get("maxRetries", cls.max_retries)),
+            max_total_wait_s=float(config.get("maxTotalWaitS", cls.max_total_wait_s)),
+            max_concurrency=int(concurrency) if concurrency is not None else None,
+            retry_base_delay_s=float(config.get("retryBaseDelayS", cls.retry_base_delay_s)),
+            retry_max_delay_s=float(config.get("retryMaxDelayS", cls.retry_max_delay_s)),
+        )
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every (non-trivial) secret replaced by ``***``."""
+    for secret in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
+        text = text.replace(secret, _REDACTED)
+    return text
+
+
+class _RetryableError(Exception):
+    """One failed attempt worth retrying; ``wait_s`` is what the server asked for, if anything."""
+
+    def __init__(self, message: str, *, status: int | None = None, wait_s: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.wait_s = wait_s
+
+
+class HttpClient:
+    """An async JSON client with retries, a concurrency limit and secret redaction, for one provider."""
+
+    def __init__(
+        self,
+        *,
+        provider_id: str,
+        base_url: str,
+        headers: Mapping[str, str] | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+        max_total_wait_s: float = 120.0,
+        max_concurrency: int | None = None,
+        secrets: Sequence[str] = (),
+        retry_base_delay_s: float = 1.0,
+        retry_max_delay_s: float = 30.0,
+    ) -> None:
+        self.provider_id = provider_id
+        self.base_url = base_url.rstrip("/")
+        self.headers = dict(headers or {})
+        self.timeout_s = timeout_s
+        self.max_retries = max(0, max_retries)
+        self.max_total_wait_s = max(0.0, max_total_wait_s)
+        self.max_concurrency = max_concurrency
+        self.secrets = tuple(secrets)
+        self.retry_base_delay_s = retry_base_delay_s
+        self.retry_max_delay_s = retry_max_delay_s
+        self._client: httpx.AsyncClient | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: HttpSettings,
+        *,
+        provider_id: str,
+        base_url: str,
+        headers: Mapping[str, str] | None = None,
+        secrets: Sequence[str] = (),
+    ) -> HttpClient:
+        return cls(
+            provider_id=provider_id,
+            base_url=base_url,
+            headers=headers,
+            timeout_s=settings.timeout_s,
+            max_retries=settings.max_retries,
+            max_total_wait_s=settings.max_total_wait_s,
+            max_concurrency=settings.max_concurrency,
+            secrets=secrets,
+            retry_base_delay_s=settings.retry_base_delay_s,
+            retry_max_delay_s=settings.retry_max_delay_s,
+        )
+
+    async def post_json(
+        self,
+        path: str,
+        body: Any,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
+    ) -> HttpReply:
+        """POST ``body`` as JSON to ``path`` (absolute, or relative to ``base_url``), with retries."""
+        return await self.request("POST", path, body=body, headers=headers, timeout_s=timeout_s)
+
+    async def get_json(
+        self, path: str, *, headers: Mapping[str, str] | None = None, timeout_s: float | None = None
+    ) -> HttpReply:
+        return await self.request("GET", path, headers=headers, timeout_s=timeout_s)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        content: str | bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
+    ) -> HttpReply:
+        """Send one request with retries. ``body`` is sent as JSON, ``content`` as is."""
+        url = self.url_for(path)
+        merged = {**self.headers, **(headers or {})}
+        timeout = timeout_s if timeout_s is not None and timeout_s > 0 else self.timeout_s
+        started = time.perf_counter()
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(lambda error: isinstance(error, _RetryableError)),
+            wait=self._wait,
+            stop=self._stop,
+            sleep=asyncio.sleep,
+            reraise=True,
+            before_sleep=self._log_retry,
+        )
+        attempt_number = 0
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    attempt_number = attempt.retry_state.attempt_number
+                    response = await self._send_once(method, url, body, content, merged, timeout)
+                    return self._reply(response, attempt_number, started)
+        except ProviderHTTPError as error:
+            error.attempts = attempt_number  # a 4xx after earlier retried failures
+            raise
+        except _RetryableError as error:
+            attempts_text = f" after {attempt_number} attempts" if attempt_number > 1 else ""
+            raise self._error(f"{error.message}{attempts_text}", error.status, attempt_number) from None
+        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
+    def url_for(self, path: str) -> str:
+        if path.startswith(("http://", "https://")):
+            return path
+        if not path:
+            return self.base_url
+        return f"{self.base_url}/{path.lstrip('/')}"
+
+    def redact(self, text: str) -> str:
+        return redact(text, self.secrets)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # -- one attempt -------------------------------------------------------------------------
+
+    async def _send_once(
+        self,
+        method: str,
+        url: str,
+        body: Any,
+        content: str | bytes | None,
+        headers: Mapping[str, str],
+        timeout_s: float,
+    ) -> httpx.Response:
+        client = self._get_client()
+        semaphore = self._get_semaphore()
+        try:
+            if semaphore is None:
+                response = await self._send_timed(client, method, url, body, content, headers, timeout_s)
+            else:
+                async with semaphore:
+                    response = await self._send_timed(client, method, url, body, content, headers, timeout_s)
+        except (TimeoutError, httpx.TimeoutException):
+            raise _RetryableError(f"{method} {url} timed out after {timeout_s:g} s") from None
+        except httpx.TransportError as error:
+            detail = str(error) or type(error).__name__
+            raise _RetryableError(f"{method} {url} failed: {detail}") from None
+        self._raise_for_status(method, url, response)
+        return response
+
+    @staticmethod
+    async def _send_timed(
+        client: httpx.AsyncClient,
+        method: str,
+        url: str,
+        body: Any,
+        content: str | bytes | None,
+        headers: Mapping[str, str],
+        timeout_s: float,
+    ) -> httpx.Response:
+        # httpx's timeout bounds each phase; asyncio.timeout bounds the whole call (a trickling server).
+        async with asyncio.timeout(timeout_s):
+            if body is not None:
+                return await client.request(method, url, json=body, headers=headers, timeout=timeout_s)
+            return await client.request(method, url, content=content, headers=headers, timeout=timeout_s)
+
+    def _raise_for_status(self, method: str, url: str, response: httpx.Response) -> None:
+        status = response.status_code
+        if status < 400:
+            return
+        message = f"HTTP {status} from {method} {url}: {server_message(response)}"
+        if status == 429 or status >= 500:
+            raise _RetryableError(message, status=status, wait_s=requested_wait_s(response.headers))
+        raise self._error(message, status, 1)
+
+    def _reply(self, response: httpx.Response, attempts: int, started: float) -> HttpReply:
+        text = response.text
+        try:
+            payload: Any = json.loads(text) if text.strip() else None
+        except ValueError:
+            payload = None
+        return HttpReply(
+            status=response.status_code,
+            json=payload,
+            headers=dict(response.headers.items()),
+            attempts=attempts,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            text=text,
+        )
+
+    def _error(self, message: str, status: int | None, attempts: int) -> ProviderHTTPError:
+        return ProviderHTTPError(
+            self.redact(message), status=status, attempts=attempts, where=self.provider_id
+        )
+
+    # -- tenacity hooks ----------------------------------------------------------------------
+
+    def _wait(self, state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        if isinstance(error, _RetryableError) and error.wait_s is not None:
+            return max(0.0, error.wait_s)
+        backoff = self.retry_base_delay_s * 2.0 ** (state.attempt_number - 1)
+        return min(self.retry_max_delay_s, backoff) * (0.5 + random.random() / 2)
+
+    def _stop(self, state: RetryCallState) -> bool:
+        if state.attempt_number > self.max_retries:
+            return True
+        return state.idle_for + (state.upcoming_sleep or 0.0) > self.max_total_wait_s
+
+    def _log_retry(self, state: RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        log.info(
+            "%s: attempt %d failed (%s); retrying in %.2f s",
+            self.provider_id,
+            state.attempt_number,
+            self.redact(str(error)),
+            state.upcoming_sleep,
+        )
+
+    def _get_client(self) -> httpx.AsyncClient:
+        # Created on first use, inside the running event loop.
+        if self._client is None:
+            limit = self.max_concurrency or 100
+            self._client = httpx.AsyncClient(
+                limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
+                follow_redirects=True,
+            )
+        return self._client
+
+    def _get_semaphore(self) -> asyncio.Semaphore | None:
+        if self.max_concurrency and self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.max_concurrency)
+        return self._semaphore
+
+
+def server_message(response: httpx.Response) -> str:
+    """The server's own explanation: ``error.message``, ``error``, ``message``, ``detail``, or the text."""
+    text = response.text.strip()
+    try:
+        payload = json.loads(text) if text else None
+    except ValueError:
+        payload = None
+    if isinstance(payload, Mapping):
+        error = payload.get("error")
+        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+            return str(error["message"])[:_MAX_MESSAGE]
+        for candidate in (error, payload.get("message"), payload.get("detail")):
+            if isinstance(candidate, str) and candidate:
+                return candidate[:_MAX_MESSAGE]
+    if not text:
+        return response.reason_phrase or "(empty body)"
+    return text[:_MAX_MESSAGE]
+
+
+def requested_wait_s(headers: httpx.Headers) -> float | None:
+    """How long the server asks us to wait before retrying, from the headers, or None."""
+    if (value := headers.get("retry-after-ms")) is not None:
+        try:
+            return float(value) / 1000.0
+        except ValueError:
+            pass
+    if (value := headers.get("retry-after")) is not None:
+        parsed = _seconds_or_http_date(value)
+        if parsed is not None:
+            return parsed
+    resets = [
+        parsed
+        for name, value in headers.items()
+        if _is_reset_header(name) and (parsed := _reset_wait_s(name, value)) is not None
+    ]
+    return max(resets) if resets else None
+
+
+def _is_reset_header(name: str) -> bool:
+    lowered = name.lower()
+    return "ratelimit" in lowered and lowered.endswith(("-reset", "-reset-requests", "-reset-tokens"))
+
+
+def _seconds_or_http_date(value: str) -> float | None:
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+def _reset_wait_s(name: str, value: str) -> float | None:
+    value = value.strip()
+    if name.lower() == "x-ratelimit-reset":
+        # promptfoo: epoch seconds, plus one second of slack.
+        try:
+            return max(0.0, float(value) - time.time() + 1.0)
+        except ValueError:
+            return None
+    if value and (parts := _DURATION_PART.findall(value)) and "".join(a + u for a, u in parts) == value:
+        scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+        return sum(float(amount) * scale[unit] for amount, unit in parts)
+    try:
+        return max(0.0, datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() - time.time())
+    except ValueError:
+        pass
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None

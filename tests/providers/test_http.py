@@ -1,0 +1,255 @@
+"""The shared HTTP layer against a real loopback server: retries, waits, timeouts, redaction."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from evalh.errors import ProviderHTTPError
+from evalh.providers.http import HttpClient, HttpReply, HttpSettings, redact, requested_wait_s
+from tests.loopback import LoopbackServer, Reply, Request
+
+SECRET = "sk-test-0123456789abcdef"
+
+
+def client(server: LoopbackServer, **overrides: Any) -> HttpClient:
+    settings: dict[str, Any] = {
+        "provider_id": "openai:chat:test",
+        "base_url": server.url + "/v1",
+        "headers": {"Authorization": f"Bearer {SECRET}"},
+        "secrets": (SECRET,),
+        "retry_base_delay_s": 0.01,
+        "timeout_s": 5.0,
+    }
+    settings.update(overrides)
+    return HttpClient(**settings)
+
+
+def run(http: HttpClient, call: Callable[[HttpClient], Awaitable[Any]]) -> Any:
+    async def go() -> Any:
+        try:
+            return await call(http)
+        finally:
+            await http.aclose()
+
+    return asyncio.run(go())
+
+
+def post(http: HttpClient, body: Any = None) -> HttpReply:
+    reply: HttpReply = run(http, lambda h: h.post_json("chat/completions", body or {"x": 1}))
+    return reply
+
+
+def post_error(http: HttpClient) -> ProviderHTTPError:
+    with pytest.raises(ProviderHTTPError) as caught:
+        post(http)
+    return caught.value
+
+
+def test_success_returns_json_headers_and_sends_body(loopback: LoopbackServer) -> None:
+    loopback.route(
+        "POST", "/v1/chat/completions", lambda r: Reply.json({"echo": r.json}, headers={"X-A": "1"})
+    )
+    reply = post(client(loopback), {"hello": "world"})
+    assert reply.status == 200
+    assert reply.json == {"echo": {"hello": "world"}}
+    assert reply.headers["x-a"] == "1"
+    assert reply.attempts == 1
+    assert reply.latency_ms > 0
+    request = loopback.requests[0]
+    assert request.header("Authorization") == f"Bearer {SECRET}"
+    assert request.header("Content-Type") == "application/json"
+
+
+def test_non_json_body_gives_text(loopback: LoopbackServer) -> None:
+    loopback.route("POST", "/v1/chat/completions", lambda r: Reply(body=b"plain words"))
+    reply = post(client(loopback))
+    assert reply.json is None
+    assert reply.text == "plain words"
+
+
+def test_absolute_url_and_get(loopback: LoopbackServer) -> None:
+    loopback.route("GET", "/api/tags", lambda r: Reply.json({"models": []}))
+    http = client(loopback, base_url="http://unused.invalid")
+    reply: HttpReply = run(http, lambda h: h.get_json(loopback.url + "/api/tags"))
+    assert reply.json == {"models": []}
+
+
+def test_429_with_retry_after_is_honoured(loopback: LoopbackServer) -> None:
+    loopback.script(
+        "POST",
+        "/v1/chat/completions",
+        [
+            Reply.json({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": "0.3"}),
+            Reply.json({"ok": True}),
+        ],
+    )
+    started = time.perf_counter()
+    reply = post(client(loopback))
+    elapsed = time.perf_counter() - started
+    assert reply.json == {"ok": True}
+    assert reply.attempts == 2
+    assert len(loopback.requests) == 2
+    assert elapsed >= 0.3
+
+
+def test_500s_back_off_then_succeed(loopback: LoopbackServer) -> None:
+    loopback.script(
+        "POST",
+        "/v1/chat/completions",
+        [
+            Reply.json({"error": "boom"}, status=500),
+            Reply.json({"error": "boom"}, status=503),
+            Reply.json({"ok": 1}),
+        ],
+    )
+    reply = post(client(loopback))
+    assert reply.attempts == 3
+    assert reply.json == {"ok": 1}
+
+
+def test_500s_exhaust_retries_with_server_message_and_no_key(loopback: LoopbackServer) -> None:
+    loopback.route(
+        "POST",
+        "/v1/chat/completions",
+        lambda r: Reply.json({"error": {"message": f"internal failure for key {SECRET}"}}, status=500),
+    )
+    error = post_error(client(loopback, max_retries=2))
+    assert error.status == 500
+    assert error.attempts == 3
+    assert len(loopback.requests) == 3
+    assert "internal failure for key ***" in str(error)
+    assert "after 3 attempts" in str(error)
+    assert str(error).startswith("openai:chat:test: HTTP 500")
+    assert SECRET not in str(error)
+
+
+def test_4xx_fails_at_once_with_server_message(loopback: LoopbackServer) -> None:
+    loopback.route(
+        "POST",
+        "/v1/chat/completions",
+        lambda r: Reply.json({"error": {"message": f"Incorrect API key provided: {SECRET}"}}, status=401),
+    )
+    error = post_error(client(loopback))
+    assert error.status == 401
+    assert error.attempts == 1
+    assert len(loopback.requests) == 1
+    assert "Incorrect API key provided: ***" in str(error)
+    assert SECRET not in str(error)
+
+
+def test_4xx_after_a_retried_500_counts_attempts(loopback: LoopbackServer) -> None:
+    loopback.script(
+        "POST",
+        "/v1/chat/completions",
+        [Reply.json({}, status=502), Reply.json({"detail": "model not found"}, status=404)],
+    )
+    error = post_error(client(loopback))
+    assert (error.status, error.attempts) == (404, 2)
+    assert "model not found" in str(error)
+
+
+def test_timeout_is_retried_then_reported(loopback: LoopbackServer) -> None:
+    loopback.route("POST", "/v1/chat/completions", lambda r: Reply.json({"ok": 1}, delay_s=1.0))
+    started = time.perf_counter()
+    error = post_error(client(loopback, timeout_s=0.2, max_retries=1))
+    assert time.perf_counter() - started < 1.0
+    assert "timed out after 0.2 s" in str(error)
+    assert error.attempts == 2
+    assert error.status is None
+
+
+def test_per_call_timeout_overrides_client_default(loopback: LoopbackServer) -> None:
+    loopback.route("POST", "/v1/chat/completions", lambda r: Reply.json({"ok": 1}, delay_s=0.5))
+    http = client(loopback, timeout_s=0.1, max_retries=0)
+    reply: HttpReply = run(http, lambda h: h.post_json("chat/completions", {}, timeout_s=3.0))
+    assert reply.json == {"ok": 1}
+
+
+def test_connection_refused_is_retried_and_reported() -> None:
+    http = HttpClient(provider_id="p", base_url="http://127.0.0.1:9", max_retries=1, retry_base_delay_s=0.01)
+    with pytest.raises(ProviderHTTPError) as caught:
+        run(http, lambda h: h.post_json("x", {}))
+    assert caught.value.attempts == 2
+    assert "POST http://127.0.0.1:9/x failed" in str(caught.value)
+
+
+def test_total_wait_cap_stops_a_long_retry_after(loopback: LoopbackServer) -> None:
+    loopback.route(
+        "POST", "/v1/chat/completions", lambda r: Reply.json({}, status=429, headers={"Retry-After": "30"})
+    )
+    started = time.perf_counter()
+    error = post_error(client(loopback, max_total_wait_s=1.0))
+    assert time.perf_counter() - started < 1.0
+    assert error.status == 429
+    assert error.attempts == 1
+
+
+def test_concurrency_limit_is_respected(loopback: LoopbackServer) -> None:
+    active = 0
+    peak = 0
+    lock = threading.Lock()
+
+    def handler(request: Request) -> Reply:
+        nonlocal active, peak
+        with lock:
+            active += 1
+            peak = max(peak, active)
+        time.sleep(0.05)
+        with lock:
+            active -= 1
+        return Reply.json({"ok": 1})
+
+    loopback.route("POST", "/v1/chat/completions", handler)
+    http = client(loopback, max_concurrency=3)
+
+    async def many(h: HttpClient) -> list[HttpReply]:
+        return await asyncio.gather(*(h.post_json("chat/completions", {"i": i}) for i in range(12)))
+
+    replies = run(http, many)
+    assert len(replies) == 12
+    assert peak == 3
+
+
+def test_requested_wait_from_headers() -> None:
+    assert requested_wait_s(httpx.Headers({"Retry-After": "7"})) == 7.0
+    assert requested_wait_s(httpx.Headers({"retry-after-ms": "250"})) == 0.25
+    future = email.utils.formatdate(time.time() + 20, usegmt=True)
+    wait = requested_wait_s(httpx.Headers({"Retry-After": future}))
+    assert wait is not None and 18.0 <= wait <= 21.0
+    headers = httpx.Headers({"x-ratelimit-reset-requests": "1m30s", "x-ratelimit-reset-tokens": "20ms"})
+    assert requested_wait_s(headers) == 90.0
+    epoch = httpx.Headers({"X-RateLimit-Reset": str(int(time.time()) + 10)})
+    wait = requested_wait_s(epoch)
+    assert wait is not None and 9.0 <= wait <= 11.5
+    assert requested_wait_s(httpx.Headers({"Content-Type": "x"})) is None
+
+
+def test_rate_limit_reset_header_drives_the_wait(loopback: LoopbackServer) -> None:
+    loopback.script(
+        "POST",
+        "/v1/chat/completions",
+        [Reply.json({}, status=429, headers={"x-ratelimit-reset-requests": "250ms"}), Reply.json({"ok": 2})],
+    )
+    started = time.perf_counter()
+    reply = post(client(loopback))
+    assert time.perf_counter() - started >= 0.25
+    assert reply.attempts == 2
+
+
+def test_settings_from_config() -> None:
+    settings = HttpSettings.from_config({"timeoutMs": 1500, "maxRetries": 1, "maxConcurrency": 2})
+    assert (settings.timeout_s, settings.max_retries, settings.max_concurrency) == (1.5, 1, 2)
+    assert HttpSettings.from_config({"timeout": 3}).timeout_s == 3.0
+    assert HttpSettings.from_config({}).max_retries == 4
+
+
+def test_redact_replaces_every_secret() -> None:
+    assert redact(f"a {SECRET} b {SECRET}", [SECRET, ""]) == "a *** b ***"
