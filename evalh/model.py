@@ -10,7 +10,7 @@ assertions); ``runner`` turns it into :class:`TestResult` rows holding :class:`G
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ __all__ = [
     "TestCase",
     "TestResult",
     "Usage",
+    "weighted_mean",
 ]
 
 
@@ -41,6 +42,7 @@ class ProviderSpec:
     label: str | None = None
     config: Mapping[str, Any] = field(default_factory=dict)
     path: str = ""  # JSON path in the config, for messages: "providers[1]"
+    base_dir: str = ""  # the config file's directory: script paths resolve against it
 
     @property
     def display(self) -> str:
@@ -226,6 +228,14 @@ class GradedAssertion:
     details: Mapping[str, Any] = field(default_factory=dict)
     usage: Usage | None = None
     children: tuple[GradedAssertion, ...] = ()
+
+
+def weighted_mean(graded: Sequence[GradedAssertion]) -> float:
+    """Σ(score·weight) / Σweight over graded assertions; 0 when every weight is 0 (promptfoo's rule)."""
+    total_weight = sum(g.spec.weight for g in graded)
+    if total_weight <= 0:
+        return 0.0
+    return sum(g.score * g.spec.weight for g in graded) / total_weight
 
 
 class Status(enum.Enum):

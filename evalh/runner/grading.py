@@ -1,0 +1,62 @@
+"""Running one assertion: look up its handler, give it a context, and finalize its result.
+
+Shared by top-level assertions and the children of an ``assert-set`` (through ``services.grade``), so
+both follow exactly the same rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import traceback
+from collections.abc import Sequence
+
+from evalh.assertions.base import AssertionContext, EmbedRequest
+from evalh.assertions.registry import AssertionDef, get_assertion
+from evalh.errors import EvalhError
+from evalh.model import AssertionResult, AssertionSpec, GradedAssertion
+from evalh.runner.scoring import finalize
+
+__all__ = ["collect_prefetch", "effective_threshold", "grade_assertion"]
+
+
+def effective_threshold(spec: AssertionSpec, definition: AssertionDef) -> float | None:
+    return spec.threshold if spec.threshold is not None else definition.default_threshold
+
+
+def _context_for(spec: AssertionSpec, definition: AssertionDef, ctx: AssertionContext) -> AssertionContext:
+    return dataclasses.replace(ctx, spec=spec, threshold=effective_threshold(spec, definition))
+
+
+async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedAssertion:
+    """Run ``spec`` against ``ctx``'s output; a crash in the handler becomes an ERROR result."""
+    definition = get_assertion(spec.type)
+    if definition is None:
+        return finalize(spec, AssertionResult.failure(f"unknown assertion type {spec.type!r}"))
+    try:
+        outcome = definition.fn(_context_for(spec, definition, ctx))
+        result = await outcome if inspect.isawaitable(outcome) else outcome
+    except EvalhError as error:
+        result = AssertionResult.failure(error.render())
+    except Exception as error:  # a bug in a handler must not stop the run; --verbose shows the trace
+        result = AssertionResult.failure(
+            f"{spec.full_type} crashed: {type(error).__name__}: {error}",
+            traceback=traceback.format_exc(),
+        )
+    return finalize(spec, result)
+
+
+def collect_prefetch(specs: Sequence[AssertionSpec], ctx: AssertionContext) -> list[EmbedRequest]:
+    """Every text these assertions (and assert-set children) will embed, declared up front."""
+    requests: list[EmbedRequest] = []
+    for spec in specs:
+        if spec.children:
+            requests.extend(collect_prefetch(spec.children, ctx))
+        definition = get_assertion(spec.type)
+        if definition is None or definition.prefetch is None:
+            continue
+        try:
+            requests.extend(definition.prefetch(_context_for(spec, definition, ctx)))
+        except Exception:  # prefetch is an optimisation: the assertion itself reports the problem
+            continue
+    return requests
