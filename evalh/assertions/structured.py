@@ -1,0 +1,267 @@
+"""Structured-output assertions: is-json and contains-json, each with an optional JSON Schema value.
+
+The schema value is an object, or a YAML/JSON string (a ``file://`` value arrives already loaded). It is
+checked with the validator its ``$schema`` names (Draft 2020-12 by default), formats included. Output
+that is already a dict or list (a non-string provider output) counts as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import jsonschema
+import yaml
+from jsonschema.exceptions import SchemaError, best_match
+from jsonschema.protocols import Validator
+
+from evalh.assertions.base import AssertionContext
+from evalh.assertions.registry import assertion
+from evalh.assertions.text import preview
+from evalh.model import AssertionResult
+
+__all__ = ["extract_json_objects", "schema_problem", "schema_violation"]
+
+_MAX_OBJECT_CHARS = 100_000  # promptfoo's cap on one extracted object
+
+
+# ---------------------------------------------------------------------------------------- schemas
+
+
+@lru_cache(maxsize=256)
+def _parse_schema_text(text: str) -> Any:
+    return yaml.safe_load(text)
+
+
+@lru_cache(maxsize=256)
+def _validator_for(canonical: str) -> Validator | str:
+    """A ready validator for the schema's canonical JSON, or the problem text."""
+    schema = json.loads(canonical)
+    cls = jsonschema.validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as error:
+        where = error.json_path if error.path else "the schema"
+        return f"the value is not a valid JSON Schema: {where}: {error.message}"
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def _validator(value: Any) -> Validator | str | None:
+    """The schema value as a validator; None when there is no schema; a problem text when it is bad."""
+    if value is None or value == "":
+        return None
+    schema = value
+    if isinstance(value, str):
+        try:
+            schema = _parse_schema_text(value)
+        except yaml.YAMLError as error:
+            return f"the schema value is not valid YAML or JSON: {error}".splitlines()[0]
+        if schema is None:
+            return None
+    if not isinstance(schema, Mapping | bool):
+        return f"the schema value must be an object (got {type(schema).__name__})"
+    try:
+        canonical = json.dumps(schema, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError) as error:
+        return f"the schema value is not JSON data: {error}"
+    return _validator_for(canonical)
+
+
+def schema_problem(value: Any) -> str | None:
+    """Static check of a schema value (object or YAML/JSON string): None when usable."""
+    validator = _validator(value)
+    return validator if isinstance(validator, str) else None
+
+
+def schema_violation(validator: Validator, instance: Any) -> str | None:
+    """The most relevant violation as ``$.path: message``, or None when ``instance`` is valid."""
+    error = best_match(validator.iter_errors(instance))
+    if error is None:
+        return None
+    return f"{error.json_path}: {error.message}"
+
+
+def _check_schema(value: Any, _config: Mapping[str, Any]) -> str | None:
+    return schema_problem(value)
+
+
+# ----------------------------------------------------------------------------------------- is-json
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse_whole(output: Any) -> tuple[bool, Any, str]:
+    """(parsed?, value, problem) for the whole output."""
+    if output is not None and not isinstance(output, str):
+        return True, output, ""
+    try:
+        return True, json.loads(output or "", parse_constant=_reject_constant), ""
+    except ValueError as error:
+        return False, None, str(error)
+
+
+@assertion(
+    "is-json",
+    family="structured",
+    description="The whole output is JSON; with a value, it also validates against that JSON Schema",
+    check=_check_schema,
+)
+def is_json(ctx: AssertionContext) -> AssertionResult:
+    validator = _validator(ctx.value)
+    if isinstance(validator, str):
+        return AssertionResult.failure(f"is-json: {validator}")
+    parsed, document, problem = _parse_whole(ctx.output)
+    if not parsed:
+        return AssertionResult(passed=False, score=0.0, reason=f"Output is not valid JSON ({problem})")
+    if validator is None:
+        return AssertionResult(passed=True, score=1.0, reason="Output is valid JSON")
+    violation = schema_violation(validator, document)
+    if violation is not None:
+        return AssertionResult(
+            passed=False,
+            score=0.0,
+            reason=f"Output is JSON but does not match the schema: {violation}",
+            details={"violation": violation},
+        )
+    return AssertionResult(passed=True, score=1.0, reason="Output is valid JSON matching the schema")
+
+
+# ----------------------------------------------------------------------------------- contains-json
+
+
+def _balanced_end(text: str, start: int) -> tuple[int, int]:
+    """Scan from the ``{`` at ``start``: (end index, unclosed braces), aware of strings and escapes."""
+    depth = 0
+    in_string = False
+    index = start
+    limit = min(len(text), start + _MAX_OBJECT_CHARS)
+    while index < limit:
+        char = text[index]
+        if in_string:
+            if char == "\\":
+                index += 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "/" and text.startswith(("//", "/*"), index):
+            index = _comment_end(text, index)
+            continue
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return index + 1, 0
+        index += 1
+    return limit, depth
+
+
+def _comment_end(text: str, index: int) -> int:
+    """The index just past the comment starting at ``index`` (``//`` up to the newline, or ``/* */``)."""
+    if text.startswith("//", index):
+        newline = text.find("\n", index)
+        return len(text) if newline < 0 else newline
+    close = text.find("*/", index + 2)
+    return len(text) if close < 0 else close + 2
+
+
+def _strip_comments(candidate: str) -> str:
+    """Remove ``//`` line comments and ``/* */`` block comments outside strings."""
+    if "/" not in candidate:
+        return candidate
+    out: list[str] = []
+    index, in_string = 0, False
+    while index < len(candidate):
+        char = candidate[index]
+        if in_string:
+            out.append(char)
+            if char == "\\" and index + 1 < len(candidate):
+                out.append(candidate[index + 1])
+                index += 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+            out.append(char)
+        elif char == "/" and candidate.startswith(("//", "/*"), index):
+            index = _comment_end(candidate, index)
+            continue
+        else:
+            out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _parse_candidate(candidate: str) -> Any:
+    try:
+        return json.loads(candidate, parse_constant=_reject_constant)
+    except ValueError:
+        pass
+    try:
+        return json.loads(_strip_comments(candidate), parse_constant=_reject_constant)
+    except ValueError:
+        return None
+
+
+def extract_json_objects(text: str) -> list[Any]:
+    """Every ``{...}`` object found in ``text``, leniently: balanced braces (string-aware), missing
+    closing braces at the end auto-closed, ``//`` and ``/* */`` comments tolerated. Top-level arrays
+    are not extracted; an object inside an unparsable region is still found."""
+    objects: list[Any] = []
+    start = text.find("{")
+    while start >= 0:
+        end, unclosed = _balanced_end(text, start)
+        candidate = text[start:end] + "}" * unclosed
+        parsed = _parse_candidate(candidate)
+        if isinstance(parsed, dict):
+            objects.append(parsed)
+            start = text.find("{", end)
+        else:
+            start = text.find("{", start + 1)
+    return objects
+
+
+def _json_candidates(output: Any) -> list[Any]:
+    if output is not None and not isinstance(output, str):
+        return [output] if isinstance(output, Mapping | list) else []
+    return extract_json_objects(output or "")
+
+
+@assertion(
+    "contains-json",
+    family="structured",
+    description="Output contains a JSON object; with a value, one of them validates against the JSON Schema",
+    check=_check_schema,
+)
+def contains_json(ctx: AssertionContext) -> AssertionResult:
+    validator = _validator(ctx.value)
+    if isinstance(validator, str):
+        return AssertionResult.failure(f"contains-json: {validator}")
+    objects = _json_candidates(ctx.output)
+    if not objects:
+        reason = f"Output contains no JSON object ({preview(ctx.output_text, 60)})"
+        return AssertionResult(passed=False, score=0.0, reason=reason, details={"objects": 0})
+    count = f"{len(objects)} JSON object{'s' if len(objects) > 1 else ''}"
+    if validator is None:
+        return AssertionResult(
+            passed=True, score=1.0, reason=f"Output contains {count}", details={"objects": len(objects)}
+        )
+    violations = [schema_violation(validator, document) for document in objects]
+    if None in violations:
+        return AssertionResult(
+            passed=True,
+            score=1.0,
+            reason=f"Output contains {count}, one matching the schema",
+            details={"objects": len(objects), "matching": violations.index(None)},
+        )
+    return AssertionResult(
+        passed=False,
+        score=0.0,
+        reason=f"Output contains {count} but none matches the schema: {violations[0]}",
+        details={"objects": len(objects), "violation": violations[0]},
+    )
