@@ -1,0 +1,112 @@
+"""Azure OpenAI deployments.
+
+``azureopenai:chat:<deployment>`` POSTs
+``https://{apiHost}/openai/deployments/{deployment}/chat/completions?api-version={apiVersion}`` with the
+``api-key`` header. ``config.apiHost`` or ``AZURE_API_HOST`` / ``AZURE_OPENAI_API_HOST`` names the
+resource (``config.apiBaseUrl`` replaces ``https://{apiHost}`` entirely); the key is ``config.apiKey``,
+``AZURE_API_KEY`` or ``AZURE_OPENAI_API_KEY``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evalh.errors import ConfigError
+from evalh.model import ProviderSpec
+from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
+from evalh.providers.http import HttpClient, HttpReply
+from evalh.providers.openai import parse_openai_chat
+
+__all__ = [
+    "DEFAULT_AZURE_API_VERSION",
+    "AzureChat",
+    "azure_api_key",
+    "azure_base_url",
+    "azure_headers",
+    "make_chat",
+]
+
+DEFAULT_AZURE_API_VERSION = "2024-10-21"
+
+
+def azure_base_url(spec: ProviderSpec) -> str:
+    """``https://{apiHost}`` or ``config.apiBaseUrl``; a ConfigError when neither is set."""
+    config = spec.config
+    base = config_or_env(config, "apiBaseUrl", "AZURE_OPENAI_BASE_URL")
+    if base:
+        return base.rstrip("/")
+    host = config_or_env(config, "apiHost", "AZURE_API_HOST", "AZURE_OPENAI_API_HOST")
+    if host:
+        return (host if "://" in host else f"https://{host}").rstrip("/")
+    raise ConfigError(
+        f"{spec.id} needs the Azure resource host",
+        where=f"{spec.path}.config.apiHost" if spec.path else None,
+        hint="Set config.apiHost (e.g. my-resource.openai.azure.com) or AZURE_OPENAI_API_HOST.",
+    )
+
+
+def azure_api_key(config: Mapping[str, Any]) -> str | None:
+    envar = config.get("apiKeyEnvar")
+    names = (str(envar),) if envar else ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY")
+    return config_or_env(config, "apiKey", *names)
+
+
+def azure_headers(config: Mapping[str, Any], api_key: str | None) -> dict[str, str]:
+    """``api-key`` (or a bearer token from ``config.azureAdToken`` / ``AZURE_OPENAI_AD_TOKEN``)."""
+    headers: dict[str, str] = {}
+    token = config_or_env(config, "azureAdToken", "AZURE_OPENAI_AD_TOKEN")
+    if api_key:
+        headers["api-key"] = api_key
+    elif token:
+        headers["Authorization"] = f"Bearer {token}"
+    headers.update({str(k): str(v) for k, v in dict(config.get("headers") or {}).items()})
+    return headers
+
+
+def azure_secrets(config: Mapping[str, Any], api_key: str | None) -> tuple[str, ...]:
+    token = config_or_env(config, "azureAdToken", "AZURE_OPENAI_AD_TOKEN")
+    return tuple(s for s in (api_key, token) if s)
+
+
+class AzureChat(ChatProvider):
+    """A chat deployment: the OpenAI protocol with the deployment in the path."""
+
+    def __init__(self, spec: ProviderSpec, *, deployment: str, api_version: str, **kwargs: Any) -> None:
+        super().__init__(spec, model=deployment, **kwargs)
+        self.path = f"openai/deployments/{deployment}/chat/completions?api-version={api_version}"
+        self.api_version = api_version
+
+    def extra_identity(self) -> Mapping[str, Any]:
+        return {"api_version": self.api_version}
+
+    def build_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        body: dict[str, Any] = {"messages": messages, **self.sampling()}
+        body.update(dict(self.config.get("passthrough") or {}))
+        return body
+
+    def parse_reply(self, reply: HttpReply) -> ChatReply:
+        return parse_openai_chat(reply.json)
+
+
+def make_chat(spec: ProviderSpec) -> AzureChat:
+    config = spec.config
+    deployment = str(config.get("deployment") or spec.id.split(":", 2)[2])
+    api_key = azure_api_key(config)
+    secrets = azure_secrets(config, api_key)
+    http = HttpClient.from_settings(
+        AzureChat.settings(config),
+        provider_id=spec.id,
+        base_url=azure_base_url(spec),
+        headers=azure_headers(config, api_key),
+        secrets=secrets,
+    )
+    missing = None if secrets else "no API key: set AZURE_OPENAI_API_KEY (or AZURE_API_KEY, or config.apiKey)"
+    return AzureChat(
+        spec,
+        deployment=deployment,
+        api_version=str(config.get("apiVersion") or DEFAULT_AZURE_API_VERSION),
+        http=http,
+        pricing=Pricing.resolve(config, {}, deployment),
+        missing_key=missing,
+    )

@@ -1,0 +1,213 @@
+"""What every HTTP chat provider shares: messages, sampling settings, the call, usage and cost, caching.
+
+A subclass says how to build its request body (:meth:`ChatProvider.build_body`) and how to read the
+reply (:meth:`ChatProvider.parse_reply`); :meth:`ChatProvider.complete` does the rest and turns every
+failure into ``ProviderResponse(error=...)`` with API keys redacted, so the run goes on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import urlsplit
+
+from evalh.errors import ProviderError
+from evalh.model import ProviderResponse, ProviderSpec, Usage
+from evalh.providers.base import CallContext
+from evalh.providers.http import HttpClient, HttpReply, HttpSettings
+
+__all__ = [
+    "ChatProvider",
+    "ChatReply",
+    "Pricing",
+    "config_or_env",
+    "public_url",
+    "to_messages",
+]
+
+# Settings that change what a model answers: sent in the body and part of the cache identity.
+SAMPLING_KEYS: tuple[str, ...] = (
+    "temperature",
+    "max_tokens",
+    "max_completion_tokens",
+    "top_p",
+    "top_k",
+    "seed",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "response_format",
+    "tools",
+    "tool_choice",
+    "reasoning_effort",
+)
+
+
+def to_messages(prompt: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A rendered prompt as chat messages: a string becomes one user message."""
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    return [dict(message) for message in prompt]
+
+
+def config_or_env(config: Mapping[str, Any], key: str, *env_names: str) -> str | None:
+    """``config[key]`` if set, else the first environment variable of ``env_names`` that is set."""
+    value = config.get(key)
+    if value not in (None, ""):
+        return str(value)
+    for name in env_names:
+        if os.environ.get(name):
+            return os.environ[name]
+    return None
+
+
+def public_url(url: str) -> str:
+    """``url`` without credentials or query (for cache identities and reports)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return f"{parts.scheme}://{host}{parts.path}".rstrip("/")
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """Dollars per token for input (prompt) and output (completion) tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+
+    @classmethod
+    def resolve(
+        cls, config: Mapping[str, Any], table: Mapping[str, tuple[float, float]], model: str
+    ) -> Pricing:
+        """``config.inputCost`` / ``outputCost`` (or ``cost`` for both, per token) > the built-in table
+        (dollars per million tokens, matched by model-name prefix, longest first) > free."""
+        both = config.get("cost")
+        if config.get("inputCost") is not None or config.get("outputCost") is not None or both is not None:
+            default = float(both) if both is not None else 0.0
+            return cls(
+                input=float(config.get("inputCost", default)), output=float(config.get("outputCost", default))
+            )
+        for prefix in sorted(table, key=len, reverse=True):
+            if model.startswith(prefix):
+                per_million_in, per_million_out = table[prefix]
+                return cls(per_million_in / 1e6, per_million_out / 1e6)
+        return cls()
+
+    def cost(self, usage: Usage) -> float:
+        return usage.prompt_tokens * self.input + usage.completion_tokens * self.output
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """What a protocol's reply parser found."""
+
+    output: Any
+    usage: Usage = field(default_factory=Usage)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+class ChatProvider:
+    """Base of the HTTP chat providers (OpenAI-compatible, Azure, Anthropic, Ollama)."""
+
+    path: str = ""  # where to POST, relative to the client's base URL
+
+    def __init__(
+        self,
+        spec: ProviderSpec,
+        *,
+        model: str,
+        http: HttpClient,
+        pricing: Pricing | None = None,
+        missing_key: str | None = None,
+    ) -> None:
+        self.id = spec.id
+        self.spec = spec
+        self.model = model
+        self.config: Mapping[str, Any] = spec.config
+        self.http = http
+        self.pricing = pricing or Pricing()
+        self.missing_key = missing_key  # an error text when a required key is absent
+        self._timeout_in_config = any(self.config.get(k) is not None for k in ("timeout", "timeoutMs"))
+
+    @staticmethod
+    def settings(config: Mapping[str, Any]) -> HttpSettings:
+        return HttpSettings.from_config(config)
+
+    def sampling(self) -> dict[str, Any]:
+        """The sampling settings the config sets, by their OpenAI names."""
+        return {key: self.config[key] for key in SAMPLING_KEYS if self.config.get(key) is not None}
+
+    @property
+    def cacheable(self) -> bool:
+        """Whether the runner may cache completions: not when sampling with temperature > 0, unless
+        ``config.cache`` is true; never when ``config.cache`` is false."""
+        explicit = self.config.get("cache")
+        if explicit is not None:
+            return bool(explicit)
+        temperature = self.config.get("temperature")
+        return temperature is None or float(temperature) <= 0
+
+    def cache_identity(self) -> Mapping[str, Any]:
+        """Non-secret fields that fix the answer: id, model, endpoint, sampling settings."""
+        return {
+            "id": self.id,
+            "model": self.model,
+            "base_url": public_url(self.http.base_url),
+            **self.sampling(),
+            **self.extra_identity(),
+        }
+
+    def extra_identity(self) -> Mapping[str, Any]:
+        return {}
+
+    def build_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def parse_reply(self, reply: HttpReply) -> ChatReply:
+        raise NotImplementedError
+
+    async def complete(
+        self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext | None = None
+    ) -> ProviderResponse:
+        if self.missing_key:
+            return ProviderResponse(error=f"{self.id}: {self.missing_key}")
+        timeout = None if self._timeout_in_config or context is None else context.timeout_s
+        try:
+            reply = await self.http.post_json(
+                self.path, self.build_body(to_messages(prompt)), timeout_s=timeout
+            )
+        except ProviderError as error:
+            attempts = getattr(error, "attempts", 1)
+            return ProviderResponse(error=self.http.redact(str(error)), metadata={"attempts": attempts})
+        try:
+            parsed = self.parse_reply(reply)
+        except (KeyError, IndexError, TypeError, ValueError) as error:
+            snippet = self.http.redact(reply.text[:300])
+            return ProviderResponse(
+                error=f"{self.id}: unexpected reply ({type(error).__name__}: {error}): {snippet}",
+                latency_ms=reply.latency_ms,
+                metadata={"attempts": reply.attempts},
+            )
+        usage = Usage(
+            prompt_tokens=parsed.usage.prompt_tokens,
+            completion_tokens=parsed.usage.completion_tokens,
+            total_tokens=parsed.usage.total_tokens
+            or parsed.usage.prompt_tokens + parsed.usage.completion_tokens,
+            requests=1,
+            latency_ms=reply.latency_ms,
+        )
+        cost = self.pricing.cost(usage)
+        return ProviderResponse(
+            output=parsed.output,
+            usage=replace(usage, cost=cost),
+            latency_ms=reply.latency_ms,
+            cost=cost,
+            metadata={"model": self.model, "attempts": reply.attempts, **parsed.metadata},
+        )
+
+    async def aclose(self) -> None:
+        await self.http.aclose()

@@ -1,0 +1,108 @@
+"""Ollama's native API.
+
+``ollama:chat:<model>`` POSTs ``{base}/api/chat`` with ``stream: false``; the base is
+``config.apiBaseUrl`` or ``OLLAMA_BASE_URL`` (default ``http://localhost:11434``). Sampling settings go in
+``options`` (``max_tokens`` becomes ``num_predict``); ``response_format`` of type ``json_object`` becomes
+``format: json`` and a ``json_schema`` becomes ``format: <schema>``. ``OLLAMA_API_KEY`` (optional) is sent
+as a bearer token, for Ollama behind an authenticating proxy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evalh.model import ProviderSpec, Usage
+from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
+from evalh.providers.http import HttpClient, HttpReply
+
+__all__ = ["DEFAULT_OLLAMA_BASE_URL", "OllamaChat", "make_chat", "ollama_base_url", "ollama_headers"]
+
+DEFAULT_OLLAMA_BASE_URL = "http://localhost:11434"
+
+# OpenAI names -> Ollama option names.
+_OPTION_NAMES = {
+    "temperature": "temperature",
+    "max_tokens": "num_predict",
+    "num_predict": "num_predict",
+    "top_p": "top_p",
+    "top_k": "top_k",
+    "seed": "seed",
+    "stop": "stop",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "num_ctx": "num_ctx",
+    "repeat_penalty": "repeat_penalty",
+}
+
+
+def ollama_base_url(config: Mapping[str, Any]) -> str:
+    return (config_or_env(config, "apiBaseUrl", "OLLAMA_BASE_URL") or DEFAULT_OLLAMA_BASE_URL).rstrip("/")
+
+
+def ollama_api_key(config: Mapping[str, Any]) -> str | None:
+    return config_or_env(config, "apiKey", "OLLAMA_API_KEY")
+
+
+def ollama_headers(config: Mapping[str, Any], api_key: str | None) -> dict[str, str]:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    headers.update({str(k): str(v) for k, v in dict(config.get("headers") or {}).items()})
+    return headers
+
+
+class OllamaChat(ChatProvider):
+    """``/api/chat`` without streaming."""
+
+    path = "api/chat"
+
+    def sampling(self) -> dict[str, Any]:
+        settings = super().sampling()
+        for key in ("num_predict", "num_ctx", "repeat_penalty"):
+            if self.config.get(key) is not None:
+                settings[key] = self.config[key]
+        return settings
+
+    def build_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        settings = self.sampling()
+        options = {_OPTION_NAMES[k]: v for k, v in settings.items() if k in _OPTION_NAMES}
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": False}
+        if options:
+            body["options"] = options
+        response_format = settings.get("response_format")
+        if isinstance(response_format, Mapping):
+            if response_format.get("type") == "json_object":
+                body["format"] = "json"
+            elif response_format.get("type") == "json_schema":
+                body["format"] = dict(response_format.get("json_schema") or {}).get("schema", {})
+        if self.config.get("format") is not None:
+            body["format"] = self.config["format"]
+        if self.config.get("think") is not None:
+            body["think"] = self.config["think"]
+        return body
+
+    def parse_reply(self, reply: HttpReply) -> ChatReply:
+        payload = reply.json
+        if isinstance(payload, Mapping) and payload.get("error"):
+            raise ValueError(str(payload["error"]))
+        message = payload["message"]
+        prompt_tokens = int(payload.get("prompt_eval_count") or 0)
+        completion_tokens = int(payload.get("eval_count") or 0)
+        return ChatReply(
+            output=message.get("content") or "",
+            usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+            metadata={"finish_reason": payload.get("done_reason")},
+        )
+
+
+def make_chat(spec: ProviderSpec) -> OllamaChat:
+    config = spec.config
+    model = str(config.get("model") or spec.id.split(":", 2)[2])
+    api_key = ollama_api_key(config)
+    http = HttpClient.from_settings(
+        OllamaChat.settings(config),
+        provider_id=spec.id,
+        base_url=ollama_base_url(config),
+        headers=ollama_headers(config, api_key),
+        secrets=(api_key,) if api_key else (),
+    )
+    return OllamaChat(spec, model=model, http=http, pricing=Pricing.resolve(config, {}, model))

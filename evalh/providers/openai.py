@@ -1,0 +1,141 @@
+"""OpenAI and every OpenAI-compatible server (vLLM, Ollama's /v1, LM Studio, llama.cpp server, LiteLLM).
+
+``openai:chat:<model>`` / ``openai:<model>`` POST ``{apiBaseUrl}/chat/completions``. The base URL comes
+from ``config.apiBaseUrl`` (or ``apiHost``), ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE_URL`` /
+``OPENAI_API_HOST``, else ``https://api.openai.com/v1``; the key from ``config.apiKey``,
+``config.apiKeyEnvar`` or ``OPENAI_API_KEY`` (optional for servers other than api.openai.com).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evalh.model import ProviderSpec, Usage
+from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
+from evalh.providers.http import HttpClient, HttpReply
+
+__all__ = [
+    "DEFAULT_OPENAI_BASE_URL",
+    "OpenAIChat",
+    "make_chat",
+    "openai_api_key",
+    "openai_base_url",
+    "openai_headers",
+]
+
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+# Dollars per million (input, output) tokens; `config.inputCost` / `outputCost` override.
+OPENAI_PRICES: Mapping[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1": (2.00, 8.00),
+    "o3-mini": (1.10, 4.40),
+    "o4-mini": (1.10, 4.40),
+}
+
+
+def openai_base_url(config: Mapping[str, Any]) -> str:
+    """The API base URL, ending in ``/v1`` for OpenAI itself (``apiHost`` is a bare host name)."""
+    base = config_or_env(config, "apiBaseUrl", "OPENAI_BASE_URL", "OPENAI_API_BASE_URL")
+    if base:
+        return base.rstrip("/")
+    host = config_or_env(config, "apiHost", "OPENAI_API_HOST")
+    if host:
+        return (host if "://" in host else f"https://{host}").rstrip("/") + "/v1"
+    return DEFAULT_OPENAI_BASE_URL
+
+
+def openai_api_key(config: Mapping[str, Any]) -> str | None:
+    envar = config.get("apiKeyEnvar")
+    names = (str(envar),) if envar else ("OPENAI_API_KEY",)
+    return config_or_env(config, "apiKey", *names)
+
+
+def openai_headers(config: Mapping[str, Any], api_key: str | None) -> dict[str, str]:
+    """Authorization, organization and any ``config.headers``."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    organization = config_or_env(config, "organization", "OPENAI_ORGANIZATION")
+    if organization:
+        headers["OpenAI-Organization"] = organization
+    headers.update({str(k): str(v) for k, v in dict(config.get("headers") or {}).items()})
+    return headers
+
+
+def missing_openai_key(base_url: str, api_key: str | None) -> str | None:
+    if api_key or not base_url.startswith(DEFAULT_OPENAI_BASE_URL):
+        return None
+    return (
+        "no API key: set OPENAI_API_KEY (or config.apiKey), or point config.apiBaseUrl at an "
+        "OpenAI-compatible server such as Ollama or vLLM"
+    )
+
+
+class OpenAIChat(ChatProvider):
+    """``/chat/completions`` of OpenAI or any compatible server."""
+
+    path = "chat/completions"
+
+    def build_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, **self.sampling()}
+        body.update(dict(self.config.get("passthrough") or {}))
+        return body
+
+    def parse_reply(self, reply: HttpReply) -> ChatReply:
+        return parse_openai_chat(reply.json)
+
+
+def parse_openai_chat(payload: Any) -> ChatReply:
+    """The first choice's content (or its refusal, or its tool calls), usage and finish reason."""
+    choice = payload["choices"][0]
+    message = choice.get("message") or {}
+    metadata: dict[str, Any] = {"finish_reason": choice.get("finish_reason")}
+    output: Any = message.get("content")
+    if message.get("refusal"):
+        output = message["refusal"]
+        metadata["is_refusal"] = True
+    elif output is None and message.get("tool_calls"):
+        output = message["tool_calls"]
+    elif output is None:
+        output = ""
+    usage = payload.get("usage") or {}
+    return ChatReply(
+        output=output,
+        usage=Usage(
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            total_tokens=int(usage.get("total_tokens") or 0),
+        ),
+        metadata=metadata,
+    )
+
+
+def chat_model_name(provider_id: str) -> str:
+    """``openai:chat:gpt-4o`` and ``openai:gpt-4o`` -> ``gpt-4o``."""
+    rest = provider_id.split(":", 1)[1] if ":" in provider_id else provider_id
+    return rest[len("chat:") :] if rest.startswith("chat:") else rest
+
+
+def make_chat(spec: ProviderSpec) -> OpenAIChat:
+    config = spec.config
+    model = str(config.get("model") or chat_model_name(spec.id))
+    base_url = openai_base_url(config)
+    api_key = openai_api_key(config)
+    http = HttpClient.from_settings(
+        OpenAIChat.settings(config),
+        provider_id=spec.id,
+        base_url=base_url,
+        headers=openai_headers(config, api_key),
+        secrets=(api_key,) if api_key else (),
+    )
+    return OpenAIChat(
+        spec,
+        model=model,
+        http=http,
+        # The price table is OpenAI's; a self-hosted server is free unless the config sets costs.
+        pricing=Pricing.resolve(config, OPENAI_PRICES if base_url == DEFAULT_OPENAI_BASE_URL else {}, model),
+        missing_key=missing_openai_key(base_url, api_key),
+    )
