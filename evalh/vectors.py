@@ -1,0 +1,156 @@
+"""Vector maths for semantic scoring, in one place: cosine, dot, euclidean and greedy token matching.
+
+Every function computes in float64 and checks its inputs first: a zero vector, a dimension mismatch or
+a non-finite value is reported as a problem text (:func:`vector_problem`), never turned into NaN.
+A leaf module beside ``model``: it imports nothing of evalh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.floating[Any]]
+
+__all__ = [
+    "METRICS",
+    "GreedyMatch",
+    "compare",
+    "cosine",
+    "dot",
+    "euclidean",
+    "greedy_match",
+    "matrix_problem",
+    "unit_rows",
+    "vector_problem",
+]
+
+METRICS = ("cosine", "dot", "euclidean")
+
+
+def vector_problem(a: FloatArray, b: FloatArray, *, a_name: str = "a", b_name: str = "b") -> str | None:
+    """Why ``a`` and ``b`` cannot be compared, or None if they can."""
+    if a.ndim != 1 or b.ndim != 1:
+        return f"expected two vectors, got arrays of shape {a.shape} and {b.shape}"
+    if a.shape[0] != b.shape[0]:
+        return f"dimension mismatch: {a_name} has {a.shape[0]} dimensions, {b_name} has {b.shape[0]}"
+    for name, vector in ((a_name, a), (b_name, b)):
+        if vector.shape[0] == 0:
+            return f"the embedding of {name} is empty"
+        if not np.all(np.isfinite(vector)):
+            return f"the embedding of {name} holds a non-finite value"
+        if not np.any(vector):
+            return f"the embedding of {name} is a zero vector"
+    return None
+
+
+def cosine(a: FloatArray, b: FloatArray) -> float:
+    """Cosine similarity in [-1, 1]. The caller has checked :func:`vector_problem`."""
+    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    value = float(np.dot(a64, b64) / (np.linalg.norm(a64) * np.linalg.norm(b64)))
+    return max(-1.0, min(1.0, value))
+
+
+def dot(a: FloatArray, b: FloatArray) -> float:
+    """The dot product (unbounded)."""
+    return float(np.dot(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)))
+
+
+def euclidean(a: FloatArray, b: FloatArray) -> float:
+    """The Euclidean distance (>= 0)."""
+    return float(np.linalg.norm(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)))
+
+
+_METRIC_FUNCTIONS = {"cosine": cosine, "dot": dot, "euclidean": euclidean}
+
+
+def compare(metric: str, a: FloatArray, b: FloatArray) -> float:
+    """``metric`` ("cosine", "dot" or "euclidean") of two checked vectors; raises KeyError if unknown.
+
+    The result may still be non-finite (an overflowing dot product): callers check ``math.isfinite``.
+    """
+    return _METRIC_FUNCTIONS[metric](a, b)
+
+
+def matrix_problem(vectors: FloatArray, names: Sequence[str]) -> str | None:
+    """Why the rows of a 2-D array cannot be compared (a zero row, a non-finite value), or None."""
+    if vectors.ndim != 2:
+        return f"expected a 2-D array of vectors, got shape {vectors.shape}"
+    for row, name in zip(vectors, names, strict=False):
+        if not np.all(np.isfinite(row)):
+            return f"the embedding of {name} holds a non-finite value"
+        if not np.any(row):
+            return f"the embedding of {name} is a zero vector"
+    return None
+
+
+def unit_rows(vectors: FloatArray) -> FloatArray:
+    """Rows scaled to unit length (float64); zero rows stay zero."""
+    matrix = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    result: FloatArray = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return result
+
+
+@dataclass(frozen=True)
+class GreedyMatch:
+    """BERTScore-style greedy matching of candidate tokens to reference tokens.
+
+    ``candidate_best[i]`` is the reference row closest to candidate row ``i`` (cosine
+    ``candidate_sim[i]``), and the other way round for ``reference_best``.
+    """
+
+    precision: float
+    recall: float
+    f1: float
+    candidate_best: tuple[int, ...]
+    candidate_sim: tuple[float, ...]
+    reference_best: tuple[int, ...]
+    reference_sim: tuple[float, ...]
+
+    def score(self, which: str) -> float:
+        return {"precision": self.precision, "recall": self.recall, "f1": self.f1}[which]
+
+
+def _weighted_mean(values: FloatArray, weights: FloatArray | None) -> float:
+    if weights is None or float(np.sum(weights)) <= 0.0:
+        return float(np.mean(values))
+    return float(np.sum(values * weights) / np.sum(weights))
+
+
+def greedy_match(
+    candidate: FloatArray,
+    reference: FloatArray,
+    candidate_weights: FloatArray | None = None,
+    reference_weights: FloatArray | None = None,
+) -> GreedyMatch:
+    """Match every token to its most similar token on the other side (cosine), as BERTScore does.
+
+    Precision averages the candidate tokens' best similarities, recall the reference tokens'; both are
+    weighted (idf) when weights are given and not all zero. F1 is their harmonic mean (0 if both are 0).
+    Both sides must have at least one row.
+    """
+    sims = unit_rows(candidate) @ unit_rows(reference).T
+    candidate_best = np.argmax(sims, axis=1)
+    reference_best = np.argmax(sims, axis=0)
+    candidate_sim = sims[np.arange(sims.shape[0]), candidate_best]
+    reference_sim = sims[reference_best, np.arange(sims.shape[1])]
+    precision = _weighted_mean(candidate_sim, candidate_weights)
+    recall = _weighted_mean(reference_sim, reference_weights)
+    total = precision + recall
+    f1 = 2 * precision * recall / total if total > 0 else 0.0
+    return GreedyMatch(
+        precision=precision,
+        recall=recall,
+        f1=f1,
+        candidate_best=tuple(int(i) for i in candidate_best),
+        candidate_sim=tuple(float(s) for s in candidate_sim),
+        reference_best=tuple(int(i) for i in reference_best),
+        reference_sim=tuple(float(s) for s in reference_sim),
+    )
