@@ -1,0 +1,53 @@
+"""Runtime assertions: ``latency`` (the provider call took at most ``threshold`` milliseconds).
+
+A cached response or a recorded ``output`` has no latency, so the assertion cannot run on it: that is an
+ERROR row telling the user to run with ``--no-cache``, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from evalh.assertions.base import AssertionContext
+from evalh.assertions.registry import assertion
+from evalh.model import AssertionResult
+
+__all__ = ["LATENCY_UNKNOWN"]
+
+LATENCY_UNKNOWN = "latency is unknown for cached or recorded outputs; run with --no-cache"
+_NEEDS_THRESHOLD = "latency needs a threshold: the maximum milliseconds, e.g. threshold: 2000"
+
+
+def _check_latency(value: Any, _config: Mapping[str, Any]) -> str | None:
+    # check() cannot see the threshold; the assertion itself reports a missing one.
+    if value is not None and value != "":
+        return "latency takes no value; put the maximum milliseconds in threshold"
+    return None
+
+
+@assertion(
+    "latency",
+    family="runtime",
+    description="The provider answered within threshold milliseconds (needs a threshold and --no-cache)",
+    threshold_meaning="max ms",
+    check=_check_latency,
+)
+def latency(ctx: AssertionContext) -> AssertionResult:
+    threshold = ctx.threshold
+    if threshold is None:
+        return AssertionResult.failure(_NEEDS_THRESHOLD)
+    if threshold < 0 or math.isnan(threshold):
+        return AssertionResult.failure(f"latency threshold must be >= 0 milliseconds (got {threshold:g})")
+    if ctx.cached or ctx.latency_ms is None:
+        return AssertionResult.failure(LATENCY_UNKNOWN)
+    elapsed = ctx.latency_ms
+    passed = elapsed <= threshold
+    relation = "less than or equal to" if passed else "greater than"
+    return AssertionResult(
+        passed=passed,
+        score=1.0 if passed else 0.0,
+        reason=f"Latency {elapsed:.0f} ms is {relation} threshold {threshold:g} ms",
+        details={"latency_ms": elapsed},
+    )
