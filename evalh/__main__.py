@@ -1,0 +1,5 @@
+"""``python -m evalh`` runs the CLI."""
+
+from evalh.cli import main
+
+main()

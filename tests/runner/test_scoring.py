@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import pytest
+
+from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Status
+from evalh.runner.scoring import finalize, named_scores, score_test
+
+
+def graded(
+    passed: bool,
+    score: float,
+    *,
+    weight: float = 1.0,
+    metric: str | None = None,
+    error: bool = False,
+    children: tuple[GradedAssertion, ...] = (),
+) -> GradedAssertion:
+    spec = AssertionSpec(type="contains", weight=weight, metric=metric)
+    return GradedAssertion(spec=spec, passed=passed, score=score, reason="r", error=error, children=children)
+
+
+def test_negation_flips_pass_and_score_once() -> None:
+    spec = AssertionSpec(type="similar", negate=True)
+    result = finalize(spec, AssertionResult(passed=True, score=0.8, reason="Similarity 0.80 >= 0.75"))
+    assert result.passed is False
+    assert result.score == pytest.approx(0.2)
+    assert "not-similar expects the opposite" in result.reason
+    flipped = finalize(spec, AssertionResult(passed=False, score=0.1, reason="Similarity 0.10 < 0.75"))
+    assert flipped.passed is True and flipped.score == pytest.approx(0.9)
+    assert flipped.reason == "Similarity 0.10 < 0.75"
+
+
+def test_error_is_never_inverted() -> None:
+    spec = AssertionSpec(type="llm-rubric", negate=True)
+    result = finalize(spec, AssertionResult.failure("grader returned no JSON"))
+    assert result.error and not result.passed and result.score == 0.0
+
+
+def test_weight_zero_is_metric_only() -> None:
+    spec = AssertionSpec(type="contains", weight=0, metric="m")
+    result = finalize(spec, AssertionResult(passed=False, score=0.0, reason="missing"))
+    assert result.passed is True
+    verdict = score_test([result, graded(True, 1.0)], None)
+    assert verdict.status is Status.PASS and verdict.score == pytest.approx(1.0)
+
+
+def test_weighted_mean_and_all_must_pass_without_threshold() -> None:
+    verdict = score_test([graded(True, 1.0, weight=3), graded(False, 0.0, weight=1)], None)
+    assert verdict.status is Status.FAIL
+    assert verdict.score == pytest.approx(0.75)
+    assert verdict.reason.startswith("contains: ")
+
+
+def test_test_threshold_overrides_individual_failures() -> None:
+    items = [graded(True, 1.0), graded(False, 0.4)]
+    passing = score_test(items, 0.7)
+    assert passing.status is Status.PASS and passing.reason == "Aggregate score 0.70 >= 0.7 threshold"
+    failing = score_test(items, 0.71)
+    assert failing.status is Status.FAIL and failing.reason == "Aggregate score 0.70 < 0.71 threshold"
+    assert score_test([graded(False, 0.0)], 0).status is Status.PASS  # threshold 0 is honoured
+
+
+def test_any_error_makes_the_row_an_error() -> None:
+    verdict = score_test([graded(True, 1.0), graded(False, 0.0, error=True)], 0.0)
+    assert verdict.status is Status.ERROR and verdict.score == 0.0
+
+
+def test_no_assertions_pass_with_score_one() -> None:
+    verdict = score_test([], None)
+    assert (verdict.status, verdict.score, verdict.reason) == (Status.PASS, 1.0, "No assertions")
+
+
+def test_named_scores_are_weighted_means_and_children_bubble_up() -> None:
+    child = graded(True, 0.5, metric="tone", weight=2)
+    items = [
+        graded(True, 1.0, metric="tone"),
+        graded(False, 0.0, metric="facts"),
+        graded(True, 0.5, children=(child,)),
+    ]
+    means, weights = named_scores(items)
+    assert means == {"tone": pytest.approx((1.0 + 1.0) / 3), "facts": 0.0}
+    assert weights == {"tone": 3.0, "facts": 1.0}
+    assert score_test([], None).named_scores == {}
