@@ -98,7 +98,8 @@ def main() -> None:
     print(f"tests: {args.tests:,}  assertion checks: {checks:,}  (passed rows: {stats['successes']:,})")
     print(f"wall time (process start to exit, incl. load, schema check, json+junit reports): {wall:.2f} s")
     print(
-        f"checks per second: {rate:,.0f}  (target {TARGET_CHECKS_PER_S:,.0f}: {rate / TARGET_CHECKS_PER_S:.2f}x)"
+        f"checks per second: {rate:,.0f}  "
+        f"(target {TARGET_CHECKS_PER_S:,.0f}: {rate / TARGET_CHECKS_PER_S:.2f}x)"
     )
     print(f"peak memory (RSS): {peak_mib:,.0f} MiB")
     print(
