@@ -1,0 +1,208 @@
+"""The generic HTTP provider: test your own application's endpoint.
+
+``http`` / ``https`` with ``config.url``, or the URL as the id (``http://localhost:8000/chat``)::
+
+    config:
+      method: POST                       # default POST (GET sends no body)
+      headers: {Authorization: "Bearer {{ env.MY_TOKEN }}"}  # header values are redacted from errors
+      body: {question: "{{prompt}}", user: "{{ user_id }}"}   # any JSON value, or a string
+      queryParams: {q: "{{prompt}}"}
+      responsePath: data.answer[0].text   # where the output is in the JSON reply (default: the whole reply)
+
+Strings in ``body``, ``queryParams`` and ``url`` are Jinja2 templates over ``prompt`` and the test's vars
+(also as ``vars.x``). A string that is exactly ``{{prompt}}`` is replaced by the prompt itself, so a chat
+message list stays a JSON list. Replies are not cached unless ``config.cache: true`` (your app changes
+between runs; a model with fixed settings does not).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import StrictUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from evalh.errors import ConfigError, ProviderError
+from evalh.model import ProviderResponse, ProviderSpec, Usage
+from evalh.providers.base import CallContext
+from evalh.providers.chat import public_url
+from evalh.providers.http import HttpClient, HttpReply, HttpSettings
+
+__all__ = ["WebHttpProvider", "extract_path", "make_http"]
+
+_WHOLE_PROMPT = re.compile(r"^\{\{\s*prompt\s*\}\}$")
+_PATH_TOKEN = re.compile(r"[^.\[\]]+|\[(\d+)\]")
+_SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.IGNORECASE)
+_MISSING = object()
+
+_env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+_env.filters["dump"] = lambda value: json.dumps(value, ensure_ascii=False)
+
+
+def extract_path(payload: Any, path: str) -> Any:
+    """``data.items[0].text`` (also ``data.items.0.text``, a leading ``$.`` or ``json.``) in ``payload``;
+    raises KeyError naming the missing step."""
+    for prefix in ("$.", "json."):
+        if path.startswith(prefix):
+            path = path[len(prefix) :]
+    current = payload
+    for match in _PATH_TOKEN.finditer(path):
+        step = match.group(1) if match.group(1) is not None else match.group(0)
+        current = _step(current, step)
+        if current is _MISSING:
+            raise KeyError(step)
+    return current
+
+
+def _step(current: Any, step: str) -> Any:
+    if isinstance(current, Mapping):
+        return current.get(step, _MISSING)
+    if isinstance(current, list) and step.lstrip("-").isdigit():
+        index = int(step)
+        return current[index] if -len(current) <= index < len(current) else _MISSING
+    return _MISSING
+
+
+def _prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
+    return prompt if isinstance(prompt, str) else json.dumps([dict(m) for m in prompt], ensure_ascii=False)
+
+
+def render_value(
+    template: Any, prompt: str | Sequence[Mapping[str, Any]], variables: Mapping[str, Any]
+) -> Any:
+    """Render every string in ``template`` (nested dicts and lists too)."""
+    if isinstance(template, str):
+        if _WHOLE_PROMPT.match(template.strip()):
+            return prompt if isinstance(prompt, str) else [dict(m) for m in prompt]
+        scope = {**variables, "vars": variables, "prompt": _prompt_text(prompt)}
+        return _env.from_string(template).render(scope)
+    if isinstance(template, Mapping):
+        return {key: render_value(value, prompt, variables) for key, value in template.items()}
+    if isinstance(template, list | tuple):
+        return [render_value(item, prompt, variables) for item in template]
+    return template
+
+
+class WebHttpProvider:
+    """One HTTP endpoint of the user's application."""
+
+    def __init__(self, spec: ProviderSpec, *, url: str, http: HttpClient) -> None:
+        self.id = spec.id
+        self.spec = spec
+        self.config: Mapping[str, Any] = spec.config
+        self.url = url
+        self.method = str(self.config.get("method") or "POST").upper()
+        self.http = http
+        self._timeout_in_config = any(self.config.get(k) is not None for k in ("timeout", "timeoutMs"))
+
+    @property
+    def cacheable(self) -> bool:
+        return bool(self.config.get("cache", False))
+
+    def cache_identity(self) -> Mapping[str, Any]:
+        template = json.dumps(
+            [self.config.get("body"), self.config.get("queryParams"), self.config.get("responsePath")],
+            sort_keys=True,
+            default=str,
+        )
+        return {
+            "id": self.id,
+            "url": public_url(self.url),
+            "method": self.method,
+            "template_sha256": hashlib.sha256(template.encode()).hexdigest(),
+        }
+
+    async def complete(
+        self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext | None = None
+    ) -> ProviderResponse:
+        variables = dict(context.vars) if context else {}
+        try:
+            url, body, content, headers = self._render_request(prompt, variables)
+        except TemplateError as error:
+            return ProviderResponse(error=f"{self.id}: could not render the request: {error}")
+        timeout = None if self._timeout_in_config or context is None else context.timeout_s
+        try:
+            reply = await self.http.request(
+                self.method, url, body=body, content=content, headers=headers, timeout_s=timeout
+            )
+        except ProviderError as error:
+            attempts = getattr(error, "attempts", 1)
+            return ProviderResponse(error=self.http.redact(str(error)), metadata={"attempts": attempts})
+        return self._response(reply)
+
+    def _render_request(
+        self, prompt: str | Sequence[Mapping[str, Any]], variables: Mapping[str, Any]
+    ) -> tuple[str, Any, str | None, dict[str, str]]:
+        url = str(render_value(self.url, prompt, variables))
+        params = self.config.get("queryParams")
+        if params:
+            rendered = render_value(params, prompt, variables)
+            url += ("&" if "?" in url else "?") + urlencode({k: str(v) for k, v in rendered.items()})
+        headers: dict[str, str] = {}
+        if self.method == "GET":
+            return url, None, None, headers
+        body = render_value(self.config.get("body", {"prompt": "{{prompt}}"}), prompt, variables)
+        if not isinstance(body, str):
+            return url, body, None, headers
+        try:
+            json.loads(body)
+            headers["Content-Type"] = "application/json"
+        except ValueError:
+            headers["Content-Type"] = "text/plain; charset=utf-8"
+        return url, None, body, headers
+
+    def _response(self, reply: HttpReply) -> ProviderResponse:
+        metadata = {"attempts": reply.attempts, "status": reply.status}
+        try:
+            output = self._output(reply)
+        except LookupError as error:
+            snippet = self.http.redact(reply.text[:300])
+            return ProviderResponse(
+                error=f"{self.id}: {error.args[0]}: {snippet}", latency_ms=reply.latency_ms, metadata=metadata
+            )
+        return ProviderResponse(
+            output=output,
+            usage=Usage(requests=1, latency_ms=reply.latency_ms),
+            latency_ms=reply.latency_ms,
+            cost=0.0,
+            metadata=metadata,
+        )
+
+    def _output(self, reply: HttpReply) -> Any:
+        """The reply's JSON at ``responsePath`` (or the whole JSON, or the text); LookupError if absent."""
+        path = self.config.get("responsePath")
+        if not path:
+            return reply.json if reply.json is not None else reply.text
+        if reply.json is None:
+            raise LookupError(f"responsePath {path!r} needs a JSON reply, got")
+        try:
+            return extract_path(reply.json, str(path))
+        except KeyError as error:
+            raise LookupError(f"responsePath {path!r}: no {error.args[0]!r} in the reply") from None
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+
+def make_http(spec: ProviderSpec) -> WebHttpProvider:
+    config = spec.config
+    url = str(config.get("url") or (spec.id if "://" in spec.id else ""))
+    if not url:
+        raise ConfigError(
+            f"the {spec.id} provider needs a url",
+            where=f"{spec.path}.config.url" if spec.path else None,
+            hint="Set config.url, or use the URL itself as the provider id (http://localhost:8000/chat).",
+        )
+    headers = {str(k): str(v) for k, v in dict(config.get("headers") or {}).items()}
+    secrets = [value for name, value in headers.items() if _SECRET_HEADER.search(name)]
+    # "Bearer xyz": redact the token itself too, wherever it appears.
+    secrets += [value.split(" ", 1)[1] for value in list(secrets) if " " in value]
+    http = HttpClient.from_settings(
+        HttpSettings.from_config(config), provider_id=spec.id, base_url=url, headers=headers, secrets=secrets
+    )
+    return WebHttpProvider(spec, url=url, http=http)
