@@ -1,0 +1,76 @@
+"""A run as CSV in promptfoo's web-UI export layout.
+
+One line per test (and repeat): ``Description`` (when any test has one), one column per var, then for each
+``[provider] prompt-label`` column six cells: the output text (headed by the column name), ``Status``
+(PASS/FAIL/ERROR), ``Score`` (2 decimals), ``Named Scores`` (JSON), ``Grader Reason`` and ``Comment``
+(always empty: promptfoo fills it from the web UI).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from evalh.model import RunResult, TestCase, TestResult
+from evalh.reports.json import columns_of, dumps
+from evalh.reports.textutil import escape_controls, output_text
+
+__all__ = ["to_csv_text"]
+
+_PER_COLUMN = ("Status", "Score", "Named Scores", "Grader Reason", "Comment")
+
+
+def _cell(value: Any) -> str:
+    return escape_controls(output_text(value))
+
+
+def _var_names(tests: list[TestCase]) -> list[str]:
+    names: dict[str, None] = {}
+    for test in tests:
+        names.update(dict.fromkeys(test.vars))
+    return list(names)
+
+
+def _row_cells(row: TestResult | None) -> list[str]:
+    if row is None:
+        return ["", "", "", "", "", ""]
+    reason = row.error if row.error and not row.reason else row.reason
+    return [
+        _cell(row.output if row.output is not None else row.error),
+        row.status.value,
+        f"{row.score:.2f}",
+        dumps(dict(row.named_scores)) if row.named_scores else "",
+        _cell(reason),
+        "",
+    ]
+
+
+def to_csv_text(run: RunResult) -> str:
+    """The CSV document of ``run`` (header line first, ``\\r\\n`` line ends as the csv module writes)."""
+    columns = columns_of(run)
+    lines: dict[tuple[int, int], dict[tuple[int, int], TestResult]] = {}
+    tests: dict[tuple[int, int], TestCase] = {}
+    for column in columns:
+        for row in column.rows:
+            key = (row.test.index, row.repeat_index)
+            lines.setdefault(key, {})[column.key] = row
+            tests.setdefault(key, row.test)
+    keys = sorted(lines)
+    test_list = [tests[k] for k in keys]
+    with_description = any(t.description for t in test_list)
+    var_names = _var_names(test_list)
+    header = (["Description"] if with_description else []) + var_names
+    for column in columns:
+        header.extend([_cell(column.name), *_PER_COLUMN])
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(header)
+    for key in keys:
+        test = tests[key]
+        cells = [_cell(test.description or "")] if with_description else []
+        cells.extend(_cell(test.vars.get(name, "")) for name in var_names)
+        for column in columns:
+            cells.extend(_row_cells(lines[key].get(column.key)))
+        writer.writerow(cells)
+    return buffer.getvalue()

@@ -1,0 +1,403 @@
+"""A :class:`~evalh.model.RunResult` as promptfoo's JSON output file (``-o out.json``), plus evalh's extras.
+
+The shape (documented in ``schemas/report.schema.json``)::
+
+    {evalId, results: {version: 3, timestamp, prompts[], results[], stats, evalh, aggregates},
+     config, shareableUrl: null, metadata: {evalhVersion, pythonVersion, platform, arch, exportedAt}}
+
+``results.results[]`` rows are promptfoo ``EvaluateResult`` objects (:func:`result_to_json`, also used by
+the JSONL stream). Differences from promptfoo: ``promptIdx`` is the prompt's index in the config's
+``prompts`` (``providerIdx`` gives the provider's), and keys holding secrets (``apiKey``, ``authorization``,
+...) are replaced by ``"[REDACTED]"`` wherever they appear.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import hashlib
+import json
+import platform
+import secrets
+import sys
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from evalh import __version__
+from evalh.model import GradedAssertion, Prompt, ProviderSpec, RunResult, Status, TestResult, Usage
+from evalh.reports.textutil import output_text
+
+__all__ = [
+    "REDACTED",
+    "Column",
+    "columns_of",
+    "dumps",
+    "encode_json",
+    "flatten_components",
+    "json_default",
+    "redact",
+    "result_to_json",
+    "to_promptfoo_json",
+    "usage_to_json",
+]
+
+REDACTED = "[REDACTED]"
+_FAILURE_REASON = {Status.PASS: 0, Status.FAIL: 1, Status.ERROR: 2}
+_SECRET_KEYS = frozenset(
+    {"apikey", "authorization", "password", "passwd", "secret", "token", "accesstoken", "bearertoken"}
+)
+_SECRET_SUFFIXES = ("apikey", "secret", "password", "secretkey", "accesskey", "accesstoken", "authtoken")
+
+
+def json_default(value: Any) -> Any:
+    """``default=`` for :func:`json.dumps`: numpy values, sets, enums and dataclasses as JSON values."""
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return value.tolist()
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def dumps(value: Any, *, indent: int | None = None) -> str:
+    """JSON text of ``value``, non-ASCII kept readable; lone surrogates are left for the encoder (see
+    :func:`encode_json`)."""
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=json_default, allow_nan=True)
+
+
+def encode_json(text: str) -> bytes:
+    """UTF-8 bytes of JSON text. A lone surrogate (only possible inside a JSON string) becomes the
+    ``\\udcff`` escape, which is valid JSON and decodes back to the same string."""
+    return text.encode("utf-8", errors="backslashreplace")
+
+
+def _is_secret_key(key: str) -> bool:
+    norm = key.lower().replace("_", "").replace("-", "")
+    return norm in _SECRET_KEYS or norm.endswith(_SECRET_SUFFIXES)
+
+
+def redact(value: Any) -> Any:
+    """A copy of ``value`` (JSON-like) with the values of secret-looking keys replaced by ``[REDACTED]``."""
+    if isinstance(value, Mapping):
+        return {
+            str(k): (REDACTED if _is_secret_key(str(k)) and v not in (None, "") else redact(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    return value
+
+
+def usage_to_json(usage: Usage | None) -> dict[str, Any]:
+    """promptfoo's ``TokenUsage``: ``{total, prompt, completion, cached, numRequests}``."""
+    u = usage or Usage()
+    return {
+        "total": u.total_tokens,
+        "prompt": u.prompt_tokens,
+        "completion": u.completion_tokens,
+        "cached": u.cached,
+        "numRequests": u.requests,
+    }
+
+
+def _assertion_to_json(graded: GradedAssertion) -> dict[str, Any]:
+    spec = graded.spec
+    out: dict[str, Any] = redact(spec.raw) if spec.raw else {}
+    out["type"] = spec.full_type
+    for key in ("threshold", "weight", "metric"):
+        if out.get(key) is None:
+            out.pop(key, None)
+    if spec.value is not None:
+        out["value"] = redact(spec.value) if isinstance(spec.value, Mapping) else spec.value
+    if spec.threshold is not None:
+        out["threshold"] = spec.threshold
+    if spec.weight != 1.0 or "weight" in out:
+        out["weight"] = spec.weight
+    if spec.metric:
+        out["metric"] = spec.metric
+    return out
+
+
+def _component_to_json(graded: GradedAssertion) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "pass": graded.passed,
+        "score": graded.score,
+        "reason": graded.reason,
+        "assertion": _assertion_to_json(graded),
+        "metadata": dict(graded.details),
+    }
+    if graded.error:
+        out["error"] = True
+    if graded.usage is not None:
+        out["tokensUsed"] = usage_to_json(graded.usage)
+    if graded.children:
+        out["componentResults"] = flatten_components(graded.children)
+    return out
+
+
+def flatten_components(graded: Iterable[GradedAssertion]) -> list[dict[str, Any]]:
+    """Component results as promptfoo lists them: each assert-set, then its children flattened after it."""
+    out: list[dict[str, Any]] = []
+    for item in graded:
+        component = _component_to_json(item)
+        out.append(component)
+        out.extend(component.get("componentResults", ()))
+    return out
+
+
+def _prompt_raw(rendered: Any) -> str:
+    return output_text(rendered)
+
+
+def _prompt_id(prompt: Prompt) -> str:
+    if prompt.id:
+        return prompt.id
+    return hashlib.sha256(f"{prompt.label}:{output_text(prompt.raw)}".encode(errors="replace")).hexdigest()
+
+
+def _test_case_to_json(row: TestResult) -> dict[str, Any]:
+    test = row.test
+    out: dict[str, Any] = {"vars": dict(test.vars)}
+    if test.description is not None:
+        out["description"] = test.description
+    out["assert"] = [_assertion_to_json_spec(g) for g in row.assertions]
+    out["options"] = redact(test.options)
+    out["metadata"] = dict(test.metadata)
+    if test.threshold is not None:
+        out["threshold"] = test.threshold
+    if test.has_output:
+        out["output"] = test.output
+    return out
+
+
+def _assertion_to_json_spec(graded: GradedAssertion) -> dict[str, Any]:
+    spec = graded.spec
+    return redact(spec.raw) if spec.raw else _assertion_to_json(graded)
+
+
+def _error_text(row: TestResult) -> str | None:
+    if row.status is Status.PASS:
+        return None
+    if row.status is Status.FAIL:
+        return row.reason
+    return row.error or row.reason or "Evaluation error"
+
+
+def _grading_result(row: TestResult) -> dict[str, Any] | None:
+    if row.status is Status.ERROR and not row.assertions:
+        return None
+    return {
+        "pass": row.status is Status.PASS,
+        "score": row.score,
+        "reason": row.reason,
+        "namedScores": dict(row.named_scores),
+        "namedScoreWeights": dict(row.named_score_weights),
+        "tokensUsed": usage_to_json(row.grading_usage),
+        "componentResults": flatten_components(row.assertions),
+        "assertion": None,
+    }
+
+
+def result_to_json(row: TestResult) -> dict[str, Any]:
+    """One row as promptfoo's ``EvaluateResult`` (one JSONL line, one ``results.results[]`` item)."""
+    latency = row.latency_ms if row.latency_ms is not None else 0.0
+    cost = row.cost if row.cost is not None else 0.0
+    token_usage = usage_to_json(row.usage)
+    token_usage["assertions"] = usage_to_json(row.grading_usage)
+    return {
+        "id": row.id or str(uuid.uuid4()),
+        "testIdx": row.test.index,
+        "promptIdx": row.prompt_index,
+        "providerIdx": row.provider_index,
+        "repeatIdx": row.repeat_index,
+        "promptId": _prompt_id(row.prompt),
+        "description": row.test.description,
+        "provider": {"id": row.provider.id, "label": row.provider.display},
+        "prompt": {"raw": _prompt_raw(row.rendered_prompt), "label": row.prompt.label},
+        "vars": dict(row.test.vars),
+        "testCase": _test_case_to_json(row),
+        "response": {
+            "output": row.output,
+            "tokenUsage": usage_to_json(row.usage),
+            "cached": row.cached,
+            "cost": cost,
+            "latencyMs": latency,
+            "error": row.error if row.status is Status.ERROR and not row.assertions else None,
+        },
+        "success": row.status is Status.PASS,
+        "score": row.score,
+        "failureReason": _FAILURE_REASON[row.status],
+        "error": _error_text(row),
+        "latencyMs": latency,
+        "cost": cost,
+        "namedScores": dict(row.named_scores),
+        "tokenUsage": token_usage,
+        "metadata": dict(row.test.metadata),
+        "gradingResult": _grading_result(row),
+    }
+
+
+class Column:
+    """One prompt x provider column of a run (promptfoo's ``CompletedPrompt``) and the rows in it."""
+
+    def __init__(
+        self, prompt: Prompt, provider: ProviderSpec, prompt_index: int, provider_index: int
+    ) -> None:
+        self.prompt = prompt
+        self.provider = provider
+        self.prompt_index = prompt_index
+        self.provider_index = provider_index
+        self.rows: list[TestResult] = []
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.provider_index, self.prompt_index)
+
+    @property
+    def name(self) -> str:
+        """``[provider] prompt-label``, the header promptfoo's table and CSV use."""
+        return f"[{self.provider.display}] {self.prompt.label}"
+
+
+def columns_of(run: RunResult) -> list[Column]:
+    """Every prompt x provider column, ordered by provider then prompt, each holding its rows in order.
+
+    The rows decide which columns exist (a provider may be limited to some prompts); a run without any
+    row lists the suite's providers x prompts.
+    """
+    columns: dict[tuple[int, int], Column] = {}
+    for row in run.results:
+        key = (row.provider_index, row.prompt_index)
+        column = columns.get(key)
+        if column is None:
+            column = columns[key] = Column(row.prompt, row.provider, row.prompt_index, row.provider_index)
+        column.rows.append(row)
+    if not run.results:
+        for pi, provider in enumerate(run.suite.providers):
+            for qi, prompt in enumerate(run.suite.prompts):
+                columns[(pi, qi)] = Column(prompt, provider, qi, pi)
+    return [columns[k] for k in sorted(columns)]
+
+
+def _column_to_json(column: Column, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    named_sums: dict[str, float] = {}
+    named_counts: dict[str, int] = {}
+    named_weights: dict[str, float] = {}
+    usage = Usage()
+    assert_pass = assert_fail = 0
+    for row, data in zip(column.rows, rows, strict=True):
+        usage = usage + row.usage
+        for name, value in row.named_scores.items():
+            named_sums[name] = named_sums.get(name, 0.0) + value
+            named_counts[name] = named_counts.get(name, 0) + 1
+        for name, weight in row.named_score_weights.items():
+            named_weights[name] = named_weights.get(name, 0.0) + weight
+        components = data["gradingResult"]["componentResults"] if data["gradingResult"] else ()
+        passed = sum(1 for c in components if c["pass"])
+        assert_pass += passed
+        assert_fail += len(components) - passed
+    return {
+        "id": _prompt_id(column.prompt),
+        "raw": output_text(column.prompt.raw),
+        "label": column.prompt.label,
+        "provider": column.provider.display,
+        "promptIdx": column.prompt_index,
+        "providerIdx": column.provider_index,
+        "metrics": {
+            "score": sum(r.score for r in column.rows),
+            "testPassCount": sum(1 for r in column.rows if r.status is Status.PASS),
+            "testFailCount": sum(1 for r in column.rows if r.status is Status.FAIL),
+            "testErrorCount": sum(1 for r in column.rows if r.status is Status.ERROR),
+            "assertPassCount": assert_pass,
+            "assertFailCount": assert_fail,
+            "totalLatencyMs": sum(r.latency_ms or 0.0 for r in column.rows),
+            "tokenUsage": usage_to_json(usage),
+            "namedScores": named_sums,
+            "namedScoresCount": named_counts,
+            "namedScoreWeights": named_weights,
+            "cost": sum(r.cost or 0.0 for r in column.rows),
+        },
+    }
+
+
+def _stats(run: RunResult) -> dict[str, Any]:
+    usage = Usage()
+    grading = Usage()
+    for row in run.results:
+        usage = usage + row.usage
+        grading = grading + row.grading_usage
+    token_usage = usage_to_json(usage)
+    token_usage["assertions"] = usage_to_json(grading)
+    return {
+        "successes": run.count(Status.PASS),
+        "failures": run.count(Status.FAIL),
+        "errors": run.count(Status.ERROR),
+        "tokenUsage": token_usage,
+        "durationMs": run.duration_ms,
+    }
+
+
+def _evalh_block(run: RunResult) -> dict[str, Any]:
+    return {
+        "providerUsage": [
+            {
+                "provider": item.provider,
+                "requests": item.usage.requests,
+                "texts": item.usage.texts,
+                "tokens": {
+                    "total": item.usage.total_tokens,
+                    "prompt": item.usage.prompt_tokens,
+                    "completion": item.usage.completion_tokens,
+                },
+                "cacheHits": item.usage.cached,
+                "latencyMs": item.usage.latency_ms,
+                "cost": item.usage.cost,
+            }
+            for item in run.provider_usage
+        ],
+        "interrupted": run.interrupted,
+        "passRate": run.pass_rate,
+    }
+
+
+def _eval_id(started_at: str) -> str:
+    stamp = started_at.split(".")[0].rstrip("Z")
+    return f"eval-{secrets.token_urlsafe(3)[:3]}-{stamp}"
+
+
+def to_promptfoo_json(run: RunResult) -> dict[str, Any]:
+    """The whole run as promptfoo's output file, with evalh's extras under ``results.evalh`` and
+    ``results.aggregates``."""
+    rows = [result_to_json(row) for row in run.results]
+    by_row = {id(row): data for row, data in zip(run.results, rows, strict=True)}
+    prompts = [_column_to_json(c, [by_row[id(r)] for r in c.rows]) for c in columns_of(run)]
+    return {
+        "evalId": _eval_id(run.started_at),
+        "results": {
+            "version": 3,
+            "timestamp": run.started_at,
+            "prompts": prompts,
+            "results": rows,
+            "stats": _stats(run),
+            "evalh": _evalh_block(run),
+            "aggregates": dict(run.aggregates),
+        },
+        "config": redact(run.suite.raw_config),
+        "shareableUrl": None,
+        "metadata": {
+            "evalhVersion": __version__,
+            "pythonVersion": platform.python_version(),
+            "platform": sys.platform,
+            "arch": platform.machine(),
+            "exportedAt": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        },
+    }

@@ -1,0 +1,135 @@
+"""A run as JUnit XML (``-o results.junit.xml`` or ``.xml``), following promptfoo's layout.
+
+``<testsuites name="evalh" tests failures errors skipped time timestamp>`` (time: the run's wall time)
+holds one ``<testsuite>`` per prompt x provider column, named ``[<provider label or id>] prompt <k>``
+(k counts that provider's prompts from 1), with its counts, ``time`` (sum of latencies, seconds),
+``timestamp`` and ``<properties>`` naming the provider and prompt. Each row is a
+``<testcase classname="<suite name>" name="test <n>[: description]">``, sorted by test index; a FAIL adds
+``<failure type="assertion">`` (message: the reason; body: score, reason, failed assertions), an ERROR
+adds ``<error type="error">``. Output text is left out on purpose.
+
+Every string goes through :func:`~evalh.reports.textutil.xml_safe`, so the file is well-formed whatever
+an output or a reason holds (control characters, lone surrogates).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+
+from evalh.model import GradedAssertion, RunResult, Status, TestResult
+from evalh.reports.json import Column, columns_of
+from evalh.reports.textutil import collapse_whitespace, truncate, xml_safe
+
+__all__ = ["to_junit_xml"]
+
+NAME_LIMIT = 512
+MESSAGE_LIMIT = 1024
+BODY_LIMIT = 8192
+
+
+def _name(text: str) -> str:
+    return truncate(collapse_whitespace(xml_safe(text)), NAME_LIMIT)
+
+
+def _message(text: str) -> str:
+    return truncate(collapse_whitespace(xml_safe(text)), MESSAGE_LIMIT)
+
+
+def _seconds(ms: float) -> str:
+    return f"{ms / 1000.0:.3f}"
+
+
+def _failed_lines(graded: Iterable[GradedAssertion], depth: int = 0) -> list[str]:
+    lines: list[str] = []
+    for item in graded:
+        if item.passed:
+            continue
+        reason = collapse_whitespace(item.reason)
+        lines.append(f"{'  ' * depth}- {item.spec.full_type}: {reason}")
+        lines.extend(_failed_lines(item.children, depth + 1))
+    return lines
+
+
+def _failure_body(row: TestResult) -> str:
+    lines = [f"Score: {row.score:.2f}", f"Reason: {row.reason}"]
+    failed = _failed_lines(row.assertions)
+    if failed:
+        lines.append("Failed assertions:")
+        lines.extend(failed)
+    return truncate(xml_safe("\n".join(lines)), BODY_LIMIT)
+
+
+def _testcase(parent: ET.Element, classname: str, row: TestResult) -> None:
+    name = f"test {row.test.index + 1}"
+    if row.test.description:
+        name = f"{name}: {row.test.description}"
+    if row.repeat_index:
+        name = f"{name} (repeat {row.repeat_index + 1})"
+    case = ET.SubElement(
+        parent,
+        "testcase",
+        {"classname": classname, "name": _name(name), "time": _seconds(row.latency_ms or 0.0)},
+    )
+    if row.status is Status.FAIL:
+        failure = ET.SubElement(case, "failure", {"type": "assertion", "message": _message(row.reason)})
+        failure.text = _failure_body(row)
+    elif row.status is Status.ERROR:
+        text = row.error or row.reason or "Evaluation error"
+        error = ET.SubElement(case, "error", {"type": "error", "message": _message(text)})
+        error.text = truncate(xml_safe(f"Error: {text}"), BODY_LIMIT)
+
+
+def _suite_name(column: Column, k: int) -> str:
+    return _name(f"[{column.provider.display}] prompt {k}")
+
+
+def _testsuite(root: ET.Element, column: Column, k: int, timestamp: str) -> tuple[int, int, int]:
+    rows = sorted(column.rows, key=lambda r: (r.test.index, r.repeat_index))
+    failures = sum(1 for r in rows if r.status is Status.FAIL)
+    errors = sum(1 for r in rows if r.status is Status.ERROR)
+    time_ms = sum(r.latency_ms or 0.0 for r in rows)
+    name = _suite_name(column, k)
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        {
+            "name": name,
+            "tests": str(len(rows)),
+            "failures": str(failures),
+            "errors": str(errors),
+            "skipped": "0",
+            "time": _seconds(time_ms),
+            "timestamp": xml_safe(timestamp),
+        },
+    )
+    properties = ET.SubElement(suite, "properties")
+    for key, value in (
+        ("provider", column.provider.id),
+        ("providerLabel", column.provider.display),
+        ("prompt", column.prompt.label),
+    ):
+        ET.SubElement(properties, "property", {"name": key, "value": _message(value)})
+    for row in rows:
+        _testcase(suite, name, row)
+    return len(rows), failures, errors
+
+
+def to_junit_xml(run: RunResult) -> bytes:
+    """The JUnit XML document of ``run`` (UTF-8 bytes, with an XML declaration)."""
+    root = ET.Element("testsuites", {"name": "evalh"})
+    totals = [0, 0, 0]
+    per_provider: dict[int, int] = {}
+    for column in columns_of(run):
+        k = per_provider[column.provider_index] = per_provider.get(column.provider_index, 0) + 1
+        tests, failures, errors = _testsuite(root, column, k, run.started_at)
+        totals = [totals[0] + tests, totals[1] + failures, totals[2] + errors]
+    root.set("tests", str(totals[0]))
+    root.set("failures", str(totals[1]))
+    root.set("errors", str(totals[2]))
+    root.set("skipped", "0")
+    root.set("time", _seconds(run.duration_ms))
+    root.set("timestamp", xml_safe(run.started_at))
+    ET.indent(root)
+    document: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return document

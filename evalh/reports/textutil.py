@@ -1,0 +1,61 @@
+"""Text helpers shared by the report formats: stringify outputs, make text safe for XML and terminals."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["collapse_whitespace", "escape_controls", "output_text", "truncate", "xml_safe"]
+
+# Characters XML 1.0 forbids (C0 controls except tab/LF/CR, lone surrogates, U+FFFE/U+FFFF).
+_XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What a terminal, a spreadsheet or a browser should never receive raw: C0/C1 controls (ESC above all,
+# so a model output cannot drive the terminal), DEL and lone surrogates. Tab and newline are kept.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROLS_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code == 0x0A:
+        return "\\n"
+    if code == 0x09:
+        return "\\t"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def output_text(value: Any) -> str:
+    """An output (or var) as text: strings as they are, None as "", anything else as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with every character XML 1.0 cannot hold replaced by a visible ``\\xNN`` / ``\\uXXXX``."""
+    return _XML_ILLEGAL.sub(_escape_char, text)
+
+
+def escape_controls(text: str, *, one_line: bool = False) -> str:
+    """``text`` with control characters and lone surrogates shown as escapes (``\\x1b``, ``\\udcff``).
+
+    ``one_line`` also escapes tabs and newlines, for table cells.
+    """
+    pattern = _CONTROLS_ONE_LINE if one_line else _CONTROLS
+    return pattern.sub(_escape_char, text)
+
+
+def collapse_whitespace(text: str) -> str:
+    """Runs of whitespace (newlines included) as one space, stripped."""
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def truncate(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, ending in an ellipsis when cut."""
+    if limit <= 0 or len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)] + "…"

@@ -1,0 +1,179 @@
+"""Write report files, the format chosen by the file name's extension (promptfoo's ``-o``).
+
+=============== ===================================================================================
+``.json``       promptfoo's output file (:func:`evalh.reports.json.to_promptfoo_json`)
+``.jsonl``      one promptfoo ``EvaluateResult`` per line (:class:`JsonlStream` writes it as rows finish)
+``.xml``        JUnit XML (``.junit.xml`` too), for CI test reporters
+``.csv``        promptfoo's web-UI export layout
+``.yaml/.yml``  YAML dump of the JSON object; ``.txt`` the same, like promptfoo
+``.html``       a self-contained static page
+=============== ===================================================================================
+
+Files are written to a temporary sibling then renamed, so a failed write never leaves half a report.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+
+import yaml
+
+from evalh.errors import ConfigError, ReportError
+from evalh.model import RunResult, TestResult
+from evalh.reports.csv import to_csv_text
+from evalh.reports.html import to_html
+from evalh.reports.json import dumps, encode_json, result_to_json, to_promptfoo_json
+from evalh.reports.junit import to_junit_xml
+
+__all__ = ["JsonlStream", "report_format", "supported_extensions", "to_yaml_text", "write_reports"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_FORMATS = {
+    ".junit.xml": "junit",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".xml": "junit",
+    ".csv": "csv",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".txt": "yaml",
+    ".html": "html",
+}
+
+
+def supported_extensions() -> tuple[str, ...]:
+    """The file extensions :func:`write_reports` understands."""
+    return tuple(_FORMATS)
+
+
+def report_format(path: str | Path) -> str:
+    """The format of a report path (``json``, ``jsonl``, ``junit``, ``csv``, ``yaml``, ``html``).
+
+    Raises ConfigError (exit 2) naming the supported extensions when the extension is unknown.
+    """
+    name = Path(path).name.lower()
+    for extension, fmt in _FORMATS.items():
+        if name.endswith(extension) and len(name) > len(extension):
+            return fmt
+    raise ConfigError(
+        "unsupported report format",
+        where=str(path),
+        hint=f"use one of the extensions {', '.join(supported_extensions())}",
+    )
+
+
+def _yaml_dumper() -> type[yaml.SafeDumper]:
+    dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return dumper
+
+
+def to_yaml_text(document: Any) -> str:
+    """A YAML dump of a JSON-like document (the JSON report). A lone surrogate is written as the text
+    ``\\udcff`` since YAML cannot hold it."""
+    json_text = _SURROGATE.sub(lambda m: f"\\\\u{ord(m.group()):04x}", dumps(document))
+    plain = yaml.load(json_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return yaml.dump(plain, Dumper=_yaml_dumper(), sort_keys=False, allow_unicode=True, width=110)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except OSError as exc:
+        raise _report_error(path, exc) from exc
+
+
+def _report_error(path: Path, exc: OSError) -> ReportError:
+    return ReportError(
+        f"cannot write the report: {exc.strerror or exc}",
+        where=str(path),
+        hint="check that the directory is writable and the path is not a directory, or choose another path",
+    )
+
+
+def _render(fmt: str, run: RunResult, document: Callable[[], dict[str, Any]]) -> bytes:
+    if fmt == "json":
+        return encode_json(dumps(document(), indent=2) + "\n")
+    if fmt == "jsonl":
+        return encode_json("".join(dumps(result_to_json(row)) + "\n" for row in run.results))
+    if fmt == "junit":
+        return to_junit_xml(run)
+    if fmt == "csv":
+        return to_csv_text(run).encode("utf-8", errors="backslashreplace")
+    if fmt == "yaml":
+        return to_yaml_text(document()).encode("utf-8")
+    return to_html(run).encode("utf-8", errors="backslashreplace")
+
+
+def write_reports(run: RunResult, paths: Sequence[str | Path]) -> list[Path]:
+    """Write ``run`` to every path, the format chosen by its extension; returns the paths written.
+
+    Every extension is checked before anything is written (unknown: ConfigError, exit 2). Parent
+    directories are created. A file that cannot be written raises ReportError naming it.
+    """
+    formats = [(Path(p), report_format(p)) for p in paths]
+    cached: dict[str, Any] = {}
+
+    def document() -> dict[str, Any]:
+        if "json" not in cached:  # one evalId and exportedAt for every file of this call
+            cached["json"] = to_promptfoo_json(run)
+        return cached["json"]  # type: ignore[no-any-return]
+
+    written: list[Path] = []
+    for path, fmt in formats:
+        _write_atomically(path, _render(fmt, run, document))
+        written.append(path)
+    return written
+
+
+class JsonlStream:
+    """A ``.jsonl`` report written row by row as results arrive (each line flushed at once)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        if report_format(self.path) != "jsonl":
+            raise ConfigError("a streamed report must be a .jsonl file", where=str(self.path))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file: TextIO | None = self.path.open(
+                "w", encoding="utf-8", errors="backslashreplace", newline="\n"
+            )
+        except OSError as exc:
+            raise _report_error(self.path, exc) from exc
+
+    def write(self, row: TestResult) -> None:
+        """Append one row as a line of JSON."""
+        if self._file is None:
+            raise ReportError("the JSONL stream is already closed", where=str(self.path))
+        try:
+            self._file.write(dumps(result_to_json(row)) + "\n")
+            self._file.flush()
+        except OSError as exc:
+            raise _report_error(self.path, exc) from exc
+
+    def close(self) -> None:
+        """Close the file; calling it again does nothing."""
+        if self._file is not None:
+            file, self._file = self._file, None
+            try:
+                file.close()
+            except OSError as exc:
+                raise _report_error(self.path, exc) from exc
+
+    def __enter__(self) -> JsonlStream:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
