@@ -20,6 +20,11 @@ LATENCY_UNKNOWN = "latency is unknown for cached or recorded outputs; run with -
 _NEEDS_THRESHOLD = "latency needs a threshold: the maximum milliseconds, e.g. threshold: 2000"
 
 
+def _ms(value: float) -> str:
+    """Milliseconds for a reason: whole numbers from 100 ms, three significant digits below."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def _check_latency(value: Any, _config: Mapping[str, Any]) -> str | None:
     # check() cannot see the threshold; the assertion itself reports a missing one.
     if value is not None and value != "":
@@ -48,6 +53,6 @@ def latency(ctx: AssertionContext) -> AssertionResult:
     return AssertionResult(
         passed=passed,
         score=1.0 if passed else 0.0,
-        reason=f"Latency {elapsed:.0f} ms is {relation} threshold {threshold:g} ms",
+        reason=f"Latency {_ms(elapsed)} ms is {relation} threshold {threshold:g} ms",
         details={"latency_ms": elapsed},
     )

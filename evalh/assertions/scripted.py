@@ -195,10 +195,10 @@ def _number(value: Any) -> float | None:
 def _score_verdict(score: float, threshold: float | None) -> tuple[bool, str]:
     if threshold is None:
         passed = score > 0
-        return passed, f"score {score:g} is {'greater than' if passed else 'not greater than'} 0"
+        return passed, f"{score:g}, which is {'greater than' if passed else 'not greater than'} 0"
     passed = score >= threshold
     relation = "greater than or equal to" if passed else "less than"
-    return passed, f"score {score:g} is {relation} threshold {threshold:g}"
+    return passed, f"{score:g}, which is {relation} threshold {threshold:g}"
 
 
 def _interpret_mapping(result: Mapping[str, Any], threshold: float | None) -> AssertionResult:
@@ -217,7 +217,7 @@ def _interpret_mapping(result: Mapping[str, Any], threshold: float | None) -> As
         passed = bool(verdict) and (score is None or threshold is None or score >= threshold)
         why = f"pass={verdict}"
         if score is not None and threshold is not None:
-            why += f", {_score_verdict(score, threshold)[1]}"
+            why += f" with score {_score_verdict(score, threshold)[1]}"
     reason = result.get("reason")
     text = str(reason) if reason not in (None, "") else f"Python assertion returned {why}"
     final_score = score if score is not None else (1.0 if passed else 0.0)
