@@ -21,8 +21,10 @@ _NEEDS_THRESHOLD = "latency needs a threshold: the maximum milliseconds, e.g. th
 
 
 def _ms(value: float) -> str:
-    """Milliseconds for a reason: whole numbers from 100 ms, three significant digits below."""
-    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+    """Milliseconds for a reason: 120, 120.4, 0.25 (never rounded onto the threshold)."""
+    if value.is_integer():
+        return f"{value:.0f}"
+    return f"{value:.1f}" if value >= 100 else f"{value:.3g}"
 
 
 def _check_latency(value: Any, _config: Mapping[str, Any]) -> str | None:
