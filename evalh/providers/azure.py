@@ -15,16 +15,19 @@ from typing import Any
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec
 from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
-from evalh.providers.http import HttpClient, HttpReply
-from evalh.providers.openai import parse_openai_chat
+from evalh.providers.embedhttp import HttpEmbedder, cost_per_1k
+from evalh.providers.http import HttpClient, HttpReply, HttpSettings
+from evalh.providers.openai import parse_openai_chat, parse_openai_embeddings
 
 __all__ = [
     "DEFAULT_AZURE_API_VERSION",
     "AzureChat",
+    "AzureEmbedding",
     "azure_api_key",
     "azure_base_url",
     "azure_headers",
     "make_chat",
+    "make_embedding",
 ]
 
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
@@ -108,5 +111,54 @@ def make_chat(spec: ProviderSpec) -> AzureChat:
         api_version=str(config.get("apiVersion") or DEFAULT_AZURE_API_VERSION),
         http=http,
         pricing=Pricing.resolve(config, {}, deployment),
+        missing_key=missing,
+    )
+
+
+# -- embeddings: azureopenai:embedding:<deployment> (alias azureopenai:embeddings:) ------------------
+
+
+class AzureEmbedding(HttpEmbedder):
+    """An embedding deployment: OpenAI's ``/embeddings`` protocol with the deployment in the path."""
+
+    family = "azureopenai"
+
+    def __init__(self, spec: ProviderSpec, *, deployment: str, api_version: str, **kwargs: Any) -> None:
+        super().__init__(spec, model=deployment, **kwargs)
+        self.path = f"openai/deployments/{deployment}/embeddings?api-version={api_version}"
+        self.api_version = api_version
+
+    def extra_identity(self) -> Mapping[str, Any]:
+        return {"api_version": self.api_version}
+
+    def build_body(self, texts: list[str]) -> dict[str, Any]:
+        body: dict[str, Any] = {"input": texts}
+        if self.dimensions:
+            body["dimensions"] = self.dimensions
+        return body
+
+    def parse_reply(self, payload: Any, count: int) -> tuple[Any, int]:
+        return parse_openai_embeddings(payload, count, self.id)
+
+
+def make_embedding(spec: ProviderSpec) -> AzureEmbedding:
+    config = spec.config
+    deployment = str(config.get("deployment") or spec.id.split(":", 2)[2])
+    api_key = azure_api_key(config)
+    secrets = azure_secrets(config, api_key)
+    http = HttpClient.from_settings(
+        HttpSettings.from_config(config),
+        provider_id=spec.id,
+        base_url=azure_base_url(spec),
+        headers=azure_headers(config, api_key),
+        secrets=secrets,
+    )
+    missing = None if secrets else "no API key: set AZURE_OPENAI_API_KEY (or AZURE_API_KEY, or config.apiKey)"
+    return AzureEmbedding(
+        spec,
+        deployment=deployment,
+        api_version=str(config.get("apiVersion") or DEFAULT_AZURE_API_VERSION),
+        http=http,
+        price_per_1k=cost_per_1k(config, {}, deployment),
         missing_key=missing,
     )

@@ -14,9 +14,18 @@ from typing import Any
 
 from evalh.model import ProviderSpec, Usage
 from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
-from evalh.providers.http import HttpClient, HttpReply
+from evalh.providers.embedhttp import HttpEmbedder, cost_per_1k, vectors_from_rows
+from evalh.providers.http import HttpClient, HttpReply, HttpSettings
 
-__all__ = ["DEFAULT_OLLAMA_BASE_URL", "OllamaChat", "make_chat", "ollama_base_url", "ollama_headers"]
+__all__ = [
+    "DEFAULT_OLLAMA_BASE_URL",
+    "OllamaChat",
+    "OllamaEmbedding",
+    "make_chat",
+    "make_embedding",
+    "ollama_base_url",
+    "ollama_headers",
+]
 
 DEFAULT_OLLAMA_BASE_URL = "http://localhost:11434"
 
@@ -106,3 +115,42 @@ def make_chat(spec: ProviderSpec) -> OllamaChat:
         secrets=(api_key,) if api_key else (),
     )
     return OllamaChat(spec, model=model, http=http, pricing=Pricing.resolve(config, {}, model))
+
+
+# -- embeddings: ollama:embeddings:<model> (alias ollama:embedding:) --------------------------------
+
+
+class OllamaEmbedding(HttpEmbedder):
+    """Ollama's native ``/api/embed`` (a list of inputs per request; ``truncate``, ``keep_alive``)."""
+
+    path = "api/embed"
+    family = "ollama"
+
+    def build_body(self, texts: list[str]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "input": texts}
+        for key in ("truncate", "keep_alive", "options"):
+            if self.config.get(key) is not None:
+                body[key] = self.config[key]
+        if self.dimensions:
+            body["dimensions"] = self.dimensions
+        return body
+
+    def parse_reply(self, payload: Any, count: int) -> tuple[Any, int]:
+        if isinstance(payload, Mapping) and payload.get("error"):
+            raise ValueError(str(payload["error"]))
+        vectors = vectors_from_rows(payload["embeddings"], count, self.id)
+        return vectors, int(payload.get("prompt_eval_count") or 0)
+
+
+def make_embedding(spec: ProviderSpec) -> OllamaEmbedding:
+    config = spec.config
+    model = str(config.get("model") or spec.id.split(":", 2)[2])
+    api_key = ollama_api_key(config)
+    http = HttpClient.from_settings(
+        HttpSettings.from_config(config),
+        provider_id=spec.id,
+        base_url=ollama_base_url(config),
+        headers=ollama_headers(config, api_key),
+        secrets=(api_key,) if api_key else (),
+    )
+    return OllamaEmbedding(spec, model=model, http=http, price_per_1k=cost_per_1k(config, {}, model))

@@ -13,12 +13,15 @@ from typing import Any
 
 from evalh.model import ProviderSpec, Usage
 from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
-from evalh.providers.http import HttpClient, HttpReply
+from evalh.providers.embedhttp import HttpEmbedder, cost_per_1k, vectors_from_rows
+from evalh.providers.http import HttpClient, HttpReply, HttpSettings
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
     "OpenAIChat",
+    "OpenAIEmbedding",
     "make_chat",
+    "make_embedding",
     "openai_api_key",
     "openai_base_url",
     "openai_headers",
@@ -137,5 +140,64 @@ def make_chat(spec: ProviderSpec) -> OpenAIChat:
         http=http,
         # The price table is OpenAI's; a self-hosted server is free unless the config sets costs.
         pricing=Pricing.resolve(config, OPENAI_PRICES if base_url == DEFAULT_OPENAI_BASE_URL else {}, model),
+        missing_key=missing_openai_key(base_url, api_key),
+    )
+
+
+# -- embeddings: openai:embedding:<model> (alias openai:embeddings:) ---------------------------------
+
+DEFAULT_OPENAI_EMBEDDING_MODEL = "text-embedding-3-large"
+
+# Dollars per 1,000 tokens on api.openai.com; `config.costPer1kTokens` overrides.
+OPENAI_EMBEDDING_PRICES: Mapping[str, float] = {
+    "text-embedding-3-small": 0.00002,
+    "text-embedding-3-large": 0.00013,
+    "text-embedding-ada-002": 0.0001,
+}
+
+
+def parse_openai_embeddings(payload: Any, count: int, where: str) -> tuple[Any, int]:
+    """The vectors of an OpenAI-style ``/embeddings`` reply in input order, and its prompt tokens."""
+    data = sorted(payload["data"], key=lambda item: int(item.get("index", 0)))
+    vectors = vectors_from_rows([item["embedding"] for item in data], count, where)
+    usage = payload.get("usage") or {}
+    return vectors, int(usage.get("prompt_tokens") or usage.get("total_tokens") or 0)
+
+
+class OpenAIEmbedding(HttpEmbedder):
+    """``/embeddings`` of OpenAI or any compatible server (vLLM, TEI, Ollama's /v1, LM Studio)."""
+
+    path = "embeddings"
+    family = "openai"
+
+    def build_body(self, texts: list[str]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "input": texts}
+        if self.dimensions:
+            body["dimensions"] = self.dimensions
+        return body
+
+    def parse_reply(self, payload: Any, count: int) -> tuple[Any, int]:
+        return parse_openai_embeddings(payload, count, self.id)
+
+
+def make_embedding(spec: ProviderSpec) -> OpenAIEmbedding:
+    """``openai:embedding:<model>``: batches of ``config.batchSize`` (64) texts per request."""
+    config = spec.config
+    model = str(config.get("model") or spec.id.split(":", 2)[2] or DEFAULT_OPENAI_EMBEDDING_MODEL)
+    base_url = openai_base_url(config)
+    api_key = openai_api_key(config)
+    http = HttpClient.from_settings(
+        HttpSettings.from_config(config),
+        provider_id=spec.id,
+        base_url=base_url,
+        headers=openai_headers(config, api_key),
+        secrets=(api_key,) if api_key else (),
+    )
+    table = OPENAI_EMBEDDING_PRICES if base_url == DEFAULT_OPENAI_BASE_URL else {}
+    return OpenAIEmbedding(
+        spec,
+        model=model,
+        http=http,
+        price_per_1k=cost_per_1k(config, table, model),
         missing_key=missing_openai_key(base_url, api_key),
     )

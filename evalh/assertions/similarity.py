@@ -1,0 +1,341 @@
+"""The ``similar`` family: semantic similarity of the output to one or more reference texts.
+
+``similar`` = ``similar:cosine`` (pass when cosine >= threshold), ``similar:dot`` (dot product >=
+threshold) and ``similar:euclidean`` (pass when the distance <= threshold, a maximum distance; score
+1/(1+d)). Default threshold 0.75, as promptfoo. A list value passes if any value passes and reports the
+best score (``config.aggregation: mean`` compares the mean instead); ``not-similar`` therefore passes only
+when the output is dissimilar to every value. ``config.binary: true`` turns the score into 1.0 / 0.0.
+A list of providers (``provider: [a, b]`` or ``config.providers``) scores with each model and reports the
+mean, with every model's score in the details.
+
+Texts are embedded through ``ctx.services`` (suite-wide batching and caching, see runner/embed.py), and
+declared up front by :func:`prefetch_similar`. Helpers shared with ``bertscore.py`` live here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from difflib import get_close_matches
+from typing import Any
+
+from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, AssertionContext, EmbedRequest
+from evalh.assertions.registry import assertion
+from evalh.model import AssertionResult, ProviderSpec, Usage
+from evalh.vectors import compare, vector_problem
+
+__all__ = [
+    "AGGREGATIONS",
+    "ModelScore",
+    "check_config_keys",
+    "check_similar",
+    "embedding_providers",
+    "format_threshold",
+    "parse_provider",
+    "prefetch_similar",
+    "references",
+    "score_similar",
+    "short",
+    "similarity_provider_problem",
+]
+
+AGGREGATIONS = ("max", "mean")
+_EPSILON = 1e-12
+_SIMILAR_KEYS = ("aggregation", "binary", "providers")
+_METRIC_NAMES = {"cosine": "Cosine similarity", "dot": "Dot product", "euclidean": "Euclidean distance"}
+
+
+# -- shared helpers (also used by bertscore.py) ----------------------------------------------------
+
+
+def references(value: Any) -> list[str] | str:
+    """The reference texts of a ``value`` (a string or a non-empty list of strings), or a problem text."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple) and value and all(isinstance(item, str) for item in value):
+        return list(value)
+    if isinstance(value, list | tuple) and not value:
+        return "value is an empty list: give at least one reference text"
+    return f"value must be a string or a list of strings (got {type(value).__name__})"
+
+
+def short(text: str, limit: int = 60) -> str:
+    """``text`` quoted, cut to ``limit`` characters for a reason line."""
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+
+
+def format_threshold(threshold: float) -> str:
+    return f"{threshold:g}"
+
+
+def check_config_keys(config: Mapping[str, Any], known: Sequence[str]) -> str | None:
+    """A problem text for an unknown key in an assertion's ``config`` (with a "did you mean")."""
+    for key in config:
+        if key not in known:
+            close = get_close_matches(str(key), known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
+            return f"unknown config key {key!r}{hint}"
+    return None
+
+
+def _check_common(value: Any, config: Mapping[str, Any], known: Sequence[str]) -> str | None:
+    refs = references(value)
+    if isinstance(refs, str):
+        return refs
+    problem = check_config_keys(config, known)
+    if problem:
+        return problem
+    if config.get("aggregation", "max") not in AGGREGATIONS:
+        return f"config.aggregation must be one of {', '.join(AGGREGATIONS)} (got {config['aggregation']!r})"
+    if "binary" in config and not isinstance(config["binary"], bool):
+        return f"config.binary must be true or false (got {config['binary']!r})"
+    providers = config.get("providers")
+    if providers is not None:
+        if not isinstance(providers, list) or not providers:
+            return "config.providers must be a non-empty list of provider ids or {id, config} objects"
+        for item in providers:
+            if isinstance(parse_provider(item, ""), str):
+                return f"config.providers: {parse_provider(item, '')}"
+    return None
+
+
+def check_similar(value: Any, config: Mapping[str, Any]) -> str | None:
+    """The static check of every ``similar`` type, run by ``evalh validate``."""
+    return _check_common(value, config, _SIMILAR_KEYS)
+
+
+def similarity_provider_problem(assertion_type: str, capabilities: Sequence[str]) -> str | None:
+    """For ``validate``: why a provider with these registry capabilities cannot serve this type.
+
+    Cosine works with an embedding provider or a similarity-only one (Hugging Face sentence-similarity);
+    dot and euclidean need vectors.
+    """
+    metric = assertion_type.partition(":")[2] or "cosine"
+    if "embedding" in capabilities:
+        return None
+    if "similarity" in capabilities:
+        if metric == "cosine":
+            return None
+        return f"this provider computes cosine similarity only; {assertion_type} needs an embedding provider"
+    return f"{assertion_type} needs an embedding provider, and this provider cannot embed texts"
+
+
+def parse_provider(item: Any, path: str, base_dir: str = "") -> ProviderSpec | str:
+    """One entry of a provider list: an id, ``{id, label, config}`` or ``{embedding: ...}``."""
+    if isinstance(item, str) and item:
+        return ProviderSpec(id=item, path=path, base_dir=base_dir)
+    if isinstance(item, Mapping):
+        if "embedding" in item:
+            return parse_provider(item["embedding"], f"{path}.embedding", base_dir)
+        if isinstance(item.get("id"), str) and item["id"]:
+            config = item.get("config") or {}
+            if not isinstance(config, Mapping):
+                return f"the config of provider {item['id']!r} must be a mapping"
+            label = item.get("label")
+            return ProviderSpec(
+                id=item["id"],
+                label=str(label) if label else None,
+                config=dict(config),
+                path=path,
+                base_dir=base_dir,
+            )
+    return f"a provider must be an id or an {{id, config}} object (got {item!r})"
+
+
+def embedding_providers(ctx: AssertionContext) -> list[ProviderSpec]:
+    """The embedding provider(s) of this assertion: a list (multi-model) or the resolved single one."""
+    raw = ctx.spec.raw.get("provider") if isinstance(ctx.spec.raw, Mapping) else None
+    listed: Any = raw if isinstance(raw, list) else ctx.config.get("providers")
+    base_dir = str(ctx.config_dir) if ctx.config_dir else ""
+    if isinstance(listed, list) and listed:
+        where = f"{ctx.spec.path}.provider" if isinstance(raw, list) else f"{ctx.spec.path}.config.providers"
+        parsed = [parse_provider(item, f"{where}[{i}]", base_dir) for i, item in enumerate(listed)]
+        return [item for item in parsed if isinstance(item, ProviderSpec)]
+    chosen = ctx.provider("embedding", fallback=DEFAULT_EMBEDDING_PROVIDER)
+    return [chosen or DEFAULT_EMBEDDING_PROVIDER]
+
+
+def can_embed(ctx: AssertionContext, provider: ProviderSpec) -> bool:
+    """Whether the registry says ``provider`` embeds (unknown ids are left to the store to report)."""
+    capabilities = ctx.services.capabilities(provider)
+    return "embedding" in capabilities or not capabilities
+
+
+# -- the similar family --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelScore:
+    """One provider's verdict: ``raw`` is the aggregated similarity or distance over the references."""
+
+    provider: str
+    raw: float
+    per_value: tuple[float, ...]
+    best: int  # index of the best reference
+    usage: Usage
+
+
+def _aggregate(metric: str, raws: Sequence[float], how: str) -> tuple[float, int]:
+    pick = min if metric == "euclidean" else max
+    best = pick(range(len(raws)), key=lambda i: raws[i])
+    if how == "mean":
+        return sum(raws) / len(raws), best
+    return raws[best], best
+
+
+def _passes(metric: str, raw: float, threshold: float) -> bool:
+    if metric == "euclidean":
+        return raw <= threshold + _EPSILON
+    return raw >= threshold - _EPSILON
+
+
+def _to_score(metric: str, raw: float) -> float:
+    return 1.0 / (1.0 + raw) if metric == "euclidean" else raw
+
+
+async def _model_raws(
+    ctx: AssertionContext, provider: ProviderSpec, metric: str, output: str, refs: Sequence[str]
+) -> tuple[list[float], Usage] | str:
+    """The metric of the output against each reference with one provider, or a problem text."""
+    if not can_embed(ctx, provider):
+        if "similarity" not in ctx.services.capabilities(provider):
+            return f"provider {provider.id!r} cannot embed texts, so it cannot score similar:{metric}"
+        if metric != "cosine":
+            return (
+                f"provider {provider.id!r} computes cosine similarity only; similar:{metric} needs "
+                "an embedding provider"
+            )
+        scored = await ctx.services.similarity(provider, [(ref, output) for ref in refs])
+        return list(scored.scores), scored.usage
+    embeddings = await ctx.services.embed(provider, [output, *refs])
+    vectors = embeddings.vectors
+    raws: list[float] = []
+    for index, ref in enumerate(refs, start=1):
+        problem = vector_problem(
+            vectors[0], vectors[index], a_name="the output", b_name=f"value {short(ref)}"
+        )
+        if problem:
+            return f"{provider.id}: {problem}"
+        raw = compare(metric, vectors[0], vectors[index])
+        if not math.isfinite(raw):
+            return f"Invalid similarity score: {provider.id} gave {raw} against {short(ref)}"
+        raws.append(raw)
+    return raws, embeddings.usage
+
+
+def _reason(
+    metric: str, models: Sequence[ModelScore], refs: Sequence[str], how: str, raw: float, threshold: float
+) -> str:
+    name = _METRIC_NAMES[metric]
+    lower = name[0].lower() + name[1:]
+    if len(models) > 1:
+        each = ", ".join(f"{m.provider}: {m.raw:.2f}" for m in models)
+        subject = f"Mean {lower} {raw:.2f} over {len(models)} models ({each})"
+    elif len(refs) == 1:
+        subject = f"{name} {raw:.2f} to {short(refs[0])}"
+    elif how == "mean":
+        subject = f"Mean {lower} {raw:.2f} over {len(refs)} values"
+    else:
+        best = short(refs[models[0].best])
+        subject = f"Best {lower} {raw:.2f} (to {best}, of {len(refs)} values)"
+    passed = _passes(metric, raw, threshold)
+    if metric == "euclidean":
+        relation = "less than or equal to" if passed else "greater than"
+    else:
+        relation = "greater than or equal to" if passed else "less than"
+    return f"{subject} is {relation} threshold {format_threshold(threshold)}"
+
+
+async def score_similar(ctx: AssertionContext, metric: str) -> AssertionResult:
+    """Score the output against ``ctx.value`` with ``metric``, over every configured provider."""
+    refs = references(ctx.value)
+    if isinstance(refs, str):
+        return AssertionResult.failure(refs)
+    problem = check_similar(ctx.value, ctx.config)
+    if problem:
+        return AssertionResult.failure(problem)
+    threshold = 0.75 if ctx.threshold is None else float(ctx.threshold)
+    how = str(ctx.config.get("aggregation", "max"))
+    output = ctx.output_text
+    models: list[ModelScore] = []
+    for provider in embedding_providers(ctx):
+        outcome = await _model_raws(ctx, provider, metric, output, refs)
+        if isinstance(outcome, str):
+            return AssertionResult.failure(outcome, provider=provider.id)
+        raws, usage = outcome
+        raw, best = _aggregate(metric, raws, how)
+        models.append(ModelScore(provider.display, raw, tuple(raws), best, usage))
+    raw = sum(m.raw for m in models) / len(models)
+    passed = _passes(metric, raw, threshold)
+    score = sum(_to_score(metric, m.raw) for m in models) / len(models)
+    binary = bool(ctx.config.get("binary", False))
+    if binary:
+        score = 1.0 if passed else 0.0
+    reason = _reason(metric, models, refs, how, raw, threshold)
+    details: dict[str, Any] = {
+        "metric": metric,
+        "threshold": threshold,
+        "aggregation": how,
+        "binary": binary,
+        ("distance" if metric == "euclidean" else "similarity"): raw,
+        "models": [
+            {
+                "provider": m.provider,
+                "score": _to_score(metric, m.raw),
+                "raw": m.raw,
+                "best_value": refs[m.best],
+                "per_value": [{"value": ref, "raw": r} for ref, r in zip(refs, m.per_value, strict=True)],
+            }
+            for m in models
+        ],
+    }
+    usage = sum((m.usage for m in models), Usage())
+    return AssertionResult(
+        passed=passed,
+        score=score,
+        reason=reason,
+        details=details,
+        usage=usage if usage != Usage() else None,
+    )
+
+
+def prefetch_similar(ctx: AssertionContext) -> list[EmbedRequest]:
+    """The output and every reference, for each provider that embeds."""
+    refs = references(ctx.value)
+    if isinstance(refs, str):
+        return []
+    texts = (ctx.output_text, *refs)
+    return [
+        EmbedRequest(provider, texts) for provider in embedding_providers(ctx) if can_embed(ctx, provider)
+    ]
+
+
+def _register(name: str, metric: str, meaning: str, summary: str) -> None:
+    async def handler(ctx: AssertionContext) -> AssertionResult:
+        return await score_similar(ctx, metric)
+
+    handler.__name__ = handler.__qualname__ = f"similar_{metric}" + ("_default" if ":" not in name else "")
+    assertion(
+        name,
+        family="similarity",
+        description=summary,
+        needs=("embedding",),
+        default_threshold=0.75,
+        threshold_meaning=meaning,
+        requires_value=True,
+        check=check_similar,
+        prefetch=prefetch_similar,
+    )(handler)
+
+
+_register("similar", "cosine", "min cosine similarity", "cosine similarity of output and value embeddings")
+_register("similar:cosine", "cosine", "min cosine similarity", "same as similar")
+_register("similar:dot", "dot", "min dot product", "dot product of output and value embeddings")
+_register(
+    "similar:euclidean",
+    "euclidean",
+    "max distance",
+    "Euclidean distance of output and value embeddings (score 1/(1+d))",
+)

@@ -1,0 +1,158 @@
+"""What every HTTP embedding provider shares: batching settings, the call, vector checks, usage and cost.
+
+A protocol subclass says where to POST (:attr:`HttpEmbedder.path`), how to build the body
+(:meth:`HttpEmbedder.build_body`) and how to read the vectors and token count from the reply
+(:meth:`HttpEmbedder.parse_reply`). :meth:`HttpEmbedder.embed` sends one batch (the store splits texts
+into ``batch_size`` batches) and raises :class:`~evalh.errors.ProviderError` on any failure, API keys
+redacted by the HTTP layer. The cache identity holds the endpoint, the model and the dimensions, never a
+key or a header.
+
+Config keys common to all: ``batchSize`` (texts per request, default 64), ``dimensions``,
+``costPer1kTokens`` (dollars), ``headers``, ``passthrough`` (extra body fields), ``maxConcurrency``
+(requests in flight, default 4) and the HTTP layer's ``timeout`` / ``timeoutMs`` / ``maxRetries`` /
+``retryBaseDelayS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from evalh.errors import ConfigError, ProviderError
+from evalh.model import ProviderSpec, Usage
+from evalh.providers.base import Embeddings
+from evalh.providers.chat import public_url
+from evalh.providers.http import HttpClient, HttpReply
+
+__all__ = [
+    "DEFAULT_EMBEDDING_BATCH",
+    "DEFAULT_EMBEDDING_CONCURRENCY",
+    "HttpEmbedder",
+    "cost_per_1k",
+    "optional_positive_int",
+    "vectors_from_rows",
+]
+
+DEFAULT_EMBEDDING_BATCH = 64
+DEFAULT_EMBEDDING_CONCURRENCY = 4
+
+
+def optional_positive_int(spec: ProviderSpec, key: str) -> int | None:
+    """``spec.config[key]`` as a positive int, None when absent; a ConfigError otherwise."""
+    value = spec.config.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        where = f"{spec.path}.config.{key}" if spec.path else spec.id
+        raise ConfigError(f"{key} must be a positive integer (got {value!r})", where=where)
+    return value
+
+
+def cost_per_1k(config: Mapping[str, Any], table: Mapping[str, float], model: str) -> float | None:
+    """Dollars per 1,000 tokens: ``config.costPer1kTokens`` > the table (longest model prefix) > None."""
+    if config.get("costPer1kTokens") is not None:
+        return float(config["costPer1kTokens"])
+    for prefix in sorted(table, key=len, reverse=True):
+        if model.startswith(prefix):
+            return table[prefix]
+    return None
+
+
+def vectors_from_rows(
+    rows: Sequence[Any], expected: int, where: str
+) -> np.ndarray[Any, np.dtype[np.float32]]:
+    """A 2-D float32 array from ``expected`` numeric rows of equal length; ProviderError otherwise."""
+    if len(rows) != expected:
+        raise ProviderError(f"{where} returned {len(rows)} vectors for {expected} texts")
+    try:
+        vectors = np.asarray(rows, dtype=np.float32)
+    except (TypeError, ValueError):
+        lengths = sorted({len(row) for row in rows if isinstance(row, list)})
+        raise ProviderError(
+            f"{where} returned vectors that are not numeric rows of one length (lengths {lengths})"
+        ) from None
+    if vectors.ndim != 2:
+        raise ProviderError(
+            f"{where} returned an array of shape {vectors.shape}, expected one vector per text"
+        )
+    return vectors
+
+
+class HttpEmbedder:
+    """Base of the HTTP embedding providers: one POST per batch of texts."""
+
+    path: str = ""  # relative to the client's base URL (or absolute)
+    family: str = ""  # the cache identity's provider name, e.g. "openai"
+
+    def __init__(
+        self,
+        spec: ProviderSpec,
+        *,
+        model: str,
+        http: HttpClient,
+        price_per_1k: float | None = None,
+        missing_key: str | None = None,
+    ) -> None:
+        self.id = spec.id
+        self.spec = spec
+        self.model = model
+        self.config: Mapping[str, Any] = spec.config
+        self.http = http
+        self.price_per_1k = price_per_1k
+        self.missing_key = missing_key
+        self.dimensions = optional_positive_int(spec, "dimensions")
+        self.batch_size = optional_positive_int(spec, "batchSize") or DEFAULT_EMBEDDING_BATCH
+        self.max_concurrency = optional_positive_int(spec, "maxConcurrency") or DEFAULT_EMBEDDING_CONCURRENCY
+
+    def cache_identity(self) -> Mapping[str, Any]:
+        return {
+            "provider": self.family,
+            "url": public_url(self.http.url_for(self.path).split("?", 1)[0]),
+            "model": self.model,
+            "dimensions": self.dimensions,
+            **self.extra_identity(),
+        }
+
+    def extra_identity(self) -> Mapping[str, Any]:
+        return {}
+
+    def build_body(self, texts: list[str]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def parse_reply(self, payload: Any, count: int) -> tuple[np.ndarray[Any, np.dtype[np.float32]], int]:
+        """(vectors in input order, prompt tokens or 0)."""
+        raise NotImplementedError
+
+    async def embed(self, texts: Sequence[str]) -> Embeddings:
+        if self.missing_key:
+            raise ProviderError(self.missing_key, where=self.id)
+        body = self.build_body(list(texts))
+        body.update(dict(self.config.get("passthrough") or {}))
+        reply: HttpReply = await self.http.post_json(self.path, body)
+        try:
+            vectors, tokens = self.parse_reply(reply.json, len(texts))
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+            snippet = self.http.redact(reply.text[:300])
+            raise ProviderError(
+                f"unexpected reply ({type(error).__name__}: {error}): {snippet}", where=self.id
+            ) from None
+        if self.dimensions and vectors.shape[1] != self.dimensions:
+            raise ProviderError(
+                f"dimension mismatch: asked for {self.dimensions} dimensions, got {vectors.shape[1]}",
+                where=self.id,
+            )
+        cost = tokens * self.price_per_1k / 1000.0 if self.price_per_1k is not None else 0.0
+        usage = Usage(
+            prompt_tokens=tokens,
+            total_tokens=tokens,
+            requests=1,
+            texts=len(texts),
+            cost=cost,
+            latency_ms=reply.latency_ms,
+        )
+        return Embeddings(vectors=vectors, usage=usage)
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
