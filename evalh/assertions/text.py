@@ -376,6 +376,18 @@ def regex(ctx: AssertionContext) -> AssertionResult:
 # ------------------------------------------------------------------------------------ levenshtein
 
 
+def _strip_common_affixes(left: str, right: str) -> tuple[str, str]:
+    """Drop the shared prefix and suffix: they never change the distance."""
+    shortest = min(len(left), len(right))
+    start = 0
+    while start < shortest and left[start] == right[start]:
+        start += 1
+    end = 0
+    while end < shortest - start and left[-1 - end] == right[-1 - end]:
+        end += 1
+    return left[start : len(left) - end], right[start : len(right) - end]
+
+
 def levenshtein_distance(left: str, right: str) -> int:
     """Edit distance (insert, delete, substitute) by code point.
 
@@ -384,6 +396,7 @@ def levenshtein_distance(left: str, right: str) -> int:
     """
     if left == right:
         return 0
+    left, right = _strip_common_affixes(left, right)
     if len(left) > len(right):
         left, right = right, left
     if not left:
