@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from evalh.assertions.base import AssertionContext
 from evalh.assertions.lexical import (
     bleu_score,
     gleu_score,
@@ -25,12 +24,9 @@ from evalh.assertions.lexical import (
     squad_f1,
 )
 from evalh.assertions.registry import get_assertion
-from evalh.model import AssertionResult, AssertionSpec, TestCase
+from evalh.model import AssertionResult, AssertionSpec
 from evalh.runner.scoring import finalize
-
-
-class _NoServices:
-    default_choice = None
+from tests.assertions.helpers import grade, make_context
 
 
 def run(
@@ -40,19 +36,7 @@ def run(
     config: Mapping[str, Any] | None = None,
     threshold: float | None = None,
 ) -> AssertionResult:
-    definition = get_assertion(kind)
-    assert definition is not None, kind
-    spec = AssertionSpec(type=kind, value=value, config=config or {}, threshold=threshold)
-    ctx = AssertionContext(
-        spec=spec,
-        output=output,
-        test=TestCase(index=0),
-        services=_NoServices(),  # type: ignore[arg-type]
-        threshold=threshold if threshold is not None else definition.default_threshold,
-    )
-    result = definition.fn(ctx)
-    assert isinstance(result, AssertionResult)
-    return result
+    return grade(make_context(kind, value=value, output=output, threshold=threshold, config=config))
 
 
 CAT = "the cat sat on the mat"
