@@ -19,7 +19,7 @@ from jsonschema.protocols import Validator
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
-from evalh.assertions.text import preview
+from evalh.assertions.text import json_default, preview
 from evalh.model import AssertionResult
 
 __all__ = ["extract_json_objects", "schema_problem", "schema_violation"]
@@ -63,7 +63,7 @@ def _validator(value: Any) -> Validator | str | None:
     if not isinstance(schema, Mapping | bool):
         return f"the schema value must be an object (got {type(schema).__name__})"
     try:
-        canonical = json.dumps(schema, sort_keys=True, ensure_ascii=False)
+        canonical = json.dumps(schema, sort_keys=True, ensure_ascii=False, default=json_default)
     except (TypeError, ValueError) as error:
         return f"the schema value is not JSON data: {error}"
     return _validator_for(canonical)

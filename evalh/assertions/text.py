@@ -22,6 +22,7 @@ from evalh.model import AssertionResult
 
 __all__ = [
     "deep_equal",
+    "json_default",
     "levenshtein_distance",
     "parse_item_list",
     "preview",
@@ -45,6 +46,13 @@ def _passed(passed: bool, reason: str, **details: Any) -> AssertionResult:
 # ----------------------------------------------------------------------------------------- values
 
 
+def json_default(value: Any) -> Any:
+    """``json.dumps`` hook: read-only mappings (frozen config values) serialize like dicts."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON data")
+
+
 def stringify_value(value: Any) -> str:
     """A scalar value as promptfoo's ``String(value)``: 42 -> "42", 1.0 -> "1", True -> "true"."""
     if isinstance(value, str):
@@ -55,7 +63,7 @@ def stringify_value(value: Any) -> str:
         return str(int(value))
     if isinstance(value, int | float):
         return str(value)
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, default=json_default)
 
 
 def _scalar_problem(name: str, value: Any) -> str | None:
@@ -178,7 +186,7 @@ def equals(ctx: AssertionContext) -> AssertionResult:
     if value is None:
         return AssertionResult.failure("equals needs a value (string, number, object or list)")
     if isinstance(value, Mapping | list | tuple):
-        expected = json.dumps(value, ensure_ascii=False)
+        expected = json.dumps(value, ensure_ascii=False, default=json_default)
         parsed, actual = _parse_json_output(ctx.output)
         if not parsed:
             return _passed(False, f"Output is not JSON, so it does not equal {preview(expected)}")

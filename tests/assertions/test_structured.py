@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -140,6 +141,13 @@ def test_invalid_schemas_fail_validation_and_error_at_run(value: Any, fragment: 
         result = run(assertion_type, '{"a": 1}', value)
         assert result.error
         assert fragment in result.reason
+
+
+def test_read_only_mapping_schema_is_accepted() -> None:
+    frozen = MappingProxyType({"type": "object", "properties": MappingProxyType({"a": {"type": "string"}})})
+    assert schema_problem(frozen) is None
+    assert run("is-json", '{"a": "x"}', frozen).passed
+    assert not run("is-json", '{"a": 1}', frozen).passed
 
 
 def test_valid_schemas_pass_the_check() -> None:

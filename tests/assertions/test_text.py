@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -114,6 +115,14 @@ def test_equals_with_an_object_value_compares_parsed_json(value: Any, output: An
     result = run("equals", value, output)
     assert result.passed is passed
     assert not result.error
+
+
+def test_equals_accepts_read_only_mapping_values() -> None:
+    frozen = MappingProxyType({"a": MappingProxyType({"b": [1]})})
+    assert run("equals", frozen, '{"a": {"b": [1]}}').passed
+    assert run("equals", frozen, '{"a": {"b": [2]}}').reason == (
+        """Output '{"a": {"b": [2]}}' does not equal '{"a": {"b": [1]}}'"""
+    )
 
 
 def test_equals_reasons_read_well_both_ways() -> None:
