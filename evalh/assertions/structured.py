@@ -19,7 +19,7 @@ from jsonschema.protocols import Validator
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
-from evalh.assertions.text import json_default, preview
+from evalh.assertions.strings import json_default, loads_strict, parse_json_output, preview
 from evalh.model import AssertionResult
 
 __all__ = ["extract_json_objects", "schema_problem", "schema_violation"]
@@ -90,20 +90,6 @@ def _check_schema(value: Any, _config: Mapping[str, Any]) -> str | None:
 # ----------------------------------------------------------------------------------------- is-json
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _parse_whole(output: Any) -> tuple[bool, Any, str]:
-    """(parsed?, value, problem) for the whole output."""
-    if output is not None and not isinstance(output, str):
-        return True, output, ""
-    try:
-        return True, json.loads(output or "", parse_constant=_reject_constant), ""
-    except ValueError as error:
-        return False, None, str(error)
-
-
 @assertion(
     "is-json",
     family="structured",
@@ -114,7 +100,7 @@ def is_json(ctx: AssertionContext) -> AssertionResult:
     validator = _validator(ctx.value)
     if isinstance(validator, str):
         return AssertionResult.failure(f"is-json: {validator}")
-    parsed, document, problem = _parse_whole(ctx.output)
+    parsed, document, problem = parse_json_output(ctx.output)
     if not parsed:
         return AssertionResult(passed=False, score=0.0, reason=f"Output is not valid JSON ({problem})")
     if validator is None:
@@ -199,11 +185,11 @@ def _strip_comments(candidate: str) -> str:
 
 def _parse_candidate(candidate: str) -> Any:
     try:
-        return json.loads(candidate, parse_constant=_reject_constant)
+        return loads_strict(candidate)
     except ValueError:
         pass
     try:
-        return json.loads(_strip_comments(candidate), parse_constant=_reject_constant)
+        return loads_strict(_strip_comments(candidate))
     except ValueError:
         return None
 

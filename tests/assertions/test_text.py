@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from evalh.assertions.registry import all_assertions
-from evalh.assertions.text import (
+from evalh.assertions.strings import (
     deep_equal,
     levenshtein_distance,
     parse_item_list,
