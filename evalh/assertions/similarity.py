@@ -109,13 +109,18 @@ def check_similar(value: Any, config: Mapping[str, Any]) -> str | None:
 def similarity_provider_problem(assertion_type: str, capabilities: Sequence[str]) -> str | None:
     """For ``validate``: why a provider with these registry capabilities cannot serve this type.
 
-    Cosine works with an embedding provider or a similarity-only one (Hugging Face sentence-similarity);
-    dot and euclidean need vectors.
+    ``similar`` / ``similar:cosine`` work with an embedding provider or a similarity-only one (Hugging
+    Face sentence-similarity); dot and euclidean need vectors; ``bertscore`` needs contextual token
+    vectors ("tokens", e.g. ``local``); ``bertscore-like`` any embedding provider.
     """
+    if assertion_type == "bertscore":
+        if "tokens" in capabilities:
+            return None
+        return "bertscore needs contextual token vectors (such as the `local` provider's); use bertscore-like"
     metric = assertion_type.partition(":")[2] or "cosine"
     if "embedding" in capabilities:
         return None
-    if "similarity" in capabilities:
+    if "similarity" in capabilities and assertion_type.startswith("similar"):
         if metric == "cosine":
             return None
         return f"this provider computes cosine similarity only; {assertion_type} needs an embedding provider"
