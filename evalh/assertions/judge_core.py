@@ -1,0 +1,217 @@
+"""Calling the grader for the model-graded assertions: resolution, deterministic defaults, replies.
+
+The grader is ``ctx.provider("text")``: the assertion's ``provider`` > the test's ``options.provider``
+(its ``text`` key in a map; defaultTest's merged in) > ``--grader`` / the suite default. Nothing is sent
+anywhere when none is configured: the assertion is an ERROR naming how to set one. Graders run with
+``temperature: 0`` and ``seed: 42`` unless the grader's own config sets them.
+
+Every prompt sent and every raw reply go into the result's ``details`` (``grading_prompt``,
+``grader_reply``, and ``steps`` for multi-step judges), so reports show what the judge saw and said.
+A grader failure (transport error, empty or unparsable reply) is ``AssertionResult.failure``: an ERROR,
+never inverted into a pass by ``not-``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalh.assertions.base import AssertionContext
+from evalh.assertions.judge_prompts import Messages, PromptProblem, load_prompt, render_messages
+from evalh.assertions.structured import extract_json_objects
+from evalh.model import AssertionResult, ProviderSpec, Usage
+
+__all__ = [
+    "GRADER_DEFAULTS",
+    "GraderFailure",
+    "Grading",
+    "as_bool",
+    "as_number",
+    "custom_prompt",
+    "first_json_object",
+    "graded",
+    "grader_spec",
+    "query_of",
+]
+
+GRADER_DEFAULTS: Mapping[str, Any] = {"temperature": 0, "seed": 42}
+_TRUTHY = re.compile(r"^\s*(true|yes|pass|y)\s*$", re.IGNORECASE)
+
+
+class GraderFailure(Exception):
+    """The grader could not give a verdict (transport error, empty or unparsable reply)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def grader_spec(spec: ProviderSpec) -> ProviderSpec:
+    """``spec`` with temperature 0 and seed 42 unless its config sets them."""
+    return dataclasses.replace(spec, config={**GRADER_DEFAULTS, **spec.config})
+
+
+def first_json_object(output: Any) -> Mapping[str, Any] | None:
+    """An object reply as is; in a text reply, the first JSON object found (lenient); else None."""
+    if isinstance(output, Mapping):
+        return output
+    if isinstance(output, str):
+        objects = extract_json_objects(output)
+        return objects[0] if objects else None
+    return None
+
+
+def as_bool(value: Any) -> bool:
+    """promptfoo's reading of a verdict: a bool as is, else true iff it reads true/yes/pass/y."""
+    if isinstance(value, bool):
+        return value
+    return bool(_TRUTHY.match(str(value)))
+
+
+def as_number(value: Any) -> float | None:
+    """A number, or a numeric string, as a float; anything else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def query_of(ctx: AssertionContext) -> str:
+    """The question the output answers: ``vars.query``, else the rendered prompt (its last user turn)."""
+    query = ctx.vars.get("query")
+    if isinstance(query, str) and query:
+        return query
+    prompt = ctx.prompt
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, Sequence):
+        users = [m.get("content") for m in prompt if isinstance(m, Mapping) and m.get("role") == "user"]
+        if users and isinstance(users[-1], str):
+            return users[-1]
+    return ""
+
+
+def custom_prompt(ctx: AssertionContext) -> tuple[Mapping[str, Any], ...] | None:
+    """The assertion's ``rubricPrompt``, else the test's ``options.rubricPrompt``, loaded; or None."""
+    raw = ctx.spec.rubric_prompt
+    if raw is None:
+        raw = ctx.test.options.get("rubricPrompt")
+    return None if raw is None else load_prompt(raw, ctx.config_dir)
+
+
+@dataclass
+class Grading:
+    """One assertion's conversation with its grader: the calls made, their usage, for ``details``."""
+
+    ctx: AssertionContext
+    grader: ProviderSpec
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+    def variables(self, **extra: Any) -> dict[str, Any]:
+        """Template variables: the test's vars, the output, the query, and ``extra``."""
+        output = self.ctx.output_text
+        query = query_of(self.ctx)
+        return {
+            **self.ctx.vars,
+            "vars": dict(self.ctx.vars),
+            "output": output,
+            "completion": output,
+            "input": query,
+            "query": query,
+            "prompt": query,
+            **extra,
+        }
+
+    async def ask(self, template: Sequence[Mapping[str, Any]], variables: Mapping[str, Any]) -> Any:
+        """Render ``template``, send it, record it; the raw reply (a string, or an object)."""
+        messages: Messages = render_messages(template, variables)
+        response = await self.ctx.services.complete(self.grader, messages)
+        self.usage = self.usage + response.usage
+        self.steps.append({"prompt": messages, "reply": response.output, "error": response.error})
+        if response.error:
+            raise GraderFailure(f"the grader {self.grader.display} failed: {response.error}")
+        output = response.output
+        if output is None or (isinstance(output, str) and not output.strip()):
+            raise GraderFailure(f"the grader {self.grader.display} returned no output")
+        return output
+
+    async def ask_json(
+        self, template: Sequence[Mapping[str, Any]], variables: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
+        """Like :meth:`ask`, then the first JSON object of the reply (GraderFailure if none)."""
+        reply = await self.ask(template, variables)
+        parsed = first_json_object(reply)
+        if parsed is None:
+            raise GraderFailure(f"could not extract JSON from the grader's reply: {_short(reply)}")
+        return parsed
+
+    def details(self, **extra: Any) -> dict[str, Any]:
+        last = self.steps[-1] if self.steps else {}
+        details: dict[str, Any] = {
+            "grader": self.grader.display,
+            "grading_prompt": last.get("prompt"),
+            "grader_reply": last.get("reply"),
+            **extra,
+        }
+        if len(self.steps) > 1:
+            details["steps"] = [{"prompt": s["prompt"], "reply": s["reply"]} for s in self.steps]
+        return details
+
+    def result(self, passed: bool, score: float, reason: str, **extra: Any) -> AssertionResult:
+        return AssertionResult(
+            passed=passed, score=score, reason=reason, details=self.details(**extra), usage=self.usage
+        )
+
+    def failure(self, reason: str) -> AssertionResult:
+        return dataclasses.replace(AssertionResult.failure(reason, **self.details()), usage=self.usage)
+
+
+def _short(reply: Any, limit: int = 200) -> str:
+    text = reply if isinstance(reply, str) else repr(reply)
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")
+
+
+JudgeFn = Callable[[AssertionContext, Grading], Awaitable[AssertionResult]]
+
+
+def no_grader_reason(assertion_type: str) -> str:
+    return (
+        f"{assertion_type} needs a grader: set defaultTest.options.provider (for example "
+        "openai:chat:gpt-4o-mini, or any OpenAI-compatible server such as Ollama or vLLM through "
+        "config.apiBaseUrl), the assertion's provider, or --grader"
+    )
+
+
+def graded(fn: JudgeFn) -> Callable[[AssertionContext], Awaitable[AssertionResult]]:
+    """Resolve the grader, run ``fn``, and turn grader or prompt problems into ERROR results."""
+
+    @functools.wraps(fn)
+    async def run(ctx: AssertionContext) -> AssertionResult:
+        picked = ctx.provider("text")
+        if picked is None:
+            return AssertionResult.failure(no_grader_reason(ctx.spec.type))
+        capabilities = ctx.services.capabilities(picked)
+        if capabilities and "text" not in capabilities:
+            return AssertionResult.failure(
+                f"{ctx.spec.type}: the grader {picked.display} cannot answer prompts (it offers "
+                f"{', '.join(capabilities)}); name a chat provider in options.provider.text"
+            )
+        grading = Grading(ctx=ctx, grader=grader_spec(picked))
+        try:
+            return await fn(ctx, grading)
+        except (GraderFailure, PromptProblem) as problem:
+            reason = problem.reason if isinstance(problem, GraderFailure) else str(problem)
+            return grading.failure(f"{ctx.spec.type}: {reason}")
+
+    return run
