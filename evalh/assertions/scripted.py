@@ -2,7 +2,8 @@
 
 The value is inline code or ``file://path.py[:function]`` (default function ``get_assert``; the path is
 relative to the config file's folder). Inline code that is one expression becomes
-``return <expression>`` inside ``main(output, context)``; anything else is that function's body.
+``return <expression>`` inside ``main(output, context)``; anything else is that function's body
+(``json``, ``re`` and ``math`` are already imported for inline code).
 The function gets the raw ``output`` and ``context = {prompt, vars, test, config}`` and returns a bool,
 a number (passes if > 0 without a threshold, else if >= threshold; the score is the number) or a dict
 ``{pass, score, reason}`` (``pass_`` accepted; with a threshold, a score must also reach it). An async
@@ -16,7 +17,9 @@ from __future__ import annotations
 import ast
 import hashlib
 import inspect
+import json
 import math
+import re
 import sys
 import traceback
 import types
@@ -65,7 +68,7 @@ def compile_inline(code: str) -> UserFunction | str:
         compiled = compile(module, _INLINE_FILENAME, "exec")
     except SyntaxError as error:  # errors the parser lets through, e.g. 'await' outside async function
         return f"python assertion has a syntax error: {error.msg} (at line {error.lineno} of the code)"
-    namespace: dict[str, Any] = {"__name__": "evalh_inline_assertion"}
+    namespace: dict[str, Any] = {"__name__": "evalh_inline_assertion", "json": json, "math": math, "re": re}
     exec(compiled, namespace)
     main: UserFunction = namespace["main"]
     return main

@@ -80,6 +80,12 @@ def test_inline_multi_line_body_needs_a_return() -> None:
     assert "did the code forget to return?" in forgot.reason
 
 
+def test_inline_code_has_json_re_and_math_at_hand() -> None:
+    code = "json.loads(output)['n'] == 2 and bool(re.search(r'\\d', output)) and math.isclose(1, 1)"
+    assert run(code, '{"n": 2}').passed
+    assert not run(code, '{"n": 3}').passed
+
+
 def test_single_line_statement_is_a_body() -> None:
     assert run("return output.upper() == 'HI'", "hi").passed
 
