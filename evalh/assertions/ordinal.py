@@ -1,0 +1,146 @@
+"""``ordinal-distance``: how far the output's label is from the expected one on an ordered scale.
+
+``config.scale`` lists the labels in order (``[low, medium, high, urgent]``, or numbers for a Likert
+scale). With n labels, the output's label at index i and the expected label (``value``) at index j score
+``1 - |i - j| / (n - 1)``: 1 for the right label, 0 for the opposite end of the scale.
+
+The output's label is the whole output, trimmed of whitespace, surrounding quotes and trailing
+punctuation, compared case-insensitively; with ``config.field`` it is that field of the output's JSON
+object. A label that is not on the scale cannot be scored: the assertion is an error naming the scale.
+The default threshold 1.0 asks for the exact label; lower it to accept near misses (on a 4-label scale,
+``threshold: 0.66`` accepts one step off).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evalh.assertions.base import AssertionContext
+from evalh.assertions.registry import assertion
+from evalh.model import AssertionResult
+
+__all__ = ["label_key", "ordinal_score", "read_label", "scale_of"]
+
+_NAME = "ordinal-distance"
+_TRIM = " \t\r\n\"'`“”‘’.,;:!?"
+
+
+def label_key(label: Any) -> str:
+    """How labels are compared: trimmed, whitespace collapsed, case-folded."""
+    if isinstance(label, float) and label.is_integer():
+        label = int(label)
+    return " ".join(str(label).strip(_TRIM).split()).casefold()
+
+
+def scale_of(config: Mapping[str, Any]) -> list[str] | str:
+    """The labels of ``config.scale`` in order, or a problem text."""
+    scale = config.get("scale")
+    if scale is None:
+        return f"{_NAME} needs config.scale: an ordered list of labels"
+    if not isinstance(scale, list | tuple) or any(
+        isinstance(label, bool) or not isinstance(label, str | int | float) for label in scale
+    ):
+        return f"{_NAME} needs config.scale to be a list of labels (strings or numbers)"
+    labels = [str(int(x)) if isinstance(x, float) and x.is_integer() else str(x) for x in scale]
+    if len(labels) < 2:
+        return f"{_NAME} needs config.scale to hold at least 2 labels"
+    keys = [label_key(label) for label in labels]
+    if "" in keys:
+        return f"{_NAME} needs config.scale labels to be non-empty"
+    repeated = sorted({label for label, key in zip(labels, keys, strict=True) if keys.count(key) > 1})
+    if repeated:
+        return (
+            f"{_NAME} needs distinct labels in config.scale (repeated, ignoring case: {', '.join(repeated)})"
+        )
+    return labels
+
+
+def _show(scale: Sequence[str]) -> str:
+    return " < ".join(scale)
+
+
+def ordinal_score(actual: int, expected: int, size: int) -> float:
+    """1 - |i - j| / (n - 1)."""
+    return 1.0 - abs(actual - expected) / (size - 1)
+
+
+def read_label(output: Any, field: str | None) -> str | None:
+    """The label the output gives: the text itself, or ``field`` of its JSON object (None if absent)."""
+    if field is None:
+        return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+    if isinstance(output, str):
+        try:
+            output = json.loads(output)
+        except json.JSONDecodeError:
+            return None
+    if not isinstance(output, Mapping) or output.get(field) is None:
+        return None
+    label = output[field]
+    return label if isinstance(label, str) else json.dumps(label, ensure_ascii=False)
+
+
+def _check(value: Any, config: Mapping[str, Any]) -> str | None:
+    scale = scale_of(config)
+    if isinstance(scale, str):
+        return scale
+    if isinstance(value, bool) or not isinstance(value, str | int | float) or label_key(value) == "":
+        return f"{_NAME} needs the expected label as value (one of: {_show(scale)})"
+    field = config.get("field")
+    if field is not None and (not isinstance(field, str) or not field):
+        return f"{_NAME} needs config.field to be a non-empty string (got {field!r})"
+    templated = isinstance(value, str) and ("{{" in value or "{%" in value)
+    if not templated and label_key(value) not in [label_key(label) for label in scale]:
+        return f"{_NAME}: expected label {value!r} is not on the scale {_show(scale)}"
+    return None
+
+
+@assertion(
+    _NAME,
+    family="ordinal",
+    description="Distance of the output's label from the expected one on config.scale: 1 - |i - j| / (n - 1)",
+    default_threshold=1.0,
+    threshold_meaning="min score",
+    requires_value=True,
+    check=_check,
+)
+def ordinal_distance(ctx: AssertionContext) -> AssertionResult:
+    problem = _check(ctx.value, ctx.config)
+    scale = scale_of(ctx.config)
+    if problem or isinstance(scale, str):
+        return AssertionResult.failure(problem or str(scale))
+    keys = [label_key(label) for label in scale]
+    field = ctx.config.get("field")
+    raw = read_label(ctx.output, str(field) if field else None)
+    if raw is None:
+        return AssertionResult.failure(
+            f"{_NAME}: the output has no JSON field {field!r} (config.field) to read a label from"
+        )
+    if label_key(raw) not in keys:
+        shown = raw if len(raw) <= 60 else raw[:60] + "..."
+        return AssertionResult.failure(f"{_NAME}: output label {shown!r} is not on the scale {_show(scale)}")
+    actual, expected = keys.index(label_key(raw)), keys.index(label_key(ctx.value))
+    score = ordinal_score(actual, expected, len(scale))
+    threshold = ctx.threshold if ctx.threshold is not None else 1.0
+    passed = score >= threshold
+    details = {
+        "label": scale[actual],
+        "expected": scale[expected],
+        "distance": abs(actual - expected),
+        "scale": list(scale),
+        "threshold": threshold,
+    }
+    return AssertionResult(
+        passed=passed, score=score, reason=_reason(details, score, passed), details=details
+    )
+
+
+def _reason(details: Mapping[str, Any], score: float, passed: bool) -> str:
+    steps = details["distance"]
+    unit = "step" if steps == 1 else "steps"
+    relation = "is greater than or equal to" if passed else "is less than"
+    return (
+        f"Label {details['label']!r} is {steps} {unit} from expected {details['expected']!r} "
+        f"on {_show(details['scale'])}: score {score:.4g} {relation} threshold {details['threshold']:g}"
+    )

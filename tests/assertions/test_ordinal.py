@@ -1,0 +1,132 @@
+"""ordinal-distance: hand-computed scores, label reading, errors naming the scale, static checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from evalh.assertions.ordinal import ordinal_score
+from evalh.assertions.registry import get_assertion
+from evalh.model import AssertionResult, AssertionSpec
+from evalh.runner.scoring import finalize
+from tests.assertions.helpers import grade, make_context
+
+SCALE = ["low", "medium", "high", "urgent"]
+
+
+def run(output: Any, value: Any, threshold: float | None = None, **config: Any) -> AssertionResult:
+    full_config: Mapping[str, Any] = {"scale": SCALE, **config}
+    return grade(
+        make_context("ordinal-distance", value=value, output=output, threshold=threshold, config=full_config)
+    )
+
+
+@pytest.mark.parametrize(
+    ("output", "expected", "score"),
+    [
+        ("urgent", "urgent", 1.0),
+        ("high", "urgent", 2 / 3),
+        ("medium", "urgent", 1 / 3),
+        ("low", "urgent", 0.0),
+        ("urgent", "low", 0.0),
+        ("medium", "high", 2 / 3),
+    ],
+)
+def test_hand_computed_scores(output: str, expected: str, score: float) -> None:
+    result = run(output, expected)
+    assert result.score == pytest.approx(score)
+    assert result.passed is (score == 1.0)  # default threshold 1.0: the exact label
+    assert not result.error
+
+
+def test_reason_and_details() -> None:
+    result = run("High", "urgent", threshold=0.66)
+    assert result.passed
+    assert result.reason == (
+        "Label 'high' is 1 step from expected 'urgent' on low < medium < high < urgent: "
+        "score 0.6667 is greater than or equal to threshold 0.66"
+    )
+    assert result.details["distance"] == 1 and result.details["label"] == "high"
+    far = run("low", "urgent", threshold=0.5)
+    assert far.reason.endswith("score 0 is less than threshold 0.5") and "3 steps" in far.reason
+
+
+def test_negation_inverts_the_score() -> None:
+    result = run("high", "urgent")
+    negated = finalize(AssertionSpec(type="ordinal-distance", negate=True, value="urgent"), result)
+    assert negated.passed and negated.score == pytest.approx(1 / 3)
+
+
+def test_label_reading_is_lenient_about_case_space_quotes_and_punctuation() -> None:
+    assert run('  "Urgent."\n', "urgent").score == 1.0
+    assert run("MEDIUM!", "Medium").score == 1.0
+    assert run({"priority": "high"}, "high", field="priority").score == 1.0
+    assert run('{"priority": "low", "why": "minor"}', "urgent", field="priority").score == 0.0
+
+
+def test_numeric_likert_scale_and_unicode_labels() -> None:
+    likert = grade(make_context("ordinal-distance", value=5, output="4", config={"scale": [1, 2, 3, 4, 5]}))
+    assert likert.score == pytest.approx(0.75)
+    config = {"scale": ["faible", "modéré", "élevé"]}
+    assert grade(make_context("ordinal-distance", value="Élevé", output="MODÉRÉ", config=config)).score == 0.5
+
+
+def test_unknown_output_label_is_an_error_naming_the_scale() -> None:
+    result = run("severe", "high")
+    assert result.error and not result.passed
+    assert (
+        result.reason
+        == "ordinal-distance: output label 'severe' is not on the scale low < medium < high < urgent"
+    )
+    negated = finalize(AssertionSpec(type="ordinal-distance", negate=True, value="high"), result)
+    assert negated.error and not negated.passed
+    missing = run("plain text", "high", field="priority")
+    assert missing.error and "no JSON field 'priority'" in missing.reason
+
+
+@pytest.mark.parametrize(
+    ("value", "config", "problem"),
+    [
+        ("high", {}, "ordinal-distance needs config.scale: an ordered list of labels"),
+        ("high", {"scale": "low,high"}, "ordinal-distance needs config.scale to be a list of labels"),
+        ("high", {"scale": ["high"]}, "ordinal-distance needs config.scale to hold at least 2 labels"),
+        ("high", {"scale": ["High", "high"]}, "ordinal-distance needs distinct labels in config.scale"),
+        (None, {"scale": SCALE}, "ordinal-distance needs the expected label as value (one of: low < medium"),
+        (
+            "severe",
+            {"scale": SCALE},
+            "ordinal-distance: expected label 'severe' is not on the scale low < medium",
+        ),
+        (
+            "high",
+            {"scale": SCALE, "field": 3},
+            "ordinal-distance needs config.field to be a non-empty string",
+        ),
+    ],
+)
+def test_static_checks(value: Any, config: dict[str, Any], problem: str) -> None:
+    definition = get_assertion("ordinal-distance")
+    assert definition is not None and definition.check is not None
+    found = definition.check(value, config)
+    assert found is not None and found.startswith(problem)
+
+
+def test_static_check_accepts_good_and_templated_values() -> None:
+    definition = get_assertion("ordinal-distance")
+    assert definition is not None and definition.check is not None
+    assert definition.family == "ordinal" and definition.default_threshold == 1.0
+    assert definition.check("Urgent", {"scale": SCALE}) is None
+    assert definition.check("{{ expected }}", {"scale": SCALE}) is None
+
+
+def test_score_is_symmetric_and_falls_by_equal_steps() -> None:
+    for size in range(2, 8):
+        scores = [ordinal_score(i, 0, size) for i in range(size)]
+        assert scores[0] == 1.0 and scores[-1] == 0.0
+        steps = {round(a - b, 12) for a, b in zip(scores, scores[1:], strict=False)}
+        assert steps == {round(1 / (size - 1), 12)}
+        assert all(
+            ordinal_score(i, j, size) == ordinal_score(j, i, size) for i in range(size) for j in range(size)
+        )
