@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -125,7 +126,7 @@ def test_score_is_symmetric_and_falls_by_equal_steps() -> None:
     for size in range(2, 8):
         scores = [ordinal_score(i, 0, size) for i in range(size)]
         assert scores[0] == 1.0 and scores[-1] == 0.0
-        steps = {round(a - b, 12) for a, b in zip(scores, scores[1:], strict=False)}
+        steps = {round(a - b, 12) for a, b in pairwise(scores)}
         assert steps == {round(1 / (size - 1), 12)}
         assert all(
             ordinal_score(i, j, size) == ordinal_score(j, i, size) for i in range(size) for j in range(size)
