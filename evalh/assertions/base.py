@@ -135,7 +135,8 @@ def output_as_text(output: Any) -> str:
         return ""
     if isinstance(output, str):
         return output
-    return json.dumps(output, ensure_ascii=False)
+    # JSON.stringify's compact separators, so configs written for promptfoo compare the same text.
+    return json.dumps(output, ensure_ascii=False, separators=(",", ":"))
 
 
 def sum_usage(usages: Sequence[Usage | None]) -> Usage:

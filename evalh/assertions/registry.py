@@ -57,6 +57,7 @@ class AssertionDef:
     default_threshold: float | None = None
     threshold_meaning: str = ""  # "min score", "max distance", ... (docs)
     requires_value: bool = False
+    requires_threshold: bool = False  # e.g. latency: validate reports a missing threshold
     check: CheckFn | None = None  # static check of (value, config), run by validate
     prefetch: PrefetchFn | None = None  # texts to embed in bulk before scoring
 
@@ -76,6 +77,7 @@ def assertion(
     default_threshold: float | None = None,
     threshold_meaning: str = "",
     requires_value: bool = False,
+    requires_threshold: bool = False,
     check: CheckFn | None = None,
     prefetch: PrefetchFn | None = None,
 ) -> Callable[[F], F]:
@@ -93,6 +95,7 @@ def assertion(
             default_threshold=default_threshold,
             threshold_meaning=threshold_meaning,
             requires_value=requires_value,
+            requires_threshold=requires_threshold,
             check=check,
             prefetch=prefetch,
         )

@@ -39,6 +39,7 @@ def _check_latency(value: Any, _config: Mapping[str, Any]) -> str | None:
     family="runtime",
     description="The provider answered within threshold milliseconds (needs a threshold and --no-cache)",
     threshold_meaning="max ms",
+    requires_threshold=True,
     check=_check_latency,
 )
 def latency(ctx: AssertionContext) -> AssertionResult:
