@@ -1,0 +1,209 @@
+"""Suite-level aggregates of a run: pass rate, mean scores per named metric and per assertion type,
+macro-F1 for classification suites, and a side-by-side view of every provider × prompt column.
+
+:func:`compute_aggregates` is pure. The runner stores its result in ``RunResult.aggregates``; the JSON
+report writes it under ``results.aggregates`` and the console prints it. Its shape (camelCase keys like
+the rest of the JSON report; rates are percentages 0-100 like ``stats`` and ``RunResult.pass_rate``,
+scores are fractions 0-1; a mean over nothing is ``null``)::
+
+    {
+      "passRate": 83.33,          # % of rows that passed; ERROR rows count against; 100.0 with no rows
+      "meanScore": 0.87,          # mean row score over the rows that are not ERROR (null if none)
+      "counts": {"rows": 12, "passed": 10, "failed": 1, "errors": 1},
+      "namedScores": {            # per `metric` name, over the non-ERROR rows that carry it
+        "accuracy": {"mean": 0.8, "min": 0.5, "max": 1.0, "count": 10}
+      },
+      "assertionTypes": {         # per full type (`not-contains` apart from `contains`), every graded
+        "rouge-n": {              # assertion including assert-set children
+          "count": 12, "passed": 9, "errors": 1,
+          "passRate": 75.0,       # % of these assertions that passed (errors count against)
+          "meanScore": 0.81       # over the ones that ran (errors excluded); null if none ran
+        }
+      },
+      "columns": [                # side by side: one record per provider × prompt, by provider then prompt
+        {"provider": "openai:gpt-4o-mini", "prompt": "qa", "providerIndex": 0, "promptIndex": 0,
+         "rows": 6, "passed": 5, "failed": 1, "errors": 0, "passRate": 83.33, "meanScore": 0.9,
+         "namedScores": {"accuracy": 0.8},       # mean per metric name in this column
+         "macroF1": 0.75, "accuracy": 0.8}       # only when the suite has labelled tests
+      ],
+      "classification": [         # [] unless some test has metadata.label; one record per column
+        {"provider": "...", "prompt": "...", "providerIndex": 0, "promptIndex": 0,
+         "rows": 5,               # labelled rows of the column
+         "accuracy": 0.8, "macroF1": 0.75,
+         "unknownPredictions": 1, # predictions that are none of the gold labels
+         "perClass": {"positive": {"precision": 1.0, "recall": 0.5, "f1": 0.667, "support": 2}}}
+      ]
+    }
+
+Classification labels: the gold label of a row is its test's ``metadata.label``; rows without one are
+left out. The predicted label is the output's ``label`` field when the output is a JSON object that has
+one, else the output text. Both are trimmed of whitespace, surrounding quotes and trailing punctuation
+and case-folded. A row without output (a provider error) counts as a wrong prediction. Per column, for
+each gold label c: precision = TP / predicted c, recall = TP / gold c, F1 their harmonic mean (0 when
+undefined); macro-F1 is the unweighted mean over the gold labels (a prediction outside them lowers recall, not the mean's
+denominator), as ``sklearn.metrics.f1_score(average="macro", labels=gold_labels, zero_division=0)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from evalh.model import GradedAssertion, Status, TestResult
+
+__all__ = ["classification_report", "compute_aggregates", "label_of", "predicted_label"]
+
+_TRIM = " \t\r\n\"'`“”‘’.,;:!?"
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _rate(part: int, whole: int) -> float:
+    return 100.0 * part / whole if whole else 100.0
+
+
+def label_of(value: Any) -> str | None:
+    """A label as compared: trimmed, case-folded; None for no label."""
+    if value is None or isinstance(value, Mapping | list):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = " ".join(str(value).strip(_TRIM).split()).casefold()
+    return text or None
+
+
+def predicted_label(output: Any) -> str | None:
+    """The label an output predicts: its JSON ``label`` field if it has one, else its text."""
+    if output is None:
+        return None
+    parsed = output
+    if isinstance(output, str):
+        try:
+            parsed = json.loads(output)
+        except json.JSONDecodeError:
+            return label_of(output)
+    if isinstance(parsed, Mapping):
+        return label_of(parsed.get("label"))
+    return label_of(output if isinstance(output, str) else json.dumps(output, ensure_ascii=False))
+
+
+def classification_report(pairs: Sequence[tuple[str, str | None]]) -> dict[str, Any]:
+    """Accuracy, macro-F1 and per-class figures from (gold, predicted) pairs (predicted None: no answer)."""
+    classes = sorted({gold for gold, _ in pairs})
+    gold_count = Counter(gold for gold, _ in pairs)
+    predicted_count = Counter(predicted for _, predicted in pairs)
+    correct = Counter(gold for gold, predicted in pairs if gold == predicted)
+    per_class: dict[str, dict[str, float]] = {}
+    for label in classes:
+        precision = correct[label] / predicted_count[label] if predicted_count[label] else 0.0
+        recall = correct[label] / gold_count[label]
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        per_class[label] = {"precision": precision, "recall": recall, "f1": f1, "support": gold_count[label]}
+    return {
+        "rows": len(pairs),
+        "accuracy": sum(correct.values()) / len(pairs) if pairs else None,
+        "macroF1": _mean([figures["f1"] for figures in per_class.values()]),
+        "unknownPredictions": sum(1 for _, predicted in pairs if predicted not in gold_count),
+        "perClass": per_class,
+    }
+
+
+def _flatten(graded: Iterable[GradedAssertion]) -> Iterator[GradedAssertion]:
+    for item in graded:
+        yield item
+        yield from _flatten(item.children)
+
+
+def _assertion_types(rows: Sequence[TestResult]) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[GradedAssertion]] = defaultdict(list)
+    for row in rows:
+        for item in _flatten(row.assertions):
+            groups[item.spec.full_type].append(item)
+    summary: dict[str, dict[str, Any]] = {}
+    for name in sorted(groups):
+        items = groups[name]
+        passed = sum(1 for item in items if item.passed and not item.error)
+        ran = [item.score for item in items if not item.error]
+        summary[name] = {
+            "count": len(items),
+            "passed": passed,
+            "errors": len(items) - len(ran),
+            "passRate": _rate(passed, len(items)),
+            "meanScore": _mean(ran),
+        }
+    return summary
+
+
+def _named_scores(rows: Sequence[TestResult]) -> dict[str, dict[str, Any]]:
+    values: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        if row.status is not Status.ERROR:
+            for name, score in row.named_scores.items():
+                values[name].append(score)
+    return {
+        name: {"mean": _mean(scores), "min": min(scores), "max": max(scores), "count": len(scores)}
+        for name, scores in sorted(values.items())
+    }
+
+
+def _summary(rows: Sequence[TestResult]) -> dict[str, Any]:
+    counts = Counter(row.status for row in rows)
+    return {
+        "rows": len(rows),
+        "passed": counts[Status.PASS],
+        "failed": counts[Status.FAIL],
+        "errors": counts[Status.ERROR],
+        "passRate": _rate(counts[Status.PASS], len(rows)),
+        "meanScore": _mean([row.score for row in rows if row.status is not Status.ERROR]),
+    }
+
+
+def _labelled_pairs(rows: Sequence[TestResult]) -> list[tuple[str, str | None]]:
+    pairs: list[tuple[str, str | None]] = []
+    for row in rows:
+        gold = label_of(row.test.metadata.get("label"))
+        if gold is not None:
+            pairs.append((gold, predicted_label(row.output)))
+    return pairs
+
+
+def _columns(rows: Sequence[TestResult]) -> dict[tuple[int, int], list[TestResult]]:
+    columns: dict[tuple[int, int], list[TestResult]] = defaultdict(list)
+    for row in rows:
+        columns[(row.provider_index, row.prompt_index)].append(row)
+    return dict(sorted(columns.items()))
+
+
+def compute_aggregates(results: Sequence[TestResult]) -> dict[str, Any]:
+    """The run's aggregates (shape in the module docstring); pure, results in any order."""
+    overall = _summary(results)
+    columns: list[dict[str, Any]] = []
+    classification: list[dict[str, Any]] = []
+    labelled = any(label_of(row.test.metadata.get("label")) is not None for row in results)
+    for (provider_index, prompt_index), rows in _columns(results).items():
+        identity = {
+            "provider": rows[0].provider.display,
+            "prompt": rows[0].prompt.label,
+            "providerIndex": provider_index,
+            "promptIndex": prompt_index,
+        }
+        named = {name: figures["mean"] for name, figures in _named_scores(rows).items()}
+        column = {**identity, **_summary(rows), "namedScores": named}
+        if labelled:
+            report = classification_report(_labelled_pairs(rows))
+            column.update(macroF1=report["macroF1"], accuracy=report["accuracy"])
+            classification.append({**identity, **report})
+        columns.append(column)
+    return {
+        "passRate": overall["passRate"],
+        "meanScore": overall["meanScore"],
+        "counts": {key: overall[key] for key in ("rows", "passed", "failed", "errors")},
+        "namedScores": _named_scores(results),
+        "assertionTypes": _assertion_types(results),
+        "columns": columns,
+        "classification": classification,
+    }
