@@ -40,8 +40,9 @@ left out. The predicted label is the output's ``label`` field when the output is
 one, else the output text. Both are trimmed of whitespace, surrounding quotes and trailing punctuation
 and case-folded. A row without output (a provider error) counts as a wrong prediction. Per column, for
 each gold label c: precision = TP / predicted c, recall = TP / gold c, F1 their harmonic mean (0 when
-undefined); macro-F1 is the unweighted mean over the gold labels (a prediction outside them lowers recall, not the mean's
-denominator), as ``sklearn.metrics.f1_score(average="macro", labels=gold_labels, zero_division=0)``.
+undefined); macro-F1 is the unweighted mean over the gold labels (a prediction outside them lowers
+recall, not the mean's denominator), as scikit-learn's
+``f1_score(average="macro", labels=gold_labels, zero_division=0)``.
 """
 
 from __future__ import annotations
