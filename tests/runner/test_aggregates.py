@@ -1,0 +1,258 @@
+"""Suite aggregates: hand-computed pass rates, means, macro-F1 and the side-by-side columns."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from evalh.model import AssertionSpec, GradedAssertion, Prompt, ProviderSpec, Status, TestCase, TestResult
+from evalh.runner.aggregates import classification_report, compute_aggregates, label_of, predicted_label
+
+PROMPTS = (Prompt(raw="Classify: {{text}}", label="classify"), Prompt(raw="Label {{text}}", label="terse"))
+PROVIDERS = (ProviderSpec(id="echo"), ProviderSpec(id="openai:chat:gpt-4o-mini", label="gpt"))
+GOLD = ("positive", "negative", "neutral", "positive")
+
+
+def graded(kind: str, score: float, passed: bool, *, error: bool = False, **spec: Any) -> GradedAssertion:
+    negate = kind.startswith("not-")
+    children = spec.pop("children", ())
+    return GradedAssertion(
+        spec=AssertionSpec(type=kind.removeprefix("not-"), negate=negate, **spec),
+        passed=passed,
+        score=score,
+        reason="r",
+        error=error,
+        children=children,
+    )
+
+
+def row(
+    test: int,
+    output: Any,
+    status: Status,
+    score: float,
+    *,
+    provider: int = 0,
+    prompt: int = 0,
+    assertions: tuple[GradedAssertion, ...] = (),
+    named: dict[str, float] | None = None,
+    label: Any = None,
+) -> TestResult:
+    metadata = {"label": label} if label is not None else {}
+    return TestResult(
+        test=TestCase(index=test, metadata=metadata),
+        prompt=PROMPTS[prompt],
+        provider=PROVIDERS[provider],
+        prompt_index=prompt,
+        provider_index=provider,
+        rendered_prompt="",
+        status=status,
+        score=score,
+        reason="",
+        output=output,
+        assertions=assertions,
+        named_scores=named or {},
+    )
+
+
+def classification_rows() -> list[TestResult]:
+    """Provider 0 answers plainly; provider 1 answers in JSON, off-list, or not at all (an ERROR)."""
+    plain = ["Positive", "negative.", "positive", " Positive\n"]
+    other: list[Any] = ["I think positive", None, '{"label": "Neutral"}', {"label": "POSITIVE"}]
+    rows = []
+    for index, (gold, answer) in enumerate(zip(GOLD, plain, strict=True)):
+        passed = label_of(answer) == gold
+        status = Status.PASS if passed else Status.FAIL
+        rows.append(row(index, answer, status, float(passed), label=gold, named={"accuracy": float(passed)}))
+    for index, (gold, answer) in enumerate(zip(GOLD, other, strict=True)):
+        if answer is None:
+            rows.append(row(index, None, Status.ERROR, 0.0, provider=1, label=gold))
+            continue
+        passed = predicted_label(answer) == gold
+        status = Status.PASS if passed else Status.FAIL
+        rows.append(
+            row(
+                index,
+                answer,
+                status,
+                float(passed),
+                provider=1,
+                label=gold,
+                named={"accuracy": float(passed)},
+            )
+        )
+    return rows
+
+
+def test_macro_f1_hand_computed() -> None:
+    aggregates = compute_aggregates(classification_rows())
+    first, second = aggregates["classification"]
+    # provider 0 predicts pos, neg, pos, pos: negative F1 1, neutral F1 0, positive P 2/3 R 1 -> F1 0.8
+    assert first["provider"] == "echo" and first["rows"] == 4
+    assert first["perClass"]["positive"] == pytest.approx(
+        {"precision": 2 / 3, "recall": 1.0, "f1": 0.8, "support": 2}
+    )
+    assert first["perClass"]["neutral"]["f1"] == 0.0
+    assert first["macroF1"] == pytest.approx((1 + 0 + 0.8) / 3)
+    assert first["accuracy"] == 0.75
+    assert first["unknownPredictions"] == 0
+    # provider 1: off-list answer, no answer (ERROR), neutral (JSON text), positive (JSON object)
+    assert second["provider"] == "gpt"
+    assert second["perClass"]["negative"]["f1"] == 0.0
+    assert second["perClass"]["neutral"]["f1"] == 1.0
+    assert second["perClass"]["positive"]["f1"] == pytest.approx(2 / 3)
+    assert second["macroF1"] == pytest.approx((0 + 1 + 2 / 3) / 3)
+    assert second["accuracy"] == 0.5
+    assert second["unknownPredictions"] == 2
+    columns = aggregates["columns"]
+    assert [column["macroF1"] for column in columns] == [first["macroF1"], second["macroF1"]]
+
+
+def test_pass_rate_means_and_counts() -> None:
+    aggregates = compute_aggregates(classification_rows())
+    assert aggregates["counts"] == {"rows": 8, "passed": 5, "failed": 2, "errors": 1}
+    assert aggregates["passRate"] == pytest.approx(100 * 5 / 8)
+    assert aggregates["meanScore"] == pytest.approx(5 / 7)  # the ERROR row is left out of means
+    assert aggregates["namedScores"]["accuracy"] == pytest.approx(
+        {"mean": 5 / 7, "min": 0.0, "max": 1.0, "count": 7}
+    )
+    echo, gpt = aggregates["columns"]
+    assert echo.pop("namedScores") == {"accuracy": 0.75}
+    assert echo == pytest.approx(
+        {
+            "provider": "echo",
+            "prompt": "classify",
+            "providerIndex": 0,
+            "promptIndex": 0,
+            "rows": 4,
+            "passed": 3,
+            "failed": 1,
+            "errors": 0,
+            "passRate": 75.0,
+            "meanScore": 0.75,
+            "macroF1": (1 + 0 + 0.8) / 3,
+            "accuracy": 0.75,
+        }
+    )
+    assert gpt["errors"] == 1 and gpt["passRate"] == 50.0 and gpt["meanScore"] == pytest.approx(2 / 3)
+
+
+def test_assertion_types_flatten_sets_and_keep_negations_apart() -> None:
+    child_ok = graded("contains", 1.0, True, value="a")
+    child_bad = graded("not-contains", 0.0, False, value="b")
+    rows = [
+        row(
+            0,
+            "x",
+            Status.FAIL,
+            0.5,
+            assertions=(graded("assert-set", 0.5, False, children=(child_ok, child_bad)),),
+        ),
+        row(
+            1, "y", Status.PASS, 1.0, assertions=(graded("contains", 1.0, True), graded("rouge-n", 0.8, True))
+        ),
+        row(2, "z", Status.ERROR, 0.0, assertions=(graded("rouge-n", 0.0, False, error=True),)),
+    ]
+    types = compute_aggregates(rows)["assertionTypes"]
+    assert list(types) == ["assert-set", "contains", "not-contains", "rouge-n"]
+    assert types["contains"] == {"count": 2, "passed": 2, "errors": 0, "passRate": 100.0, "meanScore": 1.0}
+    assert types["not-contains"]["meanScore"] == 0.0 and types["not-contains"]["passRate"] == 0.0
+    assert types["rouge-n"] == {"count": 2, "passed": 1, "errors": 1, "passRate": 50.0, "meanScore": 0.8}
+
+
+def test_columns_are_ordered_by_provider_then_prompt() -> None:
+    rows = [
+        row(0, "a", Status.PASS, 1.0, provider=1, prompt=1),
+        row(0, "a", Status.FAIL, 0.0, provider=0, prompt=1),
+        row(0, "a", Status.PASS, 1.0, provider=1, prompt=0),
+        row(0, "a", Status.PASS, 0.5, provider=0, prompt=0, named={"m": 0.5}),
+        row(1, "b", Status.PASS, 1.0, provider=0, prompt=0, named={"m": 1.0}),
+    ]
+    columns = compute_aggregates(rows)["columns"]
+    assert [(c["providerIndex"], c["promptIndex"]) for c in columns] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert [(c["provider"], c["prompt"]) for c in columns][1:3] == [("echo", "terse"), ("gpt", "classify")]
+    assert columns[0]["namedScores"] == {"m": 0.75} and columns[0]["meanScore"] == 0.75
+    assert columns[1]["namedScores"] == {}
+    assert "macroF1" not in columns[0]  # no labelled test: no classification figures
+    assert compute_aggregates(rows)["classification"] == []
+
+
+def test_empty_run() -> None:
+    aggregates = compute_aggregates([])
+    assert aggregates == {
+        "passRate": 100.0,
+        "meanScore": None,
+        "counts": {"rows": 0, "passed": 0, "failed": 0, "errors": 0},
+        "namedScores": {},
+        "assertionTypes": {},
+        "columns": [],
+        "classification": [],
+    }
+
+
+def test_aggregates_are_json_and_order_independent() -> None:
+    rows = classification_rows()
+    aggregates = compute_aggregates(rows)
+    assert json.loads(json.dumps(aggregates, allow_nan=False)) == aggregates
+    shuffled = rows[:]
+    random.Random(3).shuffle(shuffled)
+    assert compute_aggregates(shuffled) == aggregates
+
+
+def test_label_reading() -> None:
+    assert label_of(" 'Urgent!' ") == "urgent"
+    assert label_of(3.0) == "3" and label_of(True) == "true"
+    assert label_of("   ") is None and label_of(None) is None and label_of({"a": 1}) is None
+    assert predicted_label('{"label": "Spam", "why": "links"}') == "spam"
+    assert predicted_label('{"category": "spam"}') is None  # a JSON object without a label field
+    assert predicted_label("[1, 2]") == "[1, 2]"
+    assert predicted_label(7) == "7"
+    assert predicted_label("Ça va.") == "ça va"
+
+
+def test_numeric_and_unicode_labels() -> None:
+    rows = [
+        row(0, "1", Status.PASS, 1.0, label=1),
+        row(1, "2", Status.FAIL, 0.0, label=1),
+        row(2, "Élevé", Status.PASS, 1.0, label="élevé"),
+    ]
+    report = compute_aggregates(rows)["classification"][0]
+    assert set(report["perClass"]) == {"1", "élevé"}
+    assert report["perClass"]["1"]["recall"] == 0.5 and report["perClass"]["1"]["precision"] == 1.0
+    assert report["unknownPredictions"] == 1
+
+
+def _confusion_macro_f1(pairs: list[tuple[str, str | None]]) -> float:
+    """Macro-F1 from a confusion matrix, as F1 = 2TP / (2TP + FP + FN): an independent formulation."""
+    labels = sorted({gold for gold, _ in pairs})
+    scores = []
+    for label in labels:
+        tp = sum(1 for g, p in pairs if g == label and p == label)
+        fp = sum(1 for g, p in pairs if g != label and p == label)
+        fn = sum(1 for g, p in pairs if g == label and p != label)
+        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return sum(scores) / len(scores)
+
+
+def test_macro_f1_agrees_with_the_confusion_matrix_formula() -> None:
+    rng = random.Random(5)
+    for _ in range(200):
+        labels = ["a", "b", "c", "d"][: rng.randint(1, 4)]
+        pairs = [(rng.choice(labels), rng.choice([*labels, "zzz", None])) for _ in range(rng.randint(1, 20))]
+        assert classification_report(pairs)["macroF1"] == pytest.approx(_confusion_macro_f1(pairs))
+
+
+def test_macro_f1_matches_scikit_learn() -> None:
+    metrics = pytest.importorskip("sklearn.metrics")
+    rng = random.Random(8)
+    for _ in range(50):
+        labels = ["a", "b", "c"]
+        pairs = [(rng.choice(labels), rng.choice([*labels, "other"])) for _ in range(rng.randint(1, 15))]
+        gold = sorted({g for g, _ in pairs})
+        expected = metrics.f1_score(
+            [g for g, _ in pairs], [p for _, p in pairs], labels=gold, average="macro", zero_division=0
+        )
+        assert classification_report(pairs)["macroF1"] == pytest.approx(expected)
