@@ -212,7 +212,8 @@ async def _model_raws(
                 f"provider {provider.id!r} computes cosine similarity only; similar:{metric} needs "
                 "an embedding provider"
             )
-        scored = await ctx.services.similarity(provider, [(ref, output) for ref in refs])
+        # The output as the source sentence: one request scores it against every reference.
+        scored = await ctx.services.similarity(provider, [(output, ref) for ref in refs])
         return list(scored.scores), scored.usage
     embeddings = await ctx.services.embed(provider, [output, *refs])
     vectors = embeddings.vectors

@@ -70,9 +70,11 @@ def vectors_from_rows(
         vectors = np.asarray(rows, dtype=np.float32)
     except (TypeError, ValueError):
         lengths = sorted({len(row) for row in rows if isinstance(row, list)})
-        raise ProviderError(
-            f"{where} returned vectors that are not numeric rows of one length (lengths {lengths})"
-        ) from None
+        if len(lengths) > 1:
+            raise ProviderError(
+                f"dimension mismatch: {where} returned vectors of {lengths} dimensions"
+            ) from None
+        raise ProviderError(f"{where} returned vectors that are not rows of numbers") from None
     if vectors.ndim != 2:
         raise ProviderError(
             f"{where} returned an array of shape {vectors.shape}, expected one vector per text"
