@@ -185,9 +185,9 @@ def _short(reply: Any, limit: int = 200) -> str:
 JudgeFn = Callable[[AssertionContext, Grading], Awaitable[AssertionResult]]
 
 
-def no_grader_reason(assertion_type: str) -> str:
+def no_grader_reason() -> str:
     return (
-        f"{assertion_type} needs a grader: set defaultTest.options.provider (for example "
+        "needs a grader model: set defaultTest.options.provider (for example "
         "openai:chat:gpt-4o-mini, or any OpenAI-compatible server such as Ollama or vLLM through "
         "config.apiBaseUrl), the assertion's provider, or --grader"
     )
@@ -200,11 +200,11 @@ def graded(fn: JudgeFn) -> Callable[[AssertionContext], Awaitable[AssertionResul
     async def run(ctx: AssertionContext) -> AssertionResult:
         picked = ctx.provider("text")
         if picked is None:
-            return AssertionResult.failure(no_grader_reason(ctx.spec.type))
+            return AssertionResult.failure(no_grader_reason())
         capabilities = ctx.services.capabilities(picked)
         if capabilities and "text" not in capabilities:
             return AssertionResult.failure(
-                f"{ctx.spec.type}: the grader {picked.display} cannot answer prompts (it offers "
+                f"the grader {picked.display} cannot answer prompts (it offers "
                 f"{', '.join(capabilities)}); name a chat provider in options.provider.text"
             )
         grading = Grading(ctx=ctx, grader=grader_spec(picked))
@@ -212,6 +212,6 @@ def graded(fn: JudgeFn) -> Callable[[AssertionContext], Awaitable[AssertionResul
             return await fn(ctx, grading)
         except (GraderFailure, PromptProblem) as problem:
             reason = problem.reason if isinstance(problem, GraderFailure) else str(problem)
-            return grading.failure(f"{ctx.spec.type}: {reason}")
+            return grading.failure(reason)
 
     return run

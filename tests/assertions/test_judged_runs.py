@@ -1,0 +1,159 @@
+"""Judges end to end through the runner: row status, score and reason, attempts, no key in reports or logs."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalh.model import (
+    AssertionSpec,
+    EvaluateOptions,
+    Prompt,
+    ProviderChoice,
+    ProviderSpec,
+    RunResult,
+    Status,
+    Suite,
+    TestCase,
+)
+from evalh.reports.writers import write_reports
+from evalh.runner.execute import run_suite
+from tests.assertions.judge_helpers import OPENAI_PATH, SECRET, openai_grader, openai_text
+from tests.loopback import LoopbackServer, Reply
+
+APP_PATH = "/app/v1/chat/completions"
+
+
+def app_provider(server: LoopbackServer, **config: Any) -> ProviderSpec:
+    base = {"apiBaseUrl": server.url + "/app/v1", "apiKey": SECRET, "retryBaseDelayS": 0.01}
+    return ProviderSpec(id="openai:chat:app-model", config={**base, **config}, path="providers[0]")
+
+
+def suite_of(server: LoopbackServer, *asserts: AssertionSpec, grader: ProviderSpec | None = None) -> Suite:
+    test = TestCase(index=0, vars={"name": "Ada"}, asserts=asserts, path="tests[0]")
+    return Suite(
+        tests=(test,),
+        prompts=(Prompt(raw="Say hello to {{ name }}", label="hello"),),
+        providers=(app_provider(server),),
+        default_provider=ProviderChoice(default=grader or openai_grader(server)),
+        evaluate_options=EvaluateOptions(max_concurrency=2, cache=False),
+    )
+
+
+def rubric(value: str = "greets Ada by name", *, negate: bool = False) -> AssertionSpec:
+    return AssertionSpec(type="llm-rubric", negate=negate, value=value, path="tests[0].assert[0]")
+
+
+def run_and_report(suite: Suite, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> tuple[RunResult, str]:
+    caplog.set_level(logging.DEBUG)
+    result = run_suite(suite)
+    paths = write_reports(result, [str(tmp_path / "out.json"), str(tmp_path / "out.xml")])
+    text = "".join(path.read_text(encoding="utf-8") for path in paths) + caplog.text
+    return result, text
+
+
+def test_passing_row_with_grader_details_in_the_report(
+    loopback: LoopbackServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loopback.route("POST", APP_PATH, lambda r: openai_text("Hello, Ada!"))
+    loopback.route(
+        "POST", OPENAI_PATH, lambda r: openai_text('{"pass": true, "score": 0.9, "reason": "Greets Ada."}')
+    )
+    result, report = run_and_report(suite_of(loopback, rubric()), tmp_path, caplog)
+    row = result.results[0]
+    assert (row.status, row.score, row.reason) == (Status.PASS, 0.9, "All assertions passed")
+    assert row.assertions[0].reason == "Greets Ada."
+    assert row.grading_usage.total_tokens == 60
+    grader_request = loopback.requests_to(OPENAI_PATH)[0]
+    assert "Hello, Ada!" in json.dumps(grader_request.json)
+    assert len(loopback.requests_to(APP_PATH)) == 1
+    assert "Greets Ada." in report and "grading_prompt" in report
+    assert SECRET not in report
+
+
+def test_grader_rate_limit_then_verdict(
+    loopback: LoopbackServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loopback.route("POST", APP_PATH, lambda r: openai_text("Hi Bob"))
+    limited = Reply.json(
+        {"error": {"message": f"slow down {SECRET}"}}, status=429, headers={"Retry-After": "0.1"}
+    )
+    verdict = openai_text('{"pass": false, "score": 0.1, "reason": "Wrong name."}')
+    loopback.script("POST", OPENAI_PATH, [limited, limited, verdict])
+    result, report = run_and_report(suite_of(loopback, rubric()), tmp_path, caplog)
+    row = result.results[0]
+    assert (row.status, row.score, row.reason) == (Status.FAIL, 0.1, "llm-rubric: Wrong name.")
+    assert len(loopback.requests_to(OPENAI_PATH)) == 3
+    assert "retrying" in caplog.text  # the retries are logged, redacted
+    assert SECRET not in report
+
+
+def test_output_provider_401_is_an_error_row_and_the_grader_is_not_called(
+    loopback: LoopbackServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    denied = Reply.json({"error": {"message": f"Incorrect API key provided: {SECRET}"}}, status=401)
+    loopback.route("POST", APP_PATH, lambda r: denied)
+    result, report = run_and_report(suite_of(loopback, rubric()), tmp_path, caplog)
+    row = result.results[0]
+    assert row.status is Status.ERROR and row.score == 0.0
+    assert row.reason.startswith("openai:chat:app-model: HTTP 401")
+    assert "Incorrect API key provided: ***" in row.reason
+    assert loopback.requests_to(OPENAI_PATH) == []
+    assert len(loopback.requests_to(APP_PATH)) == 1
+    assert SECRET not in report
+
+
+def test_not_llm_rubric_with_a_broken_grader_is_an_error_row(
+    loopback: LoopbackServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loopback.route("POST", APP_PATH, lambda r: openai_text("Hello, Ada!"))
+    loopback.route(
+        "POST", OPENAI_PATH, lambda r: Reply.json({"error": {"message": "overloaded"}}, status=503)
+    )
+    grader = openai_grader(loopback, maxRetries=1)
+    result, report = run_and_report(suite_of(loopback, rubric(negate=True), grader=grader), tmp_path, caplog)
+    row = result.results[0]
+    assert (row.status, row.score) == (Status.ERROR, 0.0)
+    assert row.reason.startswith("not-llm-rubric: the grader openai:chat:judge-model failed: ")
+    assert "HTTP 503" in row.reason and "overloaded" in row.reason and "after 2 attempts" in row.reason
+    assert len(loopback.requests_to(OPENAI_PATH)) == 2
+    assert SECRET not in report
+
+
+def test_grader_timeout_from_evaluate_options(
+    loopback: LoopbackServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loopback.route("POST", APP_PATH, lambda r: openai_text("Hello, Ada!"))
+    loopback.route("POST", OPENAI_PATH, lambda r: Reply.json({}, delay_s=1.5))
+    suite = suite_of(loopback, rubric(), grader=openai_grader(loopback, maxRetries=0))
+    result = run_suite(suite, EvaluateOptions(max_concurrency=2, cache=False, timeout_ms=300))
+    row = result.results[0]
+    assert row.status is Status.ERROR
+    assert "timed out after 0.3 s" in row.reason
+
+
+def test_no_grader_is_an_error_row_and_nothing_is_sent(loopback: LoopbackServer) -> None:
+    test = TestCase(index=0, asserts=(rubric(),), output="Hello, Ada!", has_output=True, path="tests[0]")
+    result = run_suite(Suite(tests=(test,), evaluate_options=EvaluateOptions(cache=False)))
+    row = result.results[0]
+    assert row.status is Status.ERROR
+    assert row.reason.startswith("llm-rubric: needs a grader model: set defaultTest.options.provider")
+    assert loopback.requests == []
+
+
+def test_cached_grader_reply_is_reused(loopback: LoopbackServer) -> None:
+    loopback.route("POST", OPENAI_PATH, lambda r: openai_text('{"pass": true, "reason": "ok"}'))
+    test = TestCase(index=0, asserts=(rubric(),), output="Hello, Ada!", has_output=True, path="tests[0]")
+    suite = Suite(
+        tests=(test,),
+        default_provider=ProviderChoice(default=openai_grader(loopback)),
+        evaluate_options=EvaluateOptions(cache=True),
+    )
+    first = run_suite(suite).results[0]
+    second = run_suite(suite).results[0]
+    assert first.status is Status.PASS and second.status is Status.PASS
+    assert len(loopback.requests_to(OPENAI_PATH)) == 1  # temperature 0: the second run reads the cache
