@@ -16,17 +16,28 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import functools
 import hashlib
 import json
 import platform
 import secrets
 import sys
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from evalh import __version__
-from evalh.model import GradedAssertion, Prompt, ProviderSpec, RunResult, Status, TestResult, Usage
+from evalh.model import (
+    AssertionSpec,
+    GradedAssertion,
+    Prompt,
+    ProviderSpec,
+    RunResult,
+    Status,
+    TestCase,
+    TestResult,
+    Usage,
+)
 from evalh.reports.textutil import output_text
 
 __all__ = [
@@ -37,6 +48,7 @@ __all__ = [
     "encode_json",
     "flatten_components",
     "json_default",
+    "new_memo",
     "redact",
     "result_to_json",
     "to_promptfoo_json",
@@ -80,20 +92,30 @@ def encode_json(text: str) -> bytes:
     return text.encode("utf-8", errors="backslashreplace")
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_secret_key(key: str) -> bool:
     norm = key.lower().replace("_", "").replace("-", "")
     return norm in _SECRET_KEYS or norm.endswith(_SECRET_SUFFIXES)
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def redact(value: Any) -> Any:
     """A copy of ``value`` (JSON-like) with the values of secret-looking keys replaced by ``[REDACTED]``."""
+    if type(value) in _SCALARS:
+        return value
     if isinstance(value, Mapping):
-        return {
-            str(k): (REDACTED if _is_secret_key(str(k)) and v not in (None, "") else redact(v))
-            for k, v in value.items()
-        }
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            key = k if type(k) is str else str(k)
+            if v is not None and v != "" and _is_secret_key(key):
+                out[key] = REDACTED
+            else:
+                out[key] = v if type(v) in _SCALARS else redact(v)
+        return out
     if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
+        return [v if type(v) in _SCALARS else redact(v) for v in value]
     return value
 
 
@@ -109,8 +131,25 @@ def usage_to_json(usage: Usage | None) -> dict[str, Any]:
     }
 
 
-def _assertion_to_json(graded: GradedAssertion) -> dict[str, Any]:
-    spec = graded.spec
+class _Memo:
+    """Converted specs and tests, reused by every row sharing them (the report is read-only data).
+
+    Keyed by ``id()``; the object is kept alongside so an id is never reused while cached.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[object, Any]] = {}
+
+    def get(self, obj: object, build: Callable[[], Any]) -> Any:
+        hit = self._items.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        value = build()
+        self._items[id(obj)] = (obj, value)
+        return value
+
+
+def _assertion_to_json(spec: AssertionSpec) -> dict[str, Any]:
     out: dict[str, Any] = redact(spec.raw) if spec.raw else {}
     out["type"] = spec.full_type
     for key in ("threshold", "weight", "metric"):
@@ -127,12 +166,12 @@ def _assertion_to_json(graded: GradedAssertion) -> dict[str, Any]:
     return out
 
 
-def _component_to_json(graded: GradedAssertion) -> dict[str, Any]:
+def _component_to_json(graded: GradedAssertion, memo: _Memo) -> dict[str, Any]:
     out: dict[str, Any] = {
         "pass": graded.passed,
         "score": graded.score,
         "reason": graded.reason,
-        "assertion": _assertion_to_json(graded),
+        "assertion": memo.get(graded.spec, lambda: _assertion_to_json(graded.spec)),
         "metadata": dict(graded.details),
     }
     if graded.error:
@@ -140,22 +179,19 @@ def _component_to_json(graded: GradedAssertion) -> dict[str, Any]:
     if graded.usage is not None:
         out["tokensUsed"] = usage_to_json(graded.usage)
     if graded.children:
-        out["componentResults"] = flatten_components(graded.children)
+        out["componentResults"] = flatten_components(graded.children, memo)
     return out
 
 
-def flatten_components(graded: Iterable[GradedAssertion]) -> list[dict[str, Any]]:
+def flatten_components(graded: Iterable[GradedAssertion], memo: _Memo | None = None) -> list[dict[str, Any]]:
     """Component results as promptfoo lists them: each assert-set, then its children flattened after it."""
+    memo = memo or _Memo()
     out: list[dict[str, Any]] = []
     for item in graded:
-        component = _component_to_json(item)
+        component = _component_to_json(item, memo)
         out.append(component)
         out.extend(component.get("componentResults", ()))
     return out
-
-
-def _prompt_raw(rendered: Any) -> str:
-    return output_text(rendered)
 
 
 def _prompt_id(prompt: Prompt) -> str:
@@ -164,12 +200,11 @@ def _prompt_id(prompt: Prompt) -> str:
     return hashlib.sha256(f"{prompt.label}:{output_text(prompt.raw)}".encode(errors="replace")).hexdigest()
 
 
-def _test_case_to_json(row: TestResult) -> dict[str, Any]:
-    test = row.test
+def _test_case_to_json(test: TestCase) -> dict[str, Any]:
     out: dict[str, Any] = {"vars": dict(test.vars)}
     if test.description is not None:
         out["description"] = test.description
-    out["assert"] = [_assertion_to_json_spec(g) for g in row.assertions]
+    out["assert"] = [redact(spec.raw) if spec.raw else _assertion_to_json(spec) for spec in test.asserts]
     out["options"] = redact(test.options)
     out["metadata"] = dict(test.metadata)
     if test.threshold is not None:
@@ -177,11 +212,6 @@ def _test_case_to_json(row: TestResult) -> dict[str, Any]:
     if test.has_output:
         out["output"] = test.output
     return out
-
-
-def _assertion_to_json_spec(graded: GradedAssertion) -> dict[str, Any]:
-    spec = graded.spec
-    return redact(spec.raw) if spec.raw else _assertion_to_json(graded)
 
 
 def _error_text(row: TestResult) -> str | None:
@@ -192,7 +222,7 @@ def _error_text(row: TestResult) -> str | None:
     return row.error or row.reason or "Evaluation error"
 
 
-def _grading_result(row: TestResult) -> dict[str, Any] | None:
+def _grading_result(row: TestResult, memo: _Memo) -> dict[str, Any] | None:
     if row.status is Status.ERROR and not row.assertions:
         return None
     return {
@@ -202,13 +232,18 @@ def _grading_result(row: TestResult) -> dict[str, Any] | None:
         "namedScores": dict(row.named_scores),
         "namedScoreWeights": dict(row.named_score_weights),
         "tokensUsed": usage_to_json(row.grading_usage),
-        "componentResults": flatten_components(row.assertions),
+        "componentResults": flatten_components(row.assertions, memo),
         "assertion": None,
     }
 
 
-def result_to_json(row: TestResult) -> dict[str, Any]:
-    """One row as promptfoo's ``EvaluateResult`` (one JSONL line, one ``results.results[]`` item)."""
+def result_to_json(row: TestResult, *, memo: _Memo | None = None) -> dict[str, Any]:
+    """One row as promptfoo's ``EvaluateResult`` (one JSONL line, one ``results.results[]`` item).
+
+    ``memo`` (from :func:`new_memo`) shares the conversion of specs and tests between rows; the dicts
+    returned may then share sub-objects, so treat them as read-only.
+    """
+    memo = memo or _Memo()
     latency = row.latency_ms if row.latency_ms is not None else 0.0
     cost = row.cost if row.cost is not None else 0.0
     token_usage = usage_to_json(row.usage)
@@ -222,9 +257,9 @@ def result_to_json(row: TestResult) -> dict[str, Any]:
         "promptId": _prompt_id(row.prompt),
         "description": row.test.description,
         "provider": {"id": row.provider.id, "label": row.provider.display},
-        "prompt": {"raw": _prompt_raw(row.rendered_prompt), "label": row.prompt.label},
+        "prompt": {"raw": output_text(row.rendered_prompt), "label": row.prompt.label},
         "vars": dict(row.test.vars),
-        "testCase": _test_case_to_json(row),
+        "testCase": memo.get(row.test, lambda: _test_case_to_json(row.test)),
         "response": {
             "output": row.output,
             "tokenUsage": usage_to_json(row.usage),
@@ -242,7 +277,7 @@ def result_to_json(row: TestResult) -> dict[str, Any]:
         "namedScores": dict(row.named_scores),
         "tokenUsage": token_usage,
         "metadata": dict(row.test.metadata),
-        "gradingResult": _grading_result(row),
+        "gradingResult": _grading_result(row, memo),
     }
 
 
@@ -374,10 +409,16 @@ def _eval_id(started_at: str) -> str:
     return f"eval-{secrets.token_urlsafe(3)[:3]}-{stamp}"
 
 
+def new_memo() -> _Memo:
+    """A conversion cache for :func:`result_to_json` over many rows (see JsonlStream)."""
+    return _Memo()
+
+
 def to_promptfoo_json(run: RunResult) -> dict[str, Any]:
     """The whole run as promptfoo's output file, with evalh's extras under ``results.evalh`` and
     ``results.aggregates``."""
-    rows = [result_to_json(row) for row in run.results]
+    memo = _Memo()
+    rows = [result_to_json(row, memo=memo) for row in run.results]
     by_row = {id(row): data for row, data in zip(run.results, rows, strict=True)}
     prompts = [_column_to_json(c, [by_row[id(r)] for r in c.rows]) for c in columns_of(run)]
     return {

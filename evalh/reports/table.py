@@ -30,6 +30,8 @@ __all__ = ["PROGRESS_MIN_ROWS", "print_summary", "progress"]
 PROGRESS_MIN_ROWS = 50
 PLAIN_WIDTH = 120
 CELL_LIMIT = 60
+TEST_WIDTH = 40
+NAME_WIDTH = 24
 REASON_LIMIT = 100
 _STATUS_STYLE = {Status.PASS: "bold green", Status.FAIL: "bold red", Status.ERROR: "bold yellow"}
 
@@ -86,11 +88,11 @@ def _results_table(console: Console, rows: Sequence[TestResult], verbose: bool) 
     many_prompts = len({r.prompt_index for r in rows}) > 1
     table = Table(box=_box(console), show_lines=verbose, title="Results", title_justify="left")
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("Test", overflow="fold", max_width=CELL_LIMIT)
+    table.add_column("Test", overflow="fold", max_width=TEST_WIDTH)
     if many_providers:
-        table.add_column("Provider", overflow="fold", max_width=30)
+        table.add_column("Provider", overflow="fold", max_width=NAME_WIDTH)
     if many_prompts:
-        table.add_column("Prompt", overflow="fold", max_width=30)
+        table.add_column("Prompt", overflow="fold", max_width=NAME_WIDTH)
     table.add_column("Status", no_wrap=True)
     table.add_column("Score", justify="right", no_wrap=True)
     table.add_column("Reason", overflow="fold")
@@ -98,9 +100,9 @@ def _results_table(console: Console, rows: Sequence[TestResult], verbose: bool) 
         number = str(row.test.index + 1) + (f".{row.repeat_index + 1}" if row.repeat_index else "")
         cells: list[Text] = [Text(number), _text(_describe(row))]
         if many_providers:
-            cells.append(_text(row.provider.display, 30))
+            cells.append(_text(row.provider.display, NAME_WIDTH * 2))
         if many_prompts:
-            cells.append(_text(row.prompt.label, 30))
+            cells.append(_text(row.prompt.label, NAME_WIDTH * 2))
         cells.append(Text(row.status.value, style=_STATUS_STYLE[row.status]))
         cells.append(Text(f"{row.score:.2f}"))
         cells.append(_reason_cell(row, verbose))

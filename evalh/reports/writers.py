@@ -1,7 +1,8 @@
 """Write report files, the format chosen by the file name's extension (promptfoo's ``-o``).
 
 =============== ===================================================================================
-``.json``       promptfoo's output file (:func:`evalh.reports.json.to_promptfoo_json`)
+``.json``       promptfoo's output file (:func:`evalh.reports.json.to_promptfoo_json`), indented up to
+                :data:`PRETTY_JSON_MAX_ROWS` rows, compact beyond
 ``.jsonl``      one promptfoo ``EvaluateResult`` per line (:class:`JsonlStream` writes it as rows finish)
 ``.xml``        JUnit XML (``.junit.xml`` too), for CI test reporters
 ``.csv``        promptfoo's web-UI export layout
@@ -14,25 +15,27 @@ Files are written to a temporary sibling then renamed, so a failed write never l
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
-
-import yaml
 
 from evalh.errors import ConfigError, ReportError
 from evalh.model import RunResult, TestResult
 from evalh.reports.csv import to_csv_text
 from evalh.reports.html import to_html
-from evalh.reports.json import dumps, encode_json, result_to_json, to_promptfoo_json
+from evalh.reports.json import dumps, encode_json, new_memo, result_to_json, to_promptfoo_json
 from evalh.reports.junit import to_junit_xml
+from evalh.reports.yamltext import to_yaml_text
 
-__all__ = ["JsonlStream", "report_format", "supported_extensions", "to_yaml_text", "write_reports"]
+__all__ = ["PRETTY_JSON_MAX_ROWS", "JsonlStream", "report_format", "supported_extensions", "write_reports"]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# Indented JSON goes through the pure-Python encoder (4x slower); bigger reports are written compact.
+PRETTY_JSON_MAX_ROWS = 2000
+
 _FORMATS = {
     ".junit.xml": "junit",
     ".json": "json",
@@ -67,19 +70,6 @@ def report_format(path: str | Path) -> str:
     )
 
 
-def _yaml_dumper() -> type[yaml.SafeDumper]:
-    dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return dumper
-
-
-def to_yaml_text(document: Any) -> str:
-    """A YAML dump of a JSON-like document (the JSON report). A lone surrogate is written as the text
-    ``\\udcff`` since YAML cannot hold it."""
-    json_text = _SURROGATE.sub(lambda m: f"\\\\u{ord(m.group()):04x}", dumps(document))
-    plain = yaml.load(json_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    return yaml.dump(plain, Dumper=_yaml_dumper(), sort_keys=False, allow_unicode=True, width=110)
-
-
 def _write_atomically(path: Path, data: bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -103,9 +93,11 @@ def _report_error(path: Path, exc: OSError) -> ReportError:
 
 def _render(fmt: str, run: RunResult, document: Callable[[], dict[str, Any]]) -> bytes:
     if fmt == "json":
-        return encode_json(dumps(document(), indent=2) + "\n")
+        indent = 2 if len(run.results) <= PRETTY_JSON_MAX_ROWS else None
+        return encode_json(dumps(document(), indent=indent) + "\n")
     if fmt == "jsonl":
-        return encode_json("".join(dumps(result_to_json(row)) + "\n" for row in run.results))
+        memo = new_memo()
+        return encode_json("".join(dumps(result_to_json(row, memo=memo)) + "\n" for row in run.results))
     if fmt == "junit":
         return to_junit_xml(run)
     if fmt == "csv":
@@ -130,10 +122,24 @@ def write_reports(run: RunResult, paths: Sequence[str | Path]) -> list[Path]:
         return cached["json"]  # type: ignore[no-any-return]
 
     written: list[Path] = []
-    for path, fmt in formats:
-        _write_atomically(path, _render(fmt, run, document))
-        written.append(path)
+    with _gc_paused():
+        for path, fmt in formats:
+            _write_atomically(path, _render(fmt, run, document))
+            written.append(path)
     return written
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Reports build millions of short-lived, acyclic dicts; the cycle collector scanning the whole run
+    again and again would take a third of the time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class JsonlStream:
@@ -150,13 +156,14 @@ class JsonlStream:
             )
         except OSError as exc:
             raise _report_error(self.path, exc) from exc
+        self._memo = new_memo()
 
     def write(self, row: TestResult) -> None:
         """Append one row as a line of JSON."""
         if self._file is None:
             raise ReportError("the JSONL stream is already closed", where=str(self.path))
         try:
-            self._file.write(dumps(result_to_json(row)) + "\n")
+            self._file.write(dumps(result_to_json(row, memo=self._memo)) + "\n")
             self._file.flush()
         except OSError as exc:
             raise _report_error(self.path, exc) from exc

@@ -276,10 +276,16 @@ def sample_run() -> RunResult:
 
 
 def large_run(n_tests: int = 10_000, n_asserts: int = 5) -> RunResult:
-    """One provider x one prompt, ``n_tests`` rows of ``n_asserts`` assertions each, a few failing."""
-    specs = tuple(_spec("contains", f"word{i}", metric="m" if i == 0 else None) for i in range(n_asserts))
+    """One provider x one prompt, ``n_tests`` rows of ``n_asserts`` assertions each (every test with its
+    own specs, as a loaded config has), one row in seven failing its first assertion."""
     rows = []
     for i in range(n_tests):
+        specs = tuple(
+            _spec(
+                "contains", f"word{i}-{j}", metric="m" if j == 0 else None, threshold=0.5 if j == 1 else None
+            )
+            for j in range(n_asserts)
+        )
         test = TestCase(index=i, description=f"case {i}", vars={"q": f"question {i}"}, asserts=specs)
         failed = i % 7 == 0
         graded = tuple(

@@ -1,0 +1,151 @@
+"""write_reports: formats by extension, errors, YAML/HTML content and speed on a large run."""
+
+from __future__ import annotations
+
+import html.parser
+import json
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalh.errors import ConfigError, EvalhError, ReportError
+from evalh.reports.writers import JsonlStream, report_format, supported_extensions, write_reports
+from tests.reports.sample import NASTY_OUTPUT, large_run, sample_run
+
+
+def test_supported_extensions() -> None:
+    assert set(supported_extensions()) == {
+        ".json",
+        ".jsonl",
+        ".xml",
+        ".junit.xml",
+        ".csv",
+        ".yaml",
+        ".yml",
+        ".txt",
+        ".html",
+    }
+    assert report_format("OUT.JUNIT.XML") == "junit"
+    assert report_format("a/b.jsonl") == "jsonl"
+    assert report_format("x.txt") == "yaml"
+
+
+def test_every_format_in_one_call(tmp_path: Path) -> None:
+    names = ["a.json", "b.jsonl", "c.xml", "d.junit.xml", "e.csv", "f.yaml", "g.yml", "h.txt", "i.html"]
+    paths = [tmp_path / "nested" / "dir" / n for n in names]
+    written = write_reports(sample_run(), paths)
+    assert written == paths
+    assert all(p.stat().st_size > 0 for p in paths)
+    assert not [p for p in paths[0].parent.iterdir() if p.name.endswith(".tmp")]
+    document = json.loads(paths[0].read_bytes())
+    for yaml_path in paths[5:8]:
+        # One evalId per call, shared by every file of it; YAML holds the same object.
+        assert yaml.safe_load(yaml_path.read_text(encoding="utf-8")) == _surrogates_as_text(document)
+
+
+def _surrogates_as_text(value: object) -> object:
+    text = json.dumps(value, ensure_ascii=False).replace("\udcff", "\\\\udcff")
+    return json.loads(text)
+
+
+def test_unknown_extension_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        write_reports(sample_run(), [tmp_path / "ok.json", tmp_path / "report.pdf"])
+    assert info.value.exit_code == 2
+    message = str(info.value)
+    assert "report.pdf" in message and ".junit.xml" in message and ".csv" in message
+    assert not (tmp_path / "ok.json").exists()  # nothing written before every path is checked
+
+
+@pytest.mark.parametrize("name", ["noext", ".json", "report.json.bak"])
+def test_names_without_a_known_extension(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ConfigError):
+        write_reports(sample_run(), [tmp_path / name])
+
+
+def test_unwritable_path_is_a_report_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("not a directory")
+    target = blocker / "report.json"
+    with pytest.raises(ReportError) as info:
+        write_reports(sample_run(), [target])
+    assert str(target) in str(info.value)
+    assert info.value.exit_code == 1 and isinstance(info.value, EvalhError)
+
+
+def test_directory_in_the_way_is_a_report_error(tmp_path: Path) -> None:
+    target = tmp_path / "taken.csv"
+    target.mkdir()
+    with pytest.raises(ReportError, match="taken.csv"):
+        write_reports(sample_run(), [target])
+    assert target.is_dir()
+    assert [p.name for p in tmp_path.iterdir()] == ["taken.csv"]  # no temporary file left behind
+
+
+def test_jsonl_stream_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        JsonlStream(tmp_path / "rows.json")
+    blocker = tmp_path / "f"
+    blocker.write_text("x")
+    with pytest.raises(ReportError, match="rows.jsonl"):
+        JsonlStream(blocker / "rows.jsonl")
+    stream = JsonlStream(tmp_path / "rows.jsonl")
+    stream.close()
+    stream.close()
+    with pytest.raises(ReportError, match="closed"):
+        stream.write(sample_run().results[0])
+
+
+class _Collector(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.text: list[str] = []
+        self.classes: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.classes.extend(v or "" for k, v in attrs if k == "class")
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def test_html_is_escaped_and_coloured(tmp_path: Path) -> None:
+    (path,) = write_reports(sample_run(), [tmp_path / "r.html"])
+    page = path.read_bytes().decode("utf-8")
+    assert "<tag>" not in page and "&lt;tag&gt; &amp; lone\\udcff end" in page
+    assert "\x1b" not in page and "\\x1b[31mred" in page
+    parsed = _Collector()
+    parsed.feed(page)
+    assert "script" not in parsed.tags and "tag" not in parsed.tags
+    assert parsed.classes.count("PASS") == 5
+    assert parsed.classes.count("FAIL") == 5
+    assert parsed.classes.count("ERROR") == 2
+    text = "".join(parsed.text)
+    assert "Sample suite" in text and "41.67%" in text and "[gpt] chat" in text
+
+
+def test_yaml_keeps_the_output_readable(tmp_path: Path) -> None:
+    (path,) = write_reports(sample_run(), [tmp_path / "r.yaml"])
+    loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    outputs = [r["response"]["output"] for r in loaded["results"]["results"]]
+    assert NASTY_OUTPUT.replace("\udcff", "\\udcff") in outputs
+    assert loaded["config"]["providers"][1]["config"]["apiKey"] == "[REDACTED]"
+
+
+def test_ten_thousand_rows_are_fast(tmp_path: Path) -> None:
+    run = large_run(10_000, 5)
+    names = ["r.json", "r.jsonl", "r.junit.xml", "r.csv", "r.html"]
+    timings = {}
+    for name in names:
+        start = time.perf_counter()
+        write_reports(run, [tmp_path / name])
+        timings[name] = time.perf_counter() - start
+    # Generous bounds for a shared 2-core machine; typical figures are well under a second each.
+    assert all(seconds < 4.0 for seconds in timings.values()), timings
+    document = json.loads((tmp_path / "r.json").read_bytes())
+    assert document["results"]["stats"]["failures"] == len([i for i in range(10_000) if i % 7 == 0])
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 10_000
