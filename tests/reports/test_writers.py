@@ -78,7 +78,7 @@ def test_unwritable_path_is_a_report_error(tmp_path: Path) -> None:
 def test_directory_in_the_way_is_a_report_error(tmp_path: Path) -> None:
     target = tmp_path / "taken.csv"
     target.mkdir()
-    with pytest.raises(ReportError, match="taken.csv"):
+    with pytest.raises(ReportError, match=r"taken\.csv"):
         write_reports(sample_run(), [target])
     assert target.is_dir()
     assert [p.name for p in tmp_path.iterdir()] == ["taken.csv"]  # no temporary file left behind
@@ -89,7 +89,7 @@ def test_jsonl_stream_errors(tmp_path: Path) -> None:
         JsonlStream(tmp_path / "rows.json")
     blocker = tmp_path / "f"
     blocker.write_text("x")
-    with pytest.raises(ReportError, match="rows.jsonl"):
+    with pytest.raises(ReportError, match=r"rows\.jsonl"):
         JsonlStream(blocker / "rows.jsonl")
     stream = JsonlStream(tmp_path / "rows.jsonl")
     stream.close()
