@@ -13,7 +13,8 @@ import io
 from typing import Any
 
 from evalh.model import RunResult, TestCase, TestResult
-from evalh.reports.json import columns_of, dumps
+from evalh.reports.columns import columns_of
+from evalh.reports.serialize import dumps
 from evalh.reports.textutil import escape_controls, output_text
 
 __all__ = ["to_csv_text"]

@@ -13,7 +13,7 @@ from typing import Any
 import jinja2
 
 from evalh.model import RunResult, Status, TestResult
-from evalh.reports.json import columns_of
+from evalh.reports.columns import columns_of
 from evalh.reports.textutil import escape_controls, output_text, truncate
 
 __all__ = ["to_html"]

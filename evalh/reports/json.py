@@ -13,12 +13,8 @@ the JSONL stream). Differences from promptfoo: ``promptIdx`` is the prompt's ind
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
-import enum
-import functools
 import hashlib
-import json
 import platform
 import secrets
 import sys
@@ -31,92 +27,19 @@ from evalh.model import (
     AssertionSpec,
     GradedAssertion,
     Prompt,
-    ProviderSpec,
     RunResult,
     Status,
     TestCase,
     TestResult,
     Usage,
 )
+from evalh.reports.columns import Column, columns_of
+from evalh.reports.serialize import redact
 from evalh.reports.textutil import output_text
 
-__all__ = [
-    "REDACTED",
-    "Column",
-    "columns_of",
-    "dumps",
-    "encode_json",
-    "flatten_components",
-    "json_default",
-    "new_memo",
-    "redact",
-    "result_to_json",
-    "to_promptfoo_json",
-    "usage_to_json",
-]
+__all__ = ["flatten_components", "new_memo", "result_to_json", "to_promptfoo_json", "usage_to_json"]
 
-REDACTED = "[REDACTED]"
 _FAILURE_REASON = {Status.PASS: 0, Status.FAIL: 1, Status.ERROR: 2}
-_SECRET_KEYS = frozenset(
-    {"apikey", "authorization", "password", "passwd", "secret", "token", "accesstoken", "bearertoken"}
-)
-_SECRET_SUFFIXES = ("apikey", "secret", "password", "secretkey", "accesskey", "accesstoken", "authtoken")
-
-
-def json_default(value: Any) -> Any:
-    """``default=`` for :func:`json.dumps`: numpy values, sets, enums and dataclasses as JSON values."""
-    if hasattr(value, "tolist"):  # numpy arrays and scalars
-        return value.tolist()
-    if isinstance(value, set | frozenset):
-        return sorted(value, key=str)
-    if isinstance(value, enum.Enum):
-        return value.value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return str(value)
-
-
-def dumps(value: Any, *, indent: int | None = None) -> str:
-    """JSON text of ``value``, non-ASCII kept readable; lone surrogates are left for the encoder (see
-    :func:`encode_json`)."""
-    return json.dumps(value, ensure_ascii=False, indent=indent, default=json_default, allow_nan=True)
-
-
-def encode_json(text: str) -> bytes:
-    """UTF-8 bytes of JSON text. A lone surrogate (only possible inside a JSON string) becomes the
-    ``\\udcff`` escape, which is valid JSON and decodes back to the same string."""
-    return text.encode("utf-8", errors="backslashreplace")
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_secret_key(key: str) -> bool:
-    norm = key.lower().replace("_", "").replace("-", "")
-    return norm in _SECRET_KEYS or norm.endswith(_SECRET_SUFFIXES)
-
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def redact(value: Any) -> Any:
-    """A copy of ``value`` (JSON-like) with the values of secret-looking keys replaced by ``[REDACTED]``."""
-    if type(value) in _SCALARS:
-        return value
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            key = k if type(k) is str else str(k)
-            if v is not None and v != "" and _is_secret_key(key):
-                out[key] = REDACTED
-            else:
-                out[key] = v if type(v) in _SCALARS else redact(v)
-        return out
-    if isinstance(value, list | tuple):
-        return [v if type(v) in _SCALARS else redact(v) for v in value]
-    return value
 
 
 def usage_to_json(usage: Usage | None) -> dict[str, Any]:
@@ -279,48 +202,6 @@ def result_to_json(row: TestResult, *, memo: _Memo | None = None) -> dict[str, A
         "metadata": dict(row.test.metadata),
         "gradingResult": _grading_result(row, memo),
     }
-
-
-class Column:
-    """One prompt x provider column of a run (promptfoo's ``CompletedPrompt``) and the rows in it."""
-
-    def __init__(
-        self, prompt: Prompt, provider: ProviderSpec, prompt_index: int, provider_index: int
-    ) -> None:
-        self.prompt = prompt
-        self.provider = provider
-        self.prompt_index = prompt_index
-        self.provider_index = provider_index
-        self.rows: list[TestResult] = []
-
-    @property
-    def key(self) -> tuple[int, int]:
-        return (self.provider_index, self.prompt_index)
-
-    @property
-    def name(self) -> str:
-        """``[provider] prompt-label``, the header promptfoo's table and CSV use."""
-        return f"[{self.provider.display}] {self.prompt.label}"
-
-
-def columns_of(run: RunResult) -> list[Column]:
-    """Every prompt x provider column, ordered by provider then prompt, each holding its rows in order.
-
-    The rows decide which columns exist (a provider may be limited to some prompts); a run without any
-    row lists the suite's providers x prompts.
-    """
-    columns: dict[tuple[int, int], Column] = {}
-    for row in run.results:
-        key = (row.provider_index, row.prompt_index)
-        column = columns.get(key)
-        if column is None:
-            column = columns[key] = Column(row.prompt, row.provider, row.prompt_index, row.provider_index)
-        column.rows.append(row)
-    if not run.results:
-        for pi, provider in enumerate(run.suite.providers):
-            for qi, prompt in enumerate(run.suite.prompts):
-                columns[(pi, qi)] = Column(prompt, provider, qi, pi)
-    return [columns[k] for k in sorted(columns)]
 
 
 def _column_to_json(column: Column, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

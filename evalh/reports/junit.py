@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
 from evalh.model import GradedAssertion, RunResult, Status, TestResult
-from evalh.reports.json import Column, columns_of
+from evalh.reports.columns import Column, columns_of
 from evalh.reports.textutil import collapse_whitespace, truncate, xml_safe
 
 __all__ = ["to_junit_xml"]

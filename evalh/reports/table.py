@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evalh.model import GradedAssertion, RunResult, Status, TestResult
-from evalh.reports.json import dumps
+from evalh.reports.serialize import dumps
 from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
 
 __all__ = ["PROGRESS_MIN_ROWS", "print_summary", "progress"]

@@ -27,8 +27,9 @@ from evalh.errors import ConfigError, ReportError
 from evalh.model import RunResult, TestResult
 from evalh.reports.csv import to_csv_text
 from evalh.reports.html import to_html
-from evalh.reports.json import dumps, encode_json, new_memo, result_to_json, to_promptfoo_json
+from evalh.reports.json import new_memo, result_to_json, to_promptfoo_json
 from evalh.reports.junit import to_junit_xml
+from evalh.reports.serialize import dumps, encode_json
 from evalh.reports.yamltext import to_yaml_text
 
 __all__ = ["PRETTY_JSON_MAX_ROWS", "JsonlStream", "report_format", "supported_extensions", "write_reports"]

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evalh.reports.json import json_default
+from evalh.reports.serialize import json_default
 
 __all__ = ["to_yaml_text"]
 

@@ -1,0 +1,75 @@
+"""JSON text for reports: a ``default=`` for values JSON lacks, UTF-8 encoding that survives lone
+surrogates, and redaction of secret-looking keys (never an API key in a report)."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["REDACTED", "dumps", "encode_json", "json_default", "redact"]
+
+REDACTED = "[REDACTED]"
+_SECRET_KEYS = frozenset(
+    {"apikey", "authorization", "password", "passwd", "secret", "token", "accesstoken", "bearertoken"}
+)
+_SECRET_SUFFIXES = ("apikey", "secret", "password", "secretkey", "accesskey", "accesstoken", "authtoken")
+
+
+def json_default(value: Any) -> Any:
+    """``default=`` for :func:`json.dumps`: numpy values, sets, enums and dataclasses as JSON values."""
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return value.tolist()
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def dumps(value: Any, *, indent: int | None = None) -> str:
+    """JSON text of ``value``, non-ASCII kept readable; lone surrogates are left for the encoder (see
+    :func:`encode_json`)."""
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=json_default, allow_nan=True)
+
+
+def encode_json(text: str) -> bytes:
+    """UTF-8 bytes of JSON text. A lone surrogate (only possible inside a JSON string) becomes the
+    ``\\udcff`` escape, which is valid JSON and decodes back to the same string."""
+    return text.encode("utf-8", errors="backslashreplace")
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_secret_key(key: str) -> bool:
+    norm = key.lower().replace("_", "").replace("-", "")
+    return norm in _SECRET_KEYS or norm.endswith(_SECRET_SUFFIXES)
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def redact(value: Any) -> Any:
+    """A copy of ``value`` (JSON-like) with the values of secret-looking keys replaced by ``[REDACTED]``."""
+    if type(value) in _SCALARS:
+        return value
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            key = k if type(k) is str else str(k)
+            if v is not None and v != "" and _is_secret_key(key):
+                out[key] = REDACTED
+            else:
+                out[key] = v if type(v) in _SCALARS else redact(v)
+        return out
+    if isinstance(value, list | tuple):
+        return [v if type(v) in _SCALARS else redact(v) for v in value]
+    return value
