@@ -1,0 +1,206 @@
+"""Run a suite: outputs (providers or recorded), bulk embeddings, then grading, in asyncio.
+
+Each job gets its output under its provider's semaphore. A job whose assertions embed nothing is graded
+at once (so judge calls overlap with output calls); the others wait until every output is in, then the
+texts all of them will embed are embedded in one deduplicated, batched pass, and they are graded.
+Rows are kept in plan order. Ctrl-C stops the run and keeps every row finished so far.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from evalh.assertions.base import AssertionContext, EmbedRequest
+from evalh.model import (
+    AssertionSpec,
+    EvaluateOptions,
+    GradedAssertion,
+    ProviderResponse,
+    ProviderUsage,
+    RunResult,
+    Status,
+    Suite,
+    TestResult,
+    Usage,
+)
+from evalh.providers.base import CallContext
+from evalh.runner.aggregates import compute_aggregates
+from evalh.runner.cache import Cache
+from evalh.runner.grading import collect_prefetch, grade_assertion
+from evalh.runner.plan import Job, plan_jobs
+from evalh.runner.scoring import score_test
+from evalh.runner.services import ProviderPool, RunServices
+
+__all__ = ["ResultCallback", "run_suite"]
+
+ResultCallback = Callable[[TestResult], None]
+
+# The context of a job is built once and re-targeted at each assertion by grading.
+_NO_SPEC = AssertionSpec(type="")
+
+
+class _Collector:
+    """Finished rows by job index, so an interrupted run still reports what it finished."""
+
+    def __init__(self, on_result: ResultCallback | None) -> None:
+        self.rows: dict[int, TestResult] = {}
+        self.on_result = on_result
+
+    def add(self, job: Job, row: TestResult) -> None:
+        self.rows[job.index] = row
+        if self.on_result is not None:
+            self.on_result(row)
+
+    def ordered(self) -> tuple[TestResult, ...]:
+        return tuple(self.rows[index] for index in sorted(self.rows))
+
+
+@dataclass(frozen=True)
+class _Output:
+    job: Job
+    response: ProviderResponse
+    context: AssertionContext
+
+
+def _usage_of(graded: Sequence[GradedAssertion]) -> Usage:
+    total = Usage()
+    for item in graded:
+        if item.usage is not None:
+            total = total + item.usage
+        total = total + _usage_of(item.children)
+    return total
+
+
+def _row(job: Job, response: ProviderResponse, graded: tuple[GradedAssertion, ...]) -> TestResult:
+    common = {
+        "test": job.test,
+        "prompt": job.prompt,
+        "provider": job.provider,
+        "prompt_index": job.prompt_index,
+        "provider_index": job.provider_index,
+        "rendered_prompt": job.rendered_prompt,
+        "output": response.output,
+        "latency_ms": response.latency_ms,
+        "cached": response.cached,
+        "cost": response.cost,
+        "usage": response.usage,
+        "repeat_index": job.repeat_index,
+        "id": uuid.uuid4().hex,
+    }
+    if response.error is not None:
+        return TestResult(
+            status=Status.ERROR, score=0.0, reason=response.error, error=response.error, **common
+        )
+    verdict = score_test(graded, job.test.threshold)
+    return TestResult(
+        status=verdict.status,
+        score=verdict.score,
+        reason=verdict.reason,
+        error=verdict.reason if verdict.status is not Status.PASS else None,
+        assertions=graded,
+        named_scores=verdict.named_scores,
+        named_score_weights=verdict.named_score_weights,
+        grading_usage=_usage_of(graded),
+        **common,
+    )
+
+
+class _Execution:
+    def __init__(self, suite: Suite, options: EvaluateOptions, collector: _Collector) -> None:
+        self.suite = suite
+        self.collector = collector
+        self.config_dir = Path(suite.config_path).parent if suite.config_path else None
+        timeout_s = options.timeout_ms / 1000 if options.timeout_ms else None
+        self.cache = Cache.open(enabled=options.cache and options.repeat <= 1)
+        self.pool = ProviderPool(str(self.config_dir or ""), options.max_concurrency)
+        self.services = RunServices(
+            self.pool, self.cache, default_choice=suite.default_provider, timeout_s=timeout_s
+        )
+        self.timeout_s = timeout_s
+
+    async def output_of(self, job: Job) -> ProviderResponse:
+        if not job.uses_provider:
+            return ProviderResponse(output=job.test.output)
+        context = CallContext(
+            vars=job.test.vars, test=job.test, prompt_label=job.prompt.label, timeout_s=self.timeout_s
+        )
+        response = await self.services.call_provider(job.provider, job.rendered_prompt, context)
+        if response.error is None and response.output is None:
+            return replace(response, error=f"{job.provider.display} returned no output")
+        return response
+
+    def context_of(self, job: Job, response: ProviderResponse) -> AssertionContext:
+        return AssertionContext(
+            spec=_NO_SPEC,
+            output=response.output,
+            test=job.test,
+            services=self.services,
+            prompt=job.rendered_prompt,
+            latency_ms=None if response.cached else response.latency_ms,
+            cached=response.cached,
+            cost=response.cost,
+            config_dir=self.config_dir,
+            provider_metadata=response.metadata,
+            suite_tests=self.suite.tests,
+        )
+
+    async def grade(self, item: _Output) -> None:
+        graded: tuple[GradedAssertion, ...] = ()
+        if item.response.error is None:
+            graded = tuple([await grade_assertion(spec, item.context) for spec in item.job.test.asserts])
+        self.collector.add(item.job, _row(item.job, item.response, graded))
+
+    async def first_pass(self, job: Job, deferred: list[tuple[_Output, list[EmbedRequest]]]) -> None:
+        response = await self.output_of(job)
+        item = _Output(job, response, self.context_of(job, response))
+        requests = collect_prefetch(job.test.asserts, item.context) if response.error is None else []
+        if requests:
+            deferred.append((item, requests))
+        else:
+            await self.grade(item)
+
+    async def run(self, jobs: Sequence[Job]) -> None:
+        deferred: list[tuple[_Output, list[EmbedRequest]]] = []
+        try:
+            await asyncio.gather(*(self.first_pass(job, deferred) for job in jobs))
+            if deferred:
+                await self.services.embeddings.prefetch([r for _, requests in deferred for r in requests])
+                deferred.sort(key=lambda pair: pair[0].job.index)
+                await asyncio.gather(*(self.grade(item) for item, _ in deferred))
+        finally:
+            await self.pool.aclose()
+            self.cache.close()
+
+
+def run_suite(
+    suite: Suite, options: EvaluateOptions | None = None, *, on_result: ResultCallback | None = None
+) -> RunResult:
+    """Run every job of ``suite``; ``on_result`` sees each row as it finishes (for jsonl, progress)."""
+    options = options or suite.evaluate_options
+    jobs = plan_jobs(suite, options.repeat)
+    collector = _Collector(on_result)
+    execution = _Execution(suite, options, collector)
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    started = time.perf_counter()
+    interrupted = False
+    try:
+        asyncio.run(execution.run(jobs))
+    except KeyboardInterrupt:
+        interrupted = True
+    results = collector.ordered()
+    usage = execution.services.usage_by_provider()
+    return RunResult(
+        suite=suite,
+        results=results,
+        started_at=started_at,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        provider_usage=tuple(ProviderUsage(provider=k, usage=v) for k, v in sorted(usage.items())),
+        interrupted=interrupted,
+        aggregates=compute_aggregates(results),
+    )

@@ -1,0 +1,70 @@
+"""Suite -> jobs: the run matrix repeat × test × provider × prompt, each with its rendered prompt.
+
+Pure and synchronous, so every template error surfaces before the first provider call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evalh.config.templating import render_prompt
+from evalh.model import Prompt, ProviderSpec, Suite, TestCase
+
+__all__ = ["RECORDED_PROVIDER_ID", "Job", "plan_jobs"]
+
+RECORDED_PROVIDER_ID = "recorded"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One row to produce: get an output (or take the recorded one), then grade it."""
+
+    index: int
+    test: TestCase
+    prompt: Prompt
+    provider: ProviderSpec
+    prompt_index: int
+    provider_index: int
+    repeat_index: int
+    rendered_prompt: str | list[dict[str, Any]]
+
+    @property
+    def uses_provider(self) -> bool:
+        return not self.test.has_output and self.provider.id != RECORDED_PROVIDER_ID
+
+
+def _render(prompt: Prompt, test: TestCase, where: str) -> str | list[dict[str, Any]]:
+    if prompt.raw == "":
+        return ""
+    variables: Mapping[str, Any] = test.vars
+    return render_prompt(prompt.raw, variables, where=where)
+
+
+def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
+    """Every job of the run, in report order. Raises TemplateError for a prompt that cannot render."""
+    prompts = suite.prompts or (Prompt(raw="", label="recorded output"),)
+    providers = suite.providers or (ProviderSpec(id=RECORDED_PROVIDER_ID),)
+    jobs: list[Job] = []
+    for repeat_index in range(max(1, repeat)):
+        for test in suite.tests:
+            rendered: dict[int, str | list[dict[str, Any]]] = {}
+            for provider_index, provider in enumerate(providers):
+                for prompt_index, prompt in enumerate(prompts):
+                    if prompt_index not in rendered:
+                        where = f"{prompt.path or f'prompts[{prompt_index}]'} (for {test.path or 'a test'})"
+                        rendered[prompt_index] = _render(prompt, test, where)
+                    jobs.append(
+                        Job(
+                            index=len(jobs),
+                            test=test,
+                            prompt=prompt,
+                            provider=provider,
+                            prompt_index=prompt_index,
+                            provider_index=provider_index,
+                            repeat_index=repeat_index,
+                            rendered_prompt=rendered[prompt_index],
+                        )
+                    )
+    return jobs

@@ -1,0 +1,186 @@
+"""Model access for a run: a pool of built providers, per-provider concurrency, the completion cache,
+and :class:`RunServices`, the runner's implementation of the assertions' ``GradingServices``."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evalh.assertions.base import AssertionContext
+from evalh.errors import EvalhError
+from evalh.model import (
+    AssertionSpec,
+    GradedAssertion,
+    ProviderChoice,
+    ProviderResponse,
+    ProviderSpec,
+    Usage,
+)
+from evalh.providers.base import CallContext, Closable, Embeddings, Similarities, TokenEmbedding, supports
+from evalh.providers.registry import build_provider, capabilities_of
+from evalh.runner.cache import Cache
+from evalh.runner.embed import EmbeddingStore
+from evalh.runner.grading import grade_assertion
+
+__all__ = ["ProviderPool", "RunServices", "spec_key"]
+
+SECRET_HINTS = ("key", "token", "secret", "password", "authorization")
+
+
+def spec_key(spec: ProviderSpec) -> str:
+    """A stable identity for a provider spec: its id and canonical config."""
+    return json.dumps({"id": spec.id, "config": spec.config}, sort_keys=True, default=str)
+
+
+class ProviderPool:
+    """Builds each distinct provider once per run and closes them all at the end."""
+
+    def __init__(self, base_dir: str = "", max_concurrency: int = 4) -> None:
+        self.base_dir = base_dir
+        self.max_concurrency = max(1, max_concurrency)
+        self._built: dict[str, Any] = {}
+        self._semaphores: dict[str, asyncio.Semaphore] = {}
+
+    def _with_base_dir(self, spec: ProviderSpec) -> ProviderSpec:
+        return spec if spec.base_dir else dataclasses.replace(spec, base_dir=self.base_dir)
+
+    def get(self, spec: ProviderSpec) -> Any:
+        key = spec_key(spec)
+        if key not in self._built:
+            self._built[key] = build_provider(self._with_base_dir(spec))
+        return self._built[key]
+
+    def semaphore(self, spec: ProviderSpec) -> asyncio.Semaphore:
+        """One semaphore per provider: ``config.maxConcurrency`` or the run's ``--max-concurrency``."""
+        key = spec_key(spec)
+        if key not in self._semaphores:
+            limit = spec.config.get("maxConcurrency") or self.max_concurrency
+            self._semaphores[key] = asyncio.Semaphore(int(limit))
+        return self._semaphores[key]
+
+    async def aclose(self) -> None:
+        for provider in self._built.values():
+            if isinstance(provider, Closable):
+                await provider.aclose()
+        self._built.clear()
+
+
+def _completion_identity(provider: Any, spec: ProviderSpec) -> Mapping[str, Any]:
+    identity = getattr(provider, "cache_identity", None)
+    if callable(identity):
+        return dict(identity())
+    config = {k: v for k, v in spec.config.items() if not any(h in k.lower() for h in SECRET_HINTS)}
+    return {"id": spec.id, "config": config}
+
+
+def _response_to_bytes(response: ProviderResponse) -> bytes:
+    usage = dataclasses.asdict(response.usage)
+    payload = {"output": response.output, "usage": usage, "cost": response.cost}
+    return json.dumps(payload, default=str).encode("utf-8")
+
+
+def _response_from_bytes(blob: bytes) -> ProviderResponse:
+    payload = json.loads(blob)
+    usage = Usage(**{**payload["usage"], "cached": 1, "requests": 0, "latency_ms": 0.0})
+    return ProviderResponse(output=payload["output"], usage=usage, cached=True, cost=payload.get("cost"))
+
+
+class RunServices:
+    """Completions (outputs and graders) with caching and concurrency; embeddings via the store."""
+
+    def __init__(
+        self,
+        pool: ProviderPool,
+        cache: Cache,
+        *,
+        default_choice: ProviderChoice | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        self.pool = pool
+        self.cache = cache
+        self.default_choice = default_choice
+        self.timeout_s = timeout_s
+        self.embeddings = EmbeddingStore(pool, cache)
+        self._usage: dict[str, Usage] = defaultdict(Usage)
+
+    # -- completions ------------------------------------------------------------------------------
+    async def call_provider(
+        self, spec: ProviderSpec, prompt: str | Sequence[Mapping[str, Any]], context: CallContext
+    ) -> ProviderResponse:
+        """Call a completion provider once (cache, semaphore, timeout); failures become ``error``."""
+        try:
+            provider = self.pool.get(spec)
+        except EvalhError as error:
+            return ProviderResponse(error=error.render())
+        if not supports(provider, "text"):
+            return ProviderResponse(error=f"provider {spec.id!r} cannot produce text outputs")
+        cacheable = self.cache.enabled and bool(getattr(provider, "cacheable", False))
+        key = Cache.key(_completion_identity(provider, spec), json.dumps(prompt, sort_keys=True))
+        if cacheable and (blob := self.cache.get("completion", key)) is not None:
+            response = _response_from_bytes(blob)
+            self._usage[spec.id] = self._usage[spec.id] + response.usage
+            return response
+        response = await self._call_uncached(provider, spec, prompt, context)
+        self._usage[spec.id] = self._usage[spec.id] + response.usage
+        if cacheable and response.error is None and response.output is not None:
+            self.cache.put("completion", key, _response_to_bytes(response))
+        return response
+
+    async def _call_uncached(
+        self,
+        provider: Any,
+        spec: ProviderSpec,
+        prompt: str | Sequence[Mapping[str, Any]],
+        context: CallContext,
+    ) -> ProviderResponse:
+        timeout = context.timeout_s or self.timeout_s
+        async with self.pool.semaphore(spec):
+            started = time.perf_counter()
+            try:
+                response: ProviderResponse = await asyncio.wait_for(
+                    provider.complete(prompt, context), timeout
+                )
+            except TimeoutError:
+                return ProviderResponse(error=f"{spec.id} timed out after {timeout:g} s")
+            except EvalhError as error:
+                return ProviderResponse(error=error.render())
+            elapsed = (time.perf_counter() - started) * 1000
+        if response.latency_ms is None:
+            response = dataclasses.replace(response, latency_ms=elapsed)
+        if response.usage.requests == 0 and not response.cached:
+            response = dataclasses.replace(response, usage=response.usage + Usage(requests=1))
+        return response
+
+    async def complete(
+        self, provider: ProviderSpec, prompt: str | Sequence[Mapping[str, Any]]
+    ) -> ProviderResponse:
+        return await self.call_provider(provider, prompt, CallContext(timeout_s=self.timeout_s))
+
+    # -- embeddings -------------------------------------------------------------------------------
+    async def embed(self, provider: ProviderSpec, texts: Sequence[str]) -> Embeddings:
+        return await self.embeddings.embed(provider, texts)
+
+    async def similarity(self, provider: ProviderSpec, pairs: Sequence[tuple[str, str]]) -> Similarities:
+        return await self.embeddings.similarity(provider, pairs)
+
+    async def embed_tokens(self, provider: ProviderSpec, texts: Sequence[str]) -> list[TokenEmbedding]:
+        return await self.embeddings.embed_tokens(provider, texts)
+
+    def capabilities(self, provider: ProviderSpec) -> tuple[str, ...]:
+        return capabilities_of(provider.id)
+
+    # -- assert-set children ----------------------------------------------------------------------
+    async def grade(self, spec: AssertionSpec, ctx: AssertionContext) -> GradedAssertion:
+        return await grade_assertion(spec, ctx)
+
+    def usage_by_provider(self) -> dict[str, Usage]:
+        merged: dict[str, Usage] = defaultdict(Usage)
+        for source in (self._usage, self.embeddings.usage_by_provider()):
+            for provider_id, usage in source.items():
+                merged[provider_id] = merged[provider_id] + usage
+        return dict(merged)
