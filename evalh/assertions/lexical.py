@@ -255,14 +255,31 @@ def _make_check(name: str, int_options: tuple[str, ...] = (), measure: bool = Fa
 
 
 _MEASURES = ("precision", "recall", "f")
+_CHECKS: dict[str, CheckFn] = {
+    "rouge-n": _make_check("rouge-n", ("n",), measure=True),
+    "rouge-l": _make_check("rouge-l", measure=True),
+    "bleu": _make_check("bleu", ("n",)),
+    "gleu": _make_check("gleu", ("n",)),
+    "exact-match": _make_check("exact-match"),
+    "f1": _make_check("f1"),
+    "jaccard": _make_check("jaccard", ("n",)),
+}
+
+
+def _references_or_failure(ctx: AssertionContext, name: str) -> list[str] | AssertionResult:
+    """The references, once the value and config pass the static check (else the check's problem)."""
+    problem = _CHECKS[name](ctx.value, ctx.config)
+    references = references_of(ctx.value)
+    if problem or not references:
+        return AssertionResult.failure(problem or f"{name} needs a reference")
+    return references
 
 
 def _graded(ctx: AssertionContext, name: str, label: str, default: float, scorer: Scorer) -> AssertionResult:
     """Score the output against every reference with ``scorer`` and keep the best."""
-    problem = _make_check(name)(ctx.value, {})
-    references = references_of(ctx.value)
-    if problem or not references:
-        return AssertionResult.failure(problem or f"{name} needs a reference")
+    references = _references_or_failure(ctx, name)
+    if isinstance(references, AssertionResult):
+        return references
     output = ctx.output_text
     per_reference = [scorer(output, reference) for reference in references]
     scores = [float(details["score"]) for details in per_reference]
@@ -286,7 +303,7 @@ def _measured(scores: Mapping[str, float], measure: str) -> dict[str, float]:
     default_threshold=0.75,
     threshold_meaning="min score",
     requires_value=True,
-    check=_make_check("rouge-n", ("n",), measure=True),
+    check=_CHECKS["rouge-n"],
 )
 def rouge_n(ctx: AssertionContext) -> AssertionResult:
     n, measure = int(ctx.config.get("n", 1)), str(ctx.config.get("measure", "recall"))
@@ -306,7 +323,7 @@ def rouge_n(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.75,
     threshold_meaning="min score",
     requires_value=True,
-    check=_make_check("rouge-l", measure=True),
+    check=_CHECKS["rouge-l"],
 )
 def rouge_l(ctx: AssertionContext) -> AssertionResult:
     measure = str(ctx.config.get("measure", "f"))
@@ -326,13 +343,12 @@ def rouge_l(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
-    check=_make_check("bleu", ("n",)),
+    check=_CHECKS["bleu"],
 )
 def bleu(ctx: AssertionContext) -> AssertionResult:
-    problem = _make_check("bleu")(ctx.value, {})
-    references = references_of(ctx.value)
-    if problem or not references:
-        return AssertionResult.failure(problem or "bleu needs a reference")
+    references = _references_or_failure(ctx, "bleu")
+    if isinstance(references, AssertionResult):
+        return references
     details = bleu_score(ctx.output_text, references, int(ctx.config.get("n", 4)))
     score = float(details.pop("score"))
     threshold = ctx.threshold if ctx.threshold is not None else 0.5
@@ -346,7 +362,7 @@ def bleu(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
-    check=_make_check("gleu", ("n",)),
+    check=_CHECKS["gleu"],
 )
 def gleu(ctx: AssertionContext) -> AssertionResult:
     max_n = int(ctx.config.get("n", 4))
@@ -360,13 +376,12 @@ def gleu(ctx: AssertionContext) -> AssertionResult:
     default_threshold=1.0,
     threshold_meaning="min score",
     requires_value=True,
-    check=_make_check("exact-match"),
+    check=_CHECKS["exact-match"],
 )
 def exact_match(ctx: AssertionContext) -> AssertionResult:
-    problem = _make_check("exact-match")(ctx.value, {})
-    references = references_of(ctx.value)
-    if problem or not references:
-        return AssertionResult.failure(problem or "exact-match needs a reference")
+    references = _references_or_failure(ctx, "exact-match")
+    if isinstance(references, AssertionResult):
+        return references
     normalized = normalize_answer(ctx.output_text)
     matched = [ref for ref in references if normalize_answer(ref) == normalized]
     details = {
@@ -390,7 +405,7 @@ def exact_match(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
-    check=_make_check("f1"),
+    check=_CHECKS["f1"],
 )
 def token_f1(ctx: AssertionContext) -> AssertionResult:
     return _graded(ctx, "f1", "Token F1", 0.5, lambda out, ref: _measured(squad_f1(out, ref), "f"))
@@ -403,7 +418,7 @@ def token_f1(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
-    check=_make_check("jaccard", ("n",)),
+    check=_CHECKS["jaccard"],
 )
 def jaccard(ctx: AssertionContext) -> AssertionResult:
     n = int(ctx.config.get("n", 1))

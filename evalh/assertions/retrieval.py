@@ -345,7 +345,8 @@ def ndcg(ranking: Ranking, exponential: bool = False) -> dict[str, float]:
     check=_check_ndcg,
 )
 def ndcg_at_k(ctx: AssertionContext) -> AssertionResult:
-    ranking = _ranking(ctx, "retrieval-ndcg-at-k")
+    problem = _check_ndcg(ctx.value, ctx.config)
+    ranking = AssertionResult.failure(problem) if problem else _ranking(ctx, "retrieval-ndcg-at-k")
     if isinstance(ranking, AssertionResult):
         return ranking
     scores = ndcg(ranking, exponential=ctx.config.get("gain") == "exponential")

@@ -228,9 +228,11 @@ def test_static_check_accepts_good_values() -> None:
         assert definition.check(["a reference", 42], {}) is None
 
 
-def test_bad_value_at_run_time_is_an_error() -> None:
+def test_bad_value_or_config_at_run_time_is_an_error() -> None:
     result = run("rouge-l", "text", {"not": "a reference"})
     assert result.error and not result.passed
+    bad_n = run("bleu", "text", "text", {"n": "four"})
+    assert bad_n.error and bad_n.reason == "bleu needs config.n to be a positive integer (got 'four')"
 
 
 # --------------------------------------------------------------------- independent implementations

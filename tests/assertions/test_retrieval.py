@@ -146,6 +146,12 @@ def test_objects_fenced_json_list_field_and_from_var() -> None:
     assert run("retrieval-hit-at-k", "free text", ["y"], {"fromVar": "retrieved"}, vars=as_json_text).passed
 
 
+def test_bad_config_at_run_time_is_an_error() -> None:
+    result = run("retrieval-ndcg-at-k", ["a"], ["a"], {"gain": "cubic"})
+    assert result.error and "config.gain" in result.reason
+    assert run("retrieval-mrr", ["a"], ["a"], {"k": "2"}).error
+
+
 @pytest.mark.parametrize(
     ("output", "config", "vars", "fragment"),
     [
