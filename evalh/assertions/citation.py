@@ -47,7 +47,12 @@ _SPLIT = re.compile(r"\s*[,;]\s*")
 _PUNCTUATION_STYLE = str.maketrans(
     {"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "\u00a0": " "}
 )
+_NUMBER = re.compile(r"[0-9]+")
 _SOURCES_HELP = "a list of passages, a list of {id, text} objects, or a mapping {id: text}"
+
+
+def _fold(key: str) -> str:
+    return unicodedata.normalize("NFC", key).casefold()
 
 
 @dataclass(frozen=True)
@@ -62,10 +67,10 @@ class Sources:
         token = token.strip().lstrip("^")
         if token in self.texts:
             return token
-        folded = {key.casefold(): key for key in self.texts}
-        if token.casefold() in folded:
-            return folded[token.casefold()]
-        if token.isdigit() and 1 <= int(token) <= len(self.order):
+        folded = {_fold(key): key for key in self.texts}
+        if _fold(token) in folded:
+            return folded[_fold(token)]
+        if _NUMBER.fullmatch(token) and 1 <= int(token) <= len(self.order):
             return self.order[int(token) - 1]
         return None
 

@@ -14,6 +14,7 @@ The default threshold 1.0 asks for the exact label; lower it to accept near miss
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,10 +29,10 @@ _TRIM = " \t\r\n\"'`“”‘’.,;:!?"
 
 
 def label_key(label: Any) -> str:
-    """How labels are compared: trimmed, whitespace collapsed, case-folded."""
+    """How labels are compared: trimmed, whitespace collapsed, NFC-normalised, case-folded."""
     if isinstance(label, float) and label.is_integer():
         label = int(label)
-    return " ".join(str(label).strip(_TRIM).split()).casefold()
+    return unicodedata.normalize("NFC", " ".join(str(label).strip(_TRIM).split())).casefold()
 
 
 def scale_of(config: Mapping[str, Any]) -> list[str] | str:

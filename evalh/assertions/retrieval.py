@@ -23,6 +23,7 @@ import dataclasses
 import json
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ def _scalar_id(value: Any) -> str | None:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, str | int | float):
-        return str(value).strip()
+        return unicodedata.normalize("NFC", str(value).strip())
     return None
 
 

@@ -48,6 +48,7 @@ recall, not the mean's denominator), as scikit-learn's
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -68,12 +69,12 @@ def _rate(part: int, whole: int) -> float:
 
 
 def label_of(value: Any) -> str | None:
-    """A label as compared: trimmed, case-folded; None for no label."""
+    """A label as compared: trimmed, NFC-normalised, case-folded; None for no label."""
     if value is None or isinstance(value, Mapping | list):
         return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    text = " ".join(str(value).strip(_TRIM).split()).casefold()
+    text = unicodedata.normalize("NFC", " ".join(str(value).strip(_TRIM).split())).casefold()
     return text or None
 
 

@@ -57,6 +57,9 @@ def test_source_resolution_by_id_then_position() -> None:
     assert sources.resolve("DOC-A") == "doc-a"
     assert sources.resolve("2") == "doc-b"
     assert sources.resolve("4") is None and sources.resolve("doc-z") is None
+    assert sources.resolve("²") is None  # a superscript digit is not a position
+    accented = read_sources({"r\u00e9f-1": "text"})  # NFC "réf-1"
+    assert isinstance(accented, Sources) and accented.resolve("RE\u0301F-1") == "r\u00e9f-1"
     assert read_sources('{"k1": "text one"}').texts == {"k1": "text one"}  # type: ignore[union-attr]
 
 

@@ -72,6 +72,10 @@ def test_numeric_likert_scale_and_unicode_labels() -> None:
     assert likert.score == pytest.approx(0.75)
     config = {"scale": ["faible", "modéré", "élevé"]}
     assert grade(make_context("ordinal-distance", value="Élevé", output="MODÉRÉ", config=config)).score == 0.5
+    decomposed = "mode\u0301re\u0301"  # "modéré" with combining accents
+    assert (
+        grade(make_context("ordinal-distance", value="modéré", output=decomposed, config=config)).score == 1.0
+    )
 
 
 def test_unknown_output_label_is_an_error_naming_the_scale() -> None:

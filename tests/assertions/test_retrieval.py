@@ -126,6 +126,8 @@ def test_repeated_ids_earn_credit_once() -> None:
 def test_unicode_and_numeric_ids() -> None:
     assert run("retrieval-hit-at-k", ["東京-1", "café"], ["café"]).details["hit_ranks"] == [2]
     assert run("retrieval-recall-at-k", [3, 7.0, "9"], ["7", 9]).score == 1.0
+    decomposed, composed = "cafe\u0301", "caf\u00e9"  # the same "café", NFD and NFC
+    assert run("retrieval-hit-at-k", [decomposed], [composed]).passed
 
 
 def test_objects_fenced_json_list_field_and_from_var() -> None:

@@ -211,6 +211,7 @@ def test_label_reading() -> None:
     assert predicted_label("[1, 2]") == "[1, 2]"
     assert predicted_label(7) == "7"
     assert predicted_label("Ça va.") == "ça va"
+    assert label_of("E\u0301leve\u0301") == label_of("élevé") == "élevé"
 
 
 def test_numeric_and_unicode_labels() -> None:
