@@ -22,7 +22,6 @@ from rich.table import Table
 from rich.text import Text
 
 from evalh.model import GradedAssertion, RunResult, Status, TestResult
-from evalh.reports.serialize import dumps
 from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
 
 __all__ = ["PROGRESS_MIN_ROWS", "print_summary", "progress"]
@@ -114,6 +113,8 @@ def _named_metric_means(rows: Sequence[TestResult]) -> dict[str, float]:
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
     for row in rows:
+        if row.status is Status.ERROR:
+            continue
         for name, value in row.named_scores.items():
             sums[name] = sums.get(name, 0.0) + value
             counts[name] = counts.get(name, 0) + 1
@@ -134,10 +135,11 @@ def _summary_table(run: RunResult) -> Table:
     ]
     if run.interrupted:
         figures.append(("Interrupted", "yes (partial results)"))
-    for name, mean in sorted(_named_metric_means(run.results).items()):
+    means = {} if run.aggregates.get("namedScores") else _named_metric_means(run.results)
+    for name, mean in sorted(means.items()):
         figures.append((f"Mean {escape_controls(name, one_line=True)}", f"{mean:.3f}"))
     for label, value in figures:
-        grid.add_row(label, value)
+        grid.add_row(Text(label), Text(value))
     return grid
 
 
@@ -158,60 +160,120 @@ def _usage_table(console: Console, run: RunResult) -> Table:
     return table
 
 
-def _scalar(value: Any) -> bool:
-    return value is None or isinstance(value, str | int | float | bool)
+# Aggregates (evalh.runner.aggregates): known keys get tailored tables, unknown ones a generic view.
+_LABELS = {
+    "mean": "Mean",
+    "min": "Min",
+    "max": "Max",
+    "count": "Count",
+    "rows": "Rows",
+    "passed": "Passed",
+    "failed": "Failed",
+    "errors": "Errors",
+    "passRate": "Pass rate",
+    "meanScore": "Mean score",
+    "namedScores": "Named scores",
+    "macroF1": "Macro-F1",
+    "accuracy": "Accuracy",
+    "unknownPredictions": "Unknown",
+    "provider": "Provider",
+    "assertionTypes": "Assertion types",
+    "columns": "Side by side (provider x prompt)",
+    "classification": "Classification",
+    "metric": "Metric",
+    "type": "Type",
+    "class": "Class",
+    "prompt": "Prompt",
+    "precision": "Precision",
+    "recall": "Recall",
+    "f1": "F1",
+    "support": "Support",
+}
+_NAME_COLUMNS = {"namedScores": "metric", "assertionTypes": "type"}
+_HIDDEN_FIELDS = frozenset({"providerIndex", "promptIndex", "perClass"})
+_IN_SUMMARY = frozenset({"passRate", "counts"})  # already among the summary figures
 
 
-def _mapping_table(console: Console, title: str, value: Mapping[str, Any]) -> Table:
-    """A name -> number map as two columns, or a name -> {field: number} map as one row per name."""
-    fields = list(dict.fromkeys(k for v in value.values() if isinstance(v, Mapping) for k in v))
-    table = Table(box=_box(console), title=title, title_justify="left")
-    table.add_column("Name")
-    for field_name in fields or ["Value"]:
-        table.add_column(escape_controls(str(field_name), one_line=True), justify="right")
-    for name, item in value.items():
-        if isinstance(item, Mapping):
-            cells = [
-                _text(_number(item.get(f)), 30) if _scalar(item.get(f)) else _text(item.get(f))
-                for f in fields
-            ]
-        else:
-            cells = [_text(_number(item) if _scalar(item) else dumps(item))]
-            cells.extend(Text("") for _ in fields[1:])
-        table.add_row(_text(name, 50), *cells)
-    return table
+def _figure(field_name: str, value: Any) -> str:
+    if value is None:
+        return "-"
+    if field_name.endswith("Rate") and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:.2f}%"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={_number(v)}" for k, v in value.items())
+    return _number(value)
 
 
-def _records_table(console: Console, title: str, records: Sequence[Mapping[str, Any]]) -> Table:
-    fields = list(dict.fromkeys(k for r in records for k in r))
-    table = Table(box=_box(console), title=title, title_justify="left")
+def _label(field_name: str) -> str:
+    return _LABELS.get(field_name, escape_controls(str(field_name), one_line=True))
+
+
+def _records_table(
+    console: Console, title: str, records: Sequence[Mapping[str, Any]], key: str = ""
+) -> Table:
+    """One row per record; ``key`` names the first column when records come from a name -> record map."""
+    fields = [f for f in dict.fromkeys(k for r in records for k in r) if f not in _HIDDEN_FIELDS and f != key]
+    table = Table(box=_box(console), title=Text(title), title_justify="left")
+    if key:
+        table.add_column(Text(_label(key)))
     for field_name in fields:
-        table.add_column(escape_controls(str(field_name), one_line=True))
+        numeric = all(isinstance(r.get(field_name), int | float | None) for r in records)
+        table.add_column(Text(_label(field_name)), justify="right" if numeric else "left")
     for record in records:
-        table.add_row(
-            *(
-                _text(_number(record.get(f)) if _scalar(record.get(f)) else dumps(record.get(f)))
-                for f in fields
-            )
-        )
+        cells = [_text(record.get(key), 50)] if key else []
+        cells.extend(_text(_figure(f, record.get(f)), 80) for f in fields)
+        table.add_row(*cells)
     return table
 
 
-def _print_aggregates(console: Console, aggregates: Mapping[str, Any]) -> None:
+def _named_records(value: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    return [
+        {key: name, **(item if isinstance(item, Mapping) else {"value": item})}
+        for name, item in value.items()
+    ]
+
+
+def _per_class_tables(console: Console, classification: Sequence[Mapping[str, Any]]) -> list[Table]:
+    tables = []
+    for record in classification:
+        per_class = record.get("perClass")
+        if isinstance(per_class, Mapping) and per_class:
+            title = f"Per class: [{record.get('provider')}] {record.get('prompt')}"
+            tables.append(
+                _records_table(console, escape_controls(title), _named_records(per_class, "class"), "class")
+            )
+    return tables
+
+
+def _aggregate_tables(
+    console: Console, aggregates: Mapping[str, Any], verbose: bool
+) -> tuple[Table, list[Table]]:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column(justify="right")
     tables: list[Table] = []
     for key, value in aggregates.items():
-        title = escape_controls(str(key), one_line=True)
-        if _scalar(value):
-            grid.add_row(title, _number(value))
-        elif isinstance(value, Mapping) and value:
-            tables.append(_mapping_table(console, title, value))
-        elif isinstance(value, list | tuple) and value and all(isinstance(v, Mapping) for v in value):
+        if key in _IN_SUMMARY or value in (None, [], {}):
+            continue
+        title = _label(key)
+        if key == "columns" and isinstance(value, list) and len(value) < 2:
+            continue  # a side-by-side view of one column says nothing the summary does not
+        if isinstance(value, Mapping):
+            name = _NAME_COLUMNS.get(key, "name")
+            tables.append(_records_table(console, title, _named_records(value, name), name))
+        elif isinstance(value, list | tuple) and all(isinstance(v, Mapping) for v in value):
             tables.append(_records_table(console, title, value))
-        elif value:
-            grid.add_row(title, _text(dumps(value), 80))
+            if key == "classification" and verbose:
+                tables.extend(_per_class_tables(console, value))
+        else:
+            grid.add_row(Text(title), _text(_figure(key, value), 80))
+    return grid, tables
+
+
+def _print_aggregates(console: Console, aggregates: Mapping[str, Any], verbose: bool) -> None:
+    grid, tables = _aggregate_tables(console, aggregates, verbose)
+    if not grid.row_count and not tables:
+        return
     console.print(Text("Aggregates", style="bold"))
     if grid.row_count:
         console.print(grid)
@@ -237,7 +299,7 @@ def print_summary(
         if len(run.results) > limit:
             console.print(Text(f"... and {len(run.results) - limit} more", style="dim"))
     if run.aggregates:
-        _print_aggregates(console, run.aggregates)
+        _print_aggregates(console, run.aggregates, verbose)
     console.print(_summary_table(run))
     if run.provider_usage:
         console.print(_usage_table(console, run))

@@ -2,7 +2,8 @@
 
 The small run: 3 tests x 2 prompts x 2 providers = 12 rows with PASS, FAIL and ERROR (from the provider
 and from an assertion), a named metric, an assert-set, ``not-`` assertions, a secret in provider config,
-and an output holding control characters, an ANSI escape, rich markup and a lone surrogate.
+and an output holding control characters, an ANSI escape, rich markup and a lone surrogate. Its
+aggregates come from the real ``evalh.runner.aggregates``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from evalh.model import (
     TestResult,
     Usage,
 )
+from evalh.runner.aggregates import compute_aggregates
 
 __all__ = ["NASTY_OUTPUT", "large_run", "sample_run"]
 
@@ -85,7 +87,7 @@ TESTS = (
         description="greets Ada",
         vars={"name": "Ada"},
         asserts=(CONTAINS, SIMILAR),
-        metadata={"topic": "greeting"},
+        metadata={"topic": "greeting", "label": "hello ada"},
     ),
     TestCase(
         index=1,
@@ -263,15 +265,7 @@ def sample_run() -> RunResult:
                 "local:minilm", Usage(total_tokens=48, requests=2, texts=8, cached=4, latency_ms=31.5)
             ),
         ),
-        aggregates={
-            "passRate": 41.67,
-            "namedScores": {"accuracy": {"mean": 0.8, "count": 4}},
-            "assertionTypes": {"contains": {"mean": 1.0, "count": 4}, "similar": {"mean": 0.665, "count": 4}},
-            "columns": [
-                {"provider": "echo", "prompt": "greet", "passRate": 66.67},
-                {"provider": "gpt", "prompt": "greet", "passRate": 66.67},
-            ],
-        },
+        aggregates=compute_aggregates(rows),
     )
 
 

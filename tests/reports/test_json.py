@@ -82,7 +82,8 @@ def test_top_level_and_stats(tmp_path: Path) -> None:
     assert results["evalh"]["passRate"] == pytest.approx(500 / 12)
     assert [u["provider"] for u in results["evalh"]["providerUsage"]][-1] == "local:minilm"
     assert results["evalh"]["providerUsage"][-1]["cacheHits"] == 4
-    assert results["aggregates"]["namedScores"]["accuracy"]["mean"] == 0.8
+    assert results["aggregates"]["namedScores"]["accuracy"]["mean"] == pytest.approx((0.955 + 0.71) / 2)
+    assert results["aggregates"]["counts"] == {"rows": 12, "passed": 5, "failed": 5, "errors": 2}
     assert document["metadata"]["evalhVersion"]
 
 

@@ -34,7 +34,7 @@ def _cells(line: str) -> list[str]:
 
 
 def test_summary_figures() -> None:
-    text = _printed(sample_run())
+    text = _printed(dataclasses.replace(sample_run(), aggregates={}))
     assert _line_with(text, "Tests").split() == ["Tests", "12"]
     assert _line_with(text, "Passed").split() == ["Passed", "5"]
     assert _line_with(text, "Failed").split() == ["Failed", "5"]
@@ -126,12 +126,50 @@ def test_verbose_lists_failed_assertions() -> None:
 def test_aggregates_section() -> None:
     text = _printed(sample_run())
     assert "Aggregates" in text
-    assert _line_with(text, "passRate").split() == ["passRate", "41.670"]
-    assert _cells(_line_with(text, "| accuracy", after="Aggregates")) == ["accuracy", "0.800", "4"]
-    assert _cells(_line_with(text, "| similar", after="Aggregates")) == ["similar", "0.665", "4"]
-    assert _cells(_line_with(text, "| provider", after="Aggregates")) == ["provider", "prompt", "passRate"]
-    assert _cells(_line_with(text, "| echo", after="Aggregates")) == ["echo", "greet", "66.670"]
+    assert _line_with(text, "Mean score", after="Aggregates").split() == ["Mean", "score", "0.758"]
+    assert "Mean accuracy" not in text  # the named-metric table replaces the summary's means
+    assert _cells(_line_with(text, "| accuracy", after="Named scores")) == [
+        "accuracy",
+        "0.833",
+        "0.710",
+        "0.955",
+        "4",
+    ]
+    assert _cells(_line_with(text, "| Type", after="Assertion types"))[:3] == ["Type", "Count", "Passed"]
+    assert _cells(_line_with(text, "| python", after="Assertion types")) == [
+        "python",
+        "4",
+        "3",
+        "1",
+        "75.00%",
+        "1.000",
+    ]
+    side = _cells(_line_with(text, "| gpt ", after="Side by side"))
+    assert side == ["gpt", "greet", "3", "2", "1", "0", "66.67%", "0.735", "accuracy=0.955", "1.000", "1.000"]
+    assert _cells(_line_with(text, "| echo ", after="Classification")) == [
+        "echo",
+        "greet",
+        "1",
+        "1.000",
+        "1.000",
+        "0",
+    ]
+    assert "Per class" not in text
+    assert "Per class: [gpt] chat" in _printed(sample_run(), verbose=True)
     assert "Aggregates" not in _printed(dataclasses.replace(sample_run(), aggregates={}))
+
+
+def test_aggregates_single_column_and_unknown_keys() -> None:
+    aggregates = {
+        "passRate": 50.0,
+        "columns": [{"provider": "echo", "prompt": "p", "rows": 2}],
+        "futureFigure": 0.25,
+        "futureMap": {"[red]x[/red]": {"score": 1}},
+    }
+    text = _printed(dataclasses.replace(sample_run(), aggregates=aggregates), show_table=False)
+    assert "Side by side" not in text  # one column only
+    assert _line_with(text, "futureFigure").split() == ["futureFigure", "0.250"]
+    assert _cells(_line_with(text, "[red]x[/red]")) == ["[red]x[/red]", "1"]
 
 
 def test_interrupted_run_is_flagged() -> None:
