@@ -70,7 +70,7 @@ def has_template(text: str) -> bool:
 def _compile(template: str) -> tuple[jinja2.Template, frozenset[str]]:
     """Parse once: the compiled template and the variable names it reads from its context."""
     ast = _ENV.parse(template)
-    names = frozenset(jinja2.meta.find_undeclared_variables(ast))
+    names = frozenset(jinja2.meta.find_undeclared_variables(ast)) - frozenset(_ENV.globals)
     return _ENV.from_string(ast), names
 
 

@@ -1,0 +1,244 @@
+"""Raw tests -> :class:`evalh.model.TestCase`: the defaultTest merge, vars, and rendered assertions.
+
+promptfoo's merge: vars and metadata merged (the test wins), assertions concatenated (defaultTest's
+first), options shallow-merged, threshold test-over-default. Vars may be ``file://`` and may
+reference other vars; assertion values and metric names are rendered with the test's vars.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalh.assertions.registry import base_type
+from evalh.config.files import DATA_SUFFIXES, LoadContext, Origin, is_file_ref, script_path
+from evalh.config.locate import JsonPath, format_path
+from evalh.config.providers import check_choice, parse_choice
+from evalh.config.templating import has_template, referenced_names, render_template
+from evalh.config.tests_files import RawTest
+from evalh.errors import ConfigError, TemplateError
+from evalh.model import AssertionSpec, TestCase
+
+__all__ = ["Defaults", "build_test", "resolve_vars"]
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """The defaultTest (with --var values merged into its vars), and where it was written."""
+
+    data: Mapping[str, Any] = field(default_factory=dict)
+    origin: Origin | None = None
+    cli_vars: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def vars(self) -> dict[str, Any]:
+        return {**(self.data.get("vars") or {}), **self.cli_vars}
+
+
+def build_test(raw: RawTest, index: int, defaults: Defaults, ctx: LoadContext) -> TestCase | None:
+    """One merged, rendered test; None (with problems recorded) when it cannot be built."""
+    data, origin = raw.data, raw.origin
+    shown: JsonPath = ("tests", index)
+    default = defaults.data
+    try:
+        variables = resolve_vars(
+            {**defaults.vars, **_vars_of(data, origin, shown, ctx)},
+            lambda name: _var_where(name, data, defaults, origin, shown, ctx),
+            ctx,
+        )
+        options = {**(default.get("options") or {}), **(data.get("options") or {})}
+        asserts = [
+            *_assertions(default.get("assert") or [], (), defaults.origin, ("defaultTest",), variables, ctx),
+            *_assertions(data.get("assert") or [], (), origin, shown, variables, ctx),
+        ]
+    except ConfigError as error:
+        ctx.problems.add_exception(error)
+        return None
+    if any(spec is None for spec in asserts):
+        return None
+    provider = options.get("provider")
+    choice = (
+        parse_choice(provider, _options_path(data, shown), str(ctx.base_dir))
+        if provider is not None
+        else None
+    )
+    if choice is not None:
+        check_choice(choice, _options_where(data, shown, origin, defaults, ctx), ctx)
+    has_output = "output" in data or "providerOutput" in data
+    threshold = data.get("threshold", default.get("threshold"))
+    return TestCase(
+        index=index,
+        description=data.get("description"),
+        vars=variables,
+        asserts=tuple(spec for spec in asserts if spec is not None),
+        threshold=float(threshold) if threshold is not None else None,
+        options=options,
+        provider=choice,
+        metadata={**(default.get("metadata") or {}), **(data.get("metadata") or {})},
+        output=data.get("output", data.get("providerOutput")),
+        has_output=has_output,
+        path=format_path(shown),
+    )
+
+
+def _options_path(data: Mapping[str, Any], shown: JsonPath) -> str:
+    if "provider" in (data.get("options") or {}):
+        return format_path((*shown, "options", "provider"))
+    return "defaultTest.options.provider"
+
+
+def _options_where(
+    data: Mapping[str, Any], shown: JsonPath, origin: Origin, defaults: Defaults, ctx: LoadContext
+) -> str:
+    if "provider" in (data.get("options") or {}) or defaults.origin is None:
+        return ctx.where(origin, ("options", "provider"), (*shown, "options", "provider"))
+    return ctx.where(defaults.origin, ("options", "provider"), ("defaultTest", "options", "provider"))
+
+
+def _vars_of(data: Mapping[str, Any], origin: Origin, shown: JsonPath, ctx: LoadContext) -> dict[str, Any]:
+    variables = data.get("vars") or {}
+    if isinstance(variables, str):
+        where = ctx.where(origin, ("vars",), (*shown, "vars"))
+        loaded = ctx.load_value(variables, where, trim=False)
+        if not isinstance(loaded, Mapping):
+            raise ConfigError(f"{variables} must hold a mapping of variables", where=where)
+        return dict(loaded)
+    return dict(variables)
+
+
+def _var_where(
+    name: str, data: Mapping[str, Any], defaults: Defaults, origin: Origin, shown: JsonPath, ctx: LoadContext
+) -> str:
+    if name not in (data.get("vars") or {}) and name in defaults.cli_vars:
+        return f"--var {name}"
+    if name in (data.get("vars") or {}) or defaults.origin is None:
+        return ctx.where(origin, ("vars", name), (*shown, "vars", name))
+    return ctx.where(defaults.origin, ("vars", name), ("defaultTest", "vars", name))
+
+
+def resolve_vars(variables: dict[str, Any], where: Any, ctx: LoadContext) -> dict[str, Any]:
+    """Load ``file://`` values, then render vars that reference other vars, in dependency order."""
+    for name, value in variables.items():
+        if is_file_ref(value):
+            variables[name] = ctx.load_value(value, where(name), trim=False)
+    pending = {name for name, value in variables.items() if isinstance(value, str) and has_template(value)}
+    if not pending:
+        return variables
+    resolved: dict[str, Any] = {name: value for name, value in variables.items() if name not in pending}
+    visiting: list[str] = []
+
+    def resolve(name: str) -> None:
+        if name in resolved or name not in pending:
+            return
+        if name in visiting:
+            cycle = " -> ".join([*visiting[visiting.index(name) :], name])
+            raise TemplateError(f"vars reference each other in a cycle: {cycle}", where=where(name))
+        visiting.append(name)
+        for dependency in referenced_names(variables[name], where=where(name)):
+            resolve(dependency)
+        visiting.pop()
+        resolved[name] = render_template(variables[name], resolved, where=where(name))
+
+    for name in list(variables):
+        resolve(name)
+    return {name: resolved[name] for name in variables}
+
+
+def _assertions(
+    items: list[Any],
+    inner: JsonPath,
+    origin: Origin | None,
+    shown: JsonPath,
+    variables: Mapping[str, Any],
+    ctx: LoadContext,
+) -> list[AssertionSpec | None]:
+    specs: list[AssertionSpec | None] = []
+    for index, item in enumerate(items):
+        path_inner, path_shown = (*inner, "assert", index), (*shown, "assert", index)
+        where = ctx.where(origin, path_inner, path_shown) if origin else format_path(path_shown)
+        try:
+            specs.append(build_assertion(item, path_inner, path_shown, origin, variables, ctx, where))
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
+            specs.append(None)
+    return specs
+
+
+def build_assertion(
+    item: Mapping[str, Any],
+    inner: JsonPath,
+    shown: JsonPath,
+    origin: Origin | None,
+    variables: Mapping[str, Any],
+    ctx: LoadContext,
+    where: str,
+) -> AssertionSpec:
+    """One assertion with its value and metric rendered (children built for assert-set)."""
+    kind, negate = base_type(item["type"])
+    children = _assertions(item.get("assert") or [], inner, origin, shown, variables, ctx)
+    if any(child is None for child in children):
+        raise ConfigError("an assertion of this assert-set is invalid (see above)", where=where)
+    threshold = item.get("threshold")
+    metric = item.get("metric")
+    provider = item.get("provider")
+    choice = (
+        parse_choice(provider, format_path((*shown, "provider")), str(ctx.base_dir))
+        if provider is not None
+        else None
+    )
+    if choice is not None:
+        check_choice(choice, f"{where}.provider", ctx)
+    spec = AssertionSpec(
+        type=kind,
+        negate=negate,
+        value=_render_value(
+            kind, item.get("value"), variables, ctx, f"{where}.value" if "value" in item else where
+        ),
+        threshold=float(threshold) if threshold is not None else None,
+        weight=float(item.get("weight", 1.0)),
+        metric=render_template(metric, variables, where=f"{where}.metric") if metric is not None else None,
+        provider=choice,
+        config=dict(item.get("config") or {}),
+        children=tuple(child for child in children if child is not None),
+        rubric_prompt=_rubric(item.get("rubricPrompt"), ctx, where),
+        raw=item,
+        path=format_path(shown),
+    )
+    ctx.where_of[id(spec)] = where
+    return spec
+
+
+def _render_value(kind: str, value: Any, variables: Mapping[str, Any], ctx: LoadContext, where: str) -> Any:
+    """promptfoo's value rendering: strings and each string of a list; file:// loaded; objects kept."""
+    if isinstance(value, str):
+        text = render_template(value, variables, where=where)
+        return _file_value(kind, text, ctx, where) if is_file_ref(text) else text
+    if isinstance(value, list):
+        rendered = []
+        for position, item in enumerate(value):
+            if isinstance(item, str):
+                text = render_template(item, variables, where=f"{where}[{position}]")
+                rendered.append(
+                    _file_value(kind, text, ctx, f"{where}[{position}]") if is_file_ref(text) else text
+                )
+            else:
+                rendered.append(item)
+        return rendered
+    return value
+
+
+def _file_value(kind: str, ref: str, ctx: LoadContext, where: str) -> Any:
+    """A ``file://`` value: a python assertion's script stays a path (checked, not run)."""
+    path = ctx.resolve(script_path(ref))
+    if kind == "python" and path.suffix == ".py":
+        if not path.is_file():
+            raise ctx.missing(path, where)
+        return ref
+    return ctx.load_value(ref, where, trim=path.suffix.lower() not in DATA_SUFFIXES)
+
+
+def _rubric(value: Any, ctx: LoadContext, where: str) -> Any:
+    if is_file_ref(value):
+        return ctx.load_value(value, f"{where}.rubricPrompt", trim=True)
+    return value

@@ -1,0 +1,149 @@
+"""Semantic checks after the schema: what the JSON Schema cannot know.
+
+Each assertion's type has a handler in the registry, its value passes the type's ``check``, a
+required value is present, a min-score threshold is at most 1, and every provider it needs exists and
+has the capability (embeddings for ``similar``, a chat model for judges). Assertions that need a grader
+and have none are reported together, with the three ways to set one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, resolve_provider
+from evalh.assertions.registry import AssertionDef, all_assertions
+from evalh.config.files import LoadContext
+from evalh.config.locate import close_matches
+from evalh.config.schema import assertion_type_names
+from evalh.model import AssertionSpec, ProviderChoice, ProviderSpec, TestCase
+from evalh.providers.registry import capabilities_of, find_entry
+
+__all__ = ["AssertionChecker"]
+
+# Types whose threshold is a minimum but not a score in [0, 1].
+_UNBOUNDED_MIN = frozenset({"similar:dot", "assert-set"})
+_SIMILARITY_OK = frozenset(
+    {"similar", "similar:cosine"}
+)  # a sentence-similarity provider computes cosine only
+_NEED_WORDS = {"embedding": "embeddings", "text": "a chat (text) model", "tokens": "token embeddings"}
+_GRADER_LIST_LIMIT = 10
+
+
+@dataclass
+class AssertionChecker:
+    """Checks every assertion of every test; problems go to ``ctx.problems``."""
+
+    ctx: LoadContext
+    suite_default: ProviderChoice | None
+    where_of: Mapping[int, str]  # id(spec) -> "file:line:col path"
+    registry: dict[str, AssertionDef] = field(default_factory=all_assertions)
+    needs_grader: list[str] = field(default_factory=list)
+
+    def check_tests(self, tests: Iterable[TestCase]) -> None:
+        for test in tests:
+            for spec in test.asserts:
+                self._check(spec, test)
+        self._report_missing_grader()
+
+    def _where(self, spec: AssertionSpec) -> str:
+        return self.where_of.get(id(spec), spec.path)
+
+    def _check(self, spec: AssertionSpec, test: TestCase) -> None:
+        where = self._where(spec)
+        definition = self.registry.get(spec.type)
+        if definition is None:
+            self._unknown_type(spec, where)
+            return
+        if definition.requires_value and spec.value is None and spec.type != "assert-set":
+            self.ctx.problems.add(f"{spec.full_type} needs a value", where=where, hint="Add value: ... to it")
+        elif definition.check is not None:
+            problem = definition.check(spec.value, spec.config)
+            if problem:
+                self.ctx.problems.add(f"{spec.full_type}: {problem}", where=where)
+        self._check_threshold(spec, definition, where)
+        for need in definition.needs:
+            self._check_need(spec, test, need, where)
+        for child in spec.children:
+            self._check(child, test)
+
+    def _unknown_type(self, spec: AssertionSpec, where: str) -> None:
+        if spec.full_type in assertion_type_names():
+            self.ctx.problems.add(
+                f"assertion type {spec.full_type!r} is not available in this build of evalh "
+                "(no handler is registered for it)",
+                where=where,
+                hint="Update or reinstall evalh, or use another type (`evalh list assertions`)",
+            )
+            return
+        match = close_matches(spec.type, list(self.registry))
+        hint = (
+            f"Did you mean {match!r}?" if match else "Run `evalh list assertions` for the types evalh knows"
+        )
+        self.ctx.problems.add(f"unknown assertion type {spec.full_type!r}", where=where, hint=hint)
+
+    def _check_threshold(self, spec: AssertionSpec, definition: AssertionDef, where: str) -> None:
+        if spec.threshold is None:
+            return
+        bounded = definition.threshold_meaning.startswith("min") and spec.type not in _UNBOUNDED_MIN
+        if bounded and spec.threshold > 1:
+            self.ctx.problems.add(
+                f"threshold must be <= 1 (got {spec.threshold:g})",
+                where=f"{where}.threshold",
+                hint=f"{spec.type} scores run from 0 to 1 ({definition.threshold_meaning})",
+            )
+
+    def _check_need(self, spec: AssertionSpec, test: TestCase, need: str, where: str) -> None:
+        fallback = None if need == "text" else DEFAULT_EMBEDDING_PROVIDER
+        provider = resolve_provider(spec, test, need, self.suite_default, fallback)
+        if provider is None:
+            self.needs_grader.append(f"{where} ({spec.full_type})")
+            return
+        if find_entry(provider.id) is None:
+            return  # reported where the provider is written
+        capabilities = capabilities_of(provider.id)
+        if need in capabilities or (
+            need == "embedding" and "similarity" in capabilities and spec.type in _SIMILARITY_OK
+        ):
+            return
+        self.ctx.problems.add(
+            f"{spec.full_type} needs {_NEED_WORDS.get(need, need)}, but provider {provider.id!r} "
+            f"({_source(provider)}) only offers {', '.join(capabilities) or 'nothing'}",
+            where=where,
+            hint=_capability_hint(spec, need, capabilities),
+        )
+
+    def _report_missing_grader(self) -> None:
+        if not self.needs_grader:
+            return
+        shown = self.needs_grader[:_GRADER_LIST_LIMIT]
+        more = len(self.needs_grader) - len(shown)
+        listing = "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+        self.ctx.problems.add(
+            f"these assertions need a grader (a chat model) but none is set: {listing}",
+            where=self.ctx.display,
+            hint="Set one for the whole suite with defaultTest.options.provider "
+            "(e.g. openai:chat:gpt-4o-mini), for one assertion with its provider: key, "
+            "or on the command line with --grader <provider id>",
+        )
+
+
+def _source(provider: ProviderSpec) -> str:
+    return f"from {provider.path}" if provider.path else "the default"
+
+
+def _capability_hint(spec: AssertionSpec, need: str, capabilities: tuple[str, ...]) -> str:
+    if need == "embedding" and "similarity" in capabilities:
+        return (
+            f"a sentence-similarity provider computes cosine similarity only; use similar or similar:cosine, "
+            f"or an embedding provider (local, openai:embedding:<model>, ...) for {spec.type}"
+        )
+    if need == "embedding":
+        return (
+            "Give it an embedding provider: provider: local (the bundled model), "
+            "openai:embedding:<model>, ..., or a typed map provider: {embedding: local, text: <chat model>}"
+        )
+    return (
+        "Give it a chat model: provider: openai:chat:<model>, anthropic:messages:<model>, "
+        "ollama:chat:<model>, ..."
+    )

@@ -1,0 +1,262 @@
+"""Tests from a CSV file, with promptfoo's special columns and ``__expected`` mini-syntax.
+
+Ordinary columns become vars. Special columns: ``__expected``/``__expected1..N`` (one assertion each),
+``__description``, ``__metric``, ``__threshold``, ``__providerOutput`` (a recorded output),
+``__metadata:key`` (``key[]`` splits on commas). An ``__expected`` cell reads
+``[not-]type[(threshold)]:value``; no known type means ``equals``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from evalh.config.files import CsvOrigin, is_file_ref, script_path
+from evalh.config.locate import JsonPath, close_matches
+from evalh.errors import ConfigError
+
+__all__ = ["CSV_SPECIAL_COLUMNS", "MiniSyntaxError", "parse_expected", "tests_from_csv"]
+
+CSV_SPECIAL_COLUMNS = (
+    "__expected",
+    "__description",
+    "__metric",
+    "__threshold",
+    "__providerOutput",
+    "__metadata",
+)
+_EXPECTED = re.compile(r"^__expected(\d*)$")
+_LIST_TYPES = frozenset({"contains-any", "contains-all", "icontains-any", "icontains-all"})
+# promptfoo's defaults when a cell names no threshold: 0.8 for the similar family, 0.75 for the
+# model-graded and ROUGE scores. (promptfoo also gives levenshtein and latency 0.75, which as an edit
+# distance or milliseconds means nothing; evalh keeps their own defaults there.)
+_SIMILAR_TYPES = frozenset({"similar", "similar:cosine", "similar:dot", "similar:euclidean"})
+_DEFAULT_075 = frozenset(
+    {"rouge-n", "answer-relevance", "context-faithfulness", "context-recall", "context-relevance"}
+)
+_ALIASES = {"grade": "llm-rubric", "llm-rubric": "llm-rubric", "python": "python"}
+_SCRIPT_ALIASES = ("fn:", "javascript:", "eval:")
+_TYPE_LIKE = re.compile(r"^(?:not-)?([a-z][a-z0-9-]*(?::[a-z0-9-]+)?)(\([^)]*\))?:")
+
+
+class MiniSyntaxError(ValueError):
+    """An ``__expected`` cell that does not parse; the message is for users."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+def parse_expected(cell: str, known_types: Iterable[str]) -> dict[str, Any] | None:
+    """One ``__expected`` cell -> an assertion mapping (as it would be written in YAML), or None if empty."""
+    text = cell.strip()
+    if not text:
+        return None
+    if text.startswith(_SCRIPT_ALIASES):
+        raise MiniSyntaxError(
+            "JavaScript assertions are not supported by evalh", "Use python:<expression> instead"
+        )
+    if is_file_ref(text):
+        if script_path(text).endswith(".py"):
+            return {"type": "python", "value": text}
+        raise MiniSyntaxError(f"{text!r}: only file://script.py assertions are supported")
+    head, sep, rest = text.partition(":")
+    negate = head.startswith("not-")
+    alias = _ALIASES.get(head.removeprefix("not-"))
+    if sep and alias:
+        return {"type": f"not-{alias}" if negate else alias, "value": rest}
+    body = text[4:] if negate else text
+    for name in sorted(known_types, key=len, reverse=True):
+        if body.startswith(name) and (len(body) == len(name) or body[len(name)] in ":("):
+            return _typed(name, negate, body[len(name) :])
+    match = _TYPE_LIKE.match(text)
+    if match and (match.group(2) or close_matches(match.group(1), list(known_types))):
+        suggestion = close_matches(match.group(1), list(known_types))
+        hint = f"Did you mean {suggestion!r}?" if suggestion else "Run `evalh list assertions`"
+        raise MiniSyntaxError(
+            f"unknown assertion type {match.group(1)!r}", f"{hint} (write equals:<text> for a literal text)"
+        )
+    return {"type": "equals", "value": text}
+
+
+def _typed(name: str, negate: bool, rest: str) -> dict[str, Any]:
+    threshold: float | None = None
+    if rest.startswith("("):
+        close = rest.find(")")
+        if close < 0:
+            raise MiniSyntaxError(
+                f"missing ')' after the threshold of {name!r}", "Write e.g. similar(0.8):text"
+            )
+        try:
+            threshold = float(rest[1:close])
+        except ValueError:
+            raise MiniSyntaxError(
+                f"the threshold of {name!r} must be a number (got {rest[1:close]!r})",
+                "Write e.g. similar(0.8):text",
+            ) from None
+        rest = rest[close + 1 :]
+    if rest and not rest.startswith(":"):
+        raise MiniSyntaxError(f"expected ':' after {name!r}", f"Write {name}:<value>")
+    assertion: dict[str, Any] = {"type": f"not-{name}" if negate else name}
+    if rest:
+        assertion["value"] = _value(name, rest[1:])
+    if threshold is None:
+        threshold = 0.8 if name in _SIMILAR_TYPES else 0.75 if name in _DEFAULT_075 else None
+    if threshold is not None:
+        assertion["threshold"] = threshold
+    return assertion
+
+
+def _value(name: str, text: str) -> Any:
+    if name in _LIST_TYPES:
+        return [
+            item.strip() for row in csv.reader([text], skipinitialspace=True) for item in row if item.strip()
+        ]
+    if name == "word-count":
+        try:
+            return int(text)
+        except ValueError:
+            raise MiniSyntaxError(f"word-count needs a whole number (got {text!r})") from None
+    return text
+
+
+def tests_from_csv(
+    text: str, file: str, known_types: Iterable[str]
+) -> tuple[list[tuple[dict[str, Any], CsvOrigin]], list[ConfigError]]:
+    """(test mapping, origin) per data row, and every located problem found."""
+    known = tuple(known_types)
+    reader = csv.reader(io.StringIO(text))
+    problems: list[ConfigError] = []
+    try:
+        header = next(reader)
+    except StopIteration:
+        return [], [
+            ConfigError("the CSV file is empty", where=file, hint="Write a header row, then one row per test")
+        ]
+    except csv.Error as error:
+        return [], [ConfigError(f"invalid CSV: {error}", where=f"{file}:1")]
+    header = [name.strip() for name in header]
+    problems.extend(_check_header(header, file))
+    if problems:
+        return [], problems
+    tests: list[tuple[dict[str, Any], CsvOrigin]] = []
+    line = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            problems.append(ConfigError(f"invalid CSV: {error}", where=f"{file}:{line}"))
+            break
+        start, line = line, reader.line_num + 1
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            problems.append(
+                ConfigError(
+                    f"this row has {len(row)} cells but the header has {len(header)} columns",
+                    where=f"{file}:{start}",
+                    hint='Quote cells that contain commas ("a, b") and check for missing or extra commas',
+                )
+            )
+            continue
+        test = _row_to_test(header, row, file, start, known, problems)
+        if test is not None:
+            tests.append(test)
+    return tests, problems
+
+
+def _check_header(header: list[str], file: str) -> list[ConfigError]:
+    problems: list[ConfigError] = []
+    seen: set[str] = set()
+    for column, name in enumerate(header, start=1):
+        where = f"{file}:1:{column}"
+        if name in seen:
+            problems.append(ConfigError(f"duplicate column {name!r}", where=where))
+        seen.add(name)
+        if not name:
+            problems.append(
+                ConfigError("empty column name", where=where, hint="Name every column in the header")
+            )
+        elif name.startswith("__") and not _is_special(name):
+            match = close_matches(name, [*CSV_SPECIAL_COLUMNS, "__metadata:key"])
+            hint = (
+                f"Did you mean {match!r}?" if match else f"Special columns: {', '.join(CSV_SPECIAL_COLUMNS)}"
+            )
+            problems.append(ConfigError(f"unknown special column {name!r}", where=where, hint=hint))
+    return problems
+
+
+def _is_special(name: str) -> bool:
+    return bool(_EXPECTED.match(name)) or name.startswith("__metadata:") or name in CSV_SPECIAL_COLUMNS
+
+
+def _row_to_test(
+    header: list[str],
+    row: list[str],
+    file: str,
+    line: int,
+    known: tuple[str, ...],
+    problems: list[ConfigError],
+) -> tuple[dict[str, Any], CsvOrigin] | None:
+    test: dict[str, Any] = {}
+    variables: dict[str, Any] = {}
+    asserts: list[dict[str, Any]] = []
+    metadata: dict[str, Any] = {}
+    columns: dict[JsonPath, int] = {}
+    metric: str | None = None
+    failed = False
+    for column, (name, cell) in enumerate(zip(header, row, strict=True), start=1):
+        if _EXPECTED.match(name):
+            try:
+                assertion = parse_expected(cell, known)
+            except MiniSyntaxError as error:
+                problems.append(
+                    ConfigError(f"column {name!r}: {error}", where=f"{file}:{line}:{column}", hint=error.hint)
+                )
+                failed = True
+                continue
+            if assertion is not None:
+                columns[("assert", len(asserts))] = column
+                asserts.append(assertion)
+        elif name == "__description":
+            test["description"], columns[("description",)] = cell, column
+        elif name == "__metric":
+            metric = cell.strip() or None
+        elif name == "__threshold":
+            columns[("threshold",)] = column
+            if cell.strip():
+                try:
+                    test["threshold"] = float(cell)
+                except ValueError:
+                    problems.append(
+                        ConfigError(
+                            f"__threshold must be a number (got {cell!r})", where=f"{file}:{line}:{column}"
+                        )
+                    )
+                    failed = True
+        elif name == "__providerOutput":
+            test["output"], columns[("output",)] = cell, column
+        elif name.startswith("__metadata:"):
+            key = name.removeprefix("__metadata:")
+            if key.endswith("[]"):
+                metadata[key[:-2]] = [item.strip() for item in cell.split(",") if item.strip()]
+            else:
+                metadata[key] = cell
+        else:
+            variables[name], columns[("vars", name)] = cell, column
+    if failed:
+        return None
+    if metric:
+        for assertion in asserts:
+            assertion["metric"] = metric
+    test["vars"] = variables
+    if asserts:
+        test["assert"] = asserts
+    if metadata:
+        test["metadata"] = metadata
+    return test, CsvOrigin(file=file, row=line, columns=columns)

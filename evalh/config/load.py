@@ -1,0 +1,277 @@
+"""Load a config: YAML -> ``{{ env.X }}`` -> JSON-Schema check -> files -> semantic checks -> Suite.
+
+The whole config is validated before any provider is called, and every problem found is reported
+at once (one paragraph each, ``file:line:col path: what. what to do``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalh.config.build import Defaults, build_test
+from evalh.config.checks import AssertionChecker
+from evalh.config.files import DocOrigin, LoadContext, Origin
+from evalh.config.locate import Document, JsonPath, display_path, load_document
+from evalh.config.prompts import load_prompts, template_strings
+from evalh.config.providers import check_provider_id, load_providers
+from evalh.config.schema import defs_validator, schema_problems
+from evalh.config.templating import referenced_names, render_env
+from evalh.config.tests_files import RawTest, collect_tests
+from evalh.errors import ConfigError, ConfigFileError, SchemaError
+from evalh.model import EvaluateOptions, Prompt, ProviderChoice, ProviderSpec, Suite, TestCase
+
+__all__ = ["CONFIG_NAMES", "RECORDED_PROVIDER_ID", "find_config", "load_suite", "redact"]
+
+CONFIG_NAMES = (
+    "evalh.yaml",
+    "evalh.yml",
+    "promptfooconfig.yaml",
+    "promptfooconfig.yml",
+    "evalh.json",
+    "promptfooconfig.json",
+)
+RECORDED_PROVIDER_ID = "recorded"
+REDACTED = "[redacted]"
+_SECRET_SUFFIXES = ("apikey", "token", "secret", "password", "authorization", "passwd", "credentials")
+_LIST_LIMIT = 10
+
+
+def find_config(start: Path | None = None) -> Path:
+    """The config in ``start`` (default: the current directory): evalh.yaml, then promptfooconfig.yaml."""
+    directory = start or Path.cwd()
+    for name in CONFIG_NAMES:
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    raise ConfigFileError(
+        f"no config file found in {display_path(directory) if start else 'the current directory'} "
+        f"(looked for {', '.join(CONFIG_NAMES)})",
+        hint="Pass the config's path (evalh run path/to/config.yaml), or create evalh.yaml with `evalh init`",
+    )
+
+
+def redact(value: Any) -> Any:
+    """A copy of ``value`` with secrets (api keys, tokens, passwords...) replaced by "[redacted]"."""
+    if isinstance(value, Mapping):
+        return {key: REDACTED if _is_secret(key) and value[key] else redact(value[key]) for key in value}
+    if isinstance(value, list):
+        return [redact(item) for item in value]
+    return value
+
+
+def _is_secret(key: Any) -> bool:
+    flat = str(key).lower().replace("_", "").replace("-", "")
+    return flat.endswith(_SECRET_SUFFIXES)
+
+
+def load_suite(
+    path: Path,
+    *,
+    cli_vars: Mapping[str, str] = {},
+    grader: str | None = None,
+    filter_pattern: str | None = None,
+) -> Suite:
+    """Read, check and resolve a config. Raises ConfigError (or a subclass) listing every problem."""
+    pattern = _compile_filter(filter_pattern)
+    ctx = LoadContext(config_file=Path(path).resolve())
+    document = load_document(ctx.config_file)
+    if not isinstance(document.data, Mapping):
+        raise ConfigError(
+            "the config must be a mapping of keys (description:, prompts:, providers:, tests:, ...)",
+            where=document.file,
+        )
+    env = _config_env(document, ctx)
+    document.data = _render_env(document.data, {**os.environ, **env}, document, ctx)
+    ctx.problems.raise_if_any(document.file)
+    for problem in schema_problems(document.data):
+        ctx.problems.add(
+            problem.message, where=document.where(problem.path), hint=problem.hint, kind=SchemaError
+        )
+    ctx.problems.raise_if_any(document.file)
+    suite = _resolve(document, ctx, env, cli_vars, grader)
+    ctx.problems.raise_if_any(document.file)
+    if pattern is not None:
+        kept = tuple(test for test in suite.tests if test.description and pattern.search(test.description))
+        suite = Suite(**{**suite.__dict__, "tests": kept})
+    return suite
+
+
+def _compile_filter(filter_pattern: str | None) -> re.Pattern[str] | None:
+    if filter_pattern is None:
+        return None
+    try:
+        return re.compile(filter_pattern)
+    except re.error as error:
+        raise ConfigError(
+            f"invalid regular expression {filter_pattern!r}: {error}",
+            where="--filter-pattern",
+            hint="Tests whose description matches the pattern are kept (Python re syntax)",
+        ) from None
+
+
+def _config_env(document: Document, ctx: LoadContext) -> dict[str, str]:
+    """The config's ``env:`` map, stringified, its own ``{{ env.X }}`` rendered from the environment."""
+    raw = document.data.get("env")
+    if not isinstance(raw, Mapping):
+        return {}
+    env: dict[str, str] = {}
+    for key, value in raw.items():
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        try:
+            env[str(key)] = render_env(text, os.environ, where=document.where(("env", key)))
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
+    return env
+
+
+def _render_env(
+    value: Any, env: Mapping[str, str], document: Document, ctx: LoadContext, path: JsonPath = ()
+) -> Any:
+    """``{{ env.NAME }}`` rendered once, everywhere in the config (``env:`` itself was done first)."""
+    if isinstance(value, str):
+        try:
+            return render_env(value, env, where=document.where(path))
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
+            return value
+    if isinstance(value, Mapping):
+        return {
+            key: item if path == () and key == "env" else _render_env(item, env, document, ctx, (*path, key))
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_render_env(item, env, document, ctx, (*path, i)) for i, item in enumerate(value)]
+    return value
+
+
+def _resolve(
+    document: Document, ctx: LoadContext, env: dict[str, str], cli_vars: Mapping[str, str], grader: str | None
+) -> Suite:
+    data: Mapping[str, Any] = document.data
+    prompts = load_prompts(data["prompts"], document, ctx, {**os.environ, **env}) if "prompts" in data else []
+    key = "providers" if "providers" in data else "targets" if "targets" in data else None
+    providers = load_providers(data[key], key, document, ctx) if key else []
+    suite_default = None
+    if grader:
+        spec = ProviderSpec(id=grader, path="--grader", base_dir=str(Path.cwd()))
+        check_provider_id(spec, "--grader", ctx)
+        suite_default = ProviderChoice(default=spec)
+    defaults = _defaults(data.get("defaultTest"), document, ctx, cli_vars)
+    raw_tests = collect_tests(data.get("tests") or [], document, ctx) if data.get("tests") else []
+    if not raw_tests and not ctx.problems:
+        raw_tests = [RawTest({}, DocOrigin(document, ("tests",)))]  # promptfoo runs one empty test
+    built = [(build_test(raw, i, defaults, ctx), raw.origin) for i, raw in enumerate(raw_tests) if raw.valid]
+    tests = [test for test, _ in built if test is not None]
+    origins = {test.index: origin for test, origin in built if test is not None}
+    AssertionChecker(ctx, suite_default, ctx.where_of).check_tests(tests)
+    prompts, providers = _check_outputs(tests, prompts, providers, key, origins, ctx)
+    _check_prompt_vars(prompts, tests, origins, ctx)
+    options = data.get("evaluateOptions") or {}
+    output_path = data.get("outputPath")
+    return Suite(
+        tests=tuple(tests),
+        prompts=tuple(prompts),
+        providers=tuple(providers),
+        description=data.get("description"),
+        default_provider=suite_default,
+        evaluate_options=EvaluateOptions(
+            max_concurrency=options.get("maxConcurrency", 4),
+            repeat=options.get("repeat", 1),
+            cache=options.get("cache", True),
+            timeout_ms=options.get("timeoutMs", 0),
+        ),
+        output_paths=tuple([output_path] if isinstance(output_path, str) else output_path or ()),
+        env=env,
+        metadata=dict(data.get("metadata") or {}),
+        config_path=str(ctx.config_file),
+        raw_config=redact(data),
+    )
+
+
+def _defaults(value: Any, document: Document, ctx: LoadContext, cli_vars: Mapping[str, str]) -> Defaults:
+    if not isinstance(value, str):
+        origin = DocOrigin(document, ("defaultTest",)) if value is not None else None
+        return Defaults(data=value or {}, origin=origin, cli_vars=dict(cli_vars))
+    where = document.where(("defaultTest",))
+    try:
+        source = ctx.read_document(ctx.expand(value, where)[0], where)
+    except ConfigError as error:
+        ctx.problems.add_exception(error)
+        return Defaults(cli_vars=dict(cli_vars))
+    data = source.data if isinstance(source.data, Mapping) else {}
+    problems = schema_problems(source.data, defs_validator("test"))
+    if "description" in data:
+        ctx.problems.add("defaultTest cannot have a description", where=source.where(("description",)))
+    for problem in problems:
+        ctx.problems.add(
+            problem.message, where=source.where(problem.path), hint=problem.hint, kind=SchemaError
+        )
+    return Defaults(data=data, origin=DocOrigin(source, ()), cli_vars=dict(cli_vars))
+
+
+def _listing(tests: list[TestCase], origins: Mapping[int, Origin]) -> str:
+    shown = [f"{test.path} ({origins[test.index].locate(())})" for test in tests[:_LIST_LIMIT]]
+    more = len(tests) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def _check_outputs(
+    tests: list[TestCase],
+    prompts: list[Prompt],
+    providers: list[ProviderSpec],
+    key: str | None,
+    origins: Mapping[int, Origin],
+    ctx: LoadContext,
+) -> tuple[list[Prompt], list[ProviderSpec]]:
+    """Tests without a recorded output need a provider and a prompt; fully recorded suites need neither."""
+    missing = [test for test in tests if not test.has_output]
+    if not missing:
+        recorded = ProviderSpec(id=RECORDED_PROVIDER_ID, label="recorded", path="(recorded outputs)")
+        return prompts or [Prompt(raw="", label="recorded")], providers or ([] if key else [recorded])
+    if not providers and key is None:
+        ctx.problems.add(
+            "the config names no provider, and these tests have no recorded output: "
+            f"{_listing(missing, origins)}",
+            where=ctx.display,
+            hint="Add providers: (e.g. providers: [openai:chat:gpt-4o-mini], or echo to try it out), "
+            "or give each test the model's answer as output:",
+        )
+    elif not prompts and providers:
+        ctx.problems.add(
+            f"the config has providers but no prompts, and these tests need a provider call: "
+            f"{_listing(missing, origins)}",
+            where=ctx.display,
+            hint="Add prompts: (e.g. prompts: ['Answer briefly: {{question}}'])",
+        )
+    return prompts, providers
+
+
+def _check_prompt_vars(
+    prompts: list[Prompt], tests: list[TestCase], origins: Mapping[int, Origin], ctx: LoadContext
+) -> None:
+    """Every variable a prompt uses must be defined by every test (StrictUndefined, checked up front)."""
+    for prompt in prompts:
+        where = ctx.where_of.get(id(prompt), prompt.path)
+        texts = [prompt.raw] if isinstance(prompt.raw, str) else template_strings(prompt.raw)
+        try:
+            names = frozenset().union(*(referenced_names(text, where=where) for text in texts))
+        except ConfigError:
+            continue  # the syntax error is reported already
+        if not names:
+            continue
+        lacking: dict[str, list[TestCase]] = {}
+        for test in tests:
+            for name in names.difference(test.vars):
+                lacking.setdefault(name, []).append(test)
+        for name, missing in sorted(lacking.items()):
+            ctx.problems.add(
+                f"prompt {prompt.label!r} uses the variable {name!r}, which these tests do not define: "
+                f"{_listing(missing, origins)}",
+                where=where,
+                hint=f"Add {name}: ... to their vars (or to defaultTest.vars), or pass --var {name}=VALUE",
+                kind=ConfigError,
+            )

@@ -1,0 +1,236 @@
+"""Where things are: YAML/JSON loading that remembers line:column, JSON paths, and problem collection.
+
+Every mapping key and sequence item of a loaded document gets a position, so any JSON path
+(``tests[3].assert[1].threshold``) maps to ``file:line:col``. Problems are collected across the whole
+config and raised together as one error, one paragraph each.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalh.errors import ConfigError, ConfigFileError
+
+__all__ = [
+    "MAX_PROBLEMS",
+    "Document",
+    "JsonPath",
+    "Problems",
+    "close_matches",
+    "display_path",
+    "format_path",
+    "load_document",
+    "parse_document",
+]
+
+JsonPath = tuple[str | int, ...]
+MAX_PROBLEMS = 20
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$-]*$")
+
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _LocatingLoader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """A safe loader; positions are read from the composed node tree before construction."""
+
+
+def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    return str(loader.construct_scalar(node))  # type: ignore[arg-type]
+
+
+# Dates stay text, as in JSON: a `date: 2024-05-01` var must not become a Python date object.
+_LocatingLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+
+
+def format_path(path: JsonPath) -> str:
+    """``("tests", 3, "assert", 1)`` -> ``tests[3].assert[1]``."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _IDENTIFIER.match(part):
+            text += f".{part}" if text else part
+        else:
+            text += f"[{part!r}]"
+    return text
+
+
+def display_path(path: Path) -> str:
+    """A path as a user wants to read it: relative to the current directory when inside it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if relative.startswith("..") else relative
+
+
+@dataclass
+class Document:
+    """A loaded YAML/JSON document and the position of every key and item in it."""
+
+    data: Any
+    file: str
+    marks: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, path: JsonPath) -> str:
+        """``file:line:col`` of the nearest positioned ancestor of ``path``."""
+        for cut in range(len(path), -1, -1):
+            mark = self.marks.get(path[:cut])
+            if mark is not None:
+                return f"{self.file}:{mark[0]}:{mark[1]}"
+        return self.file
+
+    def where(self, path: JsonPath) -> str:
+        """``file:line:col path``."""
+        shown = format_path(path)
+        location = self.locate(path)
+        return f"{location} {shown}" if shown else location
+
+
+def _record(node: yaml.Node, path: JsonPath, marks: dict[JsonPath, tuple[int, int]], seen: set[int]) -> None:
+    """Store the position of every key and item under ``node`` (iteratively: deep documents are fine)."""
+    stack: list[tuple[yaml.Node, JsonPath]] = [(node, path)]
+    while stack:
+        current, at = stack.pop()
+        if id(current) in seen:  # an alias: positioned where the anchor is
+            continue
+        seen.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            for key_node, value_node in current.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                child = (*at, str(key_node.value))
+                marks.setdefault(child, (key_node.start_mark.line + 1, key_node.start_mark.column + 1))
+                stack.append((value_node, child))
+        elif isinstance(current, yaml.SequenceNode):
+            for index, item in enumerate(current.value):
+                child = (*at, index)
+                marks.setdefault(child, (item.start_mark.line + 1, item.start_mark.column + 1))
+                stack.append((item, child))
+
+
+def _duplicate_keys(node: yaml.Node, path: JsonPath, file: str) -> list[str]:
+    problems: list[str] = []
+    stack: list[tuple[yaml.Node, JsonPath]] = [(node, path)]
+    while stack and len(problems) < MAX_PROBLEMS:
+        current, at = stack.pop()
+        if isinstance(current, yaml.MappingNode):
+            seen: set[str] = set()
+            for key_node, value_node in current.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    key = str(key_node.value)
+                    if key in seen and key != "<<":
+                        mark = key_node.start_mark
+                        shown = format_path((*at, key))
+                        problems.append(
+                            f"{file}:{mark.line + 1}:{mark.column + 1} {shown}: duplicate key {key!r}. "
+                            "YAML keeps only the last one; remove or rename the other"
+                        )
+                    seen.add(key)
+                    stack.append((value_node, (*at, key)))
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend((item, (*at, i)) for i, item in enumerate(current.value))
+    return problems
+
+
+def parse_document(text: str, file: str) -> Document:
+    """Parse YAML (or JSON, which YAML reads too) into data plus positions. Raises ConfigError."""
+    loader = _LocatingLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
+        problem = error.problem or "not valid YAML"
+        context = f" ({error.context})" if error.context else ""
+        raise ConfigError(
+            f"invalid YAML: {problem}{context}",
+            where=where,
+            hint="Check the indentation and quoting around this line (quote values containing ': ' or '#')",
+        ) from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"invalid YAML: {error}", where=file) from None
+    finally:
+        loader.dispose()
+    document = Document(data=data, file=file)
+    if node is not None:
+        duplicates = _duplicate_keys(node, (), file)
+        if duplicates:
+            raise ConfigError("\n\n".join(duplicates))
+        _record(node, (), document.marks, set())
+    return document
+
+
+def load_document(path: Path) -> Document:
+    """Read and parse a YAML/JSON file. Raises ConfigFileError when it cannot be read."""
+    file = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigFileError("file not found", where=file, hint="Check the path and its spelling") from None
+    except IsADirectoryError:
+        raise ConfigFileError("is a directory, not a file", where=file) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigFileError(f"cannot read the file: {error}", where=file) from None
+    return parse_document(text, file)
+
+
+@dataclass
+class Problems:
+    """Problems found while loading, raised together (capped at MAX_PROBLEMS) as one error."""
+
+    problems: list[tuple[type[ConfigError], str]] = field(default_factory=list)
+    _seen: set[str] = field(default_factory=set)
+    total: int = 0
+
+    def add(
+        self,
+        message: str,
+        *,
+        where: str | None = None,
+        hint: str | None = None,
+        kind: type[ConfigError] = ConfigError,
+    ) -> None:
+        text = ConfigError(message, where=where, hint=hint).render()
+        self.add_error(kind, text)
+
+    def add_error(self, kind: type[ConfigError], text: str) -> None:
+        if text in self._seen:
+            return
+        self._seen.add(text)
+        self.total += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append((kind, text))
+
+    def add_exception(self, error: ConfigError) -> None:
+        self.add_error(type(error), error.render())
+
+    def __bool__(self) -> bool:
+        return bool(self.problems)
+
+    def raise_if_any(self, file: str) -> None:
+        if not self.problems:
+            return
+        kinds = {kind for kind, _ in self.problems}
+        kind = kinds.pop() if len(kinds) == 1 else ConfigError
+        if self.total == 1:
+            raise kind(self.problems[0][1])
+        more = self.total - len(self.problems)
+        tail = f"\n\n... and {more} more problem(s)" if more > 0 else ""
+        body = "\n\n".join(text for _, text in self.problems)
+        raise kind(f"{self.total} problems in the config\n\n{body}{tail}", where=file)
+
+
+def close_matches(word: str, candidates: Sequence[str]) -> str | None:
+    """The best did-you-mean candidate for ``word``, or None."""
+    found = get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return found[0] if found else None

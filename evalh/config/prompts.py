@@ -1,0 +1,180 @@
+"""``prompts:``: inline templates, ``file://`` text files (split on ``---`` lines), chat message lists.
+
+Labels follow promptfoo: an inline prompt is labelled with its text (shortened), a prompt file with its
+path (``path: text`` when a .txt file holds several prompts), unless a ``label`` is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalh.config.files import DATA_SUFFIXES, SCRIPT_SUFFIXES, LoadContext, is_file_ref
+from evalh.config.locate import Document, JsonPath, display_path, format_path
+from evalh.config.templating import referenced_names, render_env
+from evalh.errors import ConfigError
+from evalh.model import Prompt
+
+__all__ = ["LABEL_LIMIT", "load_prompts", "prompt_label", "template_strings"]
+
+LABEL_LIMIT = 60
+_SEPARATOR = re.compile(r"^\s*---\s*$", re.MULTILINE)
+PromptRaw = str | tuple[Mapping[str, Any], ...]
+
+
+def prompt_label(raw: PromptRaw) -> str:
+    """promptfoo's label for an inline prompt: its text, on one line, shortened."""
+    text = raw if isinstance(raw, str) else json.dumps([dict(m) for m in raw], ensure_ascii=False)
+    flat = " ".join(text.split())
+    return flat if len(flat) <= LABEL_LIMIT else flat[: LABEL_LIMIT - 3] + "..."
+
+
+def _prompt_id(raw: PromptRaw) -> str:
+    text = raw if isinstance(raw, str) else json.dumps([dict(m) for m in raw], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def load_prompts(value: Any, doc: Document, ctx: LoadContext, env: Mapping[str, str]) -> list[Prompt]:
+    """Every prompt of the config, in order; problems go to ``ctx.problems``."""
+    items: list[tuple[Any, JsonPath]] = (
+        [(item, ("prompts", i)) for i, item in enumerate(value)]
+        if isinstance(value, list)
+        else [(value, ("prompts",))]
+    )
+    prompts: list[Prompt] = []
+    for item, path in items:
+        where = doc.where(path)
+        try:
+            found = _load_item(item, path, where, ctx, env)
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
+            continue
+        for prompt in found:
+            ctx.where_of[id(prompt)] = where
+            _check_syntax(prompt, where, ctx)
+        prompts.extend(found)
+    return prompts
+
+
+def _load_item(
+    item: Any, path: JsonPath, where: str, ctx: LoadContext, env: Mapping[str, str]
+) -> list[Prompt]:
+    shown = format_path(path)
+    if isinstance(item, str):
+        if is_file_ref(item):
+            return _from_files(item, None, shown, where, ctx, env)
+        return [Prompt(raw=item, label=prompt_label(item), id=_prompt_id(item), path=shown)]
+    label = item.get("label")
+    if "raw" in item:
+        raw = _as_raw(item["raw"], where)
+        return [
+            Prompt(
+                raw=raw, label=label or prompt_label(raw), id=item.get("id") or _prompt_id(raw), path=shown
+            )
+        ]
+    ref = item["id"]
+    if is_file_ref(ref):
+        return _from_files(ref, label, shown, where, ctx, env)
+    return [Prompt(raw=ref, label=label or prompt_label(ref), id=_prompt_id(ref), path=shown)]
+
+
+def _from_files(
+    ref: str, label: str | None, shown: str, where: str, ctx: LoadContext, env: Mapping[str, str]
+) -> list[Prompt]:
+    prompts: list[Prompt] = []
+    for path in ctx.expand(ref, where):
+        for raw, part_label in _read_prompt_file(path, where, ctx, env):
+            name = f"{label}: {part_label}" if label and part_label != display_path(path) else label
+            prompts.append(Prompt(raw=raw, label=name or part_label, id=_prompt_id(raw), path=shown))
+    return prompts
+
+
+def _read_prompt_file(
+    path: Path, where: str, ctx: LoadContext, env: Mapping[str, str]
+) -> list[tuple[PromptRaw, str]]:
+    """(raw, label) for each prompt in one file."""
+    shown = display_path(path)
+    suffix = path.suffix.lower()
+    if suffix in SCRIPT_SUFFIXES:
+        raise ConfigError(
+            f"{shown} is a script; evalh does not run prompt functions",
+            where=where,
+            hint="Write the prompt as a .txt template or a .json/.yaml chat message list",
+        )
+    if suffix in DATA_SUFFIXES:
+        data = ctx.read_document(path, where).data
+        if isinstance(data, str):
+            return [(render_env(data, env, where=where), shown)]
+        return [(_as_raw(_render_env_deep(data, env, where), f"{where} ({shown})"), shown)]
+    text = render_env(ctx.read_text(path, where), env, where=where)
+    if suffix != ".txt":
+        return [(text.strip(), shown)]
+    parts = [part.strip() for part in _SEPARATOR.split(text)]
+    parts = [part for part in parts if part]
+    if not parts:
+        raise ConfigError(f"{shown} holds no prompt", where=where, hint="Write the prompt text in the file")
+    if len(parts) == 1:
+        return [(parts[0], shown)]
+    return [(part, f"{shown}: {prompt_label(part)}") for part in parts]
+
+
+def _render_env_deep(value: Any, env: Mapping[str, str], where: str) -> Any:
+    if isinstance(value, str):
+        return render_env(value, env, where=where)
+    if isinstance(value, list):
+        return [_render_env_deep(item, env, where) for item in value]
+    if isinstance(value, dict):
+        return {key: _render_env_deep(item, env, where) for key, item in value.items()}
+    return value
+
+
+def _as_raw(raw: Any, where: str) -> PromptRaw:
+    """A template string, or a validated chat message list."""
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, dict) and "role" in raw:
+        raw = [raw]
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(
+            "a prompt must be a template string or a list of chat messages",
+            where=where,
+            hint="Write messages as [{role: system, content: ...}, {role: user, content: ...}]",
+        )
+    for index, message in enumerate(raw):
+        if (
+            not isinstance(message, dict)
+            or not isinstance(message.get("role"), str)
+            or "content" not in message
+        ):
+            raise ConfigError(
+                f"chat message {index + 1} must be a mapping with a 'role' and a 'content'",
+                where=where,
+                hint="e.g. {role: user, content: 'Answer: {{question}}'}",
+            )
+    return tuple(raw)
+
+
+def _check_syntax(prompt: Prompt, where: str, ctx: LoadContext) -> None:
+    """Template syntax errors are found now, not when the first provider call is due."""
+    texts = [prompt.raw] if isinstance(prompt.raw, str) else template_strings(list(prompt.raw))
+    for text in texts:
+        try:
+            referenced_names(text, where=where)
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
+            return
+
+
+def template_strings(value: Any) -> list[str]:
+    """Every string inside a (chat) prompt."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [text for item in value.values() for text in template_strings(item)]
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in template_strings(item)]
+    return []

@@ -1,0 +1,143 @@
+"""``providers:`` / ``targets:`` and provider choices (``options.provider``, an assertion's ``provider``).
+
+Accepted forms, as in promptfoo: an id string, ``{id, label, config}``, the one-key map
+``{<id>: {label, config}}``, a ``file://providers.yaml`` list; choices may also be the typed map
+``{embedding: ..., text: ...}``. Ids are checked against the provider registry (did you mean ...?),
+and a ``python:`` / ``file://`` provider's script must exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalh.config.files import FILE_PREFIX, LoadContext, is_file_ref, script_path
+from evalh.config.locate import Document, JsonPath, close_matches, format_path
+from evalh.config.schema import defs_validator, schema_problems
+from evalh.errors import ConfigError
+from evalh.model import ProviderChoice, ProviderSpec
+from evalh.providers.registry import PROVIDERS, find_entry
+
+__all__ = [
+    "check_choice",
+    "check_provider_id",
+    "load_providers",
+    "parse_choice",
+    "parse_spec",
+    "unknown_provider",
+]
+
+_SCRIPT_PREFIXES = ("python:", FILE_PREFIX)
+
+
+def parse_spec(value: Any, path: str, base_dir: str = "") -> ProviderSpec:
+    """A provider written as an id, ``{id, label, config}`` or ``{<id>: {label, config}}``.
+
+    ``base_dir`` (the config's directory) is where the provider resolves script paths."""
+    if isinstance(value, str):
+        return ProviderSpec(id=value, path=path, base_dir=base_dir)
+    if "id" in value:
+        options, provider_id = value, value["id"]
+    else:
+        (provider_id, options), *_ = value.items()
+        options = options or {}
+    return ProviderSpec(
+        id=provider_id,
+        label=options.get("label"),
+        config=dict(options.get("config") or {}),
+        path=path,
+        base_dir=base_dir,
+    )
+
+
+def parse_choice(value: Any, path: str, base_dir: str = "") -> ProviderChoice:
+    """A grader/embedder override: one provider for every purpose, or ``{embedding:, text:}``."""
+    if isinstance(value, Mapping) and "id" not in value and ("embedding" in value or "text" in value):
+        embedding = value.get("embedding")
+        text = value.get("text")
+        return ProviderChoice(
+            embedding=parse_spec(embedding, f"{path}.embedding", base_dir) if embedding is not None else None,
+            text=parse_spec(text, f"{path}.text", base_dir) if text is not None else None,
+        )
+    return ProviderChoice(default=parse_spec(value, path, base_dir))
+
+
+def unknown_provider(provider_id: str, where: str) -> ConfigError:
+    """The error for an id the registry does not know, with a did-you-mean."""
+    suggestion = close_matches(provider_id, [entry.example for entry in PROVIDERS])
+    if suggestion is None and ":" in provider_id:
+        prefix, _, rest = provider_id.partition(":")
+        prefixes = sorted({entry.pattern for entry in PROVIDERS if entry.pattern.endswith(":")})
+        close = close_matches(prefix + ":", prefixes)
+        suggestion = f"{close}{rest}" if close else None
+    hint = (
+        f"Did you mean {suggestion!r}?"
+        if suggestion
+        else "Run `evalh list providers` for the ids evalh knows"
+    )
+    return ConfigError(f"unknown provider id {provider_id!r}", where=where, hint=hint)
+
+
+def check_provider_id(spec: ProviderSpec, where: str, ctx: LoadContext) -> bool:
+    """Report an unknown id or a missing provider script; True when the provider is usable."""
+    if find_entry(spec.id) is None:
+        ctx.problems.add_exception(unknown_provider(spec.id, where))
+        return False
+    if spec.id.startswith(_SCRIPT_PREFIXES):
+        target = script_path(spec.id.removeprefix("python:")).removeprefix(FILE_PREFIX)
+        path = (Path(spec.base_dir) if spec.base_dir else ctx.base_dir) / Path(target).expanduser()
+        if not path.is_file():
+            ctx.problems.add_exception(ctx.missing(path, where))
+            return False
+    return True
+
+
+def check_choice(choice: ProviderChoice, where: str, ctx: LoadContext) -> None:
+    """Check every provider a choice names (``where`` locates the choice itself)."""
+    for kind, spec in (("", choice.default), (".embedding", choice.embedding), (".text", choice.text)):
+        if spec is not None:
+            check_provider_id(spec, where + kind, ctx)
+
+
+def load_providers(value: Any, key: str, doc: Document, ctx: LoadContext) -> list[ProviderSpec]:
+    """The providers (or targets) of the config, each id checked; problems go to ``ctx.problems``."""
+    if isinstance(value, str) and is_file_ref(value):
+        where = doc.where((key,))
+        try:
+            source = ctx.read_document(ctx.expand(value, where)[0], where)
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
+            return []
+        entries: list[tuple[Any, JsonPath, JsonPath]]
+        if isinstance(source.data, list):
+            entries = [(item, (i,), (key, i)) for i, item in enumerate(source.data)]
+        else:
+            entries = [(source.data, (), (key,))]
+        return _specs(entries, source, ctx, validate=True)
+    inline: list[tuple[Any, JsonPath, JsonPath]] = (
+        [(item, (key, i), (key, i)) for i, item in enumerate(value)]
+        if isinstance(value, list)
+        else [(value, (key,), (key,))]
+    )
+    return _specs(inline, doc, ctx, validate=False)
+
+
+def _specs(
+    entries: list[tuple[Any, JsonPath, JsonPath]], doc: Document, ctx: LoadContext, *, validate: bool
+) -> list[ProviderSpec]:
+    """Specs from (item, path in ``doc``, path shown in messages) entries; file items are schema-checked."""
+    specs: list[ProviderSpec] = []
+    validator = defs_validator("providerObject", "providerMap", allow_string=True)
+    for item, doc_path, shown in entries:
+        if validate:
+            problems = schema_problems(item, validator)
+            for problem in problems:
+                where = f"{doc.locate((*doc_path, *problem.path))} {format_path((*shown, *problem.path))}"
+                ctx.problems.add(problem.message, where=where, hint=problem.hint)
+            if problems:
+                continue
+        spec = parse_spec(item, format_path(shown), str(ctx.base_dir))
+        if check_provider_id(spec, f"{doc.locate(doc_path)} {format_path(shown)}", ctx):
+            specs.append(spec)
+    return specs

@@ -1,0 +1,347 @@
+"""The JSON Schemas shipped with evalh, and plain-English schema problems with locations.
+
+``schemas/evalh.schema.json`` is the one source of truth for the config's shape: every run checks it
+with a Draft 2020-12 validator before anything else. jsonschema's messages are rewritten for people
+who do not read JSON Schema: ``must be a number (got a string '0.8x')``, ``unknown key 'asert'. Did
+you mean 'assert'?``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator, ValidationError
+from jsonschema.exceptions import relevance
+from referencing import Registry, Resource
+
+from evalh.assertions.registry import all_assertions
+from evalh.config.locate import JsonPath, close_matches
+from evalh.errors import ConfigFileError
+
+__all__ = [
+    "SchemaProblem",
+    "assertion_type_names",
+    "config_validator",
+    "defs_validator",
+    "load_schema",
+    "schema_path",
+    "schema_problems",
+    "test_validator",
+]
+
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+_JSON_TYPES = {
+    "string": "a string",
+    "number": "a number",
+    "integer": "a whole number",
+    "boolean": "true or false",
+    "object": "a mapping (key: value)",
+    "array": "a list",
+    "null": "null",
+}
+# promptfoo keys evalh deliberately does not support, with what to do instead.
+_UNSUPPORTED = {
+    "transform": "evalh does not run JavaScript transforms; post-process the output in your provider",
+    "contextTransform": "evalh does not run JavaScript; put the context in the test's vars",
+    "scenarios": "evalh has no scenarios; list the combinations as tests (or generate a CSV)",
+    "nunjucksFilters": "evalh renders templates with Jinja2 and does not load custom filters",
+    "extensions": "evalh has no hooks; run your setup before `evalh run`",
+    "derivedMetrics": "evalh does not compute derived metrics; use `metric:` names on assertions",
+    "commandLineOptions": "pass these as command-line flags instead",
+    "assertScoringFunction": "evalh does not run custom scoring functions; use threshold and weights",
+    "provider": "evalh does not override the target per test; put graders in options.provider",
+    "providers": "evalh does not filter providers per test",
+    "prompts": "evalh does not filter prompts per test",
+}
+
+
+def schema_path(name: str = "evalh.schema.json") -> Path:
+    """The schema file: ``evalh/schemas/<name>`` in a wheel, ``<repo>/schemas/<name>`` in a checkout."""
+    for candidate in (_PACKAGE_DIR / "schemas" / name, _PACKAGE_DIR.parent / "schemas" / name):
+        if candidate.is_file():
+            return candidate
+    raise ConfigFileError(
+        f"schema {name!r} is not installed with evalh",
+        where=str(_PACKAGE_DIR / "schemas" / name),
+        hint="Reinstall evalh (pip install --force-reinstall evalh)",
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _load_schema_text(name: str) -> str:
+    return schema_path(name).read_text(encoding="utf-8")
+
+
+def load_schema(name: str = "evalh.schema.json") -> dict[str, Any]:
+    """The parsed schema (a fresh copy each call)."""
+    loaded: dict[str, Any] = json.loads(_load_schema_text(name))
+    return loaded
+
+
+@functools.lru_cache(maxsize=1)
+def config_validator() -> Draft202012Validator:
+    """The validator of a whole config."""
+    return Draft202012Validator(load_schema())
+
+
+@functools.lru_cache(maxsize=8)
+def defs_validator(*names: str, allow_string: bool = False) -> Draft202012Validator:
+    """A validator for one of the schema's ``$defs`` (any of ``names``; or a plain string)."""
+    schema = load_schema()
+    registry: Registry[Any] = Registry().with_resource(schema["$id"], Resource.from_contents(schema))
+    branches: list[dict[str, Any]] = [{"$ref": f"{schema['$id']}#/$defs/{name}"} for name in names]
+    if allow_string:
+        branches.insert(0, {"type": "string", "minLength": 1})
+    fragment = branches[0] if len(branches) == 1 else {"anyOf": branches}
+    return Draft202012Validator(fragment, registry=registry)
+
+
+def test_validator() -> Draft202012Validator:
+    """The validator of one test (for tests loaded from .yaml/.json/.jsonl files)."""
+    return defs_validator("test")
+
+
+def assertion_type_names() -> tuple[str, ...]:
+    """Every assertion type the schema accepts (``not-`` variants included)."""
+    types: list[str] = load_schema()["$defs"]["assertion"]["properties"]["type"]["enum"]
+    return tuple(types)
+
+
+@dataclass(frozen=True)
+class SchemaProblem:
+    path: JsonPath
+    message: str
+    hint: str | None = None
+
+
+def schema_problems(instance: Any, validator: Draft202012Validator | None = None) -> list[SchemaProblem]:
+    """Every schema violation of ``instance``, in document order, as plain-English problems."""
+    checker = validator or config_validator()
+    problems: list[SchemaProblem] = []
+    for error in sorted(checker.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path]):
+        for leaf in _expand(error):
+            problems.extend(_describe(leaf, instance))
+    return problems
+
+
+def _instance_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return "null" if value is None else type(value).__name__
+
+
+def _got(value: Any) -> str:
+    kind = _JSON_TYPES.get(_instance_type(value), _instance_type(value))
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "...'"
+        return f"{kind} {shown}"
+    return kind
+
+
+def _join_or(items: list[str]) -> str:
+    unique = list(dict.fromkeys(items))
+    return unique[0] if len(unique) == 1 else ", ".join(unique[:-1]) + " or " + unique[-1]
+
+
+def _branch_types(schema: Any) -> list[str]:
+    if not isinstance(schema, Mapping):
+        return []
+    if "$ref" in schema:
+        return ["a mapping (key: value)"]
+    kinds = schema.get("type")
+    if kinds is None:
+        nested = schema.get("anyOf") or schema.get("oneOf") or []
+        return [kind for branch in nested for kind in _branch_types(branch)]
+    names = [kinds] if isinstance(kinds, str) else list(kinds)
+    return [_JSON_TYPES.get(name, name) for name in names]
+
+
+def _is_type_mismatch(error: ValidationError) -> bool:
+    """True when the error only says the value has another type than this branch expects."""
+    if len(error.path) > 0:
+        return False
+    if error.validator == "type":
+        return True
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        return all(_is_type_mismatch(sub) for sub in error.context)
+    return False
+
+
+def _expand(error: ValidationError) -> list[ValidationError]:
+    """For anyOf/oneOf, every error of the branch the user most likely meant: one of the value's
+    type, with the fewest errors (so a typo in one key is reported as that typo)."""
+    if error.validator not in ("anyOf", "oneOf") or not error.context:
+        return [error]
+    branches: dict[Any, list[ValidationError]] = {}
+    for sub in error.context:
+        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+    candidates = {
+        index: subs for index, subs in branches.items() if not all(_is_type_mismatch(sub) for sub in subs)
+    }
+    if not candidates:
+        return [error]
+    fewest = min(len(subs) for subs in candidates.values())
+    tied = [sub for subs in candidates.values() if len(subs) == fewest for sub in subs]
+    branch = max(tied, key=relevance).relative_schema_path[0]
+    return [leaf for sub in candidates[branch] for leaf in _expand(sub)]
+
+
+def _describe(error: ValidationError, root: Any) -> Iterable[SchemaProblem]:
+    path: JsonPath = tuple(error.absolute_path)
+    handler = _HANDLERS.get(str(error.validator))
+    if handler is not None:
+        yield from handler(error, path, root)
+        return
+    yield SchemaProblem(path, _in_assertion(error.message, path, root))
+
+
+def _assertion_type_at(path: JsonPath, root: Any) -> str | None:
+    """The type of the assertion that ``path`` lies inside (for "... in a 'contains' assertion")."""
+    for cut in range(len(path) - 1, 0, -1):
+        if path[cut - 1] == "assert" and isinstance(path[cut], int):
+            node: Any = root
+            try:
+                for part in path[: cut + 1]:
+                    node = node[part]
+            except (KeyError, IndexError, TypeError):
+                return None
+            kind = node.get("type") if isinstance(node, Mapping) else None
+            return kind if isinstance(kind, str) else None
+    return None
+
+
+def _in_assertion(message: str, path: JsonPath, root: Any) -> str:
+    kind = _assertion_type_at(path, root)
+    if kind and path and path[-1] != "type":
+        article = "an" if kind[:1] in "aeio" else "a"
+        return f"{message} for {article} {kind!r} assertion"
+    return message
+
+
+def _schema_of(error: ValidationError) -> Mapping[str, Any]:
+    return error.schema if isinstance(error.schema, Mapping) else {}
+
+
+def _listed(error: ValidationError) -> list[Any]:
+    value = error.validator_value
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def _on_additional(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:
+    known = list(_schema_of(error).get("properties", {}))
+    extra = [key for key in error.instance if key not in known] if isinstance(error.instance, Mapping) else []
+    for key in extra:
+        match = close_matches(str(key), known)
+        if match:
+            hint = f"Did you mean {match!r}?"
+        elif key in _UNSUPPORTED:
+            hint = f"{key!r} is a promptfoo key: {_UNSUPPORTED[key]}"
+        else:
+            hint = f"Allowed keys here: {', '.join(known)}"
+        yield SchemaProblem((*path, key), f"unknown key {key!r}", hint)
+
+
+def _on_required(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:
+    present = error.instance if isinstance(error.instance, Mapping) else {}
+    rule = _schema_of(error).get("description") if "then" in error.absolute_schema_path else None
+    for key in _listed(error):
+        if key not in present:
+            yield SchemaProblem(path, f"missing required key {key!r}", rule)
+
+
+def _on_type(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:
+    wanted = _join_or(_branch_types(error.schema))
+    yield SchemaProblem(path, _in_assertion(f"must be {wanted} (got {_got(error.instance)})", path, root))
+
+
+def _on_any_of(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:
+    wanted = _join_or(_branch_types(error.schema))
+    message = f"must be {wanted} (got {_got(error.instance)})" if wanted else "has an invalid form"
+    yield SchemaProblem(path, _in_assertion(message, path, root))
+
+
+def _on_enum(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:
+    value = error.instance
+    if path and path[-1] == "type" and _assertion_type_at(path, root) is not None:
+        registered = list(all_assertions())
+        candidates = registered + [f"not-{name}" for name in registered]
+        match = close_matches(str(value), candidates) or close_matches(str(value), _listed(error))
+        hint = (
+            f"Did you mean {match!r}?" if match else "Run `evalh list assertions` for the types evalh knows"
+        )
+        yield SchemaProblem(path, f"unknown assertion type {value!r}", hint)
+        return
+    allowed = ", ".join(repr(item) for item in _listed(error))
+    yield SchemaProblem(path, f"must be one of {allowed} (got {_got(value)})")
+
+
+def _on_bound(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:
+    signs = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+    sign = signs[str(error.validator)]
+    message = f"must be {sign} {error.validator_value} (got {error.instance})"
+    yield SchemaProblem(path, _in_assertion(message, path, root))
+
+
+def _on_size(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:
+    kind, limit = str(error.validator), error.validator_value
+    if kind == "minLength":
+        message = "must not be empty"
+    elif kind == "minItems":
+        message = f"must have at least {limit} item(s)"
+    elif (
+        kind in ("minProperties", "maxProperties") and path and path[-2:-1] in (("providers",), ("targets",))
+    ):
+        message = "a {<provider id>: {config: ...}} entry must have exactly one key, the provider id"
+    elif kind == "minProperties":
+        message = f"must have at least {limit} key(s)"
+    else:
+        message = error.message
+    yield SchemaProblem(path, _in_assertion(message, path, root))
+
+
+def _on_not(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:
+    rule = error.validator_value.get("description") if isinstance(error.validator_value, Mapping) else None
+    yield SchemaProblem(path, rule or "this combination of keys is not allowed")
+
+
+def _on_pattern(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:
+    if error.validator_value == "^file://":
+        yield SchemaProblem(path, f"must be a mapping or a file:// path (got {_got(error.instance)})")
+    else:
+        yield SchemaProblem(path, f"must match {error.validator_value} (got {_got(error.instance)})")
+
+
+_Handler = Callable[[ValidationError, JsonPath, Any], Iterable[SchemaProblem]]
+_HANDLERS: dict[str, _Handler] = {
+    "additionalProperties": _on_additional,
+    "required": _on_required,
+    "type": _on_type,
+    "anyOf": _on_any_of,
+    "oneOf": _on_any_of,
+    "enum": _on_enum,
+    "minimum": _on_bound,
+    "maximum": _on_bound,
+    "exclusiveMinimum": _on_bound,
+    "exclusiveMaximum": _on_bound,
+    "minLength": _on_size,
+    "minItems": _on_size,
+    "minProperties": _on_size,
+    "maxProperties": _on_size,
+    "not": _on_not,
+    "pattern": _on_pattern,
+}

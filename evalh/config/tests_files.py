@@ -1,0 +1,116 @@
+"""``tests:``: inline tests and ``file://`` paths to .yaml / .json / .jsonl / .csv files or globs.
+
+Tests read from files are checked against the schema's test definition, located in their own file
+(``tests.yaml:12:5``, ``tests.jsonl:7``, ``tests.csv:4:2``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalh.assertions.registry import all_assertions
+from evalh.config.csv_tests import tests_from_csv
+from evalh.config.files import CsvOrigin, DocOrigin, LoadContext, Origin
+from evalh.config.locate import Document, JsonPath, display_path, format_path
+from evalh.config.schema import assertion_type_names, schema_problems, test_validator
+from evalh.errors import ConfigError
+
+__all__ = ["RawTest", "collect_tests", "known_base_types"]
+
+_TEST_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".csv")
+
+
+@dataclass(frozen=True)
+class RawTest:
+    """A test as written (a mapping that passed the schema), and where it was written."""
+
+    data: Mapping[str, Any]
+    origin: Origin
+    valid: bool = True  # False: reported already; kept so later tests keep their index
+
+
+def known_base_types() -> tuple[str, ...]:
+    """Assertion base types for the CSV mini-syntax: the registry's and the schema's."""
+    names = set(all_assertions())
+    names.update(name for name in assertion_type_names() if not name.startswith("not-"))
+    return tuple(sorted(names))
+
+
+def collect_tests(value: Any, doc: Document, ctx: LoadContext) -> list[RawTest]:
+    """Every test, in order: inline tests as they are, file entries expanded."""
+    entries: list[tuple[Any, JsonPath]] = (
+        [(item, ("tests", i)) for i, item in enumerate(value)]
+        if isinstance(value, list)
+        else [(value, ("tests",))]
+    )
+    tests: list[RawTest] = []
+    for item, path in entries:
+        if isinstance(item, Mapping):
+            tests.append(RawTest(item, DocOrigin(doc, path)))
+            continue
+        where = doc.where(path)
+        try:
+            for file in ctx.expand(item, where):
+                tests.extend(_from_file(file, where, len(tests), ctx))
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
+    return tests
+
+
+def _from_file(path: Path, where: str, offset: int, ctx: LoadContext) -> list[RawTest]:
+    suffix = path.suffix.lower()
+    if suffix not in _TEST_SUFFIXES:
+        raise ConfigError(
+            f"cannot read tests from {display_path(path)}",
+            where=where,
+            hint=f"Tests files must be one of: {', '.join(_TEST_SUFFIXES)}",
+        )
+    if suffix == ".csv":
+        found, problems = tests_from_csv(ctx.read_text(path, where), display_path(path), known_base_types())
+        for problem in problems:
+            ctx.problems.add_exception(problem)
+        return _validated([(data, origin) for data, origin in found], offset, ctx)
+    if suffix == ".jsonl":
+        return _validated(_jsonl_items(path, where, ctx), offset, ctx)
+    document = ctx.read_document(path, where)
+    data = document.data
+    if isinstance(data, Mapping):
+        return _validated([(data, DocOrigin(document, ()))], offset, ctx)
+    if not isinstance(data, list):
+        raise ConfigError(
+            f"{document.file} must hold a list of tests",
+            where=where,
+            hint="Write - vars: ... / assert: ... items",
+        )
+    return _validated([(item, DocOrigin(document, (i,))) for i, item in enumerate(data)], offset, ctx)
+
+
+def _jsonl_items(path: Path, where: str, ctx: LoadContext) -> list[tuple[Any, Origin]]:
+    file = display_path(path)
+    items: list[tuple[Any, Origin]] = []
+    for number, line in enumerate(ctx.read_text(path, where).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append((json.loads(line), CsvOrigin(file=file, row=number)))
+        except json.JSONDecodeError as error:
+            ctx.problems.add(f"invalid JSON: {error.msg}", where=f"{file}:{number}:{error.colno}")
+    return items
+
+
+def _validated(items: list[tuple[Any, Origin]], offset: int, ctx: LoadContext) -> list[RawTest]:
+    """Schema-check tests read from a file; a broken test is reported and marked invalid."""
+    validator = test_validator()
+    tests: list[RawTest] = []
+    for index, (data, origin) in enumerate(items):
+        shown: JsonPath = ("tests", offset + index)
+        problems = schema_problems(data, validator)
+        for problem in problems:
+            where = f"{origin.locate(problem.path)} {format_path((*shown, *problem.path))}"
+            ctx.problems.add(problem.message, where=where, hint=problem.hint)
+        tests.append(RawTest(data if isinstance(data, Mapping) else {}, origin, valid=not problems))
+    return tests
