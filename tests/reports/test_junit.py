@@ -74,7 +74,8 @@ def test_testcases_name_class_and_properties(tmp_path: Path) -> None:
     suite = next(iter(_parse(path)))
     assert [c.name for c in suite] == ["test 1: greets Ada", "test 2", "test 3: odd output, line break"]
     assert {c.classname for c in suite} == {"[echo] prompt 1"}
-    assert {p.name: p.value for p in suite.properties()} == {
+    properties = suite.properties()  # type: ignore[no-untyped-call]
+    assert {p.name: p.value for p in properties} == {
         "provider": "echo",
         "providerLabel": "echo",
         "prompt": "greet",
