@@ -7,6 +7,7 @@ import dataclasses
 import enum
 import functools
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,9 +38,28 @@ def json_default(value: Any) -> Any:
 
 
 def dumps(value: Any, *, indent: int | None = None) -> str:
-    """JSON text of ``value``, non-ASCII kept readable; lone surrogates are left for the encoder (see
-    :func:`encode_json`)."""
-    return json.dumps(value, ensure_ascii=False, indent=indent, default=json_default, allow_nan=True)
+    """Strict JSON text of ``value``, non-ASCII kept readable. NaN and infinities, which JSON lacks, become
+    null; lone surrogates are left for :func:`encode_json`."""
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=indent, default=json_default, allow_nan=False)
+    except ValueError as error:
+        if "Out of range float" not in str(error):
+            raise
+    return json.dumps(
+        _finite(value), ensure_ascii=False, indent=indent, default=json_default, allow_nan=False
+    )
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if type(value) not in _SCALARS and hasattr(value, "tolist"):
+        return _finite(value.tolist())
+    return value
 
 
 def encode_json(text: str) -> bytes:

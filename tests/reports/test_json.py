@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import numpy as np
 import pytest
 
 from evalh.model import Status
@@ -212,3 +215,20 @@ def test_jsonl_rows_validate_against_the_result_definition(tmp_path: Path) -> No
 
 def test_large_run_validates(validator: Any) -> None:
     validator.validate(json.loads(json.dumps(to_promptfoo_json(large_run(200, 3)))))
+
+
+def test_strict_json_for_nan_and_numpy_values(tmp_path: Path) -> None:
+    run = sample_run()
+    rows = list(run.results)
+    graded = rows[0].assertions[1]
+    odd = dataclasses.replace(graded, details={"similarity": np.float32(0.5), "vector": np.arange(3)})
+    rows[0] = dataclasses.replace(rows[0], score=math.nan, assertions=(rows[0].assertions[0], odd))
+    (path,) = write_reports(dataclasses.replace(run, results=tuple(rows)), [tmp_path / "r.json"])
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {constant}")
+
+    data = json.loads(path.read_bytes(), parse_constant=refuse)
+    row = data["results"]["results"][0]
+    assert row["score"] is None
+    assert row["gradingResult"]["componentResults"][1]["metadata"] == {"similarity": 0.5, "vector": [0, 1, 2]}
