@@ -135,7 +135,7 @@ def _source(provider: ProviderSpec) -> str:
 def _capability_hint(spec: AssertionSpec, need: str, capabilities: tuple[str, ...]) -> str:
     if need == "embedding" and "similarity" in capabilities:
         return (
-            f"a sentence-similarity provider computes cosine similarity only; use similar or similar:cosine, "
+            f"A sentence-similarity provider computes cosine similarity only; use similar or similar:cosine, "
             f"or an embedding provider (local, openai:embedding:<model>, ...) for {spec.type}"
         )
     if need == "embedding":

@@ -240,7 +240,7 @@ def _check_outputs(
             hint="Add providers: (e.g. providers: [openai:chat:gpt-4o-mini], or echo to try it out), "
             "or give each test the model's answer as output:",
         )
-    elif not prompts and providers:
+    elif not prompts and providers and not ctx.problems:
         ctx.problems.add(
             f"the config has providers but no prompts, and these tests need a provider call: "
             f"{_listing(missing, origins)}",

@@ -152,6 +152,9 @@ def parse_document(text: str, file: str) -> Document:
         where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
         problem = error.problem or "not valid YAML"
         context = f" ({error.context})" if error.context else ""
+        start = error.context_mark
+        if error.context and start is not None and mark is not None and start.line != mark.line:
+            context = f" ({error.context} that starts at line {start.line + 1}, column {start.column + 1})"
         raise ConfigError(
             f"invalid YAML: {problem}{context}",
             where=where,

@@ -15,7 +15,7 @@ from typing import Any
 from evalh.config.files import FILE_PREFIX, LoadContext, is_file_ref, script_path
 from evalh.config.locate import Document, JsonPath, close_matches, format_path
 from evalh.config.schema import defs_validator, schema_problems
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, SchemaError
 from evalh.model import ProviderChoice, ProviderSpec
 from evalh.providers.registry import PROVIDERS, find_entry
 
@@ -65,12 +65,13 @@ def parse_choice(value: Any, path: str, base_dir: str = "") -> ProviderChoice:
 
 def unknown_provider(provider_id: str, where: str) -> ConfigError:
     """The error for an id the registry does not know, with a did-you-mean."""
-    suggestion = close_matches(provider_id, [entry.example for entry in PROVIDERS])
-    if suggestion is None and ":" in provider_id:
+    suggestion = None
+    if ":" in provider_id:  # a misspelt family: opneai:gpt-4o -> openai:gpt-4o
         prefix, _, rest = provider_id.partition(":")
         prefixes = sorted({entry.pattern for entry in PROVIDERS if entry.pattern.endswith(":")})
         close = close_matches(prefix + ":", prefixes)
         suggestion = f"{close}{rest}" if close else None
+    suggestion = suggestion or close_matches(provider_id, [entry.example for entry in PROVIDERS])
     hint = (
         f"Did you mean {suggestion!r}?"
         if suggestion
@@ -134,7 +135,7 @@ def _specs(
             problems = schema_problems(item, validator)
             for problem in problems:
                 where = f"{doc.locate((*doc_path, *problem.path))} {format_path((*shown, *problem.path))}"
-                ctx.problems.add(problem.message, where=where, hint=problem.hint)
+                ctx.problems.add(problem.message, where=where, hint=problem.hint, kind=SchemaError)
             if problems:
                 continue
         spec = parse_spec(item, format_path(shown), str(ctx.base_dir))

@@ -17,7 +17,7 @@ from evalh.config.csv_tests import tests_from_csv
 from evalh.config.files import CsvOrigin, DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath, display_path, format_path
 from evalh.config.schema import assertion_type_names, schema_problems, test_validator
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, SchemaError
 
 __all__ = ["RawTest", "collect_tests", "known_base_types"]
 
@@ -111,6 +111,6 @@ def _validated(items: list[tuple[Any, Origin]], offset: int, ctx: LoadContext) -
         problems = schema_problems(data, validator)
         for problem in problems:
             where = f"{origin.locate(problem.path)} {format_path((*shown, *problem.path))}"
-            ctx.problems.add(problem.message, where=where, hint=problem.hint)
+            ctx.problems.add(problem.message, where=where, hint=problem.hint, kind=SchemaError)
         tests.append(RawTest(data if isinstance(data, Mapping) else {}, origin, valid=not problems))
     return tests

@@ -1,0 +1,52 @@
+"""Every broken config in tests/fixtures/broken/cases.yaml fails with a located, helpful ConfigError."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import evalh.errors
+from evalh.config.load import load_suite
+from evalh.errors import EXIT_CONFIG, ConfigError
+
+BROKEN = Path(__file__).resolve().parent.parent / "fixtures" / "broken"
+CASES: list[dict[str, Any]] = yaml.safe_load((BROKEN / "cases.yaml").read_text(encoding="utf-8"))["cases"]
+
+
+def test_there_are_enough_broken_fixtures() -> None:
+    assert len(CASES) >= 25
+    names = [case["fixture"] for case in CASES]
+    assert len(names) == len(set(names))
+    for name in names:
+        assert (BROKEN / name).is_file(), name
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["fixture"] for case in CASES])
+def test_broken_config_is_reported(case: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EVALH_FIXTURE_UNSET_VARIABLE", raising=False)
+    with pytest.raises(ConfigError) as caught:
+        load_suite(BROKEN / case["fixture"], **case.get("options", {}))
+    error = caught.value
+    message = str(error)
+    assert error.exit_code == EXIT_CONFIG
+    assert isinstance(error, getattr(evalh.errors, case["error"])), (type(error).__name__, message)
+    for expected in case["expect"]:
+        assert expected in message, f"{expected!r} not in:\n{message}"
+    assert "Traceback" not in message
+
+
+def test_problems_are_capped(tmp_path: Path) -> None:
+    tests = "\n".join(
+        f"  - vars: {{n: {i}}}\n    assert:\n      - {{type: regex, value: '(bad{i}'}}" for i in range(30)
+    )
+    config = tmp_path / "evalh.yaml"
+    config.write_text(f"prompts: ['{{{{n}}}}']\nproviders: [echo]\ntests:\n{tests}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_suite(config)
+    message = str(caught.value)
+    assert message.startswith(f"{config.name}: 30 problems") or "30 problems in the config" in message
+    assert "and 10 more problem(s)" in message
+    assert message.count("invalid regular expression") == 20
