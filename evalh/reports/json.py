@@ -286,7 +286,7 @@ def _evalh_block(run: RunResult) -> dict[str, Any]:
 
 
 def _eval_id(started_at: str) -> str:
-    stamp = started_at.split(".")[0].rstrip("Z")
+    stamp = started_at[:19]  # 2025-01-02T03:04:05, without fraction or zone, like promptfoo
     return f"eval-{secrets.token_urlsafe(3)[:3]}-{stamp}"
 
 

@@ -2,7 +2,7 @@
 
 A small block-style emitter instead of ``yaml.dump``: PyYAML's representer needs about 50 s for a
 10,000-row report, this needs about one. Strings are written plain only when they are unambiguous
-(letters, digits and ``_ .-/``, not a YAML keyword), otherwise as double-quoted scalars with JSON escapes
+(a letter first, then letters, digits, spaces and ``_.-/,'()+=?!;``; not a YAML keyword), otherwise as double-quoted scalars with JSON escapes
 (a subset of YAML's). Characters YAML readers treat as line breaks or refuse (C1 controls, U+2028/9,
 BOM) are escaped too, and a lone surrogate, which YAML cannot hold, is written as the text ``\\udcff``.
 ``yaml.safe_load`` of the result gives the document back (tests check it).
@@ -21,7 +21,7 @@ from evalh.reports.serialize import json_default
 
 __all__ = ["to_yaml_text"]
 
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*\Z")
+_PLAIN = re.compile(r"[A-Za-z_](?:[A-Za-z0-9_.\-/ ,'()+=?!;]*[A-Za-z0-9_.\-/)])?\Z")
 _KEYWORDS = frozenset(
     {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf", "infinity", "none"}
 )

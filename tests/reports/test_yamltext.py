@@ -57,6 +57,17 @@ TRICKY = [
     "?",
     "<<",
     "a/b.c-d_e",
+    "hello world",
+    "a, b",
+    "don't",
+    "x = y",
+    "what?",
+    "(paren)",
+    "end ",
+    "Yes please",
+    "a  ",
+    "k: v, w",
+    "q #r",
 ]
 NUMBERS: list[Any] = [0, -1, 10**20, 0.5, -2.25, 1e-05, 1e20, 3.0, True, False, None]
 
