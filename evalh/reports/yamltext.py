@@ -1,11 +1,12 @@
 """YAML text of a JSON-like document (the ``.yaml``/``.yml``/``.txt`` reports).
 
 A small block-style emitter instead of ``yaml.dump``: PyYAML's representer needs about 50 s for a
-10,000-row report, this needs about one. Strings are written plain only when they are unambiguous
-(a letter first, then letters, digits, spaces and ``_.-/,'()+=?!;``; not a YAML keyword), otherwise as double-quoted scalars with JSON escapes
-(a subset of YAML's). Characters YAML readers treat as line breaks or refuse (C1 controls, U+2028/9,
-BOM) are escaped too, and a lone surrogate, which YAML cannot hold, is written as the text ``\\udcff``.
-``yaml.safe_load`` of the result gives the document back (tests check it).
+10,000-row report, this needs about one. Strings are written plain only when unambiguous (a letter
+first, then letters, digits, spaces and ``_.-/,'()+=?!;``; not a YAML keyword), otherwise as
+double-quoted scalars with JSON escapes (a subset of YAML's). Characters YAML readers treat as line
+breaks or refuse (C1 controls, U+2028/9, BOM) are escaped too, and a lone surrogate, which YAML cannot
+hold, is written as the text ``\\udcff``. ``yaml.safe_load`` of the result gives the document back
+(tests check it).
 """
 
 from __future__ import annotations
