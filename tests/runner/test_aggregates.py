@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import random
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +18,7 @@ from evalh.runner.aggregates import classification_report, compute_aggregates, l
 PROMPTS = (Prompt(raw="Classify: {{text}}", label="classify"), Prompt(raw="Label {{text}}", label="terse"))
 PROVIDERS = (ProviderSpec(id="echo"), ProviderSpec(id="openai:chat:gpt-4o-mini", label="gpt"))
 GOLD = ("positive", "negative", "neutral", "positive")
+RAG_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "configs" / "rag.yaml"
 
 
 def graded(kind: str, score: float, passed: bool, *, error: bool = False, **spec: Any) -> GradedAssertion:
@@ -257,3 +262,27 @@ def test_macro_f1_matches_scikit_learn() -> None:
             [g for g, _ in pairs], [p for _, p in pairs], labels=gold, average="macro", zero_division=0
         )
         assert classification_report(pairs)["macroF1"] == pytest.approx(expected)
+
+
+def test_rag_example_runs_offline_with_its_aggregates(tmp_path: Path) -> None:
+    """examples/configs/rag.yaml end to end: recorded outputs, the bundled model, the JSON report."""
+    report = tmp_path / "rag.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "evalh", "run", str(RAG_EXAMPLE), "-o", str(report), "--no-cache"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    aggregates = json.loads(report.read_text(encoding="utf-8"))["results"]["aggregates"]
+    assert aggregates["counts"] == {"rows": 3, "passed": 3, "failed": 0, "errors": 0}
+    assert aggregates["namedScores"]["grounding"]["mean"] == 1.0
+    # retrieval: test 1 (hit 1, MRR 1), test 2 (nDCG@3 of doc-1 (gain 1) then doc-2 (gain 2), recall 1,
+    # precision 1), test 3 (hit 1, MRR 1)
+    ndcg = (1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3))
+    expected = (1.0 + (ndcg + 1 + 1) / 3 + 1.0) / 3
+    assert aggregates["namedScores"]["retrieval"]["mean"] == pytest.approx(expected)
+    assert aggregates["assertionTypes"]["retrieval-ndcg-at-k"]["meanScore"] == pytest.approx(ndcg)
+    assert aggregates["assertionTypes"]["citation-groundedness"]["count"] == 3
+    assert aggregates["assertionTypes"]["similar"]["passed"] == 2
+    assert len(aggregates["columns"]) == 1 and aggregates["classification"] == []
