@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from evalh.model import AssertionSpec, GradedAssertion, Prompt, ProviderSpec, Status, TestCase, TestResult
@@ -18,7 +19,8 @@ from evalh.runner.aggregates import classification_report, compute_aggregates, l
 PROMPTS = (Prompt(raw="Classify: {{text}}", label="classify"), Prompt(raw="Label {{text}}", label="terse"))
 PROVIDERS = (ProviderSpec(id="echo"), ProviderSpec(id="openai:chat:gpt-4o-mini", label="gpt"))
 GOLD = ("positive", "negative", "neutral", "positive")
-RAG_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "configs" / "rag.yaml"
+ROOT = Path(__file__).resolve().parents[2]
+RAG_EXAMPLE = ROOT / "examples" / "configs" / "rag.yaml"
 
 
 def graded(kind: str, score: float, passed: bool, *, error: bool = False, **spec: Any) -> GradedAssertion:
@@ -286,3 +288,12 @@ def test_rag_example_runs_offline_with_its_aggregates(tmp_path: Path) -> None:
     assert aggregates["assertionTypes"]["citation-groundedness"]["count"] == 3
     assert aggregates["assertionTypes"]["similar"]["passed"] == 2
     assert len(aggregates["columns"]) == 1 and aggregates["classification"] == []
+
+
+def test_aggregates_satisfy_the_report_schema() -> None:
+    schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text(encoding="utf-8"))
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator = validator_class({"$defs": schema["$defs"], "$ref": "#/$defs/aggregates"})
+    for rows in (classification_rows(), []):
+        document = json.loads(json.dumps(compute_aggregates(rows)))
+        assert [error.message for error in validator.iter_errors(document)] == []
