@@ -34,7 +34,8 @@ def finalize(spec: AssertionSpec, result: AssertionResult) -> GradedAssertion:
         )
     passed, score, reason = result.passed, float(result.score), result.reason
     if spec.negate:
-        passed, score = not passed, 1.0 - score
+        # clamped: a negative cosine or a dot product above 1 must not give a score outside [0, 1]
+        passed, score = not passed, min(1.0, max(0.0, 1.0 - score))
         if not passed:
             reason = f"{reason} (not-{spec.type} expects the opposite)"
     if spec.weight == 0:

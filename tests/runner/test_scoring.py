@@ -30,6 +30,12 @@ def test_negation_flips_pass_and_score_once() -> None:
     assert flipped.reason == "Similarity 0.10 < 0.75"
 
 
+def test_negated_scores_stay_within_zero_and_one() -> None:
+    spec = AssertionSpec(type="similar", negate=True)
+    assert finalize(spec, AssertionResult(passed=False, score=-0.05, reason="r")).score == 1.0
+    assert finalize(spec, AssertionResult(passed=True, score=1.7, reason="r")).score == 0.0
+
+
 def test_error_is_never_inverted() -> None:
     spec = AssertionSpec(type="llm-rubric", negate=True)
     result = finalize(spec, AssertionResult.failure("grader returned no JSON"))
