@@ -13,13 +13,14 @@ Prompts ask for one JSON object, so the replies parse the same way as ``llm-rubr
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
-from jinja2 import StrictUndefined
+from jinja2 import StrictUndefined, Template
 from jinja2 import TemplateError as JinjaTemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -211,6 +212,12 @@ _env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_tr
 _env.filters["dump"] = lambda value: json.dumps(value, ensure_ascii=False)
 
 
+@functools.lru_cache(maxsize=256)
+def _compiled(source: str) -> Template:
+    """Compile each distinct prompt text once (the default prompts are shared by every test)."""
+    return _env.from_string(source)
+
+
 def render_messages(template: Sequence[Mapping[str, Any]], variables: Mapping[str, Any]) -> Messages:
     """Render each message's content; PromptProblem names an undefined variable or a syntax error."""
     scope = {**variables, "vars": dict(variables.get("vars") or {})}
@@ -218,7 +225,7 @@ def render_messages(template: Sequence[Mapping[str, Any]], variables: Mapping[st
     for message in template:
         content = message.get("content", "")
         try:
-            text = _env.from_string(str(content)).render(scope) if isinstance(content, str) else content
+            text = _compiled(content).render(scope) if isinstance(content, str) else content
         except JinjaTemplateError as error:
             raise PromptProblem(f"the grading prompt does not render: {error}") from None
         rendered.append({**message, "content": text.strip() if isinstance(text, str) else text})

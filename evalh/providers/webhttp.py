@@ -17,6 +17,7 @@ between runs; a model with fixed settings does not).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -24,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
-from jinja2 import StrictUndefined, TemplateError
+from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from evalh.errors import ConfigError, ProviderError
@@ -42,6 +43,11 @@ _MISSING = object()
 
 _env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
 _env.filters["dump"] = lambda value: json.dumps(value, ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(source: str) -> Template:
+    return _env.from_string(source)
 
 
 def extract_path(payload: Any, path: str) -> Any:
@@ -80,7 +86,7 @@ def render_value(
         if _WHOLE_PROMPT.match(template.strip()):
             return prompt if isinstance(prompt, str) else [dict(m) for m in prompt]
         scope = {**variables, "vars": variables, "prompt": _prompt_text(prompt)}
-        return _env.from_string(template).render(scope)
+        return _compiled(template).render(scope)
     if isinstance(template, Mapping):
         return {key: render_value(value, prompt, variables) for key, value in template.items()}
     if isinstance(template, list | tuple):

@@ -253,3 +253,20 @@ def test_settings_from_config() -> None:
 
 def test_redact_replaces_every_secret() -> None:
     assert redact(f"a {SECRET} b {SECRET}", [SECRET, ""]) == "a *** b ***"
+
+
+def test_many_concurrent_requests_spread_over_small_pools(loopback: LoopbackServer) -> None:
+    loopback.route("POST", "/v1/chat/completions", lambda r: Reply.json({"i": r.json["i"]}, delay_s=0.1))
+    http = client(loopback)
+    shards: list[int] = []
+
+    async def many(h: HttpClient) -> list[HttpReply]:
+        replies = await asyncio.gather(*(h.post_json("chat/completions", {"i": i}) for i in range(20)))
+        shards.append(len(h._shards))
+        return list(replies)
+
+    started = time.perf_counter()
+    replies = run(http, many)
+    assert [reply.json["i"] for reply in replies] == list(range(20))
+    assert shards == [3]  # 20 in flight at once: pools of at most 8 connections
+    assert time.perf_counter() - started < 1.0  # concurrent, not 20 x 0.1 s
