@@ -1,0 +1,301 @@
+"""The ``evalh`` command. Thin: flags -> options -> library call -> reports -> exit code.
+
+The only place that turns an :class:`~evalh.errors.EvalhError` into a message and an exit code.
+Heavy modules (config, runner, reports) are imported inside the commands so ``evalh --help`` is fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from evalh import __version__
+from evalh.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, ConfigError, EvalhError
+
+__all__ = ["app", "main"]
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 every test passed; 1 a test failed or errored (or the pass rate is under "
+    "--fail-under); 2 invalid config or usage; 130 interrupted (results so far are still written)."
+)
+
+app = typer.Typer(
+    name="evalh",
+    help="A declarative, YAML-driven evaluator for LLM outputs, with semantic scoring offline.\n\n"
+    + EXIT_CODES_HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+cache_app = typer.Typer(help="Inspect or clear the embedding and completion cache.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+_state = {"verbose": False}
+
+
+def _fail(error: EvalhError) -> NoReturn:
+    typer.echo(f"evalh: error: {error.render()}", err=True)
+    raise typer.Exit(error.exit_code)
+
+
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    """EvalhError -> its one-paragraph message and exit code; a bug -> a short note (trace with --verbose)."""
+    try:
+        yield
+    except EvalhError as error:
+        if _state["verbose"]:
+            traceback.print_exc()
+        _fail(error)
+    except KeyboardInterrupt:
+        typer.echo("evalh: interrupted", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except (typer.Exit, typer.Abort):
+        raise
+    except Exception as error:
+        if _state["verbose"]:
+            traceback.print_exc()
+        typer.echo(
+            f"evalh: internal error: {type(error).__name__}: {error}. This is a bug in evalh; "
+            "run again with --verbose for the traceback and report it.",
+            err=True,
+        )
+        raise typer.Exit(EXIT_FAILED) from None
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"evalh {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """evalh: evaluate LLM outputs against YAML-declared tests."""
+
+
+ConfigArg = Annotated[
+    Path | None,
+    typer.Argument(
+        help="The config file (default: evalh.yaml, then promptfooconfig.yaml here).", show_default=False
+    ),
+]
+
+
+def _parse_vars(pairs: list[str]) -> dict[str, str]:
+    parsed: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--var expects key=value, got {pair!r}", hint="Example: --var name=Ada")
+        parsed[key.strip()] = value
+    return parsed
+
+
+def _config_path(config: Path | None, config_option: Path | None) -> Path:
+    from evalh.config.load import find_config
+
+    chosen = config_option or config
+    return chosen if chosen is not None else find_config()
+
+
+@app.command()
+def run(
+    config: ConfigArg = None,
+    config_option: Annotated[
+        Path | None, typer.Option("--config", "-c", help="The config file (same as the argument).")
+    ] = None,
+    output: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--output", "-o", help="Write a report: .json .jsonl .xml/.junit.xml .csv .yaml .html .txt"
+        ),
+    ] = None,
+    max_concurrency: Annotated[
+        int | None, typer.Option("--max-concurrency", "-j", min=1, help="Parallel calls per provider [4].")
+    ] = None,
+    filter_pattern: Annotated[
+        str | None, typer.Option("--filter-pattern", help="Only tests whose description matches this regex.")
+    ] = None,
+    filter_failing: Annotated[
+        Path | None,
+        typer.Option("--filter-failing", help="Only tests that failed or errored in this JSON report."),
+    ] = None,
+    var: Annotated[
+        list[str] | None, typer.Option("--var", help="Set a variable for every test: key=value.")
+    ] = None,
+    repeat: Annotated[int | None, typer.Option("--repeat", min=1, help="Run every test N times.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-under", min=0, max=100, help="Exit 0 when the pass rate is at least PCT percent."
+        ),
+    ] = None,
+    grader: Annotated[
+        str | None, typer.Option("--grader", help="Provider id of the grader for model-graded assertions.")
+    ] = None,
+    no_table: Annotated[
+        bool, typer.Option("--no-table", help="Print the summary without the results table.")
+    ] = False,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress-bar", help="Do not show a progress bar.")
+    ] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every row and tracebacks.")] = False,
+) -> None:
+    """Run a suite: check the config, get outputs, grade them, print and write the results.
+
+    Exit codes: 0 all passed; 1 a test failed or errored (or the pass rate is under --fail-under);
+    2 invalid config or usage; 130 interrupted (results so far are still written).
+    """
+    _state["verbose"] = verbose
+    with _user_errors():
+        code = _run(
+            _config_path(config, config_option),
+            outputs=output or [],
+            max_concurrency=max_concurrency,
+            filter_pattern=filter_pattern,
+            filter_failing=filter_failing,
+            cli_vars=_parse_vars(var or []),
+            repeat=repeat,
+            cache=not no_cache,
+            fail_under=fail_under,
+            grader=grader,
+            show_table=not no_table,
+            show_progress=not no_progress,
+            verbose=verbose,
+        )
+    raise typer.Exit(code)
+
+
+def _run(
+    config_path: Path,
+    *,
+    outputs: list[str],
+    fail_under: float | None,
+    show_table: bool,
+    show_progress: bool,
+    verbose: bool,
+    **settings: Any,
+) -> int:
+    from evalh.session import RunSettings, run_config
+
+    run_result = run_config(
+        config_path,
+        RunSettings(outputs=tuple(outputs), **settings),
+        show_table=show_table,
+        show_progress=show_progress,
+        verbose=verbose,
+    )
+    if run_result.interrupted:
+        return EXIT_INTERRUPTED
+    if fail_under is not None:
+        return EXIT_OK if run_result.pass_rate >= fail_under else EXIT_FAILED
+    return EXIT_OK if run_result.pass_rate >= 100.0 else EXIT_FAILED
+
+
+@app.command()
+def validate(
+    config: ConfigArg = None,
+    config_option: Annotated[Path | None, typer.Option("--config", "-c", help="The config file.")] = None,
+    grader: Annotated[str | None, typer.Option("--grader", help="Grader provider id, as for run.")] = None,
+) -> None:
+    """Check a config against the schema and every assertion's rules, without calling any provider.
+
+    Exit codes: 0 valid; 2 invalid (each problem is printed with file:line:column and its path).
+    """
+    with _user_errors():
+        from evalh.config.load import load_suite
+
+        path = _config_path(config, config_option)
+        suite = load_suite(path, grader=grader)
+        count = sum(len(test.asserts) for test in suite.tests)
+        typer.echo(
+            f"{path}: valid ({len(suite.tests)} tests, {count} assertions, "
+            f"{max(1, len(suite.prompts))} prompts, {max(1, len(suite.providers))} providers)"
+        )
+
+
+@app.command()
+def schema(
+    report: Annotated[bool, typer.Option("--report", help="Print the JSON report's schema instead.")] = False,
+) -> None:
+    """Print the JSON Schema of the config (for editors: yaml-language-server $schema)."""
+    with _user_errors():
+        from evalh.config.schema import load_schema
+
+        name = "report.schema.json" if report else "evalh.schema.json"
+        typer.echo(json.dumps(load_schema(name), indent=2))
+
+
+@app.command("list")
+def list_(what: Annotated[str, typer.Argument(help="assertions or providers")]) -> None:
+    """List the assertion types or provider ids evalh knows (from its registries)."""
+    with _user_errors():
+        from evalh.reports.listing import print_assertions, print_providers
+
+        printers: dict[str, Callable[[], None]] = {
+            "assertions": print_assertions,
+            "providers": print_providers,
+        }
+        if what not in printers:
+            raise ConfigError(
+                f"cannot list {what!r}", hint="Use `evalh list assertions` or `evalh list providers`"
+            )
+        printers[what]()
+
+
+@app.command()
+def init(
+    directory: Annotated[Path, typer.Argument(help="Where to write evalh.yaml.")] = Path("."),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing evalh.yaml.")] = False,
+) -> None:
+    """Write a commented starter config that runs offline (evalh run in that directory)."""
+    with _user_errors():
+        from evalh.session import write_starter
+
+        path = write_starter(directory, force=force)
+        typer.echo(f"Wrote {path}. Run it with: evalh run {path}")
+
+
+@cache_app.command("info")
+def cache_info() -> None:
+    """Where the cache is, its size and entries."""
+    with _user_errors():
+        from evalh.runner.cache import Cache
+
+        info = Cache.open().info()
+        typer.echo(f"path: {info['path']}")
+        typer.echo(f"size: {info['bytes']:,} bytes")
+        entries = info["entries"] or {"(empty)": 0}
+        for namespace, count in entries.items():
+            typer.echo(f"{namespace}: {count:,} entries")
+
+
+@cache_app.command("clear")
+def cache_clear() -> None:
+    """Delete every cached embedding and completion."""
+    with _user_errors():
+        from evalh.runner.cache import Cache
+
+        removed = Cache.open().clear()
+        typer.echo(f"Cleared {removed:,} cache entries.")
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(EXIT_INTERRUPTED)

@@ -1,0 +1,153 @@
+"""A run from config file to reports: load and validate, filter, run, stream, write, summarise.
+
+The CLI's ``run`` is a thin layer over :func:`run_config`; :func:`evaluate` is the same without any
+console output, for use from Python.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from evalh.config.load import load_suite
+from evalh.errors import ConfigError, ConfigFileError
+from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
+from evalh.reports.table import print_summary, progress
+from evalh.reports.writers import JsonlStream, report_format, write_reports
+from evalh.runner.execute import run_suite
+
+__all__ = ["RunSettings", "evaluate", "filter_failing", "load_for_run", "run_config", "write_starter"]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What the command line adds to a config (CLI flags win over ``evaluateOptions``)."""
+
+    outputs: tuple[str, ...] = ()
+    max_concurrency: int | None = None
+    filter_pattern: str | None = None
+    filter_failing: Path | None = None
+    cli_vars: Mapping[str, str] = field(default_factory=dict)
+    repeat: int | None = None
+    cache: bool = True
+    grader: str | None = None
+
+
+def _test_identity(description: Any, variables: Any) -> str:
+    return json.dumps({"d": description or None, "v": variables or {}}, sort_keys=True, default=str)
+
+
+def filter_failing(suite: Suite, report: Path) -> Suite:
+    """Keep the tests that failed or errored in an earlier JSON report (matched by description + vars)."""
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+        rows = data["results"]["results"]
+    except FileNotFoundError:
+        raise ConfigFileError(f"report not found: {report}", where="--filter-failing") from None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ConfigError(
+            f"{report} is not an evalh or promptfoo JSON report ({type(error).__name__}: {error})",
+            where="--filter-failing",
+            hint="Pass a file written with -o results.json",
+        ) from None
+    failing = {
+        _test_identity(
+            row.get("description") or (row.get("testCase") or {}).get("description"), row.get("vars")
+        )
+        for row in rows
+        if not row.get("success", False)
+    }
+    kept = tuple(test for test in suite.tests if _test_identity(test.description, dict(test.vars)) in failing)
+    return replace(suite, tests=kept)
+
+
+def load_for_run(config_path: Path, settings: RunSettings) -> Suite:
+    suite = load_suite(
+        config_path,
+        cli_vars=settings.cli_vars,
+        grader=settings.grader,
+        filter_pattern=settings.filter_pattern,
+    )
+    if settings.filter_failing is not None:
+        suite = filter_failing(suite, settings.filter_failing)
+    return suite
+
+
+def _options(suite: Suite, settings: RunSettings) -> EvaluateOptions:
+    base = suite.evaluate_options
+    return replace(
+        base,
+        max_concurrency=settings.max_concurrency or base.max_concurrency,
+        repeat=settings.repeat or base.repeat,
+        cache=base.cache and settings.cache,
+    )
+
+
+@contextmanager
+def _environment(overrides: Mapping[str, str]) -> Iterator[None]:
+    """The config's ``env:`` map is visible to providers during the run only."""
+    saved = {key: os.environ.get(key) for key in overrides}
+    os.environ.update({key: str(value) for key, value in overrides.items()})
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _execute(suite: Suite, settings: RunSettings, *, show_progress: bool) -> RunResult:
+    options = _options(suite, settings)
+    paths = settings.outputs or suite.output_paths
+    formats = {path: report_format(path) for path in paths}  # an unknown format fails before any call
+    streamed = [Path(p) for p, fmt in formats.items() if fmt == "jsonl"]
+    written = [p for p, fmt in formats.items() if fmt != "jsonl"]
+    total = len(suite.tests) * max(1, len(suite.prompts)) * max(1, len(suite.providers)) * options.repeat
+    with ExitStack() as stack, _environment(suite.env):
+        streams = [JsonlStream(path) for path in streamed]
+        for stream in streams:
+            stack.callback(stream.close)
+        advance = stack.enter_context(progress(total if show_progress else 0))
+
+        def on_result(row: TestResult) -> None:
+            for stream in streams:
+                stream.write(row)
+            advance(1)
+
+        result = run_suite(suite, options, on_result=on_result)
+    write_reports(result, written)
+    return result
+
+
+def evaluate(config_path: Path, settings: RunSettings | None = None) -> RunResult:
+    """Run a config and write its reports, printing nothing."""
+    settings = settings or RunSettings()
+    return _execute(load_for_run(config_path, settings), settings, show_progress=False)
+
+
+def run_config(
+    config_path: Path, settings: RunSettings, *, show_table: bool, show_progress: bool, verbose: bool
+) -> RunResult:
+    """The CLI's ``run``: :func:`evaluate` plus a progress bar and the console summary."""
+    result = _execute(load_for_run(config_path, settings), settings, show_progress=show_progress)
+    print_summary(result, show_table=show_table, verbose=verbose)
+    return result
+
+
+def write_starter(directory: Path, *, force: bool = False) -> Path:
+    """Write the commented starter config (``evalh init``)."""
+    target = directory / "evalh.yaml"
+    if target.exists() and not force:
+        raise ConfigError(f"{target} already exists", hint="Pass --force to overwrite it")
+    text = resources.files("evalh").joinpath("assets/starter.yaml").read_text(encoding="utf-8")
+    directory.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target
