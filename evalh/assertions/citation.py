@@ -92,7 +92,7 @@ def read_sources(raw: Any, id_field: str = "id", text_field: str = "text") -> So
         texts = {str(key).strip(): (text if isinstance(text, str) else None) for key, text in raw.items()}
         return Sources(texts=texts, order=tuple(texts))
     if not isinstance(raw, list | tuple):
-        return f"{_NAME} needs the sources as {_SOURCES_HELP} (got {type(raw).__name__})"
+        return f"needs the sources as {_SOURCES_HELP} (got {type(raw).__name__})"
     for position, item in enumerate(raw, start=1):
         if isinstance(item, str):
             texts[str(position)] = item
@@ -103,7 +103,7 @@ def read_sources(raw: Any, id_field: str = "id", text_field: str = "text") -> So
                 text if isinstance(text, str) else None
             )
         else:
-            return f"{_NAME}: source {position} is neither a passage nor an object (sources: {_SOURCES_HELP})"
+            return f"source {position} is neither a passage nor an object (sources: {_SOURCES_HELP})"
     return Sources(texts=texts, order=tuple(texts))
 
 
@@ -135,14 +135,14 @@ def read_evidence(raw: Any) -> list[dict[str, str]] | str:
                 entries.append({"citation": str(citation), "quote": str(quote), "claim": ""})
         return entries
     if not isinstance(raw, list | tuple):
-        return f"{_NAME}: metadata.citation_evidence must be a list of {{citation, quote}} or a mapping"
+        return "metadata.citation_evidence must be a list of {citation, quote} or a mapping"
     for index, item in enumerate(raw):
         citation = (
             item.get("citation", item.get("source", item.get("id"))) if isinstance(item, Mapping) else None
         )
         quote = item.get("quote", item.get("evidence")) if isinstance(item, Mapping) else None
         if citation is None or not isinstance(quote, str):
-            return f"{_NAME}: metadata.citation_evidence[{index}] needs a citation and a quote"
+            return f"metadata.citation_evidence[{index}] needs a citation and a quote"
         claim = str(item.get("claim", ""))
         entries.append({"citation": str(citation).lstrip("[^").rstrip("]"), "quote": quote, "claim": claim})
     return entries
@@ -199,26 +199,26 @@ def _pattern_problem(config: Mapping[str, Any]) -> str | None:
     try:
         compiled = re.compile(str(pattern))
     except re.error as error:
-        return f"{_NAME} needs config.pattern to be a valid regex ({error})"
+        return f"needs config.pattern to be a valid regex ({error})"
     if compiled.groups < 1:
-        return f"{_NAME} needs config.pattern to capture the cited ids in a group, e.g. '\\[(\\d+)\\]'"
+        return "needs config.pattern to capture the cited ids in a group, e.g. '\\[(\\d+)\\]'"
     return None
 
 
 def _check(value: Any, config: Mapping[str, Any]) -> str | None:
     for key in ("fromVar", "idField", "textField"):
         if key in config and (not isinstance(config[key], str) or not config[key]):
-            return f"{_NAME} needs config.{key} to be a non-empty string (got {config[key]!r})"
+            return f"needs config.{key} to be a non-empty string (got {config[key]!r})"
     if "required" in config and not isinstance(config["required"], bool):
-        return f"{_NAME} needs config.required to be true or false (got {config['required']!r})"
+        return f"needs config.required to be true or false (got {config['required']!r})"
     if value is None and "fromVar" not in config:
-        return f"{_NAME} needs the sources: a value ({_SOURCES_HELP}) or config.fromVar naming a var"
+        return f"needs the sources: a value ({_SOURCES_HELP}) or config.fromVar naming a var"
     if value is not None and "fromVar" not in config:
         sources = read_sources(value, str(config.get("idField", "id")), str(config.get("textField", "text")))
         if isinstance(sources, str):
             return sources
         if not sources.texts:
-            return f"{_NAME} needs at least one source"
+            return "needs at least one source"
     return _pattern_problem(config)
 
 
@@ -228,7 +228,7 @@ def _inputs(ctx: AssertionContext) -> tuple[Sources, list[dict[str, str]] | None
         return problem
     var_name = ctx.config.get("fromVar")
     if var_name is not None and var_name not in ctx.vars:
-        return f"{_NAME}: var {var_name!r} (config.fromVar) is not set for this test"
+        return f"var {var_name!r} (config.fromVar) is not set for this test"
     raw = ctx.vars[var_name] if var_name is not None else ctx.value
     sources = read_sources(
         raw, str(ctx.config.get("idField", "id")), str(ctx.config.get("textField", "text"))

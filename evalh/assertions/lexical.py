@@ -223,32 +223,32 @@ def min_score_result(label: str, score: float, threshold: float, **details: Any)
     )
 
 
-def _reference_problem(name: str, value: Any) -> str | None:
+def _reference_problem(value: Any) -> str | None:
     references = references_of(value)
     if references is None:
-        return f"{name} needs a reference: a string or a list of strings (got {type(value).__name__})"
+        return f"needs a reference: a string or a list of strings (got {type(value).__name__})"
     if not references:
-        return f"{name} needs at least one reference"
+        return "needs at least one reference"
     if any(not reference.strip() for reference in references):
-        return f"{name} needs non-empty references"
+        return "needs non-empty references"
     return None
 
 
-def _int_option_problem(name: str, config: Mapping[str, Any], key: str) -> str | None:
+def _int_option_problem(config: Mapping[str, Any], key: str) -> str | None:
     if key not in config:
         return None
     number = config[key]
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        return f"{name} needs config.{key} to be a positive integer (got {number!r})"
+        return f"needs config.{key} to be a positive integer (got {number!r})"
     return None
 
 
-def _make_check(name: str, int_options: tuple[str, ...] = (), measure: bool = False) -> CheckFn:
+def _make_check(int_options: tuple[str, ...] = (), measure: bool = False) -> CheckFn:
     def check(value: Any, config: Mapping[str, Any]) -> str | None:
-        problems = [_reference_problem(name, value)]
-        problems += [_int_option_problem(name, config, key) for key in int_options]
+        problems = [_reference_problem(value)]
+        problems += [_int_option_problem(config, key) for key in int_options]
         if measure and config.get("measure", "f") not in _MEASURES:
-            problems.append(f"{name} needs config.measure to be one of {', '.join(_MEASURES)}")
+            problems.append(f"needs config.measure to be one of {', '.join(_MEASURES)}")
         return next((problem for problem in problems if problem), None)
 
     return check
@@ -256,13 +256,13 @@ def _make_check(name: str, int_options: tuple[str, ...] = (), measure: bool = Fa
 
 _MEASURES = ("precision", "recall", "f")
 _CHECKS: dict[str, CheckFn] = {
-    "rouge-n": _make_check("rouge-n", ("n",), measure=True),
-    "rouge-l": _make_check("rouge-l", measure=True),
-    "bleu": _make_check("bleu", ("n",)),
-    "gleu": _make_check("gleu", ("n",)),
-    "exact-match": _make_check("exact-match"),
-    "f1": _make_check("f1"),
-    "jaccard": _make_check("jaccard", ("n",)),
+    "rouge-n": _make_check(("n",), measure=True),
+    "rouge-l": _make_check(measure=True),
+    "bleu": _make_check(("n",)),
+    "gleu": _make_check(("n",)),
+    "exact-match": _make_check(),
+    "f1": _make_check(),
+    "jaccard": _make_check(("n",)),
 }
 
 
@@ -271,7 +271,7 @@ def _references_or_failure(ctx: AssertionContext, name: str) -> list[str] | Asse
     problem = _CHECKS[name](ctx.value, ctx.config)
     references = references_of(ctx.value)
     if problem or not references:
-        return AssertionResult.failure(problem or f"{name} needs a reference")
+        return AssertionResult.failure(problem or "needs a reference")
     return references
 
 

@@ -39,22 +39,20 @@ def scale_of(config: Mapping[str, Any]) -> list[str] | str:
     """The labels of ``config.scale`` in order, or a problem text."""
     scale = config.get("scale")
     if scale is None:
-        return f"{_NAME} needs config.scale: an ordered list of labels"
+        return "needs config.scale: an ordered list of labels"
     if not isinstance(scale, list | tuple) or any(
         isinstance(label, bool) or not isinstance(label, str | int | float) for label in scale
     ):
-        return f"{_NAME} needs config.scale to be a list of labels (strings or numbers)"
+        return "needs config.scale to be a list of labels (strings or numbers)"
     labels = [str(int(x)) if isinstance(x, float) and x.is_integer() else str(x) for x in scale]
     if len(labels) < 2:
-        return f"{_NAME} needs config.scale to hold at least 2 labels"
+        return "needs config.scale to hold at least 2 labels"
     keys = [label_key(label) for label in labels]
     if "" in keys:
-        return f"{_NAME} needs config.scale labels to be non-empty"
+        return "needs config.scale labels to be non-empty"
     repeated = sorted({label for label, key in zip(labels, keys, strict=True) if keys.count(key) > 1})
     if repeated:
-        return (
-            f"{_NAME} needs distinct labels in config.scale (repeated, ignoring case: {', '.join(repeated)})"
-        )
+        return f"needs distinct labels in config.scale (repeated, ignoring case: {', '.join(repeated)})"
     return labels
 
 
@@ -87,13 +85,13 @@ def _check(value: Any, config: Mapping[str, Any]) -> str | None:
     if isinstance(scale, str):
         return scale
     if isinstance(value, bool) or not isinstance(value, str | int | float) or label_key(value) == "":
-        return f"{_NAME} needs the expected label as value (one of: {_show(scale)})"
+        return f"needs the expected label as value (one of: {_show(scale)})"
     field = config.get("field")
     if field is not None and (not isinstance(field, str) or not field):
-        return f"{_NAME} needs config.field to be a non-empty string (got {field!r})"
+        return f"needs config.field to be a non-empty string (got {field!r})"
     templated = isinstance(value, str) and ("{{" in value or "{%" in value)
     if not templated and label_key(value) not in [label_key(label) for label in scale]:
-        return f"{_NAME}: expected label {value!r} is not on the scale {_show(scale)}"
+        return f"expected label {value!r} is not on the scale {_show(scale)}"
     return None
 
 
@@ -116,11 +114,11 @@ def ordinal_distance(ctx: AssertionContext) -> AssertionResult:
     raw = read_label(ctx.output, str(field) if field else None)
     if raw is None:
         return AssertionResult.failure(
-            f"{_NAME}: the output has no JSON field {field!r} (config.field) to read a label from"
+            f"the output has no JSON field {field!r} (config.field) to read a label from"
         )
     if label_key(raw) not in keys:
         shown = raw if len(raw) <= 60 else raw[:60] + "..."
-        return AssertionResult.failure(f"{_NAME}: output label {shown!r} is not on the scale {_show(scale)}")
+        return AssertionResult.failure(f"output label {shown!r} is not on the scale {_show(scale)}")
     actual, expected = keys.index(label_key(raw)), keys.index(label_key(ctx.value))
     score = ordinal_score(actual, expected, len(scale))
     threshold = ctx.threshold if ctx.threshold is not None else 1.0

@@ -25,7 +25,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,12 +63,12 @@ def _scalar_id(value: Any) -> str | None:
     return None
 
 
-def ranked_items(ctx: AssertionContext, name: str) -> list[Any] | str:
+def ranked_items(ctx: AssertionContext) -> list[Any] | str:
     """The ranked list from the output or ``config.fromVar``, or a problem text."""
     var_name = ctx.config.get("fromVar")
     if var_name is not None:
         if var_name not in ctx.vars:
-            return f"{name}: var {var_name!r} (config.fromVar) is not set for this test"
+            return f"var {var_name!r} (config.fromVar) is not set for this test"
         source, where = ctx.vars[var_name], f"var {var_name!r}"
     else:
         source, where = ctx.output, "the output"
@@ -78,18 +78,16 @@ def ranked_items(ctx: AssertionContext, name: str) -> list[Any] | str:
         try:
             source = json.loads(fenced.group(1) if fenced else text)
         except json.JSONDecodeError as error:
-            return (
-                f"{name} needs {where} to be a JSON list of ids or passages ({error.msg} at char {error.pos})"
-            )
+            return f"needs {where} to be a JSON list of ids or passages ({error.msg} at char {error.pos})"
     list_field = ctx.config.get("listField")
     if list_field:
         for key in str(list_field).split("."):
             if not isinstance(source, Mapping) or key not in source:
-                return f"{name}: {where} has no field {list_field!r} (config.listField)"
+                return f"{where} has no field {list_field!r} (config.listField)"
             source = source[key]
     if not isinstance(source, list):
         hint = "; set config.listField to the list inside it" if isinstance(source, Mapping) else ""
-        return f"{name} needs {where} to be a JSON list, got {type(source).__name__}{hint}"
+        return f"needs {where} to be a JSON list, got {type(source).__name__}{hint}"
     return source
 
 
@@ -173,11 +171,11 @@ def rank(ids: Sequence[str], relevance: Mapping[str, float], k: int | None) -> R
     return Ranking(ids=tuple(ids), k=cut, gains=tuple(gains), relevance=dict(relevance))
 
 
-def _ranking(ctx: AssertionContext, name: str) -> Ranking | AssertionResult:
-    problem = list_option_problem(name, ctx.config) or _relevance_problem(name, ctx.value)
+def _ranking(ctx: AssertionContext) -> Ranking | AssertionResult:
+    problem = list_option_problem(ctx.config) or _relevance_problem(ctx.value)
     if problem:
         return AssertionResult.failure(problem)
-    items = ranked_items(ctx, name)
+    items = ranked_items(ctx)
     if isinstance(items, str):
         return AssertionResult.failure(items)
     id_field = str(ctx.config.get("idField", "id"))
@@ -185,7 +183,7 @@ def _ranking(ctx: AssertionContext, name: str) -> Ranking | AssertionResult:
     bad = next((index for index, item in enumerate(ids) if item is None), None)
     if bad is not None:
         return AssertionResult.failure(
-            f"{name}: item {bad} of the ranked list has no id (a string, a number, or an object with "
+            f"item {bad} of the ranked list has no id (a string, a number, or an object with "
             f"{id_field!r}): {json.dumps(items[bad], ensure_ascii=False, default=str)[:80]}"
         )
     relevance = relevance_of(ctx.value) or {}
@@ -196,40 +194,37 @@ def _ranking(ctx: AssertionContext, name: str) -> Ranking | AssertionResult:
 # --------------------------------------------------------------------------------- static checks
 
 
-def list_option_problem(name: str, config: Mapping[str, Any]) -> str | None:
+def list_option_problem(config: Mapping[str, Any]) -> str | None:
     """Problems with the list options: k, fromVar, listField, idField, textField."""
     k = config.get("k")
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        return f"{name} needs config.k to be a positive integer (got {k!r})"
+        return f"needs config.k to be a positive integer (got {k!r})"
     for key in ("fromVar", "listField", "idField", "textField"):
         if key in config and (not isinstance(config[key], str) or not config[key]):
-            return f"{name} needs config.{key} to be a non-empty string (got {config[key]!r})"
+            return f"needs config.{key} to be a non-empty string (got {config[key]!r})"
     return None
 
 
-def _relevance_problem(name: str, value: Any) -> str | None:
+def _relevance_problem(value: Any) -> str | None:
     relevance = relevance_of(value)
     if value is None or relevance is None:
         return (
-            f"{name} needs the relevant ids as value: an id, a list of ids, or a mapping of ids to gains "
+            f"needs the relevant ids as value: an id, a list of ids, or a mapping of ids to gains "
             f"(numbers >= 0); got {type(value).__name__}"
         )
     if not any(gain > 0 for gain in relevance.values()):
-        return f"{name} needs at least one relevant id (with a gain above 0)"
+        return "needs at least one relevant id (with a gain above 0)"
     return None
 
 
-def _check_ids(name: str) -> Callable[[Any, Mapping[str, Any]], str | None]:
-    def check(value: Any, config: Mapping[str, Any]) -> str | None:
-        return list_option_problem(name, config) or _relevance_problem(name, value)
-
-    return check
+def _check_ids(value: Any, config: Mapping[str, Any]) -> str | None:
+    return list_option_problem(config) or _relevance_problem(value)
 
 
 def _check_ndcg(value: Any, config: Mapping[str, Any]) -> str | None:
     if config.get("gain", "linear") not in ("linear", "exponential"):
-        return "retrieval-ndcg-at-k needs config.gain to be 'linear' or 'exponential'"
-    return _check_ids("retrieval-ndcg-at-k")(value, config)
+        return "needs config.gain to be 'linear' or 'exponential'"
+    return _check_ids(value, config)
 
 
 # ------------------------------------------------------------------------------ ranking metrics
@@ -250,10 +245,10 @@ def _with_note(result: AssertionResult, note: str) -> AssertionResult:
     default_threshold=1.0,
     threshold_meaning="min score",
     requires_value=True,
-    check=_check_ids("retrieval-hit-at-k"),
+    check=_check_ids,
 )
 def hit_at_k(ctx: AssertionContext) -> AssertionResult:
-    ranking = _ranking(ctx, "retrieval-hit-at-k")
+    ranking = _ranking(ctx)
     if isinstance(ranking, AssertionResult):
         return ranking
     ranks = ranking.hit_ranks
@@ -273,10 +268,10 @@ def hit_at_k(ctx: AssertionContext) -> AssertionResult:
     default_threshold=1.0,
     threshold_meaning="min score",
     requires_value=True,
-    check=_check_ids("retrieval-recall-at-k"),
+    check=_check_ids,
 )
 def recall_at_k(ctx: AssertionContext) -> AssertionResult:
-    ranking = _ranking(ctx, "retrieval-recall-at-k")
+    ranking = _ranking(ctx)
     if isinstance(ranking, AssertionResult):
         return ranking
     found, relevant = len(ranking.hit_ranks), len(ranking.relevant)
@@ -292,10 +287,10 @@ def recall_at_k(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
-    check=_check_ids("retrieval-precision-at-k"),
+    check=_check_ids,
 )
 def precision_at_k(ctx: AssertionContext) -> AssertionResult:
-    ranking = _ranking(ctx, "retrieval-precision-at-k")
+    ranking = _ranking(ctx)
     if isinstance(ranking, AssertionResult):
         return ranking
     found = len(ranking.hit_ranks)
@@ -311,10 +306,10 @@ def precision_at_k(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
-    check=_check_ids("retrieval-mrr"),
+    check=_check_ids,
 )
 def reciprocal_rank(ctx: AssertionContext) -> AssertionResult:
-    ranking = _ranking(ctx, "retrieval-mrr")
+    ranking = _ranking(ctx)
     if isinstance(ranking, AssertionResult):
         return ranking
     ranks = ranking.hit_ranks
@@ -347,7 +342,7 @@ def ndcg(ranking: Ranking, exponential: bool = False) -> dict[str, float]:
 )
 def ndcg_at_k(ctx: AssertionContext) -> AssertionResult:
     problem = _check_ndcg(ctx.value, ctx.config)
-    ranking = AssertionResult.failure(problem) if problem else _ranking(ctx, "retrieval-ndcg-at-k")
+    ranking = AssertionResult.failure(problem) if problem else _ranking(ctx)
     if isinstance(ranking, AssertionResult):
         return ranking
     scores = ndcg(ranking, exponential=ctx.config.get("gain") == "exponential")
@@ -372,11 +367,10 @@ def contains_answer(passage: str, answer: str) -> bool:
 
 
 def _check_containment(value: Any, config: Mapping[str, Any]) -> str | None:
-    name = "answer-containment-at-k"
     answers = references_of(value)
     if not answers or any(not answer.strip() for answer in answers):
-        return f"{name} needs the expected answer as value: a non-empty string or a list of them"
-    return list_option_problem(name, config)
+        return "needs the expected answer as value: a non-empty string or a list of them"
+    return list_option_problem(config)
 
 
 @assertion(
@@ -389,21 +383,18 @@ def _check_containment(value: Any, config: Mapping[str, Any]) -> str | None:
     check=_check_containment,
 )
 def answer_containment_at_k(ctx: AssertionContext) -> AssertionResult:
-    name = "answer-containment-at-k"
     problem = _check_containment(ctx.value, ctx.config)
     answers = references_of(ctx.value)
     if problem or not answers:
-        return AssertionResult.failure(problem or f"{name} needs an expected answer")
-    items = ranked_items(ctx, name)
+        return AssertionResult.failure(problem or "needs an expected answer")
+    items = ranked_items(ctx)
     if isinstance(items, str):
         return AssertionResult.failure(items)
     text_field = str(ctx.config.get("textField", "text"))
     texts = [item_text(item, text_field) for item in items]
     bad = next((index for index, text in enumerate(texts) if text is None), None)
     if bad is not None:
-        return AssertionResult.failure(
-            f"{name}: passage {bad} is neither a string nor an object with {text_field!r}"
-        )
+        return AssertionResult.failure(f"passage {bad} is neither a string nor an object with {text_field!r}")
     k = int(ctx.config.get("k", len(texts)))
     hits = (
         (position + 1, a)

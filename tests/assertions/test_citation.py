@@ -166,7 +166,7 @@ def test_static_checks(value: Any, config: dict[str, Any], fragment: str) -> Non
     definition = get_assertion("citation-groundedness")
     assert definition is not None and definition.check is not None
     problem = definition.check(value, config)
-    assert problem is not None and problem.startswith("citation-groundedness") and fragment in problem
+    assert problem is not None and problem.startswith("needs ") and fragment in problem
 
 
 def test_registration() -> None:

@@ -200,18 +200,18 @@ def test_non_string_output_is_scored_as_its_json() -> None:
 @pytest.mark.parametrize(
     ("kind", "value", "config", "problem"),
     [
-        ("rouge-n", None, {}, "rouge-n needs a reference: a string or a list of strings (got NoneType)"),
-        ("bleu", [], {}, "bleu needs at least one reference"),
-        ("gleu", ["ok", "  "], {}, "gleu needs non-empty references"),
-        ("rouge-n", "ref", {"n": 0}, "rouge-n needs config.n to be a positive integer (got 0)"),
-        ("jaccard", "ref", {"n": "2"}, "jaccard needs config.n to be a positive integer (got '2')"),
+        ("rouge-n", None, {}, "needs a reference: a string or a list of strings (got NoneType)"),
+        ("bleu", [], {}, "needs at least one reference"),
+        ("gleu", ["ok", "  "], {}, "needs non-empty references"),
+        ("rouge-n", "ref", {"n": 0}, "needs config.n to be a positive integer (got 0)"),
+        ("jaccard", "ref", {"n": "2"}, "needs config.n to be a positive integer (got '2')"),
         (
             "rouge-l",
             "ref",
             {"measure": "f1"},
-            "rouge-l needs config.measure to be one of precision, recall, f",
+            "needs config.measure to be one of precision, recall, f",
         ),
-        ("f1", {"a": 1}, {}, "f1 needs a reference: a string or a list of strings (got dict)"),
+        ("f1", {"a": 1}, {}, "needs a reference: a string or a list of strings (got dict)"),
     ],
 )
 def test_static_checks(kind: str, value: Any, config: dict[str, Any], problem: str) -> None:
@@ -232,7 +232,7 @@ def test_bad_value_or_config_at_run_time_is_an_error() -> None:
     result = run("rouge-l", "text", {"not": "a reference"})
     assert result.error and not result.passed
     bad_n = run("bleu", "text", "text", {"n": "four"})
-    assert bad_n.error and bad_n.reason == "bleu needs config.n to be a positive integer (got 'four')"
+    assert bad_n.error and bad_n.reason == "needs config.n to be a positive integer (got 'four')"
 
 
 # --------------------------------------------------------------------- independent implementations

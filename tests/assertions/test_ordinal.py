@@ -81,10 +81,7 @@ def test_numeric_likert_scale_and_unicode_labels() -> None:
 def test_unknown_output_label_is_an_error_naming_the_scale() -> None:
     result = run("severe", "high")
     assert result.error and not result.passed
-    assert (
-        result.reason
-        == "ordinal-distance: output label 'severe' is not on the scale low < medium < high < urgent"
-    )
+    assert result.reason == "output label 'severe' is not on the scale low < medium < high < urgent"
     negated = finalize(AssertionSpec(type="ordinal-distance", negate=True, value="high"), result)
     assert negated.error and not negated.passed
     missing = run("plain text", "high", field="priority")
@@ -94,20 +91,20 @@ def test_unknown_output_label_is_an_error_naming_the_scale() -> None:
 @pytest.mark.parametrize(
     ("value", "config", "problem"),
     [
-        ("high", {}, "ordinal-distance needs config.scale: an ordered list of labels"),
-        ("high", {"scale": "low,high"}, "ordinal-distance needs config.scale to be a list of labels"),
-        ("high", {"scale": ["high"]}, "ordinal-distance needs config.scale to hold at least 2 labels"),
-        ("high", {"scale": ["High", "high"]}, "ordinal-distance needs distinct labels in config.scale"),
-        (None, {"scale": SCALE}, "ordinal-distance needs the expected label as value (one of: low < medium"),
+        ("high", {}, "needs config.scale: an ordered list of labels"),
+        ("high", {"scale": "low,high"}, "needs config.scale to be a list of labels"),
+        ("high", {"scale": ["high"]}, "needs config.scale to hold at least 2 labels"),
+        ("high", {"scale": ["High", "high"]}, "needs distinct labels in config.scale"),
+        (None, {"scale": SCALE}, "needs the expected label as value (one of: low < medium"),
         (
             "severe",
             {"scale": SCALE},
-            "ordinal-distance: expected label 'severe' is not on the scale low < medium",
+            "expected label 'severe' is not on the scale low < medium",
         ),
         (
             "high",
             {"scale": SCALE, "field": 3},
-            "ordinal-distance needs config.field to be a non-empty string",
+            "needs config.field to be a non-empty string",
         ),
     ],
 )

@@ -197,7 +197,7 @@ def test_static_checks(kind: str, value: Any, config: dict[str, Any], fragment: 
     definition = get_assertion(kind)
     assert definition is not None and definition.check is not None
     problem = definition.check(value, config)
-    assert problem is not None and problem.startswith(kind) and fragment in problem
+    assert problem is not None and problem.startswith("needs ") and fragment in problem
 
 
 def test_defaults_registered() -> None:
