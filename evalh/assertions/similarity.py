@@ -23,6 +23,7 @@ from typing import Any
 from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, AssertionContext, EmbedRequest
 from evalh.assertions.registry import assertion
 from evalh.model import AssertionResult, ProviderSpec, Usage
+from evalh.providers.registry import capabilities_of, find_entry
 from evalh.vectors import compare, vector_problem
 
 __all__ = [
@@ -96,8 +97,13 @@ def _check_common(value: Any, config: Mapping[str, Any], known: Sequence[str]) -
         if not isinstance(providers, list) or not providers:
             return "config.providers must be a non-empty list of provider ids or {id, config} objects"
         for item in providers:
-            if isinstance(parse_provider(item, ""), str):
-                return f"config.providers: {parse_provider(item, '')}"
+            parsed = parse_provider(item, "")
+            if isinstance(parsed, str):
+                return f"config.providers: {parsed}"
+            if find_entry(parsed.id) is None:
+                return f"config.providers: unknown provider id {parsed.id!r} (see `evalh list providers`)"
+            if not {"embedding", "similarity", "tokens"} & set(capabilities_of(parsed.id)):
+                return f"config.providers: provider {parsed.id!r} cannot embed texts"
     return None
 
 

@@ -190,6 +190,12 @@ def test_a_dimension_mismatch_is_an_error(loopback: LoopbackServer) -> None:
         ("a", {"binary": "yes"}, "config.binary must be true or false"),
         ("a", {"providers": []}, "config.providers must be a non-empty list"),
         ("a", {"providers": [{"config": {}}]}, "config.providers: a provider must be an id"),
+        ("a", {"providers": ["local", "lcoal"]}, "config.providers: unknown provider id 'lcoal'"),
+        (
+            "a",
+            {"providers": ["openai:chat:gpt-4o"]},
+            "config.providers: provider 'openai:chat:gpt-4o' cannot embed",
+        ),
     ],
 )
 def test_static_checks(value: object, config: dict[str, object], problem: str) -> None:
