@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from evalh.config.load import load_suite
 from evalh.model import (
     AssertionSpec,
     EvaluateOptions,
@@ -23,7 +24,7 @@ from evalh.model import (
 from evalh.reports.writers import write_reports
 from evalh.runner.execute import run_suite
 from tests.assertions.judge_helpers import OPENAI_PATH, SECRET, openai_grader, openai_text
-from tests.loopback import LoopbackServer, Reply
+from tests.loopback import LoopbackServer, Reply, Request
 
 APP_PATH = "/app/v1/chat/completions"
 
@@ -157,3 +158,53 @@ def test_cached_grader_reply_is_reused(loopback: LoopbackServer) -> None:
     second = run_suite(suite).results[0]
     assert first.status is Status.PASS and second.status is Status.PASS
     assert len(loopback.requests_to(OPENAI_PATH)) == 1  # temperature 0: the second run reads the cache
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "configs" / "rubric.yaml"
+
+# What the loopback judge answers, by a phrase of each grading prompt's system message.
+JUDGE_REPLIES: dict[str, Any] = {
+    "against a rubric written by a user": {"pass": True, "score": 0.9, "reason": "Meets the rubric."},
+    "You review customer-support replies": {"pass": True, "score": 1, "reason": "Direct answer."},
+    "factual content": {"category": "A", "reason": "Consistent subset."},
+    "evaluation steps a careful grader": {"steps": ["Read the reply", "Compare with the criteria"]},
+    "following the evaluation steps": {"score": 8, "reason": "Clear."},
+    "Break the answer": {"statements": ["Standard shipping takes 3 to 5 business days."]},
+    "inferred from the context": {"verdicts": [{"verdict": "yes"}]},
+    "different questions": {"questions": ["How long does standard shipping take?"] * 3},
+    "meets a criterion": {"answer": "Y", "reason": "It says 3 to 5 days."},
+    "how an assistant handled a request": {
+        "refused": True,
+        "warranted": True,
+        "well_formed": True,
+        "score": 0.9,
+    },
+}
+
+
+def judge_by_prompt(request: Request) -> Reply:
+    system = request.json["messages"][0]["content"]
+    key = next(k for k in JUDGE_REPLIES if k in system)
+    return openai_text(json.dumps(JUDGE_REPLIES[key]))
+
+
+@pytest.mark.slow
+def test_rubric_example_runs_against_an_openai_compatible_judge(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVALH_JUDGE_BASE_URL", loopback.url + "/v1")
+    monkeypatch.setenv("EVALH_JUDGE_MODEL", "judge")
+    loopback.route("POST", OPENAI_PATH, judge_by_prompt)
+    result = run_suite(load_suite(EXAMPLE))
+    assert [row.status for row in result.results] == [Status.PASS] * 4, [r.reason for r in result.results]
+    types = [g.spec.full_type for row in result.results for g in row.assertions]
+    assert types == [
+        "llm-rubric", "factuality", "g-eval", "context-faithfulness", "answer-relevance",
+        "model-graded-closedqa", "is-refusal", "refusal-quality", "not-is-refusal", "llm-rubric",
+    ]  # fmt: skip
+    bodies = [r.json for r in loopback.requests_to(OPENAI_PATH)]
+    assert all(b["model"] == "judge" and b["temperature"] == 0 and b["seed"] == 42 for b in bodies)
+    assert len(bodies) == 12  # rubric 1, factuality 1, g-eval 2x2, faithfulness 2, relevance 1, closedqa 1,
+    # refusal-quality 1, custom rubricPrompt 1
+    users = [b["messages"][-1]["content"] for b in bodies]
+    assert any(u.startswith("Question: Do you sell gift cards?\nReply: Yes! Gift cards") for u in users)
