@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -325,3 +326,21 @@ def test_prefetch_declares_output_and_values_per_provider() -> None:
     requests = definition.prefetch(ctx)
     assert [r.provider.id for r in requests] == ["local", "fake"]
     assert all(r.texts == ("out", "a", "b") and r.granularity == "sentence" for r in requests)
+
+
+def test_a_python_embedder_works_through_the_store(tmp_path: Path) -> None:
+    (tmp_path / "embedder.py").write_text(
+        "def embed(text):\n"
+        "    return {'embedding': [float(len(text)), 1.0, float('a' in text)], 'tokenUsage': {'prompt': 2}}\n"
+    )
+    spec = ProviderSpec(id="python:embedder.py:embed", base_dir=str(tmp_path))
+    ctx = make_context(
+        "similar",
+        value="bbb",
+        output="aaaa",
+        services=services(ProviderPool()),
+        provider=ProviderChoice(default=spec),
+    )
+    result = grade_positive(ctx)
+    a, b = np.array([4.0, 1.0, 1.0]), np.array([3.0, 1.0, 0.0])
+    assert result.score == pytest.approx(float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))), abs=1e-6)
