@@ -260,6 +260,34 @@ def _reason(
     return f"{subject} is {relation} threshold {format_threshold(threshold)}"
 
 
+def _details(
+    metric: str,
+    models: Sequence[ModelScore],
+    refs: Sequence[str],
+    raw: float,
+    threshold: float,
+    how: str,
+    binary: bool,
+) -> dict[str, Any]:
+    return {
+        "metric": metric,
+        "threshold": threshold,
+        "aggregation": how,
+        "binary": binary,
+        ("distance" if metric == "euclidean" else "similarity"): raw,
+        "models": [
+            {
+                "provider": m.provider,
+                "score": _to_score(metric, m.raw),
+                "raw": m.raw,
+                "best_value": refs[m.best],
+                "per_value": [{"value": ref, "raw": r} for ref, r in zip(refs, m.per_value, strict=True)],
+            }
+            for m in models
+        ],
+    }
+
+
 async def score_similar(ctx: AssertionContext, metric: str) -> AssertionResult:
     """Score the output against ``ctx.value`` with ``metric``, over every configured provider."""
     refs = references(ctx.value)
@@ -286,23 +314,7 @@ async def score_similar(ctx: AssertionContext, metric: str) -> AssertionResult:
     if binary:
         score = 1.0 if passed else 0.0
     reason = _reason(metric, models, refs, how, raw, threshold)
-    details: dict[str, Any] = {
-        "metric": metric,
-        "threshold": threshold,
-        "aggregation": how,
-        "binary": binary,
-        ("distance" if metric == "euclidean" else "similarity"): raw,
-        "models": [
-            {
-                "provider": m.provider,
-                "score": _to_score(metric, m.raw),
-                "raw": m.raw,
-                "best_value": refs[m.best],
-                "per_value": [{"value": ref, "raw": r} for ref, r in zip(refs, m.per_value, strict=True)],
-            }
-            for m in models
-        ],
-    }
+    details = _details(metric, models, refs, raw, threshold, how, binary)
     usage = sum((m.usage for m in models), Usage())
     return AssertionResult(
         passed=passed,
