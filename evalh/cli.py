@@ -211,6 +211,12 @@ def validate(
     config: ConfigArg = None,
     config_option: Annotated[Path | None, typer.Option("--config", "-c", help="The config file.")] = None,
     grader: Annotated[str | None, typer.Option("--grader", help="Grader provider id, as for run.")] = None,
+    var: Annotated[
+        list[str] | None, typer.Option("--var", help="Set a variable for every test: key=value.")
+    ] = None,
+    filter_pattern: Annotated[
+        str | None, typer.Option("--filter-pattern", help="Only tests whose description matches this regex.")
+    ] = None,
 ) -> None:
     """Check a config against the schema and every assertion's rules, without calling any provider.
 
@@ -220,7 +226,9 @@ def validate(
         from evalh.config.load import load_suite
 
         path = _config_path(config, config_option)
-        suite = load_suite(path, grader=grader)
+        suite = load_suite(
+            path, grader=grader, cli_vars=_parse_vars(var or []), filter_pattern=filter_pattern
+        )
         count = sum(len(test.asserts) for test in suite.tests)
         typer.echo(
             f"{path}: valid ({len(suite.tests)} tests, {count} assertions, "

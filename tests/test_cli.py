@@ -269,3 +269,27 @@ def test_interrupt_exits_130_and_keeps_finished_rows(tmp_path: Path) -> None:
     rows = json.loads(report.read_text(encoding="utf-8"))["results"]["results"]
     assert [row["response"]["output"] for row in rows] == ["done"]
     assert len(jsonl.read_text(encoding="utf-8").strip().splitlines()) == 1
+
+
+BROKEN = ROOT / "tests" / "fixtures" / "broken"
+
+
+def _broken_cases() -> list[dict[str, object]]:
+    import yaml
+
+    cases: list[dict[str, object]] = yaml.safe_load((BROKEN / "cases.yaml").read_text(encoding="utf-8"))[
+        "cases"
+    ]
+    return cases
+
+
+@pytest.mark.parametrize("case", _broken_cases(), ids=lambda case: str(case["fixture"]))
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_broken_configs_exit_2_with_a_located_message(case: dict[str, object], command: str) -> None:
+    flags = [str(flag) for flag in case.get("cli", [])]  # type: ignore[attr-defined]
+    result = evalh(command, str(BROKEN / str(case["fixture"])), *flags)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("evalh: error: ")
+    for expected in case["expect"]:  # type: ignore[attr-defined]
+        assert expected in result.stderr, f"{expected!r} not in {result.stderr!r}"
