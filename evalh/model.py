@@ -62,8 +62,10 @@ class ProviderChoice:
     text: ProviderSpec | None = None
 
     def for_kind(self, kind: str) -> ProviderSpec | None:
-        """The provider this choice names for ``kind`` ("embedding" or "text"), or None."""
-        typed = self.embedding if kind == "embedding" else self.text
+        """The provider this choice names for ``kind`` ("embedding", "tokens" or "text"), or None.
+
+        Token vectors (BERTScore) come from the embedding slot of a typed map."""
+        typed = self.embedding if kind in ("embedding", "tokens") else self.text
         return typed or self.default
 
 

@@ -327,7 +327,7 @@ def prefetch_bertscore_like(ctx: AssertionContext) -> list[EmbedRequest]:
     "bertscore",
     family="similarity",
     description="BERTScore P/R/F1 from the local model's contextual token vectors (greedy matching)",
-    needs=("embedding",),
+    needs=("tokens",),
     default_threshold=DEFAULT_BERTSCORE_THRESHOLD,
     threshold_meaning="min score",
     requires_value=True,

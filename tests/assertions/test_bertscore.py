@@ -218,3 +218,4 @@ def test_the_registry_declares_both() -> None:
     assert bertscore is not None and like is not None
     assert bertscore.default_threshold == 0.5 and like.default_threshold == 0.6
     assert bertscore.requires_value and like.requires_value
+    assert bertscore.needs == ("tokens",) and like.needs == ("embedding",)
