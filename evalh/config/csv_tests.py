@@ -9,6 +9,7 @@ Ordinary columns become vars. Special columns: ``__expected``/``__expected1..N``
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 from collections.abc import Iterable
@@ -69,7 +70,7 @@ def parse_expected(cell: str, known_types: Iterable[str]) -> dict[str, Any] | No
     if sep and alias:
         return {"type": f"not-{alias}" if negate else alias, "value": rest}
     body = text[4:] if negate else text
-    for name in sorted(known_types, key=len, reverse=True):
+    for name in _longest_first(tuple(known_types)):
         if body.startswith(name) and (len(body) == len(name) or body[len(name)] in ":("):
             return _typed(name, negate, body[len(name) :])
     match = _TYPE_LIKE.match(text)
@@ -80,6 +81,12 @@ def parse_expected(cell: str, known_types: Iterable[str]) -> dict[str, Any] | No
             f"unknown assertion type {match.group(1)!r}", f"{hint} (write equals:<text> for a literal text)"
         )
     return {"type": "equals", "value": text}
+
+
+@functools.lru_cache(maxsize=8)
+def _longest_first(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Longest first, so similar:cosine is tried before similar."""
+    return tuple(sorted(names, key=len, reverse=True))
 
 
 def _typed(name: str, negate: bool, rest: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalh.config.locate import Document, JsonPath, Problems, display_path, format_path, parse_document
+from evalh.config.schema import ShapeCachedValidator, test_validator
 from evalh.errors import ConfigError, ConfigFileError
 
 __all__ = [
@@ -86,6 +87,7 @@ class LoadContext:
 
     config_file: Path
     problems: Problems = field(default_factory=Problems)
+    test_checker: ShapeCachedValidator = field(default_factory=lambda: ShapeCachedValidator(test_validator()))
     where_of: dict[int, str] = field(default_factory=dict)  # id(spec or prompt) -> "file:line:col path"
     _texts: dict[Path, str] = field(default_factory=dict)
     _data: dict[Path, Document] = field(default_factory=dict)

@@ -87,10 +87,7 @@ def load_suite(
     env = _config_env(document, ctx)
     document.data = _render_env(document.data, {**os.environ, **env}, document, ctx)
     ctx.problems.raise_if_any(document.file)
-    for problem in schema_problems(document.data):
-        ctx.problems.add(
-            problem.message, where=document.where(problem.path), hint=problem.hint, kind=SchemaError
-        )
+    _check_schema(document, ctx)
     ctx.problems.raise_if_any(document.file)
     suite = _resolve(document, ctx, env, cli_vars, grader)
     ctx.problems.raise_if_any(document.file)
@@ -98,6 +95,24 @@ def load_suite(
         kept = tuple(test for test in suite.tests if test.description and pattern.search(test.description))
         suite = Suite(**{**suite.__dict__, "tests": kept})
     return suite
+
+
+def _check_schema(document: Document, ctx: LoadContext) -> None:
+    """The whole config against the schema; inline tests one by one, through the shape cache."""
+    data: Mapping[str, Any] = document.data
+    tests = data.get("tests")
+    inline = isinstance(tests, list)
+    top = {**data, "tests": []} if inline else data
+    problems = [(problem, problem.path) for problem in schema_problems(top)]
+    if isinstance(tests, list):
+        for index, item in enumerate(tests):
+            if isinstance(item, Mapping):
+                found = ctx.test_checker.problems(item)
+            else:
+                found = schema_problems(item, defs_validator("test", allow_string=True))
+            problems.extend((problem, ("tests", index, *problem.path)) for problem in found)
+    for problem, path in problems:
+        ctx.problems.add(problem.message, where=document.where(path), hint=problem.hint, kind=SchemaError)
 
 
 def _compile_filter(filter_pattern: str | None) -> re.Pattern[str] | None:

@@ -39,7 +39,16 @@ _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 
 
 class _LocatingLoader(_BaseLoader):  # type: ignore[valid-type,misc]
-    """A safe loader; positions are read from the composed node tree before construction."""
+    """A safe loader that keeps the composed node tree (for positions) and notices duplicate keys."""
+
+    has_duplicates = False
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        keys = [key.value for key, _ in node.value if isinstance(key, yaml.ScalarNode)]
+        if len(keys) != len(set(keys)):
+            self.has_duplicates = True
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.Node) -> str:
@@ -74,19 +83,16 @@ def display_path(path: Path) -> str:
 
 @dataclass
 class Document:
-    """A loaded YAML/JSON document and the position of every key and item in it."""
+    """A loaded YAML/JSON document and its node tree, which gives every key and item a position."""
 
     data: Any
     file: str
-    marks: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
+    root: yaml.Node | None = None
 
     def locate(self, path: JsonPath) -> str:
-        """``file:line:col`` of the nearest positioned ancestor of ``path``."""
-        for cut in range(len(path), -1, -1):
-            mark = self.marks.get(path[:cut])
-            if mark is not None:
-                return f"{self.file}:{mark[0]}:{mark[1]}"
-        return self.file
+        """``file:line:col`` of ``path`` (or of its nearest ancestor that has a position)."""
+        mark = _mark_at(self.root, path) if self.root is not None else None
+        return f"{self.file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else self.file
 
     def where(self, path: JsonPath) -> str:
         """``file:line:col path``."""
@@ -95,26 +101,26 @@ class Document:
         return f"{location} {shown}" if shown else location
 
 
-def _record(node: yaml.Node, path: JsonPath, marks: dict[JsonPath, tuple[int, int]], seen: set[int]) -> None:
-    """Store the position of every key and item under ``node`` (iteratively: deep documents are fine)."""
-    stack: list[tuple[yaml.Node, JsonPath]] = [(node, path)]
-    while stack:
-        current, at = stack.pop()
-        if id(current) in seen:  # an alias: positioned where the anchor is
-            continue
-        seen.add(id(current))
-        if isinstance(current, yaml.MappingNode):
-            for key_node, value_node in current.value:
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
-                child = (*at, str(key_node.value))
-                marks.setdefault(child, (key_node.start_mark.line + 1, key_node.start_mark.column + 1))
-                stack.append((value_node, child))
-        elif isinstance(current, yaml.SequenceNode):
-            for index, item in enumerate(current.value):
-                child = (*at, index)
-                marks.setdefault(child, (item.start_mark.line + 1, item.start_mark.column + 1))
-                stack.append((item, child))
+def _mark_at(node: yaml.Node, path: JsonPath) -> yaml.Mark | None:
+    """The mark of a mapping key or sequence item at ``path``; walks the node tree only when asked."""
+    mark: yaml.Mark | None = None
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            found = [
+                (key, value)
+                for key, value in node.value
+                if isinstance(key, yaml.ScalarNode) and str(key.value) == str(part)
+            ]
+            if not found:
+                break
+            key_node, node = found[-1]
+            mark = key_node.start_mark
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            mark = node.start_mark
+        else:
+            break
+    return mark
 
 
 def _duplicate_keys(node: yaml.Node, path: JsonPath, file: str) -> list[str]:
@@ -144,6 +150,7 @@ def _duplicate_keys(node: yaml.Node, path: JsonPath, file: str) -> list[str]:
 def parse_document(text: str, file: str) -> Document:
     """Parse YAML (or JSON, which YAML reads too) into data plus positions. Raises ConfigError."""
     loader = _LocatingLoader(text)
+    node: yaml.Node | None = None
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
@@ -164,13 +171,9 @@ def parse_document(text: str, file: str) -> Document:
         raise ConfigError(f"invalid YAML: {error}", where=file) from None
     finally:
         loader.dispose()
-    document = Document(data=data, file=file)
-    if node is not None:
-        duplicates = _duplicate_keys(node, (), file)
-        if duplicates:
-            raise ConfigError("\n\n".join(duplicates))
-        _record(node, (), document.marks, set())
-    return document
+    if node is not None and loader.has_duplicates:
+        raise ConfigError("\n\n".join(_duplicate_keys(node, (), file)))
+    return Document(data=data, file=file, root=node)
 
 
 def load_document(path: Path) -> Document:

@@ -25,6 +25,7 @@ from evalh.errors import ConfigFileError
 
 __all__ = [
     "SchemaProblem",
+    "ShapeCachedValidator",
     "assertion_type_names",
     "config_validator",
     "defs_validator",
@@ -104,6 +105,49 @@ def defs_validator(*names: str, allow_string: bool = False) -> Draft202012Valida
 def test_validator() -> Draft202012Validator:
     """The validator of one test (for tests loaded from .yaml/.json/.jsonl files)."""
     return defs_validator("test")
+
+
+# Keys whose content the schema checks only for its JSON type ("an object"), so a shape may drop it.
+_OPAQUE_KEYS = frozenset({"vars", "metadata", "config", "output", "providerOutput"})
+
+
+def _shape(value: Any, key: str | None = None) -> Any:
+    """What the schema can tell apart in ``value``: types, signs, empty vs non-empty text, file://
+    prefixes, and assertion type names. Two values with the same shape are both valid or both not."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        sign = (value > 0) - (value < 0)
+        return sign if float(value).is_integer() else sign * 0.5
+    if isinstance(value, str):
+        if key == "type" or value.startswith("file://"):
+            return value if key == "type" else "file://"
+        return "x" if value else ""
+    if isinstance(value, Mapping):
+        if key in _OPAQUE_KEYS:
+            return {}
+        return {str(k): _shape(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(item) for item in value]
+    return repr(type(value))
+
+
+class ShapeCachedValidator:
+    """Validates many similar instances (10,000 tests) fast: a shape that passed once passes again;
+    anything else is validated for real, so messages always describe the actual values."""
+
+    def __init__(self, validator: Draft202012Validator) -> None:
+        self.validator = validator
+        self._valid: set[str] = set()
+
+    def problems(self, instance: Any) -> list[SchemaProblem]:
+        key = json.dumps(_shape(instance), sort_keys=True)
+        if key in self._valid:
+            return []
+        found = schema_problems(instance, self.validator)
+        if not found:
+            self._valid.add(key)
+        return found
 
 
 def assertion_type_names() -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from evalh.assertions.registry import all_assertions
 from evalh.config.csv_tests import tests_from_csv
 from evalh.config.files import CsvOrigin, DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath, display_path, format_path
-from evalh.config.schema import assertion_type_names, schema_problems, test_validator
+from evalh.config.schema import assertion_type_names
 from evalh.errors import ConfigError, SchemaError
 
 __all__ = ["RawTest", "collect_tests", "known_base_types"]
@@ -104,11 +104,10 @@ def _jsonl_items(path: Path, where: str, ctx: LoadContext) -> list[tuple[Any, Or
 
 def _validated(items: list[tuple[Any, Origin]], offset: int, ctx: LoadContext) -> list[RawTest]:
     """Schema-check tests read from a file; a broken test is reported and marked invalid."""
-    validator = test_validator()
     tests: list[RawTest] = []
     for index, (data, origin) in enumerate(items):
         shown: JsonPath = ("tests", offset + index)
-        problems = schema_problems(data, validator)
+        problems = ctx.test_checker.problems(data)
         for problem in problems:
             where = f"{origin.locate(problem.path)} {format_path((*shown, *problem.path))}"
             ctx.problems.add(problem.message, where=where, hint=problem.hint, kind=SchemaError)
