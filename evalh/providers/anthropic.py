@@ -86,7 +86,7 @@ def make_messages(spec: ProviderSpec) -> AnthropicMessages:
         headers["x-api-key"] = api_key
     headers.update({str(k): str(v) for k, v in dict(config.get("headers") or {}).items()})
     http = HttpClient.from_settings(
-        AnthropicMessages.settings(config),
+        AnthropicMessages.settings(spec),
         provider_id=spec.id,
         base_url=base_url,
         headers=headers,

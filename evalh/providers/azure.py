@@ -98,7 +98,7 @@ def make_chat(spec: ProviderSpec) -> AzureChat:
     api_key = azure_api_key(config)
     secrets = azure_secrets(config, api_key)
     http = HttpClient.from_settings(
-        AzureChat.settings(config),
+        AzureChat.settings(spec),
         provider_id=spec.id,
         base_url=azure_base_url(spec),
         headers=azure_headers(config, api_key),

@@ -134,8 +134,8 @@ class ChatProvider:
         self._timeout_in_config = any(self.config.get(k) is not None for k in ("timeout", "timeoutMs"))
 
     @staticmethod
-    def settings(config: Mapping[str, Any]) -> HttpSettings:
-        return HttpSettings.from_config(config)
+    def settings(spec: ProviderSpec) -> HttpSettings:
+        return HttpSettings.from_config(spec.config, where=spec.path or spec.id)
 
     def sampling(self) -> dict[str, Any]:
         """The sampling settings the config sets, by their OpenAI names."""

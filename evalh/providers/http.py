@@ -34,7 +34,7 @@ from typing import Any
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
-from evalh.errors import ProviderHTTPError
+from evalh.errors import ConfigError, ProviderHTTPError
 
 __all__ = ["HttpClient", "HttpReply", "HttpSettings", "redact"]
 
@@ -75,21 +75,40 @@ class HttpSettings:
     retry_max_delay_s: float = 30.0
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> HttpSettings:
+    def from_config(cls, config: Mapping[str, Any], where: str | None = None) -> HttpSettings:
+        """Read the settings; a ConfigError naming the key when one is not a number."""
         timeout = cls.timeout_s
         if config.get("timeoutMs") is not None:
-            timeout = float(config["timeoutMs"]) / 1000.0
+            timeout = _number(config, "timeoutMs", where) / 1000.0
         if config.get("timeout") is not None:
-            timeout = float(config["timeout"])
+            timeout = _number(config, "timeout", where)
         concurrency = config.get("maxConcurrency")
         return cls(
             timeout_s=timeout,
-            max_retries=int(config.get("maxRetries", cls.max_retries)),
-            max_total_wait_s=float(config.get("maxTotalWaitS", cls.max_total_wait_s)),
-            max_concurrency=int(concurrency) if concurrency is not None else None,
-            retry_base_delay_s=float(config.get("retryBaseDelayS", cls.retry_base_delay_s)),
-            retry_max_delay_s=float(config.get("retryMaxDelayS", cls.retry_max_delay_s)),
+            max_retries=int(_number(config, "maxRetries", where, cls.max_retries)),
+            max_total_wait_s=_number(config, "maxTotalWaitS", where, cls.max_total_wait_s),
+            max_concurrency=int(_number(config, "maxConcurrency", where))
+            if concurrency is not None
+            else None,
+            retry_base_delay_s=_number(config, "retryBaseDelayS", where, cls.retry_base_delay_s),
+            retry_max_delay_s=_number(config, "retryMaxDelayS", where, cls.retry_max_delay_s),
         )
+
+
+def _number(config: Mapping[str, Any], key: str, where: str | None, default: float = 0.0) -> float:
+    value = config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        value = "not a number"
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if number < 0 or number != number:
+        raise ConfigError(
+            f"config.{key} must be a non-negative number (got {config.get(key)!r})",
+            where=f"{where}.config.{key}" if where else None,
+        )
+    return number
 
 
 def redact(text: str, secrets: Sequence[str]) -> str:

@@ -108,7 +108,7 @@ def make_chat(spec: ProviderSpec) -> OllamaChat:
     model = str(config.get("model") or spec.id.split(":", 2)[2])
     api_key = ollama_api_key(config)
     http = HttpClient.from_settings(
-        OllamaChat.settings(config),
+        OllamaChat.settings(spec),
         provider_id=spec.id,
         base_url=ollama_base_url(config),
         headers=ollama_headers(config, api_key),

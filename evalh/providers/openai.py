@@ -128,7 +128,7 @@ def make_chat(spec: ProviderSpec) -> OpenAIChat:
     base_url = openai_base_url(config)
     api_key = openai_api_key(config)
     http = HttpClient.from_settings(
-        OpenAIChat.settings(config),
+        OpenAIChat.settings(spec),
         provider_id=spec.id,
         base_url=base_url,
         headers=openai_headers(config, api_key),

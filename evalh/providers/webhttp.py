@@ -209,6 +209,10 @@ def make_http(spec: ProviderSpec) -> WebHttpProvider:
     # "Bearer xyz": redact the token itself too, wherever it appears.
     secrets += [value.split(" ", 1)[1] for value in list(secrets) if " " in value]
     http = HttpClient.from_settings(
-        HttpSettings.from_config(config), provider_id=spec.id, base_url=url, headers=headers, secrets=secrets
+        HttpSettings.from_config(config, where=spec.path or spec.id),
+        provider_id=spec.id,
+        base_url=url,
+        headers=headers,
+        secrets=secrets,
     )
     return WebHttpProvider(spec, url=url, http=http)

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from evalh.errors import ProviderHTTPError
+from evalh.errors import ConfigError, ProviderHTTPError
 from evalh.providers.http import HttpClient, HttpReply, HttpSettings, redact, requested_wait_s
 from tests.loopback import LoopbackServer, Reply, Request
 
@@ -270,3 +270,10 @@ def test_many_concurrent_requests_spread_over_small_pools(loopback: LoopbackServ
     assert [reply.json["i"] for reply in replies] == list(range(20))
     assert shards == [3]  # 20 in flight at once: pools of at most 8 connections
     assert time.perf_counter() - started < 1.0  # concurrent, not 20 x 0.1 s
+
+
+def test_settings_reject_a_non_numeric_value() -> None:
+    with pytest.raises(ConfigError, match=r"providers\[0\].config.timeout: config.timeout must be"):
+        HttpSettings.from_config({"timeout": "soon"}, where="providers[0]")
+    with pytest.raises(ConfigError, match="maxRetries"):
+        HttpSettings.from_config({"maxRetries": -1})
