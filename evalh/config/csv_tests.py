@@ -250,6 +250,8 @@ def _row_to_test(
             test["output"], columns[("output",)] = cell, column
         elif name.startswith("__metadata:"):
             key = name.removeprefix("__metadata:")
+            if not cell.strip():
+                continue
             if key.endswith("[]"):
                 metadata[key[:-2]] = [item.strip() for item in cell.split(",") if item.strip()]
             else:

@@ -104,6 +104,13 @@ class LoadContext:
         """A ``file://`` (or bare) path, relative to the config file's directory."""
         return (self.base_dir / Path(ref.removeprefix(FILE_PREFIX)).expanduser()).resolve()
 
+    def relative(self, path: Path) -> str:
+        """A path as written in the config: relative to the config's directory when inside it."""
+        try:
+            return path.relative_to(self.base_dir).as_posix()
+        except ValueError:
+            return display_path(path)
+
     def expand(self, ref: str, where: str) -> list[Path]:
         """The files a reference names: one path, or the sorted matches of a glob."""
         text = ref.removeprefix(FILE_PREFIX)

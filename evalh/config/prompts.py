@@ -88,7 +88,7 @@ def _from_files(
     prompts: list[Prompt] = []
     for path in ctx.expand(ref, where):
         for raw, part_label in _read_prompt_file(path, where, ctx, env):
-            name = f"{label}: {part_label}" if label and part_label != display_path(path) else label
+            name = f"{label}: {part_label}" if label and part_label != ctx.relative(path) else label
             prompts.append(Prompt(raw=raw, label=name or part_label, id=_prompt_id(raw), path=shown))
     return prompts
 
@@ -97,7 +97,7 @@ def _read_prompt_file(
     path: Path, where: str, ctx: LoadContext, env: Mapping[str, str]
 ) -> list[tuple[PromptRaw, str]]:
     """(raw, label) for each prompt in one file."""
-    shown = display_path(path)
+    shown = ctx.relative(path)
     suffix = path.suffix.lower()
     if suffix in SCRIPT_SUFFIXES:
         raise ConfigError(

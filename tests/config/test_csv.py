@@ -1,0 +1,127 @@
+"""CSV tests: special columns and every form of the __expected mini-syntax."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from evalh.config.csv_tests import MiniSyntaxError, parse_expected
+from evalh.config.csv_tests import tests_from_csv as read_csv_tests
+from evalh.config.load import load_suite
+from evalh.config.tests_files import known_base_types
+from tests.config.conftest import WriteFiles
+
+KNOWN = known_base_types()
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        ("Paris", {"type": "equals", "value": "Paris"}),
+        ("Note: a colon", {"type": "equals", "value": "Note: a colon"}),
+        ("equals:Note: a colon", {"type": "equals", "value": "Note: a colon"}),
+        ("contains:Paris", {"type": "contains", "value": "Paris"}),
+        ("not-icontains:error", {"type": "not-icontains", "value": "error"}),
+        ('contains-any:a, b,"c, d"', {"type": "contains-any", "value": ["a", "b", "c, d"]}),
+        ("icontains-all:x,y", {"type": "icontains-all", "value": ["x", "y"]}),
+        ("similar:The sky is blue", {"type": "similar", "value": "The sky is blue", "threshold": 0.8}),
+        ("similar(0.65):blue sky", {"type": "similar", "value": "blue sky", "threshold": 0.65}),
+        ("similar:cosine(0.7):x", {"type": "similar:cosine", "value": "x", "threshold": 0.7}),
+        ("similar:euclidean:x", {"type": "similar:euclidean", "value": "x", "threshold": 0.8}),
+        ("not-similar(0.5):rude", {"type": "not-similar", "value": "rude", "threshold": 0.5}),
+        ("rouge-n:the reference", {"type": "rouge-n", "value": "the reference", "threshold": 0.75}),
+        ("levenshtein(3):kitten", {"type": "levenshtein", "value": "kitten", "threshold": 3.0}),
+        ("levenshtein:kitten", {"type": "levenshtein", "value": "kitten"}),
+        ("latency(500)", {"type": "latency", "threshold": 500.0}),
+        ("word-count:12", {"type": "word-count", "value": 12}),
+        ("is-json", {"type": "is-json"}),
+        ("grade:is polite", {"type": "llm-rubric", "value": "is polite"}),
+        ("llm-rubric:is short", {"type": "llm-rubric", "value": "is short"}),
+        ("not-grade:is rude", {"type": "not-llm-rubric", "value": "is rude"}),
+        ("python:len(output) < 50", {"type": "python", "value": "len(output) < 50"}),
+        ("file://checks/grade.py:score", {"type": "python", "value": "file://checks/grade.py:score"}),
+        ("regex:^\\d+$", {"type": "regex", "value": "^\\d+$"}),
+    ],
+)
+def test_mini_syntax(cell: str, expected: dict[str, Any]) -> None:
+    assert parse_expected(cell, KNOWN) == expected
+
+
+def test_empty_cell_is_no_assertion() -> None:
+    assert parse_expected("   ", KNOWN) is None
+
+
+@pytest.mark.parametrize(
+    ("cell", "phrase"),
+    [
+        ("similar(high):x", "must be a number"),
+        ("similar(0.8:x", "missing ')'"),
+        ("similar(0.8)x", "expected ':'"),
+        ("contians:x", "unknown assertion type 'contians'"),
+        ("contanes(0.5):x", "unknown assertion type 'contanes'"),
+        ("javascript:output.length > 3", "JavaScript"),
+        ("file://check.js", "only file://script.py"),
+        ("word-count:many", "whole number"),
+    ],
+)
+def test_bad_mini_syntax(cell: str, phrase: str) -> None:
+    with pytest.raises(MiniSyntaxError, match=phrase.replace("(", r"\(").replace(")", r"\)")):
+        parse_expected(cell, KNOWN)
+
+
+def test_special_columns() -> None:
+    text = (
+        "question,__expected,__expected2,__description,__metric,__threshold,__providerOutput,"
+        "__metadata:owner,__metadata:tags[]\n"
+        'Why?,contains:because,similar:a reason,why test,reasoning,0.5,Because it is.,qa,"a, b"\n'
+        "How?,,,,,,,,\n"
+    )
+    tests, problems = read_csv_tests(text, "t.csv", KNOWN)
+    assert problems == []
+    (first, origin), (second, _) = tests
+    assert first == {
+        "description": "why test",
+        "threshold": 0.5,
+        "output": "Because it is.",
+        "vars": {"question": "Why?"},
+        "assert": [
+            {"type": "contains", "value": "because", "metric": "reasoning"},
+            {"type": "similar", "value": "a reason", "threshold": 0.8, "metric": "reasoning"},
+        ],
+        "metadata": {"owner": "qa", "tags": ["a", "b"]},
+    }
+    assert origin.locate(("assert", 1)) == "t.csv:2:3"
+    assert origin.locate(("vars", "question")) == "t.csv:2:1"
+    assert origin.locate(()) == "t.csv:2"
+    assert second == {"vars": {"question": "How?"}, "output": "", "description": ""}
+
+
+def test_multiline_cells_keep_row_numbers() -> None:
+    text = 'q,__expected\n"line one\nline two",contains:one\nnext,Note: fine\nlast,bad(1):x\n'
+    tests, problems = read_csv_tests(text, "m.csv", KNOWN)
+    assert tests[0][0]["vars"] == {"q": "line one\nline two"}
+    assert tests[1][0]["assert"] == [{"type": "equals", "value": "Note: fine"}]
+    assert tests[1][1].row == 4
+    # a type-like head with a (threshold) is a typo, not a literal text
+    assert [str(p).split(": ")[0] for p in problems] == ["m.csv:5:2"]
+
+
+def test_header_problems() -> None:
+    _, problems = read_csv_tests("q,q,__expectd,\n1,2,3,4\n", "h.csv", KNOWN)
+    messages = [str(p) for p in problems]
+    assert any("h.csv:1:2" in m and "duplicate column 'q'" in m for m in messages)
+    assert any("h.csv:1:3" in m and "Did you mean '__expected'?" in m for m in messages)
+    assert any("h.csv:1:4" in m and "empty column name" in m for m in messages)
+
+
+def test_csv_suite_end_to_end(project: WriteFiles) -> None:
+    config = project(
+        "prompts: ['Q: {{question}}']\nproviders: [echo]\ntests: file://cases.csv\n",
+        {"cases.csv": "\ufeffquestion,__expected\nWhy?,contains:Why\nHow?,not-contains:Why\n"},
+    )
+    tests = load_suite(config).tests
+    assert [(t.vars["question"], t.asserts[0].full_type) for t in tests] == [
+        ("Why?", "contains"),
+        ("How?", "not-contains"),
+    ]

@@ -1,0 +1,381 @@
+"""Good configs: what load_suite builds from them (merge rules, files, templating, providers)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalh.config.load import RECORDED_PROVIDER_ID, find_config, load_suite
+from evalh.errors import ConfigError, ConfigFileError
+from evalh.model import ProviderSpec
+from tests.config.conftest import WriteFiles
+
+
+def test_default_test_merge_rules(project: WriteFiles) -> None:
+    config = project(
+        """
+prompts: ["{{a}} {{b}} {{c}}"]
+providers: [echo]
+defaultTest:
+  vars: {a: default-a, b: default-b}
+  metadata: {team: search, level: 1}
+  threshold: 0.5
+  options: {provider: fake, rubricPrompt: default rubric}
+  assert:
+    - {type: contains, value: "{{a}}"}
+tests:
+  - vars: {b: test-b, c: test-c}
+    metadata: {level: 2}
+    options: {rubricPrompt: test rubric}
+    assert:
+      - {type: icontains, value: "{{b}}"}
+  - vars: {c: only-c}
+    threshold: 0.9
+    options: {provider: {embedding: local, text: echo}}
+"""
+    )
+    first, second = load_suite(config).tests
+    assert dict(first.vars) == {"a": "default-a", "b": "test-b", "c": "test-c"}
+    assert dict(first.metadata) == {"team": "search", "level": 2}
+    assert first.threshold == 0.5 and second.threshold == 0.9
+    assert [(a.type, a.value, a.path) for a in first.asserts] == [
+        ("contains", "default-a", "defaultTest.assert[0]"),
+        ("icontains", "test-b", "tests[0].assert[0]"),
+    ]
+    assert dict(first.options) == {"provider": "fake", "rubricPrompt": "test rubric"}
+    assert first.provider is not None and first.provider.default == ProviderSpec(
+        id="fake", path="defaultTest.options.provider", base_dir=str(config.parent.resolve())
+    )
+    # options merge shallowly: the test's provider replaces the default's entirely
+    assert second.provider is not None and second.provider.default is None
+    assert second.provider.for_kind("embedding").id == "local"  # type: ignore[union-attr]
+    assert second.provider.for_kind("text").id == "echo"  # type: ignore[union-attr]
+    assert [a.value for a in second.asserts] == ["default-a"]
+
+
+def test_cli_vars_override_default_vars_but_not_test_vars(project: WriteFiles) -> None:
+    config = project(
+        """
+prompts: ["{{x}} {{y}}"]
+providers: [echo]
+defaultTest: {vars: {x: default, y: default}}
+tests:
+  - vars: {y: test}
+"""
+    )
+    (test,) = load_suite(config, cli_vars={"x": "cli", "y": "cli"}).tests
+    assert dict(test.vars) == {"x": "cli", "y": "test"}
+
+
+def test_vars_reference_vars_and_files(project: WriteFiles) -> None:
+    config = project(
+        """
+prompts: ["{{question}}"]
+providers: [echo]
+tests:
+  - vars:
+      question: "Tell me about {{topic}} in {{style}}"
+      style: "{{length}} words"
+      length: "ten"
+      topic: file://data/topic.txt
+      doc: file://data/doc.json
+      table: file://data/table.yaml
+""",
+        {
+            "data/topic.txt": "owls\n",
+            "data/doc.json": '{"title": "Owls", "pages": [1, 2]}',
+            "data/table.yaml": "- a\n- b\n",
+        },
+    )
+    (test,) = load_suite(config).tests
+    assert test.vars["question"] == "Tell me about owls\n in ten words"
+    assert test.vars["doc"] == {"title": "Owls", "pages": [1, 2]}
+    assert test.vars["table"] == ["a", "b"]
+
+
+def test_assertion_values_are_rendered_and_loaded(project: WriteFiles) -> None:
+    config = project(
+        """
+prompts: ["{{name}}"]
+providers: [echo]
+tests:
+  - vars: {name: Ada, other: Bob}
+    assert:
+      - {type: contains-any, value: ["{{name}}", "{{other}}", 3]}
+      - {type: equals, value: file://expected.txt}
+      - {type: is-json, value: file://schema.json}
+      - {type: python, value: file://check.py:grade, metric: "quality-{{name}}"}
+      - {type: equals, value: {name: "{{name}}"}}
+      - type: assert-set
+        threshold: 0.5
+        weight: 2
+        assert:
+          - {type: not-contains, value: "{{other}}", weight: 0}
+""",
+        {
+            "expected.txt": "  Hello Ada  \n",
+            "schema.json": '{"type": "object"}',
+            "check.py": "def grade(o, c):\n    return True\n",
+        },
+    )
+    (test,) = load_suite(config).tests
+    values = [spec.value for spec in test.asserts]
+    assert values[:5] == [
+        ["Ada", "Bob", 3],
+        "Hello Ada",
+        {"type": "object"},
+        "file://check.py:grade",
+        {"name": "{{name}}"},
+    ]
+    assert test.asserts[3].metric == "quality-Ada"
+    group = test.asserts[5]
+    assert (group.type, group.threshold, group.weight) == ("assert-set", 0.5, 2.0)
+    (child,) = group.children
+    assert (child.type, child.negate, child.value, child.weight, child.path) == (
+        "contains",
+        True,
+        "Bob",
+        0.0,
+        "tests[0].assert[5].assert[0]",
+    )
+    assert child.full_type == "not-contains"
+    assert dict(test.asserts[0].raw) == {"type": "contains-any", "value": ["{{name}}", "{{other}}", 3]}
+
+
+def test_recorded_outputs_need_no_prompt_or_provider(project: WriteFiles) -> None:
+    config = project(
+        """
+tests:
+  - description: a
+    output: Paris is the capital of France.
+    assert: [{type: icontains, value: paris}]
+  - description: b
+    providerOutput: {answer: 42}
+    assert: [{type: is-json}]
+"""
+    )
+    suite = load_suite(config)
+    assert [p.id for p in suite.providers] == [RECORDED_PROVIDER_ID]
+    assert len(suite.prompts) == 1 and suite.prompts[0].raw == ""
+    first, second = suite.tests
+    assert (first.has_output, first.output) == (True, "Paris is the capital of France.")
+    assert (second.has_output, second.output) == (True, {"answer": 42})
+
+
+def test_targets_alias_and_provider_forms(project: WriteFiles) -> None:
+    config = project(
+        """
+prompts: [hi]
+targets:
+  - echo
+  - {id: openai:chat:gpt-4o-mini, label: mini, config: {temperature: 0, apiKey: sk-secret}}
+  - {"ollama:chat:llama3.2": {label: llama, config: {num_predict: 5}}}
+tests: [{}]
+"""
+    )
+    suite = load_suite(config)
+    assert [(p.id, p.label, dict(p.config), p.path) for p in suite.providers] == [
+        ("echo", None, {}, "targets[0]"),
+        ("openai:chat:gpt-4o-mini", "mini", {"temperature": 0, "apiKey": "sk-secret"}, "targets[1]"),
+        ("ollama:chat:llama3.2", "llama", {"num_predict": 5}, "targets[2]"),
+    ]
+    assert all(p.base_dir == str(config.parent.resolve()) for p in suite.providers)
+    assert suite.raw_config["targets"][1]["config"] == {"temperature": 0, "apiKey": "[redacted]"}
+    assert "sk-secret" not in json.dumps(suite.raw_config)
+
+
+def test_providers_from_file(project: WriteFiles) -> None:
+    config = project(
+        "prompts: [hi]\nproviders: file://providers.yaml\ntests: [{}]\n",
+        {"providers.yaml": "- echo\n- id: fake:8\n  label: tiny\n"},
+    )
+    assert [(p.id, p.label) for p in load_suite(config).providers] == [("echo", None), ("fake:8", "tiny")]
+
+
+def test_typed_provider_map_on_an_assertion(project: WriteFiles) -> None:
+    config = project(
+        """
+prompts: [hi]
+providers: [echo]
+tests:
+  - assert:
+      - type: similar
+        value: hello
+        provider: {embedding: {id: fake:16, config: {seed: 1}}, text: echo}
+"""
+    )
+    (spec,) = load_suite(config).tests[0].asserts
+    assert spec.provider is not None
+    embedding = spec.provider.for_kind("embedding")
+    assert embedding is not None and (embedding.id, dict(embedding.config)) == ("fake:16", {"seed": 1})
+    assert embedding.path == "tests[0].assert[0].provider.embedding"
+
+
+def test_grader_becomes_the_suite_default(project: WriteFiles) -> None:
+    config = project(
+        "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert: [{type: llm-rubric, value: is polite}]\n"
+    )
+    suite = load_suite(config, grader="echo")
+    assert suite.default_provider is not None and suite.default_provider.for_kind("text").id == "echo"  # type: ignore[union-attr]
+
+
+def test_env_rendering(project: WriteFiles, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALH_TEST_MODEL", "gpt-4o-mini")
+    config = project(
+        """
+env:
+  GREETING: "hello from {{ env.EVALH_TEST_MODEL }}"
+  DEBUG: true
+prompts: ["{{ env.GREETING }} / {{question}}"]
+providers: ["openai:chat:{{ env.EVALH_TEST_MODEL }}"]
+tests:
+  - vars: {question: "{{ env.MISSING_BUT_DEFAULTED | default('q') }}"}
+"""
+    )
+    suite = load_suite(config)
+    assert suite.providers[0].id == "openai:chat:gpt-4o-mini"
+    assert suite.prompts[0].raw == "hello from gpt-4o-mini / {{question}}"
+    assert suite.tests[0].vars["question"] == "q"
+    assert dict(suite.env) == {"GREETING": "hello from gpt-4o-mini", "DEBUG": "true"}
+
+
+def test_prompts_from_files(project: WriteFiles) -> None:
+    config = project(
+        """
+prompts:
+  - file://prompts.txt
+  - file://chat.json
+  - {id: file://chat.yaml, label: yaml chat}
+  - {raw: "Inline {{q}}", label: inline}
+  - "A very long inline prompt that goes on and on about {{q}} until the label has to be shortened"
+providers: [echo]
+tests: [{vars: {q: why}}]
+""",
+        {
+            "prompts.txt": "First {{q}}\n---\nSecond {{q}}\n",
+            "chat.json": json.dumps(
+                [{"role": "system", "content": "Be brief"}, {"role": "user", "content": "{{q}}"}]
+            ),
+            "chat.yaml": "- role: user\n  content: 'Q: {{q}}'\n",
+        },
+    )
+    prompts = load_suite(config).prompts
+    assert [p.raw for p in prompts[:2]] == ["First {{q}}", "Second {{q}}"]
+    assert prompts[0].label == "prompts.txt: First {{q}}"
+    assert prompts[2].raw == ({"role": "system", "content": "Be brief"}, {"role": "user", "content": "{{q}}"})
+    assert prompts[2].label == "chat.json"
+    assert prompts[3].label == "yaml chat" and prompts[3].raw == ({"role": "user", "content": "Q: {{q}}"},)
+    assert prompts[4].label == "inline"
+    assert prompts[5].label.endswith("...") and len(prompts[5].label) == 60
+    assert len({p.id for p in prompts}) == len(prompts)
+
+
+def test_tests_from_files_and_globs(project: WriteFiles) -> None:
+    config = project(
+        """
+prompts: ["{{q}}"]
+providers: [echo]
+tests:
+  - vars: {q: inline}
+  - file://cases/*.yaml
+  - file://more.json
+  - file://lines.jsonl
+""",
+        {
+            "cases/a.yaml": "- vars: {q: a1}\n- vars: {q: a2}\n",
+            "cases/b.yaml": "- vars: {q: b1}\n",
+            "more.json": json.dumps([{"vars": {"q": "j1"}, "assert": [{"type": "contains", "value": "j"}]}]),
+            "lines.jsonl": '{"vars": {"q": "l1"}}\n\n{"vars": {"q": "l2"}, "description": "line two"}\n',
+        },
+    )
+    tests = load_suite(config).tests
+    assert [t.vars["q"] for t in tests] == ["inline", "a1", "a2", "b1", "j1", "l1", "l2"]
+    assert [t.index for t in tests] == list(range(7))
+    assert tests[4].asserts[0].path == "tests[4].assert[0]"
+    assert tests[6].description == "line two"
+
+
+def test_no_tests_means_one_empty_test(project: WriteFiles) -> None:
+    config = project(
+        "prompts: [hello]\nproviders: [echo]\ndefaultTest:\n  assert: [{type: contains, value: hello}]\n"
+    )
+    (test,) = load_suite(config).tests
+    assert test.asserts[0].value == "hello"
+
+
+def test_filter_pattern_keeps_matching_descriptions(project: WriteFiles) -> None:
+    config = project(
+        "prompts: [hi]\nproviders: [echo]\ntests:\n  - description: greets Ada\n  - description: greets Bob\n  - {}\n"
+    )
+    suite = load_suite(config, filter_pattern="Bob$")
+    assert [(t.index, t.description) for t in suite.tests] == [(1, "greets Bob")]
+
+
+def test_evaluate_options_output_path_and_metadata(project: WriteFiles) -> None:
+    config = project(
+        """
+description: demo
+prompts: [hi]
+providers: [echo]
+evaluateOptions: {maxConcurrency: 2, repeat: 3, cache: false, timeoutMs: 500}
+outputPath: out.json
+metadata: {owner: qa}
+tests: [{}]
+"""
+    )
+    suite = load_suite(config)
+    assert (suite.evaluate_options.max_concurrency, suite.evaluate_options.repeat) == (2, 3)
+    assert (suite.evaluate_options.cache, suite.evaluate_options.timeout_ms) == (False, 500)
+    assert suite.output_paths == ("out.json",)
+    assert dict(suite.metadata) == {"owner": "qa"} and suite.description == "demo"
+    assert suite.config_path == str(config.resolve())
+
+
+def test_json_config_is_accepted(project: WriteFiles) -> None:
+    body = {"prompts": ["{{x}}"], "providers": ["echo"], "tests": [{"vars": {"x": "1"}}]}
+    config = project(json.dumps(body, indent=2), name="promptfooconfig.json")
+    assert load_suite(config).tests[0].vars["x"] == "1"
+
+
+def test_find_config_prefers_evalh_yaml(tmp_path: Path) -> None:
+    with pytest.raises(ConfigFileError, match="no config file found"):
+        find_config(tmp_path)
+    (tmp_path / "promptfooconfig.yaml").write_text("tests: []\n", encoding="utf-8")
+    assert find_config(tmp_path).name == "promptfooconfig.yaml"
+    (tmp_path / "evalh.yml").write_text("tests: []\n", encoding="utf-8")
+    assert find_config(tmp_path).name == "evalh.yml"
+
+
+def test_python_provider_file_must_exist(project: WriteFiles) -> None:
+    config = project(
+        "prompts: [hi]\nproviders: ['python:provider.py:call_api', 'file://provider.py']\ntests: [{}]\n",
+        {"provider.py": "def call_api(prompt, options, context):\n    return {'output': prompt}\n"},
+    )
+    assert [p.id for p in load_suite(config).providers] == [
+        "python:provider.py:call_api",
+        "file://provider.py",
+    ]
+
+
+def test_sentence_similarity_provider_is_fine_for_cosine(project: WriteFiles) -> None:
+    config = project(
+        """
+prompts: [hi]
+providers: [echo]
+tests:
+  - assert:
+      - {type: similar, value: hi, provider: "hf:sentence-similarity:sentence-transformers/all-MiniLM-L6-v2"}
+"""
+    )
+    assert load_suite(config).tests[0].asserts[0].type == "similar"
+
+
+def test_an_error_message_never_shows_a_secret(project: WriteFiles) -> None:
+    config = project(
+        "prompts: [hi]\nproviders:\n  - id: opneai:gpt-4o\n    config: {apiKey: sk-very-secret}\ntests: [{}]\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_suite(config)
+    assert "sk-very-secret" not in str(caught.value)

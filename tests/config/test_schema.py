@@ -1,0 +1,130 @@
+"""The config schema: valid 2020-12, complete, documented, and the one check every config passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from evalh.assertions.registry import all_assertions
+from evalh.config.load import load_suite
+from evalh.config.locate import parse_document
+from evalh.config.schema import (
+    assertion_type_names,
+    config_validator,
+    load_schema,
+    schema_path,
+    schema_problems,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((REPO / "examples" / "configs").glob("*.yaml"))
+BRIEFING_TYPES = """
+equals contains icontains contains-any contains-all icontains-any icontains-all starts-with regex is-json
+contains-json levenshtein word-count python latency assert-set similar similar:cosine similar:dot
+similar:euclidean bertscore bertscore-like llm-rubric factuality model-graded-factuality
+model-graded-closedqa answer-relevance context-faithfulness context-recall context-relevance g-eval
+refusal-quality is-refusal rouge-n rouge-l bleu gleu exact-match f1 jaccard retrieval-hit-at-k
+retrieval-recall-at-k retrieval-precision-at-k retrieval-mrr retrieval-ndcg-at-k answer-containment-at-k
+ordinal-distance citation-groundedness
+""".split()
+
+
+def test_schema_is_valid_2020_12_with_an_id() -> None:
+    schema = load_schema()
+    Draft202012Validator.check_schema(schema)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["$id"] == "https://evalh.dev/schemas/evalh.schema.json"
+    assert schema_path().name == "evalh.schema.json"
+
+
+def test_assertion_types_are_the_briefing_list_and_their_negations() -> None:
+    names = assertion_type_names()
+    assert set(names) == set(BRIEFING_TYPES) | {f"not-{name}" for name in BRIEFING_TYPES}
+    assert len(names) == len(set(names))
+
+
+def test_every_registered_assertion_type_is_in_the_schema() -> None:
+    assert set(all_assertions()) <= set(assertion_type_names())
+
+
+def _properties(node: Any, trail: str = "") -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = []
+    if isinstance(node, dict):
+        for name, sub in (node.get("properties") or {}).items():
+            found.append((f"{trail}.{name}", sub))
+        for key, sub in node.items():
+            if key != "properties":
+                found.extend(_properties(sub, f"{trail}/{key}"))
+    elif isinstance(node, list):
+        for index, sub in enumerate(node):
+            found.extend(_properties(sub, f"{trail}[{index}]"))
+    return found
+
+
+def test_every_property_has_a_description() -> None:
+    """Editors show these on hover and in completion (rule fragments under allOf/if/then are not shown)."""
+    rules = ("/allOf", "/if", "/then", "/else", "/not")
+    documented = [
+        (trail, sub) for trail, sub in _properties(load_schema()) if not any(r in trail for r in rules)
+    ]
+    assert len(documented) >= 35
+    missing = [trail for trail, sub in documented if isinstance(sub, dict) and not sub.get("description")]
+    assert missing == []
+
+
+def test_closed_objects_reject_unknown_keys() -> None:
+    schema = load_schema()
+    assert schema["additionalProperties"] is False
+    for name in ("test", "assertion", "providerObject"):
+        assert schema["$defs"][name]["additionalProperties"] is False
+    assert schema["properties"]["evaluateOptions"]["additionalProperties"] is False
+
+
+@pytest.mark.parametrize(
+    ("assertion", "valid"),
+    [
+        ({"type": "contains", "value": "x"}, True),
+        ({"type": "contains", "value": 3}, True),
+        ({"type": "contains", "value": ""}, False),
+        ({"type": "contains"}, False),
+        ({"type": "not-contains-any", "value": "a,b"}, True),
+        ({"type": "contains-any", "value": ["a", 1]}, True),
+        ({"type": "contains-any", "value": []}, False),
+        ({"type": "word-count", "value": {"min": 1}}, True),
+        ({"type": "word-count", "value": -1}, False),
+        ({"type": "word-count", "value": "ten"}, False),
+        ({"type": "levenshtein", "value": "x", "threshold": 2}, True),
+        ({"type": "levenshtein", "value": "x", "threshold": "2"}, False),
+        ({"type": "latency", "threshold": 100}, True),
+        ({"type": "latency"}, False),
+        ({"type": "regex", "value": 5}, False),
+        ({"type": "similar", "value": ["a", "b"], "threshold": 0.8}, True),
+        ({"type": "similar", "value": [1]}, False),
+        ({"type": "similar:euclidean", "value": "x", "threshold": -1}, False),
+        ({"type": "assert-set", "assert": [{"type": "is-json"}]}, True),
+        ({"type": "assert-set"}, False),
+        ({"type": "equals", "value": "x", "assert": []}, False),
+        ({"type": "equals", "value": "x", "weight": -1}, False),
+        ({"type": "llm-rubric", "value": "x", "provider": {"text": "echo"}}, True),
+        ({"type": "nonsense", "value": "x"}, False),
+    ],
+)
+def test_per_type_rules(assertion: dict[str, Any], valid: bool) -> None:
+    config = {"tests": [{"assert": [assertion]}]}
+    assert (schema_problems(config) == []) is valid
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[path.name for path in EXAMPLES])
+def test_examples_validate(example: Path) -> None:
+    data = parse_document(example.read_text(encoding="utf-8"), example.name).data
+    assert list(config_validator().iter_errors(data)) == []
+    load_suite(example)  # and pass every semantic check
+
+
+def test_examples_exist_or_skip() -> None:
+    if not EXAMPLES:
+        pytest.skip("no examples/configs yet")
+    assert all(path.suffix == ".yaml" for path in EXAMPLES)
