@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh.config.files import DATA_SUFFIXES, SCRIPT_SUFFIXES, LoadContext, is_file_ref
-from evalh.config.locate import Document, JsonPath, display_path, format_path
+from evalh.config.locate import Document, JsonPath, format_path
 from evalh.config.templating import referenced_names, render_env
 from evalh.errors import ConfigError
 from evalh.model import Prompt

@@ -307,7 +307,8 @@ def test_no_tests_means_one_empty_test(project: WriteFiles) -> None:
 
 def test_filter_pattern_keeps_matching_descriptions(project: WriteFiles) -> None:
     config = project(
-        "prompts: [hi]\nproviders: [echo]\ntests:\n  - description: greets Ada\n  - description: greets Bob\n  - {}\n"
+        "prompts: [hi]\nproviders: [echo]\n"
+        "tests:\n  - description: greets Ada\n  - description: greets Bob\n  - {}\n"
     )
     suite = load_suite(config, filter_pattern="Bob$")
     assert [(t.index, t.description) for t in suite.tests] == [(1, "greets Bob")]
@@ -374,7 +375,8 @@ tests:
 
 def test_an_error_message_never_shows_a_secret(project: WriteFiles) -> None:
     config = project(
-        "prompts: [hi]\nproviders:\n  - id: opneai:gpt-4o\n    config: {apiKey: sk-very-secret}\ntests: [{}]\n"
+        "prompts: [hi]\nproviders:\n  - id: opneai:gpt-4o\n"
+        "    config: {apiKey: sk-very-secret}\ntests: [{}]\n"
     )
     with pytest.raises(ConfigError) as caught:
         load_suite(config)

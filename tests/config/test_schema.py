@@ -21,15 +21,56 @@ from evalh.config.schema import (
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples" / "configs").glob("*.yaml"))
-BRIEFING_TYPES = """
-equals contains icontains contains-any contains-all icontains-any icontains-all starts-with regex is-json
-contains-json levenshtein word-count python latency assert-set similar similar:cosine similar:dot
-similar:euclidean bertscore bertscore-like llm-rubric factuality model-graded-factuality
-model-graded-closedqa answer-relevance context-faithfulness context-recall context-relevance g-eval
-refusal-quality is-refusal rouge-n rouge-l bleu gleu exact-match f1 jaccard retrieval-hit-at-k
-retrieval-recall-at-k retrieval-precision-at-k retrieval-mrr retrieval-ndcg-at-k answer-containment-at-k
-ordinal-distance citation-groundedness
-""".split()
+BRIEFING_TYPES = [
+    "equals",
+    "contains",
+    "icontains",
+    "contains-any",
+    "contains-all",
+    "icontains-any",
+    "icontains-all",
+    "starts-with",
+    "regex",
+    "is-json",
+    "contains-json",
+    "levenshtein",
+    "word-count",
+    "python",
+    "latency",
+    "assert-set",
+    "similar",
+    "similar:cosine",
+    "similar:dot",
+    "similar:euclidean",
+    "bertscore",
+    "bertscore-like",
+    "llm-rubric",
+    "factuality",
+    "model-graded-factuality",
+    "model-graded-closedqa",
+    "answer-relevance",
+    "context-faithfulness",
+    "context-recall",
+    "context-relevance",
+    "g-eval",
+    "refusal-quality",
+    "is-refusal",
+    "rouge-n",
+    "rouge-l",
+    "bleu",
+    "gleu",
+    "exact-match",
+    "f1",
+    "jaccard",
+    "retrieval-hit-at-k",
+    "retrieval-recall-at-k",
+    "retrieval-precision-at-k",
+    "retrieval-mrr",
+    "retrieval-ndcg-at-k",
+    "answer-containment-at-k",
+    "ordinal-distance",
+    "citation-groundedness",
+]
 
 
 def test_schema_is_valid_2020_12_with_an_id() -> None:
