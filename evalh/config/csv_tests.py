@@ -210,62 +210,65 @@ def _row_to_test(
     known: tuple[str, ...],
     problems: list[ConfigError],
 ) -> tuple[dict[str, Any], CsvOrigin] | None:
-    test: dict[str, Any] = {}
-    variables: dict[str, Any] = {}
+    test: dict[str, Any] = {"vars": {}}
     asserts: list[dict[str, Any]] = []
     metadata: dict[str, Any] = {}
     columns: dict[JsonPath, int] = {}
-    metric: str | None = None
     failed = False
     for column, (name, cell) in enumerate(zip(header, row, strict=True), start=1):
-        if _EXPECTED.match(name):
-            try:
+        try:
+            if _EXPECTED.match(name):
                 assertion = parse_expected(cell, known)
-            except MiniSyntaxError as error:
-                problems.append(
-                    ConfigError(f"column {name!r}: {error}", where=f"{file}:{line}:{column}", hint=error.hint)
-                )
-                failed = True
-                continue
-            if assertion is not None:
-                columns[("assert", len(asserts))] = column
-                asserts.append(assertion)
-        elif name == "__description":
-            test["description"], columns[("description",)] = cell, column
-        elif name == "__metric":
-            metric = cell.strip() or None
-        elif name == "__threshold":
-            columns[("threshold",)] = column
-            if cell.strip():
-                try:
-                    test["threshold"] = float(cell)
-                except ValueError:
-                    problems.append(
-                        ConfigError(
-                            f"__threshold must be a number (got {cell!r})", where=f"{file}:{line}:{column}"
-                        )
-                    )
-                    failed = True
-        elif name == "__providerOutput":
-            test["output"], columns[("output",)] = cell, column
-        elif name.startswith("__metadata:"):
-            key = name.removeprefix("__metadata:")
-            if not cell.strip():
-                continue
-            if key.endswith("[]"):
-                metadata[key[:-2]] = [item.strip() for item in cell.split(",") if item.strip()]
+                if assertion is not None:
+                    columns[("assert", len(asserts))] = column
+                    asserts.append(assertion)
+            elif name.startswith("__metadata:"):
+                _metadata_cell(metadata, name.removeprefix("__metadata:"), cell)
             else:
-                metadata[key] = cell
-        else:
-            variables[name], columns[("vars", name)] = cell, column
+                _plain_cell(test, columns, name, cell, column)
+        except MiniSyntaxError as error:
+            problems.append(
+                ConfigError(f"column {name!r}: {error}", where=f"{file}:{line}:{column}", hint=error.hint)
+            )
+            failed = True
     if failed:
         return None
-    if metric:
-        for assertion in asserts:
+    metric = test.pop("__metric", None)
+    for assertion in asserts:
+        if metric:
             assertion["metric"] = metric
-    test["vars"] = variables
     if asserts:
         test["assert"] = asserts
     if metadata:
         test["metadata"] = metadata
     return test, CsvOrigin(file=file, row=line, columns=columns)
+
+
+def _metadata_cell(metadata: dict[str, Any], key: str, cell: str) -> None:
+    if not cell.strip():
+        return
+    if key.endswith("[]"):
+        metadata[key[:-2]] = [item.strip() for item in cell.split(",") if item.strip()]
+    else:
+        metadata[key] = cell
+
+
+def _plain_cell(
+    test: dict[str, Any], columns: dict[JsonPath, int], name: str, cell: str, column: int
+) -> None:
+    """A var, or one of __description, __metric, __threshold, __providerOutput."""
+    if name == "__description":
+        test["description"], columns[("description",)] = cell, column
+    elif name == "__metric":
+        test["__metric"] = cell.strip() or None
+    elif name == "__threshold":
+        columns[("threshold",)] = column
+        if cell.strip():
+            try:
+                test["threshold"] = float(cell)
+            except ValueError:
+                raise MiniSyntaxError(f"__threshold must be a number (got {cell!r})") from None
+    elif name == "__providerOutput":
+        test["output"], columns[("output",)] = cell, column
+    else:
+        test["vars"][name], columns[("vars", name)] = cell, column

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -381,3 +382,27 @@ def test_an_error_message_never_shows_a_secret(project: WriteFiles) -> None:
     with pytest.raises(ConfigError) as caught:
         load_suite(config)
     assert "sk-very-secret" not in str(caught.value)
+
+
+def test_ten_thousand_csv_tests_load_quickly(project: WriteFiles) -> None:
+    rows = "".join(
+        f"What is {i}?,{i},contains:{i},similar(0.7):The answer is {i},case {i}\n" for i in range(10_000)
+    )
+    config = project(
+        """
+prompts: ["Q: {{question}}"]
+providers: [echo]
+defaultTest:
+  assert: [{type: icontains, value: "{{answer}}"}]
+tests: file://tests.csv
+""",
+        {"tests.csv": "question,answer,__expected,__expected2,__description\n" + rows},
+    )
+    load_suite(config)  # warm: registry imports, schema compilation
+    start = time.perf_counter()
+    suite = load_suite(config)
+    elapsed = time.perf_counter() - start
+    assert len(suite.tests) == 10_000
+    assert suite.tests[9_999].asserts[0].value == "9999"
+    assert suite.tests[9_999].asserts[2].threshold == 0.7
+    assert elapsed < 8.0, f"loading 10,000 tests took {elapsed:.2f}s"  # ~1 s on an idle core
