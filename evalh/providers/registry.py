@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from difflib import get_close_matches
+from functools import lru_cache
 from typing import Any
 
 from evalh.errors import ConfigError
@@ -20,14 +21,18 @@ __all__ = ["PROVIDERS", "ProviderEntry", "build_provider", "capabilities_of", "f
 
 @dataclass(frozen=True)
 class ProviderEntry:
-    pattern: str  # exact id, or a prefix ending in ":"
+    pattern: str  # exact id, or a prefix ending in ":" or "://"
     target: str  # "module:function", called with the ProviderSpec
     capabilities: tuple[str, ...]  # among "text", "embedding", "similarity", "tokens"
     description: str
     example: str
 
+    @property
+    def is_prefix(self) -> bool:
+        return self.pattern.endswith((":", "://"))
+
     def matches(self, provider_id: str) -> bool:
-        if self.pattern.endswith(":"):
+        if self.is_prefix:
             return provider_id.startswith(self.pattern) and len(provider_id) > len(self.pattern)
         return provider_id == self.pattern
 
@@ -219,12 +224,13 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
 )
 
 
+@lru_cache(maxsize=1024)
 def find_entry(provider_id: str) -> ProviderEntry | None:
     """The most specific entry for an id (exact ids and longer prefixes win)."""
     candidates = [entry for entry in PROVIDERS if entry.matches(provider_id)]
     if not candidates:
         return None
-    return max(candidates, key=lambda entry: (not entry.pattern.endswith(":"), len(entry.pattern)))
+    return max(candidates, key=lambda entry: (not entry.is_prefix, len(entry.pattern)))
 
 
 def capabilities_of(provider_id: str) -> tuple[str, ...]:
