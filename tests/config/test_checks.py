@@ -1,0 +1,118 @@
+"""Semantic checks with hand-made registries: missing handlers, needs, capabilities, thresholds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalh.assertions.registry import AssertionDef
+from evalh.config.checks import AssertionChecker
+from evalh.config.files import LoadContext
+from evalh.model import AssertionResult, AssertionSpec, ProviderChoice, ProviderSpec, TestCase
+
+
+def _never(ctx: object) -> AssertionResult:
+    return AssertionResult(passed=False, score=0.0, reason="not run")
+
+
+def _definition(name: str, **fields: object) -> AssertionDef:
+    return AssertionDef(name=name, fn=_never, family="test", description="a test type", **fields)  # type: ignore[arg-type]
+
+
+def _messages(checker: AssertionChecker, *tests: TestCase) -> list[str]:
+    checker.check_tests(tests)
+    return [text for _, text in checker.ctx.problems.problems]
+
+
+def _checker(registry: dict[str, AssertionDef], default: ProviderChoice | None = None) -> AssertionChecker:
+    ctx = LoadContext(config_file=Path("/project/evalh.yaml"))
+    return AssertionChecker(ctx, default, {}, registry=registry)
+
+
+def test_a_schema_type_without_a_handler_is_reported_as_unavailable() -> None:
+    test = TestCase(index=0, asserts=(AssertionSpec(type="bleu", value="x", path="tests[0].assert[0]"),))
+    (message,) = _messages(_checker({}), test)
+    assert message.startswith("tests[0].assert[0]: assertion type 'bleu' is not available in this build")
+
+
+def test_unknown_type_gets_a_did_you_mean_from_the_registry() -> None:
+    registry = {"judge-me": _definition("judge-me")}
+    test = TestCase(index=0, asserts=(AssertionSpec(type="judge-mee", path="tests[0].assert[0]"),))
+    (message,) = _messages(_checker(registry), test)
+    assert "unknown assertion type 'judge-mee'" in message and "Did you mean 'judge-me'?" in message
+
+
+def test_text_need_without_any_grader_lists_every_assertion() -> None:
+    registry = {"judge-me": _definition("judge-me", needs=("text",))}
+    tests = [
+        TestCase(
+            index=i, asserts=(AssertionSpec(type="judge-me", negate=i == 1, path=f"tests[{i}].assert[0]"),)
+        )
+        for i in range(3)
+    ]
+    (message,) = _messages(_checker(registry), *tests)
+    assert "need a grader" in message
+    assert "tests[0].assert[0] (judge-me); tests[1].assert[0] (not-judge-me); tests[2].assert[0]" in message
+    assert "--grader" in message and "defaultTest.options.provider" in message
+
+
+def test_text_need_is_met_by_grader_test_or_assertion_provider() -> None:
+    registry = {"judge-me": _definition("judge-me", needs=("text",))}
+    spec = AssertionSpec(type="judge-me", path="tests[0].assert[0]")
+    assert (
+        _messages(
+            _checker(registry, ProviderChoice(default=ProviderSpec(id="echo"))), TestCase(0, asserts=(spec,))
+        )
+        == []
+    )
+    by_test = TestCase(
+        0, asserts=(spec,), provider=ProviderChoice(text=ProviderSpec(id="openai:chat:gpt-4o"))
+    )
+    assert _messages(_checker(registry), by_test) == []
+    chat_for_embedding = TestCase(
+        0, asserts=(spec,), provider=ProviderChoice(default=ProviderSpec(id="local"))
+    )
+    (message,) = _messages(_checker(registry), chat_for_embedding)
+    assert "needs a chat (text) model, but provider 'local'" in message
+
+
+def test_embedding_need_falls_back_to_the_bundled_model() -> None:
+    registry = {"similar:dot": _definition("similar:dot", needs=("embedding",))}
+    spec = AssertionSpec(type="similar:dot", value="x", path="tests[0].assert[0]")
+    assert _messages(_checker(registry), TestCase(0, asserts=(spec,))) == []
+
+
+def test_threshold_bounds_follow_the_meaning() -> None:
+    registry = {
+        "score-me": _definition("score-me", threshold_meaning="min score"),
+        "distance": _definition("distance", threshold_meaning="max distance"),
+        "similar:dot": _definition("similar:dot", threshold_meaning="min dot product"),
+    }
+    specs = (
+        AssertionSpec(type="score-me", threshold=1.2, path="tests[0].assert[0]"),
+        AssertionSpec(type="distance", threshold=12, path="tests[0].assert[1]"),
+        AssertionSpec(type="similar:dot", threshold=4, path="tests[0].assert[2]"),
+    )
+    (message,) = _messages(_checker(registry), TestCase(0, asserts=specs))
+    assert message.startswith("tests[0].assert[0].threshold: threshold must be <= 1 (got 1.2)")
+
+
+def test_value_checks_and_required_values_reach_children() -> None:
+    registry = {
+        "assert-set": _definition("assert-set"),
+        "needs-value": _definition(
+            "needs-value", requires_value=True, check=lambda v, c: None if v != "bad" else "bad value"
+        ),
+    }
+    group = AssertionSpec(
+        type="assert-set",
+        path="tests[0].assert[0]",
+        children=(
+            AssertionSpec(type="needs-value", path="tests[0].assert[0].assert[0]"),
+            AssertionSpec(type="needs-value", value="bad", path="tests[0].assert[0].assert[1]"),
+        ),
+    )
+    messages = _messages(_checker(registry), TestCase(0, asserts=(group,)))
+    assert messages == [
+        "tests[0].assert[0].assert[0]: needs-value needs a value. Add value: ... to it",
+        "tests[0].assert[0].assert[1]: needs-value: bad value",
+    ]
