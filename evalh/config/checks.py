@@ -145,6 +145,11 @@ def _capability_hint(spec: AssertionSpec, need: str, capabilities: tuple[str, ..
             f"A sentence-similarity provider computes cosine similarity only; use similar or similar:cosine, "
             f"or an embedding provider (local, openai:embedding:<model>, ...) for {spec.type}"
         )
+    if need == "tokens":
+        return (
+            f"{spec.type} needs per-token vectors: use provider: local (the bundled model) or another "
+            "local:<model>; API embedding endpoints return one vector per text"
+        )
     if need == "embedding":
         return (
             "Give it an embedding provider: provider: local (the bundled model), "
