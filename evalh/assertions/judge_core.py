@@ -138,7 +138,8 @@ class Grading:
         messages: Messages = render_messages(template, variables)
         response = await self.ctx.services.complete(self.grader, messages)
         self.usage = self.usage + response.usage
-        self.steps.append({"prompt": messages, "reply": response.output, "error": response.error})
+        attempts = 0 if response.cached else int(response.metadata.get("attempts", 1))
+        self.steps.append({"prompt": messages, "reply": response.output, "attempts": attempts})
         if response.error:
             raise GraderFailure(f"the grader {self.grader.display} failed: {response.error}")
         output = response.output
@@ -162,6 +163,7 @@ class Grading:
             "grader": self.grader.display,
             "grading_prompt": last.get("prompt"),
             "grader_reply": last.get("reply"),
+            "grader_attempts": sum(step["attempts"] for step in self.steps),  # 0: all from the cache
             **extra,
         }
         if len(self.steps) > 1:

@@ -269,7 +269,7 @@ def test_many_concurrent_requests_spread_over_small_pools(loopback: LoopbackServ
     replies = run(http, many)
     assert [reply.json["i"] for reply in replies] == list(range(20))
     assert shards == [3]  # 20 in flight at once: pools of at most 8 connections
-    assert time.perf_counter() - started < 1.0  # concurrent, not 20 x 0.1 s
+    assert time.perf_counter() - started < 1.5  # concurrent: one after another would take 2 s
 
 
 def test_settings_reject_a_non_numeric_value() -> None:
