@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalh.assertions.registry import base_type
+from evalh.assertions.registry import base_type, get_assertion
 from evalh.config.files import DATA_SUFFIXES, LoadContext, Origin, is_file_ref, script_path
 from evalh.config.locate import JsonPath, format_path
 from evalh.config.providers import check_choice, parse_choice
@@ -182,6 +182,20 @@ def build_assertion(
     threshold = item.get("threshold")
     metric = item.get("metric")
     provider = item.get("provider")
+    config = dict(item.get("config") or {})
+    if isinstance(provider, list):
+        # multi-model: `provider: [a, b]` is the same as `config.providers: [a, b]`, which the
+        # embedding assertions read and their check validates (ids and capabilities)
+        definition = get_assertion(kind)
+        if definition is not None and "embedding" not in definition.needs:
+            raise ConfigError(
+                f"{item['type']} takes one provider, not a list",
+                where=f"{where}.provider",
+                hint="A list of providers (the mean over models) works for embedding assertions "
+                "such as similar",
+            )
+        config["providers"] = provider
+        provider = None
     choice = (
         parse_choice(provider, format_path((*shown, "provider")), str(ctx.base_dir))
         if provider is not None
@@ -199,7 +213,7 @@ def build_assertion(
         weight=float(item.get("weight", 1.0)),
         metric=render_template(metric, variables, where=f"{where}.metric") if metric is not None else None,
         provider=choice,
-        config=dict(item.get("config") or {}),
+        config=config,
         children=tuple(child for child in children if child is not None),
         rubric_prompt=_rubric(item.get("rubricPrompt"), ctx, where),
         raw=item,
