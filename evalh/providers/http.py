@@ -6,7 +6,7 @@ Retry rules (promptfoo's, with a cap on the total wait):
   ``retry-after-ms`` and the rate-limit reset headers (``x-ratelimit-reset-requests|tokens`` as ``1s`` /
   ``6m0s`` / ``20ms``, ``X-RateLimit-Reset`` as epoch seconds, ``anthropic-ratelimit-*-reset`` as an
   RFC 3339 time). Without such a header it backs off like a 5xx.
-* 5xx, connection errors and timeouts back off exponentially with full jitter
+* 5xx, connection errors and timeouts back off exponentially with jitter
   (``base * 2**(n-1) * (0.5 + random/2)``, at most ``max_delay_s``).
 * Any other 4xx fails at once with the server's own message.
 * At most ``max_retries`` retries (``max_retries + 1`` attempts), and the sleeps of one call never add up
@@ -19,32 +19,28 @@ redacted from the message, and with ``status`` and ``attempts`` set.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import random
-import re
 import ssl
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from evalh.errors import ConfigError, ProviderHTTPError
+from evalh.providers.http_replies import requested_wait_s, server_message
 
 __all__ = ["HttpClient", "HttpReply", "HttpSettings", "redact"]
 
 log = logging.getLogger("evalh.http")
 
 _REDACTED = "***"
-_MAX_MESSAGE = 500
 _SHARD_CONNECTIONS = 8  # connections per httpx pool
 _MAX_SHARDS = 16  # at most 128 connections per provider
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
 
 @dataclass(frozen=True)
@@ -387,80 +383,3 @@ class HttpClient:
         if self.max_concurrency and self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.max_concurrency)
         return self._semaphore
-
-
-def server_message(response: httpx.Response) -> str:
-    """The server's own explanation: ``error.message``, ``error``, ``message``, ``detail``, or the text."""
-    text = response.text.strip()
-    try:
-        payload = json.loads(text) if text else None
-    except ValueError:
-        payload = None
-    if isinstance(payload, Mapping):
-        error = payload.get("error")
-        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-            return str(error["message"])[:_MAX_MESSAGE]
-        for candidate in (error, payload.get("message"), payload.get("detail")):
-            if isinstance(candidate, str) and candidate:
-                return candidate[:_MAX_MESSAGE]
-    if not text:
-        return response.reason_phrase or "(empty body)"
-    return text[:_MAX_MESSAGE]
-
-
-def requested_wait_s(headers: httpx.Headers) -> float | None:
-    """How long the server asks us to wait before retrying, from the headers, or None."""
-    if (value := headers.get("retry-after-ms")) is not None:
-        try:
-            return float(value) / 1000.0
-        except ValueError:
-            pass
-    if (value := headers.get("retry-after")) is not None:
-        parsed = _seconds_or_http_date(value)
-        if parsed is not None:
-            return parsed
-    resets = [
-        parsed
-        for name, value in headers.items()
-        if _is_reset_header(name) and (parsed := _reset_wait_s(name, value)) is not None
-    ]
-    return max(resets) if resets else None
-
-
-def _is_reset_header(name: str) -> bool:
-    lowered = name.lower()
-    return "ratelimit" in lowered and lowered.endswith(("-reset", "-reset-requests", "-reset-tokens"))
-
-
-def _seconds_or_http_date(value: str) -> float | None:
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, moment.timestamp() - time.time())
-
-
-def _reset_wait_s(name: str, value: str) -> float | None:
-    value = value.strip()
-    if name.lower() == "x-ratelimit-reset":
-        # promptfoo: epoch seconds, plus one second of slack.
-        try:
-            return max(0.0, float(value) - time.time() + 1.0)
-        except ValueError:
-            return None
-    if value and (parts := _DURATION_PART.findall(value)) and "".join(a + u for a, u in parts) == value:
-        scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-        return sum(float(amount) * scale[unit] for amount, unit in parts)
-    try:
-        return max(0.0, datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() - time.time())
-    except ValueError:
-        pass
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None

@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from evalh.errors import ConfigError, ProviderHTTPError
-from evalh.providers.http import HttpClient, HttpReply, HttpSettings, redact, requested_wait_s
+from evalh.providers.http import HttpClient, HttpReply, HttpSettings, redact
+from evalh.providers.http_replies import requested_wait_s
 from tests.loopback import LoopbackServer, Reply, Request
 
 SECRET = "sk-test-0123456789abcdef"
