@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -398,11 +397,7 @@ tests: file://tests.csv
 """,
         {"tests.csv": "question,answer,__expected,__expected2,__description\n" + rows},
     )
-    load_suite(config)  # warm: registry imports, schema compilation
-    start = time.perf_counter()
-    suite = load_suite(config)
-    elapsed = time.perf_counter() - start
+    suite = load_suite(config)  # the load time is measured by benchmarks/bench_run.py, not here
     assert len(suite.tests) == 10_000
     assert suite.tests[9_999].asserts[0].value == "9999"
     assert suite.tests[9_999].asserts[2].threshold == 0.7
-    assert elapsed < 8.0, f"loading 10,000 tests took {elapsed:.2f}s"  # ~1 s on an idle core
