@@ -119,15 +119,16 @@ class RunServices:
             return ProviderResponse(error=error.render())
         if not supports(provider, "text"):
             return ProviderResponse(error=f"provider {spec.id!r} cannot produce text outputs")
-        cacheable = self.cache.enabled and bool(getattr(provider, "cacheable", False))
-        key = Cache.key(_completion_identity(provider, spec), json.dumps(prompt, sort_keys=True))
-        if cacheable and (blob := self.cache.get("completion", key)) is not None:
-            response = _response_from_bytes(blob)
-            self._usage[spec.id] = self._usage[spec.id] + response.usage
-            return response
+        key = None
+        if self.cache.enabled and getattr(provider, "cacheable", False):
+            key = Cache.key(_completion_identity(provider, spec), json.dumps(prompt, sort_keys=True))
+            if (blob := self.cache.get("completion", key)) is not None:
+                response = _response_from_bytes(blob)
+                self._usage[spec.id] = self._usage[spec.id] + response.usage
+                return response
         response = await self._call_uncached(provider, spec, prompt, context)
         self._usage[spec.id] = self._usage[spec.id] + response.usage
-        if cacheable and response.error is None and response.output is not None:
+        if key is not None and response.error is None and response.output is not None:
             self.cache.put("completion", key, _response_to_bytes(response))
         return response
 
