@@ -28,8 +28,7 @@ import numpy as np
 from evalh.assertions.base import AssertionContext, EmbedRequest
 from evalh.assertions.registry import assertion
 from evalh.assertions.similarity import (
-    AGGREGATIONS,
-    check_config_keys,
+    check_embedding_config,
     embedding_providers,
     format_threshold,
     references,
@@ -74,16 +73,13 @@ def _check(value: Any, config: Mapping[str, Any], known: Sequence[str]) -> str |
         return refs
     if any(not ref.strip() for ref in refs):
         return "a reference text is empty"
-    problem = check_config_keys(config, known)
+    problem = check_embedding_config(config, known)
     if problem:
         return problem
     if config.get("score", "f1") not in SCORES:
         return f"config.score must be one of {', '.join(SCORES)} (got {config['score']!r})"
-    if config.get("aggregation", "max") not in AGGREGATIONS:
-        return f"config.aggregation must be one of {', '.join(AGGREGATIONS)} (got {config['aggregation']!r})"
-    for flag in ("idf", "binary"):
-        if flag in config and not isinstance(config[flag], bool):
-            return f"config.{flag} must be true or false (got {config[flag]!r})"
+    if "idf" in config and not isinstance(config["idf"], bool):
+        return f"config.idf must be true or false (got {config['idf']!r})"
     baseline = config.get("baseline")
     if baseline is not None and (
         isinstance(baseline, bool) or not isinstance(baseline, int | float) or not baseline < 1

@@ -30,6 +30,7 @@ __all__ = [
     "AGGREGATIONS",
     "ModelScore",
     "check_config_keys",
+    "check_embedding_config",
     "check_similar",
     "embedding_providers",
     "format_threshold",
@@ -81,10 +82,9 @@ def check_config_keys(config: Mapping[str, Any], known: Sequence[str]) -> str | 
     return None
 
 
-def _check_common(value: Any, config: Mapping[str, Any], known: Sequence[str]) -> str | None:
-    refs = references(value)
-    if isinstance(refs, str):
-        return refs
+def check_embedding_config(config: Mapping[str, Any], known: Sequence[str]) -> str | None:
+    """The config keys every embedding assertion shares: known keys only, ``aggregation``, ``binary``
+    and ``providers`` (each an id the registry knows, able to embed)."""
     problem = check_config_keys(config, known)
     if problem:
         return problem
@@ -109,7 +109,10 @@ def _check_common(value: Any, config: Mapping[str, Any], known: Sequence[str]) -
 
 def check_similar(value: Any, config: Mapping[str, Any]) -> str | None:
     """The static check of every ``similar`` type, run by ``evalh validate``."""
-    return _check_common(value, config, _SIMILAR_KEYS)
+    refs = references(value)
+    if isinstance(refs, str):
+        return refs
+    return check_embedding_config(config, _SIMILAR_KEYS)
 
 
 def similarity_provider_problem(assertion_type: str, capabilities: Sequence[str]) -> str | None:
@@ -293,7 +296,7 @@ async def score_similar(ctx: AssertionContext, metric: str) -> AssertionResult:
     refs = references(ctx.value)
     if isinstance(refs, str):
         return AssertionResult.failure(refs)
-    problem = check_similar(ctx.value, ctx.config)
+    problem = check_embedding_config(ctx.config, _SIMILAR_KEYS)
     if problem:
         return AssertionResult.failure(problem)
     threshold = 0.75 if ctx.threshold is None else float(ctx.threshold)
