@@ -112,6 +112,8 @@ def find_citations(text: str, pattern: re.Pattern[str] | None = None) -> list[st
     tokens: list[str] = []
     for match in (pattern or _DEFAULT_MARKER).finditer(text):
         inside = match.group(1) if match.groups() else match.group(0)
+        if inside is None:  # an optional group that did not take part: a marker citing nothing
+            continue
         tokens += [token.lstrip("^") for token in _SPLIT.split(inside.strip()) if token.strip()]
     return tokens
 

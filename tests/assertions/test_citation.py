@@ -48,6 +48,8 @@ def test_find_citations() -> None:
     assert find_citations("Zürich [quelle-ä1] [ 7 ; 8 ]") == ["quelle-ä1", "7", "8"]
     assert find_citations("no markers here") == []
     assert find_citations("(1) and (2)", re.compile(r"\((\d+)\)")) == ["1", "2"]
+    # an optional group that matched nothing cites nothing (and does not crash)
+    assert find_citations("[] then [2]", re.compile(r"\[(\d+)?\]")) == ["2"]
 
 
 def test_source_resolution_by_id_then_position() -> None:
