@@ -90,7 +90,11 @@ def _check(value: Any, config: Mapping[str, Any]) -> str | None:
     if field is not None and (not isinstance(field, str) or not field):
         return f"needs config.field to be a non-empty string (got {field!r})"
     templated = isinstance(value, str) and ("{{" in value or "{%" in value)
-    if not templated and label_key(value) not in [label_key(label) for label in scale]:
+    return None if templated else _off_scale(value, scale)
+
+
+def _off_scale(value: Any, scale: Sequence[str]) -> str | None:
+    if label_key(value) not in [label_key(label) for label in scale]:
         return f"expected label {value!r} is not on the scale {_show(scale)}"
     return None
 
@@ -105,10 +109,13 @@ def _check(value: Any, config: Mapping[str, Any]) -> str | None:
     check=_check,
 )
 def ordinal_distance(ctx: AssertionContext) -> AssertionResult:
-    problem = _check(ctx.value, ctx.config)
     scale = scale_of(ctx.config)
-    if problem or isinstance(scale, str):
-        return AssertionResult.failure(problem or str(scale))
+    if isinstance(scale, str):
+        return AssertionResult.failure(scale)
+    # The value is rendered by now, so one that still looks templated must be on the scale too.
+    problem = _check(ctx.value, ctx.config) or _off_scale(ctx.value, scale)
+    if problem:
+        return AssertionResult.failure(problem)
     keys = [label_key(label) for label in scale]
     field = ctx.config.get("field")
     raw = read_label(ctx.output, str(field) if field else None)

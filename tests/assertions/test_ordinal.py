@@ -123,6 +123,11 @@ def test_static_check_accepts_good_and_templated_values() -> None:
     assert definition.check("{{ expected }}", {"scale": SCALE}) is None
 
 
+def test_a_rendered_value_off_the_scale_is_an_error_even_if_it_looks_templated() -> None:
+    result = grade(make_context("ordinal-distance", value="{{ x }}", output="low", config={"scale": SCALE}))
+    assert result.error and result.reason.startswith("expected label '{{ x }}' is not on the scale")
+
+
 def test_score_is_symmetric_and_falls_by_equal_steps() -> None:
     for size in range(2, 8):
         scores = [ordinal_score(i, 0, size) for i in range(size)]
