@@ -335,17 +335,28 @@ class LocalEmbedder:
         )
 
 
+# Files whose sha256 matched, as (path, sha256, size, mtime): hashed once per process, not per provider.
+_VERIFIED: set[tuple[str, str, int, int]] = set()
+
+
 def _verify(path: Path, expected: str | None, what: str) -> None:
     if not path.is_file():
         raise ModelAssetError(
             f"the {what} file {path} is missing",
             hint="Reinstall evalh, or fix modelPath / tokenizerPath in the provider config",
         )
-    if expected is not None and (actual := file_sha256(path)) != expected:
+    if expected is None:
+        return
+    stat = path.stat()
+    key = (str(path.resolve()), expected, stat.st_size, stat.st_mtime_ns)
+    if key in _VERIFIED:
+        return
+    if (actual := file_sha256(path)) != expected:
         raise ModelAssetError(
             f"the {what} file {path} has sha256 {actual}, expected {expected}: it is altered or truncated",
             hint="Reinstall evalh (or the model package), or fix the sha256 in the provider config",
         )
+    _VERIFIED.add(key)
 
 
 def make_local(spec: ProviderSpec) -> LocalEmbedder:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from evalh.errors import ConfigError, ModelAssetError
 from evalh.model import ProviderSpec
+from evalh.providers import local as local_module
 from evalh.providers.base import supports
 from evalh.providers.local import (
     BUNDLED_MODEL_SHA256,
@@ -108,6 +110,32 @@ def test_altered_model_is_refused(tmp_path: Path) -> None:
     provider = make_local(ProviderSpec(id="local", config=config))
     with pytest.raises(ModelAssetError, match="altered or truncated"):
         asyncio.run(provider.embed(["x"]))
+
+
+def test_the_sha256_check_runs_once_per_process_until_the_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = tmp_path / "model.onnx"
+    shutil.copyfile(bundled_model_path(), model)
+    hashed: list[Path] = []
+
+    def counting_sha256(path: Path) -> str:
+        hashed.append(path)
+        return file_sha256(path)
+
+    monkeypatch.setattr(local_module, "file_sha256", counting_sha256)
+    config = {"modelPath": str(model), "tokenizerPath": str(bundled_tokenizer_path())}
+    config["sha256"] = BUNDLED_MODEL_SHA256
+    first = make_local(ProviderSpec(id="local:copy", config=config))
+    second = make_local(ProviderSpec(id="local:copy", config={**config, "threads": 1}))
+    for provider in (first, second):
+        assert asyncio.run(provider.embed([PARIS])).vectors.shape == (1, 384)
+    assert hashed.count(model) == 1  # two providers, two loads, one hash
+    with model.open("ab") as handle:  # altered after the check: a new provider hashes it again
+        handle.write(b"\0")
+    with pytest.raises(ModelAssetError, match="altered or truncated"):
+        asyncio.run(make_local(ProviderSpec(id="local:copy", config=config)).embed([PARIS]))
+    assert hashed.count(model) == 2
 
 
 def test_missing_model_is_refused(tmp_path: Path) -> None:
