@@ -81,12 +81,16 @@ def _check_rubric(value: Any, _config: Mapping[str, Any]) -> str | None:
     return "value must be the rubric: a non-empty string (or an object, sent as JSON)"
 
 
-def _check_criteria(value: Any, _config: Mapping[str, Any]) -> str | None:
-    if isinstance(value, str) and value.strip():
-        return None
-    if isinstance(value, list) and value and all(isinstance(v, str) and v.strip() for v in value):
-        return None
-    return "value must be the criteria: a non-empty string or a list of strings"
+def _check_g_eval(value: Any, config: Mapping[str, Any]) -> str | None:
+    criteria_ok = (isinstance(value, str) and value.strip()) or (
+        isinstance(value, list) and value and all(isinstance(v, str) and v.strip() for v in value)
+    )
+    if not criteria_ok:
+        return "value must be the criteria: a non-empty string or a list of strings"
+    max_score = config.get("maxScore", 10)
+    if isinstance(max_score, bool) or not isinstance(max_score, int | float) or not max_score > 0:
+        return f"config.maxScore must be a number above 0 (got {max_score!r})"
+    return None
 
 
 def _check_refusal(value: Any, _config: Mapping[str, Any]) -> str | None:
@@ -269,10 +273,13 @@ async def _g_eval_one(grading: Grading, criteria: str, max_score: float) -> tupl
     default_threshold=0.7,
     threshold_meaning="min mean score (0-1)",
     requires_value=True,
-    check=_check_criteria,
+    check=_check_g_eval,
 )
 @graded
 async def g_eval(ctx: AssertionContext, grading: Grading) -> AssertionResult:
+    problem = _check_g_eval(ctx.value, ctx.config)
+    if problem:
+        return grading.failure(problem)
     criteria_list = [ctx.value] if isinstance(ctx.value, str) else list(ctx.value)
     max_score = float(ctx.config.get("maxScore", 10))
     scored = [await _g_eval_one(grading, str(c), max_score) for c in criteria_list]

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from evalh.assertions.registry import get_assertion
 from evalh.model import ProviderChoice, ProviderSpec
+from tests.assertions.helpers import make_context
 from tests.assertions.judge_helpers import (
     OPENAI_PATH,
     SECRET,
@@ -23,6 +25,7 @@ from tests.assertions.judge_helpers import (
     openai_grader,
     openai_text,
 )
+from tests.assertions.semantic_support import grade_positive, services
 from tests.loopback import LoopbackServer, Reply, Request
 
 # -- llm-rubric: the grader-reply rules --------------------------------------------------------------
@@ -332,6 +335,27 @@ def test_g_eval_without_a_score_is_an_error(loopback: LoopbackServer) -> None:
     loopback.route("POST", OPENAI_PATH, answer)
     result, _ = judge("g-eval", openai_grader(loopback), value="c")
     assert result.error and "no numeric score" in result.reason
+
+
+@pytest.mark.parametrize("max_score", ["ten", 0, -5, True])
+def test_g_eval_max_score_must_be_a_positive_number(max_score: Any) -> None:
+    definition = get_assertion("g-eval")
+    assert definition is not None and definition.check is not None
+    problem = definition.check("coherent", {"maxScore": max_score})
+    assert problem == f"config.maxScore must be a number above 0 (got {max_score!r})"
+    assert definition.check("coherent", {"maxScore": 5}) is None
+    grader = ProviderChoice(default=ProviderSpec(id="echo"))
+    ctx = make_context(
+        "g-eval",
+        value="coherent",
+        output="x",
+        config={"maxScore": max_score},
+        services=services(),
+        provider=grader,
+    )
+    result = grade_positive(ctx)
+    assert result.error and result.reason == problem
+    assert "grading_prompt" in result.details and result.details["grader_attempts"] == 0  # nothing sent
 
 
 # -- refusals ----------------------------------------------------------------------------------------
