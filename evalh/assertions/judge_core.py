@@ -36,6 +36,7 @@ __all__ = [
     "graded",
     "grader_spec",
     "query_of",
+    "threshold_relation",
 ]
 
 GRADER_DEFAULTS: Mapping[str, Any] = {"temperature": 0, "seed": 42}
@@ -84,6 +85,11 @@ def as_number(value: Any) -> float | None:
         except ValueError:
             return None
     return None
+
+
+def threshold_relation(score: float, threshold: float) -> str:
+    """How a judge's score stands against its minimum: "at least threshold 0.7" / "below threshold 0.7"."""
+    return f"at least threshold {threshold:g}" if score >= threshold else f"below threshold {threshold:g}"
 
 
 def query_of(ctx: AssertionContext) -> str:

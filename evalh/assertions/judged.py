@@ -25,6 +25,7 @@ from evalh.assertions.judge_core import (
     custom_prompt,
     first_json_object,
     graded,
+    threshold_relation,
 )
 from evalh.assertions.judge_prompts import (
     CLOSEDQA_PROMPT,
@@ -285,12 +286,10 @@ async def g_eval(ctx: AssertionContext, grading: Grading) -> AssertionResult:
     scored = [await _g_eval_one(grading, str(c), max_score) for c in criteria_list]
     mean = sum(score for score, _ in scored) / len(scored)
     threshold = ctx.threshold if ctx.threshold is not None else 0.7
-    passed = mean >= threshold
-    relation = "at least" if passed else "below"
     reasons = "; ".join(reason for _, reason in scored if reason)
-    reason = f"G-Eval score {mean:.2f} is {relation} threshold {threshold:g}"
+    reason = f"G-Eval score {mean:.2f} is {threshold_relation(mean, threshold)}"
     reason = f"{reason}: {reasons}" if reasons else reason
-    return grading.result(passed, mean, reason, scores=[score for score, _ in scored])
+    return grading.result(mean >= threshold, mean, reason, scores=[score for score, _ in scored])
 
 
 # -- refusals ---------------------------------------------------------------------------------------------

@@ -17,7 +17,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, AssertionContext
-from evalh.assertions.judge_core import GraderFailure, Grading, as_bool, graded, query_of
+from evalh.assertions.judge_core import (
+    GraderFailure,
+    Grading,
+    as_bool,
+    graded,
+    query_of,
+    threshold_relation,
+)
 from evalh.assertions.judge_prompts import (
     ANSWER_RELEVANCE_PROMPT,
     CONTEXT_FAITHFULNESS_STATEMENTS_PROMPT,
@@ -56,10 +63,6 @@ def _fraction(part: int, whole: int) -> float:
 
 def _threshold(ctx: AssertionContext) -> float:
     return ctx.threshold if ctx.threshold is not None else 0.0
-
-
-def _relation(score: float, threshold: float) -> str:
-    return f"at least threshold {threshold:g}" if score >= threshold else f"below threshold {threshold:g}"
 
 
 def _needs_context(ctx: AssertionContext) -> str:
@@ -139,7 +142,7 @@ async def answer_relevance(ctx: AssertionContext, grading: Grading) -> Assertion
         similarities.append(cosine(query_vector, embeddings.vectors[index]))
     score = sum(similarities) / len(similarities)
     threshold = _threshold(ctx)
-    reason = f"Answer relevance {score:.2f} is {_relation(score, threshold)}"
+    reason = f"Answer relevance {score:.2f} is {threshold_relation(score, threshold)}"
     return grading.result(
         score >= threshold,
         score,
@@ -179,7 +182,7 @@ async def context_faithfulness(ctx: AssertionContext, grading: Grading) -> Asser
     unsupported = [s for s, ok in zip(statements, supported, strict=True) if not ok]
     reason = (
         f"{sum(supported)} of {len(statements)} statements are supported by the context "
-        f"(score {score:.2f}, {_relation(score, threshold)})"
+        f"(score {score:.2f}, {threshold_relation(score, threshold)})"
     )
     return grading.result(score >= threshold, score, reason, statements=statements, unsupported=unsupported)
 
@@ -210,7 +213,7 @@ async def context_recall(ctx: AssertionContext, grading: Grading) -> AssertionRe
     missing = [str(s.get("sentence", "")) for s, ok in zip(sentences, attributed, strict=True) if not ok]
     reason = (
         f"{sum(attributed)} of {len(sentences)} reference sentences are supported by the context "
-        f"(score {score:.2f}, {_relation(score, threshold)})"
+        f"(score {score:.2f}, {threshold_relation(score, threshold)})"
     )
     return grading.result(score >= threshold, score, reason, unsupported=missing)
 
@@ -237,6 +240,6 @@ async def context_relevance(ctx: AssertionContext, grading: Grading) -> Assertio
     threshold = _threshold(ctx)
     reason = (
         f"{min(len(relevant), total)} of {total} context sentences are relevant to the query "
-        f"(score {score:.2f}, {_relation(score, threshold)})"
+        f"(score {score:.2f}, {threshold_relation(score, threshold)})"
     )
     return grading.result(score >= threshold, score, reason, relevant_sentences=relevant)
