@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
+from evalh.assertions.lexical import versus_threshold
 from evalh.assertions.registry import assertion
 from evalh.model import AssertionResult
 
@@ -244,13 +245,9 @@ def _inputs(ctx: AssertionContext) -> tuple[Sources, list[dict[str, str]] | None
     return (sources, evidence) if not isinstance(evidence, str) else evidence
 
 
-def _summary(verdicts: Sequence[Mapping[str, Any]], score: float, threshold: float, passed: bool) -> str:
+def _summary(verdicts: Sequence[Mapping[str, Any]], versus: str) -> str:
     grounded = sum(1 for verdict in verdicts if verdict["grounded"])
-    relation = "is greater than or equal to" if passed else "is less than"
-    reason = (
-        f"{grounded} of {len(verdicts)} citations are grounded in the sources: "
-        f"score {score:.4g} {relation} threshold {threshold:g}"
-    )
+    reason = f"{grounded} of {len(verdicts)} citations are grounded in the sources: score {versus}"
     bad = [f"[{v['citation']}] {v['reason']}" for v in verdicts if not v["grounded"]]
     return reason + (f" ({'; '.join(bad[:5])}{'; ...' if len(bad) > 5 else ''})" if bad else "")
 
@@ -283,5 +280,5 @@ def citation_groundedness(ctx: AssertionContext) -> AssertionResult:
         )
         return AssertionResult(passed=score >= threshold, score=score, reason=reason, details=details)
     score = sum(1 for verdict in verdicts if verdict["grounded"]) / len(verdicts)
-    passed = score >= threshold
-    return AssertionResult(passed, score, _summary(verdicts, score, threshold, passed), details=details)
+    passed, versus = versus_threshold(score, threshold)
+    return AssertionResult(passed, score, _summary(verdicts, versus), details=details)

@@ -45,6 +45,7 @@ __all__ = [
     "rouge_n_scores",
     "rouge_tokens",
     "squad_f1",
+    "versus_threshold",
 ]
 
 _NON_WORD = re.compile(r"[\W_]+")
@@ -211,14 +212,21 @@ def references_of(value: Any) -> list[str] | None:
     return None
 
 
-def min_score_result(label: str, score: float, threshold: float, **details: Any) -> AssertionResult:
-    """Pass when ``score >= threshold``; the reason states the actual relation either way."""
+def versus_threshold(score: float, threshold: float) -> tuple[bool, str]:
+    """The metrics' min-score rule: (score >= threshold, "0.5 is greater than or equal to threshold 0.4")
+    with the actual relation, so the text reads well for the negated form too."""
     passed = score >= threshold
     relation = "is greater than or equal to" if passed else "is less than"
+    return passed, f"{score:.4g} {relation} threshold {threshold:g}"
+
+
+def min_score_result(label: str, score: float, threshold: float, **details: Any) -> AssertionResult:
+    """Pass when ``score >= threshold``; the reason is ``label`` and :func:`versus_threshold`'s text."""
+    passed, verdict = versus_threshold(score, threshold)
     return AssertionResult(
         passed=passed,
         score=score,
-        reason=f"{label} {score:.4g} {relation} threshold {threshold:g}",
+        reason=f"{label} {verdict}",
         details={"score": score, "threshold": threshold, **details},
     )
 

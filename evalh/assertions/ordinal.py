@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
+from evalh.assertions.lexical import versus_threshold
 from evalh.assertions.registry import assertion
 from evalh.model import AssertionResult
 
@@ -129,24 +130,17 @@ def ordinal_distance(ctx: AssertionContext) -> AssertionResult:
     actual, expected = keys.index(label_key(raw)), keys.index(label_key(ctx.value))
     score = ordinal_score(actual, expected, len(scale))
     threshold = ctx.threshold if ctx.threshold is not None else 1.0
-    passed = score >= threshold
+    passed, versus = versus_threshold(score, threshold)
+    steps = abs(actual - expected)
+    reason = (
+        f"Label {scale[actual]!r} is {steps} {'step' if steps == 1 else 'steps'} from expected "
+        f"{scale[expected]!r} on {_show(scale)}: score {versus}"
+    )
     details = {
         "label": scale[actual],
         "expected": scale[expected],
-        "distance": abs(actual - expected),
+        "distance": steps,
         "scale": list(scale),
         "threshold": threshold,
     }
-    return AssertionResult(
-        passed=passed, score=score, reason=_reason(details, score, passed), details=details
-    )
-
-
-def _reason(details: Mapping[str, Any], score: float, passed: bool) -> str:
-    steps = details["distance"]
-    unit = "step" if steps == 1 else "steps"
-    relation = "is greater than or equal to" if passed else "is less than"
-    return (
-        f"Label {details['label']!r} is {steps} {unit} from expected {details['expected']!r} "
-        f"on {_show(details['scale'])}: score {score:.4g} {relation} threshold {details['threshold']:g}"
-    )
+    return AssertionResult(passed=passed, score=score, reason=reason, details=details)
