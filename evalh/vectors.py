@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     FloatArray = npt.NDArray[np.floating[Any]]
 
 __all__ = [
-    "METRICS",
     "GreedyMatch",
     "compare",
     "cosine",
@@ -30,8 +29,6 @@ __all__ = [
     "unit_rows",
     "vector_problem",
 ]
-
-METRICS = ("cosine", "dot", "euclidean")
 
 
 def vector_problem(a: FloatArray, b: FloatArray, *, a_name: str = "a", b_name: str = "b") -> str | None:
@@ -113,9 +110,6 @@ class GreedyMatch:
     candidate_sim: tuple[float, ...]
     reference_best: tuple[int, ...]
     reference_sim: tuple[float, ...]
-
-    def score(self, which: str) -> float:
-        return {"precision": self.precision, "recall": self.recall, "f1": self.f1}[which]
 
 
 def _weighted_mean(values: FloatArray, weights: FloatArray | None) -> float:
