@@ -32,6 +32,7 @@ from typing import Any
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.lexical import min_score_result, normalize_answer, references_of
 from evalh.assertions.registry import assertion
+from evalh.assertions.strings import parse_json_output
 from evalh.model import AssertionResult
 
 __all__ = [
@@ -73,12 +74,10 @@ def ranked_items(ctx: AssertionContext) -> list[Any] | str:
     else:
         source, where = ctx.output, "the output"
     if isinstance(source, str):
-        text = source.strip()
-        fenced = _FENCE.match(text)
-        try:
-            source = json.loads(fenced.group(1) if fenced else text)
-        except json.JSONDecodeError as error:
-            return f"needs {where} to be a JSON list of ids or passages ({error.msg} at char {error.pos})"
+        fenced = _FENCE.match(source.strip())
+        parsed, source, problem = parse_json_output(fenced.group(1) if fenced else source)
+        if not parsed:
+            return f"needs {where} to be a JSON list of ids or passages ({problem})"
     list_field = ctx.config.get("listField")
     if list_field:
         for key in str(list_field).split("."):
@@ -221,10 +220,14 @@ def _check_ids(value: Any, config: Mapping[str, Any]) -> str | None:
     return list_option_problem(config) or _relevance_problem(value)
 
 
-def _check_ndcg(value: Any, config: Mapping[str, Any]) -> str | None:
+def _gain_problem(config: Mapping[str, Any]) -> str | None:
     if config.get("gain", "linear") not in ("linear", "exponential"):
         return "needs config.gain to be 'linear' or 'exponential'"
-    return _check_ids(value, config)
+    return None
+
+
+def _check_ndcg(value: Any, config: Mapping[str, Any]) -> str | None:
+    return _gain_problem(config) or _check_ids(value, config)
 
 
 # ------------------------------------------------------------------------------ ranking metrics
@@ -341,7 +344,7 @@ def ndcg(ranking: Ranking, exponential: bool = False) -> dict[str, float]:
     check=_check_ndcg,
 )
 def ndcg_at_k(ctx: AssertionContext) -> AssertionResult:
-    problem = _check_ndcg(ctx.value, ctx.config)
+    problem = _gain_problem(ctx.config)  # _ranking checks the rest
     ranking = AssertionResult.failure(problem) if problem else _ranking(ctx)
     if isinstance(ranking, AssertionResult):
         return ranking
