@@ -21,6 +21,7 @@ from typing import Any
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.lexical import versus_threshold
 from evalh.assertions.registry import assertion
+from evalh.assertions.strings import parse_json_output
 from evalh.model import AssertionResult
 
 __all__ = ["label_key", "ordinal_score", "read_label", "scale_of"]
@@ -70,14 +71,10 @@ def read_label(output: Any, field: str | None) -> str | None:
     """The label the output gives: the text itself, or ``field`` of its JSON object (None if absent)."""
     if field is None:
         return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-    if isinstance(output, str):
-        try:
-            output = json.loads(output)
-        except json.JSONDecodeError:
-            return None
-    if not isinstance(output, Mapping) or output.get(field) is None:
+    parsed, document, _ = parse_json_output(output)
+    if not parsed or not isinstance(document, Mapping) or document.get(field) is None:
         return None
-    label = output[field]
+    label = document[field]
     return label if isinstance(label, str) else json.dumps(label, ensure_ascii=False)
 
 
