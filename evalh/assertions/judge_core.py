@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -74,17 +75,14 @@ def as_bool(value: Any) -> bool:
 
 
 def as_number(value: Any) -> float | None:
-    """A number, or a numeric string, as a float; anything else None."""
-    if isinstance(value, bool):
+    """A finite number, or a numeric string, as a float; anything else (NaN, "inf") None."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return None
-    return None
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def threshold_relation(score: float, threshold: float) -> str:

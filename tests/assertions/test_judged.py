@@ -73,6 +73,8 @@ def test_verdict_wrapped_in_prose_fails_with_the_graders_reason(loopback: Loopba
         ('{"pass": "Yes", "score": "0.8", "reason": "r"}', True, 0.8),
         ('{"pass": "nope", "reason": "r"}', False, 0.0),
         ('{"pass": false, "score": 0.4, "reason": "r"}', False, 0.4),
+        ('{"pass": true, "score": "NaN", "reason": "r"}', True, 1.0),  # not a number: score from pass
+        ('{"pass": false, "score": "-inf", "reason": "r"}', False, 0.0),
     ],
 )
 def test_pass_and_score_readings(loopback: LoopbackServer, verdict: str, passed: bool, score: float) -> None:
