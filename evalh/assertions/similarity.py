@@ -155,7 +155,9 @@ def parse_provider(item: Any, path: str, base_dir: str = "") -> ProviderSpec | s
                 path=path,
                 base_dir=base_dir,
             )
-    return f"a provider must be an id or an {{id, config}} object (got {item!r})"
+    # An object is shown by its keys only: its config may hold an API key.
+    shown = f"an object with keys {sorted(map(str, item))}" if isinstance(item, Mapping) else repr(item)
+    return f"a provider must be an id or an {{id, config}} object (got {shown})"
 
 
 def embedding_providers(ctx: AssertionContext) -> list[ProviderSpec]:

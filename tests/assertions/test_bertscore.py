@@ -207,6 +207,10 @@ def test_bertscore_like_separates_paraphrase_from_unrelated() -> None:
         ({"binary": "yes"}, "config.binary must be true or false"),
         ({"providers": [123]}, "config.providers: a provider must be an id or an {id, config} object"),
         ({"providers": ["nope:model"]}, "config.providers: unknown provider id 'nope:model'"),
+        (
+            {"providers": [{"model": "m", "config": {"apiKey": "sk-secret"}}]},
+            "object (got an object with keys ['config', 'model'])",  # never the config's values
+        ),
     ],
 )
 def test_static_checks(config: dict[str, object], problem: str) -> None:
