@@ -84,10 +84,8 @@ def make_messages(spec: ProviderSpec) -> AnthropicMessages:
     headers = {"anthropic-version": str(config.get("anthropicVersion") or ANTHROPIC_VERSION)}
     if api_key:
         headers["x-api-key"] = api_key
-    headers.update({str(k): str(v) for k, v in dict(config.get("headers") or {}).items()})
-    http = HttpClient.from_settings(
-        AnthropicMessages.settings(spec),
-        provider_id=spec.id,
+    http = HttpClient.for_spec(
+        spec,
         base_url=base_url,
         headers=headers,
         secrets=(api_key,) if api_key else (),

@@ -16,7 +16,7 @@ from evalh.errors import ConfigError
 from evalh.model import ProviderSpec
 from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
 from evalh.providers.embedhttp import HttpEmbedder, cost_per_1k
-from evalh.providers.http import HttpClient, HttpReply, HttpSettings
+from evalh.providers.http import HttpClient, HttpReply
 from evalh.providers.openai import parse_openai_chat, parse_openai_embeddings
 
 __all__ = [
@@ -63,13 +63,16 @@ def azure_headers(config: Mapping[str, Any], api_key: str | None) -> dict[str, s
         headers["api-key"] = api_key
     elif token:
         headers["Authorization"] = f"Bearer {token}"
-    headers.update({str(k): str(v) for k, v in dict(config.get("headers") or {}).items()})
     return headers
 
 
 def azure_secrets(config: Mapping[str, Any], api_key: str | None) -> tuple[str, ...]:
     token = config_or_env(config, "azureAdToken", "AZURE_OPENAI_AD_TOKEN")
     return tuple(s for s in (api_key, token) if s)
+
+
+def missing_azure_key(secrets: tuple[str, ...]) -> str | None:
+    return None if secrets else "no API key: set AZURE_OPENAI_API_KEY (or AZURE_API_KEY, or config.apiKey)"
 
 
 class AzureChat(ChatProvider):
@@ -97,21 +100,19 @@ def make_chat(spec: ProviderSpec) -> AzureChat:
     deployment = str(config.get("deployment") or spec.id.split(":", 2)[2])
     api_key = azure_api_key(config)
     secrets = azure_secrets(config, api_key)
-    http = HttpClient.from_settings(
-        AzureChat.settings(spec),
-        provider_id=spec.id,
+    http = HttpClient.for_spec(
+        spec,
         base_url=azure_base_url(spec),
         headers=azure_headers(config, api_key),
         secrets=secrets,
     )
-    missing = None if secrets else "no API key: set AZURE_OPENAI_API_KEY (or AZURE_API_KEY, or config.apiKey)"
     return AzureChat(
         spec,
         deployment=deployment,
         api_version=str(config.get("apiVersion") or DEFAULT_AZURE_API_VERSION),
         http=http,
         pricing=Pricing.resolve(config, {}, deployment),
-        missing_key=missing,
+        missing_key=missing_azure_key(secrets),
     )
 
 
@@ -146,19 +147,17 @@ def make_embedding(spec: ProviderSpec) -> AzureEmbedding:
     deployment = str(config.get("deployment") or spec.id.split(":", 2)[2])
     api_key = azure_api_key(config)
     secrets = azure_secrets(config, api_key)
-    http = HttpClient.from_settings(
-        HttpSettings.from_config(config),
-        provider_id=spec.id,
+    http = HttpClient.for_spec(
+        spec,
         base_url=azure_base_url(spec),
         headers=azure_headers(config, api_key),
         secrets=secrets,
     )
-    missing = None if secrets else "no API key: set AZURE_OPENAI_API_KEY (or AZURE_API_KEY, or config.apiKey)"
     return AzureEmbedding(
         spec,
         deployment=deployment,
         api_version=str(config.get("apiVersion") or DEFAULT_AZURE_API_VERSION),
         http=http,
         price_per_1k=cost_per_1k(config, {}, deployment),
-        missing_key=missing,
+        missing_key=missing_azure_key(secrets),
     )

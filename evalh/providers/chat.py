@@ -3,6 +3,9 @@
 A subclass says how to build its request body (:meth:`ChatProvider.build_body`) and how to read the
 reply (:meth:`ChatProvider.parse_reply`); :meth:`ChatProvider.complete` does the rest and turns every
 failure into ``ProviderResponse(error=...)`` with API keys redacted, so the run goes on.
+
+:class:`HttpModelProvider` is what the chat providers and the HTTP embedders (``embedhttp.py``) share:
+the spec, the model, the client, a missing key, and how a reply of the wrong shape is reported.
 """
 
 from __future__ import annotations
@@ -10,22 +13,28 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, TypeVar
 
 from evalh.errors import ProviderError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
-from evalh.providers.http import HttpClient, HttpReply, HttpSettings
+from evalh.providers.http import HttpClient, HttpReply, public_url
 
 __all__ = [
+    "REPLY_SHAPE_ERRORS",
     "ChatProvider",
     "ChatReply",
+    "HttpModelProvider",
     "Pricing",
     "config_or_env",
-    "public_url",
+    "price_by_prefix",
     "to_messages",
 ]
+
+# What a protocol's reply parser raises when the JSON has another shape than the protocol's.
+REPLY_SHAPE_ERRORS = (AttributeError, KeyError, IndexError, TypeError, ValueError)
+
+_Price = TypeVar("_Price")
 
 # Settings that change what a model answers: sent in the body and part of the cache identity.
 SAMPLING_KEYS: tuple[str, ...] = (
@@ -63,13 +72,12 @@ def config_or_env(config: Mapping[str, Any], key: str, *env_names: str) -> str |
     return None
 
 
-def public_url(url: str) -> str:
-    """``url`` without credentials or query (for cache identities and reports)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return f"{parts.scheme}://{host}{parts.path}".rstrip("/")
+def price_by_prefix(table: Mapping[str, _Price], model: str) -> _Price | None:
+    """The table's price for the longest model-name prefix of ``model``, or None."""
+    for prefix in sorted(table, key=len, reverse=True):
+        if model.startswith(prefix):
+            return table[prefix]
+    return None
 
 
 @dataclass(frozen=True)
@@ -91,11 +99,8 @@ class Pricing:
             return cls(
                 input=float(config.get("inputCost", default)), output=float(config.get("outputCost", default))
             )
-        for prefix in sorted(table, key=len, reverse=True):
-            if model.startswith(prefix):
-                per_million_in, per_million_out = table[prefix]
-                return cls(per_million_in / 1e6, per_million_out / 1e6)
-        return cls()
+        per_million = price_by_prefix(table, model)
+        return cls(per_million[0] / 1e6, per_million[1] / 1e6) if per_million else cls()
 
     def cost(self, usage: Usage) -> float:
         return usage.prompt_tokens * self.input + usage.completion_tokens * self.output
@@ -110,10 +115,32 @@ class ChatReply:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
-class ChatProvider:
-    """Base of the HTTP chat providers (OpenAI-compatible, Azure, Anthropic, Ollama)."""
+class HttpModelProvider:
+    """Base of the HTTP chat providers and the HTTP embedders: one model behind one client."""
 
-    path: str = ""  # where to POST, relative to the client's base URL
+    path: str = ""  # where to POST, relative to the client's base URL (or absolute)
+
+    def __init__(
+        self, spec: ProviderSpec, *, model: str, http: HttpClient, missing_key: str | None = None
+    ) -> None:
+        self.id = spec.id
+        self.spec = spec
+        self.model = model
+        self.config: Mapping[str, Any] = spec.config
+        self.http = http
+        self.missing_key = missing_key  # an error text when a required key is absent
+
+    def malformed(self, reply: HttpReply, error: Exception) -> str:
+        """What is wrong with a reply the protocol's parser could not read, with its start (redacted)."""
+        what = "not JSON" if reply.json is None else f"{type(error).__name__}: {error}"
+        return f"unexpected reply ({what}): {self.http.excerpt(reply.text)}"
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+
+class ChatProvider(HttpModelProvider):
+    """Base of the HTTP chat providers (OpenAI-compatible, Azure, Anthropic, Ollama)."""
 
     def __init__(
         self,
@@ -124,18 +151,9 @@ class ChatProvider:
         pricing: Pricing | None = None,
         missing_key: str | None = None,
     ) -> None:
-        self.id = spec.id
-        self.spec = spec
-        self.model = model
-        self.config: Mapping[str, Any] = spec.config
-        self.http = http
+        super().__init__(spec, model=model, http=http, missing_key=missing_key)
         self.pricing = pricing or Pricing()
-        self.missing_key = missing_key  # an error text when a required key is absent
         self._timeout_in_config = any(self.config.get(k) is not None for k in ("timeout", "timeoutMs"))
-
-    @staticmethod
-    def settings(spec: ProviderSpec) -> HttpSettings:
-        return HttpSettings.from_config(spec.config, where=spec.path or spec.id)
 
     def sampling(self) -> dict[str, Any]:
         """The sampling settings the config sets, by their OpenAI names."""
@@ -185,10 +203,9 @@ class ChatProvider:
             return ProviderResponse(error=self.http.redact(str(error)), metadata={"attempts": attempts})
         try:
             parsed = self.parse_reply(reply)
-        except (KeyError, IndexError, TypeError, ValueError) as error:
-            snippet = self.http.redact(reply.text[:300])
+        except REPLY_SHAPE_ERRORS as error:
             return ProviderResponse(
-                error=f"{self.id}: unexpected reply ({type(error).__name__}: {error}): {snippet}",
+                error=f"{self.id}: {self.malformed(reply, error)}",
                 latency_ms=reply.latency_ms,
                 metadata={"attempts": reply.attempts},
             )
@@ -208,6 +225,3 @@ class ChatProvider:
             cost=cost,
             metadata={"model": self.model, "attempts": reply.attempts, **parsed.metadata},
         )
-
-    async def aclose(self) -> None:
-        await self.http.aclose()

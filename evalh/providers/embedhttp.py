@@ -15,7 +15,7 @@ Config keys common to all: ``batchSize`` (texts per request, default 64), ``dime
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Sized
 from typing import Any
 
 import numpy as np
@@ -23,8 +23,8 @@ import numpy as np
 from evalh.errors import ConfigError, ProviderError
 from evalh.model import ProviderSpec, Usage
 from evalh.providers.base import Embeddings
-from evalh.providers.chat import public_url
-from evalh.providers.http import HttpClient, HttpReply
+from evalh.providers.chat import REPLY_SHAPE_ERRORS, HttpModelProvider, price_by_prefix
+from evalh.providers.http import HttpClient, HttpReply, public_url
 
 __all__ = [
     "DEFAULT_EMBEDDING_BATCH",
@@ -54,38 +54,39 @@ def cost_per_1k(config: Mapping[str, Any], table: Mapping[str, float], model: st
     """Dollars per 1,000 tokens: ``config.costPer1kTokens`` > the table (longest model prefix) > None."""
     if config.get("costPer1kTokens") is not None:
         return float(config["costPer1kTokens"])
-    for prefix in sorted(table, key=len, reverse=True):
-        if model.startswith(prefix):
-            return table[prefix]
-    return None
+    return price_by_prefix(table, model)
 
 
 def vectors_from_rows(
     rows: Sequence[Any], expected: int, where: str
 ) -> np.ndarray[Any, np.dtype[np.float32]]:
-    """A 2-D float32 array from ``expected`` numeric rows of equal length; ProviderError otherwise."""
+    """A 2-D float32 array from ``expected`` rows of equal length of finite numbers; a ProviderError at
+    ``where`` (the provider) otherwise."""
     if len(rows) != expected:
-        raise ProviderError(f"{where} returned {len(rows)} vectors for {expected} texts")
+        raise ProviderError(f"returned {len(rows)} vectors for {expected} texts", where=where)
     try:
         vectors = np.asarray(rows, dtype=np.float32)
     except (TypeError, ValueError):
-        lengths = sorted({len(row) for row in rows if isinstance(row, list)})
+        lengths = sorted({len(row) for row in rows if isinstance(row, Sized) and not isinstance(row, str)})
         if len(lengths) > 1:
             raise ProviderError(
-                f"dimension mismatch: {where} returned vectors of {lengths} dimensions"
+                f"dimension mismatch: returned vectors of {lengths} dimensions", where=where
             ) from None
-        raise ProviderError(f"{where} returned vectors that are not rows of numbers") from None
+        raise ProviderError("returned vectors that are not rows of numbers", where=where) from None
     if vectors.ndim != 2:
         raise ProviderError(
-            f"{where} returned an array of shape {vectors.shape}, expected one vector per text"
+            f"returned an array of shape {vectors.shape}, expected one vector per text", where=where
         )
+    if expected and vectors.shape[1] == 0:
+        raise ProviderError("returned empty vectors", where=where)
+    if not np.isfinite(vectors).all():  # null becomes NaN here
+        raise ProviderError("returned vectors with missing, NaN or infinite values", where=where)
     return vectors
 
 
-class HttpEmbedder:
+class HttpEmbedder(HttpModelProvider):
     """Base of the HTTP embedding providers: one POST per batch of texts."""
 
-    path: str = ""  # relative to the client's base URL (or absolute)
     family: str = ""  # the cache identity's provider name, e.g. "openai"
 
     def __init__(
@@ -97,13 +98,8 @@ class HttpEmbedder:
         price_per_1k: float | None = None,
         missing_key: str | None = None,
     ) -> None:
-        self.id = spec.id
-        self.spec = spec
-        self.model = model
-        self.config: Mapping[str, Any] = spec.config
-        self.http = http
+        super().__init__(spec, model=model, http=http, missing_key=missing_key)
         self.price_per_1k = price_per_1k
-        self.missing_key = missing_key
         self.dimensions = optional_positive_int(spec, "dimensions")
         self.batch_size = optional_positive_int(spec, "batchSize") or DEFAULT_EMBEDDING_BATCH
         self.max_concurrency = optional_positive_int(spec, "maxConcurrency") or DEFAULT_EMBEDDING_CONCURRENCY
@@ -111,7 +107,7 @@ class HttpEmbedder:
     def cache_identity(self) -> Mapping[str, Any]:
         return {
             "provider": self.family,
-            "url": public_url(self.http.url_for(self.path).split("?", 1)[0]),
+            "url": public_url(self.http.url_for(self.path)),
             "model": self.model,
             "dimensions": self.dimensions,
             **self.extra_identity(),
@@ -135,11 +131,8 @@ class HttpEmbedder:
         reply: HttpReply = await self.http.post_json(self.path, body)
         try:
             vectors, tokens = self.parse_reply(reply.json, len(texts))
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
-            snippet = self.http.redact(reply.text[:300])
-            raise ProviderError(
-                f"unexpected reply ({type(error).__name__}: {error}): {snippet}", where=self.id
-            ) from None
+        except REPLY_SHAPE_ERRORS as error:
+            raise ProviderError(self.malformed(reply, error), where=self.id) from None
         if self.dimensions and vectors.shape[1] != self.dimensions:
             raise ProviderError(
                 f"dimension mismatch: asked for {self.dimensions} dimensions, got {vectors.shape[1]}",
@@ -155,6 +148,3 @@ class HttpEmbedder:
             latency_ms=reply.latency_ms,
         )
         return Embeddings(vectors=vectors, usage=usage)
-
-    async def aclose(self) -> None:
-        await self.http.aclose()

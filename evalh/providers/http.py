@@ -22,23 +22,27 @@ import asyncio
 import json
 import logging
 import random
+import re
 import ssl
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from evalh.errors import ConfigError, ProviderHTTPError
+from evalh.model import ProviderSpec
 from evalh.providers.http_replies import requested_wait_s, server_message
 
-__all__ = ["HttpClient", "HttpReply", "HttpSettings", "redact"]
+__all__ = ["HttpClient", "HttpReply", "HttpSettings", "public_url", "redact"]
 
 log = logging.getLogger("evalh.http")
 
 _REDACTED = "***"
+_SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.IGNORECASE)
 _SHARD_CONNECTIONS = 8  # connections per httpx pool
 _MAX_SHARDS = 16  # at most 128 connections per provider
 
@@ -107,6 +111,15 @@ def _number(config: Mapping[str, Any], key: str, where: str | None, default: flo
     return number
 
 
+def public_url(url: str) -> str:
+    """``url`` without credentials or query (for messages, logs and cache identities)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return f"{parts.scheme}://{host}{parts.path}".rstrip("/")
+
+
 def redact(text: str, secrets: Sequence[str]) -> str:
     """``text`` with every (non-trivial) secret replaced by ``***``."""
     for secret in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
@@ -157,24 +170,31 @@ class HttpClient:
         self._semaphore: asyncio.Semaphore | None = None
 
     @classmethod
-    def from_settings(
+    def for_spec(
         cls,
-        settings: HttpSettings,
+        spec: ProviderSpec,
         *,
-        provider_id: str,
         base_url: str,
         headers: Mapping[str, str] | None = None,
         secrets: Sequence[str] = (),
     ) -> HttpClient:
+        """The client of one provider: settings from ``spec.config`` (a bad value is a ConfigError at
+        the provider's place); ``headers``, then ``config.headers``. Redacted: ``secrets`` (the API
+        keys) and every header value whose name looks secret (of ``Bearer xyz``, ``xyz`` too)."""
+        settings = HttpSettings.from_config(spec.config, where=spec.path or spec.id)
+        configured = dict(spec.config.get("headers") or {})
+        merged = {**(headers or {}), **{str(k): str(v) for k, v in configured.items()}}
+        hidden = [value for name, value in merged.items() if _SECRET_HEADER.search(name)]
+        hidden += [value.split(" ", 1)[1] for value in hidden if " " in value]
         return cls(
-            provider_id=provider_id,
+            provider_id=spec.id,
             base_url=base_url,
-            headers=headers,
+            headers=merged,
             timeout_s=settings.timeout_s,
             max_retries=settings.max_retries,
             max_total_wait_s=settings.max_total_wait_s,
             max_concurrency=settings.max_concurrency,
-            secrets=secrets,
+            secrets=(*secrets, *hidden),
             retry_base_delay_s=settings.retry_base_delay_s,
             retry_max_delay_s=settings.retry_max_delay_s,
         )
@@ -243,6 +263,10 @@ class HttpClient:
     def redact(self, text: str) -> str:
         return redact(text, self.secrets)
 
+    def excerpt(self, text: str, limit: int = 300) -> str:
+        """The start of ``text`` for a message: redacted first, so a cut never leaves half a key."""
+        return self.redact(text)[:limit]
+
     async def aclose(self) -> None:
         shards, self._shards, self._in_flight = self._shards, [], []
         for shard in shards:
@@ -267,10 +291,10 @@ class HttpClient:
                 async with semaphore:
                     response = await self._send_on_shard(method, url, body, content, headers, timeout_s)
         except (TimeoutError, httpx.TimeoutException):
-            raise _RetryableError(f"{method} {url} timed out after {timeout_s:g} s") from None
+            raise _RetryableError(f"{method} {public_url(url)} timed out after {timeout_s:g} s") from None
         except httpx.TransportError as error:
             detail = str(error) or type(error).__name__
-            raise _RetryableError(f"{method} {url} failed: {detail}") from None
+            raise _RetryableError(f"{method} {public_url(url)} failed: {detail}") from None
         self._raise_for_status(method, url, response)
         return response
 
@@ -311,7 +335,8 @@ class HttpClient:
         status = response.status_code
         if status < 400:
             return
-        message = f"HTTP {status} from {method} {url}: {server_message(response)}"
+        explanation = self.excerpt(server_message(response), 500)
+        message = f"HTTP {status} from {method} {public_url(url)}: {explanation}"
         if status == 429 or status >= 500:
             raise _RetryableError(message, status=status, wait_s=requested_wait_s(response.headers))
         raise self._error(message, status, 1)

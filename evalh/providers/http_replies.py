@@ -19,12 +19,13 @@ import httpx
 
 __all__ = ["requested_wait_s", "server_message"]
 
-_MAX_MESSAGE = 500
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
 
 def server_message(response: httpx.Response) -> str:
-    """The server's own explanation: ``error.message``, ``error``, ``message``, ``detail``, or the text."""
+    """The server's own explanation: ``error.message``, ``error``, ``message``, ``detail``, or the text.
+
+    Not shortened here: the caller redacts API keys first, then cuts (a cut could split a key)."""
     text = response.text.strip()
     try:
         payload = json.loads(text) if text else None
@@ -33,13 +34,13 @@ def server_message(response: httpx.Response) -> str:
     if isinstance(payload, Mapping):
         error = payload.get("error")
         if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-            return str(error["message"])[:_MAX_MESSAGE]
+            return str(error["message"])
         for candidate in (error, payload.get("message"), payload.get("detail")):
             if isinstance(candidate, str) and candidate:
-                return candidate[:_MAX_MESSAGE]
+                return candidate
     if not text:
         return response.reason_phrase or "(empty body)"
-    return text[:_MAX_MESSAGE]
+    return text
 
 
 def requested_wait_s(headers: httpx.Headers) -> float | None:

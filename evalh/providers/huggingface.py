@@ -24,7 +24,7 @@ import numpy as np
 from evalh.errors import ProviderError
 from evalh.model import ProviderSpec, Usage
 from evalh.providers.base import Similarities
-from evalh.providers.chat import config_or_env, public_url
+from evalh.providers.chat import config_or_env
 from evalh.providers.embedhttp import (
     DEFAULT_EMBEDDING_CONCURRENCY,
     HttpEmbedder,
@@ -32,7 +32,7 @@ from evalh.providers.embedhttp import (
     optional_positive_int,
     vectors_from_rows,
 )
-from evalh.providers.http import HttpClient, HttpSettings
+from evalh.providers.http import HttpClient, public_url
 
 __all__ = [
     "DEFAULT_HF_BASE_URL",
@@ -52,17 +52,13 @@ def _model_of(spec: ProviderSpec) -> str:
 def _client(spec: ProviderSpec) -> HttpClient:
     config = spec.config
     token = config_or_env(config, "apiKey", "HF_TOKEN", "HF_API_TOKEN")
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    headers.update({str(k): str(v) for k, v in dict(config.get("headers") or {}).items()})
     base = config_or_env(config, "apiBaseUrl", "HF_API_BASE_URL") or DEFAULT_HF_BASE_URL
-    http = HttpClient.from_settings(
-        HttpSettings.from_config(config),
-        provider_id=spec.id,
+    return HttpClient.for_spec(
+        spec,
         base_url=base.rstrip("/"),
-        headers=headers,
+        headers={"Authorization": f"Bearer {token}"} if token else {},
         secrets=(token,) if token else (),
     )
-    return http
 
 
 def _path(spec: ProviderSpec, pipeline: str) -> str:
@@ -134,13 +130,16 @@ class HuggingFaceSentenceSimilarity:
         reply = await self.http.post_json(self.path, body)
         payload = reply.json
         if not isinstance(payload, list) or len(payload) != len(sentences):
-            snippet = self.http.redact(reply.text[:300])
+            snippet = self.http.excerpt(reply.text)
             raise ProviderError(f"expected {len(sentences)} scores, got: {snippet}", where=self.id)
         try:
-            return [float(value) for value in payload], reply.latency_ms
+            scores = np.asarray(payload, dtype=np.float64)
         except (TypeError, ValueError):
-            snippet = self.http.redact(reply.text[:300])
-            raise ProviderError(f"scores are not numbers: {snippet}", where=self.id) from None
+            scores = np.full(1, np.nan)
+        if scores.ndim != 1 or not np.isfinite(scores).all():
+            snippet = self.http.excerpt(reply.text)
+            raise ProviderError(f"scores are not finite numbers: {snippet}", where=self.id)
+        return scores.tolist(), reply.latency_ms
 
     async def aclose(self) -> None:
         await self.http.aclose()

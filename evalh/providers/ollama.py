@@ -15,7 +15,7 @@ from typing import Any
 from evalh.model import ProviderSpec, Usage
 from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
 from evalh.providers.embedhttp import HttpEmbedder, cost_per_1k, vectors_from_rows
-from evalh.providers.http import HttpClient, HttpReply, HttpSettings
+from evalh.providers.http import HttpClient, HttpReply
 
 __all__ = [
     "DEFAULT_OLLAMA_BASE_URL",
@@ -54,9 +54,7 @@ def ollama_api_key(config: Mapping[str, Any]) -> str | None:
 
 
 def ollama_headers(config: Mapping[str, Any], api_key: str | None) -> dict[str, str]:
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    headers.update({str(k): str(v) for k, v in dict(config.get("headers") or {}).items()})
-    return headers
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
 class OllamaChat(ChatProvider):
@@ -107,9 +105,8 @@ def make_chat(spec: ProviderSpec) -> OllamaChat:
     config = spec.config
     model = str(config.get("model") or spec.id.split(":", 2)[2])
     api_key = ollama_api_key(config)
-    http = HttpClient.from_settings(
-        OllamaChat.settings(spec),
-        provider_id=spec.id,
+    http = HttpClient.for_spec(
+        spec,
         base_url=ollama_base_url(config),
         headers=ollama_headers(config, api_key),
         secrets=(api_key,) if api_key else (),
@@ -146,9 +143,8 @@ def make_embedding(spec: ProviderSpec) -> OllamaEmbedding:
     config = spec.config
     model = str(config.get("model") or spec.id.split(":", 2)[2])
     api_key = ollama_api_key(config)
-    http = HttpClient.from_settings(
-        HttpSettings.from_config(config),
-        provider_id=spec.id,
+    http = HttpClient.for_spec(
+        spec,
         base_url=ollama_base_url(config),
         headers=ollama_headers(config, api_key),
         secrets=(api_key,) if api_key else (),

@@ -14,7 +14,7 @@ from typing import Any
 from evalh.model import ProviderSpec, Usage
 from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
 from evalh.providers.embedhttp import HttpEmbedder, cost_per_1k, vectors_from_rows
-from evalh.providers.http import HttpClient, HttpReply, HttpSettings
+from evalh.providers.http import HttpClient, HttpReply
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
@@ -59,12 +59,11 @@ def openai_api_key(config: Mapping[str, Any]) -> str | None:
 
 
 def openai_headers(config: Mapping[str, Any], api_key: str | None) -> dict[str, str]:
-    """Authorization, organization and any ``config.headers``."""
+    """Authorization and organization (``config.headers`` are added by the client)."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     organization = config_or_env(config, "organization", "OPENAI_ORGANIZATION")
     if organization:
         headers["OpenAI-Organization"] = organization
-    headers.update({str(k): str(v) for k, v in dict(config.get("headers") or {}).items()})
     return headers
 
 
@@ -127,9 +126,8 @@ def make_chat(spec: ProviderSpec) -> OpenAIChat:
     model = str(config.get("model") or chat_model_name(spec.id))
     base_url = openai_base_url(config)
     api_key = openai_api_key(config)
-    http = HttpClient.from_settings(
-        OpenAIChat.settings(spec),
-        provider_id=spec.id,
+    http = HttpClient.for_spec(
+        spec,
         base_url=base_url,
         headers=openai_headers(config, api_key),
         secrets=(api_key,) if api_key else (),
@@ -186,9 +184,8 @@ def make_embedding(spec: ProviderSpec) -> OpenAIEmbedding:
     model = str(config.get("model") or spec.id.split(":", 2)[2] or DEFAULT_OPENAI_EMBEDDING_MODEL)
     base_url = openai_base_url(config)
     api_key = openai_api_key(config)
-    http = HttpClient.from_settings(
-        HttpSettings.from_config(config),
-        provider_id=spec.id,
+    http = HttpClient.for_spec(
+        spec,
         base_url=base_url,
         headers=openai_headers(config, api_key),
         secrets=(api_key,) if api_key else (),

@@ -204,29 +204,32 @@ class PythonProvider:
         import numpy as np
 
         function = self._function("call_embedding_api")
-        rows: list[list[float]] = []
+        name = f"{self.path.name}: {function.__name__}"
+        rows: list[Sequence[Any]] = []
         usage = Usage()
         for text in texts:
             try:
                 result = await _call_user(function, text)
             except Exception as error:
-                raise ProviderError(
-                    f"{self.path.name}: {function.__name__} raised {type(error).__name__}: {error}"
-                ) from error
+                raise ProviderError(f"{name} raised {type(error).__name__}: {error}") from error
             vector = result.get("embedding") if isinstance(result, Mapping) else result
             if isinstance(result, Mapping):
                 usage = usage + _usage_from(result)
-            if not isinstance(vector, Sequence) or not vector:
+            if not isinstance(vector, Sequence) or isinstance(vector, str) or not vector:
                 raise ProviderError(
-                    f"{self.path.name}: {function.__name__} must return a list of numbers "
-                    f"or {{embedding: [...]}}, got {type(vector).__name__}"
+                    f"{name} must return a list of numbers or {{embedding: [...]}}, "
+                    f"got {type(vector).__name__}"
                 )
-            rows.append([float(x) for x in vector])
+            rows.append(vector)
         if len({len(row) for row in rows}) > 1:
-            raise ProviderError(
-                f"{self.path.name}: {function.__name__} returned vectors of different lengths"
-            )
-        return Embeddings(vectors=np.asarray(rows, dtype=np.float32), usage=usage + Usage(texts=len(texts)))
+            raise ProviderError(f"{name} returned vectors of different lengths")
+        try:
+            vectors = np.asarray(rows, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise ProviderError(f"{name} returned a vector that is not a list of numbers") from None
+        if vectors.ndim != 2 or not np.isfinite(vectors).all():
+            raise ProviderError(f"{name} returned a vector that is not a flat list of finite numbers")
+        return Embeddings(vectors=vectors, usage=usage + Usage(texts=len(texts)))
 
 
 def make_echo(spec: ProviderSpec) -> EchoProvider:

@@ -31,14 +31,12 @@ from jinja2.sandbox import SandboxedEnvironment
 from evalh.errors import ConfigError, ProviderError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
-from evalh.providers.chat import public_url
-from evalh.providers.http import HttpClient, HttpReply, HttpSettings
+from evalh.providers.http import HttpClient, HttpReply, public_url
 
 __all__ = ["WebHttpProvider", "extract_path", "make_http"]
 
 _WHOLE_PROMPT = re.compile(r"^\{\{\s*prompt\s*\}\}$")
 _PATH_TOKEN = re.compile(r"[^.\[\]]+|\[(\d+)\]")
-_SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.IGNORECASE)
 _MISSING = object()
 
 _env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
@@ -167,7 +165,7 @@ class WebHttpProvider:
         try:
             output = self._output(reply)
         except LookupError as error:
-            snippet = self.http.redact(reply.text[:300])
+            snippet = self.http.excerpt(reply.text)
             return ProviderResponse(
                 error=f"{self.id}: {error.args[0]}: {snippet}", latency_ms=reply.latency_ms, metadata=metadata
             )
@@ -204,15 +202,5 @@ def make_http(spec: ProviderSpec) -> WebHttpProvider:
             where=f"{spec.path}.config.url" if spec.path else None,
             hint="Set config.url, or use the URL itself as the provider id (http://localhost:8000/chat).",
         )
-    headers = {str(k): str(v) for k, v in dict(config.get("headers") or {}).items()}
-    secrets = [value for name, value in headers.items() if _SECRET_HEADER.search(name)]
-    # "Bearer xyz": redact the token itself too, wherever it appears.
-    secrets += [value.split(" ", 1)[1] for value in list(secrets) if " " in value]
-    http = HttpClient.from_settings(
-        HttpSettings.from_config(config, where=spec.path or spec.id),
-        provider_id=spec.id,
-        base_url=url,
-        headers=headers,
-        secrets=secrets,
-    )
-    return WebHttpProvider(spec, url=url, http=http)
+    # Header values whose names look secret are redacted from every message by the client.
+    return WebHttpProvider(spec, url=url, http=HttpClient.for_spec(spec, base_url=url))

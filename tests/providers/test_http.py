@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from evalh.errors import ConfigError, ProviderHTTPError
+from evalh.model import ProviderSpec
 from evalh.providers.http import HttpClient, HttpReply, HttpSettings, redact
 from evalh.providers.http_replies import requested_wait_s
 from tests.loopback import LoopbackServer, Reply, Request
@@ -278,3 +279,37 @@ def test_settings_reject_a_non_numeric_value() -> None:
         HttpSettings.from_config({"timeout": "soon"}, where="providers[0]")
     with pytest.raises(ConfigError, match="maxRetries"):
         HttpSettings.from_config({"maxRetries": -1})
+
+
+def test_a_key_in_the_url_or_cut_by_the_message_length_never_shows(loopback: LoopbackServer) -> None:
+    # The server's text is cut to 500 characters after redaction: a cut never leaves half a key.
+    padding = "x" * 490
+    loopback.route("POST", "/v1/chat/completions", lambda r: Reply.json({"error": padding + SECRET}, 400))
+    host = loopback.url.removeprefix("http://")
+    http = client(loopback, base_url=f"http://user:{SECRET}@{host}/v1")
+    with pytest.raises(ProviderHTTPError) as caught:
+        run(http, lambda h: h.post_json(f"chat/completions?key={SECRET}", {"x": 1}))
+    message = str(caught.value)
+    assert SECRET[:6] not in message and "user" not in message and "key=" not in message
+    assert f"HTTP 400 from POST {loopback.url}/v1/chat/completions: {padding}***" in message
+    loopback.route("POST", "/v1/slow", lambda r: Reply.json({}, delay_s=0.5))
+    http = client(loopback, timeout_s=0.1, max_retries=0)
+    with pytest.raises(ProviderHTTPError, match=r"/v1/slow timed out") as caught:
+        run(http, lambda h: h.post_json(f"slow?token={SECRET}", {"x": 1}))
+    assert SECRET[:6] not in str(caught.value)
+
+
+def test_for_spec_reads_settings_headers_and_secrets_from_the_config(loopback: LoopbackServer) -> None:
+    loopback.route("POST", "/v1/echo", lambda r: Reply.json({"error": r.header("X-Api-Key")}, status=403))
+    config = {"timeout": 2, "maxRetries": 1, "headers": {"X-Api-Key": "proxy-key-42", "X-Team": "evals"}}
+    spec = ProviderSpec(id="openai:chat:m", config=config, path="providers[1]")
+    http = HttpClient.for_spec(spec, base_url=loopback.url + "/v1", headers={"X-Team": "x", "X-B": "b"})
+    assert (http.timeout_s, http.max_retries, http.provider_id) == (2.0, 1, "openai:chat:m")
+    assert http.headers == {"X-Team": "evals", "X-B": "b", "X-Api-Key": "proxy-key-42"}
+    with pytest.raises(ProviderHTTPError) as caught:
+        run(http, lambda h: h.post_json("echo", {}))
+    assert loopback.requests[-1].header("X-Api-Key") == "proxy-key-42"
+    assert "proxy-key-42" not in str(caught.value) and "***" in str(caught.value)
+    bad = ProviderSpec(id="openai:embedding:m", config={"timeoutMs": "soon"}, path="providers[2]")
+    with pytest.raises(ConfigError, match=r"^providers\[2\]\.config\.timeoutMs: "):
+        HttpClient.for_spec(bad, base_url=loopback.url)
