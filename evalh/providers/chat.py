@@ -170,12 +170,14 @@ class ChatProvider(HttpModelProvider):
         return temperature is None or float(temperature) <= 0
 
     def cache_identity(self) -> Mapping[str, Any]:
-        """Non-secret fields that fix the answer: id, model, endpoint, sampling settings."""
+        """Non-secret fields that fix the answer: id, model, endpoint, sampling settings, passthrough."""
+        passthrough = self.config.get("passthrough")
         return {
             "id": self.id,
             "model": self.model,
             "base_url": public_url(self.http.base_url),
             **self.sampling(),
+            **({"passthrough": passthrough} if passthrough else {}),
             **self.extra_identity(),
         }
 

@@ -28,7 +28,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
@@ -180,12 +180,17 @@ class HttpClient:
     ) -> HttpClient:
         """The client of one provider: settings from ``spec.config`` (a bad value is a ConfigError at
         the provider's place); ``headers``, then ``config.headers``. Redacted: ``secrets`` (the API
-        keys) and every header value whose name looks secret (of ``Bearer xyz``, ``xyz`` too)."""
+        keys), every header value whose name looks secret (of ``Bearer xyz``, ``xyz`` too), and the
+        password and secret-looking query values of ``base_url`` and of the id (a URL id holds them)."""
         settings = HttpSettings.from_config(spec.config, where=spec.path or spec.id)
         configured = dict(spec.config.get("headers") or {})
         merged = {**(headers or {}), **{str(k): str(v) for k, v in configured.items()}}
         hidden = [value for name, value in merged.items() if _SECRET_HEADER.search(name)]
         hidden += [value.split(" ", 1)[1] for value in hidden if " " in value]
+        for url in (base_url, spec.id):
+            parts = urlsplit(url)
+            query = parse_qsl(parts.query)
+            hidden += [parts.password or "", *(v for k, v in query if _SECRET_HEADER.search(k))]
         return cls(
             provider_id=spec.id,
             base_url=base_url,
@@ -358,7 +363,7 @@ class HttpClient:
 
     def _error(self, message: str, status: int | None, attempts: int) -> ProviderHTTPError:
         return ProviderHTTPError(
-            self.redact(message), status=status, attempts=attempts, where=self.provider_id
+            self.redact(message), status=status, attempts=attempts, where=self.redact(self.provider_id)
         )
 
     # -- tenacity hooks ----------------------------------------------------------------------
@@ -379,7 +384,7 @@ class HttpClient:
         error = state.outcome.exception() if state.outcome else None
         log.info(
             "%s: attempt %d failed (%s); retrying in %.2f s",
-            self.provider_id,
+            self.redact(self.provider_id),
             state.attempt_number,
             self.redact(str(error)),
             state.upcoming_sleep,

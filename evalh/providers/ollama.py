@@ -69,6 +69,9 @@ class OllamaChat(ChatProvider):
                 settings[key] = self.config[key]
         return settings
 
+    def extra_identity(self) -> Mapping[str, Any]:
+        return {key: self.config[key] for key in ("format", "think") if self.config.get(key) is not None}
+
     def build_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         settings = self.sampling()
         options = {_OPTION_NAMES[k]: v for k, v in settings.items() if k in _OPTION_NAMES}

@@ -109,13 +109,14 @@ class WebHttpProvider:
         return bool(self.config.get("cache", False))
 
     def cache_identity(self) -> Mapping[str, Any]:
+        # The full URL is hashed with the templates: its query may hold a key, and may change the answer.
         template = json.dumps(
-            [self.config.get("body"), self.config.get("queryParams"), self.config.get("responsePath")],
+            [self.url, *(self.config.get(key) for key in ("body", "queryParams", "responsePath"))],
             sort_keys=True,
             default=str,
         )
         return {
-            "id": self.id,
+            "id": public_url(self.id) if "://" in self.id else self.id,
             "url": public_url(self.url),
             "method": self.method,
             "template_sha256": hashlib.sha256(template.encode()).hexdigest(),

@@ -77,6 +77,15 @@ def test_server_error_redacts_the_auth_header(loopback: LoopbackServer) -> None:
     assert SECRET not in response.error
 
 
+def test_a_key_in_a_url_id_is_redacted_from_errors(loopback: LoopbackServer) -> None:
+    loopback.route("POST", "/chat", lambda r: Reply.json({"error": f"bad key {SECRET}"}, status=403))
+    host = loopback.url.removeprefix("http://")
+    _, response = complete_once(f"http://me:{SECRET}@{host}/chat?api_key={SECRET}&lang=en", {})
+    assert response.error is not None and "bad key ***" in response.error
+    assert SECRET not in response.error
+    assert loopback.requests_to("/chat")[0].path.endswith(f"api_key={SECRET}&lang=en")  # still sent
+
+
 def test_undefined_template_variable_is_an_error(loopback: LoopbackServer) -> None:
     _, response = complete_once("http", {"url": loopback.url + "/chat", "body": {"q": "{{ nope }}"}})
     assert response.error is not None and "nope" in response.error
