@@ -72,8 +72,13 @@ class _Memo:
         return value
 
 
-def _assertion_to_json(spec: AssertionSpec) -> dict[str, Any]:
-    out: dict[str, Any] = redact(spec.raw) if spec.raw else {}
+def _as_written(spec: AssertionSpec, memo: _Memo) -> dict[str, Any]:
+    """The assertion as the config wrote it, secrets redacted (shared by ``testCase`` and components)."""
+    return memo.get(spec.raw, lambda: redact(spec.raw))  # type: ignore[no-any-return]
+
+
+def _assertion_to_json(spec: AssertionSpec, memo: _Memo) -> dict[str, Any]:
+    out: dict[str, Any] = dict(_as_written(spec, memo)) if spec.raw else {}
     out["type"] = spec.full_type
     for key in ("threshold", "weight", "metric"):
         if out.get(key) is None:
@@ -94,7 +99,7 @@ def _component_to_json(graded: GradedAssertion, memo: _Memo) -> dict[str, Any]:
         "pass": graded.passed,
         "score": graded.score,
         "reason": graded.reason,
-        "assertion": memo.get(graded.spec, lambda: _assertion_to_json(graded.spec)),
+        "assertion": memo.get(graded.spec, lambda: _assertion_to_json(graded.spec, memo)),
         "metadata": dict(graded.details),
     }
     if graded.error:
@@ -123,11 +128,13 @@ def _prompt_id(prompt: Prompt) -> str:
     return hashlib.sha256(f"{prompt.label}:{output_text(prompt.raw)}".encode(errors="replace")).hexdigest()
 
 
-def _test_case_to_json(test: TestCase) -> dict[str, Any]:
+def _test_case_to_json(test: TestCase, memo: _Memo) -> dict[str, Any]:
     out: dict[str, Any] = {"vars": dict(test.vars)}
     if test.description is not None:
         out["description"] = test.description
-    out["assert"] = [redact(spec.raw) if spec.raw else _assertion_to_json(spec) for spec in test.asserts]
+    out["assert"] = [
+        _as_written(spec, memo) if spec.raw else _assertion_to_json(spec, memo) for spec in test.asserts
+    ]
     out["options"] = redact(test.options)
     out["metadata"] = dict(test.metadata)
     if test.threshold is not None:
@@ -182,7 +189,7 @@ def result_to_json(row: TestResult, *, memo: _Memo | None = None) -> dict[str, A
         "provider": {"id": row.provider.id, "label": row.provider.display},
         "prompt": {"raw": output_text(row.rendered_prompt), "label": row.prompt.label},
         "vars": dict(row.test.vars),
-        "testCase": memo.get(row.test, lambda: _test_case_to_json(row.test)),
+        "testCase": memo.get(row.test, lambda: _test_case_to_json(row.test, memo)),
         "response": {
             "output": row.output,
             "tokenUsage": usage_to_json(row.usage),
