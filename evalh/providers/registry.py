@@ -227,6 +227,13 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
 @lru_cache(maxsize=1024)
 def find_entry(provider_id: str) -> ProviderEntry | None:
     """The most specific entry for an id (exact ids and longer prefixes win)."""
+    exact = [entry for entry in PROVIDERS if entry.pattern == provider_id and not entry.pattern.endswith(":")]
+    if exact:
+        return exact[0]
+    # an id that stops where a more specific family begins ("openai:embedding", "openai:embedding:")
+    # lacks its model: it is unknown, not a chat model named "embedding"
+    if any(e.pattern.endswith(":") and e.pattern in (provider_id, provider_id + ":") for e in PROVIDERS):
+        return None
     candidates = [entry for entry in PROVIDERS if entry.matches(provider_id)]
     if not candidates:
         return None

@@ -1,0 +1,49 @@
+"""The provider id table: matching, capabilities and unknown ids."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalh.errors import ConfigError
+from evalh.model import ProviderSpec
+from evalh.providers.registry import PROVIDERS, build_provider, capabilities_of, find_entry
+
+
+@pytest.mark.parametrize(
+    ("provider_id", "pattern"),
+    [
+        ("echo", "echo"),
+        ("openai:gpt-4o-mini", "openai:"),
+        ("openai:chat:gpt-4o-mini", "openai:chat:"),
+        ("openai:embedding:text-embedding-3-small", "openai:embedding:"),
+        ("openai:embeddings:m", "openai:embeddings:"),
+        ("local", "local"),
+        ("local:my-model", "local:"),
+        ("http://localhost:8000/chat", "http://"),
+        ("file://provider.py", "file://"),
+        ("hf:sentence-similarity:m", "hf:sentence-similarity:"),
+    ],
+)
+def test_the_most_specific_entry_wins(provider_id: str, pattern: str) -> None:
+    entry = find_entry(provider_id)
+    assert entry is not None and entry.pattern == pattern
+
+
+@pytest.mark.parametrize(
+    "provider_id", ["openai:embedding", "openai:embedding:", "ollama:chat:", "openai:", "nope"]
+)
+def test_ids_without_their_model_are_unknown(provider_id: str) -> None:
+    assert find_entry(provider_id) is None
+    assert capabilities_of(provider_id) == ()
+
+
+def test_an_unknown_id_is_a_config_error_with_a_suggestion() -> None:
+    with pytest.raises(ConfigError, match=r"unknown provider id 'opnai:gpt-4o'.*Did you mean") as raised:
+        build_provider(ProviderSpec(id="opnai:gpt-4o", path="providers[0]"))
+    assert raised.value.exit_code == 2 and raised.value.where == "providers[0]"
+
+
+def test_every_entry_names_real_capabilities_and_an_example_it_matches() -> None:
+    for entry in PROVIDERS:
+        assert set(entry.capabilities) <= {"text", "embedding", "similarity", "tokens"}
+        assert entry.matches(entry.example) or entry.example == entry.pattern, entry
