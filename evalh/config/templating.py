@@ -26,6 +26,7 @@ __all__ = [
     "render_env",
     "render_prompt",
     "render_template",
+    "uses_env",
 ]
 
 _MARKERS = ("{{", "{%", "{#")
@@ -134,9 +135,14 @@ def _render_deep(value: Any, variables: Mapping[str, Any], where: str) -> Any:
     return value
 
 
+def uses_env(text: str) -> bool:
+    """False when ``text`` surely has no ``{{ env.NAME }}`` expression (a cheap test, no regex)."""
+    return "env" in text and "{{" in text
+
+
 def render_env(text: str, env: Mapping[str, str], *, where: str) -> str:
     """Render only the ``{{ env.NAME }}`` expressions of ``text``; other templates are kept for later."""
-    if "env" not in text or "{{" not in text:
+    if not uses_env(text):
         return text
 
     def substitute(match: re.Match[str]) -> str:
