@@ -32,7 +32,15 @@ from evalh.reports.junit import to_junit_xml
 from evalh.reports.serialize import dumps, encode_json
 from evalh.reports.yamltext import to_yaml_text
 
-__all__ = ["PRETTY_JSON_MAX_ROWS", "JsonlStream", "report_format", "supported_extensions", "write_reports"]
+__all__ = [
+    "PRETTY_JSON_MAX_ROWS",
+    "JsonlStream",
+    "combine_report_errors",
+    "report_format",
+    "supported_extensions",
+    "write_each_report",
+    "write_reports",
+]
 
 # Indented JSON goes through the pure-Python encoder (4x slower); bigger reports are written compact.
 PRETTY_JSON_MAX_ROWS = 2000
@@ -67,7 +75,7 @@ def report_format(path: str | Path) -> str:
     raise ConfigError(
         "unsupported report format",
         where=str(path),
-        hint=f"use one of the extensions {', '.join(supported_extensions())}",
+        hint=f"Use one of the extensions {', '.join(supported_extensions())}",
     )
 
 
@@ -84,12 +92,25 @@ def _write_atomically(path: Path, data: bytes) -> None:
         raise _report_error(path, exc) from exc
 
 
+_WRITE_HINT = (
+    "Check that the path is not a directory and that its directory exists or can be created and is "
+    "writable, or choose another path"
+)
+
+
 def _report_error(path: Path, exc: OSError) -> ReportError:
-    return ReportError(
-        f"cannot write the report: {exc.strerror or exc}",
-        where=str(path),
-        hint="check that the directory is writable and the path is not a directory, or choose another path",
-    )
+    reason = exc.strerror or str(exc)
+    if exc.filename is not None and Path(exc.filename) in path.parents:  # e.g. a file where a dir goes
+        reason = f"{reason}: {exc.filename}"
+    return ReportError(f"cannot write the report: {reason}", where=str(path), hint=_WRITE_HINT)
+
+
+def combine_report_errors(failures: Sequence[ReportError]) -> ReportError:
+    """One error (one paragraph) naming every report that could not be written."""
+    if len(failures) == 1:
+        return failures[0]
+    listed = "; ".join(f"{failure.where}: {failure.message}" for failure in failures)
+    return ReportError(f"{len(failures)} reports could not be written: {listed}", hint=_WRITE_HINT)
 
 
 def _render(fmt: str, run: RunResult, document: Callable[[], dict[str, Any]]) -> bytes:
@@ -112,8 +133,17 @@ def write_reports(run: RunResult, paths: Sequence[str | Path]) -> list[Path]:
     """Write ``run`` to every path, the format chosen by its extension; returns the paths written.
 
     Every extension is checked before anything is written (unknown: ConfigError, exit 2). Parent
-    directories are created. A file that cannot be written raises ReportError naming it.
+    directories are created. A file that cannot be written does not stop the others: once every path
+    was tried, one ReportError names each that failed.
     """
+    failures = write_each_report(run, paths)
+    if failures:
+        raise combine_report_errors(failures)
+    return [Path(p) for p in paths]
+
+
+def write_each_report(run: RunResult, paths: Sequence[str | Path]) -> list[ReportError]:
+    """:func:`write_reports`, returning the failures (one per path not written) instead of raising."""
     formats = [(Path(p), report_format(p)) for p in paths]
     cached: dict[str, Any] = {}
 
@@ -122,12 +152,14 @@ def write_reports(run: RunResult, paths: Sequence[str | Path]) -> list[Path]:
             cached["json"] = to_promptfoo_json(run)
         return cached["json"]  # type: ignore[no-any-return]
 
-    written: list[Path] = []
+    failures: list[ReportError] = []
     with _gc_paused():
         for path, fmt in formats:
-            _write_atomically(path, _render(fmt, run, document))
-            written.append(path)
-    return written
+            try:
+                _write_atomically(path, _render(fmt, run, document))
+            except ReportError as error:
+                failures.append(error)
+    return failures
 
 
 @contextlib.contextmanager
@@ -160,13 +192,17 @@ class JsonlStream:
         self._memo = new_memo()
 
     def write(self, row: TestResult) -> None:
-        """Append one row as a line of JSON."""
+        """Append one row as a line of JSON. A failed write closes the stream (closing it again does
+        nothing) and raises ReportError."""
         if self._file is None:
             raise ReportError("the JSONL stream is already closed", where=str(self.path))
         try:
             self._file.write(dumps(result_to_json(row, memo=self._memo)) + "\n")
             self._file.flush()
         except OSError as exc:
+            file, self._file = self._file, None
+            with contextlib.suppress(OSError):  # the line that could not be flushed fails again
+                file.close()
             raise _report_error(self.path, exc) from exc
 
     def close(self) -> None:

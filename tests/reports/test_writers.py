@@ -83,6 +83,34 @@ def test_directory_in_the_way_is_a_report_error(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["taken.csv"]  # no temporary file left behind
 
 
+def test_one_unwritable_path_does_not_stop_the_others(tmp_path: Path) -> None:
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("not a directory")
+    taken = tmp_path / "taken.json"
+    taken.mkdir()
+    paths = [blocker / "r.json", tmp_path / "ok.json", taken, tmp_path / "ok.junit.xml"]
+    with pytest.raises(ReportError) as info:
+        write_reports(sample_run(), paths)
+    message = str(info.value)
+    assert message.startswith("2 reports could not be written: ")
+    assert f"{blocker / 'r.json'}: cannot write the report" in message and f"{blocker}" in message
+    assert f"{taken}: cannot write the report" in message
+    assert json.loads((tmp_path / "ok.json").read_bytes())["results"]["version"] == 3
+    assert (tmp_path / "ok.junit.xml").stat().st_size > 0
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_jsonl_stream_that_fails_to_write_closes_itself(tmp_path: Path) -> None:
+    link = tmp_path / "full.jsonl"
+    link.symlink_to("/dev/full")
+    stream = JsonlStream(link)
+    with pytest.raises(ReportError, match=r"full\.jsonl: cannot write the report"):
+        stream.write(sample_run().results[0])
+    stream.close()  # nothing left to flush, nothing raised
+    with pytest.raises(ReportError, match="closed"):
+        stream.write(sample_run().results[0])
+
+
 def test_jsonl_stream_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         JsonlStream(tmp_path / "rows.json")
