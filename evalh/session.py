@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from evalh.config.load import load_suite
-from evalh.errors import ConfigError, ConfigFileError
+from evalh.errors import ConfigError, ConfigFileError, ReportError
 from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
 from evalh.reports.table import print_summary, progress
-from evalh.reports.writers import JsonlStream, report_format, write_reports
+from evalh.reports.writers import JsonlStream, combine_report_errors, report_format, write_each_report
 from evalh.runner.execute import run_suite
 
 __all__ = ["RunSettings", "evaluate", "filter_failing", "load_for_run", "run_config", "write_starter"]
@@ -48,21 +48,23 @@ def filter_failing(suite: Suite, report: Path) -> Suite:
     try:
         data = json.loads(report.read_text(encoding="utf-8"))
         rows = data["results"]["results"]
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise TypeError("results.results is not a list of result objects")
+        failing = {
+            _test_identity(
+                row.get("description") or (row.get("testCase") or {}).get("description"), row.get("vars")
+            )
+            for row in rows
+            if not row.get("success", False)
+        }
     except FileNotFoundError:
         raise ConfigFileError(f"report not found: {report}", where="--filter-failing") from None
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise ConfigError(
             f"{report} is not an evalh or promptfoo JSON report ({type(error).__name__}: {error})",
             where="--filter-failing",
             hint="Pass a file written with -o results.json",
         ) from None
-    failing = {
-        _test_identity(
-            row.get("description") or (row.get("testCase") or {}).get("description"), row.get("vars")
-        )
-        for row in rows
-        if not row.get("success", False)
-    }
     kept = tuple(test for test in suite.tests if _test_identity(test.description, dict(test.vars)) in failing)
     return replace(suite, tests=kept)
 
@@ -104,41 +106,55 @@ def _environment(overrides: Mapping[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _execute(suite: Suite, settings: RunSettings, *, show_progress: bool) -> RunResult:
+def _execute(
+    suite: Suite, settings: RunSettings, *, show_progress: bool
+) -> tuple[RunResult, ReportError | None]:
+    """Run and write every report that can be written; a report that cannot does not stop the run
+    nor the other reports: the error naming each one is returned."""
     options = _options(suite, settings)
     paths = settings.outputs or suite.output_paths
     formats = {path: report_format(path) for path in paths}  # an unknown format fails before any call
     streamed = [Path(p) for p, fmt in formats.items() if fmt == "jsonl"]
     written = [p for p, fmt in formats.items() if fmt != "jsonl"]
     total = len(suite.tests) * max(1, len(suite.prompts)) * max(1, len(suite.providers)) * options.repeat
+    failures: list[ReportError] = []
     with ExitStack() as stack, _environment(suite.env):
-        streams = [JsonlStream(path) for path in streamed]
-        for stream in streams:
-            stack.callback(stream.close)
+        streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
         advance = stack.enter_context(progress(total if show_progress else 0))
 
         def on_result(row: TestResult) -> None:
-            for stream in streams:
-                stream.write(row)
+            for stream in tuple(streams):
+                try:
+                    stream.write(row)
+                except ReportError as error:
+                    failures.append(error)
+                    streams.remove(stream)
             advance(1)
 
         result = run_suite(suite, options, on_result=on_result)
-    write_reports(result, written)
-    return result
+    failures.extend(write_each_report(result, written))
+    return result, combine_report_errors(failures) if failures else None
 
 
 def evaluate(config_path: Path, settings: RunSettings | None = None) -> RunResult:
-    """Run a config and write its reports, printing nothing."""
+    """Run a config and write its reports, printing nothing. Raises ReportError, after writing every
+    other report, when one cannot be written."""
     settings = settings or RunSettings()
-    return _execute(load_for_run(config_path, settings), settings, show_progress=False)
+    result, failure = _execute(load_for_run(config_path, settings), settings, show_progress=False)
+    if failure is not None:
+        raise failure
+    return result
 
 
 def run_config(
     config_path: Path, settings: RunSettings, *, show_table: bool, show_progress: bool, verbose: bool
 ) -> RunResult:
-    """The CLI's ``run``: :func:`evaluate` plus a progress bar and the console summary."""
-    result = _execute(load_for_run(config_path, settings), settings, show_progress=show_progress)
+    """The CLI's ``run``: :func:`evaluate` plus a progress bar and the console summary (printed even
+    when a report could not be written, before that error is raised)."""
+    result, failure = _execute(load_for_run(config_path, settings), settings, show_progress=show_progress)
     print_summary(result, show_table=show_table, verbose=verbose)
+    if failure is not None:
+        raise failure
     return result
 
 

@@ -120,6 +120,37 @@ def test_filter_failing_reruns_only_failed_and_errored_tests(tmp_path: Path) -> 
     assert sorted(row["description"] for row in rows) == ["errors", "fails"]
 
 
+@pytest.mark.parametrize(
+    "content",
+    ['{"results": {"results": [1]}}', '{"results": {"results": 5}}', '{"results": []}', "not json"],
+)
+def test_filter_failing_with_a_file_that_is_not_a_report_is_exit_2(tmp_path: Path, content: str) -> None:
+    config = write(tmp_path / "mixed.yaml", MIXED_SUITE)
+    report = tmp_path / "old.json"
+    report.write_text(content, encoding="utf-8")
+    result = evalh("run", str(config), "--filter-failing", str(report), "--no-table")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("evalh: error: --filter-failing: ") and str(report) in result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    missing = evalh("run", str(config), "--filter-failing", str(tmp_path / "nope.json"), "--no-table")
+    assert missing.returncode == 2 and "nope.json" in missing.stderr
+
+
+def test_report_write_failure_after_the_run_names_it_and_keeps_the_rest(tmp_path: Path) -> None:
+    passing = "tests:\n  - output: ok\n    assert: [{type: equals, value: ok}]\n"
+    config = write(tmp_path / "pass.yaml", passing)
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a directory should be", encoding="utf-8")
+    bad, good, rows = blocker / "r.json", tmp_path / "r.junit.xml", tmp_path / "r.jsonl"
+    result = evalh("run", str(config), "-o", str(bad), "-o", str(good), "-o", str(rows), "--no-table")
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"evalh: error: {bad}: cannot write the report")
+    assert "Traceback" not in result.stderr
+    assert "Pass rate" in result.stdout  # the summary is still printed
+    assert JUnitXml.fromfile(str(good)).tests == 1
+    assert len(rows.read_text(encoding="utf-8").splitlines()) == 1
+
+
 def test_var_flag_and_filter_pattern_with_echo_provider(tmp_path: Path) -> None:
     config = write(
         tmp_path / "echo.yaml",
