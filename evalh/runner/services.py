@@ -150,6 +150,8 @@ class RunServices:
                 return ProviderResponse(error=f"{spec.id} timed out after {timeout:g} s")
             except EvalhError as error:
                 return ProviderResponse(error=error.render())
+            except Exception as error:  # a provider bug fails its row, not the run (as for embeddings)
+                return ProviderResponse(error=f"{spec.display} failed: {type(error).__name__}: {error}")
             elapsed = (time.perf_counter() - started) * 1000
         if response.latency_ms is None:
             response = dataclasses.replace(response, latency_ms=elapsed)

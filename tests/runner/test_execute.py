@@ -6,16 +6,20 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from evalh.model import (
     AssertionSpec,
     EvaluateOptions,
     Prompt,
     ProviderChoice,
+    ProviderResponse,
     ProviderSpec,
     Status,
     Suite,
     TestCase,
 )
+from evalh.runner import services
 from evalh.runner.execute import run_suite
 from evalh.runner.plan import plan_jobs
 
@@ -108,6 +112,29 @@ def test_provider_errors_become_error_rows_and_the_run_goes_on(tmp_path: Path) -
     assert "upstream said no" in (run.results[1].error or "")
     assert run.results[1].assertions == ()
     assert run.results[0].latency_ms is not None and run.results[0].latency_ms > 0
+
+
+class _CrashingProvider:
+    """A provider with a bug: anything but "ok" makes ``complete`` raise."""
+
+    async def complete(self, prompt: object, context: object) -> ProviderResponse:
+        if prompt != "ok":
+            raise ValueError(f"cannot parse {prompt!r}")
+        return ProviderResponse(output="ok")
+
+
+def test_a_provider_that_crashes_fails_its_row_not_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(services, "build_provider", lambda spec: _CrashingProvider())
+    tests = tuple(
+        TestCase(index=i, vars={"q": q}, asserts=(AssertionSpec(type="equals", value="ok"),))
+        for i, q in enumerate(["ok", "boom", "ok"])
+    )
+    suite = Suite(
+        tests=tests, prompts=(Prompt(raw="{{q}}", label="q"),), providers=(ProviderSpec(id="buggy"),)
+    )
+    run = run_suite(suite, NO_CACHE)
+    assert [r.status for r in run.results] == [Status.PASS, Status.ERROR, Status.PASS]
+    assert run.results[1].error == "buggy failed: ValueError: cannot parse 'boom'"
 
 
 def test_python_provider_and_usage_roll_up(tmp_path: Path) -> None:
