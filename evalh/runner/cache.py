@@ -8,15 +8,18 @@ else the user cache dir (``$XDG_CACHE_HOME/evalh`` or ``~/.cache/evalh``). A dis
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from evalh.errors import EvalhError
 
 __all__ = ["Cache", "cache_dir"]
 
@@ -60,6 +63,20 @@ class Cache:
         canonical = json.dumps({"identity": identity, "text": text_hash}, sort_keys=True, default=str)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[sqlite3.Connection]:
+        """The open database, under the lock. A cache that cannot be opened or used (a file where the
+        directory goes, no permission, a full disk, a corrupt file) is an EvalhError naming it."""
+        with self._lock:
+            try:
+                yield self._db()
+            except (OSError, sqlite3.Error) as error:
+                raise EvalhError(
+                    f"cannot use the cache: {error}",
+                    where=str(self.path),
+                    hint="Set EVALH_CACHE_DIR to a writable directory, or run with --no-cache",
+                ) from error
+
     def _db(self) -> sqlite3.Connection:
         if self._connection is None:
             assert self.path is not None
@@ -75,8 +92,7 @@ class Cache:
         if not self.enabled or not keys:
             return {}
         found: dict[str, bytes] = {}
-        with self._lock:
-            db = self._db()
+        with self._locked() as db:
             unique = list(dict.fromkeys(keys))
             for start in range(0, len(unique), _CHUNK):
                 chunk = unique[start : start + _CHUNK]
@@ -95,8 +111,7 @@ class Cache:
         if not self.enabled or not items:
             return
         now = time.time()
-        with self._lock:
-            db = self._db()
+        with self._locked() as db:
             db.executemany(
                 "INSERT OR REPLACE INTO entries (namespace, key, value, created) VALUES (?, ?, ?, ?)",
                 [(namespace, key, value, now) for key, value in items.items()],
@@ -111,8 +126,8 @@ class Cache:
         assert self.path is not None
         counts: dict[str, int] = {}
         if self.path.exists():
-            with self._lock:
-                rows = self._db().execute("SELECT namespace, COUNT(*) FROM entries GROUP BY namespace")
+            with self._locked() as db:
+                rows = db.execute("SELECT namespace, COUNT(*) FROM entries GROUP BY namespace")
                 counts = {namespace: count for namespace, count in rows}
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return {"path": str(self.path), "bytes": size, "entries": counts, "enabled": self.enabled}
@@ -122,8 +137,7 @@ class Cache:
         assert self.path is not None
         if not self.path.exists():
             return 0
-        with self._lock:
-            db = self._db()
+        with self._locked() as db:
             (count,) = db.execute("SELECT COUNT(*) FROM entries").fetchone()
             db.execute("DELETE FROM entries")
             db.commit()

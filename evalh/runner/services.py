@@ -120,16 +120,19 @@ class RunServices:
         if not supports(provider, "text"):
             return ProviderResponse(error=f"provider {spec.id!r} cannot produce text outputs")
         key = None
-        if self.cache.enabled and getattr(provider, "cacheable", False):
-            key = Cache.key(_completion_identity(provider, spec), json.dumps(prompt, sort_keys=True))
-            if (blob := self.cache.get("completion", key)) is not None:
-                response = _response_from_bytes(blob)
-                self._usage[spec.id] = self._usage[spec.id] + response.usage
-                return response
-        response = await self._call_uncached(provider, spec, prompt, context)
-        self._usage[spec.id] = self._usage[spec.id] + response.usage
-        if key is not None and response.error is None and response.output is not None:
-            self.cache.put("completion", key, _response_to_bytes(response))
+        try:
+            if self.cache.enabled and getattr(provider, "cacheable", False):
+                key = Cache.key(_completion_identity(provider, spec), json.dumps(prompt, sort_keys=True))
+                if (blob := self.cache.get("completion", key)) is not None:
+                    response = _response_from_bytes(blob)
+                    self._usage[spec.id] = self._usage[spec.id] + response.usage
+                    return response
+            response = await self._call_uncached(provider, spec, prompt, context)
+            self._usage[spec.id] = self._usage[spec.id] + response.usage
+            if key is not None and response.error is None and response.output is not None:
+                self.cache.put("completion", key, _response_to_bytes(response))
+        except EvalhError as error:  # the cache could not be used
+            return ProviderResponse(error=error.render())
         return response
 
     async def _call_uncached(

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from evalh.errors import EvalhError
 from evalh.runner.cache import Cache, cache_dir
 
 
@@ -49,3 +50,15 @@ def test_cache_dir_follows_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     monkeypatch.delenv("EVALH_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_dir() == tmp_path / "xdg" / "evalh"
+
+
+def test_an_unusable_cache_is_an_evalh_error_naming_it(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache directory goes", encoding="utf-8")
+    cache = Cache(blocker / "cache.sqlite3")
+    with pytest.raises(EvalhError, match=r"file/cache\.sqlite3: cannot use the cache: .*--no-cache"):
+        cache.get("embedding", "k")
+    corrupt = tmp_path / "corrupt.sqlite3"
+    corrupt.write_bytes(b"not a database" * 100)
+    with pytest.raises(EvalhError, match=r"corrupt\.sqlite3: cannot use the cache"):
+        Cache(corrupt).info()
