@@ -15,11 +15,10 @@ an output or a reason holds (control characters, lone surrogates).
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
 
-from evalh.model import GradedAssertion, RunResult, Status, TestResult
+from evalh.model import RunResult, Status, TestResult
 from evalh.reports.columns import Column, columns_of
-from evalh.reports.textutil import collapse_whitespace, truncate, xml_safe
+from evalh.reports.textutil import collapse_whitespace, failed_assertion_lines, truncate, xml_safe
 
 __all__ = ["to_junit_xml"]
 
@@ -40,20 +39,9 @@ def _seconds(ms: float) -> str:
     return f"{ms / 1000.0:.3f}"
 
 
-def _failed_lines(graded: Iterable[GradedAssertion], depth: int = 0) -> list[str]:
-    lines: list[str] = []
-    for item in graded:
-        if item.passed:
-            continue
-        reason = collapse_whitespace(item.reason)
-        lines.append(f"{'  ' * depth}- {item.spec.full_type}: {reason}")
-        lines.extend(_failed_lines(item.children, depth + 1))
-    return lines
-
-
 def _failure_body(row: TestResult) -> str:
     lines = [f"Score: {row.score:.2f}", f"Reason: {row.reason}"]
-    failed = _failed_lines(row.assertions)
+    failed = failed_assertion_lines(row.assertions)
     if failed:
         lines.append("Failed assertions:")
         lines.extend(failed)

@@ -21,8 +21,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from evalh.model import GradedAssertion, RunResult, Status, TestResult
-from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
+from evalh.model import RunResult, Status, TestResult
+from evalh.reports.textutil import (
+    collapse_whitespace,
+    escape_controls,
+    failed_assertion_lines,
+    output_text,
+    truncate,
+)
 
 __all__ = ["PROGRESS_MIN_ROWS", "print_summary", "progress"]
 
@@ -63,22 +69,13 @@ def _describe(row: TestResult) -> str:
     return ", ".join(f"{k}={output_text(v)}" for k, v in row.test.vars.items())
 
 
-def _failed_lines(graded: Sequence[GradedAssertion], depth: int = 0) -> list[str]:
-    lines: list[str] = []
-    for item in graded:
-        if not item.passed:
-            lines.append(f"{'  ' * depth}- {item.spec.full_type}: {collapse_whitespace(item.reason)}")
-            lines.extend(_failed_lines(item.children, depth + 1))
-    return lines
-
-
 def _reason_cell(row: TestResult, verbose: bool) -> Text:
     if row.status is Status.PASS:
         return Text("")
     reason = row.reason or row.error or ""
     if not verbose:
         return _text(reason, REASON_LIMIT)
-    lines = [collapse_whitespace(reason), *_failed_lines(row.assertions)]
+    lines = [collapse_whitespace(reason), *failed_assertion_lines(row.assertions)]
     return Text(escape_controls("\n".join(lines)))
 
 

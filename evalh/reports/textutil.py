@@ -1,12 +1,23 @@
-"""Text helpers shared by the report formats: stringify outputs, make text safe for XML and terminals."""
+"""Text helpers shared by the report formats: stringify outputs, make text safe for XML and terminals,
+list the failed assertions of a row."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["collapse_whitespace", "escape_controls", "output_text", "truncate", "xml_safe"]
+from evalh.model import GradedAssertion
+
+__all__ = [
+    "collapse_whitespace",
+    "escape_controls",
+    "failed_assertion_lines",
+    "output_text",
+    "truncate",
+    "xml_safe",
+]
 
 # Characters XML 1.0 forbids (C0 controls except tab/LF/CR, lone surrogates, U+FFFE/U+FFFF).
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -59,3 +70,13 @@ def truncate(text: str, limit: int) -> str:
     if limit <= 0 or len(text) <= limit:
         return text
     return text[: max(limit - 1, 0)] + "…"
+
+
+def failed_assertion_lines(graded: Iterable[GradedAssertion], depth: int = 0) -> list[str]:
+    """``- type: reason`` for every failed assertion, an assert-set's failed children indented below it."""
+    lines: list[str] = []
+    for item in graded:
+        if not item.passed:
+            lines.append(f"{'  ' * depth}- {item.spec.full_type}: {collapse_whitespace(item.reason)}")
+            lines.extend(failed_assertion_lines(item.children, depth + 1))
+    return lines
