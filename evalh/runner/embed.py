@@ -31,7 +31,13 @@ from evalh.model import ProviderSpec, Usage
 from evalh.providers.base import Embeddings, Similarities, TokenEmbedding, supports
 from evalh.runner.cache import Cache
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_CONCURRENCY", "EmbeddingStore", "ProviderSource"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_CONCURRENCY",
+    "EmbeddingStore",
+    "ProviderSource",
+    "provider_identity",
+]
 
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_CONCURRENCY = 4
@@ -110,7 +116,9 @@ class _Slot:
     semaphore: asyncio.Semaphore | None = None
 
 
-def _identity_of(provider: Any, spec: ProviderSpec) -> Mapping[str, Any]:
+def provider_identity(provider: Any, spec: ProviderSpec) -> Mapping[str, Any]:
+    """The non-secret identity of a built provider, the prefix of its cache keys: its
+    ``cache_identity()``, else its id and the config without secret-looking keys."""
     identity = getattr(provider, "cache_identity", None)
     if callable(identity):
         return dict(identity())
@@ -198,7 +206,7 @@ class EmbeddingStore:
                 where=spec.path or None,
                 hint="Choose a provider with that capability (`evalh list providers`)",
             )
-        identity = _identity_of(provider, spec)
+        identity = provider_identity(provider, spec)
         key = json.dumps(identity, sort_keys=True, default=str)
         if key not in self._slots:
             self._slots[key] = _Slot(provider=provider, name=spec.display, identity=identity)

@@ -24,12 +24,10 @@ from evalh.model import (
 from evalh.providers.base import CallContext, Closable, Embeddings, Similarities, TokenEmbedding, supports
 from evalh.providers.registry import build_provider, capabilities_of
 from evalh.runner.cache import Cache
-from evalh.runner.embed import EmbeddingStore
+from evalh.runner.embed import EmbeddingStore, provider_identity
 from evalh.runner.grading import grade_assertion
 
 __all__ = ["ProviderPool", "RunServices", "spec_key"]
-
-SECRET_HINTS = ("key", "token", "secret", "password", "authorization")
 
 
 def spec_key(spec: ProviderSpec) -> str:
@@ -68,14 +66,6 @@ class ProviderPool:
             if isinstance(provider, Closable):
                 await provider.aclose()
         self._built.clear()
-
-
-def _completion_identity(provider: Any, spec: ProviderSpec) -> Mapping[str, Any]:
-    identity = getattr(provider, "cache_identity", None)
-    if callable(identity):
-        return dict(identity())
-    config = {k: v for k, v in spec.config.items() if not any(h in k.lower() for h in SECRET_HINTS)}
-    return {"id": spec.id, "config": config}
 
 
 def _response_to_bytes(response: ProviderResponse) -> bytes:
@@ -122,7 +112,7 @@ class RunServices:
         key = None
         try:
             if self.cache.enabled and getattr(provider, "cacheable", False):
-                key = Cache.key(_completion_identity(provider, spec), json.dumps(prompt, sort_keys=True))
+                key = Cache.key(provider_identity(provider, spec), json.dumps(prompt, sort_keys=True))
                 if (blob := self.cache.get("completion", key)) is not None:
                     response = _response_from_bytes(blob)
                     self._usage[spec.id] = self._usage[spec.id] + response.usage
