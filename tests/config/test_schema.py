@@ -164,6 +164,23 @@ def test_per_type_rules(assertion: dict[str, Any], valid: bool) -> None:
     assert (schema_problems(config) == []) is valid
 
 
+@pytest.mark.parametrize(
+    ("config", "path", "message"),
+    [
+        ({"tests": [{"assert": ["contains"]}]}, ("tests", 0, "assert", 0), "must be a mapping (key: value)"),
+        ({"tests": [5]}, ("tests", 0), "must be a string or a mapping (key: value)"),
+        ({"defaultTest": ["a"]}, ("defaultTest",), "must be a mapping (key: value) or a string"),
+    ],
+)
+def test_a_value_that_is_not_a_mapping_gets_one_problem(
+    config: dict[str, Any], path: tuple[Any, ...], message: str
+) -> None:
+    # `not: {required: [...]}` fails for any non-object unless it also says type: object, which made
+    # `assert: [contains]` read "assert-set takes no value" as well
+    problems = schema_problems(config)
+    assert [(problem.path, problem.message.split(" (got")[0]) for problem in problems] == [(path, message)]
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=[path.name for path in EXAMPLES])
 def test_examples_validate(example: Path) -> None:
     data = parse_document(example.read_text(encoding="utf-8"), example.name).data
