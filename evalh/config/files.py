@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from evalh.config.locate import Document, JsonPath, Problems, display_path, format_path, parse_document
+from evalh.config.locate import (
+    Document,
+    JsonPath,
+    Problems,
+    display_path,
+    format_path,
+    parse_document,
+    read_text_file,
+)
 from evalh.config.schema import ShapeCachedValidator, test_validator
 from evalh.errors import ConfigError, ConfigFileError
 
@@ -148,17 +156,9 @@ class LoadContext:
         if cached is not None:
             return cached
         try:
-            text = path.read_text(encoding="utf-8-sig")
+            text = read_text_file(path, where)
         except FileNotFoundError:
             raise self.missing(path, where) from None
-        except IsADirectoryError:
-            raise ConfigFileError(f"{display_path(path)} is a directory", where=where) from None
-        except UnicodeDecodeError:
-            raise ConfigFileError(f"{display_path(path)} is not UTF-8 text", where=where) from None
-        except OSError as error:
-            raise ConfigFileError(
-                f"cannot read {display_path(path)}: {error.strerror}", where=where
-            ) from None
         self._texts[path] = text
         return text
 

@@ -29,6 +29,7 @@ __all__ = [
     "format_path",
     "load_document",
     "parse_document",
+    "read_text_file",
 ]
 
 JsonPath = tuple[str | int, ...]
@@ -176,17 +177,44 @@ def parse_document(text: str, file: str) -> Document:
     return Document(data=data, file=file, root=node)
 
 
+def read_text_file(path: Path, where: str | None) -> str:
+    """A UTF-8 text file, a leading BOM dropped. Raises ConfigFileError located at ``where`` (the place
+    that names the file; None for the config itself); FileNotFoundError is left to the caller."""
+    shown = display_path(path)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise ConfigFileError(f"{shown} is a directory, not a file", where=where) from None
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise ConfigFileError(f"cannot read {shown}: {error.strerror}", where=where) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ConfigFileError(
+            f"{shown}:{_text_position(error.object, error.start)} is not UTF-8 text "
+            f"(byte 0x{error.object[error.start]:02x})",
+            where=where,
+            hint="Save the file as UTF-8",
+        ) from None
+
+
+def _text_position(data: bytes, offset: int) -> str:
+    """``line:column`` (both from 1, the column in characters) of a byte offset."""
+    line = data.count(b"\n", 0, offset) + 1
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    column = len(data[line_start:offset].decode("utf-8", "replace")) + 1
+    return f"{line}:{column}"
+
+
 def load_document(path: Path) -> Document:
     """Read and parse a YAML/JSON file. Raises ConfigFileError when it cannot be read."""
     file = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_text_file(path, None)
     except FileNotFoundError:
         raise ConfigFileError("file not found", where=file, hint="Check the path and its spelling") from None
-    except IsADirectoryError:
-        raise ConfigFileError("is a directory, not a file", where=file) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigFileError(f"cannot read the file: {error}", where=file) from None
     return parse_document(text, file)
 
 

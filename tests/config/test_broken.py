@@ -50,3 +50,22 @@ def test_problems_are_capped(tmp_path: Path) -> None:
     assert message.startswith(f"{config.name}: 30 problems") or "30 problems in the config" in message
     assert "and 10 more problem(s)" in message
     assert message.count("invalid regular expression") == 20
+
+
+def test_bytes_that_are_not_utf8_are_located(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "evalh.yaml"
+    # a BOM, then two 2-byte characters before the bad byte: the column counts characters
+    config.write_bytes(
+        b'\xef\xbb\xbfprompts: [hi]\nproviders: [echo]\ntests: [{vars: {a: "\xc3\xa9\xc3\xa9\xff"}}]\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_suite(config)
+    assert str(caught.value) == "evalh.yaml:3:23 is not UTF-8 text (byte 0xff). Save the file as UTF-8"
+    (tmp_path / "p.txt").write_bytes(b"line one\nhello \xfe\n")
+    config.write_text("prompts: [file://p.txt]\nproviders: [echo]\ntests: [{}]\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_suite(config)
+    assert str(caught.value).endswith(
+        "evalh.yaml:1:11 prompts[0]: p.txt:2:7 is not UTF-8 text (byte 0xfe). Save the file as UTF-8"
+    )
