@@ -7,6 +7,7 @@ config and raised together as one error, one paragraph each.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -49,7 +50,15 @@ class _LocatingLoader(_BaseLoader):  # type: ignore[valid-type,misc]
         if len(keys) != len(set(keys)):
             self.has_duplicates = True
         mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
-        return mapping
+        if all(isinstance(key, str) for key in mapping):
+            return mapping
+        # Keys are text, as in JSON and promptfoo: `null:`, `1.5:` and `true:` are the keys "null",
+        # "1.5" and "true" (a None or float key broke every path and message built from it).
+        return {key if isinstance(key, str) else _key_text(key): value for key, value in mapping.items()}
+
+
+def _key_text(key: Any) -> str:
+    return json.dumps(key) if key is None or isinstance(key, bool) else str(key)
 
 
 def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.Node) -> str:

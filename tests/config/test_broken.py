@@ -69,3 +69,22 @@ def test_bytes_that_are_not_utf8_are_located(tmp_path: Path, monkeypatch: pytest
     assert str(caught.value).endswith(
         "evalh.yaml:1:11 prompts[0]: p.txt:2:7 is not UTF-8 text (byte 0xfe). Save the file as UTF-8"
     )
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ("null: 1\nprompts: [hi]\n", "evalh.yaml:1:1 null: unknown key 'null'"),
+        ("prompts: [hi]\ntests: [{1.5: x}]\n", "evalh.yaml:2:10 tests[0]['1.5']: unknown key '1.5'"),
+        ("prompts: [hi]\nproviders: [{null: {}}]\n", "evalh.yaml:2:13 providers[0]: unknown provider id"),
+    ],
+)
+def test_keys_that_are_not_text_are_named_as_text(
+    config: str, expected: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # YAML reads `null:` and `1.5:` as None and a float; as in JSON and promptfoo, keys are text
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evalh.yaml").write_text(config, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_suite(tmp_path / "evalh.yaml")
+    assert str(caught.value).startswith(expected)
