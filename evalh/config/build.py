@@ -20,7 +20,7 @@ from evalh.config.tests_files import RawTest
 from evalh.errors import ConfigError, TemplateError
 from evalh.model import AssertionSpec, TestCase
 
-__all__ = ["Defaults", "build_test", "resolve_vars"]
+__all__ = ["Defaults", "build_test", "load_vars", "resolve_vars"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def build_test(raw: RawTest, index: int, defaults: Defaults, ctx: LoadContext) -
     default = defaults.data
     try:
         variables = resolve_vars(
-            {**defaults.vars, **_vars_of(data, origin, shown, ctx)},
+            {**defaults.vars, **load_vars(data, origin, shown, ctx)},
             lambda name: _var_where(name, data, defaults, origin, shown, ctx),
             ctx,
         )
@@ -96,7 +96,8 @@ def _options_where(
     return ctx.where(defaults.origin, ("options", "provider"), ("defaultTest", "options", "provider"))
 
 
-def _vars_of(data: Mapping[str, Any], origin: Origin, shown: JsonPath, ctx: LoadContext) -> dict[str, Any]:
+def load_vars(data: Mapping[str, Any], origin: Origin, shown: JsonPath, ctx: LoadContext) -> dict[str, Any]:
+    """A test's (or defaultTest's) vars: the mapping written, or the one a ``vars: file://`` holds."""
     variables = data.get("vars") or {}
     if isinstance(variables, str):
         where = ctx.where(origin, ("vars",), (*shown, "vars"))

@@ -11,10 +11,11 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evalh.config.build import Defaults, build_test
+from evalh.config.build import Defaults, build_test, load_vars
 from evalh.config.checks import AssertionChecker
 from evalh.config.files import DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath, display_path, load_document
@@ -228,6 +229,18 @@ def _resolve(
 
 
 def _defaults(value: Any, document: Document, ctx: LoadContext, cli_vars: Mapping[str, str]) -> Defaults:
+    defaults = _default_test(value, document, ctx, cli_vars)
+    if defaults.origin is None or not isinstance(defaults.data.get("vars"), str):
+        return defaults
+    try:  # `vars: file://...`, loaded once here rather than for each test
+        variables = load_vars(defaults.data, defaults.origin, ("defaultTest",), ctx)
+    except ConfigError as error:
+        ctx.problems.add_exception(error)
+        variables = {}
+    return replace(defaults, data={**defaults.data, "vars": variables})
+
+
+def _default_test(value: Any, document: Document, ctx: LoadContext, cli_vars: Mapping[str, str]) -> Defaults:
     if not isinstance(value, str):
         origin = DocOrigin(document, ("defaultTest",)) if value is not None else None
         return Defaults(data=value or {}, origin=origin, cli_vars=dict(cli_vars))

@@ -69,6 +69,21 @@ tests:
     assert dict(test.vars) == {"x": "cli", "y": "test"}
 
 
+def test_default_vars_from_a_file(project: WriteFiles) -> None:
+    config = project(
+        """
+prompts: ["{{x}} {{y}}"]
+providers: [echo]
+defaultTest: {vars: file://defaults.yaml}
+tests:
+  - vars: {y: test}
+""",
+        {"defaults.yaml": "x: from-file\ny: from-file\n"},
+    )
+    (test,) = load_suite(config, cli_vars={"y": "cli"}).tests
+    assert dict(test.vars) == {"x": "from-file", "y": "test"}
+
+
 def test_vars_reference_vars_and_files(project: WriteFiles) -> None:
     config = project(
         """
