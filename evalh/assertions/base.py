@@ -23,7 +23,6 @@ from evalh.model import (
     ProviderResponse,
     ProviderSpec,
     TestCase,
-    Usage,
 )
 
 if TYPE_CHECKING:
@@ -138,10 +137,3 @@ def output_as_text(output: Any) -> str:
     # JSON.stringify's compact separators, so configs written for promptfoo compare the same text.
     return json.dumps(output, ensure_ascii=False, separators=(",", ":"))
 
-
-def sum_usage(usages: Sequence[Usage | None]) -> Usage:
-    total = Usage()
-    for usage in usages:
-        if usage is not None:
-            total = total + usage
-    return total

@@ -85,6 +85,16 @@ def check_provider_id(spec: ProviderSpec, where: str, ctx: LoadContext) -> bool:
     if find_entry(spec.id) is None:
         ctx.problems.add_exception(unknown_provider(spec.id, where))
         return False
+    limit = spec.config.get("maxConcurrency")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        ctx.problems.add_exception(
+            ConfigError(
+                f"config.maxConcurrency must be a whole number of at least 1 (got {limit!r})",
+                where=f"{where}.config.maxConcurrency",
+                hint="It caps this provider's parallel calls; leave it out to use --max-concurrency",
+            )
+        )
+        return False
     if spec.id.startswith(_SCRIPT_PREFIXES):
         target = script_path(spec.id.removeprefix("python:")).removeprefix(FILE_PREFIX)
         path = (Path(spec.base_dir) if spec.base_dir else ctx.base_dir) / Path(target).expanduser()

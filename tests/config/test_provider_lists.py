@@ -68,3 +68,21 @@ def test_a_judge_takes_one_provider_not_a_list(tmp_path: Path) -> None:
     pattern = r"tests\[0\]\.assert\[0\]\.provider.*takes one provider, not a list"
     with pytest.raises(ConfigError, match=pattern):
         load_suite(config)
+
+
+@pytest.mark.parametrize("limit", ["lots", 0, -2, 1.5, True])
+def test_a_bad_max_concurrency_is_a_located_config_error(tmp_path: Path, limit: object) -> None:
+    config = write(
+        tmp_path / "evalh.yaml",
+        f"""
+        prompts: ["{{{{q}}}}"]
+        providers:
+          - id: echo
+            config: {{maxConcurrency: {limit!r}}}
+        tests:
+          - vars: {{q: x}}
+        """,
+    )
+    with pytest.raises(ConfigError, match=r"providers\[0\]\.config\.maxConcurrency.*whole number") as raised:
+        load_suite(config)
+    assert raised.value.exit_code == 2
