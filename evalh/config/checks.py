@@ -9,6 +9,7 @@ and have none are reported together, with the three ways to set one.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -85,6 +86,13 @@ class AssertionChecker:
 
     def _check_threshold(self, spec: AssertionSpec, definition: AssertionDef, where: str) -> None:
         if spec.threshold is None:
+            return
+        if not math.isfinite(spec.threshold):
+            self.ctx.problems.add(
+                f"threshold must be a finite number (got {spec.threshold})",
+                where=f"{where}.threshold",
+                hint="A NaN or infinite threshold would make the assertion always fail or always pass",
+            )
             return
         bounded = definition.threshold_meaning.startswith("min") and spec.type not in _UNBOUNDED_MIN
         if bounded and spec.threshold > 1:

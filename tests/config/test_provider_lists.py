@@ -86,3 +86,18 @@ def test_a_bad_max_concurrency_is_a_located_config_error(tmp_path: Path, limit: 
     with pytest.raises(ConfigError, match=r"providers\[0\]\.config\.maxConcurrency.*whole number") as raised:
         load_suite(config)
     assert raised.value.exit_code == 2
+
+
+@pytest.mark.parametrize("threshold", [".nan", ".inf", "-.inf"])
+def test_a_non_finite_threshold_is_a_config_error(tmp_path: Path, threshold: str) -> None:
+    config = write(
+        tmp_path / "evalh.yaml",
+        f"""
+        tests:
+          - output: x
+            assert:
+              - {{type: "similar:dot", value: x, threshold: {threshold}, provider: fake}}
+        """,
+    )
+    with pytest.raises(ConfigError, match=r"tests\[0\]\.assert\[0\]\.threshold.*finite number"):
+        load_suite(config)
