@@ -16,11 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from evalh.config.load import load_suite
+from evalh.config.schema import schema_path
 from evalh.errors import ConfigError, ConfigFileError, ReportError
 from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
 from evalh.reports.table import print_summary, progress
 from evalh.reports.writers import JsonlStream, combine_report_errors, report_format, write_each_report
 from evalh.runner.execute import run_suite
+
+STARTER_SCHEMA_PLACEHOLDER = "EVALH_SCHEMA_URI"
 
 __all__ = ["RunSettings", "evaluate", "filter_failing", "load_for_run", "run_config", "write_starter"]
 
@@ -164,6 +167,8 @@ def write_starter(directory: Path, *, force: bool = False) -> Path:
     if target.exists() and not force:
         raise ConfigError(f"{target} already exists", hint="Pass --force to overwrite it")
     text = resources.files("evalh").joinpath("assets/starter.yaml").read_text(encoding="utf-8")
+    # point editors (yaml-language-server) at the schema this evalh ships, for completion offline
+    text = text.replace(STARTER_SCHEMA_PLACEHOLDER, schema_path().resolve().as_uri(), 1)
     directory.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     return target
