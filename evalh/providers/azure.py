@@ -10,6 +10,7 @@ resource (``config.apiBaseUrl`` replaces ``https://{apiHost}`` entirely); the ke
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from evalh.errors import ConfigError
@@ -95,24 +96,40 @@ class AzureChat(ChatProvider):
         return parse_openai_chat(reply.json)
 
 
-def make_chat(spec: ProviderSpec) -> AzureChat:
+@dataclass(frozen=True)
+class _AzureConnection:
+    """What a chat and an embedding deployment share: the deployment, API version, client and key."""
+
+    deployment: str
+    api_version: str
+    http: HttpClient
+    missing_key: str | None
+
+
+def _connect(spec: ProviderSpec) -> _AzureConnection:
     config = spec.config
-    deployment = str(config.get("deployment") or spec.id.split(":", 2)[2])
     api_key = azure_api_key(config)
     secrets = azure_secrets(config, api_key)
     http = HttpClient.for_spec(
-        spec,
-        base_url=azure_base_url(spec),
-        headers=azure_headers(config, api_key),
-        secrets=secrets,
+        spec, base_url=azure_base_url(spec), headers=azure_headers(config, api_key), secrets=secrets
     )
-    return AzureChat(
-        spec,
-        deployment=deployment,
+    return _AzureConnection(
+        deployment=str(config.get("deployment") or spec.id.split(":", 2)[2]),
         api_version=str(config.get("apiVersion") or DEFAULT_AZURE_API_VERSION),
         http=http,
-        pricing=Pricing.resolve(config, {}, deployment),
         missing_key=missing_azure_key(secrets),
+    )
+
+
+def make_chat(spec: ProviderSpec) -> AzureChat:
+    azure = _connect(spec)
+    return AzureChat(
+        spec,
+        deployment=azure.deployment,
+        api_version=azure.api_version,
+        http=azure.http,
+        pricing=Pricing.resolve(spec.config, {}, azure.deployment),
+        missing_key=azure.missing_key,
     )
 
 
@@ -143,21 +160,12 @@ class AzureEmbedding(HttpEmbedder):
 
 
 def make_embedding(spec: ProviderSpec) -> AzureEmbedding:
-    config = spec.config
-    deployment = str(config.get("deployment") or spec.id.split(":", 2)[2])
-    api_key = azure_api_key(config)
-    secrets = azure_secrets(config, api_key)
-    http = HttpClient.for_spec(
-        spec,
-        base_url=azure_base_url(spec),
-        headers=azure_headers(config, api_key),
-        secrets=secrets,
-    )
+    azure = _connect(spec)
     return AzureEmbedding(
         spec,
-        deployment=deployment,
-        api_version=str(config.get("apiVersion") or DEFAULT_AZURE_API_VERSION),
-        http=http,
-        price_per_1k=cost_per_1k(config, {}, deployment),
-        missing_key=missing_azure_key(secrets),
+        deployment=azure.deployment,
+        api_version=azure.api_version,
+        http=azure.http,
+        price_per_1k=cost_per_1k(spec.config, {}, azure.deployment),
+        missing_key=azure.missing_key,
     )
