@@ -136,4 +136,3 @@ def output_as_text(output: Any) -> str:
         return output
     # JSON.stringify's compact separators, so configs written for promptfoo compare the same text.
     return json.dumps(output, ensure_ascii=False, separators=(",", ":"))
-
