@@ -5,16 +5,14 @@ Pure and synchronous, so every template error surfaces before the first provider
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalh.config.load import RECORDED_PROVIDER_ID
 from evalh.config.templating import render_prompt
 from evalh.model import Prompt, ProviderSpec, Suite, TestCase
 
-__all__ = ["RECORDED_PROVIDER_ID", "Job", "plan_jobs"]
-
-RECORDED_PROVIDER_ID = "recorded"
+__all__ = ["Job", "plan_jobs"]
 
 
 @dataclass(frozen=True)
@@ -38,8 +36,7 @@ class Job:
 def _render(prompt: Prompt, test: TestCase, where: str) -> str | list[dict[str, Any]]:
     if prompt.raw == "":
         return ""
-    variables: Mapping[str, Any] = test.vars
-    return render_prompt(prompt.raw, variables, where=where)
+    return render_prompt(prompt.raw, test.vars, where=where)
 
 
 def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
