@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -33,11 +34,11 @@ __all__ = [
     "as_bool",
     "as_number",
     "custom_prompt",
-    "first_json_object",
     "graded",
     "grader_spec",
     "query_of",
     "threshold_relation",
+    "verdict_object",
 ]
 
 GRADER_DEFAULTS: Mapping[str, Any] = {"temperature": 0, "seed": 42}
@@ -57,14 +58,55 @@ def grader_spec(spec: ProviderSpec) -> ProviderSpec:
     return dataclasses.replace(spec, config={**GRADER_DEFAULTS, **spec.config})
 
 
-def first_json_object(output: Any) -> Mapping[str, Any] | None:
-    """An object reply as is; in a text reply, the first JSON object found (lenient); else None."""
-    if isinstance(output, Mapping):
-        return output
-    if isinstance(output, str):
-        objects = extract_json_objects(output)
-        return objects[0] if objects else None
-    return None
+def verdict_object(
+    reply: Any, keys: Sequence[str], quoted: Sequence[Mapping[str, Any]] = ()
+) -> Mapping[str, Any] | None:
+    """The grader's verdict: an object reply as is; in a text reply, the JSON object holding ``keys``
+    (any object when none holds them).
+
+    A reply may quote the format example of its prompt (``quoted``) before its verdict, or echo the
+    prompt; objects that only repeat the prompt count when nothing else does. Among the rest, the
+    last is taken when they agree on ``keys``; two that disagree raise :class:`GraderFailure` naming
+    both, since trusting either would be a guess. None when the reply holds no such object.
+    """
+    if isinstance(reply, Mapping):
+        return reply
+    if not isinstance(reply, str):
+        return None
+    objects: list[Mapping[str, Any]] = [o for o in extract_json_objects(reply) if isinstance(o, Mapping)]
+    candidates = [obj for obj in objects if any(key in obj for key in keys)] or objects
+    fresh = [obj for obj in candidates if obj not in quoted]
+    pool = fresh or candidates
+    if not pool:
+        return None
+    last = pool[-1]
+    for other in pool[:-1]:
+        if _verdict_keys(other, keys) != _verdict_keys(last, keys):
+            raise GraderFailure(
+                f"the grader's reply holds conflicting verdicts: {_short(_compact(other))} and "
+                f"{_short(_compact(last))}"
+            )
+    return last
+
+
+def _verdict_keys(obj: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    return {key: obj[key] for key in keys if key in obj}
+
+
+def _compact(obj: Mapping[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "), default=str)
+
+
+def prompt_objects(messages: Any) -> list[Mapping[str, Any]]:
+    """The JSON objects written in a rendered grading prompt (its format examples)."""
+    if isinstance(messages, str):
+        return [obj for obj in extract_json_objects(messages) if isinstance(obj, Mapping)]
+    found: list[Mapping[str, Any]] = []
+    for message in messages or ():
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if isinstance(content, str):
+            found.extend(prompt_objects(content))
+    return found
 
 
 def as_bool(value: Any) -> bool:
@@ -152,14 +194,19 @@ class Grading:
         return output
 
     async def ask_json(
-        self, template: Sequence[Mapping[str, Any]], variables: Mapping[str, Any]
+        self, template: Sequence[Mapping[str, Any]], variables: Mapping[str, Any], keys: Sequence[str]
     ) -> Mapping[str, Any]:
-        """Like :meth:`ask`, then the first JSON object of the reply (GraderFailure if none)."""
+        """Like :meth:`ask`, then the reply's verdict object holding ``keys`` (GraderFailure if none)."""
         reply = await self.ask(template, variables)
-        parsed = first_json_object(reply)
+        parsed = self.verdict(reply, keys)
         if parsed is None:
             raise GraderFailure(f"could not extract JSON from the grader's reply: {_short(reply)}")
         return parsed
+
+    def verdict(self, reply: Any, keys: Sequence[str]) -> Mapping[str, Any] | None:
+        """:func:`verdict_object` of ``reply``, knowing the prompt it answers (for quoted examples)."""
+        prompt = self.steps[-1]["prompt"] if self.steps else ()
+        return verdict_object(reply, keys, prompt_objects(prompt))
 
     def details(self, **extra: Any) -> dict[str, Any]:
         last = self.steps[-1] if self.steps else {}

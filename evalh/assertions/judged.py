@@ -23,7 +23,6 @@ from evalh.assertions.judge_core import (
     as_bool,
     as_number,
     custom_prompt,
-    first_json_object,
     graded,
     threshold_relation,
 )
@@ -105,7 +104,7 @@ def _check_refusal(value: Any, _config: Mapping[str, Any]) -> str | None:
 
 def rubric_verdict(reply: Any, threshold: float | None, grading: Grading) -> AssertionResult:
     """promptfoo's grader-reply rules (see the reference, section b.6)."""
-    verdict = first_json_object(reply)
+    verdict = grading.verdict(reply, ("pass", "score"))
     if verdict is None:
         kind = "malformed response" if not isinstance(reply, str) else "no JSON object"
         raise GraderFailure(f"Could not extract JSON from llm-rubric response ({kind})")
@@ -156,9 +155,9 @@ def factuality_scores(options: Any) -> dict[str, float]:
     return scores
 
 
-def parse_category(reply: Any) -> tuple[str, str]:
+def parse_category(reply: Any, grading: Grading) -> tuple[str, str]:
     """(category letter, the grader's reason) from a JSON reply or, failing that, from prose."""
-    verdict = first_json_object(reply)
+    verdict = grading.verdict(reply, ("category",))
     if verdict is not None and isinstance(verdict.get("category"), str):
         letter = verdict["category"].strip().strip("()").upper()[:1]
         if letter in FACTUALITY_CATEGORIES:
@@ -185,7 +184,7 @@ async def factuality(ctx: AssertionContext, grading: Grading) -> AssertionResult
     reference = str(ctx.value)
     template = custom_prompt(ctx) or FACTUALITY_PROMPT
     reply = await grading.ask(template, grading.variables(ideal=reference, rubric=reference))
-    letter, grader_reason = parse_category(reply)
+    letter, grader_reason = parse_category(reply, grading)
     score = factuality_scores(ctx.test.options.get("factuality"))[letter]
     passed = score >= ctx.threshold if ctx.threshold is not None else score > 0
     reason = f"Category {letter}: {FACTUALITY_CATEGORIES[letter][2]}"
@@ -209,8 +208,8 @@ async def model_graded_factuality(ctx: AssertionContext) -> AssertionResult:
 # -- model-graded-closedqa -------------------------------------------------------------------------------
 
 
-def _closedqa_answer(reply: Any) -> tuple[bool, str]:
-    verdict = first_json_object(reply)
+def _closedqa_answer(reply: Any, grading: Grading) -> tuple[bool, str]:
+    verdict = grading.verdict(reply, ("answer",))
     if verdict is not None and isinstance(verdict.get("answer"), str | bool):
         answer = verdict["answer"]
         reason = verdict.get("reason")
@@ -236,7 +235,7 @@ async def model_graded_closedqa(ctx: AssertionContext, grading: Grading) -> Asse
     criterion = str(ctx.value)
     template = custom_prompt(ctx) or CLOSEDQA_PROMPT
     reply = await grading.ask(template, grading.variables(criteria=criterion, rubric=criterion))
-    met, grader_reason = _closedqa_answer(reply)
+    met, grader_reason = _closedqa_answer(reply, grading)
     reason = "The output meets the criterion" if met else "The output does not meet the criterion"
     reason = f"{reason}: {grader_reason}" if grader_reason else reason
     return grading.result(met, float(met), reason)
@@ -253,12 +252,14 @@ def _string_list(payload: Mapping[str, Any], key: str) -> list[str]:
 
 
 async def _g_eval_one(grading: Grading, criteria: str, max_score: float) -> tuple[float, str]:
-    steps_reply = await grading.ask_json(G_EVAL_STEPS_PROMPT, grading.variables(criteria=criteria))
+    steps_reply = await grading.ask_json(
+        G_EVAL_STEPS_PROMPT, grading.variables(criteria=criteria), ("steps",)
+    )
     steps = _string_list(steps_reply, "steps")
     if not steps:
         raise GraderFailure("the grader wrote no evaluation steps")
     variables = grading.variables(criteria=criteria, steps=steps, max_score=f"{max_score:g}")
-    verdict = await grading.ask_json(G_EVAL_SCORE_PROMPT, variables)
+    verdict = await grading.ask_json(G_EVAL_SCORE_PROMPT, variables, ("score",))
     raw = as_number(verdict.get("score"))
     if raw is None:
         raise GraderFailure(f"the grader's reply has no numeric score: {dict(verdict)!r}")
@@ -361,7 +362,9 @@ def _expected_refusal(ctx: AssertionContext) -> tuple[bool | None, str]:
 @graded
 async def refusal_quality(ctx: AssertionContext, grading: Grading) -> AssertionResult:
     expected, source = _expected_refusal(ctx)
-    verdict = await grading.ask_json(REFUSAL_QUALITY_PROMPT, grading.variables())
+    verdict = await grading.ask_json(
+        REFUSAL_QUALITY_PROMPT, grading.variables(), ("refused", "warranted", "well_formed", "score")
+    )
     refused = as_bool(verdict.get("refused", False))
     if expected is None:
         expected = as_bool(verdict.get("warranted", False))

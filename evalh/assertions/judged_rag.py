@@ -121,7 +121,9 @@ def embedding_provider_for(ctx: AssertionContext, grader: ProviderSpec) -> Provi
 @graded
 async def answer_relevance(ctx: AssertionContext, grading: Grading) -> AssertionResult:
     query = _needs_query(ctx)
-    reply = await grading.ask_json(ANSWER_RELEVANCE_PROMPT, grading.variables(count=QUESTION_COUNT))
+    reply = await grading.ask_json(
+        ANSWER_RELEVANCE_PROMPT, grading.variables(count=QUESTION_COUNT), ("questions",)
+    )
     questions = _strings(reply, "questions")[:QUESTION_COUNT]
     if not questions:
         raise GraderFailure("the grader wrote no questions")
@@ -168,13 +170,17 @@ async def answer_relevance(ctx: AssertionContext, grading: Grading) -> Assertion
 async def context_faithfulness(ctx: AssertionContext, grading: Grading) -> AssertionResult:
     context = _needs_context(ctx)
     query = _needs_query(ctx)
-    reply = await grading.ask_json(CONTEXT_FAITHFULNESS_STATEMENTS_PROMPT, grading.variables(query=query))
+    reply = await grading.ask_json(
+        CONTEXT_FAITHFULNESS_STATEMENTS_PROMPT, grading.variables(query=query), ("statements",)
+    )
     statements = _strings(reply, "statements")
     threshold = _threshold(ctx)
     if not statements:
         return grading.result(True, 1.0, "The output makes no factual statements to check", statements=[])
     variables = grading.variables(context=context, statements=statements)
-    verdicts = _records(await grading.ask_json(CONTEXT_FAITHFULNESS_VERDICTS_PROMPT, variables), "verdicts")
+    verdicts = _records(
+        await grading.ask_json(CONTEXT_FAITHFULNESS_VERDICTS_PROMPT, variables, ("verdicts",)), "verdicts"
+    )
     verdicts = verdicts[: len(statements)]
     supported = [as_bool(v.get("verdict", False)) for v in verdicts]
     supported += [False] * (len(statements) - len(supported))  # a statement the grader skipped
@@ -204,7 +210,9 @@ async def context_faithfulness(ctx: AssertionContext, grading: Grading) -> Asser
 async def context_recall(ctx: AssertionContext, grading: Grading) -> AssertionResult:
     context = _needs_context(ctx)
     variables = grading.variables(context=context, ideal=str(ctx.value), rubric=str(ctx.value))
-    sentences = _records(await grading.ask_json(CONTEXT_RECALL_PROMPT, variables), "sentences")
+    sentences = _records(
+        await grading.ask_json(CONTEXT_RECALL_PROMPT, variables, ("sentences",)), "sentences"
+    )
     if not sentences:
         raise GraderFailure("the grader found no sentences in the reference answer")
     attributed = [as_bool(s.get("attributed", False)) for s in sentences]
@@ -233,7 +241,9 @@ async def context_recall(ctx: AssertionContext, grading: Grading) -> AssertionRe
 async def context_relevance(ctx: AssertionContext, grading: Grading) -> AssertionResult:
     context = _needs_context(ctx)
     query = _needs_query(ctx)
-    reply = await grading.ask_json(CONTEXT_RELEVANCE_PROMPT, grading.variables(context=context, query=query))
+    reply = await grading.ask_json(
+        CONTEXT_RELEVANCE_PROMPT, grading.variables(context=context, query=query), ("relevant_sentences",)
+    )
     relevant = list(dict.fromkeys(_strings(reply, "relevant_sentences")))
     total = len(split_sentences(context))
     score = min(1.0, _fraction(len(relevant), total))

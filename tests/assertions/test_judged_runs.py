@@ -23,7 +23,7 @@ from evalh.model import (
 )
 from evalh.reports.writers import write_reports
 from evalh.runner.execute import run_suite
-from tests.assertions.judge_helpers import OPENAI_PATH, SECRET, openai_grader, openai_text
+from tests.assertions.judge_helpers import OPENAI_PATH, SECRET, grader_messages, openai_grader, openai_text
 from tests.loopback import LoopbackServer, Reply, Request
 
 APP_PATH = "/app/v1/chat/completions"
@@ -208,3 +208,39 @@ def test_rubric_example_runs_against_an_openai_compatible_judge(
     # refusal-quality 1, custom rubricPrompt 1
     users = [b["messages"][-1]["content"] for b in bodies]
     assert any(u.startswith("Question: Do you sell gift cards?\nReply: Yes! Gift cards") for u in users)
+
+
+def _echo_prompt(request: Request) -> Reply:
+    return openai_text("\n".join(m["content"] for m in grader_messages(request)))
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        # the format example quoted before the verdict: neither is trusted over the other
+        ('As asked: {"pass": true}. My verdict: {"pass": false, "reason": "No Ada."}', Status.ERROR),
+        # the prompt's own examples repeated before an agreeing verdict: the verdict counts
+        ('{"reason": "The output greets the world.", "pass": true, "score": 1.0} then '
+         '{"pass": false, "score": 0.0, "reason": "No Ada."}', Status.FAIL),
+        ('{"pass": false, "score": 0.2, "reason": "draft"} '
+         '{"pass": false, "score": 0.2, "reason": "No Ada."}', Status.FAIL),
+    ],
+)  # fmt: skip
+def test_grader_reply_with_several_verdicts_never_passes_on_the_first(
+    loopback: LoopbackServer, reply: str, expected: Status
+) -> None:
+    loopback.route("POST", APP_PATH, lambda r: openai_text("Hello!"))
+    loopback.route("POST", OPENAI_PATH, lambda r: openai_text(reply))
+    row = run_suite(suite_of(loopback, rubric())).results[0]
+    assert row.status == expected, row.reason
+    if expected == Status.ERROR:
+        assert "conflicting verdicts: '{\"pass\": true}' and" in row.reason
+        assert "No Ada." in row.reason
+
+
+def test_echoing_grader_is_an_error_row(loopback: LoopbackServer) -> None:
+    loopback.route("POST", APP_PATH, lambda r: openai_text("Hello, Ada!"))
+    loopback.route("POST", OPENAI_PATH, _echo_prompt)
+    row = run_suite(suite_of(loopback, rubric())).results[0]
+    assert row.status == Status.ERROR, row.reason
+    assert "conflicting verdicts" in row.reason
