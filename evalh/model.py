@@ -19,6 +19,7 @@ __all__ = [
     "AssertionSpec",
     "EvaluateOptions",
     "GradedAssertion",
+    "Measurement",
     "Prompt",
     "ProviderChoice",
     "ProviderResponse",
@@ -198,10 +199,12 @@ class ProviderResponse:
 
 @dataclass(frozen=True)
 class AssertionResult:
-    """What one assertion function returns, for its positive (non-negated) form.
+    """A positive-form (non-negated) verdict: what a check with no threshold returns (``contains``),
+    and what ``runner/scoring.py`` makes of a :class:`Measurement`.
 
     ``error`` means the assertion could not run (bad value, provider failure): the row is an ERROR,
-    and negation never turns it into a pass.
+    and negation never turns it into a pass. ``applicable`` false means there was nothing to measure
+    (an empty output for ``similar``): it fails both the type and its ``not-`` form.
     """
 
     passed: bool
@@ -211,11 +214,40 @@ class AssertionResult:
     details: Mapping[str, Any] = field(default_factory=dict)
     usage: Usage | None = None
     children: tuple[GradedAssertion, ...] = ()
+    applicable: bool = True
 
     @classmethod
     def failure(cls, reason: str, **details: Any) -> AssertionResult:
         """An assertion that could not run: an ERROR, never a pass."""
         return cls(passed=False, score=0.0, reason=reason, error=True, details=details)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What an assertion with a threshold returns: the figure it measured, never a verdict.
+
+    ``runner/scoring.py`` compares ``value`` with the threshold in the direction the type declares,
+    applies ``binary`` and ``not-``, and words the reason from ``subject`` ("Cosine similarity 0.83 to
+    'hi'") and ``note`` (a grader's own words). ``score`` is the 0-1 score when it differs from
+    ``value`` (a distance's 1/(1+d)). ``verdict`` False is a failure the measurement itself carries
+    (a grader's ``pass: false``); None leaves the verdict to the threshold, or to ``value > 0`` without
+    one. ``applicable`` false: there was nothing to measure (see :class:`AssertionResult`).
+    With ``children`` (``assert-set``), the verdict is the children's, by the rules of a test.
+    """
+
+    value: float
+    subject: str
+    score: float | None = None
+    verdict: bool | None = None
+    note: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+    usage: Usage | None = None
+    applicable: bool = True
+    children: tuple[GradedAssertion, ...] = ()  # assert-set: scored like a test's assertions
+
+    @classmethod
+    def not_applicable(cls, reason: str, **details: Any) -> Measurement:
+        return cls(value=0.0, subject=reason, applicable=False, details=details)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ s to (s - b) / (1 - b). Several references: the best one (``config.aggregation: 
 ``bertscore-like`` works with any embedding provider: the unique lower-cased words of each side are
 embedded once per suite (each word alone, so out of context) and matched the same way. It measures word
 overlap softened by word meaning; ``bertscore`` also sees each word's context. A score greater than or
-equal to the threshold passes (default 0.5 for ``bertscore``, 0.6 for ``bertscore-like``). An output
-without tokens scores 0.
+equal to the threshold passes (default 0.5 for ``bertscore``, 0.6 for ``bertscore-like``). An empty or
+blank output is not applicable (both the type and its ``not-`` form fail); other output without tokens
+scores 0.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from evalh.assertions.registry import assertion
 from evalh.assertions.similarity import (
     check_embedding_config,
     embedding_providers,
-    format_threshold,
+    empty_output,
     references,
     short,
 )
-from evalh.model import AssertionResult, AssertionSpec, ProviderSpec, TestCase
+from evalh.model import AssertionResult, AssertionSpec, Measurement, ProviderSpec, TestCase
 from evalh.vectors import GreedyMatch, greedy_match, matrix_problem
 
 __all__ = [
@@ -211,17 +212,11 @@ def _score_refs(
     }
 
 
-def _verdict(
+def _measurement(
     ctx: AssertionContext, name: str, values: Sequence[tuple[str, float, dict[str, Any]]], refs: Sequence[str]
-) -> AssertionResult:
-    default = (
-        DEFAULT_BERTSCORE_LIKE_THRESHOLD if ctx.spec.type == "bertscore-like" else DEFAULT_BERTSCORE_THRESHOLD
-    )
-    threshold = default if ctx.threshold is None else float(ctx.threshold)
+) -> Measurement:
     which = str(ctx.config.get("score", "f1"))
     score = sum(value for _, value, _ in values) / len(values)
-    passed = score >= threshold - 1e-12
-    relation = "greater than or equal to" if passed else "less than"
     label = {"f1": "F1", "precision": "precision", "recall": "recall"}[which]
     if len(values) > 1:
         each = ", ".join(f"{provider}: {value:.2f}" for provider, value, _ in values)
@@ -233,12 +228,10 @@ def _verdict(
     else:
         best = short(values[0][2]["best"]["reference"])
         subject = f"Best {name} {label} {score:.2f} (against {best}, of {len(refs)} references)"
-    binary = bool(ctx.config.get("binary", False))
     details: dict[str, Any] = {
         "score": which,
-        "threshold": threshold,
         "baseline": ctx.config.get("baseline"),
-        "binary": binary,
+        "binary": bool(ctx.config.get("binary", False)),
         "models": [
             {"provider": provider, "value": value, "per_reference": extra["per_reference"]}
             for provider, value, extra in values
@@ -246,12 +239,7 @@ def _verdict(
     }
     first = values[0][2]["best"]
     details.update({key: first[key] for key in ("reference", *SCORES, "alignment")})
-    return AssertionResult(
-        passed=passed,
-        score=(1.0 if passed else 0.0) if binary else score,
-        reason=f"{subject} is {relation} threshold {format_threshold(threshold)}",
-        details=details,
-    )
+    return Measurement(value=score, subject=subject, details=details)
 
 
 async def bertscore_for(ctx: AssertionContext, provider: ProviderSpec, refs: Sequence[str]) -> Any:
@@ -287,10 +275,12 @@ async def bertscore_like_for(ctx: AssertionContext, provider: ProviderSpec, refs
     return _score_refs(ctx, sides[0], refs, sides[1:], None)
 
 
-async def _run(ctx: AssertionContext, name: str, check: Any, scorer: Any) -> AssertionResult:
+async def _run(ctx: AssertionContext, name: str, check: Any, scorer: Any) -> AssertionResult | Measurement:
     problem = check(ctx.value, ctx.config)
     if problem:
         return AssertionResult.failure(problem)
+    if (empty := empty_output(ctx.output_text)) is not None:
+        return empty
     refs = references(ctx.value)
     assert isinstance(refs, list)
     values: list[tuple[str, float, dict[str, Any]]] = []
@@ -300,12 +290,12 @@ async def _run(ctx: AssertionContext, name: str, check: Any, scorer: Any) -> Ass
             return AssertionResult.failure(outcome, provider=provider.id)
         value, extra = outcome
         values.append((provider.display, value, extra))
-    return _verdict(ctx, name, values, refs)
+    return _measurement(ctx, name, values, refs)
 
 
 def prefetch_bertscore(ctx: AssertionContext) -> list[EmbedRequest]:
     refs = references(ctx.value)
-    if isinstance(refs, str):
+    if isinstance(refs, str) or not ctx.output_text.strip():
         return []
     texts = (ctx.output_text, *refs)
     return [EmbedRequest(p, texts, granularity="tokens") for p in embedding_providers(ctx)]
@@ -313,7 +303,7 @@ def prefetch_bertscore(ctx: AssertionContext) -> list[EmbedRequest]:
 
 def prefetch_bertscore_like(ctx: AssertionContext) -> list[EmbedRequest]:
     refs = references(ctx.value)
-    if isinstance(refs, str):
+    if isinstance(refs, str) or not ctx.output_text.strip():
         return []
     vocabulary = tuple(dict.fromkeys(word for text in (ctx.output_text, *refs) for word in word_tokens(text)))
     return [EmbedRequest(p, vocabulary) for p in embedding_providers(ctx)]
@@ -327,10 +317,11 @@ def prefetch_bertscore_like(ctx: AssertionContext) -> list[EmbedRequest]:
     default_threshold=DEFAULT_BERTSCORE_THRESHOLD,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
     check=check_bertscore,
     prefetch=prefetch_bertscore,
 )
-async def bertscore(ctx: AssertionContext) -> AssertionResult:
+async def bertscore(ctx: AssertionContext) -> AssertionResult | Measurement:
     return await _run(ctx, "BERTScore", check_bertscore, bertscore_for)
 
 
@@ -342,8 +333,9 @@ async def bertscore(ctx: AssertionContext) -> AssertionResult:
     default_threshold=DEFAULT_BERTSCORE_LIKE_THRESHOLD,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
     check=check_bertscore_like,
     prefetch=prefetch_bertscore_like,
 )
-async def bertscore_like(ctx: AssertionContext) -> AssertionResult:
+async def bertscore_like(ctx: AssertionContext) -> AssertionResult | Measurement:
     return await _run(ctx, "BERTScore-like", check_bertscore_like, bertscore_like_for)

@@ -9,22 +9,25 @@ from __future__ import annotations
 import importlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from evalh.assertions.base import AssertionContext, EmbedRequest
-from evalh.model import AssertionResult
+from evalh.model import AssertionResult, Measurement
 
 __all__ = [
     "FAMILY_MODULES",
     "AssertionDef",
     "AssertionFn",
+    "Direction",
     "all_assertions",
     "assertion",
     "base_type",
     "get_assertion",
 ]
 
-AssertionFn = Callable[[AssertionContext], AssertionResult | Awaitable[AssertionResult]]
+Outcome = AssertionResult | Measurement
+AssertionFn = Callable[[AssertionContext], Outcome | Awaitable[Outcome]]
+Direction = Literal["higher", "lower"]  # which way of the threshold passes
 PrefetchFn = Callable[[AssertionContext], Sequence[EmbedRequest]]
 CheckFn = Callable[[Any, Mapping[str, Any]], str | None]  # (value, config) -> problem or None
 
@@ -60,6 +63,14 @@ class AssertionDef:
     requires_threshold: bool = False  # e.g. latency: validate reports a missing threshold
     check: CheckFn | None = None  # static check of (value, config), run by validate
     prefetch: PrefetchFn | None = None  # texts to embed in bulk before scoring
+    # The handler returns a Measurement compared with the threshold this way (scoring.py); a type
+    # without one returns its own AssertionResult and ignores ``threshold``.
+    direction: Direction | None = None
+    bounds: tuple[float | None, float | None] = (None, None)  # where the measured value lies
+
+    @property
+    def threshold_applies(self) -> bool:
+        return self.direction is not None
 
 
 _REGISTRY: dict[str, AssertionDef] = {}
@@ -80,6 +91,8 @@ def assertion(
     requires_threshold: bool = False,
     check: CheckFn | None = None,
     prefetch: PrefetchFn | None = None,
+    direction: Direction | None = None,
+    bounds: tuple[float | None, float | None] = (None, None),
 ) -> Callable[[F], F]:
     """Register the decorated function as the handler of assertion type ``name``."""
 
@@ -98,6 +111,8 @@ def assertion(
             requires_threshold=requires_threshold,
             check=check,
             prefetch=prefetch,
+            direction=direction,
+            bounds=bounds,
         )
         return fn
 

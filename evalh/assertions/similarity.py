@@ -22,7 +22,7 @@ from typing import Any
 
 from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, AssertionContext, EmbedRequest
 from evalh.assertions.registry import assertion
-from evalh.model import AssertionResult, ProviderSpec, Usage
+from evalh.model import AssertionResult, Measurement, ProviderSpec, Usage
 from evalh.providers.registry import capabilities_of, find_entry
 from evalh.vectors import compare, vector_problem
 
@@ -33,7 +33,7 @@ __all__ = [
     "check_embedding_config",
     "check_similar",
     "embedding_providers",
-    "format_threshold",
+    "empty_output",
     "parse_provider",
     "prefetch_similar",
     "references",
@@ -43,7 +43,6 @@ __all__ = [
 ]
 
 AGGREGATIONS = ("max", "mean")
-_EPSILON = 1e-12
 _SIMILAR_KEYS = ("aggregation", "binary", "providers")
 _METRIC_NAMES = {"cosine": "Cosine similarity", "dot": "Dot product", "euclidean": "Euclidean distance"}
 
@@ -66,10 +65,6 @@ def short(text: str, limit: int = 60) -> str:
     """``text`` quoted, cut to ``limit`` characters for a reason line."""
     flat = " ".join(text.split())
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
-
-
-def format_threshold(threshold: float) -> str:
-    return f"{threshold:g}"
 
 
 def check_config_keys(config: Mapping[str, Any], known: Sequence[str]) -> str | None:
@@ -201,12 +196,6 @@ def _aggregate(metric: str, raws: Sequence[float], how: str) -> tuple[float, int
     return raws[best], best
 
 
-def _passes(metric: str, raw: float, threshold: float) -> bool:
-    if metric == "euclidean":
-        return raw <= threshold + _EPSILON
-    return raw >= threshold - _EPSILON
-
-
 def _to_score(metric: str, raw: float) -> float:
     return 1.0 / (1.0 + raw) if metric == "euclidean" else raw
 
@@ -242,27 +231,29 @@ async def _model_raws(
     return raws, embeddings.usage
 
 
-def _reason(
-    metric: str, models: Sequence[ModelScore], refs: Sequence[str], how: str, raw: float, threshold: float
-) -> str:
+def _subject(metric: str, models: Sequence[ModelScore], refs: Sequence[str], how: str, raw: float) -> str:
     name = _METRIC_NAMES[metric]
     lower = name[0].lower() + name[1:]
     if len(models) > 1:
         each = ", ".join(f"{m.provider}: {m.raw:.2f}" for m in models)
-        subject = f"Mean {lower} {raw:.2f} over {len(models)} models ({each})"
-    elif len(refs) == 1:
-        subject = f"{name} {raw:.2f} to {short(refs[0])}"
-    elif how == "mean":
-        subject = f"Mean {lower} {raw:.2f} over {len(refs)} values"
-    else:
-        best = short(refs[models[0].best])
-        subject = f"Best {lower} {raw:.2f} (to {best}, of {len(refs)} values)"
-    passed = _passes(metric, raw, threshold)
-    if metric == "euclidean":
-        relation = "less than or equal to" if passed else "greater than"
-    else:
-        relation = "greater than or equal to" if passed else "less than"
-    return f"{subject} is {relation} threshold {format_threshold(threshold)}"
+        return f"Mean {lower} {raw:.2f} over {len(models)} models ({each})"
+    if len(refs) == 1:
+        return f"{name} {raw:.2f} to {short(refs[0])}"
+    if how == "mean":
+        return f"Mean {lower} {raw:.2f} over {len(refs)} values"
+    best = short(refs[models[0].best])
+    return f"Best {lower} {raw:.2f} (to {best}, of {len(refs)} values)"
+
+
+def empty_output(text: str) -> Measurement | None:
+    """An empty or blank output is neither similar nor dissimilar to anything: not applicable, so
+    both the type and its ``not-`` form fail (docs/similarity.md)."""
+    if text.strip():
+        return None
+    return Measurement.not_applicable(
+        "the output is empty, so it is neither similar nor dissimilar to the value "
+        "(both this type and its not- form fail)"
+    )
 
 
 def _details(
@@ -270,13 +261,11 @@ def _details(
     models: Sequence[ModelScore],
     refs: Sequence[str],
     raw: float,
-    threshold: float,
     how: str,
     binary: bool,
 ) -> dict[str, Any]:
     return {
         "metric": metric,
-        "threshold": threshold,
         "aggregation": how,
         "binary": binary,
         ("distance" if metric == "euclidean" else "similarity"): raw,
@@ -293,17 +282,18 @@ def _details(
     }
 
 
-async def score_similar(ctx: AssertionContext, metric: str) -> AssertionResult:
-    """Score the output against ``ctx.value`` with ``metric``, over every configured provider."""
+async def score_similar(ctx: AssertionContext, metric: str) -> AssertionResult | Measurement:
+    """Measure the output against ``ctx.value`` with ``metric``, over every configured provider."""
     refs = references(ctx.value)
     if isinstance(refs, str):
         return AssertionResult.failure(refs)
     problem = check_embedding_config(ctx.config, _SIMILAR_KEYS)
     if problem:
         return AssertionResult.failure(problem)
-    threshold = 0.75 if ctx.threshold is None else float(ctx.threshold)
     how = str(ctx.config.get("aggregation", "max"))
     output = ctx.output_text
+    if (empty := empty_output(output)) is not None:
+        return empty
     models: list[ModelScore] = []
     for provider in embedding_providers(ctx):
         outcome = await _model_raws(ctx, provider, metric, output, refs)
@@ -313,19 +303,13 @@ async def score_similar(ctx: AssertionContext, metric: str) -> AssertionResult:
         raw, best = _aggregate(metric, raws, how)
         models.append(ModelScore(provider.display, raw, tuple(raws), best, usage))
     raw = sum(m.raw for m in models) / len(models)
-    passed = _passes(metric, raw, threshold)
-    score = sum(_to_score(metric, m.raw) for m in models) / len(models)
     binary = bool(ctx.config.get("binary", False))
-    if binary:
-        score = 1.0 if passed else 0.0
-    reason = _reason(metric, models, refs, how, raw, threshold)
-    details = _details(metric, models, refs, raw, threshold, how, binary)
     usage = sum((m.usage for m in models), Usage())
-    return AssertionResult(
-        passed=passed,
-        score=score,
-        reason=reason,
-        details=details,
+    return Measurement(
+        value=raw,
+        score=sum(_to_score(metric, m.raw) for m in models) / len(models),
+        subject=_subject(metric, models, refs, how, raw),
+        details=_details(metric, models, refs, raw, how, binary),
         usage=usage if usage != Usage() else None,
     )
 
@@ -333,7 +317,7 @@ async def score_similar(ctx: AssertionContext, metric: str) -> AssertionResult:
 def prefetch_similar(ctx: AssertionContext) -> list[EmbedRequest]:
     """The output and every reference, for each provider that embeds."""
     refs = references(ctx.value)
-    if isinstance(refs, str):
+    if isinstance(refs, str) or not ctx.output_text.strip():
         return []
     texts = (ctx.output_text, *refs)
     return [
@@ -342,7 +326,7 @@ def prefetch_similar(ctx: AssertionContext) -> list[EmbedRequest]:
 
 
 def _register(name: str, metric: str, meaning: str, summary: str) -> None:
-    async def handler(ctx: AssertionContext) -> AssertionResult:
+    async def handler(ctx: AssertionContext) -> AssertionResult | Measurement:
         return await score_similar(ctx, metric)
 
     handler.__name__ = handler.__qualname__ = f"similar_{metric}" + ("_default" if ":" not in name else "")
@@ -356,6 +340,8 @@ def _register(name: str, metric: str, meaning: str, summary: str) -> None:
         requires_value=True,
         check=check_similar,
         prefetch=prefetch_similar,
+        direction="lower" if metric == "euclidean" else "higher",
+        bounds=(0.0, None) if metric == "euclidean" else (-1.0, 1.0) if metric == "cosine" else (None, None),
     )(handler)
 
 

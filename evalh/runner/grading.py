@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from evalh.assertions.base import AssertionContext, EmbedRequest
 from evalh.assertions.registry import AssertionDef, get_assertion
 from evalh.errors import EvalhError
-from evalh.model import AssertionResult, AssertionSpec, GradedAssertion
-from evalh.runner.scoring import finalize
+from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement
+from evalh.runner.scoring import decide, finalize
 
-__all__ = ["collect_prefetch", "effective_threshold", "grade_assertion"]
+__all__ = ["collect_prefetch", "effective_threshold", "grade_assertion", "positive_verdict"]
 
 
 def effective_threshold(spec: AssertionSpec, definition: AssertionDef) -> float | None:
@@ -34,8 +34,7 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
     if definition is None:
         return finalize(spec, AssertionResult.failure(f"unknown assertion type {spec.type!r}"))
     try:
-        outcome = definition.fn(_context_for(spec, definition, ctx))
-        result = await outcome if inspect.isawaitable(outcome) else outcome
+        result = await positive_verdict(definition, _context_for(spec, definition, ctx))
     except EvalhError as error:
         result = AssertionResult.failure(error.render())
     except Exception as error:  # a bug in a handler must not stop the run; --verbose shows the trace
@@ -44,6 +43,18 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
             traceback=traceback.format_exc(),
         )
     return finalize(spec, result)
+
+
+async def positive_verdict(definition: AssertionDef, ctx: AssertionContext) -> AssertionResult:
+    """Run the handler on ``ctx`` (threshold already effective) and decide its measurement."""
+    outcome = definition.fn(ctx)
+    measured: AssertionResult | Measurement = await outcome if inspect.isawaitable(outcome) else outcome
+    if isinstance(measured, AssertionResult):
+        return measured
+    if definition.direction is None:
+        raise TypeError(f"{definition.name} returned a measurement but declares no direction")
+    binary = ctx.spec.config.get("binary") is True
+    return decide(measured, ctx.threshold, definition.direction, binary)
 
 
 def collect_prefetch(specs: Sequence[AssertionSpec], ctx: AssertionContext) -> list[EmbedRequest]:

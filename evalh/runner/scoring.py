@@ -1,5 +1,10 @@
 """promptfoo's scoring rules, applied once for every assertion type (pure functions).
 
+A measurement (:func:`decide`): its value against the threshold, in the direction its type declares
+(:func:`meets` is the only threshold comparison in evalh); without a threshold, the measurement's own
+verdict, else ``value > 0``; ``config.binary`` makes the score 1 or 0; the reason says how the value
+stands against the threshold. ``assert-set`` children are scored like a test's assertions.
+
 Per assertion (:func:`finalize`): ``not-`` flips pass and turns the score into ``1 - score``; an error
 result is never inverted; ``weight: 0`` makes the assertion metric-only (it always passes).
 
@@ -13,21 +18,89 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
-from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Status, weighted_mean
+from evalh.model import (
+    AssertionResult,
+    AssertionSpec,
+    GradedAssertion,
+    Measurement,
+    Status,
+    weighted_mean,
+)
 
-__all__ = ["TestVerdict", "finalize", "named_scores", "score_test"]
+__all__ = ["TestVerdict", "decide", "finalize", "meets", "named_scores", "relation", "score_test"]
+
+# Scores computed two ways (a cosine of equal vectors, a mean of means) may differ in the last bit.
+_EPSILON = 1e-12
+_RELATIONS = {
+    ("higher", True): "greater than or equal to",
+    ("higher", False): "less than",
+    ("lower", True): "less than or equal to",
+    ("lower", False): "greater than",
+}
+
+
+def meets(value: float, threshold: float, direction: Literal["higher", "lower"]) -> bool:
+    """Whether ``value`` passes ``threshold`` for a type whose ``direction`` is better."""
+    if direction == "lower":
+        return value <= threshold + _EPSILON
+    return value >= threshold - _EPSILON
+
+
+def relation(passed: bool, direction: Literal["higher", "lower"], threshold: float) -> str:
+    """ "greater than or equal to threshold 0.75" and its kin, for a reason line."""
+    return f"{_RELATIONS[direction, passed]} threshold {threshold:g}"
+
+
+def decide(
+    measurement: Measurement,
+    threshold: float | None,
+    direction: Literal["higher", "lower"],
+    binary: bool = False,
+) -> AssertionResult:
+    """The positive-form verdict on a measurement (negation is :func:`finalize`'s)."""
+    m = measurement
+    details = {**m.details, "threshold": threshold} if threshold is not None else dict(m.details)
+    if not m.applicable:
+        return AssertionResult(False, 0.0, m.subject, details=details, usage=m.usage, applicable=False)
+    if m.children:
+        return _decide_set(m, threshold)
+    if threshold is None:
+        passed = m.verdict if m.verdict is not None else m.value > 0
+        reason = m.note or m.subject
+    else:
+        within = meets(m.value, threshold, direction)
+        passed = within and m.verdict is not False
+        reason = f"{m.subject} is {relation(within, direction, threshold)}"
+        reason = f"{reason}: {m.note}" if m.note else reason
+    score = m.score if m.score is not None else m.value
+    if binary:
+        score = 1.0 if passed else 0.0
+    return AssertionResult(passed, score, reason, details=details, usage=m.usage)
+
+
+def _decide_set(m: Measurement, threshold: float | None) -> AssertionResult:
+    verdict = score_test(m.children, threshold, label="assert-set score")
+    return AssertionResult(
+        passed=verdict.status is Status.PASS,
+        score=verdict.score,
+        reason=verdict.reason,
+        error=verdict.status is Status.ERROR,
+        children=m.children,
+    )
 
 
 def finalize(spec: AssertionSpec, result: AssertionResult) -> GradedAssertion:
     """Apply negation and weight 0 to an assertion function's positive-form result."""
-    if result.error:
+    if result.error or not result.applicable:
+        # an error, or nothing to measure: neither the type nor its not- form can pass
         return GradedAssertion(
             spec=spec,
             passed=False,
             score=0.0,
             reason=result.reason,
-            error=True,
+            error=result.error,
             details=result.details,
             usage=result.usage,
             children=result.children,
@@ -79,8 +152,10 @@ class TestVerdict:
     named_score_weights: dict[str, float]
 
 
-def score_test(graded: Sequence[GradedAssertion], threshold: float | None) -> TestVerdict:
-    """The row's status, score and reason from its top-level graded assertions."""
+def score_test(
+    graded: Sequence[GradedAssertion], threshold: float | None, label: str = "Aggregate score"
+) -> TestVerdict:
+    """The row's status, score and reason from its top-level graded assertions (or a set's)."""
     means, weights = named_scores(graded)
     if not graded:
         return TestVerdict(Status.PASS, 1.0, "No assertions", means, weights)
@@ -90,9 +165,9 @@ def score_test(graded: Sequence[GradedAssertion], threshold: float | None) -> Te
         return TestVerdict(Status.ERROR, 0.0, f"{first.spec.full_type}: {first.reason}", means, weights)
     score = weighted_mean(graded)
     if threshold is not None:
-        passed = score >= threshold
-        relation = ">=" if passed else "<"
-        reason = f"Aggregate score {score:.2f} {relation} {threshold:g} threshold"
+        passed = meets(score, threshold, "higher")
+        # promptfoo's wording: "Aggregate score 0.70 >= 0.7 threshold"
+        reason = f"{label} {score:.2f} {'>=' if passed else '<'} {threshold:g} threshold"
         return TestVerdict(Status.PASS if passed else Status.FAIL, score, reason, means, weights)
     failed = [g for g in graded if not g.passed]
     if failed:

@@ -10,7 +10,6 @@ async) and returns its positive-form ``AssertionResult``.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from evalh.model import (
     ProviderSpec,
     TestCase,
 )
+from evalh.runner.grading import positive_verdict
 
 __all__ = ["StandInServices", "definition_of", "grade", "make_context"]
 
@@ -121,12 +121,6 @@ def make_context(
 
 
 def grade(ctx: AssertionContext) -> AssertionResult:
-    """Run the registered handler of ``ctx.spec.type`` (awaiting it if async); positive form."""
-    outcome = definition_of(ctx.spec.type).fn(ctx)
-    if inspect.isawaitable(outcome):
-
-        async def wait() -> AssertionResult:
-            return await outcome
-
-        return asyncio.run(wait())
-    return outcome
+    """Run the registered handler of ``ctx.spec.type`` (awaiting it if async) and decide its
+    measurement as the runner does; positive form."""
+    return asyncio.run(positive_verdict(definition_of(ctx.spec.type), ctx))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 from evalh.assertions.base import AssertionContext
 from evalh.model import AssertionResult, GradedAssertion, ProviderChoice, ProviderSpec
 from evalh.runner.cache import Cache
+from evalh.runner.grading import positive_verdict
 from evalh.runner.scoring import finalize
 from evalh.runner.services import ProviderPool, RunServices
 from tests.assertions.helpers import definition_of, make_context
@@ -86,8 +86,7 @@ def judge(
 
 async def _run(ctx: AssertionContext, services: RunServices) -> AssertionResult:
     try:
-        outcome = definition_of(ctx.spec.type).fn(ctx)
-        return await outcome if inspect.isawaitable(outcome) else outcome
+        return await positive_verdict(definition_of(ctx.spec.type), ctx)
     finally:
         await services.pool.aclose()
 

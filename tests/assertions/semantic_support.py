@@ -15,7 +15,7 @@ from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import get_assertion
 from evalh.model import AssertionResult, GradedAssertion, ProviderChoice
 from evalh.runner.cache import Cache
-from evalh.runner.grading import grade_assertion
+from evalh.runner.grading import grade_assertion, positive_verdict
 from evalh.runner.services import ProviderPool, RunServices
 
 __all__ = ["SHARED_POOL", "grade_full", "grade_positive", "services", "with_raw"]
@@ -39,8 +39,7 @@ def with_raw(ctx: AssertionContext, **raw: Any) -> AssertionContext:
 async def _positive(ctx: AssertionContext) -> AssertionResult:
     definition = get_assertion(ctx.spec.type)
     assert definition is not None
-    outcome = definition.fn(ctx)
-    return outcome if isinstance(outcome, AssertionResult) else await outcome
+    return await positive_verdict(definition, ctx)
 
 
 def grade_positive(ctx: AssertionContext, prefetch: bool = True) -> AssertionResult:

@@ -19,6 +19,7 @@ from evalh.assertions.registry import get_assertion
 from evalh.model import AssertionSpec, ProviderChoice, ProviderSpec, TestCase
 from evalh.providers.base import TokenEmbedding
 from evalh.providers.local import make_local
+from evalh.runner.grading import positive_verdict
 from evalh.runner.services import ProviderPool
 from evalh.vectors import greedy_match
 from tests.assertions.helpers import make_context
@@ -176,8 +177,8 @@ def test_bertscore_like_embeds_each_word_once_per_suite() -> None:
 
     async def scenario() -> tuple[float, float]:
         await shared.embeddings.prefetch([*definition.prefetch(first), *definition.prefetch(second)])
-        one = await definition.fn(first)  # type: ignore[misc]
-        two = await definition.fn(second)  # type: ignore[misc]
+        one = await positive_verdict(definition, first)
+        two = await positive_verdict(definition, second)
         return one.score, two.score
 
     scores = asyncio.run(scenario())

@@ -153,10 +153,20 @@ def test_mean_aggregation_and_binary_scores() -> None:
 
 
 def test_a_zero_vector_is_an_error_never_inverted() -> None:
-    ctx = make_context("not-similar", value="something", output="", services=services(), provider=FAKE)
+    ctx = make_context("not-similar", value="something", output="?!", services=services(), provider=FAKE)
     graded = grade_full(ctx)
     assert graded.error and not graded.passed
     assert graded.reason == "fake: the embedding of the output is a zero vector"
+
+
+@pytest.mark.parametrize("output", ["", "  \n\t"])
+@pytest.mark.parametrize("kind", ["similar", "similar:euclidean", "bertscore", "bertscore-like"])
+def test_an_empty_output_fails_both_the_type_and_its_negation(kind: str, output: str) -> None:
+    for negate in ("", "not-"):
+        ctx = make_context(f"{negate}{kind}", value="Paris is the capital.", output=output, services=services())
+        graded = grade_full(ctx)
+        assert not graded.passed and not graded.error and graded.score == 0.0
+        assert graded.reason.startswith("the output is empty, so it is neither similar nor dissimilar")
 
 
 def test_a_dimension_mismatch_is_an_error(loopback: LoopbackServer) -> None:
