@@ -13,10 +13,13 @@
     ├── ModelAssetError (exit 1)         the bundled model file is missing or its sha256 does not match
     └── ReportError (exit 1)             a report file could not be written
 
-Every message says where the problem is (file:line:column and the JSON path when known) and what to do.
+Every message says where the problem is (file:line:column and the JSON path when known) and what to do,
+and never a secret: :meth:`EvalhError.render` redacts every secret value of the run (:mod:`evalh.secrets`).
 """
 
 from __future__ import annotations
+
+from evalh.secrets import redact_text, scrub_urls
 
 __all__ = [
     "EXIT_CONFIG",
@@ -52,11 +55,11 @@ class EvalhError(Exception):
         super().__init__(self.render())
 
     def render(self) -> str:
-        """One paragraph: ``where: message. hint``."""
+        """One paragraph: ``where: message. hint``, URLs scrubbed and secret values redacted."""
         text = f"{self.where}: {self.message}" if self.where else self.message
         if self.hint:
             text = f"{text.rstrip('.')}. {self.hint}"
-        return text
+        return redact_text(scrub_urls(text))
 
 
 class ConfigError(EvalhError):

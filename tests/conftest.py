@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from evalh.secrets import clear_registry
 from tests.loopback import LoopbackServer
 
 
@@ -24,3 +25,10 @@ def loopback() -> Iterator[LoopbackServer]:
 def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own embedding/completion cache directory, never the user's."""
     monkeypatch.setenv("EVALH_CACHE_DIR", str(tmp_path / "evalh-cache"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_secret_registry() -> Iterator[None]:
+    """Secret values registered by one test (run-scoped in evalh) are not redacted in the next."""
+    yield
+    clear_registry()

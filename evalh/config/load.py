@@ -26,8 +26,9 @@ from evalh.config.templating import referenced_names, render_env, uses_env
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.errors import ConfigError, ConfigFileError, SchemaError
 from evalh.model import EvaluateOptions, Prompt, ProviderChoice, ProviderSpec, Suite, TestCase
+from evalh.secrets import redact_config, register_config
 
-__all__ = ["CONFIG_NAMES", "RECORDED_PROVIDER_ID", "find_config", "load_suite", "redact"]
+__all__ = ["CONFIG_NAMES", "RECORDED_PROVIDER_ID", "find_config", "load_suite"]
 
 CONFIG_NAMES = (
     "evalh.yaml",
@@ -38,8 +39,6 @@ CONFIG_NAMES = (
     "promptfooconfig.json",
 )
 RECORDED_PROVIDER_ID = "recorded"
-REDACTED = "[redacted]"
-_SECRET_SUFFIXES = ("apikey", "token", "secret", "password", "authorization", "passwd", "credentials")
 _LIST_LIMIT = 10
 
 
@@ -55,20 +54,6 @@ def find_config(start: Path | None = None) -> Path:
         f"(looked for {', '.join(CONFIG_NAMES)})",
         hint="Pass the config's path (evalh run path/to/config.yaml), or create evalh.yaml with `evalh init`",
     )
-
-
-def redact(value: Any) -> Any:
-    """A copy of ``value`` with secrets (api keys, tokens, passwords...) replaced by "[redacted]"."""
-    if isinstance(value, Mapping):
-        return {key: REDACTED if _is_secret(key) and value[key] else redact(value[key]) for key in value}
-    if isinstance(value, list):
-        return [redact(item) for item in value]
-    return value
-
-
-def _is_secret(key: Any) -> bool:
-    flat = str(key).lower().replace("_", "").replace("-", "")
-    return flat.endswith(_SECRET_SUFFIXES)
 
 
 def load_suite(
@@ -90,6 +75,9 @@ def load_suite(
             )
         env = _config_env(document, ctx)
         document.data = _render_env(document.data, {**os.environ, **env}, document, ctx)
+        # Before any check can quote a value: every secret the config holds is redacted from here on.
+        register_config(env)  # the env: map's secret-looking entries
+        register_config(document.data)
         ctx.problems.raise_if_any(document.file)
         _check_schema(document, ctx)
         ctx.problems.raise_if_any(document.file)
@@ -224,7 +212,7 @@ def _resolve(
         env=env,
         metadata=dict(data.get("metadata") or {}),
         config_path=str(ctx.config_file),
-        raw_config=redact(data),
+        raw_config=redact_config(data),
     )
 
 

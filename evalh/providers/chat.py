@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 from evalh.errors import ProviderError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
-from evalh.providers.http import HttpClient, HttpReply, public_url
+from evalh.providers.http import HttpClient, HttpReply
+from evalh.providers.identity import hide_secrets, request_identity
 
 __all__ = [
     "REPLY_SHAPE_ERRORS",
@@ -170,14 +171,16 @@ class ChatProvider(HttpModelProvider):
         return temperature is None or float(temperature) <= 0
 
     def cache_identity(self) -> Mapping[str, Any]:
-        """Non-secret fields that fix the answer: id, model, endpoint, sampling settings, passthrough."""
+        """What fixes the answer: id, model, the full URL and every header (organization, API version,
+        deployment; secrets as :class:`~evalh.providers.identity.Secret`), sampling settings and
+        passthrough (the body template)."""
         passthrough = self.config.get("passthrough")
         return {
             "id": self.id,
             "model": self.model,
-            "base_url": public_url(self.http.base_url),
+            **request_identity(self.http.url_for(self.path), self.http.headers),
             **self.sampling(),
-            **({"passthrough": passthrough} if passthrough else {}),
+            **({"passthrough": hide_secrets(passthrough)} if passthrough else {}),
             **self.extra_identity(),
         }
 

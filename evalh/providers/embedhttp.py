@@ -4,8 +4,8 @@ A protocol subclass says where to POST (:attr:`HttpEmbedder.path`), how to build
 (:meth:`HttpEmbedder.build_body`) and how to read the vectors and token count from the reply
 (:meth:`HttpEmbedder.parse_reply`). :meth:`HttpEmbedder.embed` sends one batch (the store splits texts
 into ``batch_size`` batches) and raises :class:`~evalh.errors.ProviderError` on any failure, API keys
-redacted by the HTTP layer. The cache identity holds the endpoint, the model and the dimensions, never a
-key or a header.
+redacted by the HTTP layer. The cache identity holds the endpoint, the headers, the model, the dimensions
+and the passthrough fields; keys enter it only as a keyed hash (:mod:`evalh.providers.identity`).
 
 Config keys common to all: ``batchSize`` (texts per request, default 64), ``dimensions``,
 ``costPer1kTokens`` (dollars), ``headers``, ``passthrough`` (extra body fields), ``maxConcurrency``
@@ -24,7 +24,8 @@ from evalh.errors import ConfigError, ProviderError
 from evalh.model import ProviderSpec, Usage
 from evalh.providers.base import Embeddings
 from evalh.providers.chat import REPLY_SHAPE_ERRORS, HttpModelProvider, price_by_prefix
-from evalh.providers.http import HttpClient, HttpReply, public_url
+from evalh.providers.http import HttpClient, HttpReply
+from evalh.providers.identity import hide_secrets, request_identity
 
 __all__ = [
     "DEFAULT_EMBEDDING_BATCH",
@@ -105,11 +106,13 @@ class HttpEmbedder(HttpModelProvider):
         self.max_concurrency = optional_positive_int(spec, "maxConcurrency") or DEFAULT_EMBEDDING_CONCURRENCY
 
     def cache_identity(self) -> Mapping[str, Any]:
+        passthrough = self.config.get("passthrough")
         return {
             "provider": self.family,
-            "url": public_url(self.http.url_for(self.path)),
+            **request_identity(self.http.url_for(self.path), self.http.headers),
             "model": self.model,
             "dimensions": self.dimensions,
+            **({"passthrough": hide_secrets(passthrough)} if passthrough else {}),
             **self.extra_identity(),
         }
 

@@ -12,8 +12,13 @@ Retry rules (promptfoo's, with a cap on the total wait):
 * At most ``max_retries`` retries (``max_retries + 1`` attempts), and the sleeps of one call never add up
   to more than ``max_total_wait_s``: a retry that would exceed the budget is not attempted.
 
-Every failure raises :class:`~evalh.errors.ProviderHTTPError` with each string of ``secrets`` (API keys)
-redacted from the message, and with ``status`` and ``attempts`` set.
+Every failure raises :class:`~evalh.errors.ProviderHTTPError` with every secret (API keys, secret header
+values, URL passwords and query secrets: :mod:`evalh.secrets`) redacted from the message, and with
+``status`` and ``attempts`` set.
+
+Redirects are followed only within the origin (scheme, host, port) of the request: a cross-origin
+redirect is refused with a ProviderHTTPError, so no credential header (``Authorization``, ``x-api-key``,
+``api-key``, custom auth headers) ever reaches another host.
 """
 
 from __future__ import annotations
@@ -22,13 +27,12 @@ import asyncio
 import json
 import logging
 import random
-import re
 import ssl
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
@@ -36,15 +40,15 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 from evalh.errors import ConfigError, ProviderHTTPError
 from evalh.model import ProviderSpec
 from evalh.providers.http_replies import requested_wait_s, server_message
+from evalh.secrets import redact_text, register, register_headers, register_url
 
-__all__ = ["HttpClient", "HttpReply", "HttpSettings", "public_url", "redact"]
+__all__ = ["HttpClient", "HttpReply", "HttpSettings", "public_url"]
 
 log = logging.getLogger("evalh.http")
 
-_REDACTED = "***"
-_SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.IGNORECASE)
 _SHARD_CONNECTIONS = 8  # connections per httpx pool
 _MAX_SHARDS = 16  # at most 128 connections per provider
+_MAX_REDIRECTS = 10
 
 
 @dataclass(frozen=True)
@@ -120,11 +124,45 @@ def public_url(url: str) -> str:
     return f"{parts.scheme}://{host}{parts.path}".rstrip("/")
 
 
-def redact(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with every (non-trivial) secret replaced by ``***``."""
-    for secret in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
-        text = text.replace(secret, _REDACTED)
-    return text
+class _RefusedRedirect(Exception):
+    """A redirect to another origin (or one too many): not followed."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+_REDIRECT_HINT = (
+    "Point the provider at the final URL (the one the server redirects to); evalh follows redirects "
+    "only within one scheme, host and port, so credentials never reach another server"
+)
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return (url.scheme, url.host, url.port or default)
+
+
+async def _follow_same_origin(client: httpx.AsyncClient, response: httpx.Response) -> httpx.Response:
+    """Follow ``response``'s redirects while they stay on the request's origin. httpx only strips
+    ``Authorization`` on a cross-origin hop; ``x-api-key``, ``api-key`` and custom auth headers would go
+    along, so such a hop is refused instead."""
+    origin = _origin(response.request.url)
+    for _ in range(_MAX_REDIRECTS):
+        following = response.next_request
+        if following is None:
+            return response
+        await response.aclose()
+        if _origin(following.url) != origin:
+            target = f"{following.url.scheme}://{following.url.host}"
+            if following.url.port:
+                target += f":{following.url.port}"
+            raise _RefusedRedirect(
+                f"was redirected (HTTP {response.status_code}) to another origin, {target}: not followed",
+                response.status_code,
+            )
+        response = await client.send(following)
+    raise _RefusedRedirect(f"was redirected more than {_MAX_REDIRECTS} times", response.status_code)
 
 
 class _RetryableError(Exception):
@@ -161,7 +199,10 @@ class HttpClient:
         self.max_retries = max(0, max_retries)
         self.max_total_wait_s = max(0.0, max_total_wait_s)
         self.max_concurrency = max_concurrency
-        self.secrets = tuple(secrets)
+        # Registered for the whole run: a key must not reach a report, a log or another provider's error.
+        register(*secrets)
+        register_headers(self.headers)
+        register_url(self.base_url)
         self.retry_base_delay_s = retry_base_delay_s
         self.retry_max_delay_s = retry_max_delay_s
         self._shards: list[httpx.AsyncClient] = []
@@ -179,18 +220,13 @@ class HttpClient:
         secrets: Sequence[str] = (),
     ) -> HttpClient:
         """The client of one provider: settings from ``spec.config`` (a bad value is a ConfigError at
-        the provider's place); ``headers``, then ``config.headers``. Redacted: ``secrets`` (the API
-        keys), every header value whose name looks secret (of ``Bearer xyz``, ``xyz`` too), and the
-        password and secret-looking query values of ``base_url`` and of the id (a URL id holds them)."""
+        the provider's place); ``headers``, then ``config.headers``. Redacted (:mod:`evalh.secrets`):
+        ``secrets`` (the API keys), every secret-looking header value, and the password and
+        secret-looking query values of ``base_url`` and of the id (a URL id holds them)."""
         settings = HttpSettings.from_config(spec.config, where=spec.path or spec.id)
         configured = dict(spec.config.get("headers") or {})
         merged = {**(headers or {}), **{str(k): str(v) for k, v in configured.items()}}
-        hidden = [value for name, value in merged.items() if _SECRET_HEADER.search(name)]
-        hidden += [value.split(" ", 1)[1] for value in hidden if " " in value]
-        for url in (base_url, spec.id):
-            parts = urlsplit(url)
-            query = parse_qsl(parts.query)
-            hidden += [parts.password or "", *(v for k, v in query if _SECRET_HEADER.search(k))]
+        register_url(spec.id)
         return cls(
             provider_id=spec.id,
             base_url=base_url,
@@ -199,7 +235,7 @@ class HttpClient:
             max_retries=settings.max_retries,
             max_total_wait_s=settings.max_total_wait_s,
             max_concurrency=settings.max_concurrency,
-            secrets=(*secrets, *hidden),
+            secrets=secrets,
             retry_base_delay_s=settings.retry_base_delay_s,
             retry_max_delay_s=settings.retry_max_delay_s,
         )
@@ -265,8 +301,9 @@ class HttpClient:
             return self.base_url
         return f"{self.base_url}/{path.lstrip('/')}"
 
-    def redact(self, text: str) -> str:
-        return redact(text, self.secrets)
+    @staticmethod
+    def redact(text: str) -> str:
+        return redact_text(text)
 
     def excerpt(self, text: str, limit: int = 300) -> str:
         """The start of ``text`` for a message: redacted first, so a cut never leaves half a key."""
@@ -300,6 +337,10 @@ class HttpClient:
         except httpx.TransportError as error:
             detail = str(error) or type(error).__name__
             raise _RetryableError(f"{method} {public_url(url)} failed: {detail}") from None
+        except _RefusedRedirect as refused:
+            raise self._error(
+                f"{method} {public_url(url)} {refused}", refused.status, 1, hint=_REDIRECT_HINT
+            ) from None
         self._raise_for_status(method, url, response)
         return response
 
@@ -333,8 +374,12 @@ class HttpClient:
         # httpx's timeout bounds each phase; asyncio.timeout bounds the whole call (a trickling server).
         async with asyncio.timeout(timeout_s):
             if body is not None:
-                return await client.request(method, url, json=body, headers=headers, timeout=timeout_s)
-            return await client.request(method, url, content=content, headers=headers, timeout=timeout_s)
+                response = await client.request(method, url, json=body, headers=headers, timeout=timeout_s)
+            else:
+                response = await client.request(
+                    method, url, content=content, headers=headers, timeout=timeout_s
+                )
+            return await _follow_same_origin(client, response)
 
     def _raise_for_status(self, method: str, url: str, response: httpx.Response) -> None:
         status = response.status_code
@@ -361,9 +406,15 @@ class HttpClient:
             text=text,
         )
 
-    def _error(self, message: str, status: int | None, attempts: int) -> ProviderHTTPError:
+    def _error(
+        self, message: str, status: int | None, attempts: int, hint: str | None = None
+    ) -> ProviderHTTPError:
         return ProviderHTTPError(
-            self.redact(message), status=status, attempts=attempts, where=self.redact(self.provider_id)
+            self.redact(message),
+            status=status,
+            attempts=attempts,
+            where=self.redact(self.provider_id),
+            hint=hint,
         )
 
     # -- tenacity hooks ----------------------------------------------------------------------
@@ -405,7 +456,9 @@ class HttpClient:
         )
         if self._ssl_context is None:  # loading the CA bundle takes ~50 ms: once per provider
             self._ssl_context = httpx.create_ssl_context()
-        self._shards.append(httpx.AsyncClient(limits=limits, follow_redirects=True, verify=self._ssl_context))
+        self._shards.append(
+            httpx.AsyncClient(limits=limits, follow_redirects=False, verify=self._ssl_context)
+        )
         self._in_flight.append(0)
         return len(self._shards) - 1
 

@@ -32,7 +32,8 @@ from evalh.providers.embedhttp import (
     optional_positive_int,
     vectors_from_rows,
 )
-from evalh.providers.http import HttpClient, public_url
+from evalh.providers.http import HttpClient
+from evalh.providers.identity import request_identity
 
 __all__ = [
     "DEFAULT_HF_BASE_URL",
@@ -106,8 +107,8 @@ class HuggingFaceSentenceSimilarity:
         self.max_concurrency = optional_positive_int(spec, "maxConcurrency") or DEFAULT_EMBEDDING_CONCURRENCY
 
     def cache_identity(self) -> Mapping[str, Any]:
-        url = public_url(self.http.url_for(self.path))
-        return {"provider": "huggingface:sentence-similarity", "url": url, "model": self.model}
+        request = request_identity(self.http.url_for(self.path), self.http.headers)
+        return {"provider": "huggingface:sentence-similarity", **request, "model": self.model}
 
     async def similarity(self, pairs: Sequence[tuple[str, str]]) -> Similarities:
         by_source: dict[str, list[int]] = {}

@@ -18,7 +18,6 @@ between runs; a model with fixed settings does not).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -31,7 +30,8 @@ from jinja2.sandbox import SandboxedEnvironment
 from evalh.errors import ConfigError, ProviderError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
-from evalh.providers.http import HttpClient, HttpReply, public_url
+from evalh.providers.http import HttpClient, HttpReply
+from evalh.providers.identity import hide_secrets, request_identity
 
 __all__ = ["WebHttpProvider", "extract_path", "make_http"]
 
@@ -109,17 +109,13 @@ class WebHttpProvider:
         return bool(self.config.get("cache", False))
 
     def cache_identity(self) -> Mapping[str, Any]:
-        # The full URL is hashed with the templates: its query may hold a key, and may change the answer.
-        template = json.dumps(
-            [self.url, *(self.config.get(key) for key in ("body", "queryParams", "responsePath"))],
-            sort_keys=True,
-            default=str,
-        )
+        # Everything that shapes the request; secrets (URL, headers, secret-named body fields) as Secret.
+        templates = {key: self.config.get(key) for key in ("body", "queryParams", "responsePath")}
         return {
-            "id": public_url(self.id) if "://" in self.id else self.id,
-            "url": public_url(self.url),
+            "id": request_identity(self.id, {})["url"] if "://" in self.id else self.id,
+            **request_identity(self.url, self.http.headers),
             "method": self.method,
-            "template_sha256": hashlib.sha256(template.encode()).hexdigest(),
+            "templates": hide_secrets(templates),
         }
 
     async def complete(

@@ -1,23 +1,22 @@
 """JSON text for reports: a ``default=`` for values JSON lacks, UTF-8 encoding that survives lone
-surrogates, and redaction of secret-looking keys (never an API key in a report)."""
+surrogates, and the reports' redaction (never an API key in a report): :func:`redact` for the config
+and test copies (by key name), :func:`redact_report` for every byte a report writer emits (by value).
+Both rules live in :mod:`evalh.secrets`."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "dumps", "encode_json", "json_default", "redact"]
+from evalh.secrets import MARKER, redact_bytes, redact_config
 
-REDACTED = "[REDACTED]"
-_SECRET_KEYS = frozenset(
-    {"apikey", "authorization", "password", "passwd", "secret", "token", "accesstoken", "bearertoken"}
-)
-_SECRET_SUFFIXES = ("apikey", "secret", "password", "secretkey", "accesskey", "accesstoken", "authtoken")
+__all__ = ["REDACTED", "dumps", "encode_json", "json_default", "redact", "redact_report"]
+
+REDACTED = MARKER
 
 
 def json_default(value: Any) -> Any:
@@ -68,28 +67,15 @@ def encode_json(text: str) -> bytes:
     return text.encode("utf-8", errors="backslashreplace")
 
 
-@functools.lru_cache(maxsize=4096)
-def _is_secret_key(key: str) -> bool:
-    norm = key.lower().replace("_", "").replace("-", "")
-    return norm in _SECRET_KEYS or norm.endswith(_SECRET_SUFFIXES)
-
-
 _SCALARS = (str, int, float, bool, type(None))
 
 
 def redact(value: Any) -> Any:
-    """A copy of ``value`` (JSON-like) with the values of secret-looking keys replaced by ``[REDACTED]``."""
-    if type(value) in _SCALARS:
-        return value
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            key = k if type(k) is str else str(k)
-            if v is not None and v != "" and _is_secret_key(key):
-                out[key] = REDACTED
-            else:
-                out[key] = v if type(v) in _SCALARS else redact(v)
-        return out
-    if isinstance(value, list | tuple):
-        return [v if type(v) in _SCALARS else redact(v) for v in value]
-    return value
+    """A copy of ``value`` (JSON-like) with the values of secret-looking keys replaced by ``[REDACTED]``,
+    URLs scrubbed and registered secret values replaced (:func:`evalh.secrets.redact_config`)."""
+    return redact_config(value)
+
+
+def redact_report(data: bytes) -> bytes:
+    """A report's bytes with every secret value used in the run replaced: the last step of every writer."""
+    return redact_bytes(data)

@@ -11,6 +11,7 @@
 =============== ===================================================================================
 
 Files are written to a temporary sibling then renamed, so a failed write never leaves half a report.
+Every byte written goes through :func:`~evalh.reports.serialize.redact_report` (secret values of the run).
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from evalh.reports.csv import to_csv_text
 from evalh.reports.html import to_html
 from evalh.reports.json import new_memo, result_to_json, to_promptfoo_json
 from evalh.reports.junit import to_junit_xml
-from evalh.reports.serialize import dumps, encode_json
+from evalh.reports.serialize import dumps, encode_json, redact_report
 from evalh.reports.yamltext import to_yaml_text
+from evalh.secrets import redact_text
 
 __all__ = [
     "PRETTY_JSON_MAX_ROWS",
@@ -84,7 +86,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_bytes(data)
+            tmp.write_bytes(redact_report(data))
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
@@ -197,7 +199,7 @@ class JsonlStream:
         if self._file is None:
             raise ReportError("the JSONL stream is already closed", where=str(self.path))
         try:
-            self._file.write(dumps(result_to_json(row, memo=self._memo)) + "\n")
+            self._file.write(redact_text(dumps(result_to_json(row, memo=self._memo))) + "\n")
             self._file.flush()
         except OSError as exc:
             file, self._file = self._file, None

@@ -1,7 +1,8 @@
 """The suite-wide embedding store: every text embedded once per provider, in bulk, through the cache.
 
 Before scoring, the runner hands :meth:`EmbeddingStore.prefetch` every text any assertion will embed.
-The store groups them per provider identity (``cache_identity()``: id, model, dimensions; never a key),
+The store groups them per provider (:func:`~evalh.providers.identity.provider_key`; cache keys from
+:func:`~evalh.providers.identity.cache_identity`: id, model, URL, headers, dimensions; keys only hashed),
 drops duplicates and texts already in memory, reads the SQLite cache, and sends the rest in batches of the
 provider's ``batch_size`` (texts sorted by length, a few batches in flight). N unique texts cost
 ceil(N / batch) requests. Assertions then read vectors with :meth:`embed` (memory hits); a text nobody
@@ -29,19 +30,13 @@ from evalh.assertions.base import EmbedRequest
 from evalh.errors import EvalhError, ProviderError
 from evalh.model import ProviderSpec, Usage
 from evalh.providers.base import Embeddings, Similarities, TokenEmbedding, supports
+from evalh.providers.identity import UsageBook, cache_identity, load_hash_key, provider_key
 from evalh.runner.cache import Cache
 
-__all__ = [
-    "DEFAULT_BATCH_SIZE",
-    "DEFAULT_CONCURRENCY",
-    "EmbeddingStore",
-    "ProviderSource",
-    "provider_identity",
-]
+__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_CONCURRENCY", "EmbeddingStore", "ProviderSource"]
 
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_CONCURRENCY = 4
-_SECRET_HINTS = ("key", "token", "secret", "password", "authorization", "header")
 
 
 class ProviderSource(Protocol):
@@ -93,12 +88,6 @@ _KINDS = {
 _GRANULARITY = {"sentence": "embedding", "embedding": "embedding", "tokens": "tokens"}
 
 
-def _spec_key(spec: ProviderSpec) -> str:
-    return json.dumps(
-        {"id": spec.id, "label": spec.label, "config": spec.config}, sort_keys=True, default=str
-    )
-
-
 def _pair_key(pair: tuple[str, str]) -> str:
     return json.dumps(list(pair), ensure_ascii=False)
 
@@ -108,7 +97,7 @@ class _Slot:
     """Everything the store holds for one provider identity."""
 
     provider: Any
-    name: str  # the usage key: the spec's label or id
+    spec: ProviderSpec  # the usage key; its label or id names it in messages
     identity: Mapping[str, Any]
     memory: dict[str, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))
     failures: dict[str, dict[str, EvalhError]] = field(default_factory=lambda: defaultdict(dict))
@@ -116,24 +105,23 @@ class _Slot:
     semaphore: asyncio.Semaphore | None = None
 
 
-def provider_identity(provider: Any, spec: ProviderSpec) -> Mapping[str, Any]:
-    """The non-secret identity of a built provider, the prefix of its cache keys: its
-    ``cache_identity()``, else its id and the config without secret-looking keys."""
-    identity = getattr(provider, "cache_identity", None)
-    if callable(identity):
-        return dict(identity())
-    config = {k: v for k, v in spec.config.items() if not any(h in k.lower() for h in _SECRET_HINTS)}
-    return {"provider": spec.id, "config": config}
-
-
 class EmbeddingStore:
     """Suite-wide, deduplicated, batched and cached embeddings, token vectors and similarities."""
 
-    def __init__(self, pool: ProviderSource, cache: Cache) -> None:
+    def __init__(self, pool: ProviderSource, cache: Cache, usage: UsageBook | None = None) -> None:
         self.pool = pool
         self.cache = cache
         self._slots: dict[str, _Slot] = {}
-        self._usage: dict[str, Usage] = defaultdict(Usage)
+        self._usage = usage or UsageBook()
+        self._hash_key: bytes | None = None
+
+    @property
+    def cache_hash_key(self) -> bytes:
+        """The key of the secrets' hashes in cache identities, kept beside the cache file."""
+        if self._hash_key is None:
+            directory = self.cache.path.parent if self.cache.enabled and self.cache.path else None
+            self._hash_key = load_hash_key(directory)
+        return self._hash_key
 
     # -- public API --------------------------------------------------------------------------------
 
@@ -143,7 +131,7 @@ class EmbeddingStore:
         grouped: dict[tuple[str, str], tuple[ProviderSpec, dict[str, None]]] = {}
         for request in requests:
             kind = _GRANULARITY.get(request.granularity, "embedding")
-            key = (_spec_key(request.provider), kind)
+            key = (provider_key(request.provider), kind)
             entry = grouped.setdefault(key, (request.provider, {}))
             entry[1].update(dict.fromkeys(request.texts))
         await asyncio.gather(
@@ -183,7 +171,7 @@ class EmbeddingStore:
 
     def usage_by_provider(self) -> dict[str, Usage]:
         """Requests, texts, tokens, cache hits, latency and cost, per provider (label or id)."""
-        return dict(self._usage)
+        return self._usage.by_name()
 
     # -- internals ---------------------------------------------------------------------------------
 
@@ -206,10 +194,10 @@ class EmbeddingStore:
                 where=spec.path or None,
                 hint="Choose a provider with that capability (`evalh list providers`)",
             )
-        identity = provider_identity(provider, spec)
-        key = json.dumps(identity, sort_keys=True, default=str)
+        key = provider_key(spec)
         if key not in self._slots:
-            self._slots[key] = _Slot(provider=provider, name=spec.display, identity=identity)
+            identity = {"provider": cache_identity(provider, spec, self.cache_hash_key)}
+            self._slots[key] = _Slot(provider=provider, spec=spec, identity=identity)
         return self._slots[key]
 
     async def _ensure(self, slot: _Slot, kind: _Kind, texts: list[str]) -> Usage:
@@ -234,7 +222,7 @@ class EmbeddingStore:
         self._raise_failure(slot, kind, [text for text in wanted if text not in memory])
         missing = [text for text in wanted if text not in memory]
         if missing:
-            raise ProviderError(f"{slot.name} returned nothing for {len(missing)} text(s)")
+            raise ProviderError(f"{slot.spec.display} returned nothing for {len(missing)} text(s)")
         return usage
 
     @staticmethod
@@ -273,7 +261,7 @@ class EmbeddingStore:
                     raise outcome
                 continue
             total = total + outcome
-        self._usage[slot.name] = self._usage[slot.name] + hits
+        self._usage.add(slot.spec, hits)
         errors = [outcome for outcome in outcomes if isinstance(outcome, EvalhError)]
         if errors:
             raise errors[0]
@@ -293,10 +281,10 @@ class EmbeddingStore:
                 items, usage = await self._call_provider(slot, kind, batch)
             except EvalhError as error:
                 slot.failures[kind.name].update(dict.fromkeys(batch, error))
-                self._usage[slot.name] = self._usage[slot.name] + Usage(requests=1)
+                self._usage.add(slot.spec, Usage(requests=1))
                 raise
             except Exception as error:  # a provider bug: remember it as a provider error for these texts
-                failure = ProviderError(f"{slot.name} failed: {type(error).__name__}: {error}")
+                failure = ProviderError(f"{slot.spec.display} failed: {type(error).__name__}: {error}")
                 slot.failures[kind.name].update(dict.fromkeys(batch, failure))
                 raise failure from error
             elapsed = (time.perf_counter() - started) * 1000.0
@@ -313,7 +301,7 @@ class EmbeddingStore:
         if self.cache.enabled:
             entries = {keys[text]: kind.encode(item) for text, item in zip(batch, items, strict=True)}
             await asyncio.to_thread(self.cache.put_many, kind.name, entries)
-        self._usage[slot.name] = self._usage[slot.name] + usage
+        self._usage.add(slot.spec, usage)
         return usage
 
     @staticmethod
@@ -326,7 +314,7 @@ class EmbeddingStore:
             vectors = np.asarray(result.vectors, dtype=np.float32)
             if vectors.ndim != 2 or vectors.shape[0] != len(batch):
                 raise ProviderError(
-                    f"{slot.name} returned {vectors.shape[0] if vectors.ndim else 0} vectors for "
+                    f"{slot.spec.display} returned {vectors.shape[0] if vectors.ndim else 0} vectors for "
                     f"{len(batch)} texts"
                 )
             return list(vectors), result.usage
@@ -334,12 +322,14 @@ class EmbeddingStore:
             tokens: list[TokenEmbedding] = await provider.embed_tokens(batch)
             if len(tokens) != len(batch):
                 raise ProviderError(
-                    f"{slot.name} returned token vectors for {len(tokens)} of {len(batch)} texts"
+                    f"{slot.spec.display} returned token vectors for {len(tokens)} of {len(batch)} texts"
                 )
             count = sum(len(item.tokens) for item in tokens)
             return tokens, Usage(prompt_tokens=count, total_tokens=count)
         pairs = [tuple(json.loads(key)) for key in batch]
         scores: Similarities = await provider.similarity(pairs)
         if len(scores.scores) != len(batch):
-            raise ProviderError(f"{slot.name} returned {len(scores.scores)} scores for {len(batch)} pairs")
+            raise ProviderError(
+                f"{slot.spec.display} returned {len(scores.scores)} scores for {len(batch)} pairs"
+            )
         return list(scores.scores), scores.usage

@@ -1,5 +1,10 @@
 """Model access for a run: a pool of built providers, per-provider concurrency, the completion cache,
-and :class:`RunServices`, the runner's implementation of the assertions' ``GradingServices``."""
+and :class:`RunServices`, the runner's implementation of the assertions' ``GradingServices``.
+
+One identity (:mod:`evalh.providers.identity`): the pool, the concurrency limits and usage are per
+:func:`provider_key`; cache keys use :func:`cache_identity`. Every response is redacted as it arrives
+(a server echoing a key or a Basic header): assertions, the cache, reports and the console never see it.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,6 @@ import asyncio
 import dataclasses
 import json
 import time
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,17 +26,14 @@ from evalh.model import (
     Usage,
 )
 from evalh.providers.base import CallContext, Closable, Embeddings, Similarities, TokenEmbedding, supports
+from evalh.providers.identity import UsageBook, cache_identity, provider_key
 from evalh.providers.registry import build_provider, capabilities_of
 from evalh.runner.cache import Cache
-from evalh.runner.embed import EmbeddingStore, provider_identity
+from evalh.runner.embed import EmbeddingStore
 from evalh.runner.grading import grade_assertion
+from evalh.secrets import redact_text, redact_value
 
-__all__ = ["ProviderPool", "RunServices", "spec_key"]
-
-
-def spec_key(spec: ProviderSpec) -> str:
-    """A stable identity for a provider spec: its id and canonical config."""
-    return json.dumps({"id": spec.id, "config": spec.config}, sort_keys=True, default=str)
+__all__ = ["ProviderPool", "RunServices"]
 
 
 class ProviderPool:
@@ -48,14 +49,14 @@ class ProviderPool:
         return spec if spec.base_dir else dataclasses.replace(spec, base_dir=self.base_dir)
 
     def get(self, spec: ProviderSpec) -> Any:
-        key = spec_key(spec)
+        key = provider_key(spec)
         if key not in self._built:
             self._built[key] = build_provider(self._with_base_dir(spec))
         return self._built[key]
 
     def semaphore(self, spec: ProviderSpec) -> asyncio.Semaphore:
         """One semaphore per provider: ``config.maxConcurrency`` or the run's ``--max-concurrency``."""
-        key = spec_key(spec)
+        key = provider_key(spec)
         if key not in self._semaphores:
             limit = spec.config.get("maxConcurrency") or self.max_concurrency
             self._semaphores[key] = asyncio.Semaphore(int(limit))
@@ -66,6 +67,15 @@ class ProviderPool:
             if isinstance(provider, Closable):
                 await provider.aclose()
         self._built.clear()
+
+
+def _redacted(response: ProviderResponse) -> ProviderResponse:
+    """``response`` with every secret value of the run replaced in its output and error."""
+    output = redact_value(response.output)
+    error = redact_text(response.error) if response.error else response.error
+    if output is response.output and error == response.error:
+        return response
+    return dataclasses.replace(response, output=output, error=error)
 
 
 def _response_to_bytes(response: ProviderResponse) -> bytes:
@@ -95,8 +105,8 @@ class RunServices:
         self.cache = cache
         self.default_choice = default_choice
         self.timeout_s = timeout_s
-        self.embeddings = EmbeddingStore(pool, cache)
-        self._usage: dict[str, Usage] = defaultdict(Usage)
+        self.usage = UsageBook()
+        self.embeddings = EmbeddingStore(pool, cache, self.usage)
 
     # -- completions ------------------------------------------------------------------------------
     async def call_provider(
@@ -112,13 +122,14 @@ class RunServices:
         key = None
         try:
             if self.cache.enabled and getattr(provider, "cacheable", False):
-                key = Cache.key(provider_identity(provider, spec), json.dumps(prompt, sort_keys=True))
+                identity = cache_identity(provider, spec, self.cache_hash_key)
+                key = Cache.key({"provider": identity}, json.dumps(prompt, sort_keys=True))
                 if (blob := self.cache.get("completion", key)) is not None:
                     response = _response_from_bytes(blob)
-                    self._usage[spec.id] = self._usage[spec.id] + response.usage
+                    self.usage.add(spec, response.usage)
                     return response
-            response = await self._call_uncached(provider, spec, prompt, context)
-            self._usage[spec.id] = self._usage[spec.id] + response.usage
+            response = _redacted(await self._call_uncached(provider, spec, prompt, context))
+            self.usage.add(spec, response.usage)
             if key is not None and response.error is None and response.output is not None:
                 self.cache.put("completion", key, _response_to_bytes(response))
         except EvalhError as error:  # the cache could not be used
@@ -175,8 +186,9 @@ class RunServices:
         return await grade_assertion(spec, ctx)
 
     def usage_by_provider(self) -> dict[str, Usage]:
-        merged: dict[str, Usage] = defaultdict(Usage)
-        for source in (self._usage, self.embeddings.usage_by_provider()):
-            for provider_id, usage in source.items():
-                merged[provider_id] = merged[provider_id] + usage
-        return dict(merged)
+        return self.usage.by_name()
+
+    @property
+    def cache_hash_key(self) -> bytes:
+        """The key of the secrets' hashes in cache identities (read or made on first use)."""
+        return self.embeddings.cache_hash_key

@@ -102,7 +102,7 @@ def test_output_provider_401_is_an_error_row_and_the_grader_is_not_called(
     row = result.results[0]
     assert row.status is Status.ERROR and row.score == 0.0
     assert row.reason.startswith("openai:chat:app-model: HTTP 401")
-    assert "Incorrect API key provided: ***" in row.reason
+    assert "Incorrect API key provided: [REDACTED]" in row.reason
     assert loopback.requests_to(OPENAI_PATH) == []
     assert len(loopback.requests_to(APP_PATH)) == 1
     assert SECRET not in report

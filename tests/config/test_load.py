@@ -197,7 +197,7 @@ tests: [{}]
         ("ollama:chat:llama3.2", "llama", {"num_predict": 5}, "targets[2]"),
     ]
     assert all(p.base_dir == str(config.parent.resolve()) for p in suite.providers)
-    assert suite.raw_config["targets"][1]["config"] == {"temperature": 0, "apiKey": "[redacted]"}
+    assert suite.raw_config["targets"][1]["config"] == {"temperature": 0, "apiKey": "[REDACTED]"}
     assert "sk-secret" not in json.dumps(suite.raw_config)
 
 

@@ -44,7 +44,7 @@ def test_key_from_environment_and_redacted_error(
     )
     _, response = complete_once("azureopenai:chat:my-gpt", {"apiBaseUrl": loopback.url})
     assert response.error is not None and "HTTP 403" in response.error
-    assert SECRET not in response.error and "bad key ***" in response.error
+    assert SECRET not in response.error and "bad key [REDACTED]" in response.error
     assert loopback.requests[0].header("api-key") == SECRET
 
 

@@ -35,7 +35,7 @@ def test_posts_to_the_deployment_with_the_api_key_header(loopback: LoopbackServe
     assert request.header("api-key") == KEY and request.header("Authorization") is None
     assert KEY not in request.body.decode()
     assert embedder.cache_identity()["api_version"] == "2024-06-01"
-    assert "api-version" not in embedder.cache_identity()["url"]
+    assert "api-version=2024-06-01" in embedder.cache_identity()["url"]
 
 
 def test_key_from_the_environment_and_alias(

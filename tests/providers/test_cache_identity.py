@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evalh.model import ProviderSpec
+from evalh.providers.identity import cache_identity
 from evalh.providers.registry import build_provider
 
 KEY = "sk-identity-5f4e3d2c1b0a"
+HASH_KEY = b"k" * 32
 CONFIG = {
     "apiKey": KEY,
     "azureAdToken": KEY,
@@ -33,8 +34,8 @@ HTTP_IDS = [
 
 
 def identity(provider_id: str, config: dict[str, Any], base_dir: str = "") -> str:
-    provider = build_provider(ProviderSpec(id=provider_id, config=config, base_dir=base_dir))
-    return json.dumps(provider.cache_identity(), sort_keys=True)
+    spec = ProviderSpec(id=provider_id, config=config, base_dir=base_dir)
+    return cache_identity(build_provider(spec), spec, HASH_KEY)
 
 
 @pytest.mark.parametrize("provider_id", HTTP_IDS)

@@ -14,7 +14,7 @@ import pytest
 
 from evalh.errors import ConfigError, ProviderHTTPError
 from evalh.model import ProviderSpec
-from evalh.providers.http import HttpClient, HttpReply, HttpSettings, redact
+from evalh.providers.http import HttpClient, HttpReply, HttpSettings
 from evalh.providers.http_replies import requested_wait_s
 from tests.loopback import LoopbackServer, Reply, Request
 
@@ -127,7 +127,7 @@ def test_500s_exhaust_retries_with_server_message_and_no_key(loopback: LoopbackS
     assert error.status == 500
     assert error.attempts == 3
     assert len(loopback.requests) == 3
-    assert "internal failure for key ***" in str(error)
+    assert "internal failure for key [REDACTED]" in str(error)
     assert "after 3 attempts" in str(error)
     assert str(error).startswith("openai:chat:test: HTTP 500")
     assert SECRET not in str(error)
@@ -143,7 +143,7 @@ def test_4xx_fails_at_once_with_server_message(loopback: LoopbackServer) -> None
     assert error.status == 401
     assert error.attempts == 1
     assert len(loopback.requests) == 1
-    assert "Incorrect API key provided: ***" in str(error)
+    assert "Incorrect API key provided: [REDACTED]" in str(error)
     assert SECRET not in str(error)
 
 
@@ -253,10 +253,6 @@ def test_settings_from_config() -> None:
     assert HttpSettings.from_config({}).max_retries == 4
 
 
-def test_redact_replaces_every_secret() -> None:
-    assert redact(f"a {SECRET} b {SECRET}", [SECRET, ""]) == "a *** b ***"
-
-
 def test_many_concurrent_requests_spread_over_small_pools(loopback: LoopbackServer) -> None:
     loopback.route("POST", "/v1/chat/completions", lambda r: Reply.json({"i": r.json["i"]}, delay_s=0.1))
     http = client(loopback)
@@ -291,7 +287,7 @@ def test_a_key_in_the_url_or_cut_by_the_message_length_never_shows(loopback: Loo
         run(http, lambda h: h.post_json(f"chat/completions?key={SECRET}", {"x": 1}))
     message = str(caught.value)
     assert SECRET[:6] not in message and "user" not in message and "key=" not in message
-    assert f"HTTP 400 from POST {loopback.url}/v1/chat/completions: {padding}***" in message
+    assert f"HTTP 400 from POST {loopback.url}/v1/chat/completions: {padding}[REDACTED]" in message
     loopback.route("POST", "/v1/slow", lambda r: Reply.json({}, delay_s=0.5))
     http = client(loopback, timeout_s=0.1, max_retries=0)
     with pytest.raises(ProviderHTTPError, match=r"/v1/slow timed out") as caught:
@@ -309,7 +305,7 @@ def test_for_spec_reads_settings_headers_and_secrets_from_the_config(loopback: L
     with pytest.raises(ProviderHTTPError) as caught:
         run(http, lambda h: h.post_json("echo", {}))
     assert loopback.requests[-1].header("X-Api-Key") == "proxy-key-42"
-    assert "proxy-key-42" not in str(caught.value) and "***" in str(caught.value)
+    assert "proxy-key-42" not in str(caught.value) and "[REDACTED]" in str(caught.value)
     bad = ProviderSpec(id="openai:embedding:m", config={"timeoutMs": "soon"}, path="providers[2]")
     with pytest.raises(ConfigError, match=r"^providers\[2\]\.config\.timeoutMs: "):
         HttpClient.for_spec(bad, base_url=loopback.url)

@@ -49,7 +49,7 @@ def test_body_options_and_output(loopback: LoopbackServer) -> None:
         "options": {"temperature": 0, "seed": 42, "num_predict": 100},
         "format": "json",
     }
-    assert provider.cache_identity()["base_url"] == loopback.url
+    assert provider.cache_identity()["url"] == loopback.url + "/api/chat"
 
 
 def test_json_schema_format(loopback: LoopbackServer) -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from evalh.model import ProviderSpec
 from evalh.providers.base import CallContext, CompletionProvider
+from evalh.providers.identity import Secret
 from evalh.providers.registry import build_provider
 from tests.loopback import LoopbackServer, Reply
 from tests.providers.chat_helpers import SECRET, complete_once
@@ -107,7 +108,7 @@ def test_401_is_an_error_response_with_key_redacted(loopback: LoopbackServer) ->
     _, response = complete_once("openai:chat:m", {"apiBaseUrl": loopback.url + "/v1", "apiKey": SECRET})
     assert response.output is None
     assert response.error is not None
-    assert "HTTP 401" in response.error and "Incorrect API key ***" in response.error
+    assert "HTTP 401" in response.error and "Incorrect API key [REDACTED]" in response.error
     assert SECRET not in response.error
     assert response.metadata["attempts"] == 1
     assert len(loopback.requests) == 1
@@ -161,7 +162,9 @@ def test_cacheable_and_identity(loopback: LoopbackServer) -> None:
     assert identity == {
         "id": "openai:chat:m",
         "model": "m",
-        "base_url": "http://h:1/v1",
+        "url": "http://h:1/v1?k=1%2Fchat%2Fcompletions",
+        "headers": {"authorization": Secret(f"Bearer {SECRET}")},
+        "url_credentials": Secret("u:p"),
         "temperature": 0,
         "seed": 42,
     }

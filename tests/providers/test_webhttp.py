@@ -73,7 +73,7 @@ def test_server_error_redacts_the_auth_header(loopback: LoopbackServer) -> None:
     loopback.route("POST", "/chat", lambda r: Reply.json({"error": f"token {SECRET} expired"}, status=401))
     config = {"url": loopback.url + "/chat", "headers": {"Authorization": f"Bearer {SECRET}"}}
     _, response = complete_once("http", config)
-    assert response.error is not None and "token *** expired" in response.error
+    assert response.error is not None and "token [REDACTED] expired" in response.error
     assert SECRET not in response.error
 
 
@@ -81,7 +81,7 @@ def test_a_key_in_a_url_id_is_redacted_from_errors(loopback: LoopbackServer) -> 
     loopback.route("POST", "/chat", lambda r: Reply.json({"error": f"bad key {SECRET}"}, status=403))
     host = loopback.url.removeprefix("http://")
     _, response = complete_once(f"http://me:{SECRET}@{host}/chat?api_key={SECRET}&lang=en", {})
-    assert response.error is not None and "bad key ***" in response.error
+    assert response.error is not None and "bad key [REDACTED]" in response.error
     assert SECRET not in response.error
     assert loopback.requests_to("/chat")[0].path.endswith(f"api_key={SECRET}&lang=en")  # still sent
 

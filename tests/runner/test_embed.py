@@ -101,8 +101,9 @@ def test_a_different_model_setting_is_a_different_cache_entry(loopback: Loopback
     loopback.route("POST", "/v1/embeddings", openai_embeddings)
     asyncio.run(new_store().embed(openai_spec(loopback), ["alpha"]))
     asyncio.run(new_store().embed(openai_spec(loopback, dimensions=16), ["alpha"]))
-    asyncio.run(new_store().embed(openai_spec(loopback, apiKey="another-key"), ["alpha"]))  # key: same entry
-    assert len(loopback.requests) == 2
+    asyncio.run(new_store().embed(openai_spec(loopback, apiKey="another-key"), ["alpha"]))  # hashed key
+    asyncio.run(new_store().embed(openai_spec(loopback, apiKey="another-key"), ["alpha"]))  # same entry
+    assert len(loopback.requests) == 3
 
 
 def test_concurrent_requests_for_one_text_share_one_call(loopback: LoopbackServer) -> None:

@@ -1,0 +1,348 @@
+"""What a secret is and how it is redacted, for every layer (a leaf module: imports nothing of evalh).
+
+Two complementary rules, one marker (:data:`MARKER`, ``[REDACTED]``):
+
+* **By name** (structural): a value whose key looks secret (:func:`is_secret_key`) is replaced in
+  config copies (:func:`redact_config`): API keys, auth-like headers, body fields, test options, the
+  whole ``env:`` map, and inside every string the URL userinfo and secret-looking query values
+  (:func:`scrub_urls`).
+* **By value**: every secret value actually used in the run is registered (:func:`register`,
+  :func:`register_url`, :func:`register_headers`, :func:`register_config`) with its derived forms
+  (``base64(user:password)`` as sent in ``Authorization: Basic``, base64 of the value, URL- JSON- and
+  HTML-escaped forms), and :func:`redact_text` / :func:`redact_bytes` replace each occurrence in any
+  string that leaves the process: reports, console, log and error messages, cache contents.
+
+Values shorter than :data:`MIN_VALUE_LENGTH` characters are not registered (replacing every ``abc`` in a
+report would destroy it); they are still redacted by name. The registry lives as long as the process
+(one CLI run); it only grows, so redacting a value a previous run used is the worst it does.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
+
+__all__ = [
+    "MARKER",
+    "MIN_VALUE_LENGTH",
+    "clear_registry",
+    "is_secret_key",
+    "redact_bytes",
+    "redact_config",
+    "redact_text",
+    "redact_value",
+    "register",
+    "register_config",
+    "register_headers",
+    "register_url",
+    "registered",
+    "scrub_url",
+    "scrub_urls",
+    "secret_header_values",
+    "url_secrets",
+]
+
+MARKER = "[REDACTED]"
+MIN_VALUE_LENGTH = 6
+
+# Word parts (of camelCase, snake_case, kebab-case, dotted names) that make a key secret ...
+_SECRET_WORDS = frozenset(
+    {
+        "auth",
+        "authn",
+        "authz",
+        "authorization",
+        "authentication",
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "signature",
+        "sig",
+        "cookie",
+        "cookies",
+        "session",
+        "sessionid",
+        "credential",
+        "credentials",
+        "private",
+        "bearer",
+    }
+)
+# ... a part glued from words without a separator ("accesstoken", "x-apikey", "dbpassword") ...
+_SECRET_ENDINGS = ("token", "secret", "password", "passwd", "apikey", "accesskey", "secretkey", "privatekey")
+# ... unless the last part says the value is about the secret, not the secret (apiKeyEnvar, tokenLimit).
+_HARMLESS_LAST_PARTS = frozenset(
+    {"envar", "env", "name", "count", "limit", "limits", "type", "length", "usage", "file", "path", "url"}
+)
+_WORD_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]+")
+_SCHEMES = ("bearer ", "basic ", "token ", "bot ", "apikey ")
+
+
+def _parts(name: str) -> list[str]:
+    return [part.lower() for part in _WORD_PART.findall(name)]
+
+
+def is_secret_key(name: object) -> bool:
+    """Whether a key (config key, header name, query parameter, env name) names a secret.
+
+    ``apiKey``, ``X-Env-Auth``, ``OPENAI_API_KEY``, ``sessionToken``, ``accesstoken``, ``sig`` are;
+    ``max_tokens``, ``tokens``, ``keywords``, ``monkey``, ``author``, ``apiKeyEnvar`` are not."""
+    parts = _parts(str(name))
+    if not parts or parts[-1] in _HARMLESS_LAST_PARTS:
+        return False
+    return any(part in _SECRET_WORDS or part.endswith(_SECRET_ENDINGS) for part in parts)
+
+
+# -- URLs --------------------------------------------------------------------------------------------
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secrets a URL carries: its userinfo password (or a lone user, often a token), the
+    ``user:password`` pair as sent in Basic auth, and the values of secret-looking query parameters."""
+    try:
+        parts = urlsplit(url)
+        username, password = parts.username, parts.password
+    except ValueError:
+        return []
+    found: list[str] = []
+    if password:
+        found += [unquote(password), f"{unquote(username or '')}:{unquote(password)}"]
+    elif username:
+        found.append(unquote(username))
+    found += [value for name, value in parse_qsl(parts.query) if is_secret_key(name) and value]
+    return found
+
+
+def scrub_url(url: str) -> str:
+    """``url`` with its password (or lone user name) and secret-looking query values as the marker."""
+    try:
+        parts = urlsplit(url)
+        username, password = parts.username, parts.password
+    except ValueError:
+        return url
+    netloc = parts.netloc
+    query = "&".join(_scrub_pair(pair) for pair in parts.query.split("&")) if parts.query else ""
+    if "@" not in netloc and query == parts.query:
+        return url  # nothing to hide: the text stays exactly as written
+    if "@" in netloc:
+        host = netloc.rsplit("@", 1)[1]
+        netloc = f"{username}:{MARKER}@{host}" if password is not None else f"{MARKER}@{host}"
+    scrubbed = f"{parts.scheme}://{netloc}{parts.path}"
+    if query:
+        scrubbed += f"?{query}"
+    return scrubbed + (f"#{parts.fragment}" if parts.fragment else "")
+
+
+def _scrub_pair(pair: str) -> str:
+    name, sep, value = pair.partition("=")
+    return f"{name}={MARKER}" if sep and value and is_secret_key(unquote(name)) else pair
+
+
+def scrub_urls(text: str) -> str:
+    """Every URL inside ``text`` scrubbed (:func:`scrub_url`)."""
+    if "://" not in text:
+        return text
+    return _URL.sub(lambda match: scrub_url(match.group(0)), text)
+
+
+# -- headers -----------------------------------------------------------------------------------------
+
+
+def secret_header_values(headers: Mapping[str, Any]) -> list[str]:
+    """The values of secret-looking headers, and of ``Bearer x`` / ``Basic x`` their token (and the
+    decoded ``user:password`` of Basic)."""
+    found: list[str] = []
+    for name, value in headers.items():
+        if not is_secret_key(name) or value is None:
+            continue
+        text = str(value)
+        found.append(text)
+        scheme, _, token = text.partition(" ")
+        if token and f"{scheme.lower()} " in _SCHEMES:
+            found.append(token.strip())
+            if scheme.lower() == "basic":
+                found += _basic_parts(token.strip())
+    return found
+
+
+def _basic_parts(token: str) -> list[str]:
+    try:
+        decoded = base64.b64decode(token, validate=True).decode("utf-8")
+    except ValueError:
+        return []
+    return [decoded, decoded.partition(":")[2]]
+
+
+# -- structural redaction of config copies -----------------------------------------------------------
+
+
+def redact_config(value: Any) -> Any:
+    """A copy of ``value`` (JSON-like) for a report: values of secret-looking keys and of every ``env``
+    map replaced by the marker; URLs scrubbed and registered secret values replaced in every string."""
+    if isinstance(value, str):
+        return redact_text(scrub_urls(value))
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = key if isinstance(key, str) else str(key)
+            if _hides(name, item):
+                out[name] = MARKER
+            elif name == "env" and isinstance(item, Mapping):
+                out[name] = {str(k): MARKER if _filled(v) else v for k, v in item.items()}
+            else:
+                out[name] = redact_config(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [redact_config(item) for item in value]
+    return value
+
+
+def _filled(value: Any) -> bool:
+    return value is not None and value != "" and not isinstance(value, bool)
+
+
+def _hides(name: str, value: Any) -> bool:
+    return _filled(value) and is_secret_key(name)
+
+
+# -- value-based redaction ---------------------------------------------------------------------------
+
+
+class _Registry:
+    """The secret values of the run and one compiled alternation of them (longest first)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: set[str] = set()
+        self._text: re.Pattern[str] | None = None
+        self._bytes: re.Pattern[bytes] | None = None
+
+    def add(self, values: Iterable[str]) -> None:
+        fresh = {form for value in values for form in _forms(value)} - self._values
+        if fresh:
+            with self._lock:
+                self._values |= fresh
+                self._text = self._bytes = None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+            self._text = self._bytes = None
+
+    def values(self) -> frozenset[str]:
+        return frozenset(self._values)
+
+    def text_pattern(self) -> re.Pattern[str] | None:
+        if self._text is None and self._values:
+            ordered = sorted(self._values, key=len, reverse=True)
+            self._text = re.compile("|".join(map(re.escape, ordered)))
+        return self._text
+
+    def bytes_pattern(self) -> re.Pattern[bytes] | None:
+        if self._bytes is None and self._values:
+            ordered = sorted(
+                (v.encode("utf-8", "surrogatepass") for v in self._values), key=len, reverse=True
+            )
+            self._bytes = re.compile(b"|".join(map(re.escape, ordered)))
+        return self._bytes
+
+
+def _forms(value: str) -> set[str]:
+    """``value`` and the forms it takes on the way out: base64 (standard, URL-safe, unpadded), URL-,
+    JSON- and HTML-escaped. Forms shorter than MIN_VALUE_LENGTH are left out."""
+    value = value.strip()
+    if len(value) < MIN_VALUE_LENGTH:
+        return set()
+    raw = value.encode("utf-8", "surrogatepass")
+    encoded = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()]
+    forms = {value, *encoded, *(e.rstrip("=") for e in encoded)}
+    forms |= {quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1], html.escape(value)}
+    return {form for form in forms if len(form) >= MIN_VALUE_LENGTH}
+
+
+_REGISTRY = _Registry()
+
+
+def register(*values: str | None) -> None:
+    """Register secret values (and their derived forms) for value-based redaction."""
+    _REGISTRY.add(str(value) for value in values if value)
+
+
+def register_url(url: str) -> None:
+    """Register the secrets a URL carries (:func:`url_secrets`)."""
+    register(*url_secrets(url))
+
+
+def register_headers(headers: Mapping[str, Any]) -> None:
+    """Register the values of secret-looking headers (:func:`secret_header_values`)."""
+    register(*secret_header_values(headers))
+
+
+def register_config(value: Any, *, under_secret: bool = False) -> None:
+    """Register every secret a config holds: values of secret-looking keys (at any depth, lists and
+    mappings below them too), secret-looking ``env`` map values, URL passwords and query secrets."""
+    if isinstance(value, str):
+        if under_secret:
+            register(value)
+        if "://" in value:
+            for match in _URL.finditer(value):
+                register_url(match.group(0))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            register_config(item, under_secret=under_secret or is_secret_key(key))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            register_config(item, under_secret=under_secret)
+    elif under_secret and isinstance(value, int | float) and not isinstance(value, bool):
+        register(str(value))
+
+
+def registered() -> frozenset[str]:
+    """Every registered form (for tests and diagnostics; never print it)."""
+    return _REGISTRY.values()
+
+
+def clear_registry() -> None:
+    """Forget every registered value (tests; a long-lived process between unrelated runs)."""
+    _REGISTRY.clear()
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every registered secret form replaced by the marker."""
+    pattern = _REGISTRY.text_pattern()
+    if pattern is None or not text:
+        return text
+    return pattern.sub(MARKER, text)
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """:func:`redact_text` for UTF-8 bytes (a report file, a cache value)."""
+    pattern = _REGISTRY.bytes_pattern()
+    if pattern is None or not data:
+        return data
+    return pattern.sub(MARKER.encode(), data)
+
+
+def redact_value(value: Any) -> Any:
+    """A copy of a JSON-like value (a model's output) with registered secrets replaced in every string."""
+    if _REGISTRY.text_pattern() is None:
+        return value
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, Mapping):
+        return {redact_text(str(k)): redact_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_value(item) for item in value]
+    return value
