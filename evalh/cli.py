@@ -18,6 +18,7 @@ import typer
 
 from evalh import __version__
 from evalh.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, ConfigError, EvalhError
+from evalh.secrets import redacted_stdio
 
 __all__ = ["app", "main"]
 
@@ -48,27 +49,29 @@ def _fail(error: EvalhError) -> NoReturn:
 
 @contextmanager
 def _user_errors() -> Iterator[None]:
-    """EvalhError -> its one-paragraph message and exit code; a bug -> a short note (trace with --verbose)."""
-    try:
-        yield
-    except EvalhError as error:
-        if _state["verbose"]:
-            traceback.print_exc()
-        _fail(error)
-    except KeyboardInterrupt:
-        typer.echo("evalh: interrupted", err=True)
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    except (typer.Exit, typer.Abort):
-        raise
-    except Exception as error:
-        if _state["verbose"]:
-            traceback.print_exc()
-        typer.echo(
-            f"evalh: internal error: {type(error).__name__}: {error}. This is a bug in evalh; "
-            "run again with --verbose for the traceback and report it.",
-            err=True,
-        )
-        raise typer.Exit(EXIT_FAILED) from None
+    """EvalhError -> its one-paragraph message and exit code; a bug -> a short note (trace with --verbose).
+    Everything the command prints has the run's secret values redacted (evalh.secrets)."""
+    with redacted_stdio():
+        try:
+            yield
+        except EvalhError as error:
+            if _state["verbose"]:
+                traceback.print_exc()
+            _fail(error)
+        except KeyboardInterrupt:
+            typer.echo("evalh: interrupted", err=True)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as error:
+            if _state["verbose"]:
+                traceback.print_exc()
+            typer.echo(
+                f"evalh: internal error: {type(error).__name__}: {error}. This is a bug in evalh; "
+                "run again with --verbose for the traceback and report it.",
+                err=True,
+            )
+            raise typer.Exit(EXIT_FAILED) from None
 
 
 def _version(value: bool) -> None:

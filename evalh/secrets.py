@@ -23,9 +23,11 @@ import base64
 import html
 import json
 import re
+import sys
 import threading
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TextIO
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "redact_config",
     "redact_text",
     "redact_value",
+    "redacted_stdio",
     "register",
     "register_config",
     "register_headers",
@@ -346,3 +349,33 @@ def redact_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [redact_value(item) for item in value]
     return value
+
+
+class _RedactingStream:
+    """A text stream that redacts what is written to it (everything else is the wrapped stream's)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(redact_text(text) if isinstance(text, str) else text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def redacted_stdio() -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` redacted while the block runs (the console of a CLI command:
+    tables, progress, messages, ``--verbose`` tracebacks)."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout = _RedactingStream(saved[0])
+    sys.stderr = _RedactingStream(saved[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
