@@ -132,7 +132,7 @@ def test_persistent_500s_are_an_error_with_the_server_message(loopback: Loopback
     loopback.route("POST", OPENAI_PATH, lambda r: failing)
     result, graded = judge("llm-rubric", openai_grader(loopback, maxRetries=2), value="x")
     assert result.error and graded.error and not graded.passed
-    assert "HTTP 500" in result.reason and "upstream exploded (key ***)" in result.reason
+    assert "HTTP 500" in result.reason and "upstream exploded (key [REDACTED])" in result.reason
     assert "after 3 attempts" in result.reason
     assert len(loopback.requests_to(OPENAI_PATH)) == 3
     assert_no_secret(result, loopback)
