@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterator
 
 import pytest
@@ -18,11 +19,8 @@ CHAT = {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}
 @pytest.fixture
 def other() -> Iterator[LoopbackServer]:
     """A second server on another port: another origin."""
-    server = LoopbackServer()
-    try:
+    with contextlib.closing(LoopbackServer()) as server:
         yield server
-    finally:
-        server.close()
 
 
 def complete(provider_id: str, config: dict[str, object]) -> object:
