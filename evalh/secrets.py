@@ -20,6 +20,7 @@ report would destroy it); they are still redacted by name. The registry lives as
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import json
 import re
@@ -102,7 +103,12 @@ def is_secret_key(name: object) -> bool:
 
     ``apiKey``, ``X-Env-Auth``, ``OPENAI_API_KEY``, ``sessionToken``, ``accesstoken``, ``sig`` are;
     ``max_tokens``, ``tokens``, ``keywords``, ``monkey``, ``author``, ``apiKeyEnvar`` are not."""
-    parts = _parts(str(name))
+    return _is_secret_name(name if isinstance(name, str) else str(name))
+
+
+@functools.lru_cache(maxsize=4096)  # a 10,000-test config asks about the same few keys again and again
+def _is_secret_name(name: str) -> bool:
+    parts = _parts(name)
     if not parts or parts[-1] in _HARMLESS_LAST_PARTS:
         return False
     return any(part in _SECRET_WORDS or part.endswith(_SECRET_ENDINGS) for part in parts)
@@ -191,33 +197,35 @@ def _basic_parts(token: str) -> list[str]:
 # -- structural redaction of config copies -----------------------------------------------------------
 
 
+_PLAIN = (int, float, bool, type(None))
+
+
 def redact_config(value: Any) -> Any:
     """A copy of ``value`` (JSON-like) for a report: values of secret-looking keys and of every ``env``
     map replaced by the marker; URLs scrubbed and registered secret values replaced in every string."""
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         return redact_text(scrub_urls(value))
+    if kind in _PLAIN:
+        return value
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            name = key if isinstance(key, str) else str(key)
-            if _hides(name, item):
+            name = key if type(key) is str else str(key)
+            if is_secret_key(name) and _filled(item):
                 out[name] = MARKER
             elif name == "env" and isinstance(item, Mapping):
                 out[name] = {str(k): MARKER if _filled(v) else v for k, v in item.items()}
             else:
-                out[name] = redact_config(item)
+                out[name] = item if type(item) in _PLAIN else redact_config(item)
         return out
     if isinstance(value, list | tuple):
-        return [redact_config(item) for item in value]
+        return [item if type(item) in _PLAIN else redact_config(item) for item in value]
     return value
 
 
 def _filled(value: Any) -> bool:
     return value is not None and value != "" and not isinstance(value, bool)
-
-
-def _hides(name: str, value: Any) -> bool:
-    return _filled(value) and is_secret_key(name)
 
 
 # -- value-based redaction ---------------------------------------------------------------------------
