@@ -13,16 +13,15 @@ Prompts ask for one JSON object, so the replies parse the same way as ``llm-rubr
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
-from jinja2 import StrictUndefined, Template
-from jinja2 import TemplateError as JinjaTemplateError
-from jinja2.sandbox import SandboxedEnvironment
+
+from evalh.errors import TemplateError
+from evalh.templating import render_template
 
 __all__ = [
     "ANSWER_RELEVANCE_PROMPT",
@@ -208,25 +207,19 @@ safe alternative where one exists. Reply with one JSON object and nothing else:
 """,
 )
 
-_env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
-_env.filters["dump"] = lambda value: json.dumps(value, ensure_ascii=False)
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(source: str) -> Template:
-    """Compile each distinct prompt text once (the default prompts are shared by every test)."""
-    return _env.from_string(source)
-
 
 def render_messages(template: Sequence[Mapping[str, Any]], variables: Mapping[str, Any]) -> Messages:
-    """Render each message's content; PromptProblem names an undefined variable or a syntax error."""
+    """Render each message's content once, in evalh's one sandboxed template environment (the
+    output and the vars are data in it, never rendered); PromptProblem names an undefined variable,
+    a syntax error or what the sandbox refused."""
     scope = {**variables, "vars": dict(variables.get("vars") or {})}
     rendered: Messages = []
-    for message in template:
+    for index, message in enumerate(template):
         content = message.get("content", "")
         try:
-            text = _compiled(content).render(scope) if isinstance(content, str) else content
-        except JinjaTemplateError as error:
+            where = f"grading prompt message {index + 1}"
+            text = render_template(content, scope, where=where) if isinstance(content, str) else content
+        except TemplateError as error:
             raise PromptProblem(f"the grading prompt does not render: {error}") from None
         rendered.append({**message, "content": text.strip() if isinstance(text, str) else text})
     return rendered

@@ -2,7 +2,9 @@
 
 promptfoo's merge: vars and metadata merged (the test wins), assertions concatenated (defaultTest's
 first), options shallow-merged, threshold test-over-default. Vars may be ``file://`` and may
-reference other vars; assertion values and metric names are rendered with the test's vars.
+reference other vars; assertion values and metric names are rendered with the test's vars. Each
+value is rendered once (see evalh.templating); --var values and files' contents are data, never
+rendered.
 """
 
 from __future__ import annotations
@@ -15,25 +17,45 @@ from evalh.assertions.registry import base_type, get_assertion
 from evalh.config.files import DATA_SUFFIXES, LoadContext, Origin, is_file_ref, script_path
 from evalh.config.locate import JsonPath, format_path
 from evalh.config.providers import check_choice, parse_choice
-from evalh.config.templating import has_template, referenced_names, render_template
 from evalh.config.tests_files import RawTest
 from evalh.errors import ConfigError, TemplateError
 from evalh.model import AssertionSpec, TestCase
+from evalh.templating import (
+    EnvVars,
+    has_template,
+    referenced_names,
+    render_template,
+    template_env,
+    template_strings,
+)
 
 __all__ = ["Defaults", "build_test", "load_vars", "resolve_vars"]
 
 
 @dataclass(frozen=True)
 class Defaults:
-    """The defaultTest (with --var values merged into its vars), and where it was written."""
+    """The defaultTest (with --var values merged into its vars), where it was written, and ``env``
+    for the templates of every test."""
 
     data: Mapping[str, Any] = field(default_factory=dict)
     origin: Origin | None = None
     cli_vars: Mapping[str, str] = field(default_factory=dict)
+    env: EnvVars = field(default_factory=template_env)
 
     @property
     def vars(self) -> dict[str, Any]:
         return {**(self.data.get("vars") or {}), **self.cli_vars}
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What an assertion's templates see: the test's resolved vars, and ``env``."""
+
+    variables: Mapping[str, Any]
+    env: EnvVars
+
+    def render(self, template: str, where: str) -> str:
+        return render_template(template, self.variables, where=where, env=self.env)
 
 
 def build_test(raw: RawTest, index: int, defaults: Defaults, ctx: LoadContext) -> TestCase | None:
@@ -42,15 +64,19 @@ def build_test(raw: RawTest, index: int, defaults: Defaults, ctx: LoadContext) -
     shown: JsonPath = ("tests", index)
     default = defaults.data
     try:
+        own = load_vars(data, origin, shown, ctx)
         variables = resolve_vars(
-            {**defaults.vars, **load_vars(data, origin, shown, ctx)},
+            {**defaults.vars, **own},
             lambda name: _var_where(name, data, defaults, origin, shown, ctx),
             ctx,
+            env=defaults.env,
+            literal=frozenset(defaults.cli_vars).difference(own),
         )
         options = {**(default.get("options") or {}), **(data.get("options") or {})}
+        scope = _Scope(variables, defaults.env)
         asserts = [
-            *_assertions(default.get("assert") or [], (), defaults.origin, ("defaultTest",), variables, ctx),
-            *_assertions(data.get("assert") or [], (), origin, shown, variables, ctx),
+            *_assertions(default.get("assert") or [], (), defaults.origin, ("defaultTest",), scope, ctx),
+            *_assertions(data.get("assert") or [], (), origin, shown, scope, ctx),
         ]
     except ConfigError as error:
         ctx.problems.add_exception(error)
@@ -118,12 +144,27 @@ def _var_where(
     return ctx.where(defaults.origin, ("vars", name), ("defaultTest", "vars", name))
 
 
-def resolve_vars(variables: dict[str, Any], where: Any, ctx: LoadContext) -> dict[str, Any]:
-    """Load ``file://`` values, then render vars that reference other vars, in dependency order."""
+def resolve_vars(
+    variables: dict[str, Any],
+    where: Any,
+    ctx: LoadContext,
+    *,
+    env: EnvVars | None = None,
+    literal: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """Load ``file://`` values, then render vars that reference other vars, in dependency order.
+
+    Each value is rendered once; a ``literal`` var (a --var value) is data and never rendered, nor is
+    a file's content."""
     for name, value in variables.items():
-        if is_file_ref(value):
+        if name not in literal and is_file_ref(value):
             variables[name] = ctx.load_value(value, where(name), trim=False)
-    pending = {name for name, value in variables.items() if isinstance(value, str) and has_template(value)}
+            literal = literal | {name}
+    pending = {
+        name
+        for name, value in variables.items()
+        if name not in literal and isinstance(value, str) and has_template(value)
+    }
     if not pending:
         return variables
     resolved: dict[str, Any] = {name: value for name, value in variables.items() if name not in pending}
@@ -139,7 +180,7 @@ def resolve_vars(variables: dict[str, Any], where: Any, ctx: LoadContext) -> dic
         for dependency in referenced_names(variables[name], where=where(name)):
             resolve(dependency)
         visiting.pop()
-        resolved[name] = render_template(variables[name], resolved, where=where(name))
+        resolved[name] = render_template(variables[name], resolved, where=where(name), env=env)
 
     for name in list(variables):
         resolve(name)
@@ -151,7 +192,7 @@ def _assertions(
     inner: JsonPath,
     origin: Origin | None,
     shown: JsonPath,
-    variables: Mapping[str, Any],
+    scope: _Scope,
     ctx: LoadContext,
 ) -> list[AssertionSpec | None]:
     specs: list[AssertionSpec | None] = []
@@ -159,7 +200,7 @@ def _assertions(
         path_inner, path_shown = (*inner, "assert", index), (*shown, "assert", index)
         where = ctx.where(origin, path_inner, path_shown) if origin else format_path(path_shown)
         try:
-            specs.append(build_assertion(item, path_inner, path_shown, origin, variables, ctx, where))
+            specs.append(build_assertion(item, path_inner, path_shown, origin, scope, ctx, where))
         except ConfigError as error:
             ctx.problems.add_exception(error)
             specs.append(None)
@@ -171,13 +212,13 @@ def build_assertion(
     inner: JsonPath,
     shown: JsonPath,
     origin: Origin | None,
-    variables: Mapping[str, Any],
+    scope: _Scope,
     ctx: LoadContext,
     where: str,
 ) -> AssertionSpec:
     """One assertion with its value and metric rendered (children built for assert-set)."""
     kind, negate = base_type(item["type"])
-    children = _assertions(item.get("assert") or [], inner, origin, shown, variables, ctx)
+    children = _assertions(item.get("assert") or [], inner, origin, shown, scope, ctx)
     if any(child is None for child in children):
         raise ConfigError("an assertion of this assert-set is invalid (see above)", where=where)
     threshold = item.get("threshold")
@@ -208,11 +249,11 @@ def build_assertion(
         type=kind,
         negate=negate,
         value=_render_value(
-            kind, item.get("value"), variables, ctx, f"{where}.value" if "value" in item else where
+            kind, item.get("value"), scope, ctx, f"{where}.value" if "value" in item else where
         ),
         threshold=float(threshold) if threshold is not None else None,
         weight=float(item.get("weight", 1.0)),
-        metric=render_template(metric, variables, where=f"{where}.metric") if metric is not None else None,
+        metric=scope.render(metric, f"{where}.metric") if metric is not None else None,
         provider=choice,
         config=config,
         children=tuple(child for child in children if child is not None),
@@ -224,16 +265,16 @@ def build_assertion(
     return spec
 
 
-def _render_value(kind: str, value: Any, variables: Mapping[str, Any], ctx: LoadContext, where: str) -> Any:
+def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, where: str) -> Any:
     """promptfoo's value rendering: strings and each string of a list; file:// loaded; objects kept."""
     if isinstance(value, str):
-        text = render_template(value, variables, where=where)
+        text = scope.render(value, where)
         return _file_value(kind, text, ctx, where) if is_file_ref(text) else text
     if isinstance(value, list):
         rendered = []
         for position, item in enumerate(value):
             if isinstance(item, str):
-                text = render_template(item, variables, where=f"{where}[{position}]")
+                text = scope.render(item, f"{where}[{position}]")
                 rendered.append(
                     _file_value(kind, text, ctx, f"{where}[{position}]") if is_file_ref(text) else text
                 )
@@ -254,6 +295,10 @@ def _file_value(kind: str, ref: str, ctx: LoadContext, where: str) -> Any:
 
 
 def _rubric(value: Any, ctx: LoadContext, where: str) -> Any:
+    """A custom rubric prompt, read if file://; its templates are parsed now (rendered when grading),
+    so a syntax error or a template the sandbox refuses is a config error before any call."""
     if is_file_ref(value):
-        return ctx.load_value(value, f"{where}.rubricPrompt", trim=True)
+        value = ctx.load_value(value, f"{where}.rubricPrompt", trim=True)
+    for text in template_strings(value):
+        referenced_names(text, where=f"{where}.rubricPrompt")
     return value

@@ -1,4 +1,4 @@
-"""Load a config: YAML -> ``{{ env.X }}`` -> JSON-Schema check -> files -> semantic checks -> Suite.
+"""Load a config: YAML -> ``{{ env.X }}`` (env.py) -> JSON-Schema check -> files -> checks -> Suite.
 
 The whole config is validated before any provider is called, and every problem found is reported
 at once (one paragraph each, ``file:line:col path: what. what to do``).
@@ -7,7 +7,6 @@ at once (one paragraph each, ``file:line:col path: what. what to do``).
 from __future__ import annotations
 
 import gc
-import os
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -17,16 +16,17 @@ from typing import Any
 
 from evalh.config.build import Defaults, build_test, load_vars
 from evalh.config.checks import AssertionChecker
+from evalh.config.env import config_env, render_config_env
 from evalh.config.files import DocOrigin, LoadContext, Origin
-from evalh.config.locate import Document, JsonPath, display_path, load_document
-from evalh.config.prompts import load_prompts, template_strings
+from evalh.config.locate import Document, display_path, load_document
+from evalh.config.prompts import load_prompts
 from evalh.config.providers import check_provider_id, load_providers
 from evalh.config.schema import defs_validator, schema_problems
-from evalh.config.templating import referenced_names, render_env, uses_env
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.errors import ConfigError, ConfigFileError, SchemaError
 from evalh.model import EvaluateOptions, Prompt, ProviderChoice, ProviderSpec, Suite, TestCase
 from evalh.secrets import redact_config, register_config
+from evalh.templating import referenced_names, template_env, template_strings
 
 __all__ = ["CONFIG_NAMES", "RECORDED_PROVIDER_ID", "find_config", "load_suite"]
 
@@ -73,8 +73,8 @@ def load_suite(
                 "the config must be a mapping of keys (description:, prompts:, providers:, tests:, ...)",
                 where=document.file,
             )
-        env = _config_env(document, ctx)
-        document.data = _render_env(document.data, {**os.environ, **env}, document, ctx)
+        env = config_env(document, ctx)
+        document.data = render_config_env(document.data, template_env(env), document, ctx)
         # Before any check can quote a value: every secret the config holds is redacted from here on.
         register_config(env)  # the env: map's secret-looking entries
         register_config(document.data)
@@ -135,48 +135,11 @@ def _compile_filter(filter_pattern: str | None) -> re.Pattern[str] | None:
         ) from None
 
 
-def _config_env(document: Document, ctx: LoadContext) -> dict[str, str]:
-    """The config's ``env:`` map, stringified, its own ``{{ env.X }}`` rendered from the environment."""
-    raw = document.data.get("env")
-    if not isinstance(raw, Mapping):
-        return {}
-    env: dict[str, str] = {}
-    for key, value in raw.items():
-        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        try:
-            env[str(key)] = render_env(text, os.environ, where=document.where(("env", key)))
-        except ConfigError as error:
-            ctx.problems.add_exception(error)
-    return env
-
-
-def _render_env(
-    value: Any, env: Mapping[str, str], document: Document, ctx: LoadContext, path: JsonPath = ()
-) -> Any:
-    """``{{ env.NAME }}`` rendered once, everywhere in the config (``env:`` itself was done first)."""
-    if isinstance(value, str):
-        if not uses_env(value):
-            return value  # most strings: no position needed (locating 100,000s of them took ~0.9 s)
-        try:
-            return render_env(value, env, where=document.where(path))
-        except ConfigError as error:
-            ctx.problems.add_exception(error)
-            return value
-    if isinstance(value, Mapping):
-        return {
-            key: item if path == () and key == "env" else _render_env(item, env, document, ctx, (*path, key))
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [_render_env(item, env, document, ctx, (*path, i)) for i, item in enumerate(value)]
-    return value
-
-
 def _resolve(
     document: Document, ctx: LoadContext, env: dict[str, str], cli_vars: Mapping[str, str], grader: str | None
 ) -> Suite:
     data: Mapping[str, Any] = document.data
-    prompts = load_prompts(data["prompts"], document, ctx, {**os.environ, **env}) if "prompts" in data else []
+    prompts = load_prompts(data["prompts"], document, ctx) if "prompts" in data else []
     key = "providers" if "providers" in data else "targets" if "targets" in data else None
     providers = load_providers(data[key], key, document, ctx) if key else []
     suite_default = None
@@ -184,7 +147,7 @@ def _resolve(
         spec = ProviderSpec(id=grader, path="--grader", base_dir=str(Path.cwd()))
         check_provider_id(spec, "--grader", ctx)
         suite_default = ProviderChoice(default=spec)
-    defaults = _defaults(data.get("defaultTest"), document, ctx, cli_vars)
+    defaults = replace(_defaults(data.get("defaultTest"), document, ctx, cli_vars), env=template_env(env))
     raw_tests = collect_tests(data.get("tests") or [], document, ctx) if data.get("tests") else []
     if not raw_tests and not ctx.problems:
         raw_tests = [RawTest({}, DocOrigin(document, ("tests",)))]  # promptfoo runs one empty test

@@ -15,11 +15,11 @@ from typing import Any
 
 from evalh.config.files import DATA_SUFFIXES, SCRIPT_SUFFIXES, LoadContext, is_file_ref
 from evalh.config.locate import Document, JsonPath, format_path
-from evalh.config.templating import referenced_names, render_env
 from evalh.errors import ConfigError
 from evalh.model import Prompt
+from evalh.templating import referenced_names, template_strings
 
-__all__ = ["LABEL_LIMIT", "load_prompts", "prompt_label", "template_strings"]
+__all__ = ["LABEL_LIMIT", "load_prompts", "prompt_label"]
 
 LABEL_LIMIT = 60
 _SEPARATOR = re.compile(r"^\s*---\s*$", re.MULTILINE)
@@ -38,7 +38,7 @@ def _prompt_id(raw: PromptRaw) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def load_prompts(value: Any, doc: Document, ctx: LoadContext, env: Mapping[str, str]) -> list[Prompt]:
+def load_prompts(value: Any, doc: Document, ctx: LoadContext) -> list[Prompt]:
     """Every prompt of the config, in order; problems go to ``ctx.problems``."""
     items: list[tuple[Any, JsonPath]] = (
         [(item, ("prompts", i)) for i, item in enumerate(value)]
@@ -49,7 +49,7 @@ def load_prompts(value: Any, doc: Document, ctx: LoadContext, env: Mapping[str, 
     for item, path in items:
         where = doc.where(path)
         try:
-            found = _load_item(item, path, where, ctx, env)
+            found = _load_item(item, path, where, ctx)
         except ConfigError as error:
             ctx.problems.add_exception(error)
             continue
@@ -60,13 +60,11 @@ def load_prompts(value: Any, doc: Document, ctx: LoadContext, env: Mapping[str, 
     return prompts
 
 
-def _load_item(
-    item: Any, path: JsonPath, where: str, ctx: LoadContext, env: Mapping[str, str]
-) -> list[Prompt]:
+def _load_item(item: Any, path: JsonPath, where: str, ctx: LoadContext) -> list[Prompt]:
     shown = format_path(path)
     if isinstance(item, str):
         if is_file_ref(item):
-            return _from_files(item, None, shown, where, ctx, env)
+            return _from_files(item, None, shown, where, ctx)
         return [Prompt(raw=item, label=prompt_label(item), id=_prompt_id(item), path=shown)]
     label = item.get("label")
     if "raw" in item:
@@ -78,25 +76,22 @@ def _load_item(
         ]
     ref = item["id"]
     if is_file_ref(ref):
-        return _from_files(ref, label, shown, where, ctx, env)
+        return _from_files(ref, label, shown, where, ctx)
     return [Prompt(raw=ref, label=label or prompt_label(ref), id=_prompt_id(ref), path=shown)]
 
 
-def _from_files(
-    ref: str, label: str | None, shown: str, where: str, ctx: LoadContext, env: Mapping[str, str]
-) -> list[Prompt]:
+def _from_files(ref: str, label: str | None, shown: str, where: str, ctx: LoadContext) -> list[Prompt]:
     prompts: list[Prompt] = []
     for path in ctx.expand(ref, where):
-        for raw, part_label in _read_prompt_file(path, where, ctx, env):
+        for raw, part_label in _read_prompt_file(path, where, ctx):
             name = f"{label}: {part_label}" if label and part_label != ctx.relative(path) else label
             prompts.append(Prompt(raw=raw, label=name or part_label, id=_prompt_id(raw), path=shown))
     return prompts
 
 
-def _read_prompt_file(
-    path: Path, where: str, ctx: LoadContext, env: Mapping[str, str]
-) -> list[tuple[PromptRaw, str]]:
-    """(raw, label) for each prompt in one file."""
+def _read_prompt_file(path: Path, where: str, ctx: LoadContext) -> list[tuple[PromptRaw, str]]:
+    """(raw, label) for each prompt in one file; its text stays a template, rendered once per test
+    (``env`` included) when the run is planned."""
     shown = ctx.relative(path)
     suffix = path.suffix.lower()
     if suffix in SCRIPT_SUFFIXES:
@@ -108,9 +103,9 @@ def _read_prompt_file(
     if suffix in DATA_SUFFIXES:
         data = ctx.read_document(path, where).data
         if isinstance(data, str):
-            return [(render_env(data, env, where=where), shown)]
-        return [(_as_raw(_render_env_deep(data, env, where), f"{where} ({shown})"), shown)]
-    text = render_env(ctx.read_text(path, where), env, where=where)
+            return [(data, shown)]
+        return [(_as_raw(data, f"{where} ({shown})"), shown)]
+    text = ctx.read_text(path, where)
     if suffix != ".txt":
         return [(text.strip(), shown)]
     parts = [part.strip() for part in _SEPARATOR.split(text)]
@@ -120,16 +115,6 @@ def _read_prompt_file(
     if len(parts) == 1:
         return [(parts[0], shown)]
     return [(part, f"{shown}: {prompt_label(part)}") for part in parts]
-
-
-def _render_env_deep(value: Any, env: Mapping[str, str], where: str) -> Any:
-    if isinstance(value, str):
-        return render_env(value, env, where=where)
-    if isinstance(value, list):
-        return [_render_env_deep(item, env, where) for item in value]
-    if isinstance(value, dict):
-        return {key: _render_env_deep(item, env, where) for key, item in value.items()}
-    return value
 
 
 def _as_raw(raw: Any, where: str) -> PromptRaw:
@@ -167,14 +152,3 @@ def _check_syntax(prompt: Prompt, where: str, ctx: LoadContext) -> None:
         except ConfigError as error:
             ctx.problems.add_exception(error)
             return
-
-
-def template_strings(value: Any) -> list[str]:
-    """Every string inside a (chat) prompt."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping):
-        return [text for item in value.values() for text in template_strings(item)]
-    if isinstance(value, list | tuple):
-        return [text for item in value for text in template_strings(item)]
-    return []

@@ -9,29 +9,29 @@
       queryParams: {q: "{{prompt}}"}
       responsePath: data.answer[0].text   # where the output is in the JSON reply (default: the whole reply)
 
-Strings in ``body``, ``queryParams`` and ``url`` are Jinja2 templates over ``prompt`` and the test's vars
-(also as ``vars.x``). A string that is exactly ``{{prompt}}`` is replaced by the prompt itself, so a chat
-message list stays a JSON list. Replies are not cached unless ``config.cache: true`` (your app changes
-between runs; a model with fixed settings does not).
+Strings in ``body``, ``queryParams`` and ``config.url`` are templates over ``prompt``, the test's vars
+(also as ``vars.x``) and ``env``, rendered once per call in evalh's one sandboxed environment (the
+prompt and the vars are data in them, never rendered again). A string that is exactly ``{{prompt}}`` is
+replaced by the prompt itself, so a chat message list stays a JSON list. A URL given as the provider's
+id is used as written (its ``{{ env.X }}`` was rendered when the config was loaded). Replies are not
+cached unless ``config.cache: true`` (your app changes between runs; a model with fixed settings does
+not).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
-from jinja2 import StrictUndefined, Template, TemplateError
-from jinja2.sandbox import SandboxedEnvironment
-
-from evalh.errors import ConfigError, ProviderError
+from evalh.errors import ConfigError, ProviderError, TemplateError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
 from evalh.providers.http import HttpClient, HttpReply
 from evalh.providers.identity import hide_secrets, request_identity
+from evalh.templating import referenced_names, render_template, template_strings
 
 __all__ = ["WebHttpProvider", "extract_path", "make_http"]
 
@@ -39,13 +39,7 @@ _WHOLE_PROMPT = re.compile(r"^\{\{\s*prompt\s*\}\}$")
 _PATH_TOKEN = re.compile(r"[^.\[\]]+|\[(\d+)\]")
 _MISSING = object()
 
-_env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
-_env.filters["dump"] = lambda value: json.dumps(value, ensure_ascii=False)
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(source: str) -> Template:
-    return _env.from_string(source)
+_TEMPLATE_KEYS = ("url", "body", "queryParams")
 
 
 def extract_path(payload: Any, path: str) -> Any:
@@ -77,19 +71,31 @@ def _prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
 
 
 def render_value(
-    template: Any, prompt: str | Sequence[Mapping[str, Any]], variables: Mapping[str, Any]
+    template: Any,
+    prompt: str | Sequence[Mapping[str, Any]],
+    variables: Mapping[str, Any],
+    where: str = "body",
 ) -> Any:
-    """Render every string in ``template`` (nested dicts and lists too)."""
+    """Render every string in ``template`` (nested dicts and lists too) once."""
     if isinstance(template, str):
         if _WHOLE_PROMPT.match(template.strip()):
             return prompt if isinstance(prompt, str) else [dict(m) for m in prompt]
         scope = {**variables, "vars": variables, "prompt": _prompt_text(prompt)}
-        return _compiled(template).render(scope)
+        return render_template(template, scope, where=where)
     if isinstance(template, Mapping):
-        return {key: render_value(value, prompt, variables) for key, value in template.items()}
+        return {key: render_value(value, prompt, variables, where) for key, value in template.items()}
     if isinstance(template, list | tuple):
-        return [render_value(item, prompt, variables) for item in template]
+        return [render_value(item, prompt, variables, where) for item in template]
     return template
+
+
+def _check_templates(spec: ProviderSpec) -> None:
+    """Parse the request templates before the first call: a syntax error, or a template the
+    sandbox refuses, is a config error rather than one failed row per test."""
+    for key in _TEMPLATE_KEYS:
+        where = f"{spec.path}.config.{key}" if spec.path else f"config.{key}"
+        for text in template_strings(spec.config.get(key)):
+            referenced_names(text, where=where)
 
 
 class WebHttpProvider:
@@ -139,15 +145,19 @@ class WebHttpProvider:
     def _render_request(
         self, prompt: str | Sequence[Mapping[str, Any]], variables: Mapping[str, Any]
     ) -> tuple[str, Any, str | None, dict[str, str]]:
-        url = str(render_value(self.url, prompt, variables))
+        url = self.url
+        if self.config.get("url"):
+            url = str(render_value(self.url, prompt, variables, "config.url"))
         params = self.config.get("queryParams")
         if params:
-            rendered = render_value(params, prompt, variables)
+            rendered = render_value(params, prompt, variables, "config.queryParams")
             url += ("&" if "?" in url else "?") + urlencode({k: str(v) for k, v in rendered.items()})
         headers: dict[str, str] = {}
         if self.method == "GET":
             return url, None, None, headers
-        body = render_value(self.config.get("body", {"prompt": "{{prompt}}"}), prompt, variables)
+        body = render_value(
+            self.config.get("body", {"prompt": "{{prompt}}"}), prompt, variables, "config.body"
+        )
         if not isinstance(body, str):
             return url, body, None, headers
         try:
@@ -199,5 +209,6 @@ def make_http(spec: ProviderSpec) -> WebHttpProvider:
             where=f"{spec.path}.config.url" if spec.path else None,
             hint="Set config.url, or use the URL itself as the provider id (http://localhost:8000/chat).",
         )
+    _check_templates(spec)
     # Header values whose names look secret are redacted from every message by the client.
     return WebHttpProvider(spec, url=url, http=HttpClient.for_spec(spec, base_url=url))

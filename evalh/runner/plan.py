@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalh.config.load import RECORDED_PROVIDER_ID
-from evalh.config.templating import render_prompt
 from evalh.model import Prompt, ProviderSpec, Suite, TestCase
+from evalh.templating import EnvVars, render_prompt, template_env
 
 __all__ = ["Job", "plan_jobs"]
 
@@ -33,10 +33,10 @@ class Job:
         return not self.test.has_output and self.provider.id != RECORDED_PROVIDER_ID
 
 
-def _render(prompt: Prompt, test: TestCase, where: str) -> str | list[dict[str, Any]]:
+def _render(prompt: Prompt, test: TestCase, where: str, env: EnvVars) -> str | list[dict[str, Any]]:
     if prompt.raw == "":
         return ""
-    return render_prompt(prompt.raw, test.vars, where=where)
+    return render_prompt(prompt.raw, test.vars, where=where, env=env)
 
 
 def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
@@ -44,6 +44,7 @@ def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
     prompts = suite.prompts or (Prompt(raw="", label="recorded output"),)
     providers = suite.providers or (ProviderSpec(id=RECORDED_PROVIDER_ID),)
     jobs: list[Job] = []
+    env = template_env(suite.env)
     for repeat_index in range(max(1, repeat)):
         for test in suite.tests:
             rendered: dict[int, str | list[dict[str, Any]]] = {}
@@ -51,7 +52,7 @@ def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
                 for prompt_index, prompt in enumerate(prompts):
                     if prompt_index not in rendered:
                         where = f"{prompt.path or f'prompts[{prompt_index}]'} (for {test.path or 'a test'})"
-                        rendered[prompt_index] = _render(prompt, test, where)
+                        rendered[prompt_index] = _render(prompt, test, where, env)
                     jobs.append(
                         Job(
                             index=len(jobs),

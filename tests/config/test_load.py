@@ -10,6 +10,7 @@ import pytest
 from evalh.config.load import RECORDED_PROVIDER_ID, find_config, load_suite
 from evalh.errors import ConfigError, ConfigFileError
 from evalh.model import ProviderSpec
+from evalh.runner.plan import plan_jobs
 from tests.config.conftest import WriteFiles
 
 
@@ -251,7 +252,9 @@ tests:
     )
     suite = load_suite(config)
     assert suite.providers[0].id == "openai:chat:gpt-4o-mini"
-    assert suite.prompts[0].raw == "hello from gpt-4o-mini / {{question}}"
+    # a prompt stays a template: env is in its context when it is rendered, once
+    assert suite.prompts[0].raw == "{{ env.GREETING }} / {{question}}"
+    assert plan_jobs(suite)[0].rendered_prompt == "hello from gpt-4o-mini / q"
     assert suite.tests[0].vars["question"] == "q"
     assert dict(suite.env) == {"GREETING": "hello from gpt-4o-mini", "DEBUG": "true"}
 

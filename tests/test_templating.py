@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalh.config import templating
-from evalh.config.templating import referenced_names, render_env, render_prompt, render_template
+from evalh import templating
+from evalh.templating import referenced_names, render_env, render_prompt, render_template, template_env
 from evalh.errors import TemplateError
 
 
@@ -45,11 +45,11 @@ def test_chat_prompts_render_every_string() -> None:
 
 
 def test_render_env_keeps_other_templates() -> None:
-    env = {"HOST": "example.com"}
+    env = template_env({"HOST": "example.com"})
     assert render_env("https://{{ env.HOST }}/{{path}}", env, where="w") == "https://example.com/{{path}}"
     assert render_env("{{ env['HOST'] }}", env, where="w") == "example.com"
-    with pytest.raises(TemplateError, match="'NOPE' is not set"):
-        render_env("{{ env.NOPE }}", env, where="w")
+    with pytest.raises(TemplateError, match="'EVALH_TEST_NOPE' is not set"):
+        render_env("{{ env.EVALH_TEST_NOPE }}", env, where="w")
 
 
 def test_referenced_names_ignore_loop_variables_and_globals() -> None:

@@ -1,0 +1,107 @@
+"""``{{ env.NAME }}`` in a config: the ``env:`` map, and the text rendered at load time.
+
+promptfoo renders ``env`` expressions everywhere at load. evalh renders each value once instead: a
+string that is rendered later as a template (a prompt, a var, an assertion's value or metric, a rubric
+prompt, an HTTP provider's body / queryParams / url) is left alone here and sees ``env`` when it is
+rendered, so an environment value goes in as data (a PR title holding ``{{ 7*7 }}`` stays literal).
+Every other string (a provider's apiBaseUrl or headers, a file:// path, a description) has its ``env``
+expressions rendered now, and the result is final text: nothing renders it again. Recorded model
+outputs are data and are not rendered at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evalh.config.files import LoadContext, is_file_ref
+from evalh.config.locate import Document, JsonPath
+from evalh.errors import ConfigError
+from evalh.templating import EnvVars, render_env, template_env, uses_env
+
+__all__ = ["config_env", "render_config_env"]
+
+_HTTP_TEMPLATES = frozenset({"body", "queryParams", "url"})  # rendered per call by providers/webhttp.py
+_OUTPUTS = frozenset({"output", "providerOutput"})
+
+
+def config_env(document: Document, ctx: LoadContext) -> dict[str, str]:
+    """The config's ``env:`` map, stringified, its own ``{{ env.X }}`` rendered from the environment."""
+    raw = document.data.get("env")
+    if not isinstance(raw, Mapping):
+        return {}
+    env: dict[str, str] = {}
+    process = template_env()
+    for key, value in raw.items():
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        try:
+            env[str(key)] = render_env(text, process, where=document.where(("env", key)))
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
+    return env
+
+
+def render_config_env(data: Any, env: EnvVars, document: Document, ctx: LoadContext) -> Any:
+    """``data`` with ``{{ env.NAME }}`` rendered in every string that is not rendered later."""
+    return _render(data, env, document, ctx, ())
+
+
+def _render(value: Any, env: EnvVars, document: Document, ctx: LoadContext, path: JsonPath) -> Any:
+    if isinstance(value, str):
+        if not uses_env(value) or rendered_later(path, value):
+            return value  # most strings: no position needed (locating 100,000s of them took ~0.9 s)
+        try:
+            return render_env(value, env, where=document.where(path))
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
+            return value
+    if isinstance(value, Mapping):
+        return {
+            key: item if path == () and key == "env" else _render(item, env, document, ctx, (*path, key))
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_render(item, env, document, ctx, (*path, i)) for i, item in enumerate(value)]
+    return value
+
+
+def rendered_later(path: JsonPath, value: str) -> bool:
+    """True for a string of the config that is rendered as a template later (or, a recorded output,
+    never), so that load time must leave its ``env`` expressions alone. A file:// path is read, not
+    rendered, so its ``env`` goes in now (except an assertion value's, rendered whole later)."""
+    if any(key == "config" and path[i + 1] in _HTTP_TEMPLATES for i, key in enumerate(path[:-1])):
+        return True
+    if not path:
+        return False
+    if path[0] == "prompts":
+        return path[-1] != "label" and not is_file_ref(value)
+    if path[0] == "tests" and len(path) > 1:
+        return _in_test(path[2:], value)
+    if path[0] == "defaultTest":
+        return _in_test(path[1:], value)
+    return False
+
+
+def _in_test(rest: JsonPath, value: str) -> bool:
+    if not rest:
+        return False
+    if rest[0] in _OUTPUTS:
+        return True
+    if rest[0] == "vars":  # each top-level var value is rendered (file:// values are read instead)
+        return len(rest) == 2 and not is_file_ref(value)
+    if rest[:2] == ("options", "rubricPrompt"):
+        return not (len(rest) == 2 and is_file_ref(value))
+    if rest[0] == "assert" and len(rest) > 2:
+        return _in_assertion(rest[2:], value)
+    return False
+
+
+def _in_assertion(rest: JsonPath, value: str) -> bool:
+    key = rest[0]
+    if key == "assert" and len(rest) > 2:  # an assert-set's children
+        return _in_assertion(rest[2:], value)
+    if key == "value":
+        return len(rest) <= 2  # a string value, or each string of a list value
+    if key == "rubricPrompt":
+        return not (len(rest) == 1 and is_file_ref(value))
+    return key == "metric"

@@ -1,0 +1,399 @@
+"""The one template environment of evalh: sandboxed Jinja2 with Nunjucks-compatible output.
+
+Prompts, var values, assertion values, metric names, rubric prompts and HTTP request templates are all
+rendered here, by one :class:`jinja2.sandbox.ImmutableSandboxedEnvironment`: a template reads variables
+and their fields, never Python internals (``cycler.__init__.__globals__`` is refused, and also found
+when the template is parsed, so ``evalh validate`` reports it), cannot mutate what it is given, and
+cannot build a gigabyte string with ``'a' * 10**9``.
+
+Each value is rendered once. ``env`` is a variable of every render (the config's ``env:`` map over the
+process environment), so ``{{ env.TITLE }}`` inserts the value as data: a value holding ``{{ 7*7 }}``
+stays literal text. Undefined variables are errors (StrictUndefined), named with the template's place.
+Objects render as JSON and booleans as ``true``/``false``, as Nunjucks does. Compiled templates are
+cached, and strings without template markers never reach Jinja, so loading 10,000 tests stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from collections import ChainMap
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+import jinja2
+import jinja2.meta
+import jinja2.nodes
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from evalh.errors import TemplateError
+
+__all__ = [
+    "EnvVars",
+    "has_template",
+    "referenced_names",
+    "render_env",
+    "render_prompt",
+    "render_template",
+    "template_env",
+    "template_strings",
+    "uses_env",
+]
+
+_MARKERS = ("{{", "{%", "{#")
+_ENV_EXPRESSION = re.compile(r"\{\{(\s*env\s*(?:\.|\[)[^{}]*)\}\}")
+_UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined")
+_ENV_NOT_SET = re.compile(r"environment variable '([^']+)' is not set")
+_SANDBOX_HINT = (
+    "Templates are sandboxed: they read variables and their fields ({{ vars.x }}, {{ env.NAME }}), "
+    "never Python internals, and cannot build huge values"
+)
+
+# Limits on values a template may build (a prompt of a million characters is already far too long).
+_MAX_SIZE = 1_000_000
+_MAX_BITS = 100_000
+_MAX_WIDTH = 100_000
+_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\d*)(?:\.(\d+))?")
+_BRACE_SPEC = re.compile(r"\{[^{}]*?:([^{}]*)\}")
+_URI_SAFE = "-_.!~*'()"  # what JavaScript's encodeURIComponent leaves as it is
+
+
+def _repeat_is_safe(left: Any, right: Any) -> bool:
+    """``'a' * n`` / ``[x] * n`` stays under the size limit."""
+    if isinstance(right, str | list | tuple):
+        left, right = right, left
+    if isinstance(left, str | list | tuple) and isinstance(right, int):
+        return len(left) * right <= _MAX_SIZE
+    return True
+
+
+def _power_is_safe(base: Any, exponent: Any) -> bool:
+    """``a ** b`` on integers stays under the size limit (floats overflow with an error instead)."""
+    if isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1:
+        return exponent * abs(base).bit_length() <= _MAX_BITS
+    return True
+
+
+def _format_width_is_safe(text: str) -> bool:
+    """No width or precision in a ``%`` or ``str.format`` spec above the limit (``'%999999999d'``)."""
+    figures = [group for match in _PERCENT_SPEC.finditer(text) for group in match.groups() if group]
+    figures += [digits for match in _BRACE_SPEC.finditer(text) for digits in re.findall(r"\d+", match[1])]
+    return all(int(figure) <= _MAX_WIDTH for figure in figures)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Iterator | set | frozenset):
+        return list(value)
+    return str(value)
+
+
+def _finalize(value: Any) -> Any:
+    """Render values as Nunjucks does: objects as JSON, booleans as true/false, None as nothing,
+    whole floats without ``.0`` (``{{ 10 / 2 }}`` is 5)."""
+    if isinstance(value, str | jinja2.Undefined):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return int(value)
+    if isinstance(value, Iterator):  # what Jinja's select / map / batch return: a list in Nunjucks
+        value = list(value)
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(value, ensure_ascii=False, default=_json_default)
+    return value
+
+
+def _dump(value: Any, indent: int | str | None = None) -> str:
+    """Nunjucks' ``dump`` filter: JSON."""
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
+
+
+def _load(text: Any) -> Any:
+    """promptfoo's ``load`` filter: parse JSON text."""
+    return json.loads(str(text))
+
+
+def _truncate(value: Any, length: int = 255, killwords: bool = False, end: str = "...") -> str:
+    """Nunjucks' truncate: no leeway, and the cut is at a space at or before ``length``."""
+    text = str(value)
+    if len(text) <= length:
+        return text
+    cut = length if killwords else text.rfind(" ", 0, length + 1)
+    return text[: cut if cut >= 0 else length] + end
+
+
+def _reverse(value: Any) -> Any:
+    """Nunjucks reverses strings and lists (Jinja returns an iterator)."""
+    return value[::-1] if isinstance(value, str) else list(value)[::-1]
+
+
+def _urlencode(value: Any) -> str:
+    """Nunjucks' urlencode: encodeURIComponent for a string, ``k=v&...`` for a mapping or pairs."""
+    if isinstance(value, Mapping):
+        value = list(value.items())
+    if isinstance(value, list | tuple):
+        return "&".join(f"{quote(str(k), _URI_SAFE)}={quote(str(v), _URI_SAFE)}" for k, v in value)
+    return quote(str(value), _URI_SAFE)
+
+
+def _nl2br(value: Any) -> str:
+    return "" if value is None else re.sub(r"\r\n|\n", "<br />\n", str(value))
+
+
+def _format(value: Any, *args: Any, **kwargs: Any) -> str:
+    if not _format_width_is_safe(str(value)):
+        raise SecurityError("the template's format string asks for a width too large to render")
+    return str(jinja2.filters.do_format(value, *args, **kwargs))
+
+
+def _limited_width(name: str) -> Any:
+    builtin = jinja2.filters.FILTERS[name]
+
+    def limited(value: Any, width: Any = 80 if name == "center" else 4, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(width, int) and width > _MAX_WIDTH:
+            raise SecurityError(f"{name}({width}) is too wide to render")
+        return builtin(value, width, *args, **kwargs)
+
+    return limited
+
+
+_FILTERS: dict[str, Any] = {
+    "dump": _dump,
+    "json": _dump,
+    "load": _load,
+    "truncate": _truncate,
+    "reverse": _reverse,
+    "urlencode": _urlencode,
+    "nl2br": _nl2br,
+    "format": _format,
+    "center": _limited_width("center"),
+    "indent": _limited_width("indent"),
+}
+
+
+class EnvVars(Mapping[str, str]):
+    """``env`` in templates: a read-only view of the environment (the config's ``env:`` map first)."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self._values = values
+
+    def __getitem__(self, name: str) -> str:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+def template_env(overrides: Mapping[str, Any] = {}) -> EnvVars:
+    """``env`` for templates: ``overrides`` (the config's ``env:`` map) over the live process environment."""
+    if not overrides:
+        return _PROCESS_ENV
+    return EnvVars(ChainMap({key: str(value) for key, value in overrides.items()}, os.environ))
+
+
+_PROCESS_ENV = EnvVars(os.environ)
+
+
+class _Undefined(jinja2.StrictUndefined):
+    """StrictUndefined that names a missing ``env.NAME`` as an unset environment variable."""
+
+    __slots__ = ()
+
+    @property
+    def _undefined_message(self) -> str:
+        if isinstance(self._undefined_obj, EnvVars) and self._undefined_name is not None:
+            return f"environment variable {self._undefined_name!r} is not set"
+        return str(super()._undefined_message)
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """The sandbox, plus limits on the operators that can build huge values cheaply."""
+
+    intercepted_binops = frozenset({"*", "**", "%"})
+
+    def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*" and not _repeat_is_safe(left, right):
+            raise SecurityError("the template would build a value too large to render")
+        if operator == "**" and not _power_is_safe(left, right):
+            raise SecurityError("the template would compute a number too large to render")
+        if operator == "%" and isinstance(left, str) and not _format_width_is_safe(left):
+            raise SecurityError("the template's format string asks for a width too large to render")
+        return super().call_binop(context, operator, left, right)
+
+    def wrap_str_format(self, value: Any) -> Any:
+        wrapped = super().wrap_str_format(value)
+        if wrapped is not None and not _format_width_is_safe(value.__self__):
+            raise SecurityError("the template's format string asks for a width too large to render")
+        return wrapped
+
+
+_ENV = _Sandbox(
+    undefined=_Undefined,
+    autoescape=False,
+    keep_trailing_newline=True,
+    finalize=_finalize,
+)
+_ENV.filters.update(_FILTERS)
+del _ENV.globals["lipsum"]  # not in Nunjucks, and lipsum(n=10**9) is a cheap way to exhaust memory
+
+
+def has_template(text: str) -> bool:
+    """True if ``text`` contains a template marker (``{{``, ``{%`` or ``{#``)."""
+    return any(marker in text for marker in _MARKERS)
+
+
+@functools.lru_cache(maxsize=8192)
+def _compile(template: str) -> tuple[jinja2.Template, frozenset[str]]:
+    """Parse once: the compiled template and the variable names it reads from its context.
+
+    ``env`` is always defined, so it is not among the names. Raises SecurityError for a template that
+    reads an internal attribute (found now, so validation reports it without rendering anything)."""
+    ast = _ENV.parse(template)
+    _refuse_internal_attributes(ast)
+    names = frozenset(jinja2.meta.find_undeclared_variables(ast)) - frozenset(_ENV.globals) - {"env"}
+    return _ENV.from_string(ast), names
+
+
+def _refuse_internal_attributes(ast: jinja2.nodes.Template) -> None:
+    for node in ast.find_all((jinja2.nodes.Getattr, jinja2.nodes.Getitem, jinja2.nodes.Filter)):
+        if isinstance(node, jinja2.nodes.Getattr):
+            name: Any = node.attr
+        elif isinstance(node, jinja2.nodes.Getitem):
+            name = node.arg.value if isinstance(node.arg, jinja2.nodes.Const) else None
+        elif isinstance(node, jinja2.nodes.Filter):  # x | attr('__class__')
+            first = node.args[0] if node.name == "attr" and node.args else None
+            name = first.value if isinstance(first, jinja2.nodes.Const) else None
+        if isinstance(name, str) and name.startswith("_"):
+            raise SecurityError(f"the template reads {name!r}, an internal attribute")
+
+
+def _syntax_error(error: jinja2.TemplateSyntaxError, where: str) -> TemplateError:
+    line = f" (line {error.lineno} of the template)" if error.lineno and error.lineno > 1 else ""
+    return TemplateError(
+        f"template syntax error{line}: {error.message}",
+        where=where,
+        hint="Check the {{ }} and {% %} pairs; write {{ '{{' }} for a literal {{",
+    )
+
+
+def _refused(error: SecurityError, template: str, where: str) -> TemplateError:
+    return TemplateError(
+        f"template {_excerpt(template)!r} was refused: {error}", where=where, hint=_SANDBOX_HINT
+    )
+
+
+def referenced_names(template: str, *, where: str) -> frozenset[str]:
+    """The variable names a template reads (for checking them against each test's vars).
+
+    Raises TemplateError for a syntax error or a template the sandbox refuses."""
+    if not has_template(template):
+        return frozenset()
+    try:
+        return _compile(template)[1]
+    except jinja2.TemplateSyntaxError as error:
+        raise _syntax_error(error, where) from None
+    except SecurityError as error:
+        raise _refused(error, template, where) from None
+
+
+def render_template(
+    template: str, variables: Mapping[str, Any], *, where: str, env: EnvVars | None = None
+) -> str:
+    """Render one template string once, with ``variables`` and ``env`` (default: the process
+    environment). Raises TemplateError naming ``where`` and what went wrong."""
+    if not has_template(template):
+        return template
+    try:
+        compiled, _ = _compile(template)
+        return compiled.render({"env": env if env is not None else _PROCESS_ENV, **variables})
+    except jinja2.TemplateSyntaxError as error:
+        raise _syntax_error(error, where) from None
+    except SecurityError as error:
+        raise _refused(error, template, where) from None
+    except jinja2.UndefinedError as error:
+        raise _undefined(str(error.message or error), template, where) from None
+    except (jinja2.TemplateError, TypeError, ValueError, ArithmeticError, RecursionError) as error:
+        raise TemplateError(f"template {_excerpt(template)!r} failed: {error}", where=where) from None
+
+
+def _undefined(text: str, template: str, where: str) -> TemplateError:
+    env_match = _ENV_NOT_SET.search(text)
+    if env_match:
+        return TemplateError(
+            f"environment variable {env_match.group(1)!r} is not set (used in {_excerpt(template)!r})",
+            where=where,
+            hint="Set it in the environment or in the config's env: map, or give a default: "
+            "{{ env.NAME | default('value') }}",
+        )
+    match = _UNDEFINED_NAME.search(text)
+    what = f"undefined variable {match.group(1)!r}" if match else text
+    return TemplateError(
+        f"{what} in template {_excerpt(template)!r}",
+        where=where,
+        hint="Define it in the test's vars (or defaultTest.vars), or pass --var NAME=VALUE",
+    )
+
+
+def render_prompt(
+    raw: str | Sequence[Mapping[str, Any]],
+    variables: Mapping[str, Any],
+    *,
+    where: str,
+    env: EnvVars | None = None,
+) -> str | list[dict[str, Any]]:
+    """Render a prompt: a string template, or each string inside a chat message list."""
+    if isinstance(raw, str):
+        return render_template(raw, variables, where=where, env=env)
+    return [_render_deep(dict(message), variables, f"{where}[{i}]", env) for i, message in enumerate(raw)]
+
+
+def _render_deep(value: Any, variables: Mapping[str, Any], where: str, env: EnvVars | None) -> Any:
+    if isinstance(value, str):
+        return render_template(value, variables, where=where, env=env)
+    if isinstance(value, Mapping):
+        return {key: _render_deep(item, variables, where, env) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_render_deep(item, variables, where, env) for item in value]
+    return value
+
+
+def template_strings(value: Any) -> list[str]:
+    """Every string inside ``value`` (a chat prompt, an HTTP body...): what gets rendered in it."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [text for item in value.values() for text in template_strings(item)]
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in template_strings(item)]
+    return []
+
+
+def uses_env(text: str) -> bool:
+    """False when ``text`` surely has no ``{{ env.NAME }}`` expression (a cheap test, no regex)."""
+    return "env" in text and "{{" in text
+
+
+def render_env(text: str, env: EnvVars, *, where: str) -> str:
+    """Text that is never rendered again (a provider's config, a file path) with each of its
+    ``{{ env.NAME }}`` expressions rendered once: the values go in as data, other text stays as it is."""
+    if not uses_env(text):
+        return text
+    return _ENV_EXPRESSION.sub(
+        lambda match: render_template("{{" + match.group(1) + "}}", {}, where=where, env=env), text
+    )
+
+
+def _excerpt(template: str, limit: int = 60) -> str:
+    flat = " ".join(template.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
