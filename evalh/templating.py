@@ -231,6 +231,15 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             raise SecurityError("the template's format string asks for a width too large to render")
         return super().call_binop(context, operator, left, right)
 
+    def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
+        # Jinja returns an Undefined here, which a later step reports as a confusing "has no
+        # attribute"; refusing at once names what the template tried to read.
+        if attribute.startswith("_"):
+            raise SecurityError(f"the template reads {attribute!r}, an internal attribute")
+        raise SecurityError(
+            f"the template uses {attribute!r} of a {type(obj).__name__}, which could change it"
+        )
+
     def wrap_str_format(self, value: Any) -> Any:
         wrapped = super().wrap_str_format(value)
         if wrapped is not None and not _format_width_is_safe(value.__self__):

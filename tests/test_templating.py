@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from evalh import templating
-from evalh.templating import referenced_names, render_env, render_prompt, render_template, template_env
 from evalh.errors import TemplateError
+from evalh.templating import referenced_names, render_env, render_prompt, render_template, template_env
 
 
 def test_renders_like_nunjucks() -> None:
@@ -65,3 +65,93 @@ def test_compiled_templates_are_cached() -> None:
     assert rendered[3] == "Q3: small" and rendered[9999] == "Q9999: big"
     assert after.misses - before.misses <= 1  # compiled once, then served from the cache
     assert after.hits - before.hits >= 9_999
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
+        "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+        "{{ x | attr('__class__') }}",
+        "{{ x['__class__'] }}",
+        "{{ (x | attr(name)).__name__ }}",
+        "{{ items.append(3) }}",
+        "{{ 'a' * 10**9 }}",
+        "{{ [0] * 10**9 }}",
+        "{{ 10 ** 1000000 }}",
+        "{{ '%999999999d' % 1 }}",
+        "{{ '{:>999999999}'.format(1) }}",
+        "{{ '%s' | format(1) }}{{ '%999999999s' | format(1) }}",
+        "{{ 'x' | center(10**9) }}",
+        "{{ range(10**9) | list }}",
+    ],
+)
+def test_the_sandbox_refuses_code_and_huge_values(template: str) -> None:
+    variables = {"x": 1, "name": "__class__", "items": [1, 2]}
+    with pytest.raises(TemplateError) as caught:
+        render_template(template, variables, where="tests.csv:2:1 tests[0].vars.q")
+    assert str(caught.value).startswith("tests.csv:2:1 tests[0].vars.q: template ")
+    assert variables["items"] == [1, 2]
+
+
+def test_internal_attributes_are_found_when_the_template_is_parsed() -> None:
+    """So `evalh validate` reports them for prompts and rubric prompts, which it never renders."""
+    with pytest.raises(TemplateError, match="'__globals__', an internal attribute"):
+        referenced_names("{{ cycler.__init__.__globals__ }}", where="w")
+
+
+def test_lipsum_is_not_a_global() -> None:
+    with pytest.raises(TemplateError, match="undefined variable 'lipsum'"):
+        render_template("{{ lipsum(n=10**6) }}", {}, where="w")
+
+
+def test_env_is_data_in_the_render_context() -> None:
+    env = template_env({"TITLE": "{{ 7*7 }}", "EMPTY": ""})
+    assert (
+        render_template("[{{ env.TITLE }}|{{ env['TITLE'] }}]", {}, where="w", env=env)
+        == "[{{ 7*7 }}|{{ 7*7 }}]"
+    )
+    assert (
+        render_env("https://h/{{ env.TITLE }}/{{ path }}", env, where="w") == "https://h/{{ 7*7 }}/{{ path }}"
+    )
+    assert render_template("{{ env.EVALH_TEST_UNSET | default('d') }}", {}, where="w", env=env) == "d"
+    assert render_template("{{ env.TITLE }}", {"env": {"TITLE": "a var wins"}}, where="w") == "a var wins"
+    assert "env" not in referenced_names("{{ env.TITLE }}{{ q }}", where="w")
+    with pytest.raises(TemplateError, match="environment variable 'EVALH_TEST_UNSET' is not set"):
+        render_template("{{ env.EVALH_TEST_UNSET }}", {}, where="w", env=env)
+    with pytest.raises(TemplateError, match="refused"):
+        render_template("{{ env._values }}", {}, where="w", env=env)
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("{{ 10 / 4 }} {{ 10 / 2 }} {{ 3.7 | round }} {{ 2.5 | round(0, 'floor') }}", "2.5 5 4 2"),
+        ("{{ [1, 2, 3] | reverse }} {{ 'abc' | reverse }}", "[3, 2, 1] cba"),
+        ("{{ 'a b/c?d' | urlencode }} {{ {'k': 'v w', 'x': 1} | urlencode }}", "a%20b%2Fc%3Fd k=v%20w&x=1"),
+        ("{{ 'a\nb\r\nc' | nl2br }}", "a<br />\nb<br />\nc"),
+        (
+            "{{ 'hello world foo' | truncate(11) }}|{{ 'abcdef' | truncate(3, true, '~') }}",
+            "hello world...|abc~",
+        ),
+        ("{{ 'short' | truncate(5) }}", "short"),
+        ("{{ '{\"a\": [1, 2]}' | load }} {{ ('{\"a\": 7}' | load).a }}", '{"a": [1, 2]} 7'),
+        ("{{ {'a': 1} | dump }} {{ [1] | json }} {{ {'a': 1} | dump(2) }}", '{"a": 1} [1] {\n  "a": 1\n}'),
+        ("{{ items | selectattr('ok') | map(attribute='n') }}", "[1]"),
+        ("{{ missing | default('d') }} {{ none | default('d') }} {{ '' | default('d', true) }}", "d  d"),
+        (
+            "{{ ' Ab ' | trim | upper }} {{ 'AB' | lower }} {{ 'ab cd' | title }} {{ 'aB' | capitalize }}",
+            "AB ab Ab Cd Ab",
+        ),
+        ("{{ [3, 1, 2] | sort | join('-') }} {{ items | length }} {{ 'a b  c' | wordcount }}", "1-2-3 2 3"),
+        ("{{ 'aXbX' | replace('X', '.') }} {{ [4, 5] | first }} {{ [4, 5] | last }}", "a.b. 4 5"),
+        (
+            "{{ '<b>' | escape }} {{ '<b>' | safe }} {{ '3.5' | float }} {{ '7' | int + 1 }}",
+            "&lt;b&gt; <b> 3.5 8",
+        ),
+        ("{{ true }} {{ false }} {{ none }}|{{ 'x' * 3 }} {{ '%05.1f' % 2.25 }}", "true false |xxx 002.2"),
+    ],
+)
+def test_nunjucks_filters_and_output(template: str, expected: str) -> None:
+    variables = {"none": None, "items": [{"ok": True, "n": 1}, {"ok": False, "n": 2}]}
+    assert render_template(template, variables, where="w") == expected
