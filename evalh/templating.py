@@ -35,6 +35,7 @@ from evalh.errors import TemplateError
 __all__ = [
     "EnvVars",
     "has_template",
+    "missing_env",
     "referenced_names",
     "render_env",
     "render_prompt",
@@ -263,15 +264,37 @@ def has_template(text: str) -> bool:
 
 
 @functools.lru_cache(maxsize=8192)
-def _compile(template: str) -> tuple[jinja2.Template, frozenset[str]]:
-    """Parse once: the compiled template and the variable names it reads from its context.
+def _compile(template: str) -> tuple[jinja2.Template, frozenset[str], frozenset[str]]:
+    """Parse once: the compiled template, the variable names it reads from its context, and the
+    environment variables it needs (``env.NAME`` without a default).
 
     ``env`` is always defined, so it is not among the names. Raises SecurityError for a template that
     reads an internal attribute (found now, so validation reports it without rendering anything)."""
     ast = _ENV.parse(template)
     _refuse_internal_attributes(ast)
     names = frozenset(jinja2.meta.find_undeclared_variables(ast)) - frozenset(_ENV.globals) - {"env"}
-    return _ENV.from_string(ast), names
+    return _ENV.from_string(ast), names, _required_env(ast)
+
+
+def _required_env(ast: jinja2.nodes.Template) -> frozenset[str]:
+    """``env.NAME`` / ``env['NAME']`` not guarded by ``default`` or ``is defined`` (nor a method call)."""
+    guarded = {id(node.node) for node in ast.find_all(jinja2.nodes.Call)}
+    guarded.update(
+        id(node.node) for node in ast.find_all(jinja2.nodes.Filter) if node.name in ("default", "d")
+    )
+    guarded.update(
+        id(node.node) for node in ast.find_all(jinja2.nodes.Test) if node.name in ("defined", "undefined")
+    )
+    required: set[str] = set()
+    for node in ast.find_all((jinja2.nodes.Getattr, jinja2.nodes.Getitem)):
+        target = getattr(node, "node", None)
+        if id(node) in guarded or not isinstance(target, jinja2.nodes.Name) or target.name != "env":
+            continue
+        if isinstance(node, jinja2.nodes.Getattr):
+            required.add(node.attr)
+        elif isinstance(node, jinja2.nodes.Getitem) and isinstance(node.arg, jinja2.nodes.Const):
+            required.add(str(node.arg.value))
+    return frozenset(required)
 
 
 def _refuse_internal_attributes(ast: jinja2.nodes.Template) -> None:
@@ -316,6 +339,16 @@ def referenced_names(template: str, *, where: str) -> frozenset[str]:
         raise _refused(error, template, where) from None
 
 
+def missing_env(template: str, env: EnvVars, *, where: str) -> TemplateError | None:
+    """The error for the first ``env.NAME`` the template needs that ``env`` lacks (found without
+    rendering, so ``evalh validate`` reports it for prompts), or None."""
+    referenced_names(template, where=where)  # a syntax or sandbox error first
+    if not has_template(template) or "env" not in template:
+        return None
+    unset = sorted(_compile(template)[2].difference(env))
+    return _undefined(f"environment variable {unset[0]!r} is not set", template, where) if unset else None
+
+
 def render_template(
     template: str, variables: Mapping[str, Any], *, where: str, env: EnvVars | None = None
 ) -> str:
@@ -324,7 +357,7 @@ def render_template(
     if not has_template(template):
         return template
     try:
-        compiled, _ = _compile(template)
+        compiled = _compile(template)[0]
         return compiled.render({"env": env if env is not None else _PROCESS_ENV, **variables})
     except jinja2.TemplateSyntaxError as error:
         raise _syntax_error(error, where) from None

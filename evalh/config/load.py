@@ -139,7 +139,7 @@ def _resolve(
     document: Document, ctx: LoadContext, env: dict[str, str], cli_vars: Mapping[str, str], grader: str | None
 ) -> Suite:
     data: Mapping[str, Any] = document.data
-    prompts = load_prompts(data["prompts"], document, ctx) if "prompts" in data else []
+    prompts = load_prompts(data["prompts"], document, ctx, template_env(env)) if "prompts" in data else []
     key = "providers" if "providers" in data else "targets" if "targets" in data else None
     providers = load_providers(data[key], key, document, ctx) if key else []
     suite_default = None

@@ -17,7 +17,7 @@ from evalh.config.files import DATA_SUFFIXES, SCRIPT_SUFFIXES, LoadContext, is_f
 from evalh.config.locate import Document, JsonPath, format_path
 from evalh.errors import ConfigError
 from evalh.model import Prompt
-from evalh.templating import referenced_names, template_strings
+from evalh.templating import EnvVars, missing_env, template_strings
 
 __all__ = ["LABEL_LIMIT", "load_prompts", "prompt_label"]
 
@@ -38,8 +38,9 @@ def _prompt_id(raw: PromptRaw) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def load_prompts(value: Any, doc: Document, ctx: LoadContext) -> list[Prompt]:
-    """Every prompt of the config, in order; problems go to ``ctx.problems``."""
+def load_prompts(value: Any, doc: Document, ctx: LoadContext, env: EnvVars) -> list[Prompt]:
+    """Every prompt of the config, in order (``env``: what their templates will see); problems go to
+    ``ctx.problems``."""
     items: list[tuple[Any, JsonPath]] = (
         [(item, ("prompts", i)) for i, item in enumerate(value)]
         if isinstance(value, list)
@@ -55,7 +56,7 @@ def load_prompts(value: Any, doc: Document, ctx: LoadContext) -> list[Prompt]:
             continue
         for prompt in found:
             ctx.where_of[id(prompt)] = where
-            _check_syntax(prompt, where, ctx)
+            _check_syntax(prompt, where, ctx, env)
         prompts.extend(found)
     return prompts
 
@@ -143,12 +144,15 @@ def _as_raw(raw: Any, where: str) -> PromptRaw:
     return tuple(raw)
 
 
-def _check_syntax(prompt: Prompt, where: str, ctx: LoadContext) -> None:
-    """Template syntax errors are found now, not when the first provider call is due."""
+def _check_syntax(prompt: Prompt, where: str, ctx: LoadContext, env: EnvVars) -> None:
+    """Syntax errors, templates the sandbox refuses and unset ``env.NAME`` are found now, not when
+    the first provider call is due."""
     texts = [prompt.raw] if isinstance(prompt.raw, str) else template_strings(list(prompt.raw))
     for text in texts:
         try:
-            referenced_names(text, where=where)
+            unset: ConfigError | None = missing_env(text, env, where=where)
         except ConfigError as error:
-            ctx.problems.add_exception(error)
+            unset = error
+        if unset is not None:
+            ctx.problems.add_exception(unset)
             return

@@ -159,14 +159,14 @@ def test_env_and_cli_values_reach_the_prompt_literally(
         "prompts: ['{{ env.EVALH_TEST_PR_TITLE }} | {{ env.FROM_CONFIG }} | {{ q }} | {{ r }}']\n"
         "providers: [echo]\ntests: [{vars: {r: 'r={{ q }}'}}]\n"
     )
-    report = tmp_path / "out.json"
-    result = CliRunner().invoke(
-        app, ["run", str(config), "--var", "q={{ 7*7 }}", "-o", str(report), "--no-cache"]
-    )
+    report, page = tmp_path / "out.json", tmp_path / "out.html"
+    args = ["run", str(config), "--var", "q={{ 7*7 }}", "-o", str(report), "-o", str(page), "--no-cache"]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     row = json.loads(report.read_text(encoding="utf-8"))["results"]["results"][0]
     literal = "{{ 7*7 }} {% if true %}x{% endif %}"
     assert row["response"]["output"] == f"{literal} | {literal} | {{{{ 7*7 }}}} | r={{{{ 7*7 }}}}"
+    assert literal in page.read_text(encoding="utf-8")  # the HTML report shows outputs as text too
 
 
 def test_a_cli_var_is_data_but_config_vars_still_reference_each_other(project: WriteFiles) -> None:
@@ -206,3 +206,23 @@ def test_env_goes_into_provider_config_once_and_into_http_bodies_as_data(
     assert response.error is None
     assert loopback.requests[0].json == {"q": "hi", "token": "t{{ 7*7 }}"}
     assert loopback.requests[0].header("X-Token") == "t{{ 7*7 }}"
+
+
+def test_an_unset_env_in_a_prompt_is_found_when_loading(
+    project: WriteFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EVALH_TEST_UNSET", raising=False)
+    guarded = (
+        "{{ env.EVALH_TEST_UNSET | default('d') }}{{ env.get('EVALH_TEST_UNSET') }}"
+        "{% if env.EVALH_TEST_UNSET is defined %}x{% endif %}{{ env.IN_CONFIG }}"
+    )
+    fine = project(f"env: {{IN_CONFIG: 1}}\nprompts: [{json.dumps(guarded)}]\nproviders: [echo]\n")
+    assert plan_jobs(load_suite(fine))[0].rendered_prompt == "d1"
+    config = project(
+        "prompts: ['a', {raw: [{role: user, content: \"{{ env['EVALH_TEST_UNSET'] }}\"}]}]\n",
+        name="unset.yaml",
+    )
+    with pytest.raises(
+        TemplateError, match=r"prompts\[1\]: environment variable 'EVALH_TEST_UNSET' is not set"
+    ):
+        load_suite(config)
