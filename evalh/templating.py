@@ -19,7 +19,6 @@ import functools
 import json
 import os
 import re
-from collections import ChainMap
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -197,10 +196,9 @@ class EnvVars(Mapping[str, str]):
 
 
 def template_env(overrides: Mapping[str, Any] = {}) -> EnvVars:
-    """``env`` for templates: ``overrides`` (the config's ``env:`` map) over the live process environment."""
-    if not overrides:
-        return _PROCESS_ENV
-    return EnvVars(ChainMap({key: str(value) for key, value in overrides.items()}, os.environ))
+    """``env`` for templates: ``overrides`` (the config's ``env:`` map) over the process environment,
+    as it is now (a snapshot: a plain dict is also much faster to read than ``os.environ``)."""
+    return EnvVars({**os.environ, **{key: str(value) for key, value in overrides.items()}})
 
 
 _PROCESS_ENV = EnvVars(os.environ)
@@ -345,7 +343,7 @@ def missing_env(template: str, env: EnvVars, *, where: str) -> TemplateError | N
     referenced_names(template, where=where)  # a syntax or sandbox error first
     if not has_template(template) or "env" not in template:
         return None
-    unset = sorted(_compile(template)[2].difference(env))
+    unset = sorted(name for name in _compile(template)[2] if name not in env)
     return _undefined(f"environment variable {unset[0]!r} is not set", template, where) if unset else None
 
 
