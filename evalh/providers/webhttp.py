@@ -31,6 +31,7 @@ from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
 from evalh.providers.http import HttpClient, HttpReply
 from evalh.providers.identity import hide_secrets, request_identity
+from evalh.secrets import register_config
 from evalh.templating import referenced_names, render_template, template_strings
 
 __all__ = ["WebHttpProvider", "extract_path", "make_http"]
@@ -150,14 +151,17 @@ class WebHttpProvider:
             url = str(render_value(self.url, prompt, variables, "config.url"))
         params = self.config.get("queryParams")
         if params:
-            rendered = render_value(params, prompt, variables, "config.queryParams")
-            url += ("&" if "?" in url else "?") + urlencode({k: str(v) for k, v in rendered.items()})
+            params = render_value(params, prompt, variables, "config.queryParams")
+            url += ("&" if "?" in url else "?") + urlencode({k: str(v) for k, v in params.items()})
         headers: dict[str, str] = {}
         if self.method == "GET":
+            register_config({"url": url, "queryParams": params})
             return url, None, None, headers
         body = render_value(
             self.config.get("body", {"prompt": "{{prompt}}"}), prompt, variables, "config.body"
         )
+        # {{ env.X }} in these templates is only known now: secret-named fields join the redaction list
+        register_config({"url": url, "queryParams": params, "body": body})
         if not isinstance(body, str):
             return url, body, None, headers
         try:

@@ -226,3 +226,18 @@ def test_an_unset_env_in_a_prompt_is_found_when_loading(
         TemplateError, match=r"prompts\[1\]: environment variable 'EVALH_TEST_UNSET' is not set"
     ):
         load_suite(config)
+
+
+def test_a_secret_an_http_body_reads_from_env_is_redacted(
+    monkeypatch: pytest.MonkeyPatch, loopback: LoopbackServer
+) -> None:
+    """The body's env is rendered per call now, so its secret-named fields are registered then."""
+    monkeypatch.setenv("EVALH_TEST_BODY_TOKEN", "tok-0123456789")
+    loopback.route("POST", "/chat", lambda r: Reply.json({"error": f"bad {r.json['apiKey']}"}, status=400))
+    config = {
+        "url": loopback.url + "/chat",
+        "body": {"q": "{{ prompt }}", "apiKey": "{{ env.EVALH_TEST_BODY_TOKEN }}"},
+    }
+    _, response = complete_once("http", config, "hi")
+    assert loopback.requests[0].json["apiKey"] == "tok-0123456789"
+    assert response.error is not None and "tok-0123456789" not in response.error
