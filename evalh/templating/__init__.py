@@ -11,17 +11,16 @@ process environment), so ``{{ env.TITLE }}`` inserts the value as data: a value 
 stays literal text. Undefined variables are errors (StrictUndefined), named with the template's place.
 Objects render as JSON and booleans as ``true``/``false``, as Nunjucks does. Compiled templates are
 cached, and strings without template markers never reach Jinja, so loading 10,000 tests stays fast.
+The filters and the size limits live in ``nunjucks.py``.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
 
 import jinja2
 import jinja2.meta
@@ -30,6 +29,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from evalh.errors import TemplateError
+from evalh.templating.nunjucks import FILTERS, finalize, format_width_is_safe, power_is_safe, repeat_is_safe
 
 __all__ = [
     "EnvVars",
@@ -52,131 +52,6 @@ _SANDBOX_HINT = (
     "Templates are sandboxed: they read variables and their fields ({{ vars.x }}, {{ env.NAME }}), "
     "never Python internals, and cannot build huge values"
 )
-
-# Limits on values a template may build (a prompt of a million characters is already far too long).
-_MAX_SIZE = 1_000_000
-_MAX_BITS = 100_000
-_MAX_WIDTH = 100_000
-_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\d*)(?:\.(\d+))?")
-_BRACE_SPEC = re.compile(r"\{[^{}]*?:([^{}]*)\}")
-_URI_SAFE = "-_.!~*'()"  # what JavaScript's encodeURIComponent leaves as it is
-
-
-def _repeat_is_safe(left: Any, right: Any) -> bool:
-    """``'a' * n`` / ``[x] * n`` stays under the size limit."""
-    if isinstance(right, str | list | tuple):
-        left, right = right, left
-    if isinstance(left, str | list | tuple) and isinstance(right, int):
-        return len(left) * right <= _MAX_SIZE
-    return True
-
-
-def _power_is_safe(base: Any, exponent: Any) -> bool:
-    """``a ** b`` on integers stays under the size limit (floats overflow with an error instead)."""
-    if isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1:
-        return exponent * abs(base).bit_length() <= _MAX_BITS
-    return True
-
-
-def _format_width_is_safe(text: str) -> bool:
-    """No width or precision in a ``%`` or ``str.format`` spec above the limit (``'%999999999d'``)."""
-    figures = [group for match in _PERCENT_SPEC.finditer(text) for group in match.groups() if group]
-    figures += [digits for match in _BRACE_SPEC.finditer(text) for digits in re.findall(r"\d+", match[1])]
-    return all(int(figure) <= _MAX_WIDTH for figure in figures)
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, Iterator | set | frozenset):
-        return list(value)
-    return str(value)
-
-
-def _finalize(value: Any) -> Any:
-    """Render values as Nunjucks does: objects as JSON, booleans as true/false, None as nothing,
-    whole floats without ``.0`` (``{{ 10 / 2 }}`` is 5)."""
-    if isinstance(value, str | jinja2.Undefined):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return ""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
-        return int(value)
-    if isinstance(value, Iterator):  # what Jinja's select / map / batch return: a list in Nunjucks
-        value = list(value)
-    if isinstance(value, Mapping | list | tuple):
-        return json.dumps(value, ensure_ascii=False, default=_json_default)
-    return value
-
-
-def _dump(value: Any, indent: int | str | None = None) -> str:
-    """Nunjucks' ``dump`` filter: JSON."""
-    return json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
-
-
-def _load(text: Any) -> Any:
-    """promptfoo's ``load`` filter: parse JSON text."""
-    return json.loads(str(text))
-
-
-def _truncate(value: Any, length: int = 255, killwords: bool = False, end: str = "...") -> str:
-    """Nunjucks' truncate: no leeway, and the cut is at a space at or before ``length``."""
-    text = str(value)
-    if len(text) <= length:
-        return text
-    cut = length if killwords else text.rfind(" ", 0, length + 1)
-    return text[: cut if cut >= 0 else length] + end
-
-
-def _reverse(value: Any) -> Any:
-    """Nunjucks reverses strings and lists (Jinja returns an iterator)."""
-    return value[::-1] if isinstance(value, str) else list(value)[::-1]
-
-
-def _urlencode(value: Any) -> str:
-    """Nunjucks' urlencode: encodeURIComponent for a string, ``k=v&...`` for a mapping or pairs."""
-    if isinstance(value, Mapping):
-        value = list(value.items())
-    if isinstance(value, list | tuple):
-        return "&".join(f"{quote(str(k), _URI_SAFE)}={quote(str(v), _URI_SAFE)}" for k, v in value)
-    return quote(str(value), _URI_SAFE)
-
-
-def _nl2br(value: Any) -> str:
-    return "" if value is None else re.sub(r"\r\n|\n", "<br />\n", str(value))
-
-
-def _format(value: Any, *args: Any, **kwargs: Any) -> str:
-    if not _format_width_is_safe(str(value)):
-        raise SecurityError("the template's format string asks for a width too large to render")
-    return str(jinja2.filters.do_format(value, *args, **kwargs))
-
-
-def _limited_width(name: str) -> Any:
-    builtin = jinja2.filters.FILTERS[name]
-
-    def limited(value: Any, width: Any = 80 if name == "center" else 4, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(width, int) and width > _MAX_WIDTH:
-            raise SecurityError(f"{name}({width}) is too wide to render")
-        return builtin(value, width, *args, **kwargs)
-
-    return limited
-
-
-_FILTERS: dict[str, Any] = {
-    "dump": _dump,
-    "json": _dump,
-    "load": _load,
-    "truncate": _truncate,
-    "reverse": _reverse,
-    "urlencode": _urlencode,
-    "nl2br": _nl2br,
-    "format": _format,
-    "center": _limited_width("center"),
-    "indent": _limited_width("indent"),
-}
 
 
 class EnvVars(Mapping[str, str]):
@@ -222,11 +97,11 @@ class _Sandbox(ImmutableSandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**", "%"})
 
     def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
-        if operator == "*" and not _repeat_is_safe(left, right):
+        if operator == "*" and not repeat_is_safe(left, right):
             raise SecurityError("the template would build a value too large to render")
-        if operator == "**" and not _power_is_safe(left, right):
+        if operator == "**" and not power_is_safe(left, right):
             raise SecurityError("the template would compute a number too large to render")
-        if operator == "%" and isinstance(left, str) and not _format_width_is_safe(left):
+        if operator == "%" and isinstance(left, str) and not format_width_is_safe(left):
             raise SecurityError("the template's format string asks for a width too large to render")
         return super().call_binop(context, operator, left, right)
 
@@ -241,7 +116,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     def wrap_str_format(self, value: Any) -> Any:
         wrapped = super().wrap_str_format(value)
-        if wrapped is not None and not _format_width_is_safe(value.__self__):
+        if wrapped is not None and not format_width_is_safe(value.__self__):
             raise SecurityError("the template's format string asks for a width too large to render")
         return wrapped
 
@@ -250,9 +125,9 @@ _ENV = _Sandbox(
     undefined=_Undefined,
     autoescape=False,
     keep_trailing_newline=True,
-    finalize=_finalize,
+    finalize=finalize,
 )
-_ENV.filters.update(_FILTERS)
+_ENV.filters.update(FILTERS)
 del _ENV.globals["lipsum"]  # not in Nunjucks, and lipsum(n=10**9) is a cheap way to exhaust memory
 
 
