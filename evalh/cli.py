@@ -7,7 +7,9 @@ Heavy modules (config, runner, reports) are imported inside the commands so ``ev
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,15 +19,27 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from evalh import __version__
-from evalh.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, ConfigError, EvalhError
+from evalh.errors import (
+    EXIT_FAILED,
+    EXIT_HANGUP,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    ConfigError,
+    EvalhError,
+)
+from evalh.model import MAX_CONCURRENCY, MAX_REPEAT
 from evalh.secrets import redacted_stdio
 
 __all__ = ["app", "main"]
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 every test passed; 1 a test failed or errored (or the pass rate is under "
-    "--fail-under); 2 invalid config or usage; 130 interrupted (results so far are still written)."
+    "--fail-under); 2 invalid config or usage (also a filter that selects no test); 130 interrupted "
+    "(Ctrl-C), 143 terminated (SIGTERM), 129 hung up (SIGHUP): the results finished so far are still "
+    "written to every report, marked interrupted."
 )
+_SIGNAL_EXIT = {"SIGHUP": EXIT_HANGUP, "SIGINT": EXIT_INTERRUPTED, "SIGTERM": EXIT_TERMINATED}
 
 app = typer.Typer(
     name="evalh",
@@ -127,7 +141,10 @@ def run(
         ),
     ] = None,
     max_concurrency: Annotated[
-        int | None, typer.Option("--max-concurrency", "-j", min=1, help="Parallel calls per provider [4].")
+        int | None,
+        typer.Option(
+            "--max-concurrency", "-j", min=1, max=MAX_CONCURRENCY, help="Parallel calls per provider [4]."
+        ),
     ] = None,
     filter_pattern: Annotated[
         str | None, typer.Option("--filter-pattern", help="Only tests whose description matches this regex.")
@@ -139,7 +156,9 @@ def run(
     var: Annotated[
         list[str] | None, typer.Option("--var", help="Set a variable for every test: key=value.")
     ] = None,
-    repeat: Annotated[int | None, typer.Option("--repeat", min=1, help="Run every test N times.")] = None,
+    repeat: Annotated[
+        int | None, typer.Option("--repeat", min=1, max=MAX_REPEAT, help="Run every test N times.")
+    ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     fail_under: Annotated[
         float | None,
@@ -161,7 +180,8 @@ def run(
     """Run a suite: check the config, get outputs, grade them, print and write the results.
 
     Exit codes: 0 all passed; 1 a test failed or errored (or the pass rate is under --fail-under);
-    2 invalid config or usage; 130 interrupted (results so far are still written).
+    2 invalid config or usage, or a filter that selects no test; 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
+    (the results finished so far are still written to every report, marked interrupted).
     """
     _state["verbose"] = verbose
     with _user_errors():
@@ -201,9 +221,16 @@ def _run(
         show_table=show_table,
         show_progress=show_progress,
         verbose=verbose,
+        note=lambda text: typer.echo(f"evalh: {text}", err=True),
     )
     if run_result.interrupted:
-        return EXIT_INTERRUPTED
+        signal_name = run_result.interrupted_by or "SIGINT"
+        typer.echo(
+            f"evalh: interrupted by {signal_name}: {len(run_result.results)} finished row(s) written, "
+            f"{run_result.not_run} not run",
+            err=True,
+        )
+        return _SIGNAL_EXIT.get(signal_name, EXIT_INTERRUPTED)
     if fail_under is not None:
         return EXIT_OK if run_result.pass_rate >= fail_under else EXIT_FAILED
     return EXIT_OK if run_result.pass_rate >= 100.0 else EXIT_FAILED
@@ -220,11 +247,13 @@ def validate(
     filter_pattern: Annotated[
         str | None, typer.Option("--filter-pattern", help="Only tests whose description matches this regex.")
     ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks of bugs.")] = False,
 ) -> None:
     """Check a config against the schema and every assertion's rules, without calling any provider.
 
     Exit codes: 0 valid; 2 invalid (each problem is printed with file:line:column and its path).
     """
+    _state["verbose"] = verbose
     with _user_errors():
         from evalh.config.load import load_suite
 
@@ -305,8 +334,23 @@ def cache_clear() -> None:
         typer.echo(f"Cleared {removed:,} cache entries.")
 
 
+def _exit_now_if_stuck(code: object) -> None:
+    """After a run stopped by a signal (its reports written), do not wait for a worker thread still
+    inside user code or a provider call: exiting normally would join it, for as long as it takes."""
+    if not isinstance(code, int) or code not in _SIGNAL_EXIT.values():
+        return
+    main_thread = threading.main_thread()
+    if any(t.is_alive() and not t.daemon and t is not main_thread for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
 def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
         sys.exit(EXIT_INTERRUPTED)
+    except SystemExit as exit_:
+        _exit_now_if_stuck(exit_.code)
+        raise

@@ -24,8 +24,10 @@ from evalh.secrets import redact_text, scrub_urls
 __all__ = [
     "EXIT_CONFIG",
     "EXIT_FAILED",
+    "EXIT_HANGUP",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "ConfigError",
     "ConfigFileError",
     "EvalhError",
@@ -40,7 +42,11 @@ __all__ = [
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_CONFIG = 2
-EXIT_INTERRUPTED = 130
+# A run stopped by a signal exits 128 + its number, as a shell reports a process the signal killed
+# (the finished rows are still written to every report).
+EXIT_HANGUP = 129  # SIGHUP: the terminal closed
+EXIT_INTERRUPTED = 130  # SIGINT: Ctrl-C
+EXIT_TERMINATED = 143  # SIGTERM: CI cancellation, timeout, docker stop
 
 
 class EvalhError(Exception):

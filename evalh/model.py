@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_REPEAT",
     "AssertionResult",
     "AssertionSpec",
     "EvaluateOptions",
@@ -125,6 +127,12 @@ class TestCase:
     path: str = ""
 
 
+# Upper bounds of --repeat / evaluateOptions.repeat and -j / maxConcurrency (the schema says the same):
+# beyond them a run is a typo, not a plan, and would exhaust memory or sockets before any call.
+MAX_REPEAT = 10_000
+MAX_CONCURRENCY = 1_000
+
+
 @dataclass(frozen=True)
 class EvaluateOptions:
     max_concurrency: int = 4
@@ -148,6 +156,7 @@ class Suite:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     config_path: str | None = None
     raw_config: Mapping[str, Any] = field(default_factory=dict)  # secrets redacted
+    input_files: tuple[str, ...] = ()  # every file the load read, config first: no report may overwrite one
 
 
 @dataclass(frozen=True)
@@ -321,6 +330,8 @@ class RunResult:
     duration_ms: float
     provider_usage: tuple[ProviderUsage, ...] = ()
     interrupted: bool = False
+    interrupted_by: str | None = None  # the signal that stopped the run: "SIGINT", "SIGTERM", "SIGHUP"
+    not_run: int = 0  # rows the run planned but did not finish (interrupted)
     aggregates: Mapping[str, Any] = field(default_factory=dict)
 
     def count(self, status: Status) -> int:

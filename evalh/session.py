@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+import signal
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -20,8 +21,10 @@ from evalh.config.schema import schema_path
 from evalh.errors import ConfigError, ConfigFileError, ReportError
 from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
 from evalh.reports.table import print_summary, progress
-from evalh.reports.writers import JsonlStream, combine_report_errors, report_format, write_each_report
+from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
 from evalh.runner.execute import run_suite
+from evalh.runner.plan import check_run_size, count_rows
+from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 
 STARTER_SCHEMA_PLACEHOLDER = "EVALH_SCHEMA_URI"
 
@@ -46,8 +49,8 @@ def _test_identity(description: Any, variables: Any) -> str:
     return json.dumps({"d": description or None, "v": variables or {}}, sort_keys=True, default=str)
 
 
-def filter_failing(suite: Suite, report: Path) -> Suite:
-    """Keep the tests that failed or errored in an earlier JSON report (matched by description + vars)."""
+def _failing_identities(report: Path) -> tuple[set[str], int]:
+    """The (description, vars) identities of a report's failed or errored rows, and its row count."""
     try:
         data = json.loads(report.read_text(encoding="utf-8"))
         rows = data["results"]["results"]
@@ -68,20 +71,43 @@ def filter_failing(suite: Suite, report: Path) -> Suite:
             where="--filter-failing",
             hint="Pass a file written with -o results.json",
         ) from None
+    return failing, len(rows)
+
+
+def filter_failing(suite: Suite, report: Path) -> tuple[Suite, str]:
+    """Keep the tests that failed or errored in an earlier JSON report (matched by description + vars),
+    with a line saying how many matched. Raises ConfigError when none does: nothing would run."""
+    failing, total = _failing_identities(report)
     kept = tuple(test for test in suite.tests if _test_identity(test.description, dict(test.vars)) in failing)
-    return replace(suite, tests=kept)
+    counts = f"{len(failing)} failed or errored test(s) among its {total} rows"
+    if not failing:
+        raise ConfigError(
+            f"{report}: none of its {total} rows failed or errored, so there is nothing to re-run",
+            where="--filter-failing",
+            hint="Run without --filter-failing to run every test",
+        )
+    if not kept:
+        raise ConfigError(
+            f"{report}: {counts}, and none of them is among this config's {len(suite.tests)} tests",
+            where="--filter-failing",
+            hint="Tests are matched by description and vars: pass a report this config wrote",
+        )
+    return replace(suite, tests=kept), f"--filter-failing {report}: {counts}; re-running {len(kept)} test(s)"
 
 
-def load_for_run(config_path: Path, settings: RunSettings) -> Suite:
+def load_for_run(config_path: Path, settings: RunSettings) -> tuple[Suite, list[str]]:
+    """The suite to run, its filters applied, and notes on what the filters kept (for the console)."""
     suite = load_suite(
         config_path,
         cli_vars=settings.cli_vars,
         grader=settings.grader,
         filter_pattern=settings.filter_pattern,
     )
+    notes: list[str] = []
     if settings.filter_failing is not None:
-        suite = filter_failing(suite, settings.filter_failing)
-    return suite
+        suite, note = filter_failing(suite, settings.filter_failing)
+        notes.append(note)
+    return suite, notes
 
 
 def _options(suite: Suite, settings: RunSettings) -> EvaluateOptions:
@@ -110,16 +136,23 @@ def _environment(overrides: Mapping[str, str]) -> Iterator[None]:
 
 
 def _execute(
-    suite: Suite, settings: RunSettings, *, show_progress: bool
+    suite: Suite,
+    settings: RunSettings,
+    *,
+    show_progress: bool,
+    stop_signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,
 ) -> tuple[RunResult, ReportError | None]:
     """Run and write every report that can be written; a report that cannot does not stop the run
     nor the other reports: the error naming each one is returned."""
     options = _options(suite, settings)
-    paths = settings.outputs or suite.output_paths
-    formats = {path: report_format(path) for path in paths}  # an unknown format fails before any call
+    inputs: list[str | Path] = [*suite.input_files]
+    if settings.filter_failing is not None:
+        inputs.append(settings.filter_failing)
+    formats = check_report_paths(settings.outputs or suite.output_paths, inputs)  # before any call
+    check_run_size(suite, options.repeat)
     streamed = [Path(p) for p, fmt in formats.items() if fmt == "jsonl"]
     written = [p for p, fmt in formats.items() if fmt != "jsonl"]
-    total = len(suite.tests) * max(1, len(suite.prompts)) * max(1, len(suite.providers)) * options.repeat
+    total = count_rows(suite, options.repeat)
     failures: list[ReportError] = []
     with ExitStack() as stack, _environment(suite.env):
         streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
@@ -134,27 +167,39 @@ def _execute(
                     streams.remove(stream)
             advance(1)
 
-        result = run_suite(suite, options, on_result=on_result)
+        result = run_suite(suite, options, on_result=on_result, stop_signals=stop_signals)
     failures.extend(write_each_report(result, written))
     return result, combine_report_errors(failures) if failures else None
 
 
 def evaluate(config_path: Path, settings: RunSettings | None = None) -> RunResult:
     """Run a config and write its reports, printing nothing. Raises ReportError, after writing every
-    other report, when one cannot be written."""
+    other report, when one cannot be written. Ctrl-C stops the run early (``interrupted_by``)."""
     settings = settings or RunSettings()
-    result, failure = _execute(load_for_run(config_path, settings), settings, show_progress=False)
+    suite, _notes = load_for_run(config_path, settings)
+    result, failure = _execute(suite, settings, show_progress=False)
     if failure is not None:
         raise failure
     return result
 
 
 def run_config(
-    config_path: Path, settings: RunSettings, *, show_table: bool, show_progress: bool, verbose: bool
+    config_path: Path,
+    settings: RunSettings,
+    *,
+    show_table: bool,
+    show_progress: bool,
+    verbose: bool,
+    note: Callable[[str], None] = lambda text: None,
 ) -> RunResult:
-    """The CLI's ``run``: :func:`evaluate` plus a progress bar and the console summary (printed even
-    when a report could not be written, before that error is raised)."""
-    result, failure = _execute(load_for_run(config_path, settings), settings, show_progress=show_progress)
+    """The CLI's ``run``: :func:`evaluate` plus a progress bar, notes on what the filters kept, and the
+    console summary (printed even when a report could not be written, before that error is raised).
+    SIGTERM and SIGHUP stop the run like Ctrl-C (``interrupted_by`` names the signal), and every report
+    is still written."""
+    suite, notes = load_for_run(config_path, settings)
+    for text in notes:
+        note(text)
+    result, failure = _execute(suite, settings, show_progress=show_progress, stop_signals=CLI_STOP_SIGNALS)
     print_summary(result, show_table=show_table, verbose=verbose)
     if failure is not None:
         raise failure

@@ -137,10 +137,15 @@ def test_filter_failing_with_a_file_that_is_not_a_report_is_exit_2(tmp_path: Pat
 
 
 def test_report_write_failure_after_the_run_names_it_and_keeps_the_rest(tmp_path: Path) -> None:
-    passing = "tests:\n  - output: ok\n    assert: [{type: equals, value: ok}]\n"
+    # the paths are fine when checked before the run; the provider then puts a file where the
+    # report's directory should be created
+    script = write(tmp_path / "block.py", "open('blocker', 'w').write('in the way')\nprint('ok')\n")
+    passing = (
+        f'prompts: ["x"]\nproviders: ["exec:{sys.executable} {script.name}"]\n'
+        "tests:\n  - assert: [{type: equals, value: ok}]\n"
+    )
     config = write(tmp_path / "pass.yaml", passing)
     blocker = tmp_path / "blocker"
-    blocker.write_text("a file where a directory should be", encoding="utf-8")
     bad, good, rows = blocker / "r.json", tmp_path / "r.junit.xml", tmp_path / "r.jsonl"
     result = evalh("run", str(config), "-o", str(bad), "-o", str(good), "-o", str(rows), "--no-table")
     assert result.returncode == 1

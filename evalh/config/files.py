@@ -101,6 +101,11 @@ class LoadContext:
     _data: dict[Path, Document] = field(default_factory=dict)
 
     @property
+    def files_read(self) -> tuple[Path, ...]:
+        """Every file read through this context, in the order first read."""
+        return tuple(self._texts)
+
+    @property
     def base_dir(self) -> Path:
         return self.config_file.parent
 

@@ -85,8 +85,23 @@ def load_suite(
         ctx.problems.raise_if_any(document.file)
     if pattern is not None:
         kept = tuple(test for test in suite.tests if test.description and pattern.search(test.description))
+        if not kept:
+            raise _nothing_selected(pattern, suite.tests)
         suite = Suite(**{**suite.__dict__, "tests": kept})
     return suite
+
+
+def _nothing_selected(pattern: re.Pattern[str], tests: tuple[TestCase, ...]) -> ConfigError:
+    """A filter that keeps no test is a mistake (a typo), not a run that passes by doing nothing."""
+    described = [test.description for test in tests if test.description]
+    shown = ", ".join(repr(text) for text in described[:_LIST_LIMIT])
+    more = f" and {len(described) - _LIST_LIMIT} more" if len(described) > _LIST_LIMIT else ""
+    listing = f"descriptions: {shown}{more}" if described else "none of them has a description"
+    return ConfigError(
+        f"{pattern.pattern!r} matched none of the {len(tests)} tests ({listing})",
+        where="--filter-pattern",
+        hint="The pattern is a Python regex searched in each test's description; fix it or drop the flag",
+    )
 
 
 @contextmanager
@@ -176,6 +191,7 @@ def _resolve(
         metadata=dict(data.get("metadata") or {}),
         config_path=str(ctx.config_file),
         raw_config=redact_config(data),
+        input_files=tuple(str(path) for path in (ctx.config_file, *ctx.files_read)),
     )
 
 

@@ -91,6 +91,10 @@ class ExecProvider:
             process.kill()
             await process.wait()
             return ProviderResponse(error=f"exec: {self.argv[0]} timed out after {timeout:g} s")
+        except asyncio.CancelledError:  # the run was stopped: the command must not outlive it
+            process.kill()
+            await process.wait()
+            raise
         latency = (time.perf_counter() - started) * 1000
         out = stdout.decode("utf-8", "replace").strip()
         err = stderr.decode("utf-8", "replace").strip()

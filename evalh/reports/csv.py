@@ -4,12 +4,19 @@ One line per test (and repeat): ``Description`` (when any test has one), one col
 ``[provider] prompt-label`` column six cells: the output text (headed by the column name), ``Status``
 (PASS/FAIL/ERROR), ``Score`` (2 decimals), ``Named Scores`` (JSON), ``Grader Reason`` and ``Comment``
 (always empty: promptfoo fills it from the web UI).
+
+Every text cell (outputs, reasons, vars, descriptions, column names) is guarded against formula
+injection as OWASP recommends: a cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+return gets a leading ``'``, so a spreadsheet shows it as text instead of evaluating it
+(``=HYPERLINK(...)`` from a model stays inert). A cell that is a plain number (``-0.5``, ``+3``,
+``-1e-3``) is left as it is: it cannot hold a formula, and spreadsheets still read it as a number.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from typing import Any
 
 from evalh.model import RunResult, TestCase, TestResult
@@ -17,13 +24,22 @@ from evalh.reports.columns import columns_of
 from evalh.reports.serialize import dumps
 from evalh.reports.textutil import escape_controls, output_text
 
-__all__ = ["to_csv_text"]
+__all__ = ["formula_safe", "to_csv_text"]
 
 _PER_COLUMN = ("Status", "Score", "Named Scores", "Grader Reason", "Comment")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def formula_safe(text: str) -> str:
+    """``text`` with a leading ``'`` when a spreadsheet would read it as a formula (OWASP CSV injection)."""
+    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
 
 
 def _cell(value: Any) -> str:
-    return escape_controls(output_text(value))
+    return formula_safe(escape_controls(output_text(value)))
 
 
 def _var_names(tests: list[TestCase]) -> list[str]:
@@ -61,7 +77,7 @@ def to_csv_text(run: RunResult) -> str:
     test_list = [tests[k] for k in keys]
     with_description = any(t.description for t in test_list)
     var_names = _var_names(test_list)
-    header = (["Description"] if with_description else []) + var_names
+    header = (["Description"] if with_description else []) + [_cell(name) for name in var_names]
     for column in columns:
         header.extend([_cell(column.name), *_PER_COLUMN])
     buffer = io.StringIO()

@@ -48,7 +48,7 @@ pre { white-space: pre-wrap; word-break: break-word; margin: .25rem 0; font-size
 <li>Tests <b>{{ total }}</b></li><li>Passed <b>{{ passed }}</b></li><li>Failed <b>{{ failed }}</b></li>
 <li>Errors <b>{{ errors }}</b></li><li>Pass rate <b>{{ "%.2f"|format(pass_rate) }}%</b></li>
 <li>Duration <b>{{ "%.1f"|format(duration_s) }} s</b></li><li>Started <b>{{ started_at }}</b></li>
-{% if interrupted %}<li><b>Interrupted</b></li>{% endif %}
+{% if interrupted %}<li><b>Interrupted by {{ interrupted }}: {{ not_run }} not run</b></li>{% endif %}
 </ul>
 <table>
 <thead><tr><th>#</th>{% if with_description %}<th>Description</th>{% endif %}
@@ -131,7 +131,8 @@ def to_html(run: RunResult) -> str:
         pass_rate=run.pass_rate,
         duration_s=run.duration_ms / 1000.0,
         started_at=run.started_at,
-        interrupted=run.interrupted,
+        interrupted=(run.interrupted_by or "SIGINT") if run.interrupted else "",
+        not_run=run.not_run,
         with_description=any(first[k].description for k in keys),
         var_names=[escape_controls(n) for n in var_names],
         column_names=[escape_controls(c.name) for c in columns],

@@ -288,6 +288,8 @@ def _evalh_block(run: RunResult) -> dict[str, Any]:
             for item in run.provider_usage
         ],
         "interrupted": run.interrupted,
+        "interruptedBy": run.interrupted_by,
+        "notRun": run.not_run,
         "passRate": run.pass_rate,
     }
 

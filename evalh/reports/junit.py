@@ -8,6 +8,11 @@ holds one ``<testsuite>`` per prompt x provider column, named ``[<provider label
 ``<failure type="assertion">`` (message: the reason; body: score, reason, failed assertions), an ERROR
 adds ``<error type="error">``. Output text is left out on purpose.
 
+An interrupted run (Ctrl-C, SIGTERM, SIGHUP) is marked so that CI cannot mistake it for a complete
+one: every ``<testsuite>`` gets the properties ``interrupted=true`` and ``interruptedBy=<signal>``, and a
+last ``<testsuite name="evalh run">`` holds one ``<testcase name="run interrupted">`` with an
+``<error type="interrupted">`` saying how many rows did not run (they are not written as testcases).
+
 Every string goes through :func:`~evalh.reports.textutil.xml_safe`, so the file is well-formed whatever
 an output or a reason holds (control characters, lone surrogates).
 """
@@ -72,7 +77,43 @@ def _suite_name(column: Column, k: int) -> str:
     return _name(f"[{column.provider.display}] prompt {k}")
 
 
-def _testsuite(root: ET.Element, column: Column, k: int, timestamp: str) -> tuple[int, int, int]:
+def _interruption(run: RunResult) -> tuple[tuple[str, str], ...]:
+    if not run.interrupted:
+        return ()
+    return (("interrupted", "true"), ("interruptedBy", run.interrupted_by or "SIGINT"))
+
+
+def _interrupted_suite(root: ET.Element, run: RunResult) -> None:
+    """The testcase that makes an interrupted run fail in CI, with what was left undone."""
+    signal_name = run.interrupted_by or "SIGINT"
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        {
+            "name": "evalh run",
+            "tests": "1",
+            "failures": "0",
+            "errors": "1",
+            "skipped": "0",
+            "time": _seconds(run.duration_ms),
+            "timestamp": xml_safe(run.started_at),
+        },
+    )
+    properties = ET.SubElement(suite, "properties")
+    for key, value in _interruption(run):
+        ET.SubElement(properties, "property", {"name": key, "value": value})
+    case = ET.SubElement(
+        suite, "testcase", {"classname": "evalh run", "name": "run interrupted", "time": "0.000"}
+    )
+    message = (
+        f"the run was interrupted by {signal_name}: {len(run.results)} row(s) finished, "
+        f"{run.not_run} did not run"
+    )
+    error = ET.SubElement(case, "error", {"type": "interrupted", "message": message})
+    error.text = f"Error: {message}. Rows that did not run are not listed as testcases."
+
+
+def _testsuite(root: ET.Element, column: Column, k: int, run: RunResult) -> tuple[int, int, int]:
     rows = sorted(column.rows, key=lambda r: (r.test.index, r.repeat_index))
     failures = sum(1 for r in rows if r.status is Status.FAIL)
     errors = sum(1 for r in rows if r.status is Status.ERROR)
@@ -88,7 +129,7 @@ def _testsuite(root: ET.Element, column: Column, k: int, timestamp: str) -> tupl
             "errors": str(errors),
             "skipped": "0",
             "time": _seconds(time_ms),
-            "timestamp": xml_safe(timestamp),
+            "timestamp": xml_safe(run.started_at),
         },
     )
     properties = ET.SubElement(suite, "properties")
@@ -96,6 +137,7 @@ def _testsuite(root: ET.Element, column: Column, k: int, timestamp: str) -> tupl
         ("provider", column.provider.id),
         ("providerLabel", column.provider.display),
         ("prompt", column.prompt.label),
+        *_interruption(run),
     ):
         ET.SubElement(properties, "property", {"name": key, "value": _message(value)})
     for row in rows:
@@ -110,8 +152,11 @@ def to_junit_xml(run: RunResult) -> bytes:
     per_provider: dict[int, int] = {}
     for column in columns_of(run):
         k = per_provider[column.provider_index] = per_provider.get(column.provider_index, 0) + 1
-        tests, failures, errors = _testsuite(root, column, k, run.started_at)
+        tests, failures, errors = _testsuite(root, column, k, run)
         totals = [totals[0] + tests, totals[1] + failures, totals[2] + errors]
+    if run.interrupted:
+        _interrupted_suite(root, run)
+        totals = [totals[0] + 1, totals[1], totals[2] + 1]
     root.set("tests", str(totals[0]))
     root.set("failures", str(totals[1]))
     root.set("errors", str(totals[2]))

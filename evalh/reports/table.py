@@ -131,7 +131,8 @@ def _summary_table(run: RunResult) -> Table:
         ("Duration", f"{run.duration_ms / 1000.0:.2f} s"),
     ]
     if run.interrupted:
-        figures.append(("Interrupted", "yes (partial results)"))
+        signal_name = run.interrupted_by or "SIGINT"
+        figures.append(("Interrupted", f"by {signal_name} (partial results, {run.not_run} not run)"))
     means = {} if run.aggregates.get("namedScores") else _named_metric_means(run.results)
     for name, mean in sorted(means.items()):
         figures.append((f"Mean {escape_controls(name, one_line=True)}", f"{mean:.3f}"))

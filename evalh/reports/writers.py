@@ -10,7 +10,11 @@
 ``.html``       a self-contained static page
 =============== ===================================================================================
 
-Files are written to a temporary sibling then renamed, so a failed write never leaves half a report.
+Every path is checked before the run's first provider call (:func:`check_report_paths`): a known
+extension, a directory that exists or can be created and is writable, no two reports on one file, and
+never a file the run reads (the config, its tests, prompts and vars files, the ``--filter-failing``
+report). Files are written to a temporary sibling then renamed, so a failed or interrupted write never
+leaves half a report; a report path that is a symbolic link writes the link's target and keeps the link.
 Every byte written goes through :func:`~evalh.reports.serialize.redact_report` (secret values of the run).
 """
 
@@ -37,6 +41,7 @@ from evalh.secrets import redact_text
 __all__ = [
     "PRETTY_JSON_MAX_ROWS",
     "JsonlStream",
+    "check_report_paths",
     "combine_report_errors",
     "report_format",
     "supported_extensions",
@@ -81,13 +86,59 @@ def report_format(path: str | Path) -> str:
     )
 
 
+def _same_file_key(path: str | Path) -> str:
+    """One key per file, whatever the spelling: absolute, symbolic links followed, case as given."""
+    return os.path.realpath(os.path.abspath(os.path.expanduser(path)))
+
+
+def _writable_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be written (None when it can): checked without creating anything."""
+    target = Path(_same_file_key(path))
+    if target.is_dir():
+        return "is a directory"
+    ancestor = target.parent
+    while not ancestor.exists():  # the missing directories are created when the report is written
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{ancestor} is not a directory"
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return f"the directory {ancestor} is not writable"
+    return None
+
+
+def check_report_paths(paths: Sequence[str | Path], inputs: Sequence[str | Path] = ()) -> dict[str, str]:
+    """Each report path with its format, once every path is known to be writable: a known extension
+    (ConfigError otherwise, exit 2), a writable place, not the same file as another report nor as any
+    of ``inputs`` (the files the run reads). Every problem is named in one ConfigError."""
+    formats = {str(path): report_format(path) for path in paths}
+    read = {_same_file_key(path) for path in inputs}
+    seen: dict[str, str] = {}
+    problems: list[str] = []
+    for path in formats:
+        key = _same_file_key(path)
+        if key in read:
+            problems.append(f"{path}: is a file the run reads; writing the report would overwrite it")
+        elif key in seen:
+            problems.append(f"{path}: is the same file as the report {seen[key]}")
+        elif (problem := _writable_problem(Path(path))) is not None:
+            problems.append(f"{path}: {problem}")
+        seen.setdefault(key, path)
+    if problems:
+        raise ConfigError(
+            f"cannot write the report{'s' if len(problems) > 1 else ''}: {'; '.join(problems)}",
+            hint="Choose another path for each (no report is written and no provider is called)",
+        )
+    return formats
+
+
 def _write_atomically(path: Path, data: bytes) -> None:
+    target = Path(_same_file_key(path))  # through a symbolic link: its target, and the link stays
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
             tmp.write_bytes(redact_report(data))
-            os.replace(tmp, path)
+            os.replace(tmp, target)
         finally:
             tmp.unlink(missing_ok=True)
     except OSError as exc:

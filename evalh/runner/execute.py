@@ -3,7 +3,9 @@
 Each job gets its output under its provider's semaphore. A job whose assertions embed nothing is graded
 at once (so judge calls overlap with output calls); the others wait until every output is in, then the
 texts all of them will embed are embedded in one deduplicated, batched pass, and they are graded.
-Rows are kept in plan order. Ctrl-C stops the run and keeps every row finished so far.
+Rows are kept in plan order. A stop signal (Ctrl-C; SIGTERM and SIGHUP from the CLI, see
+:mod:`evalh.runner.stopping`) cancels the run at once and keeps every row finished so far; the rows not
+finished are counted as not run, never written as failures.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import signal
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -38,6 +41,7 @@ from evalh.runner.grading import collect_prefetch, grade_assertion
 from evalh.runner.plan import Job, plan_jobs
 from evalh.runner.scoring import score_test
 from evalh.runner.services import ProviderPool, RunServices
+from evalh.runner.stopping import DEFAULT_STOP_SIGNALS, run_until_stopped
 
 __all__ = ["ResultCallback", "run_suite"]
 
@@ -45,6 +49,15 @@ ResultCallback = Callable[[TestResult], None]
 
 # The context of a job is built once and re-targeted at each assertion by grading.
 _NO_SPEC = AssertionSpec(type="")
+
+# What stops the run rather than failing a row: everything else user code raises, even SystemExit
+# or another BaseException, fails only the row it was raised for.
+_STOPS_THE_RUN = (KeyboardInterrupt, asyncio.CancelledError)
+
+
+def _raised(what: str, error: BaseException) -> str:
+    detail = f": {error}" if str(error) else ""
+    return f"{what} raised {type(error).__name__}{detail} (user code must not exit or interrupt the run)"
 
 
 class _Collector:
@@ -155,12 +168,23 @@ class _Execution:
 
     async def grade(self, item: _Output) -> None:
         graded: tuple[GradedAssertion, ...] = ()
-        if item.response.error is None:
-            graded = tuple([await grade_assertion(spec, item.context) for spec in item.job.test.asserts])
-        self.collector.add(item.job, _row(item.job, item.response, graded))
+        response = item.response
+        if response.error is None:
+            try:
+                graded = tuple([await grade_assertion(spec, item.context) for spec in item.job.test.asserts])
+            except _STOPS_THE_RUN:
+                raise
+            except BaseException as error:  # SystemExit & co. from an assertion's code
+                response = replace(response, error=_raised("grading", error))
+        self.collector.add(item.job, _row(item.job, response, graded))
 
     async def first_pass(self, job: Job, deferred: list[tuple[_Output, list[EmbedRequest]]]) -> None:
-        response = await self.output_of(job)
+        try:
+            response = await self.output_of(job)
+        except _STOPS_THE_RUN:
+            raise
+        except BaseException as error:  # SystemExit & co. from a provider's code
+            response = ProviderResponse(error=_raised(job.provider.display, error))
         item = _Output(job, response, self.context_of(job, response))
         requests = collect_prefetch(job.test.asserts, item.context) if response.error is None else []
         if requests:
@@ -195,21 +219,24 @@ def _suite_frozen() -> Iterator[None]:
 
 
 def run_suite(
-    suite: Suite, options: EvaluateOptions | None = None, *, on_result: ResultCallback | None = None
+    suite: Suite,
+    options: EvaluateOptions | None = None,
+    *,
+    on_result: ResultCallback | None = None,
+    stop_signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,
 ) -> RunResult:
-    """Run every job of ``suite``; ``on_result`` sees each row as it finishes (for jsonl, progress)."""
+    """Run every job of ``suite``; ``on_result`` sees each row as it finishes (for jsonl, progress).
+
+    One of ``stop_signals`` (Ctrl-C by default) stops the run early: the result holds the rows finished
+    so far and names the signal in ``interrupted_by``."""
     options = options or suite.evaluate_options
     jobs = plan_jobs(suite, options.repeat)
     collector = _Collector(on_result)
     execution = _Execution(suite, options, collector)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
-    interrupted = False
-    try:
-        with _suite_frozen():
-            asyncio.run(execution.run(jobs))
-    except KeyboardInterrupt:
-        interrupted = True
+    with _suite_frozen():
+        stopped_by = run_until_stopped(execution.run(jobs), stop_signals)
     results = collector.ordered()
     usage = execution.services.usage_by_provider()
     return RunResult(
@@ -218,6 +245,8 @@ def run_suite(
         started_at=started_at,
         duration_ms=(time.perf_counter() - started) * 1000,
         provider_usage=tuple(ProviderUsage(provider=k, usage=v) for k, v in sorted(usage.items())),
-        interrupted=interrupted,
+        interrupted=stopped_by is not None,
+        interrupted_by=stopped_by,
+        not_run=len(jobs) - len(results),
         aggregates=compute_aggregates(results),
     )

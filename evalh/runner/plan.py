@@ -9,10 +9,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalh.config.load import RECORDED_PROVIDER_ID
+from evalh.errors import ConfigError
 from evalh.model import Prompt, ProviderSpec, Suite, TestCase
 from evalh.templating import EnvVars, render_prompt, template_env
 
-__all__ = ["Job", "plan_jobs"]
+__all__ = ["MAX_ROWS", "Job", "check_run_size", "count_rows", "plan_jobs"]
+
+# A run of more rows is refused before anything is planned: it is a typo (--repeat 100000) more often
+# than a plan, and its jobs and results would not fit in memory.
+MAX_ROWS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -39,8 +44,28 @@ def _render(prompt: Prompt, test: TestCase, where: str, env: EnvVars) -> str | l
     return render_prompt(prompt.raw, test.vars, where=where, env=env)
 
 
+def count_rows(suite: Suite, repeat: int = 1) -> int:
+    """How many rows the run makes: tests × prompts × providers × repeat."""
+    return len(suite.tests) * max(1, len(suite.prompts)) * max(1, len(suite.providers)) * max(1, repeat)
+
+
+def check_run_size(suite: Suite, repeat: int = 1) -> None:
+    """Raise ConfigError (exit 2) when the run would make more than :data:`MAX_ROWS` rows."""
+    rows = count_rows(suite, repeat)
+    if rows > MAX_ROWS:
+        raise ConfigError(
+            f"the run would make {rows:,} rows ({len(suite.tests):,} tests x {max(1, len(suite.prompts))} "
+            f"prompts x {max(1, len(suite.providers))} providers x {max(1, repeat):,} repeats), more than "
+            f"the limit of {MAX_ROWS:,}",
+            where="--repeat / evaluateOptions.repeat" if repeat > 1 else suite.config_path,
+            hint="Lower the repeat count, or split the tests over several configs",
+        )
+
+
 def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
-    """Every job of the run, in report order. Raises TemplateError for a prompt that cannot render."""
+    """Every job of the run, in report order. Raises TemplateError for a prompt that cannot render, and
+    ConfigError for a run of more than :data:`MAX_ROWS` rows."""
+    check_run_size(suite, repeat)
     prompts = suite.prompts or (Prompt(raw="", label="recorded output"),)
     providers = suite.providers or (ProviderSpec(id=RECORDED_PROVIDER_ID),)
     jobs: list[Job] = []

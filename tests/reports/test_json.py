@@ -232,3 +232,13 @@ def test_strict_json_for_nan_and_numpy_values(tmp_path: Path) -> None:
     row = data["results"]["results"][0]
     assert row["score"] is None
     assert row["gradingResult"]["componentResults"][1]["metadata"] == {"similarity": 0.5, "vector": [0, 1, 2]}
+
+
+def test_an_interrupted_report_names_the_signal_and_validates(validator: Any) -> None:
+    run = dataclasses.replace(sample_run(), interrupted=True, interrupted_by="SIGHUP", not_run=4)
+    document = json.loads(json.dumps(to_promptfoo_json(run)))
+    validator.validate(document)
+    block = document["results"]["evalh"]
+    assert (block["interrupted"], block["interruptedBy"], block["notRun"]) == (True, "SIGHUP", 4)
+    block["interruptedBy"] = "SIGKILL"  # no report can be written after that one
+    assert not validator.is_valid(document)

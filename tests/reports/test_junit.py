@@ -132,3 +132,28 @@ def test_long_texts_are_truncated() -> None:
 
 def test_junit_matches_golden() -> None:
     assert_golden("report.junit.xml", to_junit_xml(sample_run()).decode("utf-8"))
+
+
+@pytest.mark.parametrize("finished", [True, False])
+def test_an_interrupted_run_is_marked_even_with_no_finished_row(tmp_path: Path, finished: bool) -> None:
+    run = sample_run()
+    run = dataclasses.replace(
+        run,
+        results=run.results if finished else (),
+        interrupted=True,
+        interrupted_by="SIGTERM",
+        not_run=5,
+    )
+    (path,) = write_reports(run, [tmp_path / "r.junit.xml"])
+    xml = _parse(path)
+    suites = list(xml)
+    assert suites[-1].name == "evalh run"
+    assert all(
+        {p.name: p.value for p in suite.properties()}.get("interruptedBy") == "SIGTERM" for suite in suites
+    )
+    (case,) = list(suites[-1])
+    (error,) = case.result
+    assert isinstance(error, junitparser.Error) and error.type == "interrupted"
+    done = len(run.results)
+    assert error.message == f"the run was interrupted by SIGTERM: {done} row(s) finished, 5 did not run"
+    assert xml.tests == len(run.results) + 1 and xml.errors == run.count(Status.ERROR) + 1
