@@ -210,10 +210,14 @@ def test_a_stop_cancels_pending_work_and_lets_it_clean_up() -> None:
         await asyncio.gather(*tasks)
         events.append("never reached")
 
+    def outer_handler(signum: int, frame: object) -> None:
+        events.append("outer handler")
+
+    signal.signal(signal.SIGTERM, outer_handler)
     assert run_until_stopped(main(), (signal.SIGINT, signal.SIGTERM)) == "SIGTERM"
     assert events[0] == "signal"
     assert sorted(events[1:]) == ["a cancelled", "a cleaned up", "b cancelled", "b cleaned up"]
-    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the handler is gone after the run
+    assert signal.getsignal(signal.SIGTERM) is outer_handler  # restored after the run
 
 
 @pytest.mark.usefixtures("restored_signals")

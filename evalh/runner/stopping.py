@@ -31,22 +31,30 @@ CLI_STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
 )
 
 
-def _install(
-    loop: asyncio.AbstractEventLoop, signals: Sequence[signal.Signals], stop: Any
-) -> list[signal.Signals]:
-    """Handlers for ``signals`` where the process lets us set them; returns those installed."""
+_Handlers = dict[signal.Signals, Any]
+
+
+def _install(loop: asyncio.AbstractEventLoop, signals: Sequence[signal.Signals], stop: Any) -> _Handlers:
+    """Handlers for ``signals`` where the process lets us set them; returns the handlers they replace."""
     if threading.current_thread() is not threading.main_thread():
-        return []  # only the main thread may handle signals; Ctrl-C then raises KeyboardInterrupt there
-    installed: list[signal.Signals] = []
+        return {}  # only the main thread may handle signals; Ctrl-C then raises KeyboardInterrupt there
+    replaced: _Handlers = {}
     for sig in signals:
-        if sig == signal.SIGINT and signal.getsignal(sig) is not signal.default_int_handler:
-            continue  # the embedding program handles Ctrl-C itself
+        previous = signal.getsignal(sig)
+        if sig == signal.SIGINT and previous is not signal.default_int_handler:
+            continue  # the embedding program handles (or ignores) Ctrl-C itself
         try:
             loop.add_signal_handler(sig, stop, sig)
         except (NotImplementedError, RuntimeError, ValueError):  # Windows, or no such signal here
             continue
-        installed.append(sig)
-    return installed
+        replaced[sig] = previous
+    return replaced
+
+
+def _restore(loop: asyncio.AbstractEventLoop, replaced: _Handlers) -> None:
+    for sig, previous in replaced.items():
+        loop.remove_signal_handler(sig)
+        signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
 
 
 def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:
@@ -83,7 +91,7 @@ def run_until_stopped(
             stopped.append(sig.name)
             task.cancel()
 
-    installed = _install(loop, signals, stop)
+    replaced = _install(loop, signals, stop)
     try:
         try:
             loop.run_until_complete(task)
@@ -95,8 +103,7 @@ def run_until_stopped(
         finally:
             _cancel_remaining(loop)  # signals meanwhile still only stop (again: nothing more to do)
     finally:
-        for sig in installed:  # a signal from here on (report writing) has its usual effect
-            loop.remove_signal_handler(sig)
+        _restore(loop, replaced)  # a signal from here on (report writing) has its usual effect
         # a thread stuck in user code must not hold up the stop; finished work is already collected
         executor.shutdown(wait=not stopped, cancel_futures=True)
         asyncio.set_event_loop(None)
