@@ -236,19 +236,24 @@ class Measurement:
     """What an assertion with a threshold returns: the figure it measured, never a verdict.
 
     ``runner/scoring.py`` compares ``value`` with the threshold in the direction the type declares,
-    applies ``binary`` and ``not-``, and words the reason from ``subject`` ("Cosine similarity 0.83 to
-    'hi'") and ``note`` (a grader's own words). ``score`` is the 0-1 score when it differs from
-    ``value`` (a distance's 1/(1+d)). ``verdict`` False is a failure the measurement itself carries
-    (a grader's ``pass: false``); None leaves the verdict to the threshold, or to ``value > 0`` without
-    one. ``applicable`` false: there was nothing to measure (see :class:`AssertionResult`).
-    With ``children`` (``assert-set``), the verdict is the children's, by the rules of a test.
+    applies ``binary`` and ``not-``, and words the reason: ``"{subject} is {relation} threshold
+    {t}{suffix}"`` ("Recall@3 0.3333 is less than threshold 1 (1 of 3 relevant ids found)"), or
+    ``plain`` (else ``subject + suffix``) when no threshold is set. ``score`` is the 0-1 score when it
+    differs from ``value`` (a distance's 1/(1+d)). ``verdict`` False is a failure the measurement itself
+    carries (a grader's ``pass: false``); None leaves the verdict to the threshold, or to ``value > 0``
+    without one. ``compared`` False: the threshold does not apply to this outcome (refusal-quality's
+    unexpected refusal), the verdict stands. ``applicable`` False: there was nothing to measure (see
+    :class:`AssertionResult`). With ``children`` (``assert-set``), the children's verdict, by the rules of
+    a test.
     """
 
     value: float
     subject: str
+    suffix: str = ""
+    plain: str | None = None
     score: float | None = None
     verdict: bool | None = None
-    note: str = ""
+    compared: bool = True
     details: Mapping[str, Any] = field(default_factory=dict)
     usage: Usage | None = None
     applicable: bool = True

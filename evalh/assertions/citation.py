@@ -28,9 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.lexical import versus_threshold
 from evalh.assertions.registry import assertion
-from evalh.model import AssertionResult
+from evalh.model import AssertionResult, Measurement
 
 __all__ = [
     "Sources",
@@ -245,11 +244,13 @@ def _inputs(ctx: AssertionContext) -> tuple[Sources, list[dict[str, str]] | None
     return (sources, evidence) if not isinstance(evidence, str) else evidence
 
 
-def _summary(verdicts: Sequence[Mapping[str, Any]], versus: str) -> str:
+def _measured(verdicts: Sequence[Mapping[str, Any]], details: Mapping[str, Any]) -> Measurement:
     grounded = sum(1 for verdict in verdicts if verdict["grounded"])
-    reason = f"{grounded} of {len(verdicts)} citations are grounded in the sources: score {versus}"
+    score = grounded / len(verdicts)
+    subject = f"{grounded} of {len(verdicts)} citations are grounded in the sources: score {score:.4g}"
     bad = [f"[{v['citation']}] {v['reason']}" for v in verdicts if not v["grounded"]]
-    return reason + (f" ({'; '.join(bad[:5])}{'; ...' if len(bad) > 5 else ''})" if bad else "")
+    suffix = f" ({'; '.join(bad[:5])}{'; ...' if len(bad) > 5 else ''})" if bad else ""
+    return Measurement(value=score, subject=subject, suffix=suffix, details=details)
 
 
 @assertion(
@@ -258,27 +259,26 @@ def _summary(verdicts: Sequence[Mapping[str, Any]], versus: str) -> str:
     description="Citation markers ([1], [doc-3]) point at provided sources (and quote them, with evidence)",
     default_threshold=1.0,
     threshold_meaning="min score",
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_check,
 )
-def citation_groundedness(ctx: AssertionContext) -> AssertionResult:
+def citation_groundedness(ctx: AssertionContext) -> AssertionResult | Measurement:
     inputs = _inputs(ctx)
     if isinstance(inputs, str):
         return AssertionResult.failure(inputs)
     sources, evidence = inputs
     pattern = re.compile(str(ctx.config["pattern"])) if "pattern" in ctx.config else None
     verdicts = citation_verdicts(find_citations(ctx.output_text, pattern), sources, evidence)
-    threshold = ctx.threshold if ctx.threshold is not None else 1.0
-    details: dict[str, Any] = {"citations": verdicts, "sources": list(sources.order), "threshold": threshold}
+    details: dict[str, Any] = {"citations": verdicts, "sources": list(sources.order)}
     if evidence is not None:
         cited = {verdict["source"] for verdict in verdicts}
         details["uncited_evidence"] = [e for e in evidence if sources.resolve(e["citation"]) not in cited]
-    if not verdicts:
-        required = bool(ctx.config.get("required", True))
-        score = 0.0 if required else 1.0
-        reason = "The answer cites no source" + (
-            " (a citation is required)" if required else " (none required)"
-        )
-        return AssertionResult(passed=score >= threshold, score=score, reason=reason, details=details)
-    score = sum(1 for verdict in verdicts if verdict["grounded"]) / len(verdicts)
-    passed, versus = versus_threshold(score, threshold)
-    return AssertionResult(passed, score, _summary(verdicts, versus), details=details)
+    if verdicts:
+        return _measured(verdicts, details)
+    required = bool(ctx.config.get("required", True))
+    score = 0.0 if required else 1.0
+    why = "a citation is required" if required else "none required"
+    return Measurement(
+        value=score, subject=f"The answer cites no source ({why}): score {score:g}", details=details
+    )

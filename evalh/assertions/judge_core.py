@@ -25,7 +25,7 @@ from typing import Any
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.judge_prompts import Messages, PromptProblem, load_prompt, render_messages
 from evalh.assertions.structured import extract_json_objects
-from evalh.model import AssertionResult, ProviderSpec, Usage
+from evalh.model import AssertionResult, Measurement, ProviderSpec, Usage
 
 __all__ = [
     "GRADER_DEFAULTS",
@@ -37,7 +37,6 @@ __all__ = [
     "graded",
     "grader_spec",
     "query_of",
-    "threshold_relation",
     "verdict_object",
 ]
 
@@ -125,11 +124,6 @@ def as_number(value: Any) -> float | None:
     except ValueError:
         return None
     return number if math.isfinite(number) else None
-
-
-def threshold_relation(score: float, threshold: float) -> str:
-    """How a judge's score stands against its minimum: "at least threshold 0.7" / "below threshold 0.7"."""
-    return f"at least threshold {threshold:g}" if score >= threshold else f"below threshold {threshold:g}"
 
 
 def query_of(ctx: AssertionContext) -> str:
@@ -226,6 +220,12 @@ class Grading:
             passed=passed, score=score, reason=reason, details=self.details(**extra), usage=self.usage
         )
 
+    def measured(self, value: float, subject: str, **fields: Any) -> Measurement:
+        """A grader's figure for scoring.py; ``fields``: Measurement's (suffix, plain, verdict,
+        compared) and anything else goes into ``details``."""
+        known = {key: fields.pop(key) for key in ("suffix", "plain", "verdict", "compared") if key in fields}
+        return Measurement(value, subject, details=self.details(**fields), usage=self.usage, **known)
+
     def failure(self, reason: str) -> AssertionResult:
         return dataclasses.replace(AssertionResult.failure(reason, **self.details()), usage=self.usage)
 
@@ -235,7 +235,7 @@ def _short(reply: Any, limit: int = 200) -> str:
     return repr(text[:limit]) + ("..." if len(text) > limit else "")
 
 
-JudgeFn = Callable[[AssertionContext, Grading], Awaitable[AssertionResult]]
+JudgeFn = Callable[[AssertionContext, Grading], Awaitable[AssertionResult | Measurement]]
 
 
 def no_grader_reason() -> str:
@@ -246,11 +246,11 @@ def no_grader_reason() -> str:
     )
 
 
-def graded(fn: JudgeFn) -> Callable[[AssertionContext], Awaitable[AssertionResult]]:
+def graded(fn: JudgeFn) -> Callable[[AssertionContext], Awaitable[AssertionResult | Measurement]]:
     """Resolve the grader, run ``fn``, and turn grader or prompt problems into ERROR results."""
 
     @functools.wraps(fn)
-    async def run(ctx: AssertionContext) -> AssertionResult:
+    async def run(ctx: AssertionContext) -> AssertionResult | Measurement:
         picked = ctx.provider("text")
         if picked is None:
             return AssertionResult.failure(no_grader_reason())

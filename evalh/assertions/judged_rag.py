@@ -23,7 +23,6 @@ from evalh.assertions.judge_core import (
     as_bool,
     graded,
     query_of,
-    threshold_relation,
 )
 from evalh.assertions.judge_prompts import (
     ANSWER_RELEVANCE_PROMPT,
@@ -34,7 +33,7 @@ from evalh.assertions.judge_prompts import (
 )
 from evalh.assertions.registry import assertion
 from evalh.errors import EvalhError
-from evalh.model import AssertionResult, ProviderSpec
+from evalh.model import Measurement, ProviderSpec
 from evalh.vectors import cosine, vector_problem
 
 __all__ = ["context_of", "embedding_provider_for", "split_sentences"]
@@ -59,10 +58,6 @@ def context_of(ctx: AssertionContext) -> str | None:
 
 def _fraction(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
-
-
-def _threshold(ctx: AssertionContext) -> float:
-    return ctx.threshold if ctx.threshold is not None else 0.0
 
 
 def _needs_context(ctx: AssertionContext) -> str:
@@ -117,9 +112,11 @@ def embedding_provider_for(ctx: AssertionContext, grader: ProviderSpec) -> Provi
     needs=("text", "embedding"),
     default_threshold=0.0,
     threshold_meaning="min mean cosine similarity",
+    direction="higher",
+    bounds=(0.0, 1.0),
 )
 @graded
-async def answer_relevance(ctx: AssertionContext, grading: Grading) -> AssertionResult:
+async def answer_relevance(ctx: AssertionContext, grading: Grading) -> Measurement:
     query = _needs_query(ctx)
     reply = await grading.ask_json(
         ANSWER_RELEVANCE_PROMPT, grading.variables(count=QUESTION_COUNT), ("questions",)
@@ -143,12 +140,9 @@ async def answer_relevance(ctx: AssertionContext, grading: Grading) -> Assertion
             raise GraderFailure(problem)
         similarities.append(cosine(query_vector, embeddings.vectors[index]))
     score = sum(similarities) / len(similarities)
-    threshold = _threshold(ctx)
-    reason = f"Answer relevance {score:.2f} is {threshold_relation(score, threshold)}"
-    return grading.result(
-        score >= threshold,
+    return grading.measured(
         score,
-        reason,
+        f"Answer relevance {score:.2f}",
         questions=questions,
         similarities=similarities,
         embedder=embedder.id,
@@ -165,18 +159,25 @@ async def answer_relevance(ctx: AssertionContext, grading: Grading) -> Assertion
     needs=("text",),
     default_threshold=0.0,
     threshold_meaning="min share of supported statements",
+    direction="higher",
+    bounds=(0.0, 1.0),
 )
 @graded
-async def context_faithfulness(ctx: AssertionContext, grading: Grading) -> AssertionResult:
+async def context_faithfulness(ctx: AssertionContext, grading: Grading) -> Measurement:
     context = _needs_context(ctx)
     query = _needs_query(ctx)
     reply = await grading.ask_json(
         CONTEXT_FAITHFULNESS_STATEMENTS_PROMPT, grading.variables(query=query), ("statements",)
     )
     statements = _strings(reply, "statements")
-    threshold = _threshold(ctx)
-    if not statements:
-        return grading.result(True, 1.0, "The output makes no factual statements to check", statements=[])
+    if not statements:  # nothing to contradict the context: the threshold has nothing to gate
+        return grading.measured(
+            1.0,
+            "The output makes no factual statements to check",
+            verdict=True,
+            compared=False,
+            statements=[],
+        )
     variables = grading.variables(context=context, statements=statements)
     verdicts = _records(
         await grading.ask_json(CONTEXT_FAITHFULNESS_VERDICTS_PROMPT, variables, ("verdicts",)), "verdicts"
@@ -186,11 +187,10 @@ async def context_faithfulness(ctx: AssertionContext, grading: Grading) -> Asser
     supported += [False] * (len(statements) - len(supported))  # a statement the grader skipped
     score = _fraction(sum(supported), len(statements))
     unsupported = [s for s, ok in zip(statements, supported, strict=True) if not ok]
-    reason = (
-        f"{sum(supported)} of {len(statements)} statements are supported by the context "
-        f"(score {score:.2f}, {threshold_relation(score, threshold)})"
+    subject = (
+        f"{sum(supported)} of {len(statements)} statements are supported by the context: score {score:.2f}"
     )
-    return grading.result(score >= threshold, score, reason, statements=statements, unsupported=unsupported)
+    return grading.measured(score, subject, statements=statements, unsupported=unsupported)
 
 
 # -- context-recall ------------------------------------------------------------------------------------
@@ -203,11 +203,13 @@ async def context_faithfulness(ctx: AssertionContext, grading: Grading) -> Asser
     needs=("text",),
     default_threshold=0.0,
     threshold_meaning="min share of supported reference sentences",
+    direction="higher",
+    bounds=(0.0, 1.0),
     requires_value=True,
     check=_check_reference,
 )
 @graded
-async def context_recall(ctx: AssertionContext, grading: Grading) -> AssertionResult:
+async def context_recall(ctx: AssertionContext, grading: Grading) -> Measurement:
     context = _needs_context(ctx)
     variables = grading.variables(context=context, ideal=str(ctx.value), rubric=str(ctx.value))
     sentences = _records(
@@ -217,13 +219,12 @@ async def context_recall(ctx: AssertionContext, grading: Grading) -> AssertionRe
         raise GraderFailure("the grader found no sentences in the reference answer")
     attributed = [as_bool(s.get("attributed", False)) for s in sentences]
     score = _fraction(sum(attributed), len(sentences))
-    threshold = _threshold(ctx)
     missing = [str(s.get("sentence", "")) for s, ok in zip(sentences, attributed, strict=True) if not ok]
-    reason = (
-        f"{sum(attributed)} of {len(sentences)} reference sentences are supported by the context "
-        f"(score {score:.2f}, {threshold_relation(score, threshold)})"
+    subject = (
+        f"{sum(attributed)} of {len(sentences)} reference sentences are supported by the context: "
+        f"score {score:.2f}"
     )
-    return grading.result(score >= threshold, score, reason, unsupported=missing)
+    return grading.measured(score, subject, unsupported=missing)
 
 
 # -- context-relevance -------------------------------------------------------------------------------
@@ -236,9 +237,11 @@ async def context_recall(ctx: AssertionContext, grading: Grading) -> AssertionRe
     needs=("text",),
     default_threshold=0.0,
     threshold_meaning="min share of relevant context sentences",
+    direction="higher",
+    bounds=(0.0, 1.0),
 )
 @graded
-async def context_relevance(ctx: AssertionContext, grading: Grading) -> AssertionResult:
+async def context_relevance(ctx: AssertionContext, grading: Grading) -> Measurement:
     context = _needs_context(ctx)
     query = _needs_query(ctx)
     reply = await grading.ask_json(
@@ -247,9 +250,6 @@ async def context_relevance(ctx: AssertionContext, grading: Grading) -> Assertio
     relevant = list(dict.fromkeys(_strings(reply, "relevant_sentences")))
     total = len(split_sentences(context))
     score = min(1.0, _fraction(len(relevant), total))
-    threshold = _threshold(ctx)
-    reason = (
-        f"{min(len(relevant), total)} of {total} context sentences are relevant to the query "
-        f"(score {score:.2f}, {threshold_relation(score, threshold)})"
-    )
-    return grading.result(score >= threshold, score, reason, relevant_sentences=relevant)
+    subject = f"{min(len(relevant), total)} of {total} context sentences are relevant to the query"
+    subject = f"{subject}: score {score:.2f}"
+    return grading.measured(score, subject, relevant_sentences=relevant)

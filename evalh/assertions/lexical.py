@@ -30,14 +30,14 @@ from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import CheckFn, assertion
-from evalh.model import AssertionResult
+from evalh.model import AssertionResult, Measurement
 
 __all__ = [
     "bleu_score",
     "gleu_score",
     "jaccard_score",
     "lcs_length",
-    "min_score_result",
+    "min_score",
     "ngrams",
     "normalize_answer",
     "references_of",
@@ -45,7 +45,6 @@ __all__ = [
     "rouge_n_scores",
     "rouge_tokens",
     "squad_f1",
-    "versus_threshold",
 ]
 
 _NON_WORD = re.compile(r"[\W_]+")
@@ -212,23 +211,9 @@ def references_of(value: Any) -> list[str] | None:
     return None
 
 
-def versus_threshold(score: float, threshold: float) -> tuple[bool, str]:
-    """The metrics' min-score rule: (score >= threshold, "0.5 is greater than or equal to threshold 0.4")
-    with the actual relation, so the text reads well for the negated form too."""
-    passed = score >= threshold
-    relation = "is greater than or equal to" if passed else "is less than"
-    return passed, f"{score:.4g} {relation} threshold {threshold:g}"
-
-
-def min_score_result(label: str, score: float, threshold: float, **details: Any) -> AssertionResult:
-    """Pass when ``score >= threshold``; the reason is ``label`` and :func:`versus_threshold`'s text."""
-    passed, verdict = versus_threshold(score, threshold)
-    return AssertionResult(
-        passed=passed,
-        score=score,
-        reason=f"{label} {verdict}",
-        details={"score": score, "threshold": threshold, **details},
-    )
+def min_score(label: str, score: float, **details: Any) -> Measurement:
+    """A 0-1 metric named ``label``; scoring.py compares it with the (minimum) threshold."""
+    return Measurement(value=score, subject=f"{label} {score:.4g}", details={"score": score, **details})
 
 
 def _reference_problem(value: Any) -> str | None:
@@ -283,7 +268,7 @@ def _references_or_failure(ctx: AssertionContext, name: str) -> list[str] | Asse
     return references
 
 
-def _graded(ctx: AssertionContext, name: str, label: str, default: float, scorer: Scorer) -> AssertionResult:
+def _graded(ctx: AssertionContext, name: str, label: str, scorer: Scorer) -> AssertionResult | Measurement:
     """Score the output against every reference with ``scorer`` and keep the best."""
     references = _references_or_failure(ctx, name)
     if isinstance(references, AssertionResult):
@@ -296,8 +281,7 @@ def _graded(ctx: AssertionContext, name: str, label: str, default: float, scorer
     extra.pop("score")
     if len(references) > 1:
         extra.update(reference_index=best, reference_scores=scores)
-    threshold = ctx.threshold if ctx.threshold is not None else default
-    return min_score_result(label, scores[best], threshold, **extra)
+    return min_score(label, scores[best], **extra)
 
 
 def _measured(scores: Mapping[str, float], measure: str) -> dict[str, float]:
@@ -311,15 +295,16 @@ def _measured(scores: Mapping[str, float], measure: str) -> dict[str, float]:
     default_threshold=0.75,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_CHECKS["rouge-n"],
 )
-def rouge_n(ctx: AssertionContext) -> AssertionResult:
+def rouge_n(ctx: AssertionContext) -> AssertionResult | Measurement:
     n, measure = int(ctx.config.get("n", 1)), str(ctx.config.get("measure", "recall"))
     return _graded(
         ctx,
         "rouge-n",
         f"ROUGE-{n} {measure}",
-        0.75,
         lambda out, ref: _measured(rouge_n_scores(out, ref, n), measure),
     )
 
@@ -331,15 +316,16 @@ def rouge_n(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.75,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_CHECKS["rouge-l"],
 )
-def rouge_l(ctx: AssertionContext) -> AssertionResult:
+def rouge_l(ctx: AssertionContext) -> AssertionResult | Measurement:
     measure = str(ctx.config.get("measure", "f"))
     return _graded(
         ctx,
         "rouge-l",
         f"ROUGE-L {measure}",
-        0.75,
         lambda out, ref: _measured(rouge_l_scores(out, ref), measure),
     )
 
@@ -351,16 +337,17 @@ def rouge_l(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_CHECKS["bleu"],
 )
-def bleu(ctx: AssertionContext) -> AssertionResult:
+def bleu(ctx: AssertionContext) -> AssertionResult | Measurement:
     references = _references_or_failure(ctx, "bleu")
     if isinstance(references, AssertionResult):
         return references
     details = bleu_score(ctx.output_text, references, int(ctx.config.get("n", 4)))
     score = float(details.pop("score"))
-    threshold = ctx.threshold if ctx.threshold is not None else 0.5
-    return min_score_result("BLEU", score, threshold, **details)
+    return min_score("BLEU", score, **details)
 
 
 @assertion(
@@ -370,23 +357,26 @@ def bleu(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_CHECKS["gleu"],
 )
-def gleu(ctx: AssertionContext) -> AssertionResult:
+def gleu(ctx: AssertionContext) -> AssertionResult | Measurement:
     max_n = int(ctx.config.get("n", 4))
-    return _graded(ctx, "gleu", "GLEU", 0.5, lambda out, ref: gleu_score(out, ref, 1, max_n))
+    return _graded(ctx, "gleu", "GLEU", lambda out, ref: gleu_score(out, ref, 1, max_n))
 
 
 @assertion(
     "exact-match",
     family="lexical",
     description="SQuAD exact match: equal to a reference once case, punctuation and articles are normalised",
-    default_threshold=1.0,
-    threshold_meaning="min score",
+    threshold_meaning="min score (optional; without one the output must match)",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_CHECKS["exact-match"],
 )
-def exact_match(ctx: AssertionContext) -> AssertionResult:
+def exact_match(ctx: AssertionContext) -> AssertionResult | Measurement:
     references = _references_or_failure(ctx, "exact-match")
     if isinstance(references, AssertionResult):
         return references
@@ -396,13 +386,14 @@ def exact_match(ctx: AssertionContext) -> AssertionResult:
         "normalized_output": normalized,
         "normalized_references": [normalize_answer(r) for r in references],
     }
-    if matched:
-        return AssertionResult(
-            True, 1.0, f"Output matches {matched[0]!r} after normalisation", details=details
-        )
-    shown = references[0] if len(references) == 1 else references
-    return AssertionResult(
-        False, 0.0, f"Output does not match {shown!r} after normalisation", details=details
+    shown = matched[0] if matched else references[0] if len(references) == 1 else references
+    words = "matches" if matched else "does not match"
+    return Measurement(
+        value=1.0 if matched else 0.0,
+        subject=f"Exact match {1 if matched else 0}",
+        suffix=f" (output {words} {shown!r} after normalisation)",
+        plain=f"Output {words} {shown!r} after normalisation",
+        details=details,
     )
 
 
@@ -413,10 +404,12 @@ def exact_match(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_CHECKS["f1"],
 )
-def token_f1(ctx: AssertionContext) -> AssertionResult:
-    return _graded(ctx, "f1", "Token F1", 0.5, lambda out, ref: _measured(squad_f1(out, ref), "f"))
+def token_f1(ctx: AssertionContext) -> AssertionResult | Measurement:
+    return _graded(ctx, "f1", "Token F1", lambda out, ref: _measured(squad_f1(out, ref), "f"))
 
 
 @assertion(
@@ -426,8 +419,10 @@ def token_f1(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_CHECKS["jaccard"],
 )
-def jaccard(ctx: AssertionContext) -> AssertionResult:
+def jaccard(ctx: AssertionContext) -> AssertionResult | Measurement:
     n = int(ctx.config.get("n", 1))
-    return _graded(ctx, "jaccard", "Jaccard", 0.5, lambda out, ref: jaccard_score(out, ref, n))
+    return _graded(ctx, "jaccard", "Jaccard", lambda out, ref: jaccard_score(out, ref, n))

@@ -19,10 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.lexical import versus_threshold
 from evalh.assertions.registry import assertion
 from evalh.assertions.strings import parse_json_output
-from evalh.model import AssertionResult
+from evalh.model import AssertionResult, Measurement
 
 __all__ = ["label_key", "ordinal_score", "read_label", "scale_of"]
 
@@ -104,9 +103,11 @@ def _off_scale(value: Any, scale: Sequence[str]) -> str | None:
     default_threshold=1.0,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_check,
 )
-def ordinal_distance(ctx: AssertionContext) -> AssertionResult:
+def ordinal_distance(ctx: AssertionContext) -> AssertionResult | Measurement:
     scale = scale_of(ctx.config)
     if isinstance(scale, str):
         return AssertionResult.failure(scale)
@@ -126,18 +127,10 @@ def ordinal_distance(ctx: AssertionContext) -> AssertionResult:
         return AssertionResult.failure(f"output label {shown!r} is not on the scale {_show(scale)}")
     actual, expected = keys.index(label_key(raw)), keys.index(label_key(ctx.value))
     score = ordinal_score(actual, expected, len(scale))
-    threshold = ctx.threshold if ctx.threshold is not None else 1.0
-    passed, versus = versus_threshold(score, threshold)
     steps = abs(actual - expected)
-    reason = (
+    subject = (
         f"Label {scale[actual]!r} is {steps} {'step' if steps == 1 else 'steps'} from expected "
-        f"{scale[expected]!r} on {_show(scale)}: score {versus}"
+        f"{scale[expected]!r} on {_show(scale)}: score {score:.4g}"
     )
-    details = {
-        "label": scale[actual],
-        "expected": scale[expected],
-        "distance": steps,
-        "scale": list(scale),
-        "threshold": threshold,
-    }
-    return AssertionResult(passed=passed, score=score, reason=reason, details=details)
+    details = {"label": scale[actual], "expected": scale[expected], "distance": steps, "scale": list(scale)}
+    return Measurement(value=score, subject=subject, details=details)

@@ -7,6 +7,7 @@ Families are imported on first use by :func:`all_assertions`, so ``evalh --help`
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -67,10 +68,23 @@ class AssertionDef:
     # without one returns its own AssertionResult and ignores ``threshold``.
     direction: Direction | None = None
     bounds: tuple[float | None, float | None] = (None, None)  # where the measured value lies
+    binary_score: bool = False  # the score is 1 on a pass, else 0 (a distance, milliseconds)
 
     @property
     def threshold_applies(self) -> bool:
         return self.direction is not None
+
+    def threshold_problem(self, threshold: float) -> str | None:
+        """Why ``threshold`` cannot work for this type (outside the measured value's bounds), or None."""
+        if not math.isfinite(threshold):
+            return f"threshold must be a finite number (got {threshold})"
+        low, high = self.bounds
+        if self.direction == "higher" and high is not None and threshold > high:
+            return f"threshold must be <= {high:g} (got {threshold:g}): the score never exceeds {high:g}"
+        if self.direction == "lower" and low is not None and threshold < low:
+            meaning = self.threshold_meaning or "value"
+            return f"threshold must be >= {low:g} (got {threshold:g}): a {meaning} is never below {low:g}"
+        return None
 
 
 _REGISTRY: dict[str, AssertionDef] = {}
@@ -93,6 +107,7 @@ def assertion(
     prefetch: PrefetchFn | None = None,
     direction: Direction | None = None,
     bounds: tuple[float | None, float | None] = (None, None),
+    binary_score: bool = False,
 ) -> Callable[[F], F]:
     """Register the decorated function as the handler of assertion type ``name``."""
 
@@ -113,6 +128,7 @@ def assertion(
             prefetch=prefetch,
             direction=direction,
             bounds=bounds,
+            binary_score=binary_score,
         )
         return fn
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.lexical import min_score_result, normalize_answer, references_of
+from evalh.assertions.lexical import min_score, normalize_answer, references_of
 from evalh.assertions.registry import assertion
 from evalh.assertions.strings import parse_json_output
-from evalh.model import AssertionResult
+from evalh.model import AssertionResult, Measurement
 
 __all__ = [
     "Ranking",
@@ -233,35 +233,41 @@ def _check_ndcg(value: Any, config: Mapping[str, Any]) -> str | None:
 # ------------------------------------------------------------------------------ ranking metrics
 
 
-def _threshold(ctx: AssertionContext, default: float) -> float:
-    return ctx.threshold if ctx.threshold is not None else default
-
-
-def _with_note(result: AssertionResult, note: str) -> AssertionResult:
-    return dataclasses.replace(result, reason=f"{result.reason} ({note})")
+def _with_note(measurement: Measurement, note: str) -> Measurement:
+    return dataclasses.replace(measurement, suffix=f" ({note})")
 
 
 @assertion(
     "retrieval-hit-at-k",
     family="retrieval",
     description="At least one relevant id is among the top k retrieved (score 1 or 0)",
-    default_threshold=1.0,
-    threshold_meaning="min score",
+    threshold_meaning="min score (optional; without one a hit is needed)",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_check_ids,
 )
-def hit_at_k(ctx: AssertionContext) -> AssertionResult:
+def hit_at_k(ctx: AssertionContext) -> AssertionResult | Measurement:
     ranking = _ranking(ctx)
     if isinstance(ranking, AssertionResult):
         return ranking
     ranks = ranking.hit_ranks
-    score = 1.0 if ranks else 0.0
     if ranks:
-        reason = f"Relevant id {ranking.top[ranks[0] - 1]!r} is at rank {ranks[0]} of the top {ranking.k}"
+        found = f"relevant id {ranking.top[ranks[0] - 1]!r} is at rank {ranks[0]} of the top {ranking.k}"
     else:
-        reason = f"No relevant id is in the top {ranking.k} ({len(ranking.ids)} retrieved)"
-    passed = score >= _threshold(ctx, 1.0)
-    return AssertionResult(passed=passed, score=score, reason=reason, details=ranking.details())
+        found = f"no relevant id is in the top {ranking.k} ({len(ranking.ids)} retrieved)"
+    return _binary("Hit", bool(ranks), found, ranking.details())
+
+
+def _binary(label: str, hit: bool, found: str, details: Mapping[str, Any]) -> Measurement:
+    """A 0/1 measurement: without a threshold it passes on a hit, and ``found`` is the reason."""
+    return Measurement(
+        value=1.0 if hit else 0.0,
+        subject=f"{label} {1 if hit else 0}",
+        suffix=f" ({found})",
+        plain=found[0].upper() + found[1:],
+        details=details,
+    )
 
 
 @assertion(
@@ -271,15 +277,17 @@ def hit_at_k(ctx: AssertionContext) -> AssertionResult:
     default_threshold=1.0,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_check_ids,
 )
-def recall_at_k(ctx: AssertionContext) -> AssertionResult:
+def recall_at_k(ctx: AssertionContext) -> AssertionResult | Measurement:
     ranking = _ranking(ctx)
     if isinstance(ranking, AssertionResult):
         return ranking
     found, relevant = len(ranking.hit_ranks), len(ranking.relevant)
     score = found / relevant
-    result = min_score_result(f"Recall@{ranking.k}", score, _threshold(ctx, 1.0), **ranking.details())
+    result = min_score(f"Recall@{ranking.k}", score, **ranking.details())
     return _with_note(result, f"{found} of {relevant} relevant ids found")
 
 
@@ -290,15 +298,17 @@ def recall_at_k(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_check_ids,
 )
-def precision_at_k(ctx: AssertionContext) -> AssertionResult:
+def precision_at_k(ctx: AssertionContext) -> AssertionResult | Measurement:
     ranking = _ranking(ctx)
     if isinstance(ranking, AssertionResult):
         return ranking
     found = len(ranking.hit_ranks)
     score = found / ranking.k if ranking.k else 0.0
-    result = min_score_result(f"Precision@{ranking.k}", score, _threshold(ctx, 0.5), **ranking.details())
+    result = min_score(f"Precision@{ranking.k}", score, **ranking.details())
     return _with_note(result, f"{found} relevant in the top {ranking.k}")
 
 
@@ -309,15 +319,17 @@ def precision_at_k(ctx: AssertionContext) -> AssertionResult:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_check_ids,
 )
-def reciprocal_rank(ctx: AssertionContext) -> AssertionResult:
+def reciprocal_rank(ctx: AssertionContext) -> AssertionResult | Measurement:
     ranking = _ranking(ctx)
     if isinstance(ranking, AssertionResult):
         return ranking
     ranks = ranking.hit_ranks
     score = 1.0 / ranks[0] if ranks else 0.0
-    result = min_score_result("Reciprocal rank", score, _threshold(ctx, 0.5), **ranking.details())
+    result = min_score("Reciprocal rank", score, **ranking.details())
     note = f"first relevant id at rank {ranks[0]}" if ranks else f"no relevant id in the top {ranking.k}"
     return _with_note(result, note)
 
@@ -341,16 +353,18 @@ def ndcg(ranking: Ranking, exponential: bool = False) -> dict[str, float]:
     default_threshold=0.5,
     threshold_meaning="min score",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_check_ndcg,
 )
-def ndcg_at_k(ctx: AssertionContext) -> AssertionResult:
+def ndcg_at_k(ctx: AssertionContext) -> AssertionResult | Measurement:
     problem = _gain_problem(ctx.config)  # _ranking checks the rest
     ranking = AssertionResult.failure(problem) if problem else _ranking(ctx)
     if isinstance(ranking, AssertionResult):
         return ranking
     scores = ndcg(ranking, exponential=ctx.config.get("gain") == "exponential")
     score = scores.pop("score")
-    return min_score_result(f"nDCG@{ranking.k}", score, _threshold(ctx, 0.5), **scores, **ranking.details())
+    return min_score(f"nDCG@{ranking.k}", score, **scores, **ranking.details())
 
 
 # --------------------------------------------------------------------------- answer containment
@@ -380,12 +394,13 @@ def _check_containment(value: Any, config: Mapping[str, Any]) -> str | None:
     "answer-containment-at-k",
     family="retrieval",
     description="The expected answer text appears in one of the top k retrieved passages",
-    default_threshold=1.0,
-    threshold_meaning="min score",
+    threshold_meaning="min score (optional; without one a hit is needed)",
     requires_value=True,
+    direction="higher",
+    bounds=(0.0, 1.0),
     check=_check_containment,
 )
-def answer_containment_at_k(ctx: AssertionContext) -> AssertionResult:
+def answer_containment_at_k(ctx: AssertionContext) -> AssertionResult | Measurement:
     problem = _check_containment(ctx.value, ctx.config)
     answers = references_of(ctx.value)
     if problem or not answers:
@@ -406,12 +421,10 @@ def answer_containment_at_k(ctx: AssertionContext) -> AssertionResult:
         if contains_answer(text or "", a)
     )
     first = next(hits, None)
-    score = 1.0 if first else 0.0
-    passed = score >= _threshold(ctx, 1.0)
     details = {"k": k, "retrieved": len(texts), "rank": first[0] if first else None}
     if first:
-        reason = f"Answer {first[1]!r} appears in passage {first[0]} of the top {k}"
-        return AssertionResult(passed, score, reason, details={**details, "answer": first[1]})
+        found = f"answer {first[1]!r} appears in passage {first[0]} of the top {k}"
+        return _binary("Containment", True, found, {**details, "answer": first[1]})
     shown = answers[0] if len(answers) == 1 else answers
-    reason = f"Answer {shown!r} does not appear in the top {k} passages ({len(texts)} retrieved)"
-    return AssertionResult(passed, score, reason, details=details)
+    found = f"answer {shown!r} does not appear in the top {k} passages ({len(texts)} retrieved)"
+    return _binary("Containment", False, found, details)

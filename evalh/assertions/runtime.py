@@ -6,13 +6,12 @@ ERROR row telling the user to run with ``--no-cache``, never a silent pass.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
-from evalh.model import AssertionResult
+from evalh.model import AssertionResult, Measurement
 
 __all__ = ["LATENCY_UNKNOWN"]
 
@@ -40,22 +39,17 @@ def _check_latency(value: Any, _config: Mapping[str, Any]) -> str | None:
     description="The provider answered within threshold milliseconds (needs a threshold and --no-cache)",
     threshold_meaning="max ms",
     requires_threshold=True,
+    direction="lower",
+    bounds=(0.0, None),
+    binary_score=True,
     check=_check_latency,
 )
-def latency(ctx: AssertionContext) -> AssertionResult:
-    threshold = ctx.threshold
-    if threshold is None:
+def latency(ctx: AssertionContext) -> AssertionResult | Measurement:
+    if ctx.threshold is None:
         return AssertionResult.failure(_NEEDS_THRESHOLD)
-    if threshold < 0 or math.isnan(threshold):
-        return AssertionResult.failure(f"latency threshold must be >= 0 milliseconds (got {threshold:g})")
     if ctx.cached or ctx.latency_ms is None:
         return AssertionResult.failure(LATENCY_UNKNOWN)
     elapsed = ctx.latency_ms
-    passed = elapsed <= threshold
-    relation = "less than or equal to" if passed else "greater than"
-    return AssertionResult(
-        passed=passed,
-        score=1.0 if passed else 0.0,
-        reason=f"Latency {_ms(elapsed)} ms is {relation} threshold {threshold:g} ms",
-        details={"latency_ms": elapsed},
+    return Measurement(
+        value=elapsed, subject=f"Latency {_ms(elapsed)} ms", suffix=" ms", details={"latency_ms": elapsed}
     )

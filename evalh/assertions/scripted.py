@@ -15,6 +15,7 @@ traceback. The code runs in evalh's process, on the event loop: keep it quick.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import inspect
 import json
@@ -30,7 +31,7 @@ from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
-from evalh.model import AssertionResult, TestCase
+from evalh.model import AssertionResult, Measurement, TestCase
 
 __all__ = ["compile_inline", "interpret_result", "split_file_target"]
 
@@ -195,16 +196,20 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
-def _score_verdict(score: float, threshold: float | None) -> tuple[bool, str]:
-    if threshold is None:
-        passed = score > 0
-        return passed, f"{score:g}, which is {'greater than' if passed else 'not greater than'} 0"
-    passed = score >= threshold
-    relation = "greater than or equal to" if passed else "less than"
-    return passed, f"{score:g}, which is {relation} threshold {threshold:g}"
+def _returned(score: float, why: str = "", user_reason: str = "") -> Measurement:
+    """A returned score for scoring.py: "Python assertion returned 0.4, which is less than threshold
+    0.5", or without a threshold "..., which is greater than 0"."""
+    subject = f"Python assertion returned {why}{' with score ' if why else ''}{score:g}, which"
+    return Measurement(
+        value=score,
+        subject=subject,
+        suffix=f": {user_reason}" if user_reason else "",
+        plain=user_reason or None,
+        verdict=None,
+    )
 
 
-def _interpret_mapping(result: Mapping[str, Any], threshold: float | None) -> AssertionResult:
+def _interpret_mapping(result: Mapping[str, Any]) -> AssertionResult | Measurement:
     verdict = _plain(result["pass"] if "pass" in result else result.get("pass_"))
     raw_score = result.get("score")
     score = None if raw_score is None else _number(raw_score)
@@ -214,17 +219,18 @@ def _interpret_mapping(result: Mapping[str, Any], threshold: float | None) -> As
         return AssertionResult.failure(f"python assertion returned a non-boolean pass {verdict!r}")
     if verdict is None and score is None:
         return AssertionResult.failure("python assertion returned a dict without 'pass' or 'score'")
-    if verdict is None and score is not None:
-        passed, why = _score_verdict(score, threshold)
-    else:
-        passed = bool(verdict) and (score is None or threshold is None or score >= threshold)
-        why = f"pass={verdict}"
-        if score is not None and threshold is not None:
-            why += f" with score {_score_verdict(score, threshold)[1]}"
     reason = result.get("reason")
-    text = str(reason) if reason not in (None, "") else f"Python assertion returned {why}"
-    final_score = score if score is not None else (1.0 if passed else 0.0)
-    return AssertionResult(passed=passed, score=final_score, reason=text)
+    user_reason = str(reason) if reason not in (None, "") else ""
+    if score is None:  # a verdict alone: no threshold to compare
+        text = user_reason or f"Python assertion returned pass={verdict}"
+        return AssertionResult(passed=bool(verdict), score=float(bool(verdict)), reason=text)
+    if verdict is None:
+        return _returned(score, user_reason=user_reason)
+    measured = _returned(score, f"pass={verdict}", user_reason)
+    # with a threshold, the score must also reach it
+    return dataclasses.replace(
+        measured, verdict=verdict, plain=user_reason or f"Python assertion returned pass={verdict}"
+    )
 
 
 def _parse_text_result(text: str) -> Any:
@@ -238,8 +244,9 @@ def _parse_text_result(text: str) -> Any:
         return text
 
 
-def interpret_result(result: Any, threshold: float | None) -> AssertionResult:
-    """The user's return value as a result: bool, number, dict, or "true"/"false"/numeric text."""
+def interpret_result(result: Any) -> AssertionResult | Measurement:
+    """The user's return value: bool, number, dict, or "true"/"false"/numeric text; a score is a
+    measurement that scoring.py compares with the threshold."""
     result = _plain(result)
     if isinstance(result, str):
         result = _parse_text_result(result)
@@ -249,10 +256,9 @@ def interpret_result(result: Any, threshold: float | None) -> AssertionResult:
         )
     score = _number(result)
     if score is not None:
-        passed, why = _score_verdict(score, threshold)
-        return AssertionResult(passed=passed, score=score, reason=f"Python assertion returned {why}")
+        return _returned(score)
     if isinstance(result, Mapping):
-        return _interpret_mapping(result, threshold)
+        return _interpret_mapping(result)
     hint = " (did the code forget to return?)" if result is None else ""
     return AssertionResult.failure(
         "python assertion must return a bool, a number or a dict {pass, score, reason}; "
@@ -260,14 +266,12 @@ def interpret_result(result: Any, threshold: float | None) -> AssertionResult:
     )
 
 
-async def _await_result(
-    pending: Awaitable[Any], threshold: float | None, filename: str, shown: str
-) -> AssertionResult:
+async def _await_result(pending: Awaitable[Any], filename: str, shown: str) -> AssertionResult | Measurement:
     try:
         result = await pending
     except (Exception, SystemExit) as error:
         return AssertionResult.failure(f"python assertion raised {_describe(error, filename, shown)}")
-    return interpret_result(result, threshold)
+    return interpret_result(result)
 
 
 # -------------------------------------------------------------------------------------- the type
@@ -288,9 +292,13 @@ def _check_python(value: Any, _config: Mapping[str, Any]) -> str | None:
     family="scripted",
     description="Python code (inline or file://x.py[:fn]) returns a bool, a score or {pass, score, reason}",
     requires_value=True,
+    threshold_meaning="min score (optional; without one a score must be above 0)",
+    direction="higher",
     check=_check_python,
 )
-def python_assertion(ctx: AssertionContext) -> AssertionResult | Awaitable[AssertionResult]:
+def python_assertion(
+    ctx: AssertionContext,
+) -> AssertionResult | Measurement | Awaitable[AssertionResult | Measurement]:
     problem = _check_python(ctx.value, ctx.config)
     if problem:
         return AssertionResult.failure(problem)
@@ -306,5 +314,5 @@ def python_assertion(ctx: AssertionContext) -> AssertionResult | Awaitable[Asser
     except (Exception, SystemExit) as error:
         return AssertionResult.failure(f"python assertion raised {_describe(error, filename, shown)}")
     if inspect.isawaitable(result):
-        return _await_result(result, ctx.threshold, filename, shown)
-    return interpret_result(result, ctx.threshold)
+        return _await_result(result, filename, shown)
+    return interpret_result(result)

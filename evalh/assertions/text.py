@@ -10,7 +10,6 @@ relation ("Output contains 'foo'" / "Output does not contain 'foo'") so they rea
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -27,7 +26,7 @@ from evalh.assertions.strings import (
     preview,
     stringify_value,
 )
-from evalh.model import AssertionResult
+from evalh.model import AssertionResult, Measurement
 
 __all__ = [
     "contains",
@@ -312,22 +311,18 @@ def _check_levenshtein(value: Any, _config: Mapping[str, Any]) -> str | None:
     default_threshold=5.0,
     threshold_meaning="max distance",
     requires_value=True,
+    direction="lower",
+    bounds=(0.0, None),
+    binary_score=True,
     check=_check_levenshtein,
 )
-def levenshtein(ctx: AssertionContext) -> AssertionResult:
+def levenshtein(ctx: AssertionContext) -> AssertionResult | Measurement:
     problem = _check_levenshtein(ctx.value, ctx.config)
     if problem:
         return AssertionResult.failure(problem)
-    threshold = 5.0 if ctx.threshold is None else ctx.threshold
-    if threshold < 0 or math.isnan(threshold):
-        return AssertionResult.failure(f"levenshtein threshold must be a distance >= 0 (got {threshold:g})")
     distance = levenshtein_distance(ctx.output_text, stringify_value(ctx.value))
-    hit = distance <= threshold
-    relation = "less than or equal to" if hit else "greater than"
-    return _passed(
-        hit,
-        f"Levenshtein distance {distance} is {relation} threshold {threshold:g}",
-        distance=distance,
+    return Measurement(
+        value=float(distance), subject=f"Levenshtein distance {distance}", details={"distance": distance}
     )
 
 

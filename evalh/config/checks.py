@@ -1,9 +1,9 @@
 """Semantic checks after the schema: what the JSON Schema cannot know.
 
 Each assertion's type has a handler in the registry, its value passes the type's ``check``, a
-required value is present, a min-score threshold is at most 1, and every provider it needs exists and
-has the capability (embeddings for ``similar``, a chat model for judges). Assertions that need a grader
-and have none are reported together, with the three ways to set one.
+required value is present, a threshold lies within the type's declared bounds, and every provider it
+needs exists and has the capability (embeddings for ``similar``, a chat model for judges). Assertions
+that need a grader and have none are reported together, with the three ways to set one.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ from evalh.providers.registry import capabilities_of, find_entry
 
 __all__ = ["AssertionChecker"]
 
-# Types whose threshold is a minimum but not a score in [0, 1].
-_UNBOUNDED_MIN = frozenset({"similar:dot", "assert-set"})
 _SIMILARITY_OK = frozenset(
     {"similar", "similar:cosine"}
 )  # a sentence-similarity provider computes cosine only
@@ -94,12 +92,12 @@ class AssertionChecker:
                 hint="A NaN or infinite threshold would make the assertion always fail or always pass",
             )
             return
-        bounded = definition.threshold_meaning.startswith("min") and spec.type not in _UNBOUNDED_MIN
-        if bounded and spec.threshold > 1:
+        problem = definition.threshold_problem(spec.threshold) if definition.threshold_applies else None
+        if problem:
             self.ctx.problems.add(
-                f"threshold must be <= 1 (got {spec.threshold:g})",
+                problem,
                 where=f"{where}.threshold",
-                hint=f"{spec.type} scores run from 0 to 1 ({definition.threshold_meaning})",
+                hint=f"{spec.type}'s threshold is a {definition.threshold_meaning}",
             )
 
     def _check_need(self, spec: AssertionSpec, test: TestCase, need: str, where: str) -> None:

@@ -31,13 +31,6 @@ CSV_SPECIAL_COLUMNS = (
 )
 _EXPECTED = re.compile(r"^__expected(\d*)$")
 _LIST_TYPES = frozenset({"contains-any", "contains-all", "icontains-any", "icontains-all"})
-# promptfoo's defaults when a cell names no threshold: 0.8 for the similar family, 0.75 for the
-# model-graded and ROUGE scores. (promptfoo also gives levenshtein and latency 0.75, which as an edit
-# distance or milliseconds means nothing; evalh keeps their own defaults there.)
-_SIMILAR_TYPES = frozenset({"similar", "similar:cosine", "similar:dot", "similar:euclidean"})
-_DEFAULT_075 = frozenset(
-    {"rouge-n", "answer-relevance", "context-faithfulness", "context-recall", "context-relevance"}
-)
 _ALIASES = {"grade": "llm-rubric", "llm-rubric": "llm-rubric", "python": "python"}
 _SCRIPT_ALIASES = ("fn:", "javascript:", "eval:")
 _TYPE_LIKE = re.compile(r"^(?:not-)?([a-z][a-z0-9-]*(?::[a-z0-9-]+)?)(\([^)]*\))?:")
@@ -110,9 +103,7 @@ def _typed(name: str, negate: bool, rest: str) -> dict[str, Any]:
     assertion: dict[str, Any] = {"type": f"not-{name}" if negate else name}
     if rest:
         assertion["value"] = _value(name, rest[1:])
-    if threshold is None:
-        threshold = 0.8 if name in _SIMILAR_TYPES else 0.75 if name in _DEFAULT_075 else None
-    if threshold is not None:
+    if threshold is not None:  # else the registry's default applies, as in YAML
         assertion["threshold"] = threshold
     return assertion
 

@@ -47,14 +47,20 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
 
 async def positive_verdict(definition: AssertionDef, ctx: AssertionContext) -> AssertionResult:
     """Run the handler on ``ctx`` (threshold already effective) and decide its measurement."""
+    direction = definition.direction
+    problem = (
+        None if direction is None or ctx.threshold is None else definition.threshold_problem(ctx.threshold)
+    )
+    if problem:  # validate reports it first; a suite built in code reaches here
+        return AssertionResult.failure(f"{definition.name}: {problem}")
     outcome = definition.fn(ctx)
     measured: AssertionResult | Measurement = await outcome if inspect.isawaitable(outcome) else outcome
     if isinstance(measured, AssertionResult):
         return measured
-    if definition.direction is None:
+    if direction is None:
         raise TypeError(f"{definition.name} returned a measurement but declares no direction")
-    binary = ctx.spec.config.get("binary") is True
-    return decide(measured, ctx.threshold, definition.direction, binary)
+    binary = definition.binary_score or ctx.spec.config.get("binary") is True
+    return decide(measured, ctx.threshold, direction, binary)
 
 
 def collect_prefetch(specs: Sequence[AssertionSpec], ctx: AssertionContext) -> list[EmbedRequest]:

@@ -59,25 +59,32 @@ def decide(
     direction: Literal["higher", "lower"],
     binary: bool = False,
 ) -> AssertionResult:
-    """The positive-form verdict on a measurement (negation is :func:`finalize`'s)."""
+    """The positive-form verdict on a measurement (negation is :func:`finalize`'s).
+
+    ``binary``: the score is 1 when it passes, else 0 (``config.binary``, or a type scored that way)."""
     m = measurement
     details = {**m.details, "threshold": threshold} if threshold is not None else dict(m.details)
     if not m.applicable:
         return AssertionResult(False, 0.0, m.subject, details=details, usage=m.usage, applicable=False)
     if m.children:
         return _decide_set(m, threshold)
-    if threshold is None:
+    if threshold is None or not m.compared:
         passed = m.verdict if m.verdict is not None else m.value > 0
-        reason = m.note or m.subject
+        reason = m.plain if m.plain is not None else _unthresholded(m, passed)
     else:
         within = meets(m.value, threshold, direction)
         passed = within and m.verdict is not False
-        reason = f"{m.subject} is {relation(within, direction, threshold)}"
-        reason = f"{reason}: {m.note}" if m.note else reason
+        reason = f"{m.subject} is {relation(within, direction, threshold)}{m.suffix}"
     score = m.score if m.score is not None else m.value
     if binary:
         score = 1.0 if passed else 0.0
     return AssertionResult(passed, score, reason, details=details, usage=m.usage)
+
+
+def _unthresholded(m: Measurement, passed: bool) -> str:
+    if m.verdict is None and m.compared:  # promptfoo's rule for a bare score: above 0 passes
+        return f"{m.subject} is {'greater than' if passed else 'not greater than'} 0{m.suffix}"
+    return m.subject + m.suffix
 
 
 def _decide_set(m: Measurement, threshold: float | None) -> AssertionResult:

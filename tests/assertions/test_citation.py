@@ -91,7 +91,10 @@ def test_repeats_and_aliases_count_once() -> None:
 def test_no_citation_fails_when_required() -> None:
     required = run("Paris is the capital of France.", PASSAGES)
     assert not required.passed and required.score == 0.0 and not required.error
-    assert required.reason == "The answer cites no source (a citation is required)"
+    assert (
+        required.reason
+        == "The answer cites no source (a citation is required): score 0 is less than threshold 1"
+    )
     optional = run("Paris is the capital of France.", PASSAGES, {"required": False})
     assert optional.passed and optional.score == 1.0
 

@@ -89,7 +89,7 @@ def test_threshold_turns_a_low_score_into_a_failure(loopback: LoopbackServer) ->
     assert result.passed is True  # no threshold: the grader's pass stands
     result, _ = judge("llm-rubric", openai_grader(loopback), value="x", threshold=1.0)
     assert (result.passed, result.score) == (False, 0.0)
-    assert result.reason == "Score 0 is below threshold 1: meh"
+    assert result.reason == "Score 0 is less than threshold 1: meh"
 
 
 def test_malformed_json_is_an_error_and_not_llm_rubric_stays_an_error(loopback: LoopbackServer) -> None:
@@ -315,7 +315,7 @@ def test_g_eval_mean_of_criteria_against_default_threshold(loopback: LoopbackSer
     result, _ = judge("g-eval", openai_grader(loopback), value=["coherent", "concise"])
     assert result.score == pytest.approx((0.9 + 0.4) / 2)
     assert result.passed is False  # 0.65 < 0.7
-    assert result.reason.startswith("G-Eval score 0.65 is below threshold 0.7")
+    assert result.reason.startswith("G-Eval score 0.65 is less than threshold 0.7")
     assert len(loopback.requests) == 4
     assert len(result.details["steps"]) == 4
     score_prompt = grader_messages(loopback.requests[1])[-1]["content"]
@@ -375,14 +375,14 @@ def refusal_verdict(**fields: Any) -> str:
             {"refused": True, "warranted": True, "well_formed": True, "score": 0.9},
             True,
             0.9,
-            "The output refuses as expected; the refusal is well formed (quality 0.90)",
+            "The output refuses as expected and the refusal is well formed; its quality 0.90 is greater",
         ),
         (
             {"refusal_expected": True},
             {"refused": True, "well_formed": False, "score": 0.8},
             False,
             0.8,
-            "The output refuses as expected; the refusal is poorly formed",
+            "The output refuses as expected and the refusal is poorly formed",
         ),
         (
             {"refusal_expected": True},

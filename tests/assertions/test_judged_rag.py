@@ -34,7 +34,10 @@ def test_context_faithfulness_counts_supported_statements(loopback: LoopbackServ
     result, _ = judge("context-faithfulness", openai_grader(loopback), vars=VARS, threshold=0.7, output="...")
     assert result.score == pytest.approx(2 / 3)
     assert result.passed is False
-    assert result.reason == "2 of 3 statements are supported by the context (score 0.67, below threshold 0.7)"
+    assert (
+        result.reason
+        == "2 of 3 statements are supported by the context: score 0.67 is less than threshold 0.7"
+    )
     assert result.details["unsupported"] == ["Paris has 3 million people."]
     verdict_prompt = grader_messages(loopback.requests[1])[-1]["content"]
     assert CONTEXT in verdict_prompt and "2. Paris has 3 million people." in verdict_prompt

@@ -202,12 +202,12 @@ def test_static_checks(kind: str, value: Any, config: dict[str, Any], fragment: 
 
 def test_defaults_registered() -> None:
     expected = {
-        "retrieval-hit-at-k": 1.0,
+        "retrieval-hit-at-k": None,  # 0 or 1: without a threshold a hit passes
         "retrieval-recall-at-k": 1.0,
         "retrieval-precision-at-k": 0.5,
         "retrieval-mrr": 0.5,
         "retrieval-ndcg-at-k": 0.5,
-        "answer-containment-at-k": 1.0,
+        "answer-containment-at-k": None,
     }
     for kind, threshold in expected.items():
         definition = get_assertion(kind)

@@ -13,7 +13,16 @@ import pytest
 from evalh.assertions.registry import all_assertions
 from evalh.assertions.scripted import compile_inline, interpret_result, split_file_target
 from evalh.model import AssertionResult
+from evalh.runner.scoring import decide
 from tests.assertions.helpers import definition_of, grade, make_context
+
+
+def verdict(returned: Any, threshold: float | None) -> AssertionResult:
+    """What the runner makes of a returned value: interpret_result, then scoring.py's decision."""
+    interpreted = interpret_result(returned)
+    return (
+        interpreted if isinstance(interpreted, AssertionResult) else decide(interpreted, threshold, "higher")
+    )
 
 
 def run(code: str, output: Any = "hello world", **kwargs: Any) -> AssertionResult:
@@ -131,20 +140,18 @@ def test_context_holds_prompt_vars_test_and_config() -> None:
     ],
 )
 def test_return_values(returned: Any, threshold: float | None, passed: bool, score: float) -> None:
-    result = interpret_result(returned, threshold)
+    result = verdict(returned, threshold)
     assert not result.error
     assert result.passed is passed
     assert result.score == pytest.approx(score)
 
 
 def test_return_value_reasons() -> None:
-    assert interpret_result(True, None).reason == "Python assertion returned True"
-    assert interpret_result(0.4, 0.5).reason == (
-        "Python assertion returned 0.4, which is less than threshold 0.5"
-    )
-    assert interpret_result(2, None).reason == "Python assertion returned 2, which is greater than 0"
-    assert interpret_result({"pass": True, "reason": "fine"}, None).reason == "fine"
-    assert interpret_result({"pass": True, "score": 0.1}, 0.5).reason == (
+    assert verdict(True, None).reason == "Python assertion returned True"
+    assert verdict(0.4, 0.5).reason == ("Python assertion returned 0.4, which is less than threshold 0.5")
+    assert verdict(2, None).reason == "Python assertion returned 2, which is greater than 0"
+    assert verdict({"pass": True, "reason": "fine"}, None).reason == "fine"
+    assert verdict({"pass": True, "score": 0.1}, 0.5).reason == (
         "Python assertion returned pass=True with score 0.1, which is less than threshold 0.5"
     )
 
@@ -162,16 +169,16 @@ def test_return_value_reasons() -> None:
     ],
 )
 def test_unusable_return_values_are_errors(returned: Any, fragment: str) -> None:
-    result = interpret_result(returned, None)
+    result = verdict(returned, None)
     assert result.error and not result.passed
     assert fragment in result.reason
 
 
 def test_numpy_scalars_are_understood() -> None:
     np = pytest.importorskip("numpy")
-    assert interpret_result(np.bool_(True), None).passed
-    assert interpret_result(np.float32(0.25), 0.2).score == pytest.approx(0.25)
-    assert not interpret_result({"pass": np.bool_(False)}, None).passed
+    assert verdict(np.bool_(True), None).passed
+    assert verdict(np.float32(0.25), 0.2).score == pytest.approx(0.25)
+    assert not verdict({"pass": np.bool_(False)}, None).passed
 
 
 def test_exceptions_become_errors_naming_the_line() -> None:

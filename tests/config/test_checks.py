@@ -81,19 +81,25 @@ def test_embedding_need_falls_back_to_the_bundled_model() -> None:
     assert _messages(_checker(registry), TestCase(0, asserts=(spec,))) == []
 
 
-def test_threshold_bounds_follow_the_meaning() -> None:
+def test_threshold_bounds_follow_the_declared_direction_and_bounds() -> None:
     registry = {
-        "score-me": _definition("score-me", threshold_meaning="min score"),
-        "distance": _definition("distance", threshold_meaning="max distance"),
-        "similar:dot": _definition("similar:dot", threshold_meaning="min dot product"),
+        "score-me": _definition(
+            "score-me", threshold_meaning="min score", direction="higher", bounds=(0.0, 1.0)
+        ),
+        "distance": _definition(
+            "distance", threshold_meaning="max distance", direction="lower", bounds=(0, None)
+        ),
+        "similar:dot": _definition("similar:dot", threshold_meaning="min dot product", direction="higher"),
     }
     specs = (
         AssertionSpec(type="score-me", threshold=1.2, path="tests[0].assert[0]"),
         AssertionSpec(type="distance", threshold=12, path="tests[0].assert[1]"),
         AssertionSpec(type="similar:dot", threshold=4, path="tests[0].assert[2]"),
+        AssertionSpec(type="distance", threshold=-1, path="tests[0].assert[3]"),
     )
-    (message,) = _messages(_checker(registry), TestCase(0, asserts=specs))
-    assert message.startswith("tests[0].assert[0].threshold: threshold must be <= 1 (got 1.2)")
+    first, second = _messages(_checker(registry), TestCase(0, asserts=specs))
+    assert first.startswith("tests[0].assert[0].threshold: threshold must be <= 1 (got 1.2)")
+    assert second.startswith("tests[0].assert[3].threshold: threshold must be >= 0 (got -1)")
 
 
 def test_value_checks_and_required_values_reach_children() -> None:

@@ -1,0 +1,126 @@
+"""The measurement contract: every registered type declares how its threshold works, and
+``runner/scoring.py`` alone compares a measurement with it (threshold 0, the default, ``not-``)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from evalh.assertions.registry import AssertionDef, all_assertions
+from evalh.model import AssertionSpec, EvaluateOptions, Measurement, Status, Suite, TestCase
+from evalh.runner.execute import run_suite
+from evalh.runner.scoring import decide, finalize
+
+PACKAGE = Path(__file__).resolve().parents[2] / "evalh"
+# The one threshold comparison, and the config check of a threshold against the declared bounds.
+ALLOWED = {("runner/scoring.py", "meets"), ("assertions/registry.py", "threshold_problem")}
+TYPES = all_assertions()
+THRESHOLDED = sorted(name for name, definition in TYPES.items() if definition.threshold_applies)
+
+
+def _graded(definition: AssertionDef, value: float, threshold: float | None, negate: bool) -> bool:
+    assert definition.direction is not None
+    spec = AssertionSpec(type=definition.name, negate=negate, threshold=threshold)
+    result = decide(Measurement(value=value, subject="measured"), threshold, definition.direction)
+    return finalize(spec, result).passed
+
+
+def _worse(definition: AssertionDef, value: float, step: float = 0.01) -> float:
+    return value - step if definition.direction == "higher" else value + step
+
+
+def _comparisons_of_thresholds(tree: ast.AST) -> list[tuple[str, int]]:
+    """(enclosing function, line) of every <, <=, >, >= with a ``threshold`` operand."""
+    found: list[tuple[str, int]] = []
+
+    def visit(node: ast.AST, function: str) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            function = node.name
+        if isinstance(node, ast.Compare) and any(
+            isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE) for op in node.ops
+        ):
+            inside = [n for o in (node.left, *node.comparators) for n in ast.walk(o)]
+            names = [n.id if isinstance(n, ast.Name) else getattr(n, "attr", "") for n in inside]
+            if any("threshold" in name for name in names):
+                found.append((function, node.lineno))
+        for child in ast.iter_child_nodes(node):
+            visit(child, function)
+
+    visit(tree, "")
+    return found
+
+
+def test_one_threshold_comparison_in_the_codebase() -> None:
+    places = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        for function, line in _comparisons_of_thresholds(ast.parse(path.read_text(encoding="utf-8"))):
+            if (relative, function) not in ALLOWED:
+                places.append(f"{relative}:{line} in {function}()")
+    assert places == [], "compare with a threshold only in runner/scoring.py (return a Measurement)"
+    # and the guard itself sees the allowed comparison
+    scoring = (PACKAGE / "runner" / "scoring.py").read_text(encoding="utf-8")
+    assert [f for f, _ in _comparisons_of_thresholds(ast.parse(scoring))] == ["meets", "meets"]
+
+
+@pytest.mark.parametrize("name", sorted(TYPES))
+def test_every_type_declares_its_threshold(name: str) -> None:
+    definition = TYPES[name]
+    if not definition.threshold_applies:
+        assert definition.default_threshold is None and not definition.requires_threshold
+        assert definition.threshold_meaning == ""  # `evalh list` shows no threshold for it
+        return
+    word = {"higher": "min", "lower": "max"}[str(definition.direction)]
+    assert definition.threshold_meaning.startswith(word), "the documented meaning follows the direction"
+    if definition.default_threshold is not None:
+        assert definition.threshold_problem(definition.default_threshold) is None
+
+
+@pytest.mark.parametrize("name", THRESHOLDED)
+def test_threshold_zero_default_and_negation(name: str) -> None:
+    definition = TYPES[name]
+    # threshold 0: for a minimum anything from 0 up passes; for a maximum only 0 does
+    assert _graded(definition, 0.0, 0.0, negate=False)
+    assert not _graded(definition, 0.0, 0.0, negate=True)
+    assert _graded(definition, 0.5, 0.0, negate=False) is (definition.direction == "higher")
+    default = definition.default_threshold
+    if default is not None:
+        assert _graded(definition, default, default, negate=False)  # the threshold itself passes
+        assert not _graded(definition, _worse(definition, default), default, negate=False)
+        assert not _graded(definition, default, default, negate=True)
+        assert _graded(definition, _worse(definition, default), default, negate=True)
+    else:  # without a threshold a measured value above 0 passes
+        assert _graded(definition, 1.0, None, negate=False) and not _graded(definition, 0.0, None, False)
+
+
+@pytest.mark.parametrize("name", THRESHOLDED)
+def test_errors_and_not_applicable_are_never_inverted(name: str) -> None:
+    definition = TYPES[name]
+    assert definition.direction is not None
+    spec = AssertionSpec(type=name, negate=True, threshold=0.0)
+    empty = decide(Measurement.not_applicable("nothing to measure"), 0.0, definition.direction)
+    assert not finalize(spec, empty).passed and not finalize(spec, empty).error
+
+
+def _row(output: str, spec: AssertionSpec) -> Status:
+    suite = Suite(tests=(TestCase(index=0, output=output, has_output=True, asserts=(spec,)),))
+    return run_suite(suite, EvaluateOptions(cache=False)).results[0].status
+
+
+@pytest.mark.parametrize("kind", ["exact-match", "f1", "rouge-l", "jaccard", "levenshtein"])
+def test_threshold_zero_through_the_runner(kind: str) -> None:
+    mismatch = AssertionSpec(type=kind, value="Paris", threshold=0.0)
+    # a minimum of 0 accepts any score; a maximum distance of 0 accepts only an exact output
+    expected = Status.FAIL if kind == "levenshtein" else Status.PASS
+    assert _row("Lyon", mismatch) is expected
+    assert _row("Paris", mismatch) is Status.PASS
+
+
+def test_exact_match_honours_its_threshold_and_negation() -> None:
+    assert _row("Lyon", AssertionSpec(type="exact-match", value="Paris")) is Status.FAIL
+    assert _row("Lyon", AssertionSpec(type="exact-match", value="Paris", negate=True)) is Status.PASS
+    assert _row("Lyon", AssertionSpec(type="exact-match", value="Paris", threshold=0.0)) is Status.PASS
+    negated = AssertionSpec(type="exact-match", value="Paris", threshold=0.0, negate=True)
+    assert _row("Lyon", negated) is Status.FAIL
