@@ -256,11 +256,13 @@ def validate(
     _state["verbose"] = verbose
     with _user_errors():
         from evalh.config.load import load_suite
+        from evalh.reports.writers import check_report_paths
 
         path = _config_path(config, config_option)
         suite = load_suite(
             path, grader=grader, cli_vars=_parse_vars(var or []), filter_pattern=filter_pattern
         )
+        check_report_paths(suite.output_paths, suite.input_files)  # outputPath, as run would check it
         count = sum(len(test.asserts) for test in suite.tests)
         typer.echo(
             f"{path}: valid ({len(suite.tests)} tests, {count} assertions, "

@@ -150,6 +150,8 @@ def test_output_path_in_the_config_cannot_overwrite_the_config(
     result = evalh("run", "c.yaml", "--no-table")
     assert result.exit_code == 2 and "c.yaml: is a file the run reads" in _message(result)
     assert config.read_bytes() == before
+    checked = evalh("validate", "c.yaml")
+    assert checked.exit_code == 2 and "c.yaml: is a file the run reads" in _message(checked)
 
 
 def test_the_filter_failing_report_is_not_overwritten(tmp_path: Path) -> None:
