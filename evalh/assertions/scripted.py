@@ -7,79 +7,40 @@ relative to the config file's folder). Inline code that is one expression become
 The function gets the raw ``output`` and ``context = {prompt, vars, test, config}`` and returns a bool,
 a number (passes if > 0 without a threshold, else if >= threshold; the score is the number) or a dict
 ``{pass, score, reason}`` (``pass_`` accepted; with a threshold, a score must also reach it). An async
-function is awaited. Code is compiled once: inline code by its text, files by path and modification
-time. An exception in the user's code is an ERROR row naming the exception and the line, never a
-traceback. The code runs in evalh's process, on the event loop: keep it quick.
+function is awaited. An exception in the user's code is an ERROR row naming the exception and the
+line, never a traceback.
+
+The code runs in a worker process (``evalh/runtimes/python.py``) with a timeout: ``config.timeout``
+(seconds) or ``config.timeoutMs``, else 30 s; a call that takes longer is an ERROR row naming the
+timeout and its worker is killed. Each worker compiles inline code once per text and loads a file once
+per version, so module state is per worker.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import hashlib
-import inspect
-import json
 import math
-import re
-import sys
-import traceback
-import types
-from collections.abc import Awaitable, Callable, Mapping
-from functools import lru_cache
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
+from evalh.deadlines import PYTHON_ASSERTION_TIMEOUT_S, configured_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement, TestCase
+from evalh.runtimes.python import TimedOut, WorkerLost, call_python
+from evalh.runtimes.python_worker import (
+    FileFunction,
+    Foreign,
+    InlineCode,
+    LoadProblem,
+    Raised,
+    compile_inline,
+)
 
 __all__ = ["compile_inline", "interpret_result", "split_file_target"]
 
-_INLINE_FILENAME = "<inline python assertion>"
 _DEFAULT_FUNCTION = "get_assert"
-
-UserFunction = Callable[[Any, dict[str, Any]], Any]
-
-
-# ----------------------------------------------------------------------------------- loading code
-
-
-@lru_cache(maxsize=2048)
-def compile_inline(code: str) -> UserFunction | str:
-    """``main(output, context)`` for inline code, or the syntax problem. Runs none of the user's code."""
-    try:
-        expression = ast.parse(code.strip(), _INLINE_FILENAME, "eval")
-        ast.increment_lineno(expression, len(code) - len(code.lstrip("\n")))
-        body: list[ast.stmt] = [ast.Return(value=expression.body)]
-    except SyntaxError:
-        try:
-            body = ast.parse(_dedent_body(code), _INLINE_FILENAME, "exec").body or [ast.Pass()]
-        except SyntaxError as error:
-            return f"python assertion has a syntax error: {error.msg} (at line {error.lineno} of the code)"
-    arguments = ast.arguments(
-        posonlyargs=[],
-        args=[ast.arg(arg="output"), ast.arg(arg="context")],
-        kwonlyargs=[],
-        kw_defaults=[],
-        defaults=[],
-    )
-    function = ast.FunctionDef(name="main", args=arguments, body=body, decorator_list=[])
-    module = ast.fix_missing_locations(ast.Module(body=[function], type_ignores=[]))
-    try:
-        compiled = compile(module, _INLINE_FILENAME, "exec")
-    except SyntaxError as error:  # errors the parser lets through, e.g. 'await' outside async function
-        return f"python assertion has a syntax error: {error.msg} (at line {error.lineno} of the code)"
-    namespace: dict[str, Any] = {"__name__": "evalh_inline_assertion", "json": json, "math": math, "re": re}
-    exec(compiled, namespace)
-    main: UserFunction = namespace["main"]
-    return main
-
-
-def _dedent_body(code: str) -> str:
-    lines = code.rstrip().splitlines()  # leading blank lines kept: line numbers stay the user's
-    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
-    cut = min(indents, default=0)
-    return "\n".join(line[cut:] for line in lines)
 
 
 def split_file_target(value: str) -> tuple[str, str]:
@@ -91,70 +52,17 @@ def split_file_target(value: str) -> tuple[str, str]:
     return target, _DEFAULT_FUNCTION
 
 
-_FILES: dict[str, tuple[tuple[int, int], types.ModuleType]] = {}
-
-
-def _load_module(path: Path, shown: str) -> types.ModuleType | str:
-    """The user's module, loaded once per (path, mtime, size); a problem text if it cannot load."""
-    try:
-        stat = path.stat()
-        stamp = (stat.st_mtime_ns, stat.st_size)
-        cached = _FILES.get(str(path))
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        return f"python assertion file {shown} cannot be read: {getattr(error, 'strerror', None) or error}"
-    try:
-        code = compile(source, str(path), "exec")
-    except SyntaxError as error:
-        return f"python assertion file {shown} has a syntax error: {error.msg} (at {shown}:{error.lineno})"
-    name = "evalh_assertion_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
-    module = types.ModuleType(name)
-    module.__file__ = str(path)
-    sys.modules[name] = module  # dataclasses and pickle look their module up here
-    sys.path.insert(0, str(path.parent))  # the file may import its neighbours while it loads
-    try:
-        exec(code, module.__dict__)
-    except (Exception, SystemExit) as error:
-        sys.modules.pop(name, None)
-        return f"importing {shown} raised {_describe(error, str(path), shown)}"
-    finally:
-        sys.path.remove(str(path.parent))
-    _FILES[str(path)] = (stamp, module)
-    return module
-
-
-def _file_function(value: str, config_dir: Path | None) -> tuple[UserFunction | str, str, str]:
-    """(function or problem, filename in tracebacks, name shown in reasons) for a file:// value."""
-    shown, function_name = split_file_target(value)
+def _target(value: str, config_dir: Path | None) -> InlineCode | FileFunction:
+    if not value.startswith("file://"):
+        return InlineCode(value)
+    shown, function = split_file_target(value)
     path = Path(shown).expanduser()
     if not path.is_absolute():
         path = (config_dir or Path.cwd()) / path
-    module = _load_module(path, shown)
-    if isinstance(module, str):
-        return module, str(path), shown
-    function = getattr(module, function_name, None)
-    if not callable(function):
-        return f"python assertion file {shown} has no function {function_name}()", str(path), shown
-    return function, str(path), shown
+    return FileFunction(str(path), function, shown)
 
 
 # --------------------------------------------------------------------------------- running code
-
-
-def _describe(error: BaseException, filename: str, shown: str) -> str:
-    """``ValueError: message (at file.py:12)``, pointing at the user's deepest line."""
-    frames = traceback.extract_tb(error.__traceback__)
-    own = [frame for frame in frames if frame.filename == filename]
-    frame = own[-1] if own else (frames[-1] if frames else None)
-    message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    if frame is None:
-        return message
-    if frame.filename == _INLINE_FILENAME:
-        return f"{message} (at line {frame.lineno} of the code)"
-    place = shown if frame.filename == filename else frame.filename
-    return f"{message} (at {place}:{frame.lineno})"
 
 
 def _test_dict(test: TestCase) -> dict[str, Any]:
@@ -260,31 +168,30 @@ def interpret_result(result: Any) -> AssertionResult | Measurement:
     if isinstance(result, Mapping):
         return _interpret_mapping(result)
     hint = " (did the code forget to return?)" if result is None else ""
+    type_name = result.type_name if isinstance(result, Foreign) else type(result).__name__
     return AssertionResult.failure(
         "python assertion must return a bool, a number or a dict {pass, score, reason}; "
-        f"got {type(result).__name__}{hint}"
+        f"got {type_name}{hint}"
     )
-
-
-async def _await_result(pending: Awaitable[Any], filename: str, shown: str) -> AssertionResult | Measurement:
-    try:
-        result = await pending
-    except (Exception, SystemExit) as error:
-        return AssertionResult.failure(f"python assertion raised {_describe(error, filename, shown)}")
-    return interpret_result(result)
 
 
 # -------------------------------------------------------------------------------------- the type
 
 
-def _check_python(value: Any, _config: Mapping[str, Any]) -> str | None:
+def _check_python(value: Any, config: Mapping[str, Any]) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return "python needs code or file://path.py[:function] as its value"
     if value.startswith("file://"):
         path, _ = split_file_target(value)
-        return None if path.endswith(".py") else f"python assertion files must end in .py (got {path})"
+        if not path.endswith(".py"):
+            return f"python assertion files must end in .py (got {path})"
+        return timeout_problem(config)
     compiled = compile_inline(value)
-    return compiled if isinstance(compiled, str) else None
+    return compiled if isinstance(compiled, str) else timeout_problem(config)
+
+
+def _load_problem(problem: LoadProblem) -> str:
+    return problem.text if problem.kind == "import" else f"python assertion file {problem.text}"
 
 
 @assertion(
@@ -296,23 +203,25 @@ def _check_python(value: Any, _config: Mapping[str, Any]) -> str | None:
     direction="higher",
     check=_check_python,
 )
-def python_assertion(
-    ctx: AssertionContext,
-) -> AssertionResult | Measurement | Awaitable[AssertionResult | Measurement]:
+async def python_assertion(ctx: AssertionContext) -> AssertionResult | Measurement:
     problem = _check_python(ctx.value, ctx.config)
     if problem:
         return AssertionResult.failure(problem)
-    value: str = ctx.value
-    if value.startswith("file://"):
-        function, filename, shown = _file_function(value, ctx.config_dir)
-    else:
-        function, filename, shown = compile_inline(value), _INLINE_FILENAME, "inline code"
-    if isinstance(function, str):
-        return AssertionResult.failure(function)
+    timeout = configured_timeout_s(ctx.config, PYTHON_ASSERTION_TIMEOUT_S)  # checked just above
     try:
-        result = function(ctx.output, _context_dict(ctx))
-    except (Exception, SystemExit) as error:
-        return AssertionResult.failure(f"python assertion raised {_describe(error, filename, shown)}")
-    if inspect.isawaitable(result):
-        return _await_result(result, filename, shown)
-    return interpret_result(result)
+        outcome = await call_python(
+            _target(ctx.value, ctx.config_dir), (ctx.output, _context_dict(ctx)), timeout_s=timeout
+        )
+    except TimedOut as error:
+        return AssertionResult.failure(
+            f"python assertion {error} and was stopped (raise config.timeoutMs to allow longer)"
+        )
+    except WorkerLost:
+        return AssertionResult.failure(
+            "python assertion's process exited during the call (os._exit or a crash)"
+        )
+    if isinstance(outcome, LoadProblem):
+        return AssertionResult.failure(_load_problem(outcome))
+    if isinstance(outcome, Raised):
+        return AssertionResult.failure(f"python assertion raised {outcome.describe()}")
+    return interpret_result(outcome.value)

@@ -1,34 +1,41 @@
 """Providers that need no network: ``echo``, ``exec:<command>`` and ``python:<file.py>[:function]``.
 
 ``exec`` runs the command without a shell, with promptfoo's three extra arguments (prompt, options JSON,
-context JSON); its trimmed stdout is the output, and a non-zero exit or a timeout is an error row.
-``python`` loads the file once and calls ``call_api(prompt, options, context)`` (or the named function);
-it may return a string or ``{output, error, tokenUsage, cost}``. As an embedding provider it calls
-``call_embedding_api(text)`` (or the named function) once per text, which returns a list of floats or
-``{embedding, tokenUsage}``.
+context JSON), in a process group of its own; its trimmed stdout is the output, and a non-zero exit or a
+timeout is an error row. When it exits, or times out, whatever it left running is killed.
+``python`` calls ``call_api(prompt, options, context)`` (or the named function) in a Python worker
+process (``evalh/runtimes/python.py``), which loads the file once; it may return a string or
+``{output, error, tokenUsage, cost}``. As an embedding provider it calls ``call_embedding_api(text)``
+(or the named function) once per text, which returns a list of floats or ``{embedding, tokenUsage}``.
+Both have a timeout per call (a batch of texts is one call): ``config.timeout`` (seconds) or
+``config.timeoutMs``, else ``evaluateOptions.timeoutMs``, else 300 s (``evalh/deadlines.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
-import inspect
 import json
 import shlex
-import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from evalh.deadlines import PROVIDER_SCRIPT_TIMEOUT_S, call_timeout_s
 from evalh.errors import ConfigError, ProviderError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext, Embeddings
+from evalh.runtimes.processes import TimedOut, run_program
+from evalh.runtimes.python import (
+    FileFunction,
+    LoadProblem,
+    Raised,
+    WorkerLost,
+    call_python,
+    map_python,
+)
+from evalh.runtimes.python_worker import Foreign
 
 __all__ = ["EchoProvider", "ExecProvider", "PythonProvider", "make_echo", "make_exec", "make_python"]
-
-DEFAULT_EXEC_TIMEOUT_S = 300.0
 
 
 def _prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
@@ -65,43 +72,30 @@ class ExecProvider:
             raise ConfigError("exec: needs a command, e.g. exec:python3 app.py", where=spec.path or None)
         self.cwd = spec.base_dir or None
         self.config = dict(spec.config)
-        timeout_ms = self.config.get("timeoutMs")
-        self.timeout_s = float(timeout_ms) / 1000 if timeout_ms else None
+        call_timeout_s(
+            self.config, None, PROVIDER_SCRIPT_TIMEOUT_S, where=spec.path or spec.id
+        )  # checked early
 
     async def complete(
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext
     ) -> ProviderResponse:
         options = json.dumps({"config": self.config})
         argv = [*self.argv, _prompt_text(prompt), options, json.dumps(_context_json(context), default=str)]
-        timeout = self.timeout_s or context.timeout_s or DEFAULT_EXEC_TIMEOUT_S
+        timeout = call_timeout_s(self.config, context.timeout_s, PROVIDER_SCRIPT_TIMEOUT_S)
         started = time.perf_counter()
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=self.cwd,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-            )
+            finished = await run_program(argv, cwd=self.cwd, timeout_s=timeout)
         except OSError as error:
             return ProviderResponse(error=f"exec: cannot start {self.argv[0]!r}: {error.strerror or error}")
-        try:
-            stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-            return ProviderResponse(error=f"exec: {self.argv[0]} timed out after {timeout:g} s")
-        except asyncio.CancelledError:  # the run was stopped: the command must not outlive it
-            process.kill()
-            await process.wait()
-            raise
+        except TimedOut as error:
+            return ProviderResponse(error=f"exec: {self.argv[0]} {error} and was stopped")
         latency = (time.perf_counter() - started) * 1000
-        out = stdout.decode("utf-8", "replace").strip()
-        err = stderr.decode("utf-8", "replace").strip()
-        if process.returncode != 0:
+        out = finished.stdout.decode("utf-8", "replace").strip()
+        err = finished.stderr.decode("utf-8", "replace").strip()
+        if finished.returncode != 0:
             detail = f": {err[-500:]}" if err else ""
             return ProviderResponse(
-                error=f"exec: {self.argv[0]} exited with code {process.returncode}{detail}"
+                error=f"exec: {self.argv[0]} exited with code {finished.returncode}{detail}"
             )
         if not out and err:
             return ProviderResponse(error=f"exec: {self.argv[0]} wrote only to stderr: {err[-500:]}")
@@ -114,41 +108,6 @@ def _split_python_target(target: str) -> tuple[str, str | None]:
     if sep and path and not function.endswith(".py") and "/" not in function and "\\" not in function:
         return path, function or None
     return target, None
-
-
-_MODULES: dict[tuple[str, float], ModuleType] = {}
-
-
-def load_python_file(path: Path, where: str | None = None) -> ModuleType:
-    """Import a user's Python file once per (path, mtime); its folder is importable while it loads."""
-    if not path.is_file():
-        raise ConfigError(
-            f"Python file not found: {path}", where=where, hint="Check the path (relative to the config)"
-        )
-    key = (str(path.resolve()), path.stat().st_mtime)
-    if key in _MODULES:
-        return _MODULES[key]
-    spec = importlib.util.spec_from_file_location(f"evalh_user_{abs(hash(key))}", path)
-    if spec is None or spec.loader is None:
-        raise ConfigError(f"cannot import {path}", where=where)
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:
-        raise ProviderError(
-            f"importing {path} raised {type(error).__name__}: {error}", where=where
-        ) from error
-    finally:
-        sys.path.remove(str(path.parent))
-    _MODULES[key] = module
-    return module
-
-
-async def _call_user(function: Callable[..., Any], *args: Any) -> Any:
-    if inspect.iscoroutinefunction(function):
-        return await function(*args)
-    return await asyncio.to_thread(function, *args)
 
 
 def _usage_from(payload: Mapping[str, Any]) -> Usage:
@@ -171,29 +130,61 @@ class PythonProvider:
         target = spec.id.removeprefix("python:").removeprefix("file://")
         file_name, self.function_name = _split_python_target(target)
         self.path = Path(spec.base_dir or ".") / file_name
-        self.module = load_python_file(self.path, where=spec.path or None)
+        where = spec.path or None
+        if not self.path.is_file():
+            raise ConfigError(
+                f"Python file not found: {self.path}",
+                where=where,
+                hint="Check the path (relative to the config)",
+            )
+        self.timeout_s = call_timeout_s(
+            spec.config, None, PROVIDER_SCRIPT_TIMEOUT_S, where=spec.path or spec.id
+        )
 
-    def _function(self, default: str) -> Callable[..., Any]:
-        name = self.function_name or default
-        function: Callable[..., Any] | None = getattr(self.module, name, None)
-        if not callable(function):
-            raise ProviderError(f"{self.path} has no function {name}()", where=self.spec.path or None)
-        return function
+    def _target(self, default: str) -> FileFunction:
+        return FileFunction(str(self.path.resolve()), self.function_name or default, str(self.path))
 
     def cache_identity(self) -> Mapping[str, Any]:
         return {"id": self.id, "file": str(self.path.resolve()), "mtime": self.path.stat().st_mtime}
 
+    async def _call(
+        self, default: str, calls: Sequence[tuple[Any, ...]], run_timeout_s: float | None, *, many: bool
+    ) -> Any:
+        """What the function returned (a list of that with ``many``); ProviderError otherwise."""
+        target = self._target(default)
+        name = f"{self.path.name}: {target.function}"
+        timeout = call_timeout_s(self.spec.config, run_timeout_s, PROVIDER_SCRIPT_TIMEOUT_S)
+        try:
+            if not many:
+                outcome = await call_python(target, calls[0], timeout_s=timeout)
+            else:
+                outcome = await map_python(target, calls, timeout_s=timeout)
+        except TimedOut as error:
+            raise ProviderError(
+                f"{name} {error} and was stopped (raise config.timeoutMs to allow longer)"
+            ) from None
+        except WorkerLost:
+            raise ProviderError(f"{name}: its process exited during the call (os._exit or a crash)") from None
+        if isinstance(outcome, LoadProblem):
+            raise ProviderError(outcome.text, where=self.spec.path or None)
+        if isinstance(outcome, Raised):
+            raise ProviderError(f"{name} raised {outcome.type_name}: {outcome.message}")
+        return outcome.value
+
     async def complete(
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext
     ) -> ProviderResponse:
-        function = self._function("call_api")
         options = {"id": self.id, "config": dict(self.spec.config)}
         context_arg = {"vars": dict(context.vars), "prompt_label": context.prompt_label}
         try:
-            result = await _call_user(function, _prompt_text(prompt), options, context_arg)
-        except Exception as error:
+            result = await self._call(
+                "call_api", [(_prompt_text(prompt), options, context_arg)], context.timeout_s, many=False
+            )
+        except ProviderError as error:
+            return ProviderResponse(error=error.render())
+        if isinstance(result, Foreign):
             return ProviderResponse(
-                error=f"{self.path.name}: {function.__name__} raised {type(error).__name__}: {error}"
+                error=f"{self.path.name} returned a {result.type_name}, not a string or {{output, ...}}"
             )
         if isinstance(result, Mapping):
             if result.get("error"):
@@ -207,15 +198,11 @@ class PythonProvider:
     async def embed(self, texts: Sequence[str]) -> Embeddings:
         import numpy as np
 
-        function = self._function("call_embedding_api")
-        name = f"{self.path.name}: {function.__name__}"
+        name = f"{self.path.name}: {self.function_name or 'call_embedding_api'}"
+        results = await self._call("call_embedding_api", [(text,) for text in texts], None, many=True)
         rows: list[Sequence[Any]] = []
         usage = Usage()
-        for text in texts:
-            try:
-                result = await _call_user(function, text)
-            except Exception as error:
-                raise ProviderError(f"{name} raised {type(error).__name__}: {error}") from error
+        for result in results:
             vector = result.get("embedding") if isinstance(result, Mapping) else result
             if isinstance(result, Mapping):
                 usage = usage + _usage_from(result)

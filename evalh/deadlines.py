@@ -1,0 +1,98 @@
+"""How long evalh waits for anything it does not control: the one home of every default deadline.
+
+Every wait on something outside evalh is bounded, so a hanging server, script or pattern costs one row,
+never the run:
+
+* ``python`` assertion: 30 s per call; the assertion's ``config.timeout`` (seconds) or
+  ``config.timeoutMs``.
+* ``python:`` and ``exec:`` providers: 300 s per call; the provider's ``config.timeout`` /
+  ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
+* ``regex`` (and other patterns run on outputs): 1 s per output; the assertion's ``config.timeout`` /
+  ``config.timeoutMs``.
+* HTTP providers: 60 s per attempt (``timeout`` / ``timeoutMs``) and 120 s for the whole call with its
+  retries (``totalTimeout`` / ``totalTimeoutMs``; never less than one attempt's timeout).
+
+A leaf module (imports nothing of evalh but the error tree), so every layer reads the same rules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from evalh.errors import ConfigError
+
+__all__ = [
+    "HTTP_ATTEMPT_TIMEOUT_S",
+    "HTTP_TOTAL_TIMEOUT_S",
+    "PROVIDER_SCRIPT_TIMEOUT_S",
+    "PYTHON_ASSERTION_TIMEOUT_S",
+    "REGEX_TIMEOUT_S",
+    "call_timeout_s",
+    "configured_timeout_s",
+    "timeout_problem",
+]
+
+PYTHON_ASSERTION_TIMEOUT_S = 30.0
+PROVIDER_SCRIPT_TIMEOUT_S = 300.0
+REGEX_TIMEOUT_S = 1.0
+HTTP_ATTEMPT_TIMEOUT_S = 60.0
+HTTP_TOTAL_TIMEOUT_S = 120.0
+
+
+def _seconds(config: Mapping[str, Any], seconds_key: str, ms_key: str) -> float | tuple[str, str] | None:
+    """The configured seconds, None when neither key is set, or (key, problem text)."""
+    for key, scale in ((seconds_key, 1.0), (ms_key, 1000.0)):
+        value = config.get(key)
+        if value is None:
+            continue
+        number = _number(value)
+        if number is None or number <= 0:
+            return key, f"config.{key} must be a positive number (got {value!r})"
+        return number / scale
+    return None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def timeout_problem(
+    config: Mapping[str, Any], seconds_key: str = "timeout", ms_key: str = "timeoutMs"
+) -> str | None:
+    """What is wrong with the configured timeout, for config validation; None if it is fine or unset."""
+    found = _seconds(config, seconds_key, ms_key)
+    return found[1] if isinstance(found, tuple) else None
+
+
+def configured_timeout_s(
+    config: Mapping[str, Any],
+    default: float,
+    *,
+    seconds_key: str = "timeout",
+    ms_key: str = "timeoutMs",
+    where: str | None = None,
+) -> float:
+    """``config[seconds_key]`` (seconds), else ``config[ms_key]`` (milliseconds), else ``default``.
+
+    A value that is not a positive number is a ConfigError at ``<where>.config.<key>``."""
+    found = _seconds(config, seconds_key, ms_key)
+    if isinstance(found, tuple):
+        key, problem = found
+        raise ConfigError(problem, where=f"{where}.config.{key}" if where else None)
+    return default if found is None else found
+
+
+def call_timeout_s(
+    config: Mapping[str, Any], run_timeout_s: float | None, default: float, *, where: str | None = None
+) -> float:
+    """A provider call's timeout: its ``config.timeout`` / ``timeoutMs``, else the run's
+    (``evaluateOptions.timeoutMs``), else ``default``."""
+    return configured_timeout_s(config, run_timeout_s or default, where=where)

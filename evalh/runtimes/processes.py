@@ -1,0 +1,129 @@
+"""Programs evalh starts, each in a process group of its own, and killing them (timeout, cancellation, exit).
+
+Each program evalh runs (an ``exec:`` provider, a Python worker) leads a new session, so a Ctrl-C in the
+terminal reaches evalh alone (which then decides to stop them), and killing the group also kills whatever
+the program started (a ``sleep 1000 &`` still holding its stdout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "Finished",
+    "TimedOut",
+    "forget_group",
+    "kill_all_groups",
+    "kill_group",
+    "remember_group",
+    "run_program",
+]
+
+_LIVE: set[int] = set()
+
+
+def remember_group(pid: int) -> None:
+    """``pid`` leads a process group that must not outlive evalh."""
+    _LIVE.add(pid)
+
+
+def forget_group(pid: int) -> None:
+    _LIVE.discard(pid)
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group led by ``pid`` (gone already is fine)."""
+    _LIVE.discard(pid)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def kill_all_groups() -> None:
+    """Kill every group still alive: evalh is exiting, however it got there."""
+    for pid in list(_LIVE):
+        kill_group(pid)
+
+
+atexit.register(kill_all_groups)
+
+
+class TimedOut(Exception):
+    """User code did not finish within ``seconds``; what ran it was killed."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"timed out after {seconds:g} s")
+        self.seconds = seconds
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+class _Collect(asyncio.SubprocessProtocol):
+    """Gathers a program's output; ``exited`` resolves when the program itself ends (not its pipes)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.output = {1: bytearray(), 2: bytearray()}
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self.output[fd] += data.encode() if isinstance(data, str) else data
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+_DRAIN_S = 1.0  # after the program exits, the output still in its pipes is read within this
+
+
+async def run_program(argv: Sequence[str], *, cwd: str | None, timeout_s: float) -> Finished:
+    """Run ``argv`` (no shell, stdin empty) in its own process group, at most ``timeout_s`` in all.
+
+    When the program exits, what it left running in its group is killed, so a child that still holds
+    stdout (``sleep 1000 &``) cannot hold the call open. On timeout (TimedOut), cancellation or evalh's
+    exit the whole group is killed. OSError when the program cannot start."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _Collect(loop),
+        *argv,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    pid = transport.get_pid()
+    remember_group(pid)
+    try:
+        try:
+            async with asyncio.timeout(timeout_s):
+                await protocol.exited
+        except TimeoutError:
+            raise TimedOut(timeout_s) from None
+        kill_group(pid)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_DRAIN_S):
+                await protocol.closed
+        returncode = transport.get_returncode()
+        return Finished(
+            returncode if returncode is not None else -1, bytes(protocol.output[1]), bytes(protocol.output[2])
+        )
+    finally:
+        kill_group(pid)
+        transport.close()
