@@ -126,4 +126,6 @@ async def run_program(argv: Sequence[str], *, cwd: str | None, timeout_s: float)
         )
     finally:
         kill_group(pid)
+        if not protocol.exited.done():  # let the loop hear of the exit before it may close
+            await asyncio.wait([protocol.exited], timeout=_DRAIN_S)
         transport.close()
