@@ -23,13 +23,15 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
+from evalh.deadlines import REGEX_TIMEOUT_S
 from evalh.model import AssertionResult, Measurement
+from evalh.runtimes.patterns import Match, Pattern, PatternTimedOut, compile_pattern, find_all
 
 __all__ = [
     "Sources",
@@ -107,10 +109,17 @@ def read_sources(raw: Any, id_field: str = "id", text_field: str = "text") -> So
     return Sources(texts=texts, order=tuple(texts))
 
 
-def find_citations(text: str, pattern: re.Pattern[str] | None = None) -> list[str]:
-    """Every cited id in order of appearance (``[1, 2]`` gives "1" and "2"), repeats included."""
+def find_citations(
+    text: str, pattern: re.Pattern[str] | Pattern | None = None, timeout_s: float = REGEX_TIMEOUT_S
+) -> list[str]:
+    """Every cited id in order of appearance (``[1, 2]`` gives "1" and "2"), repeats included. The
+    config's pattern (a ``regex`` one) is searched within ``timeout_s`` (else PatternTimedOut)."""
     tokens: list[str] = []
-    for match in (pattern or _DEFAULT_MARKER).finditer(text):
+    if pattern is None or isinstance(pattern, re.Pattern):
+        matches: Iterable[re.Match[str] | Match] = (pattern or _DEFAULT_MARKER).finditer(text)
+    else:
+        matches = find_all(pattern, text, timeout_s)
+    for match in matches:
         inside = match.group(1) if match.groups() else match.group(0)
         if inside is None:  # an optional group that did not take part: a marker citing nothing
             continue
@@ -198,10 +207,9 @@ def _pattern_problem(config: Mapping[str, Any]) -> str | None:
     pattern = config.get("pattern")
     if pattern is None:
         return None
-    try:
-        compiled = re.compile(str(pattern))
-    except re.error as error:
-        return f"needs config.pattern to be a valid regex ({error})"
+    compiled = compile_pattern(str(pattern))
+    if isinstance(compiled, str):
+        return f"needs config.pattern to be a valid regex ({compiled.split(': ', 1)[-1]})"
     if compiled.groups < 1:
         return "needs config.pattern to capture the cited ids in a group, e.g. '\\[(\\d+)\\]'"
     return None
@@ -268,8 +276,12 @@ def citation_groundedness(ctx: AssertionContext) -> AssertionResult | Measuremen
     if isinstance(inputs, str):
         return AssertionResult.failure(inputs)
     sources, evidence = inputs
-    pattern = re.compile(str(ctx.config["pattern"])) if "pattern" in ctx.config else None
-    verdicts = citation_verdicts(find_citations(ctx.output_text, pattern), sources, evidence)
+    pattern = compile_pattern(str(ctx.config["pattern"])) if "pattern" in ctx.config else None
+    try:
+        found = find_citations(ctx.output_text, None if isinstance(pattern, str) else pattern)
+    except PatternTimedOut as error:
+        return AssertionResult.failure(str(error))
+    verdicts = citation_verdicts(found, sources, evidence)
     details: dict[str, Any] = {"citations": verdicts, "sources": list(sources.order)}
     if evidence is not None:
         cited = {verdict["source"] for verdict in verdicts}

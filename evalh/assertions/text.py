@@ -4,15 +4,14 @@ Each handler judges the positive form; ``runner/scoring.py`` applies ``not-``. R
 relation ("Output contains 'foo'" / "Output does not contain 'foo'") so they read well either way.
 
 ``regex`` uses Python's ``re`` syntax (``re.search``: found anywhere, no flags; use inline flags such as
-``(?i)``). Text is compared by Unicode code point (promptfoo compares UTF-16 code units).
+``(?i)``), searched with a time limit (``evalh/runtimes/patterns.py``: 1 s, or ``config.timeoutMs``).
+Text is compared by Unicode code point (promptfoo compares UTF-16 code units).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
@@ -26,7 +25,9 @@ from evalh.assertions.strings import (
     preview,
     stringify_value,
 )
+from evalh.deadlines import REGEX_TIMEOUT_S, configured_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement
+from evalh.runtimes.patterns import Pattern, PatternTimedOut, compile_pattern, search
 
 __all__ = [
     "contains",
@@ -256,24 +257,15 @@ def starts_with(ctx: AssertionContext) -> AssertionResult:
 # ------------------------------------------------------------------------------------------ regex
 
 
-@lru_cache(maxsize=1024)
-def _compile(pattern: str) -> re.Pattern[str] | str:
-    """The compiled pattern, or the problem text when it is invalid."""
-    try:
-        return re.compile(pattern)
-    except re.error as error:
-        return f"invalid regular expression: {error} (Python re syntax)"
-
-
-def _pattern(value: Any) -> re.Pattern[str] | str:
+def _pattern(value: Any) -> Pattern | str:
     if not isinstance(value, str) or value == "":
         return "regex needs a non-empty pattern string (Python re syntax)"
-    return _compile(value)
+    return compile_pattern(value)
 
 
-def _check_regex(value: Any, _config: Mapping[str, Any]) -> str | None:
+def _check_regex(value: Any, config: Mapping[str, Any]) -> str | None:
     compiled = _pattern(value)
-    return compiled if isinstance(compiled, str) else None
+    return compiled if isinstance(compiled, str) else timeout_problem(config)
 
 
 @assertion(
@@ -287,7 +279,12 @@ def regex(ctx: AssertionContext) -> AssertionResult:
     compiled = _pattern(ctx.value)
     if isinstance(compiled, str):
         return AssertionResult.failure(compiled)
-    match = compiled.search(ctx.output_text)
+    if problem := timeout_problem(ctx.config):
+        return AssertionResult.failure(problem)
+    try:
+        match = search(compiled, ctx.output_text, configured_timeout_s(ctx.config, REGEX_TIMEOUT_S))
+    except PatternTimedOut as error:
+        return AssertionResult.failure(str(error))
     if match is None:
         return _passed(False, f"Output does not match /{ctx.value}/")
     return _passed(
