@@ -11,6 +11,9 @@ Retry rules (promptfoo's, with a cap on the total wait):
 * Any other 4xx fails at once with the server's own message.
 * At most ``max_retries`` retries (``max_retries + 1`` attempts), and the sleeps of one call never add up
   to more than ``max_total_wait_s``: a retry that would exceed the budget is not attempted.
+* Each attempt has ``timeout_s`` (60 s) and the whole call, retries included, has ``total_timeout_s``
+  (``evalh/deadlines.py``: 120 s, never less than one attempt's timeout): a hanging server costs one
+  bounded wait, and the error names the endpoint and the deadline.
 
 Every failure raises :class:`~evalh.errors.ProviderHTTPError` with every secret (API keys, secret header
 values, URL passwords and query secrets: :mod:`evalh.secrets`) redacted from the message, and with
@@ -37,6 +40,7 @@ from urllib.parse import urlsplit
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
+from evalh.deadlines import HTTP_ATTEMPT_TIMEOUT_S, HTTP_TOTAL_TIMEOUT_S, configured_timeout_s
 from evalh.errors import ConfigError, ProviderHTTPError
 from evalh.model import ProviderSpec
 from evalh.providers.http_replies import requested_wait_s, server_message
@@ -67,11 +71,13 @@ class HttpReply:
 class HttpSettings:
     """Transport settings read from a provider's ``config`` (camelCase keys, as in promptfoo).
 
-    ``timeout`` (seconds) or ``timeoutMs``; ``maxRetries``; ``maxTotalWaitS``; ``maxConcurrency``;
+    ``timeout`` (seconds) or ``timeoutMs`` per attempt; ``totalTimeout`` (seconds) or ``totalTimeoutMs``
+    for the whole call with its retries; ``maxRetries``; ``maxTotalWaitS``; ``maxConcurrency``;
     ``retryBaseDelayS``; ``retryMaxDelayS``.
     """
 
-    timeout_s: float = 60.0
+    timeout_s: float = HTTP_ATTEMPT_TIMEOUT_S
+    total_timeout_s: float | None = None  # None: HTTP_TOTAL_TIMEOUT_S, or one attempt's timeout if longer
     max_retries: int = 4
     max_total_wait_s: float = 120.0
     max_concurrency: int | None = None
@@ -81,14 +87,14 @@ class HttpSettings:
     @classmethod
     def from_config(cls, config: Mapping[str, Any], where: str | None = None) -> HttpSettings:
         """Read the settings; a ConfigError naming the key when one is not a number."""
-        timeout = cls.timeout_s
-        if config.get("timeoutMs") is not None:
-            timeout = _number(config, "timeoutMs", where) / 1000.0
-        if config.get("timeout") is not None:
-            timeout = _number(config, "timeout", where)
+        timeout = configured_timeout_s(config, cls.timeout_s, where=where)
+        total: float | None = configured_timeout_s(
+            config, 0.0, seconds_key="totalTimeout", ms_key="totalTimeoutMs", where=where
+        )
         concurrency = config.get("maxConcurrency")
         return cls(
             timeout_s=timeout,
+            total_timeout_s=total or None,
             max_retries=int(_number(config, "maxRetries", where, cls.max_retries)),
             max_total_wait_s=_number(config, "maxTotalWaitS", where, cls.max_total_wait_s),
             max_concurrency=int(_number(config, "maxConcurrency", where))
@@ -168,11 +174,22 @@ async def _follow_same_origin(client: httpx.AsyncClient, response: httpx.Respons
 class _RetryableError(Exception):
     """One failed attempt worth retrying; ``wait_s`` is what the server asked for, if anything."""
 
-    def __init__(self, message: str, *, status: int | None = None, wait_s: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, wait_s: float | None = None, timed_out: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.wait_s = wait_s
+        self.timed_out = timed_out
+
+
+@dataclass
+class _Deadline:
+    """When one call (all its attempts) must be over, and whether that is why it failed."""
+
+    at: float
+    passed: bool = False
 
 
 class HttpClient:
@@ -184,15 +201,17 @@ class HttpClient:
         provider_id: str,
         base_url: str,
         headers: Mapping[str, str] | None = None,
-        timeout_s: float = 60.0,
+        timeout_s: float = HTTP_ATTEMPT_TIMEOUT_S,
         max_retries: int = 4,
         max_total_wait_s: float = 120.0,
         max_concurrency: int | None = None,
         secrets: Sequence[str] = (),
         retry_base_delay_s: float = 1.0,
         retry_max_delay_s: float = 30.0,
+        total_timeout_s: float | None = None,
     ) -> None:
         self.provider_id = provider_id
+        self.total_timeout_s = total_timeout_s
         self.base_url = base_url.rstrip("/")
         self.headers = dict(headers or {})
         self.timeout_s = timeout_s
@@ -238,6 +257,7 @@ class HttpClient:
             secrets=secrets,
             retry_base_delay_s=settings.retry_base_delay_s,
             retry_max_delay_s=settings.retry_max_delay_s,
+            total_timeout_s=settings.total_timeout_s,
         )
 
     async def post_json(
@@ -270,11 +290,13 @@ class HttpClient:
         url = self.url_for(path)
         merged = {**self.headers, **(headers or {})}
         timeout = timeout_s if timeout_s is not None and timeout_s > 0 else self.timeout_s
+        total = self.total_timeout_s or max(HTTP_TOTAL_TIMEOUT_S, timeout)
         started = time.perf_counter()
+        deadline = _Deadline(started + total)
         retrying = AsyncRetrying(
             retry=retry_if_exception(lambda error: isinstance(error, _RetryableError)),
             wait=self._wait,
-            stop=self._stop,
+            stop=lambda state: self._stop(state, deadline),
             sleep=asyncio.sleep,
             reraise=True,
             before_sleep=self._log_retry,
@@ -284,14 +306,28 @@ class HttpClient:
             async for attempt in retrying:
                 with attempt:
                     attempt_number = attempt.retry_state.attempt_number
-                    response = await self._send_once(method, url, body, content, merged, timeout)
+                    remaining = max(deadline.at - time.perf_counter(), 0.001)
+                    try:
+                        response = await self._send_once(
+                            method, url, body, content, merged, min(timeout, remaining)
+                        )
+                    except _RetryableError as error:
+                        deadline.passed |= error.timed_out and remaining < timeout  # cut short by it
+                        raise
                     return self._reply(response, attempt_number, started)
         except ProviderHTTPError as error:
             error.attempts = attempt_number  # a 4xx after earlier retried failures
             raise
         except _RetryableError as error:
             attempts_text = f" after {attempt_number} attempts" if attempt_number > 1 else ""
-            raise self._error(f"{error.message}{attempts_text}", error.status, attempt_number) from None
+            message = f"{error.message}{attempts_text}"
+            if deadline.passed:
+                message = (
+                    f"{method} {public_url(url)} did not answer within the call's total deadline of "
+                    f"{total:g} s ({attempt_number} attempt{'s' if attempt_number > 1 else ''} of at most "
+                    f"{timeout:g} s; last: {error.message}); set totalTimeout or timeout to change it"
+                )
+            raise self._error(message, error.status, attempt_number) from None
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
     def url_for(self, path: str) -> str:
@@ -333,7 +369,9 @@ class HttpClient:
                 async with semaphore:
                     response = await self._send_on_shard(method, url, body, content, headers, timeout_s)
         except (TimeoutError, httpx.TimeoutException):
-            raise _RetryableError(f"{method} {public_url(url)} timed out after {timeout_s:g} s") from None
+            raise _RetryableError(
+                f"{method} {public_url(url)} timed out after {timeout_s:.3g} s", timed_out=True
+            ) from None
         except httpx.TransportError as error:
             detail = str(error) or type(error).__name__
             raise _RetryableError(f"{method} {public_url(url)} failed: {detail}") from None
@@ -426,10 +464,14 @@ class HttpClient:
         backoff = self.retry_base_delay_s * 2.0 ** (state.attempt_number - 1)
         return min(self.retry_max_delay_s, backoff) * (0.5 + random.random() / 2)
 
-    def _stop(self, state: RetryCallState) -> bool:
+    def _stop(self, state: RetryCallState, deadline: _Deadline) -> bool:
         if state.attempt_number > self.max_retries:
             return True
-        return state.idle_for + (state.upcoming_sleep or 0.0) > self.max_total_wait_s
+        upcoming = state.upcoming_sleep or 0.0
+        if time.perf_counter() + upcoming >= deadline.at:  # no time left for another attempt
+            deadline.passed = True
+            return True
+        return state.idle_for + upcoming > self.max_total_wait_s
 
     def _log_retry(self, state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
