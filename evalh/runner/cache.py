@@ -4,20 +4,26 @@ Keys are sha256 of canonical JSON of non-secret identity fields (provider id, mo
 plus sha256 of the text, so no API key or raw text is stored in a key. Location: ``$EVALH_CACHE_DIR``,
 else the user cache dir (``$XDG_CACHE_HOME/evalh`` or ``~/.cache/evalh``). A disabled cache
 (``--no-cache``) answers every lookup with a miss and stores nothing.
+
+A cache is never a reason for a row to fail. A damaged file (not SQLite, truncated, "malformed") is
+moved aside to ``<name>.corrupt-<timestamp>`` and a new one is started; a cache that cannot be used at all
+(read-only, a file where its directory goes, locked) is left alone and the run goes on uncached. Either
+way one warning paragraph on stderr names the file and what evalh did.
 """
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from evalh.errors import EvalhError
 
@@ -33,6 +39,15 @@ CREATE TABLE IF NOT EXISTS entries (
 ) WITHOUT ROWID;
 """
 _CHUNK = 500  # SQLite's bound-parameter limit is 999 on old builds
+_MAGIC = b"SQLite format 3\x00"
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+log = logging.getLogger("evalh.cache")
+T = TypeVar("T")
+
+
+class _Damaged(Exception):
+    """The file is not a whole SQLite database."""
 
 
 def cache_dir() -> Path:
@@ -63,37 +78,86 @@ class Cache:
         canonical = json.dumps({"identity": identity, "text": text_hash}, sort_keys=True, default=str)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[sqlite3.Connection]:
-        """The open database, under the lock. A cache that cannot be opened or used (a file where the
-        directory goes, no permission, a full disk, a corrupt file) is an EvalhError naming it."""
+    def _use(self, operation: Callable[[sqlite3.Connection], T], default: T) -> T:
+        """``operation`` on the open database, under the lock; ``default`` once the cache is off.
+
+        A damaged database is moved aside and the operation retried on a new one; any other failure
+        turns the cache off for the rest of the run. Each with one warning."""
         with self._lock:
-            try:
-                yield self._db()
-            except (OSError, sqlite3.Error) as error:
-                raise EvalhError(
-                    f"cannot use the cache: {error}",
-                    where=str(self.path),
-                    hint="Set EVALH_CACHE_DIR to a writable directory, or run with --no-cache",
-                ) from error
+            for _ in range(2):
+                if not self.enabled:
+                    return default
+                try:
+                    return operation(self._db())
+                except _Damaged as error:
+                    self._quarantine(str(error))
+                except sqlite3.DatabaseError as error:
+                    if isinstance(error, sqlite3.OperationalError):
+                        self._give_up(str(error))
+                    else:  # SQLITE_CORRUPT / SQLITE_NOTADB
+                        self._quarantine(str(error))
+                except (OSError, sqlite3.Error) as error:
+                    self._give_up(getattr(error, "strerror", None) or str(error))
+            return default
 
     def _db(self) -> sqlite3.Connection:
         if self._connection is None:
             assert self.path is not None
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            folder = self.path.parent
+            if folder.exists() and not folder.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, f"{folder} is a file, not a directory")
+            folder.mkdir(parents=True, exist_ok=True)
+            _check_header(self.path)
             connection = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=NORMAL")
-            connection.executescript(_SCHEMA)
+            try:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
+                connection.executescript(_SCHEMA)
+            except BaseException:
+                connection.close()
+                raise
             self._connection = connection
         return self._connection
+
+    def _disconnect(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def _quarantine(self, reason: str) -> None:
+        """Move the damaged file (and its -wal/-shm) aside so the next use starts a new cache."""
+        assert self.path is not None
+        self._disconnect()
+        moved = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            for suffix in ("", *_SIDE_FILES):
+                source = self.path.with_name(self.path.name + suffix)
+                if source.exists():
+                    source.rename(moved.with_name(moved.name + suffix))
+        except OSError as error:
+            self._give_up(f"it is damaged ({reason}) and cannot be moved aside: {error.strerror or error}")
+            return
+        _warn(
+            f"evalh: warning: the cache {self.path} is damaged ({reason}); evalh moved it to {moved} and "
+            "starts a new, empty cache, so this run recomputes what the old one held. Delete the moved "
+            "file once you no longer need it."
+        )
+
+    def _give_up(self, reason: str) -> None:
+        self._disconnect()
+        self.enabled = False
+        _warn(
+            f"evalh: warning: cannot use the cache {self.path} ({reason}); this run goes on without a "
+            "cache. Set EVALH_CACHE_DIR to a writable directory, or pass --no-cache to silence this."
+        )
 
     def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
         if not self.enabled or not keys:
             return {}
-        found: dict[str, bytes] = {}
-        with self._locked() as db:
-            unique = list(dict.fromkeys(keys))
+        unique = list(dict.fromkeys(keys))
+
+        def select(db: sqlite3.Connection) -> dict[str, bytes]:
+            found: dict[str, bytes] = {}
             for start in range(0, len(unique), _CHUNK):
                 chunk = unique[start : start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
@@ -102,7 +166,9 @@ class Cache:
                     (namespace, *chunk),
                 )
                 found.update({key: bytes(value) for key, value in rows})
-        return found
+            return found
+
+        return self._use(select, {})
 
     def get(self, namespace: str, key: str) -> bytes | None:
         return self.get_many(namespace, [key]).get(key)
@@ -111,12 +177,15 @@ class Cache:
         if not self.enabled or not items:
             return
         now = time.time()
-        with self._locked() as db:
+        rows = [(namespace, key, value, now) for key, value in items.items()]
+
+        def insert(db: sqlite3.Connection) -> None:
             db.executemany(
-                "INSERT OR REPLACE INTO entries (namespace, key, value, created) VALUES (?, ?, ?, ?)",
-                [(namespace, key, value, now) for key, value in items.items()],
+                "INSERT OR REPLACE INTO entries (namespace, key, value, created) VALUES (?, ?, ?, ?)", rows
             )
             db.commit()
+
+        self._use(insert, None)
 
     def put(self, namespace: str, key: str, value: bytes) -> None:
         self.put_many(namespace, {key: value})
@@ -125,27 +194,72 @@ class Cache:
         """Where the cache is, its size on disk and its entries per namespace."""
         assert self.path is not None
         counts: dict[str, int] = {}
-        if self.path.exists():
-            with self._locked() as db:
-                rows = db.execute("SELECT namespace, COUNT(*) FROM entries GROUP BY namespace")
-                counts = {namespace: count for namespace, count in rows}
-        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+        if self.path.is_file():
+            query = "SELECT namespace, COUNT(*) FROM entries GROUP BY namespace"
+            rows: list[tuple[str, int]] = self._use(lambda db: db.execute(query).fetchall(), [])
+            counts = dict(rows)
+        size = 0
+        if self.path.parent.is_dir():
+            size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return {"path": str(self.path), "bytes": size, "entries": counts, "enabled": self.enabled}
 
     def clear(self) -> int:
-        """Delete every entry; returns how many there were."""
+        """Delete every entry; returns how many there were. A cache that cannot be read (damaged,
+        read-only) is deleted outright; an EvalhError only when even that fails."""
         assert self.path is not None
-        if not self.path.exists():
+        if not self.path.is_file():
             return 0
-        with self._locked() as db:
-            (count,) = db.execute("SELECT COUNT(*) FROM entries").fetchone()
-            db.execute("DELETE FROM entries")
-            db.commit()
-            db.execute("VACUUM")
-        return int(count)
+        with self._lock:
+            try:
+                db = self._db()
+                (count,) = db.execute("SELECT COUNT(*) FROM entries").fetchone()
+                db.execute("DELETE FROM entries")
+                db.commit()
+                db.execute("VACUUM")
+                return int(count)
+            except (_Damaged, OSError, sqlite3.Error):
+                self._disconnect()
+            try:
+                for suffix in ("", *_SIDE_FILES):
+                    self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+            except OSError as error:
+                raise EvalhError(
+                    f"cannot clear the cache: {error.strerror or error}",
+                    where=str(self.path),
+                    hint="Delete the file by hand, or set EVALH_CACHE_DIR to another directory",
+                ) from error
+        return 0
 
     def close(self) -> None:
         with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
+            self._disconnect()
+
+
+_WARNED: set[str] = set()
+
+
+def _warn(message: str) -> None:
+    """Once per message and process: several caches of one run may meet the same file."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        log.warning(message)
+
+
+def _check_header(path: Path) -> None:
+    """_Damaged when ``path`` exists but is not a whole SQLite database: the 100-byte header must begin
+    with SQLite's magic, and the file must be as long as the header says (when it says so reliably)."""
+    try:
+        with path.open("rb") as file:
+            header = file.read(100)
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if not header:
+        return  # an empty file: SQLite makes a database of it
+    if len(header) < 100 or not header.startswith(_MAGIC):
+        raise _Damaged("not an SQLite database")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if pages and header[24:28] == header[92:96] and size < pages * page_size:
+        raise _Damaged(f"truncated: {size:,} of {pages * page_size:,} bytes")

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from evalh.errors import EvalhError
 from evalh.runner.cache import Cache, cache_dir
 
 
@@ -52,13 +55,101 @@ def test_cache_dir_follows_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     assert cache_dir() == tmp_path / "xdg" / "evalh"
 
 
-def test_an_unusable_cache_is_an_evalh_error_naming_it(tmp_path: Path) -> None:
+def fill(path: Path, entries: int = 200) -> None:
+    cache = Cache(path)
+    cache.put_many("embedding", {f"k{i}": b"v" * 500 for i in range(entries)})
+    cache.close()
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.name == "evalh.cache"]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_damaged_cache_is_moved_aside_and_rebuilt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: str
+) -> None:
+    path = tmp_path / "cache.sqlite3"
+    if damage == "garbage":
+        path.write_bytes(b"not a database" * 100)
+    else:
+        fill(path)
+        path.write_bytes(path.read_bytes()[:5000])
+    cache = Cache(path)
+    assert cache.get("embedding", "k1") is None
+    cache.put("embedding", "new", b"value")
+    assert cache.get("embedding", "new") == b"value"
+    assert cache.enabled
+    moved = list(tmp_path.glob("cache.sqlite3.corrupt-*"))
+    assert len(moved) == 1
+    (warning,) = warnings_of(caplog)
+    assert warning.startswith(f"evalh: warning: the cache {path} is damaged (")
+    assert f"evalh moved it to {moved[0]}" in warning
+
+
+def test_a_file_where_the_cache_directory_goes_means_no_cache(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache directory goes", encoding="utf-8")
     cache = Cache(blocker / "cache.sqlite3")
-    with pytest.raises(EvalhError, match=r"file/cache\.sqlite3: cannot use the cache: .*--no-cache"):
-        cache.get("embedding", "k")
-    corrupt = tmp_path / "corrupt.sqlite3"
-    corrupt.write_bytes(b"not a database" * 100)
-    with pytest.raises(EvalhError, match=r"corrupt\.sqlite3: cannot use the cache"):
-        Cache(corrupt).info()
+    assert cache.get("embedding", "k") is None
+    cache.put("embedding", "k", b"v")
+    assert cache.get("embedding", "k") is None
+    assert not cache.enabled
+    assert warnings_of(caplog) == [
+        f"evalh: warning: cannot use the cache {blocker / 'cache.sqlite3'} ({blocker} is a file, not a "
+        "directory); this run goes on without a cache. Set EVALH_CACHE_DIR to a writable directory, or "
+        "pass --no-cache to silence this."
+    ]
+    assert cache.clear() == 0
+    assert cache.info()["entries"] == {}
+
+
+def test_a_cache_that_is_a_directory_cannot_be_rebuilt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "cache.sqlite3").mkdir()
+    cache = Cache(tmp_path / "cache.sqlite3")
+    cache.put("embedding", "k", b"v")
+    assert cache.get("embedding", "k") is None
+    (warning,) = warnings_of(caplog)
+    assert "this run goes on without a cache" in warning
+
+
+@contextlib.contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """``path`` cannot be written, even by root (chattr +i), or the test is skipped."""
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False).returncode != 0:
+        if os.geteuid() == 0:
+            pytest.skip("cannot make a file read-only for root here (no chattr)")
+        path.chmod(0o444)
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
+        path.chmod(0o644)
+
+
+def test_a_read_only_cache_means_no_cache_for_this_run(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "cache.sqlite3"
+    fill(path)
+    with read_only(path):
+        cache = Cache(path)
+        cache.put("embedding", "new", b"v")
+        assert cache.get("embedding", "new") is None
+        assert not cache.enabled
+        (warning,) = warnings_of(caplog)
+        assert warning.startswith(f"evalh: warning: cannot use the cache {path} (")
+        cache.close()
+    assert not list(tmp_path.glob("*.corrupt-*"))  # healthy but unwritable: left alone
+
+
+def test_clear_deletes_a_damaged_cache(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite3"
+    path.write_bytes(b"garbage" * 300)
+    (tmp_path / "cache.sqlite3-wal").write_bytes(b"more garbage")
+    assert Cache(path).clear() == 0
+    assert not path.exists() and not (tmp_path / "cache.sqlite3-wal").exists()
