@@ -92,22 +92,39 @@ class _Collect(asyncio.SubprocessProtocol):
 _DRAIN_S = 1.0  # after the program exits, the output still in its pipes is read within this
 
 
+async def _start(argv: Sequence[str], cwd: str | None) -> tuple[asyncio.SubprocessTransport, _Collect]:
+    """``loop.subprocess_exec`` in a new session, shielded from cancellation: cancelled while it connects
+    the pipes, asyncio would wait for them to close, forever if a child holds them. Cancelled, it lets
+    the start finish, kills the group and re-raises."""
+    loop = asyncio.get_running_loop()
+    starting = asyncio.ensure_future(
+        loop.subprocess_exec(
+            lambda: _Collect(loop),
+            *argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            transport, _ = await starting
+            kill_group(transport.get_pid())
+            transport.close()
+        raise
+
+
 async def run_program(argv: Sequence[str], *, cwd: str | None, timeout_s: float) -> Finished:
     """Run ``argv`` (no shell, stdin empty) in its own process group, at most ``timeout_s`` in all.
 
     When the program exits, what it left running in its group is killed, so a child that still holds
     stdout (``sleep 1000 &``) cannot hold the call open. On timeout (TimedOut), cancellation or evalh's
     exit the whole group is killed. OSError when the program cannot start."""
-    loop = asyncio.get_running_loop()
-    transport, protocol = await loop.subprocess_exec(
-        lambda: _Collect(loop),
-        *argv,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    transport, protocol = await _start(argv, cwd)
     pid = transport.get_pid()
     remember_group(pid)
     try:
