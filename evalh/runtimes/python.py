@@ -61,7 +61,8 @@ def _max_workers() -> int:
 
 MAX_WORKERS = _max_workers()
 
-# The worker finds evalh where this process found it, even when evalh is not installed (a checkout).
+# The worker finds evalh where this process found it, even when evalh is not installed (a checkout);
+# -P keeps the working directory off sys.path, so a json.py or types.py there cannot break the worker.
 _BOOT = (
     "import sys; sys.path.append(sys.argv[2]); "
     "from evalh.runtimes.python_worker import serve; serve(int(sys.argv[1]))"
@@ -79,7 +80,7 @@ class _Worker:
     def __init__(self) -> None:
         evalh_home = str(Path(__file__).resolve().parents[2])
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, str(os.getpid()), evalh_home],
+            [sys.executable, "-P", "-c", _BOOT, str(os.getpid()), evalh_home],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,

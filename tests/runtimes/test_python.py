@@ -12,7 +12,7 @@ import pytest
 
 from evalh.model import AssertionResult, EvaluateOptions, Prompt, ProviderSpec, Status, Suite, TestCase
 from evalh.runner.execute import run_suite
-from evalh.runtimes.python import InlineCode, Returned, call_python
+from evalh.runtimes.python import InlineCode, Returned, call_python, shutdown_workers
 from tests.assertions.helpers import definition_of, grade, make_context
 from tests.runtimes.procs import ends
 
@@ -144,3 +144,12 @@ def test_a_python_provider_raising_system_exit_fails_its_row(tmp_path: Path) -> 
     assert first.status is Status.PASS
     assert second.status is Status.ERROR
     assert second.error == "provider.py: call_api raised SystemExit: no more"
+
+
+def test_modules_in_the_working_directory_cannot_break_a_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "json.py").write_text("raise ImportError('a json.py of the project')\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    shutdown_workers()  # the next call starts a worker here
+    assert run("json.loads(output) == 1", output="1").passed
