@@ -343,6 +343,9 @@ def _exit_now_if_stuck(code: object) -> None:
         return
     main_thread = threading.main_thread()
     if any(t.is_alive() and not t.daemon and t is not main_thread for t in threading.enumerate()):
+        from evalh.runtimes.processes import kill_all_groups
+
+        kill_all_groups()  # os._exit skips atexit, where exec: programs and Python workers are killed
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
