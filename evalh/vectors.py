@@ -7,18 +7,35 @@ A leaf module beside ``model``: it imports nothing of evalh.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
+
+class Deferred:
+    """A module imported on first attribute access. numpy costs about 0.4 s to import, and the modules
+    that declare assertion types import this one: ``evalh validate`` and ``evalh list`` never load it."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        module: ModuleType = importlib.import_module(self._name)
+        return getattr(module, attribute)
+
 
 if TYPE_CHECKING:
+    import numpy as np
     import numpy.typing as npt
 
     FloatArray = npt.NDArray[np.floating[Any]]
+else:
+    np = Deferred("numpy")
 
 __all__ = [
+    "Deferred",
     "GreedyMatch",
     "compare",
     "cosine",

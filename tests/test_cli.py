@@ -69,6 +69,23 @@ def test_cli_import_stays_light() -> None:
     assert result.stdout.strip() == "[]"
 
 
+def test_validate_and_list_load_no_model_or_network_library() -> None:
+    # The registry's declarations are read without numpy (about 0.4 s), onnxruntime or httpx.
+    heavy = ["numpy", "onnxruntime", "httpx", "tokenizers"]
+    examples = sorted(str(path) for path in (ROOT / "examples" / "configs").glob("*.yaml"))
+    code = (
+        "import sys\nfrom evalh.cli import main\n"
+        f"for argv in [['list', 'assertions'], *[['validate', e] for e in {examples!r}]]:\n"
+        "    sys.argv = ['evalh', *argv]\n"
+        "    try:\n        main()\n    except SystemExit as stop:\n        assert not stop.code, argv\n"
+        f"print([m for m in {heavy!r} if m in sys.modules], file=sys.stderr)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "[]"
+    assert "similar" in result.stdout and "valid" in result.stdout
+
+
 def test_quickstart_passes_and_writes_reports(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = evalh("run", str(QUICKSTART), "-o", str(out / "r.json"), "-o", str(out / "r.junit.xml"))

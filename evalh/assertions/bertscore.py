@@ -22,9 +22,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from evalh.assertions.base import AssertionContext, EmbedRequest
 from evalh.assertions.registry import assertion
@@ -36,7 +34,12 @@ from evalh.assertions.similarity import (
     short,
 )
 from evalh.model import AssertionResult, AssertionSpec, Measurement, ProviderSpec, TestCase
-from evalh.vectors import GreedyMatch, greedy_match, matrix_problem
+from evalh.vectors import Deferred, GreedyMatch, greedy_match, matrix_problem
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = Deferred("numpy")  # loaded when a score is computed, not when the type is registered
 
 __all__ = [
     "DEFAULT_BERTSCORE_LIKE_THRESHOLD",
