@@ -1,4 +1,5 @@
-"""The ``evalh`` command through a real subprocess: exit codes, reports, messages, interrupts."""
+"""The ``evalh`` command: exit codes, reports, messages, interrupts. A real subprocess where the process
+matters (signals, imports, a few smoke runs); in-process through Typer's runner for the broken configs."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from pathlib import Path
 
 import pytest
 from junitparser import Error, Failure, JUnitXml
+from typer.testing import CliRunner
+
+from evalh.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "examples" / "configs" / "quickstart.yaml"
@@ -145,12 +149,13 @@ def test_filter_failing_with_a_file_that_is_not_a_report_is_exit_2(tmp_path: Pat
     config = write(tmp_path / "mixed.yaml", MIXED_SUITE)
     report = tmp_path / "old.json"
     report.write_text(content, encoding="utf-8")
-    result = evalh("run", str(config), "--filter-failing", str(report), "--no-table")
-    assert result.returncode == 2, result.stderr
+    result = CliRunner().invoke(app, ["run", str(config), "--filter-failing", str(report), "--no-table"])
+    assert result.exit_code == 2, result.stderr
     assert result.stderr.startswith("evalh: error: --filter-failing: ") and str(report) in result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
-    missing = evalh("run", str(config), "--filter-failing", str(tmp_path / "nope.json"), "--no-table")
-    assert missing.returncode == 2 and "nope.json" in missing.stderr
+    nope = str(tmp_path / "nope.json")
+    missing = CliRunner().invoke(app, ["run", str(config), "--filter-failing", nope, "--no-table"])
+    assert missing.exit_code == 2 and "nope.json" in missing.stderr
 
 
 def test_report_write_failure_after_the_run_names_it_and_keeps_the_rest(tmp_path: Path) -> None:
@@ -339,16 +344,39 @@ def _broken_cases() -> list[dict[str, object]]:
     return cases
 
 
+def _check_broken(case: dict[str, object], returncode: int, stderr: str) -> None:
+    assert returncode == 2, stderr
+    assert "Traceback" not in stderr
+    assert stderr.startswith("evalh: error: ")
+    for expected in case["expect"]:  # type: ignore[attr-defined]
+        assert expected in stderr, f"{expected!r} not in {stderr!r}"
+
+
+def _flags(case: dict[str, object]) -> list[str]:
+    return [str(flag) for flag in case.get("cli", [])]  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("case", _broken_cases(), ids=lambda case: str(case["fixture"]))
 @pytest.mark.parametrize("command", ["validate", "run"])
-def test_broken_configs_exit_2_with_a_located_message(case: dict[str, object], command: str) -> None:
-    flags = [str(flag) for flag in case.get("cli", [])]  # type: ignore[attr-defined]
-    result = evalh(command, str(BROKEN / str(case["fixture"])), *flags)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "Traceback" not in result.stderr
-    assert result.stderr.startswith("evalh: error: ")
-    for expected in case["expect"]:  # type: ignore[attr-defined]
-        assert expected in result.stderr, f"{expected!r} not in {result.stderr!r}"
+def test_broken_configs_exit_2_with_a_located_message(
+    case: dict[str, object], command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In-process through the real command line (Typer's runner); the smoke test below covers the process.
+    monkeypatch.setenv("COLUMNS", "160")
+    result = CliRunner().invoke(app, [command, str(BROKEN / str(case["fixture"])), *_flags(case)])
+    _check_broken(case, result.exit_code, result.stderr)
+
+
+SMOKE_FIXTURES = ("unknown_assertion_type.yaml", "bad_yaml.yaml")
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_broken_configs_exit_2_in_a_real_process(command: str) -> None:
+    cases = [case for case in _broken_cases() if case["fixture"] in SMOKE_FIXTURES]
+    assert len(cases) == len(SMOKE_FIXTURES)
+    for case in cases:
+        result = evalh(command, str(BROKEN / str(case["fixture"])), *_flags(case))
+        _check_broken(case, result.returncode, result.stderr)
 
 
 OFFLINE_EXAMPLES = sorted(
