@@ -84,6 +84,12 @@ class AssertionChecker:
 
     def _check_threshold(self, spec: AssertionSpec, definition: AssertionDef, where: str) -> None:
         if spec.threshold is None:
+            if definition.requires_threshold:
+                self.ctx.problems.add(
+                    f"{spec.type} needs a threshold",
+                    where=f"{where}.threshold",
+                    hint=f"Set threshold: the {definition.threshold_meaning} that passes",
+                )
             return
         if not math.isfinite(spec.threshold):
             self.ctx.problems.add(

@@ -88,7 +88,7 @@ def test_schema_assertion_types_equal_the_registry() -> None:
     registered = set(all_assertions())
     assert set(names) == registered | {f"not-{name}" for name in registered}
     assert len(names) == len(set(names))
-    assert set(BRIEFING_TYPES) == registered  # the catalogue, all implemented
+    assert set(BRIEFING_TYPES) <= registered  # the catalogue, all implemented (and later types)
 
 
 def test_every_assertion_family_module_imports() -> None:
