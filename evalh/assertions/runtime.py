@@ -1,7 +1,9 @@
-"""Runtime assertions: ``latency`` (the provider call took at most ``threshold`` milliseconds).
+"""Runtime assertions: ``latency`` (the provider call took at most ``threshold`` milliseconds) and
+``cost`` (the provider reported a cost of at most ``threshold``).
 
 A cached response or a recorded ``output`` has no latency, so the assertion cannot run on it: that is an
-ERROR row telling the user to run with ``--no-cache``, never a silent pass.
+ERROR row telling the user to run with ``--no-cache``, never a silent pass. Likewise an output whose
+provider reported no cost is an ERROR for ``cost``.
 """
 
 from __future__ import annotations
@@ -13,10 +15,14 @@ from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
 from evalh.model import AssertionResult, Measurement
 
-__all__ = ["LATENCY_UNKNOWN"]
+__all__ = ["COST_UNKNOWN", "LATENCY_UNKNOWN"]
 
 LATENCY_UNKNOWN = "latency is unknown for cached or recorded outputs; run with --no-cache"
 _NEEDS_THRESHOLD = "latency needs a threshold: the maximum milliseconds, e.g. threshold: 2000"
+COST_UNKNOWN = (
+    "the provider reported no cost for this output (recorded outputs and providers without pricing "
+    "have none)"
+)
 
 
 def _ms(value: float) -> str:
@@ -53,3 +59,28 @@ def latency(ctx: AssertionContext) -> AssertionResult | Measurement:
     return Measurement(
         value=elapsed, subject=f"Latency {_ms(elapsed)} ms", suffix=" ms", details={"latency_ms": elapsed}
     )
+
+
+def _check_cost(value: Any, _config: Mapping[str, Any]) -> str | None:
+    if value is not None and value != "":
+        return "cost takes no value; put the maximum cost in threshold"
+    return None
+
+
+@assertion(
+    "cost",
+    family="runtime",
+    description="The provider reported a cost of at most threshold for the output (needs a threshold)",
+    threshold_meaning="max cost",
+    requires_threshold=True,
+    direction="lower",
+    bounds=(0.0, None),
+    binary_score=True,
+    check=_check_cost,
+)
+def cost(ctx: AssertionContext) -> AssertionResult | Measurement:
+    if ctx.threshold is None:
+        return AssertionResult.failure("cost needs a threshold: the maximum cost, e.g. threshold: 0.002")
+    if ctx.cost is None:
+        return AssertionResult.failure(COST_UNKNOWN)
+    return Measurement(value=ctx.cost, subject=f"Cost {ctx.cost:.6g}", details={"cost": ctx.cost})

@@ -1,14 +1,20 @@
-"""The runtime family: latency."""
+"""The runtime family: latency and cost."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evalh.assertions.registry import all_assertions
-from evalh.assertions.runtime import LATENCY_UNKNOWN
-from evalh.model import AssertionResult
+from evalh.assertions.runtime import COST_UNKNOWN, LATENCY_UNKNOWN
+from evalh.config.load import load_suite
+from evalh.errors import ConfigError
+from evalh.model import AssertionResult, EvaluateOptions, GradedAssertion, Status
+from evalh.runner.execute import run_suite
+from evalh.runner.scoring import finalize
 from tests.assertions.helpers import definition_of, grade, make_context
 
 
@@ -75,3 +81,75 @@ def test_latency_check_rejects_a_value(value: Any, ok: bool) -> None:
     assert (problem is None) is ok
     if not ok:
         assert problem is not None and "threshold" in problem
+
+
+# -- cost ------------------------------------------------------------------------------------------
+
+
+def cost_of(threshold: float | None, cost: float | None, negate: bool = False) -> GradedAssertion:
+    ctx = make_context(("not-" if negate else "") + "cost", output="ok", threshold=threshold)
+    return finalize(ctx.spec, grade(dataclasses.replace(ctx, cost=cost)))
+
+
+def test_cost_is_a_maximum_that_needs_a_threshold() -> None:
+    definition = definition_of("cost")
+    assert (definition.family, definition.direction, definition.default_threshold) == (
+        "runtime",
+        "lower",
+        None,
+    )
+    assert definition.requires_threshold and not definition.requires_value
+
+
+@pytest.mark.parametrize(
+    ("threshold", "cost", "passed", "reason"),
+    [
+        (0.01, 0.004, True, "Cost 0.004 is less than or equal to threshold 0.01"),
+        (0.01, 0.01, True, "Cost 0.01 is less than or equal to threshold 0.01"),
+        (0.01, 0.0125, False, "Cost 0.0125 is greater than threshold 0.01"),
+        (0, 0.0, True, "Cost 0 is less than or equal to threshold 0"),
+    ],
+)
+def test_cost_against_the_threshold(threshold: float, cost: float, passed: bool, reason: str) -> None:
+    graded = cost_of(threshold, cost)
+    assert (graded.passed, graded.score, graded.reason) == (passed, float(passed), reason)
+    assert cost_of(threshold, cost, negate=True).passed is not passed
+
+
+def test_unknown_cost_or_missing_threshold_is_an_error_never_inverted() -> None:
+    for graded in (cost_of(0.01, None), cost_of(0.01, None, negate=True), cost_of(None, 0.001, negate=True)):
+        assert graded.error and not graded.passed
+    assert cost_of(0.01, None).reason == COST_UNKNOWN
+    assert "needs a threshold" in cost_of(None, 0.001).reason
+
+
+def test_cost_check_rejects_a_value_and_a_negative_threshold() -> None:
+    definition = definition_of("cost")
+    assert definition.check is not None and definition.check(0.5, {}) is not None
+    assert definition.threshold_problem(-0.01) is not None and cost_of(-0.01, 0.0).error
+
+
+def test_cost_through_a_run_with_a_priced_provider(tmp_path: Path) -> None:
+    (tmp_path / "priced.py").write_text(
+        "def call_api(prompt, options, context):\n"
+        "    return {'output': prompt, 'cost': len(prompt) / 1000}\n",
+        encoding="utf-8",
+    )
+    config = tmp_path / "evalh.yaml"
+    config.write_text(
+        "prompts: ['{{ word }}']\nproviders: ['python:priced.py']\n"
+        "defaultTest:\n  assert: [{type: cost, threshold: 0.005}]\n"
+        "tests:\n  - vars: {word: abc}\n  - vars: {word: abcdefgh}\n",
+        encoding="utf-8",
+    )
+    run = run_suite(load_suite(config), EvaluateOptions(cache=False))
+    assert [row.status for row in run.results] == [Status.PASS, Status.FAIL]
+    assert run.results[1].assertions[0].reason == "Cost 0.008 is greater than threshold 0.005"
+
+
+def test_validate_reports_a_cost_without_a_threshold(tmp_path: Path) -> None:
+    config = tmp_path / "evalh.yaml"
+    config.write_text("tests:\n  - output: hi\n    assert: [{type: cost}]\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_suite(config)
+    assert "tests[0].assert[0].threshold: cost needs a threshold" in caught.value.render()
