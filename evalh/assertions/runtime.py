@@ -20,8 +20,7 @@ __all__ = ["COST_UNKNOWN", "LATENCY_UNKNOWN"]
 LATENCY_UNKNOWN = "latency is unknown for cached or recorded outputs; run with --no-cache"
 _NEEDS_THRESHOLD = "latency needs a threshold: the maximum milliseconds, e.g. threshold: 2000"
 COST_UNKNOWN = (
-    "the provider reported no cost for this output (recorded outputs and providers without pricing "
-    "have none)"
+    "the provider reported no cost for this output (recorded outputs and providers without pricing have none)"
 )
 
 
