@@ -19,6 +19,7 @@ __all__ = [
     "FAMILY_MODULES",
     "AssertionDef",
     "AssertionFn",
+    "CheckFn",
     "Direction",
     "all_assertions",
     "assertion",

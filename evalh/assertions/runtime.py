@@ -12,13 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import assertion
+from evalh.assertions.registry import CheckFn, assertion
 from evalh.model import AssertionResult, Measurement
 
 __all__ = ["COST_UNKNOWN", "LATENCY_UNKNOWN"]
 
 LATENCY_UNKNOWN = "latency is unknown for cached or recorded outputs; run with --no-cache"
-_NEEDS_THRESHOLD = "latency needs a threshold: the maximum milliseconds, e.g. threshold: 2000"
 COST_UNKNOWN = (
     "the provider reported no cost for this output (recorded outputs and providers without pricing have none)"
 )
@@ -31,11 +30,13 @@ def _ms(value: float) -> str:
     return f"{value:.1f}" if value >= 100 else f"{value:.3g}"
 
 
-def _check_latency(value: Any, _config: Mapping[str, Any]) -> str | None:
-    # check() cannot see the threshold; the assertion itself reports a missing one.
-    if value is not None and value != "":
-        return "latency takes no value; put the maximum milliseconds in threshold"
-    return None
+def _takes_no_value(name: str, maximum: str) -> CheckFn:
+    def check(value: Any, _config: Mapping[str, Any]) -> str | None:
+        if value is not None and value != "":
+            return f"{name} takes no value; put the maximum {maximum} in threshold"
+        return None
+
+    return check
 
 
 @assertion(
@@ -47,23 +48,15 @@ def _check_latency(value: Any, _config: Mapping[str, Any]) -> str | None:
     direction="lower",
     bounds=(0.0, None),
     binary_score=True,
-    check=_check_latency,
+    check=_takes_no_value("latency", "milliseconds"),
 )
 def latency(ctx: AssertionContext) -> AssertionResult | Measurement:
-    if ctx.threshold is None:
-        return AssertionResult.failure(_NEEDS_THRESHOLD)
     if ctx.cached or ctx.latency_ms is None:
         return AssertionResult.failure(LATENCY_UNKNOWN)
     elapsed = ctx.latency_ms
     return Measurement(
         value=elapsed, subject=f"Latency {_ms(elapsed)} ms", suffix=" ms", details={"latency_ms": elapsed}
     )
-
-
-def _check_cost(value: Any, _config: Mapping[str, Any]) -> str | None:
-    if value is not None and value != "":
-        return "cost takes no value; put the maximum cost in threshold"
-    return None
 
 
 @assertion(
@@ -75,11 +68,9 @@ def _check_cost(value: Any, _config: Mapping[str, Any]) -> str | None:
     direction="lower",
     bounds=(0.0, None),
     binary_score=True,
-    check=_check_cost,
+    check=_takes_no_value("cost", "cost"),
 )
 def cost(ctx: AssertionContext) -> AssertionResult | Measurement:
-    if ctx.threshold is None:
-        return AssertionResult.failure("cost needs a threshold: the maximum cost, e.g. threshold: 0.002")
     if ctx.cost is None:
         return AssertionResult.failure(COST_UNKNOWN)
     return Measurement(value=ctx.cost, subject=f"Cost {ctx.cost:.6g}", details={"cost": ctx.cost})

@@ -48,6 +48,10 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
 async def positive_verdict(definition: AssertionDef, ctx: AssertionContext) -> AssertionResult:
     """Run the handler on ``ctx`` (threshold already effective) and decide its measurement."""
     direction = definition.direction
+    if definition.requires_threshold and ctx.threshold is None:  # validate reports it first
+        return AssertionResult.failure(
+            f"{definition.name} needs a threshold: the {definition.threshold_meaning} that passes"
+        )
     problem = (
         None if direction is None or ctx.threshold is None else definition.threshold_problem(ctx.threshold)
     )
