@@ -127,10 +127,7 @@ def load_vars(data: Mapping[str, Any], origin: Origin, shown: JsonPath, ctx: Loa
     variables = data.get("vars") or {}
     if isinstance(variables, str):
         where = ctx.where(origin, ("vars",), (*shown, "vars"))
-        loaded = ctx.load_value(variables, where, trim=False)
-        if not isinstance(loaded, Mapping):
-            raise ConfigError(f"{variables} must hold a mapping of variables", where=where)
-        return dict(loaded)
+        return ctx.load_vars_file(variables, where)
     return dict(variables)
 
 
@@ -286,7 +283,7 @@ def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, where:
 
 def _file_value(kind: str, ref: str, ctx: LoadContext, where: str) -> Any:
     """A ``file://`` value: a python assertion's script stays a path (checked, not run)."""
-    path = ctx.resolve(script_path(ref))
+    path = ctx.resolve(script_path(ref), where)
     if kind == "python" and path.suffix == ".py":
         if not path.is_file():
             raise ctx.missing(path, where)

@@ -7,11 +7,10 @@ so that a problem found anywhere later can still be reported as ``file:line:col 
 from __future__ import annotations
 
 import glob
-import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from evalh.config.locate import (
     Document,
@@ -20,6 +19,7 @@ from evalh.config.locate import (
     display_path,
     format_path,
     parse_document,
+    path_errors,
     read_text_file,
 )
 from evalh.config.schema import ShapeCachedValidator, test_validator
@@ -33,6 +33,7 @@ __all__ = [
     "DocOrigin",
     "LoadContext",
     "Origin",
+    "data_file_refs",
     "is_file_ref",
     "script_path",
 ]
@@ -41,9 +42,10 @@ FILE_PREFIX = "file://"
 DATA_SUFFIXES = (".json", ".yaml", ".yml")
 SCRIPT_SUFFIXES = (".py", ".js", ".ts", ".mjs", ".cjs", ".rb", ".go")
 _GLOB_CHARS = ("*", "?", "[")
+_PYTHON_PREFIX = "python:"
 
 
-def is_file_ref(value: Any) -> bool:
+def is_file_ref(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and value.startswith(FILE_PREFIX)
 
 
@@ -97,6 +99,7 @@ class LoadContext:
     problems: Problems = field(default_factory=Problems)
     test_checker: ShapeCachedValidator = field(default_factory=lambda: ShapeCachedValidator(test_validator()))
     where_of: dict[int, str] = field(default_factory=dict)  # id(spec or prompt) -> "file:line:col path"
+    allow_outside: bool = False  # evaluateOptions.allowFileOutsideConfigDir: data files may name any file
     _texts: dict[Path, str] = field(default_factory=dict)
     _data: dict[Path, Document] = field(default_factory=dict)
 
@@ -113,9 +116,11 @@ class LoadContext:
     def display(self) -> str:
         return display_path(self.config_file)
 
-    def resolve(self, ref: str) -> Path:
-        """A ``file://`` (or bare) path, relative to the config file's directory."""
-        return (self.base_dir / Path(ref.removeprefix(FILE_PREFIX)).expanduser()).resolve()
+    def resolve(self, ref: str, where: str | None = None) -> Path:
+        """A ``file://`` (or bare) path, relative to the config file's directory, links followed."""
+        text = ref.removeprefix(FILE_PREFIX)
+        with path_errors(text, where):
+            return (self.base_dir / Path(text).expanduser()).resolve()
 
     def relative(self, path: Path) -> str:
         """A path as written in the config: relative to the config's directory when inside it."""
@@ -128,19 +133,22 @@ class LoadContext:
         """The files a reference names: one path, or the sorted matches of a glob."""
         text = ref.removeprefix(FILE_PREFIX)
         if not any(char in text for char in _GLOB_CHARS):
-            path = self.resolve(ref)
-            if not path.exists():
+            path = self.resolve(ref, where)
+            with path_errors(text, where):
+                exists, is_dir = path.exists(), path.is_dir()
+            if not exists:
                 raise self.missing(path, where)
-            if path.is_dir():
+            if is_dir:
                 raise ConfigFileError(
                     f"{display_path(path)} is a directory",
                     where=where,
                     hint=f"Name the files with a glob, e.g. file://{text.rstrip('/')}/*.yaml",
                 )
             return [path]
-        pattern = str(self.base_dir / Path(text).expanduser())
-        matches = sorted(Path(match).resolve() for match in glob.glob(pattern, recursive=True))
-        files = [match for match in matches if match.is_file()]
+        with path_errors(text, where):
+            pattern = str(self.base_dir / Path(text).expanduser())
+            matches = sorted(Path(match).resolve() for match in glob.glob(pattern, recursive=True))
+            files = [match for match in matches if match.is_file()]
         if not files:
             raise ConfigFileError(
                 f"no file matches {text!r}",
@@ -172,18 +180,13 @@ class LoadContext:
         cached = self._data.get(path)
         if cached is None:
             text = self.read_text(path, where)
-            try:
-                cached = parse_document(text, display_path(path))
-            except ConfigError:
-                if path.suffix.lower() != ".json":
-                    raise
-                cached = _parse_json(text, display_path(path))
+            cached = parse_document(text, display_path(path), json_fallback=path.suffix.lower() == ".json")
             self._data[path] = cached
         return cached
 
     def load_value(self, ref: str, where: str, *, trim: bool) -> Any:
         """A ``file://`` value: .json/.yaml parsed, scripts refused, anything else read as text."""
-        path = self.resolve(script_path(ref))
+        path = self.resolve(script_path(ref), where)
         suffix = path.suffix.lower()
         if suffix in DATA_SUFFIXES:
             return self.read_document(path, where).data
@@ -196,15 +199,89 @@ class LoadContext:
         text = self.read_text(path, where)
         return text.strip() if trim else text
 
+    def load_vars_file(self, ref: str, where: str) -> dict[str, Any]:
+        """``vars: file://vars.yaml``: a mapping of variables. A vars file is data: the files its
+        values name must lie inside the config's directory tree (see :meth:`check_data_refs`)."""
+        loaded = self.load_value(ref, where, trim=False)
+        if not isinstance(loaded, Mapping):
+            raise ConfigError(f"{ref} must hold a mapping of variables", where=where)
+        if not self.allow_outside:
+            document = self.read_document(self.resolve(ref, where), where)
+            for name, value in loaded.items():
+                if is_file_ref(value):
+                    self._confine(value, document.where((name,)))
+        return dict(loaded)
+
+    def check_data_refs(self, test: Any, origin: Origin, shown: JsonPath) -> None:
+        """A test read from a data file (a tests file of any format) may name files only inside the
+        config's directory tree, so that a dataset cannot read any local file into prompts and
+        reports; the config (written by its author) may name any file. Problems go to ``problems``."""
+        if self.allow_outside or not isinstance(test, Mapping):
+            return
+        for inner, ref in data_file_refs(test):
+            self._confine(ref, self.where(origin, inner, (*shown, *inner)))
+
+    def _confine(self, ref: str, where: str) -> None:
+        try:
+            path = self.resolve(script_path(ref.removeprefix(_PYTHON_PREFIX)), where)
+        except ConfigError as error:
+            self.problems.add_exception(error)
+            return
+        if not path.is_relative_to(self.base_dir):
+            self.problems.add(
+                f"{ref!r} names a file outside the config's directory ({display_path(self.base_dir)})",
+                where=where,
+                hint="Files named in data files must lie inside the config's directory tree: move the file "
+                "there, or set evaluateOptions.allowFileOutsideConfigDir: true in the config if you trust "
+                "this data",
+                kind=ConfigFileError,
+            )
+
     def where(self, origin: Origin, inner: JsonPath, shown: JsonPath) -> str:
         """``file:line:col shown-path`` for a path inside a test."""
         return f"{origin.locate(inner)} {format_path(shown)}"
 
 
-def _parse_json(text: str, file: str) -> Document:
-    try:
-        return Document(data=json.loads(text), file=file)
-    except json.JSONDecodeError as error:
-        raise ConfigError(
-            f"invalid JSON: {error.msg}", where=f"{file}:{error.lineno}:{error.colno}"
-        ) from None
+def data_file_refs(test: Mapping[str, Any]) -> Iterator[tuple[JsonPath, str]]:
+    """Every file a test loads or runs (as build.py reads them): its ``vars: file://`` or var values,
+    assertion values and rubric prompts, and ``python:``/``file://`` providers."""
+    variables = test.get("vars")
+    if is_file_ref(variables):
+        yield ("vars",), variables
+    elif isinstance(variables, Mapping):
+        yield from ((("vars", name), value) for name, value in variables.items() if is_file_ref(value))
+    options = test.get("options")
+    if isinstance(options, Mapping):
+        yield from _provider_refs(options.get("provider"), ("options", "provider"))
+    yield from _assertion_refs(test.get("assert"), ("assert",))
+
+
+def _assertion_refs(items: Any, at: JsonPath) -> Iterator[tuple[JsonPath, str]]:
+    for index, item in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(item, Mapping):
+            continue
+        value = item.get("value")
+        values = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
+        for position, text in values:
+            if is_file_ref(text):
+                yield (*at, index, "value", *(() if position is None else (position,))), text
+        if is_file_ref(item.get("rubricPrompt")):
+            yield (*at, index, "rubricPrompt"), item["rubricPrompt"]
+        yield from _provider_refs(item.get("provider"), (*at, index, "provider"))
+        yield from _assertion_refs(item.get("assert"), (*at, index, "assert"))
+
+
+def _provider_refs(value: Any, at: JsonPath) -> Iterator[tuple[JsonPath, str]]:
+    """Script providers (``python:x.py``, ``file://x.py``) in a provider choice."""
+    if isinstance(value, str):
+        if value.startswith((_PYTHON_PREFIX, FILE_PREFIX)):
+            yield at, value
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _provider_refs(item, (*at, index))
+    elif isinstance(value, Mapping):
+        if "id" in value:
+            yield from _provider_refs(value["id"], (*at, "id"))
+        else:
+            for key, item in value.items():
+                yield from _provider_refs(key if key not in ("embedding", "text") else item, (*at, key))

@@ -18,7 +18,7 @@ from evalh.config.build import Defaults, build_test, load_vars
 from evalh.config.checks import AssertionChecker
 from evalh.config.env import config_env, render_config_env
 from evalh.config.files import DocOrigin, LoadContext, Origin
-from evalh.config.locate import Document, display_path, load_document
+from evalh.config.locate import Document, display_path, load_document, path_errors
 from evalh.config.prompts import load_prompts
 from evalh.config.providers import check_provider_id, load_providers
 from evalh.config.schema import defs_validator, schema_problems
@@ -65,7 +65,9 @@ def load_suite(
 ) -> Suite:
     """Read, check and resolve a config. Raises ConfigError (or a subclass) listing every problem."""
     pattern = _compile_filter(filter_pattern)
-    ctx = LoadContext(config_file=Path(path).resolve())
+    with path_errors(str(path), None):
+        config_file = Path(path).resolve()
+    ctx = LoadContext(config_file=config_file)
     with _cyclic_gc_paused():
         document = load_document(ctx.config_file)
         if not isinstance(document.data, Mapping):
@@ -81,6 +83,8 @@ def load_suite(
         ctx.problems.raise_if_any(document.file)
         _check_schema(document, ctx)
         ctx.problems.raise_if_any(document.file)
+        options = document.data.get("evaluateOptions") or {}
+        ctx.allow_outside = options.get("allowFileOutsideConfigDir") is True
         suite = _resolve(document, ctx, env, cli_vars, grader)
         ctx.problems.raise_if_any(document.file)
     if pattern is not None:

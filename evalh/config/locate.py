@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+import stat
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
@@ -18,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from evalh.config.safeload import MAX_FILE_BYTES, LimitError, SafeLoader, check_structure, parse_json
 from evalh.errors import ConfigError, ConfigFileError
 
 __all__ = [
@@ -29,7 +32,9 @@ __all__ = [
     "display_path",
     "format_path",
     "load_document",
+    "os_reason",
     "parse_document",
+    "path_errors",
     "read_text_file",
 ]
 
@@ -37,10 +42,8 @@ JsonPath = tuple[str | int, ...]
 MAX_PROBLEMS = 20
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$-]*$")
 
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-
-class _LocatingLoader(_BaseLoader):  # type: ignore[valid-type,misc]
+class _LocatingLoader(SafeLoader):
     """A safe loader that keeps the composed node tree (for positions) and notices duplicate keys."""
 
     has_duplicates = False
@@ -59,14 +62,6 @@ class _LocatingLoader(_BaseLoader):  # type: ignore[valid-type,misc]
 
 def _key_text(key: Any) -> str:
     return json.dumps(key) if key is None or isinstance(key, bool) else str(key)
-
-
-def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.Node) -> str:
-    return str(loader.construct_scalar(node))  # type: ignore[arg-type]
-
-
-# Dates stay text, as in JSON: a `date: 2024-05-01` var must not become a Python date object.
-_LocatingLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
 
 
 def format_path(path: JsonPath) -> str:
@@ -157,28 +152,49 @@ def _duplicate_keys(node: yaml.Node, path: JsonPath, file: str) -> list[str]:
     return problems
 
 
-def parse_document(text: str, file: str) -> Document:
-    """Parse YAML (or JSON, which YAML reads too) into data plus positions. Raises ConfigError."""
+def parse_document(text: str, file: str, *, json_fallback: bool = False) -> Document:
+    """Parse YAML (or JSON, which YAML reads too) into data plus positions. Raises ConfigError.
+
+    With ``json_fallback``, text that is not YAML is read as JSON (without positions): a few valid
+    JSON files are not YAML (``"\\/"`` escapes, tabs before a key)."""
+    try:
+        return _parse_yaml(text, file)
+    except _SyntaxError:
+        if not json_fallback:
+            raise
+    return Document(data=parse_json(text, file), file=file)
+
+
+class _SyntaxError(ConfigError):
+    """The text is not YAML (as opposed to YAML beyond a bound)."""
+
+
+def _parse_yaml(text: str, file: str) -> Document:
     loader = _LocatingLoader(text)
     node: yaml.Node | None = None
     try:
+        check_structure(text)
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
+    except LimitError as error:
+        raise ConfigError(
+            error.problem or "", where=_mark_text(file, error.problem_mark), hint=error.hint
+        ) from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
+        where = _mark_text(file, mark)
         problem = error.problem or "not valid YAML"
         context = f" ({error.context})" if error.context else ""
         start = error.context_mark
         if error.context and start is not None and mark is not None and start.line != mark.line:
             context = f" ({error.context} that starts at line {start.line + 1}, column {start.column + 1})"
-        raise ConfigError(
+        raise _SyntaxError(
             f"invalid YAML: {problem}{context}",
             where=where,
             hint="Check the indentation and quoting around this line (quote values containing ': ' or '#')",
         ) from None
     except yaml.YAMLError as error:
-        raise ConfigError(f"invalid YAML: {error}", where=file) from None
+        raise _SyntaxError(f"invalid YAML: {error}", where=file) from None
     finally:
         loader.dispose()
     if node is not None and loader.has_duplicates:
@@ -186,18 +202,27 @@ def parse_document(text: str, file: str) -> Document:
     return Document(data=data, file=file, root=node)
 
 
+def _mark_text(file: str, mark: yaml.Mark | None) -> str:
+    return f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
+
+
 def read_text_file(path: Path, where: str | None) -> str:
     """A UTF-8 text file, a leading BOM dropped. Raises ConfigFileError located at ``where`` (the place
-    that names the file; None for the config itself); FileNotFoundError is left to the caller."""
+    that names the file; None for the config itself); FileNotFoundError is left to the caller.
+
+    Only regular files of at most MAX_FILE_BYTES are read: a FIFO would block forever and
+    ``/dev/zero`` would fill the memory."""
     shown = display_path(path)
     try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise ConfigFileError(f"{shown} is a directory, not a file", where=where) from None
+        _check_regular_file(path, shown, where)
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise
-    except OSError as error:
-        raise ConfigFileError(f"cannot read {shown}: {error.strerror}", where=where) from None
+    except (OSError, ValueError) as error:
+        raise ConfigFileError(f"cannot read {shown}: {os_reason(error)}", where=where) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise _too_large(shown, where)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -207,6 +232,52 @@ def read_text_file(path: Path, where: str | None) -> str:
             where=where,
             hint="Save the file as UTF-8",
         ) from None
+
+
+def os_reason(error: OSError | ValueError | RuntimeError) -> str:
+    """Why the operating system refused a path, in words (never a traceback)."""
+    if isinstance(error, ValueError) and "null" in str(error):
+        return "the path contains a NUL character"
+    text = (error.strerror if isinstance(error, OSError) else None) or str(error) or type(error).__name__
+    return text[:1].lower() + text[1:]
+
+
+@contextmanager
+def path_errors(text: str, where: str | None) -> Iterator[None]:
+    """A path the operating system refuses (a NUL, a name over 255 bytes, a symlink loop, an unknown
+    ``~user``) -> a located ConfigFileError."""
+    try:
+        yield
+    except (OSError, ValueError, RuntimeError) as error:
+        raise ConfigFileError(f"cannot use the path {text!r}: {os_reason(error)}", where=where) from None
+
+
+def _check_regular_file(path: Path, shown: str, where: str | None) -> None:
+    """A ConfigFileError unless ``path`` is a regular file small enough to read."""
+    info = path.stat()
+    if stat.S_ISDIR(info.st_mode):
+        raise ConfigFileError(f"{shown} is a directory, not a file", where=where)
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigFileError(
+            f"{shown} is not a regular file (it is a {_file_kind(info.st_mode)})",
+            where=where,
+            hint="Name a text file; evalh does not read devices, FIFOs or sockets",
+        )
+    if info.st_size > MAX_FILE_BYTES:
+        raise _too_large(shown, where)
+
+
+def _file_kind(mode: int) -> str:
+    kinds = {stat.S_ISFIFO: "FIFO", stat.S_ISCHR: "character device", stat.S_ISBLK: "block device"}
+    return next((name for test, name in kinds.items() if test(mode)), "socket or other special file")
+
+
+def _too_large(shown: str, where: str | None) -> ConfigFileError:
+    return ConfigFileError(
+        f"{shown} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+        where=where,
+        hint="evalh reads config and data files of at most this size; split the tests into several files",
+    )
 
 
 def _text_position(data: bytes, offset: int) -> str:

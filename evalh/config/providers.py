@@ -8,12 +8,13 @@ and a ``python:`` / ``file://`` provider's script must exist.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from evalh.config.files import FILE_PREFIX, LoadContext, is_file_ref, script_path
-from evalh.config.locate import Document, JsonPath, close_matches, format_path
+from evalh.config.locate import Document, JsonPath, close_matches, format_path, path_errors
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.errors import ConfigError, SchemaError
 from evalh.model import ProviderChoice, ProviderSpec
@@ -85,23 +86,59 @@ def check_provider_id(spec: ProviderSpec, where: str, ctx: LoadContext) -> bool:
     if find_entry(spec.id) is None:
         ctx.problems.add_exception(unknown_provider(spec.id, where))
         return False
-    limit = spec.config.get("maxConcurrency")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        ctx.problems.add_exception(
-            ConfigError(
-                f"config.maxConcurrency must be a whole number of at least 1 (got {limit!r})",
-                where=f"{where}.config.maxConcurrency",
-                hint="It caps this provider's parallel calls; leave it out to use --max-concurrency",
-            )
-        )
+    if not _settings_ok(spec, where, ctx):
         return False
     if spec.id.startswith(_SCRIPT_PREFIXES):
         target = script_path(spec.id.removeprefix("python:")).removeprefix(FILE_PREFIX)
-        path = (Path(spec.base_dir) if spec.base_dir else ctx.base_dir) / Path(target).expanduser()
-        if not path.is_file():
+        try:
+            with path_errors(target, where):
+                path = (Path(spec.base_dir) if spec.base_dir else ctx.base_dir) / Path(target).expanduser()
+                found = path.is_file()
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
+            return False
+        if not found:
             ctx.problems.add_exception(ctx.missing(path, where))
             return False
     return True
+
+
+# Settings many providers read from ``config`` (the HTTP layer, exec:, the runner): (kind, minimum).
+_SETTINGS = {
+    "maxConcurrency": ("whole number", 1),
+    "maxRetries": ("number", 0),
+    "timeoutMs": ("number", 0),
+    "timeout": ("number", 0),
+}
+
+
+def _settings_ok(spec: ProviderSpec, where: str, ctx: LoadContext) -> bool:
+    """Each setting of ``_SETTINGS`` present in the config has its type and minimum (a numeric string
+    counts as its number, as the HTTP layer reads it); found at load time rather than at the first call."""
+    ok = True
+    for key, (kind, minimum) in _SETTINGS.items():
+        value = spec.config.get(key)
+        if value is None or _is_setting(value, kind, minimum):
+            continue
+        ctx.problems.add(
+            f"config.{key} must be a {kind} of at least {minimum} (got {value!r})",
+            where=f"{where}.config.{key}",
+            hint="Leave it out to use the default",
+        )
+        ok = False
+    return ok
+
+
+def _is_setting(value: Any, kind: str, minimum: int) -> bool:
+    if isinstance(value, bool):
+        return False
+    if kind == "whole number":
+        return isinstance(value, int) and value >= minimum
+    try:
+        number = float(value) if isinstance(value, int | float | str) else math.nan
+    except (ValueError, OverflowError):
+        return False
+    return math.isfinite(number) and number >= minimum
 
 
 def check_choice(choice: ProviderChoice, where: str, ctx: LoadContext) -> None:

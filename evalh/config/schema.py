@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError
+from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.exceptions import relevance
 from referencing import Registry, Resource
 
@@ -45,6 +46,7 @@ _JSON_TYPES = {
     "array": "a list",
     "null": "null",
 }
+_NON_FINITE = {"nan": "NaN", "inf": "infinity", "-inf": "minus infinity"}
 # promptfoo keys evalh deliberately does not support, with what to do instead.
 _UNSUPPORTED = {
     "transform": "evalh does not run JavaScript transforms; post-process the output in your provider",
@@ -84,10 +86,32 @@ def load_schema(name: str = "evalh.schema.json") -> dict[str, Any]:
     return loaded
 
 
+def _is_number(checker: Any, instance: Any) -> bool:
+    """JSON's numbers: NaN and the infinities are not numbers (YAML's .nan/.inf, a CSV's "inf")."""
+    if isinstance(instance, bool):
+        return False
+    return isinstance(instance, int) or (isinstance(instance, float) and math.isfinite(instance))
+
+
+def _is_integer(checker: Any, instance: Any) -> bool:
+    """Whole numbers as written: 2.0 is not one (it would reach the runner as a float)."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+# Draft 2020-12, except that a number is finite and an integer is an int.
+_Validator = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"number": _is_number, "integer": _is_integer}
+    ),
+)
+
+
 @functools.lru_cache(maxsize=1)
 def config_validator() -> Draft202012Validator:
     """The validator of a whole config."""
-    return Draft202012Validator(load_schema())
+    validator: Draft202012Validator = _Validator(load_schema())
+    return validator
 
 
 @functools.lru_cache(maxsize=8)
@@ -99,7 +123,8 @@ def defs_validator(*names: str, allow_string: bool = False) -> Draft202012Valida
     if allow_string:
         branches.insert(0, {"type": "string", "minLength": 1})
     fragment = branches[0] if len(branches) == 1 else {"anyOf": branches}
-    return Draft202012Validator(fragment, registry=registry)
+    validator: Draft202012Validator = _Validator(fragment, registry=registry)
+    return validator
 
 
 def test_validator() -> Draft202012Validator:
@@ -116,6 +141,8 @@ def _shape(value: Any, key: str | None = None) -> Any:
     prefixes, and assertion type names. Two values with the same shape are both valid or both not."""
     if isinstance(value, bool) or value is None:
         return value
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"$non-finite": repr(value)}  # invalid where a number is due: never shares a valid shape
     if isinstance(value, int | float):
         sign = (value > 0) - (value < 0)
         return sign if float(value).is_integer() else sign * 0.5
@@ -190,6 +217,8 @@ def _instance_type(value: Any) -> str:
 
 
 def _got(value: Any) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{_NON_FINITE[repr(value)]}, which is not a finite number"
     kind = _JSON_TYPES.get(_instance_type(value), _instance_type(value))
     if isinstance(value, str | int | float) and not isinstance(value, bool):
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "...'"

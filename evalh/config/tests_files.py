@@ -6,7 +6,6 @@ Tests read from files are checked against the schema's test definition, located 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from evalh.assertions.registry import all_assertions
 from evalh.config.csv_tests import tests_from_csv
 from evalh.config.files import CsvOrigin, DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath, display_path, format_path
+from evalh.config.safeload import parse_json
 from evalh.config.schema import assertion_type_names
 from evalh.errors import ConfigError, SchemaError
 
@@ -96,9 +96,9 @@ def _jsonl_items(path: Path, where: str, ctx: LoadContext) -> list[tuple[Any, Or
         if not line.strip():
             continue
         try:
-            items.append((json.loads(line), CsvOrigin(file=file, row=number)))
-        except json.JSONDecodeError as error:
-            ctx.problems.add(f"invalid JSON: {error.msg}", where=f"{file}:{number}:{error.colno}")
+            items.append((parse_json(line, file, number), CsvOrigin(file=file, row=number)))
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
     return items
 
 
@@ -111,5 +111,6 @@ def _validated(items: list[tuple[Any, Origin]], offset: int, ctx: LoadContext) -
         for problem in problems:
             where = f"{origin.locate(problem.path)} {format_path((*shown, *problem.path))}"
             ctx.problems.add(problem.message, where=where, hint=problem.hint, kind=SchemaError)
+        ctx.check_data_refs(data, origin, shown)
         tests.append(RawTest(data if isinstance(data, Mapping) else {}, origin, valid=not problems))
     return tests
