@@ -212,29 +212,32 @@ class LoadContext:
                     self._confine(value, document.where((name,)))
         return dict(loaded)
 
-    def check_data_refs(self, test: Any, origin: Origin, shown: JsonPath) -> None:
+    def check_data_refs(self, test: Any, origin: Origin, shown: JsonPath) -> bool:
         """A test read from a data file (a tests file of any format) may name files only inside the
         config's directory tree, so that a dataset cannot read any local file into prompts and
-        reports; the config (written by its author) may name any file. Problems go to ``problems``."""
+        reports; the config (written by its author) may name any file. False (problems recorded)
+        when the test names a file it may not."""
         if self.allow_outside or not isinstance(test, Mapping):
-            return
+            return True
+        confined = True
         for inner, ref in data_file_refs(test):
-            self._confine(ref, self.where(origin, inner, (*shown, *inner)))
+            try:
+                self._confine(ref, self.where(origin, inner, (*shown, *inner)))
+            except ConfigError as error:
+                self.problems.add_exception(error)
+                confined = False
+        return confined
 
     def _confine(self, ref: str, where: str) -> None:
-        try:
-            path = self.resolve(script_path(ref.removeprefix(_PYTHON_PREFIX)), where)
-        except ConfigError as error:
-            self.problems.add_exception(error)
-            return
+        """A ConfigFileError unless ``ref`` names a path inside the config's directory tree."""
+        path = self.resolve(script_path(ref.removeprefix(_PYTHON_PREFIX)), where)
         if not path.is_relative_to(self.base_dir):
-            self.problems.add(
+            raise ConfigFileError(
                 f"{ref!r} names a file outside the config's directory ({display_path(self.base_dir)})",
                 where=where,
                 hint="Files named in data files must lie inside the config's directory tree: move the file "
                 "there, or set evaluateOptions.allowFileOutsideConfigDir: true in the config if you trust "
                 "this data",
-                kind=ConfigFileError,
             )
 
     def where(self, origin: Origin, inner: JsonPath, shown: JsonPath) -> str:

@@ -156,7 +156,7 @@ def parse_document(text: str, file: str, *, json_fallback: bool = False) -> Docu
     """Parse YAML (or JSON, which YAML reads too) into data plus positions. Raises ConfigError.
 
     With ``json_fallback``, text that is not YAML is read as JSON (without positions): a few valid
-    JSON files are not YAML (``"\\/"`` escapes, tabs before a key)."""
+    JSON files are not YAML (a key over 1,024 characters)."""
     try:
         return _parse_yaml(text, file)
     except _SyntaxError:

@@ -92,7 +92,8 @@ def check_provider_id(spec: ProviderSpec, where: str, ctx: LoadContext) -> bool:
         target = script_path(spec.id.removeprefix("python:")).removeprefix(FILE_PREFIX)
         try:
             with path_errors(target, where):
-                path = (Path(spec.base_dir) if spec.base_dir else ctx.base_dir) / Path(target).expanduser()
+                base = Path(spec.base_dir) if spec.base_dir else ctx.base_dir
+                path = (base / Path(target).expanduser()).resolve()
                 found = path.is_file()
         except ConfigError as error:
             ctx.problems.add_exception(error)

@@ -111,6 +111,8 @@ def _validated(items: list[tuple[Any, Origin]], offset: int, ctx: LoadContext) -
         for problem in problems:
             where = f"{origin.locate(problem.path)} {format_path((*shown, *problem.path))}"
             ctx.problems.add(problem.message, where=where, hint=problem.hint, kind=SchemaError)
-        ctx.check_data_refs(data, origin, shown)
-        tests.append(RawTest(data if isinstance(data, Mapping) else {}, origin, valid=not problems))
+        confined = ctx.check_data_refs(data, origin, shown)
+        tests.append(
+            RawTest(data if isinstance(data, Mapping) else {}, origin, valid=confined and not problems)
+        )
     return tests

@@ -7,24 +7,28 @@ from typing import Any
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
 import evalh.errors
+from evalh.cli import app
 from evalh.config.load import load_suite
 from evalh.errors import EXIT_CONFIG, ConfigError
 
 BROKEN = Path(__file__).resolve().parent.parent / "fixtures" / "broken"
 CASES: list[dict[str, Any]] = yaml.safe_load((BROKEN / "cases.yaml").read_text(encoding="utf-8"))["cases"]
+HOSTILE: list[dict[str, Any]] = yaml.safe_load((BROKEN / "hostile.yaml").read_text(encoding="utf-8"))["cases"]
 
 
 def test_there_are_enough_broken_fixtures() -> None:
     assert len(CASES) >= 25
-    names = [case["fixture"] for case in CASES]
+    assert len(HOSTILE) >= 10
+    names = [case["fixture"] for case in CASES + HOSTILE]
     assert len(names) == len(set(names))
     for name in names:
         assert (BROKEN / name).is_file(), name
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case["fixture"] for case in CASES])
+@pytest.mark.parametrize("case", CASES + HOSTILE, ids=[case["fixture"] for case in CASES + HOSTILE])
 def test_broken_config_is_reported(case: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EVALH_FIXTURE_UNSET_VARIABLE", raising=False)
     with pytest.raises(ConfigError) as caught:
@@ -36,6 +40,19 @@ def test_broken_config_is_reported(case: dict[str, Any], monkeypatch: pytest.Mon
     for expected in case["expect"]:
         assert expected in message, f"{expected!r} not in:\n{message}"
     assert "Traceback" not in message
+
+
+def test_hostile_configs_exit_2_through_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+    # in process (typer's runner), so these cases add no subprocess to the suite
+    monkeypatch.chdir(BROKEN.parent.parent.parent)
+    runner = CliRunner()
+    for case in HOSTILE:
+        result = runner.invoke(app, ["validate", str(BROKEN / case["fixture"])])
+        assert result.exit_code == EXIT_CONFIG, (case["fixture"], result.output)
+        assert result.stderr.startswith("evalh: error: "), result.stderr
+        assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+        for expected in case["expect"]:
+            assert expected in result.stderr, f"{expected!r} not in {result.stderr!r}"
 
 
 def test_problems_are_capped(tmp_path: Path) -> None:
