@@ -21,7 +21,9 @@ from evalh.config.schema import assertion_type_names
 from evalh.model import AssertionSpec, ProviderChoice, ProviderSpec, TestCase
 from evalh.providers.registry import capabilities_of, find_entry
 
-__all__ = ["AssertionChecker"]
+__all__ = ["MAX_SET_DEPTH", "AssertionChecker"]
+
+MAX_SET_DEPTH = 5  # promptfoo allows no assert-set inside another; a few levels are plenty
 
 _SIMILARITY_OK = frozenset(
     {"similar", "similar:cosine"}
@@ -49,8 +51,16 @@ class AssertionChecker:
     def _where(self, spec: AssertionSpec) -> str:
         return self.where_of.get(id(spec), spec.path)
 
-    def _check(self, spec: AssertionSpec, test: TestCase) -> None:
+    def _check(self, spec: AssertionSpec, test: TestCase, depth: int = 1) -> None:
         where = self._where(spec)
+        if spec.children and depth > MAX_SET_DEPTH:
+            self.ctx.problems.add(
+                f"assert-sets are nested more than {MAX_SET_DEPTH} deep",
+                where=where,
+                hint="Flatten the inner sets into this one (a report lists every set's results once per "
+                "enclosing set, so each level doubles its size)",
+            )
+            return
         definition = self.registry.get(spec.type)
         if definition is None:
             self._unknown_type(spec, where)
@@ -65,7 +75,7 @@ class AssertionChecker:
         for need in definition.needs:
             self._check_need(spec, test, need, where)
         for child in spec.children:
-            self._check(child, test)
+            self._check(child, test, depth + 1)
 
     def _unknown_type(self, spec: AssertionSpec, where: str) -> None:
         if spec.full_type in assertion_type_names():

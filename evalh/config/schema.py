@@ -25,6 +25,7 @@ from evalh.config.locate import JsonPath, close_matches
 from evalh.errors import ConfigFileError
 
 __all__ = [
+    "MAX_SAFE_INTEGER",
     "SchemaProblem",
     "ShapeCachedValidator",
     "assertion_type_names",
@@ -46,6 +47,7 @@ _JSON_TYPES = {
     "array": "a list",
     "null": "null",
 }
+MAX_SAFE_INTEGER = 2**53  # JavaScript's (so promptfoo's) largest exact whole number
 _NON_FINITE = {"nan": "NaN", "inf": "infinity", "-inf": "minus infinity"}
 # promptfoo keys evalh deliberately does not support, with what to do instead.
 _UNSUPPORTED = {
@@ -88,14 +90,15 @@ def load_schema(name: str = "evalh.schema.json") -> dict[str, Any]:
 
 def _is_number(checker: Any, instance: Any) -> bool:
     """JSON's numbers: NaN and the infinities are not numbers (YAML's .nan/.inf, a CSV's "inf")."""
-    if isinstance(instance, bool):
-        return False
-    return isinstance(instance, int) or (isinstance(instance, float) and math.isfinite(instance))
+    if isinstance(instance, float):
+        return math.isfinite(instance)
+    return _is_integer(checker, instance)
 
 
 def _is_integer(checker: Any, instance: Any) -> bool:
-    """Whole numbers as written: 2.0 is not one (it would reach the runner as a float)."""
-    return isinstance(instance, int) and not isinstance(instance, bool)
+    """Whole numbers as written (2.0 would reach the runner as a float), and exact in JSON and
+    JavaScript: 10**400 cannot even become a float."""
+    return isinstance(instance, int) and not isinstance(instance, bool) and abs(instance) <= MAX_SAFE_INTEGER
 
 
 # Draft 2020-12, except that a number is finite and an integer is an int.
@@ -143,9 +146,11 @@ def _shape(value: Any, key: str | None = None) -> Any:
         return value
     if isinstance(value, float) and not math.isfinite(value):
         return {"$non-finite": repr(value)}  # invalid where a number is due: never shares a valid shape
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INTEGER:
+        return {"$too-large": value > 0}
     if isinstance(value, int | float):
         sign = (value > 0) - (value < 0)
-        return sign if float(value).is_integer() else sign * 0.5
+        return sign if isinstance(value, int) or value.is_integer() else sign * 0.5
     if isinstance(value, str):
         if key == "type" or value.startswith("file://"):
             return value if key == "type" else "file://"
@@ -219,6 +224,8 @@ def _instance_type(value: Any) -> str:
 def _got(value: Any) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return f"{_NON_FINITE[repr(value)]}, which is not a finite number"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INTEGER:
+        return f"a whole number of {len(str(abs(value)))} digits, beyond ±2**53"
     kind = _JSON_TYPES.get(_instance_type(value), _instance_type(value))
     if isinstance(value, str | int | float) and not isinstance(value, bool):
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "...'"
