@@ -59,6 +59,7 @@ _FLOAT_TEXT = re.compile(
     r"(?:[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)?"
     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z"
 )
+_BOOL_TEXT = re.compile(r"(?:true|True|TRUE|false|False|FALSE)\Z")
 _KEYWORDS = {
     "~": _NULL,
     "null": _NULL,
@@ -110,8 +111,16 @@ class SafeLoader(_BaseLoader):  # type: ignore[valid-type,misc]
         return None
 
 
+def _scalar_text(loader: yaml.SafeLoader, node: yaml.ScalarNode, pattern: re.Pattern[str], kind: str) -> str:
+    """The text of a scalar that must read as ``kind`` (an explicit ``!!int abc`` skips the resolver)."""
+    text = str(loader.construct_scalar(node))
+    if not pattern.match(text) or text.endswith("_"):
+        raise yaml.constructor.ConstructorError(None, None, f"{text[:40]!r} is not {kind}", node.start_mark)
+    return text
+
+
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    text = str(loader.construct_scalar(node)).replace("_", "")
+    text = _scalar_text(loader, node, _INT_TEXT, "a whole number").replace("_", "")
     sign = -1 if text[0] == "-" else 1
     digits = text.lstrip("+-")
     base = {"0b": 2, "0o": 8, "0x": 16}.get(digits[:2], 10)
@@ -140,7 +149,7 @@ def _too_large(node: yaml.Node) -> LimitError:
 
 
 def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
-    text = str(loader.construct_scalar(node)).replace("_", "").lower()
+    text = _scalar_text(loader, node, _FLOAT_TEXT, "a number").replace("_", "").lower()
     if text.endswith((".inf", ".nan")):
         sign = -1.0 if text[0] == "-" else 1.0
         return sign * float(text.lstrip("+-")[1:])
@@ -148,7 +157,7 @@ def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
 
 
 def _construct_bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
-    return _BOOL_VALUES[str(loader.construct_scalar(node)).lower()]
+    return _BOOL_VALUES[_scalar_text(loader, node, _BOOL_TEXT, "true or false").lower()]
 
 
 def _construct_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pytest
@@ -155,3 +156,22 @@ def test_a_json_file_that_is_not_yaml_still_loads_but_keeps_the_bounds() -> None
 def test_the_yaml_module_default_is_untouched() -> None:
     # evalh's loader is its own class: other users of PyYAML in the process keep YAML 1.1
     assert yaml.safe_load("key: yes") == {"key": True}
+
+
+@pytest.mark.parametrize(
+    ("tagged", "problem"),
+    [
+        ("!!set null", "expected a mapping node, but found scalar"),
+        ("!!set [a]", "expected a mapping node, but found sequence"),
+        ("!!int abc", "'abc' is not a whole number"),
+        ('!!int ""', "'' is not a whole number"),
+        ("!!float x", "'x' is not a number"),
+        ("!!bool maybe", "'maybe' is not true or false"),
+        ("!!str [a]", "expected a scalar node"),
+        ("!!python/object:os.system x", "could not determine a constructor"),
+    ],
+)
+def test_explicit_tags_that_do_not_fit_are_located_errors(tagged: str, problem: str) -> None:
+    # found by the fuzz test: `!!set null` and `!!int abc` ended as internal errors
+    with pytest.raises(ConfigError, match=rf"^x\.yaml:1:6: invalid YAML: {re.escape(problem)}"):
+        parse_document(f"key: {tagged}\n", "x.yaml")
