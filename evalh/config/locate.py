@@ -50,7 +50,7 @@ class _LocatingLoader(SafeLoader):
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         if not isinstance(node, yaml.MappingNode):  # `!!set x`: PyYAML says "expected a mapping node"
-            return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+            return super().construct_mapping(node, deep=deep)
         keys = [key.value for key, _ in node.value if isinstance(key, yaml.ScalarNode)]
         if len(keys) != len(set(keys)):
             self.has_duplicates = True
