@@ -20,7 +20,6 @@ import re
 from typing import Any
 
 from evalh.model import RunResult, TestCase, TestResult
-from evalh.reports.columns import columns_of
 from evalh.reports.serialize import dumps
 from evalh.reports.textutil import escape_controls, output_text
 
@@ -65,7 +64,7 @@ def _row_cells(row: TestResult | None) -> list[str]:
 
 def to_csv_text(run: RunResult) -> str:
     """The CSV document of ``run`` (header line first, ``\\r\\n`` line ends as the csv module writes)."""
-    columns = columns_of(run)
+    columns = run.aggregates.columns
     lines: dict[tuple[int, int], dict[tuple[int, int], TestResult]] = {}
     tests: dict[tuple[int, int], TestCase] = {}
     for column in columns:

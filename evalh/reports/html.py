@@ -13,7 +13,6 @@ from typing import Any
 import jinja2
 
 from evalh.model import RunResult, Status, TestResult
-from evalh.reports.columns import columns_of
 from evalh.reports.textutil import escape_controls, output_text, truncate
 
 __all__ = ["to_html"]
@@ -104,7 +103,7 @@ def _environment() -> jinja2.Environment:
 
 def to_html(run: RunResult) -> str:
     """The HTML page of ``run``."""
-    columns = columns_of(run)
+    columns = run.aggregates.columns
     grid: dict[tuple[int, int], dict[tuple[int, int], TestResult]] = {}
     for column in columns:
         for row in column.rows:

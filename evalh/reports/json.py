@@ -19,25 +19,36 @@ import platform
 import secrets
 import sys
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from evalh import __version__
 from evalh.model import (
+    Aggregates,
     AssertionSpec,
+    Column,
     GradedAssertion,
     Prompt,
+    RowFigures,
     RunResult,
+    ScoreStats,
     Status,
     TestCase,
     TestResult,
+    TypeFigures,
     Usage,
 )
-from evalh.reports.columns import Column, columns_of
 from evalh.reports.serialize import redact
 from evalh.reports.textutil import output_text
 
-__all__ = ["flatten_components", "new_memo", "result_to_json", "to_promptfoo_json", "usage_to_json"]
+__all__ = [
+    "aggregates_to_json",
+    "flatten_components",
+    "new_memo",
+    "result_to_json",
+    "to_promptfoo_json",
+    "usage_to_json",
+]
 
 _FAILURE_REASON = {Status.PASS: 0, Status.FAIL: 1, Status.ERROR: 2}
 
@@ -211,23 +222,8 @@ def result_to_json(row: TestResult, *, memo: _Memo | None = None) -> dict[str, A
     }
 
 
-def _column_to_json(column: Column, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    named_sums: dict[str, float] = {}
-    named_counts: dict[str, int] = {}
-    named_weights: dict[str, float] = {}
-    usage = Usage()
-    assert_pass = assert_fail = 0
-    for row, data in zip(column.rows, rows, strict=True):
-        usage = usage + row.usage
-        for name, value in row.named_scores.items():
-            named_sums[name] = named_sums.get(name, 0.0) + value
-            named_counts[name] = named_counts.get(name, 0) + 1
-        for name, weight in row.named_score_weights.items():
-            named_weights[name] = named_weights.get(name, 0.0) + weight
-        components = data["gradingResult"]["componentResults"] if data["gradingResult"] else ()
-        passed = sum(1 for c in components if c["pass"])
-        assert_pass += passed
-        assert_fail += len(components) - passed
+def _column_to_json(column: Column) -> dict[str, Any]:
+    totals = column.named_totals
     return {
         "id": _prompt_id(column.prompt),
         "raw": output_text(column.prompt.raw),
@@ -236,19 +232,74 @@ def _column_to_json(column: Column, rows: Sequence[dict[str, Any]]) -> dict[str,
         "promptIdx": column.prompt_index,
         "providerIdx": column.provider_index,
         "metrics": {
-            "score": sum(r.score for r in column.rows),
-            "testPassCount": sum(1 for r in column.rows if r.status is Status.PASS),
-            "testFailCount": sum(1 for r in column.rows if r.status is Status.FAIL),
-            "testErrorCount": sum(1 for r in column.rows if r.status is Status.ERROR),
-            "assertPassCount": assert_pass,
-            "assertFailCount": assert_fail,
-            "totalLatencyMs": sum(r.latency_ms or 0.0 for r in column.rows),
-            "tokenUsage": usage_to_json(usage),
-            "namedScores": named_sums,
-            "namedScoresCount": named_counts,
-            "namedScoreWeights": named_weights,
-            "cost": sum(r.cost or 0.0 for r in column.rows),
+            "score": column.score_total,
+            "testPassCount": column.figures.passed,
+            "testFailCount": column.figures.failed,
+            "testErrorCount": column.figures.errors,
+            "assertPassCount": column.assertions_passed,
+            "assertFailCount": column.assertions_failed,
+            "totalLatencyMs": column.latency_ms,
+            "tokenUsage": usage_to_json(column.usage),
+            "namedScores": {name: t.total for name, t in totals.items()},
+            "namedScoresCount": {name: t.count for name, t in totals.items()},
+            "namedScoreWeights": {name: t.weight for name, t in totals.items()},
+            "cost": column.cost,
         },
+    }
+
+
+def _figures_to_json(figures: RowFigures) -> dict[str, Any]:
+    return {
+        "rows": figures.rows,
+        "passed": figures.passed,
+        "failed": figures.failed,
+        "errors": figures.errors,
+        "passRate": figures.pass_rate,
+        "meanScore": figures.mean_score,
+    }
+
+
+def _stats_to_json(stats: ScoreStats) -> dict[str, Any]:
+    return {"mean": stats.mean, "min": stats.min, "max": stats.max, "count": stats.count}
+
+
+def _type_to_json(figures: TypeFigures) -> dict[str, Any]:
+    return {
+        "count": figures.count,
+        "passed": figures.passed,
+        "errors": figures.errors,
+        "passRate": figures.pass_rate,
+        "meanScore": figures.mean_score,
+    }
+
+
+def aggregates_to_json(aggregates: Aggregates) -> dict[str, Any]:
+    """The run's aggregates in the report's shape (see ``evalh.runner.aggregates``)."""
+    columns: list[dict[str, Any]] = []
+    classification: list[dict[str, Any]] = []
+    for column in (c for c in aggregates.columns if c.rows):  # a run without rows lists none
+        identity = {
+            "provider": column.provider.display,
+            "prompt": column.prompt.label,
+            "providerIndex": column.provider_index,
+            "promptIndex": column.prompt_index,
+        }
+        named = {name: stats.mean for name, stats in column.named_scores.items()}
+        record = {**identity, **_figures_to_json(column.figures), "namedScores": named}
+        report = column.classification
+        if report is not None:
+            record.update(macroF1=report["macroF1"], accuracy=report["accuracy"])
+            classification.append({**identity, **report})
+        columns.append(record)
+    overall = _figures_to_json(aggregates.figures)
+    return {
+        "passRate": overall["passRate"],
+        "meanScore": overall["meanScore"],
+        "counts": {key: overall[key] for key in ("rows", "passed", "failed", "errors")},
+        "namedScores": {name: _stats_to_json(s) for name, s in aggregates.named_scores.items()},
+        "assertionTypes": {name: _type_to_json(t) for name, t in aggregates.assertion_types.items()},
+        "columns": columns,
+        "classification": classification,
     }
 
 
@@ -309,8 +360,7 @@ def to_promptfoo_json(run: RunResult) -> dict[str, Any]:
     ``results.aggregates``."""
     memo = _Memo()
     rows = [result_to_json(row, memo=memo) for row in run.results]
-    by_row = {id(row): data for row, data in zip(run.results, rows, strict=True)}
-    prompts = [_column_to_json(c, [by_row[id(r)] for r in c.rows]) for c in columns_of(run)]
+    prompts = [_column_to_json(column) for column in run.aggregates.columns]
     return {
         "evalId": _eval_id(run.started_at),
         "results": {
@@ -320,7 +370,7 @@ def to_promptfoo_json(run: RunResult) -> dict[str, Any]:
             "results": rows,
             "stats": _stats(run),
             "evalh": _evalh_block(run),
-            "aggregates": dict(run.aggregates),
+            "aggregates": aggregates_to_json(run.aggregates),
         },
         "config": redact(run.suite.raw_config),
         "shareableUrl": None,

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from evalh.model import RunResult, Status, TestResult
-from evalh.reports.columns import Column, columns_of
+from evalh.model import Column, RunResult, Status, TestResult
 from evalh.reports.textutil import collapse_whitespace, failed_assertion_lines, truncate, xml_safe
 
 __all__ = ["to_junit_xml"]
@@ -150,7 +149,7 @@ def to_junit_xml(run: RunResult) -> bytes:
     root = ET.Element("testsuites", {"name": "evalh"})
     totals = [0, 0, 0]
     per_provider: dict[int, int] = {}
-    for column in columns_of(run):
+    for column in run.aggregates.columns:
         k = per_provider[column.provider_index] = per_provider.get(column.provider_index, 0) + 1
         tests, failures, errors = _testsuite(root, column, k, run)
         totals = [totals[0] + tests, totals[1] + failures, totals[2] + errors]

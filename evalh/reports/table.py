@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evalh.model import RunResult, Status, TestResult
+from evalh.reports.json import aggregates_to_json
 from evalh.reports.textutil import (
     collapse_whitespace,
     escape_controls,
@@ -133,7 +134,7 @@ def _summary_table(run: RunResult) -> Table:
     if run.interrupted:
         signal_name = run.interrupted_by or "SIGINT"
         figures.append(("Interrupted", f"by {signal_name} (partial results, {run.not_run} not run)"))
-    means = {} if run.aggregates.get("namedScores") else _named_metric_means(run.results)
+    means = {} if run.aggregates.named_scores else _named_metric_means(run.results)
     for name, mean in sorted(means.items()):
         figures.append((f"Mean {escape_controls(name, one_line=True)}", f"{mean:.3f}"))
     for label, value in figures:
@@ -296,8 +297,7 @@ def print_summary(
         console.print(_results_table(console, run.results[:limit], verbose))
         if len(run.results) > limit:
             console.print(Text(f"... and {len(run.results) - limit} more", style="dim"))
-    if run.aggregates:
-        _print_aggregates(console, run.aggregates, verbose)
+    _print_aggregates(console, aggregates_to_json(run.aggregates), verbose)
     console.print(_summary_table(run))
     if run.provider_usage:
         console.print(_usage_table(console, run))

@@ -1,10 +1,12 @@
 """Suite-level aggregates of a run: pass rate, mean scores per named metric and per assertion type,
 macro-F1 for classification suites, and a side-by-side view of every provider × prompt column.
 
-:func:`compute_aggregates` is pure. The runner stores its result in ``RunResult.aggregates``; the JSON
-report writes it under ``results.aggregates`` and the console prints it. Its shape (camelCase keys like
-the rest of the JSON report; rates are percentages 0-100 like ``stats`` and ``RunResult.pass_rate``,
-scores are fractions 0-1; a mean over nothing is ``null``)::
+:func:`compute_aggregates` is pure and runs once: the runner stores its typed result
+(:class:`evalh.model.Aggregates`) in ``RunResult.aggregates``, and every report formats it (the columns
+of the CSV, JUnit, HTML and JSON reports, the console's tables). ``reports/json.py`` writes it under
+``results.aggregates`` in this shape (camelCase keys like the rest of the JSON report; rates are
+percentages 0-100 like ``stats`` and ``RunResult.pass_rate``, scores are fractions 0-1; a mean over
+nothing is ``null``)::
 
     {
       "passRate": 83.33,          # % of rows that passed; ERROR rows count against; 100.0 with no rows
@@ -53,7 +55,19 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from evalh.model import GradedAssertion, Status, TestResult
+from evalh.model import (
+    Aggregates,
+    Column,
+    GradedAssertion,
+    NamedTotal,
+    RowFigures,
+    ScoreStats,
+    Status,
+    Suite,
+    TestResult,
+    TypeFigures,
+    Usage,
+)
 
 __all__ = ["classification_report", "compute_aggregates", "label_of", "predicted_label"]
 
@@ -120,48 +134,48 @@ def _flatten(graded: Iterable[GradedAssertion]) -> Iterator[GradedAssertion]:
         yield from _flatten(item.children)
 
 
-def _assertion_types(rows: Sequence[TestResult]) -> dict[str, dict[str, Any]]:
+def _assertion_types(rows: Sequence[TestResult]) -> dict[str, TypeFigures]:
     groups: dict[str, list[GradedAssertion]] = defaultdict(list)
     for row in rows:
         for item in _flatten(row.assertions):
             groups[item.spec.full_type].append(item)
-    summary: dict[str, dict[str, Any]] = {}
+    summary: dict[str, TypeFigures] = {}
     for name in sorted(groups):
         items = groups[name]
         passed = sum(1 for item in items if item.passed and not item.error)
         ran = [item.score for item in items if not item.error]
-        summary[name] = {
-            "count": len(items),
-            "passed": passed,
-            "errors": len(items) - len(ran),
-            "passRate": _rate(passed, len(items)),
-            "meanScore": _mean(ran),
-        }
+        summary[name] = TypeFigures(
+            count=len(items),
+            passed=passed,
+            errors=len(items) - len(ran),
+            pass_rate=_rate(passed, len(items)),
+            mean_score=_mean(ran),
+        )
     return summary
 
 
-def _named_scores(rows: Sequence[TestResult]) -> dict[str, dict[str, Any]]:
+def _named_scores(rows: Sequence[TestResult]) -> dict[str, ScoreStats]:
     values: dict[str, list[float]] = defaultdict(list)
     for row in rows:
         if row.status is not Status.ERROR:
             for name, score in row.named_scores.items():
                 values[name].append(score)
     return {
-        name: {"mean": _mean(scores), "min": min(scores), "max": max(scores), "count": len(scores)}
+        name: ScoreStats(mean=sum(scores) / len(scores), min=min(scores), max=max(scores), count=len(scores))
         for name, scores in sorted(values.items())
     }
 
 
-def _summary(rows: Sequence[TestResult]) -> dict[str, Any]:
+def _figures(rows: Sequence[TestResult]) -> RowFigures:
     counts = Counter(row.status for row in rows)
-    return {
-        "rows": len(rows),
-        "passed": counts[Status.PASS],
-        "failed": counts[Status.FAIL],
-        "errors": counts[Status.ERROR],
-        "passRate": _rate(counts[Status.PASS], len(rows)),
-        "meanScore": _mean([row.score for row in rows if row.status is not Status.ERROR]),
-    }
+    return RowFigures(
+        rows=len(rows),
+        passed=counts[Status.PASS],
+        failed=counts[Status.FAIL],
+        errors=counts[Status.ERROR],
+        pass_rate=_rate(counts[Status.PASS], len(rows)),
+        mean_score=_mean([row.score for row in rows if row.status is not Status.ERROR]),
+    )
 
 
 def _labelled_pairs(rows: Sequence[TestResult]) -> list[tuple[str, str | None]]:
@@ -173,39 +187,64 @@ def _labelled_pairs(rows: Sequence[TestResult]) -> list[tuple[str, str | None]]:
     return pairs
 
 
-def _columns(rows: Sequence[TestResult]) -> dict[tuple[int, int], list[TestResult]]:
-    columns: dict[tuple[int, int], list[TestResult]] = defaultdict(list)
+def _named_totals(rows: Sequence[TestResult]) -> dict[str, NamedTotal]:
+    """Sums over every row, ERROR rows included, as promptfoo's per-prompt metrics."""
+    totals: dict[str, NamedTotal] = {}
     for row in rows:
-        columns[(row.provider_index, row.prompt_index)].append(row)
-    return dict(sorted(columns.items()))
+        for name, value in row.named_scores.items():
+            old = totals.get(name, NamedTotal())
+            totals[name] = NamedTotal(old.total + value, old.count + 1, old.weight)
+        for name, weight in row.named_score_weights.items():
+            old = totals.get(name, NamedTotal())
+            totals[name] = NamedTotal(old.total, old.count, old.weight + weight)
+    return totals
 
 
-def compute_aggregates(results: Sequence[TestResult]) -> dict[str, Any]:
-    """The run's aggregates (shape in the module docstring); pure, results in any order."""
-    overall = _summary(results)
-    columns: list[dict[str, Any]] = []
-    classification: list[dict[str, Any]] = []
+def _column(first: TestResult, rows: Sequence[TestResult], labelled: bool) -> Column:
+    graded = [item for row in rows for item in _flatten(row.assertions)]
+    passed = sum(1 for item in graded if item.passed)
+    return Column(
+        prompt=first.prompt,
+        provider=first.provider,
+        prompt_index=first.prompt_index,
+        provider_index=first.provider_index,
+        rows=tuple(rows),
+        figures=_figures(rows),
+        named_scores=_named_scores(rows),
+        named_totals=_named_totals(rows),
+        assertions_passed=passed,
+        assertions_failed=len(graded) - passed,
+        score_total=sum(row.score for row in rows),
+        latency_ms=sum(row.latency_ms or 0.0 for row in rows),
+        cost=sum(row.cost or 0.0 for row in rows),
+        usage=sum((row.usage for row in rows), Usage()),
+        classification=classification_report(_labelled_pairs(rows)) if labelled else None,
+    )
+
+
+def _columns(suite: Suite, results: Sequence[TestResult], labelled: bool) -> tuple[Column, ...]:
+    """Every provider x prompt column, by provider then prompt. The rows decide which columns exist
+    (a provider may be limited to some prompts); a run without rows lists the suite's providers x
+    prompts."""
+    groups: dict[tuple[int, int], list[TestResult]] = defaultdict(list)
+    for row in results:
+        groups[(row.provider_index, row.prompt_index)].append(row)
+    if not results:
+        return tuple(
+            Column(prompt, provider, qi, pi)
+            for pi, provider in enumerate(suite.providers)
+            for qi, prompt in enumerate(suite.prompts)
+        )
+    return tuple(_column(rows[0], rows, labelled) for _, rows in sorted(groups.items()))
+
+
+def compute_aggregates(suite: Suite, results: Sequence[TestResult]) -> Aggregates:
+    """The run's aggregates; pure, results in any order (rows keep their order within a column)."""
     labelled = any(label_of(row.test.metadata.get("label")) is not None for row in results)
-    for (provider_index, prompt_index), rows in _columns(results).items():
-        identity = {
-            "provider": rows[0].provider.display,
-            "prompt": rows[0].prompt.label,
-            "providerIndex": provider_index,
-            "promptIndex": prompt_index,
-        }
-        named = {name: figures["mean"] for name, figures in _named_scores(rows).items()}
-        column = {**identity, **_summary(rows), "namedScores": named}
-        if labelled:
-            report = classification_report(_labelled_pairs(rows))
-            column.update(macroF1=report["macroF1"], accuracy=report["accuracy"])
-            classification.append({**identity, **report})
-        columns.append(column)
-    return {
-        "passRate": overall["passRate"],
-        "meanScore": overall["meanScore"],
-        "counts": {key: overall[key] for key in ("rows", "passed", "failed", "errors")},
-        "namedScores": _named_scores(results),
-        "assertionTypes": _assertion_types(results),
-        "columns": columns,
-        "classification": classification,
-    }
+    return Aggregates(
+        figures=_figures(results),
+        named_scores=_named_scores(results),
+        assertion_types=_assertion_types(results),
+        columns=_columns(suite, results, labelled),
+        labelled=labelled,
+    )

@@ -248,5 +248,5 @@ def run_suite(
         interrupted=stopped_by is not None,
         interrupted_by=stopped_by,
         not_run=len(jobs) - len(results),
-        aggregates=compute_aggregates(results),
+        aggregates=compute_aggregates(suite, results),
     )

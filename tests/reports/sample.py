@@ -8,6 +8,8 @@ aggregates come from the real ``evalh.runner.aggregates``.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from evalh.model import (
@@ -265,7 +267,7 @@ def sample_run() -> RunResult:
                 "local:minilm", Usage(total_tokens=48, requests=2, texts=8, cached=4, latency_ms=31.5)
             ),
         ),
-        aggregates=compute_aggregates(rows),
+        aggregates=compute_aggregates(suite, rows),
     )
 
 
@@ -306,4 +308,15 @@ def large_run(n_tests: int = 10_000, n_asserts: int = 5) -> RunResult:
             )
         )
     suite = Suite(tests=tuple(r.test for r in rows), prompts=PROMPTS[:1], providers=PROVIDERS[:1])
-    return RunResult(suite=suite, results=tuple(rows), started_at="2025-01-02T03:04:05Z", duration_ms=9000.0)
+    return RunResult(
+        suite=suite,
+        results=tuple(rows),
+        started_at="2025-01-02T03:04:05Z",
+        duration_ms=9000.0,
+        aggregates=compute_aggregates(suite, rows),
+    )
+
+
+def with_results(run: RunResult, rows: Sequence[TestResult]) -> RunResult:
+    """``run`` holding ``rows`` instead, its aggregates recomputed as the runner would."""
+    return dataclasses.replace(run, results=tuple(rows), aggregates=compute_aggregates(run.suite, rows))

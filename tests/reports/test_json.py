@@ -17,7 +17,7 @@ from evalh.reports.json import result_to_json, to_promptfoo_json
 from evalh.reports.serialize import redact
 from evalh.reports.writers import JsonlStream, write_reports
 from tests.reports.golden import assert_golden
-from tests.reports.sample import NASTY_OUTPUT, large_run, sample_run
+from tests.reports.sample import NASTY_OUTPUT, large_run, sample_run, with_results
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "report.schema.json"
 
@@ -223,7 +223,7 @@ def test_strict_json_for_nan_and_numpy_values(tmp_path: Path) -> None:
     graded = rows[0].assertions[1]
     odd = dataclasses.replace(graded, details={"similarity": np.float32(0.5), "vector": np.arange(3)})
     rows[0] = dataclasses.replace(rows[0], score=math.nan, assertions=(rows[0].assertions[0], odd))
-    (path,) = write_reports(dataclasses.replace(run, results=tuple(rows)), [tmp_path / "r.json"])
+    (path,) = write_reports(with_results(run, rows), [tmp_path / "r.json"])
 
     def refuse(constant: str) -> None:
         raise AssertionError(f"non-standard JSON constant {constant}")

@@ -14,7 +14,7 @@ from evalh.model import RunResult, Status
 from evalh.reports.junit import to_junit_xml
 from evalh.reports.writers import write_reports
 from tests.reports.golden import assert_golden
-from tests.reports.sample import NASTY_OUTPUT, sample_run
+from tests.reports.sample import NASTY_OUTPUT, sample_run, with_results
 
 
 def _parse(path: Path) -> junitparser.JUnitXml:
@@ -97,7 +97,7 @@ def _with_text(run: RunResult, text: str) -> RunResult:
         )
         for r in run.results
     )
-    return dataclasses.replace(run, results=rows)
+    return with_results(run, rows)
 
 
 def test_well_formed_with_control_characters_and_lone_surrogates(tmp_path: Path) -> None:
@@ -138,8 +138,7 @@ def test_junit_matches_golden() -> None:
 def test_an_interrupted_run_is_marked_even_with_no_finished_row(tmp_path: Path, finished: bool) -> None:
     run = sample_run()
     run = dataclasses.replace(
-        run,
-        results=run.results if finished else (),
+        with_results(run, run.results if finished else ()),
         interrupted=True,
         interrupted_by="SIGTERM",
         not_run=5,

@@ -13,7 +13,17 @@ from typing import Any
 import jsonschema
 import pytest
 
-from evalh.model import AssertionSpec, GradedAssertion, Prompt, ProviderSpec, Status, TestCase, TestResult
+from evalh.model import (
+    AssertionSpec,
+    GradedAssertion,
+    Prompt,
+    ProviderSpec,
+    Status,
+    Suite,
+    TestCase,
+    TestResult,
+)
+from evalh.reports.json import aggregates_to_json
 from evalh.runner.aggregates import classification_report, compute_aggregates, label_of, predicted_label
 
 PROMPTS = (Prompt(raw="Classify: {{text}}", label="classify"), Prompt(raw="Label {{text}}", label="terse"))
@@ -21,6 +31,11 @@ PROVIDERS = (ProviderSpec(id="echo"), ProviderSpec(id="openai:chat:gpt-4o-mini",
 GOLD = ("positive", "negative", "neutral", "positive")
 ROOT = Path(__file__).resolve().parents[2]
 RAG_EXAMPLE = ROOT / "examples" / "configs" / "rag.yaml"
+
+
+def aggregate(rows: list[TestResult]) -> dict[str, Any]:
+    """The run's aggregates as the JSON report writes them."""
+    return aggregates_to_json(compute_aggregates(Suite(tests=()), rows))
 
 
 def graded(kind: str, score: float, passed: bool, *, error: bool = False, **spec: Any) -> GradedAssertion:
@@ -95,7 +110,7 @@ def classification_rows() -> list[TestResult]:
 
 
 def test_macro_f1_hand_computed() -> None:
-    aggregates = compute_aggregates(classification_rows())
+    aggregates = aggregate(classification_rows())
     first, second = aggregates["classification"]
     # provider 0 predicts pos, neg, pos, pos: negative F1 1, neutral F1 0, positive P 2/3 R 1 -> F1 0.8
     assert first["provider"] == "echo" and first["rows"] == 4
@@ -119,7 +134,7 @@ def test_macro_f1_hand_computed() -> None:
 
 
 def test_pass_rate_means_and_counts() -> None:
-    aggregates = compute_aggregates(classification_rows())
+    aggregates = aggregate(classification_rows())
     assert aggregates["counts"] == {"rows": 8, "passed": 5, "failed": 2, "errors": 1}
     assert aggregates["passRate"] == pytest.approx(100 * 5 / 8)
     assert aggregates["meanScore"] == pytest.approx(5 / 7)  # the ERROR row is left out of means
@@ -163,7 +178,7 @@ def test_assertion_types_flatten_sets_and_keep_negations_apart() -> None:
         ),
         row(2, "z", Status.ERROR, 0.0, assertions=(graded("rouge-n", 0.0, False, error=True),)),
     ]
-    types = compute_aggregates(rows)["assertionTypes"]
+    types = aggregate(rows)["assertionTypes"]
     assert list(types) == ["assert-set", "contains", "not-contains", "rouge-n"]
     assert types["contains"] == {"count": 2, "passed": 2, "errors": 0, "passRate": 100.0, "meanScore": 1.0}
     assert types["not-contains"]["meanScore"] == 0.0 and types["not-contains"]["passRate"] == 0.0
@@ -178,17 +193,17 @@ def test_columns_are_ordered_by_provider_then_prompt() -> None:
         row(0, "a", Status.PASS, 0.5, provider=0, prompt=0, named={"m": 0.5}),
         row(1, "b", Status.PASS, 1.0, provider=0, prompt=0, named={"m": 1.0}),
     ]
-    columns = compute_aggregates(rows)["columns"]
+    columns = aggregate(rows)["columns"]
     assert [(c["providerIndex"], c["promptIndex"]) for c in columns] == [(0, 0), (0, 1), (1, 0), (1, 1)]
     assert [(c["provider"], c["prompt"]) for c in columns][1:3] == [("echo", "terse"), ("gpt", "classify")]
     assert columns[0]["namedScores"] == {"m": 0.75} and columns[0]["meanScore"] == 0.75
     assert columns[1]["namedScores"] == {}
     assert "macroF1" not in columns[0]  # no labelled test: no classification figures
-    assert compute_aggregates(rows)["classification"] == []
+    assert aggregate(rows)["classification"] == []
 
 
 def test_empty_run() -> None:
-    aggregates = compute_aggregates([])
+    aggregates = aggregate([])
     assert aggregates == {
         "passRate": 100.0,
         "meanScore": None,
@@ -202,11 +217,11 @@ def test_empty_run() -> None:
 
 def test_aggregates_are_json_and_order_independent() -> None:
     rows = classification_rows()
-    aggregates = compute_aggregates(rows)
+    aggregates = aggregate(rows)
     assert json.loads(json.dumps(aggregates, allow_nan=False)) == aggregates
     shuffled = rows[:]
     random.Random(3).shuffle(shuffled)
-    assert compute_aggregates(shuffled) == aggregates
+    assert aggregate(shuffled) == aggregates
 
 
 def test_label_reading() -> None:
@@ -227,7 +242,7 @@ def test_numeric_and_unicode_labels() -> None:
         row(1, "2", Status.FAIL, 0.0, label=1),
         row(2, "Élevé", Status.PASS, 1.0, label="élevé"),
     ]
-    report = compute_aggregates(rows)["classification"][0]
+    report = aggregate(rows)["classification"][0]
     assert set(report["perClass"]) == {"1", "élevé"}
     assert report["perClass"]["1"]["recall"] == 0.5 and report["perClass"]["1"]["precision"] == 1.0
     assert report["unknownPredictions"] == 1
@@ -295,5 +310,5 @@ def test_aggregates_satisfy_the_report_schema() -> None:
     validator_class = jsonschema.validators.validator_for(schema)
     validator = validator_class({"$defs": schema["$defs"], "$ref": "#/$defs/aggregates"})
     for rows in (classification_rows(), []):
-        document = json.loads(json.dumps(compute_aggregates(rows)))
+        document = json.loads(json.dumps(aggregate(rows)))
         assert [error.message for error in validator.iter_errors(document)] == []
