@@ -13,9 +13,11 @@ the JSONL stream). Differences from promptfoo: ``promptIdx`` is the prompt's ind
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import platform
+import re
 import secrets
 import sys
 import uuid
@@ -248,28 +250,11 @@ def _column_to_json(column: Column) -> dict[str, Any]:
     }
 
 
-def _figures_to_json(figures: RowFigures) -> dict[str, Any]:
+def _camel(figures: RowFigures | ScoreStats | TypeFigures) -> dict[str, Any]:
+    """A flat figures record with the report's camelCase keys (``pass_rate`` -> ``passRate``)."""
     return {
-        "rows": figures.rows,
-        "passed": figures.passed,
-        "failed": figures.failed,
-        "errors": figures.errors,
-        "passRate": figures.pass_rate,
-        "meanScore": figures.mean_score,
-    }
-
-
-def _stats_to_json(stats: ScoreStats) -> dict[str, Any]:
-    return {"mean": stats.mean, "min": stats.min, "max": stats.max, "count": stats.count}
-
-
-def _type_to_json(figures: TypeFigures) -> dict[str, Any]:
-    return {
-        "count": figures.count,
-        "passed": figures.passed,
-        "errors": figures.errors,
-        "passRate": figures.pass_rate,
-        "meanScore": figures.mean_score,
+        re.sub(r"_([a-z])", lambda m: m.group(1).upper(), field.name): getattr(figures, field.name)
+        for field in dataclasses.fields(figures)
     }
 
 
@@ -285,19 +270,19 @@ def aggregates_to_json(aggregates: Aggregates) -> dict[str, Any]:
             "promptIndex": column.prompt_index,
         }
         named = {name: stats.mean for name, stats in column.named_scores.items()}
-        record = {**identity, **_figures_to_json(column.figures), "namedScores": named}
+        record = {**identity, **_camel(column.figures), "namedScores": named}
         report = column.classification
         if report is not None:
             record.update(macroF1=report["macroF1"], accuracy=report["accuracy"])
             classification.append({**identity, **report})
         columns.append(record)
-    overall = _figures_to_json(aggregates.figures)
+    overall = _camel(aggregates.figures)
     return {
         "passRate": overall["passRate"],
         "meanScore": overall["meanScore"],
         "counts": {key: overall[key] for key in ("rows", "passed", "failed", "errors")},
-        "namedScores": {name: _stats_to_json(s) for name, s in aggregates.named_scores.items()},
-        "assertionTypes": {name: _type_to_json(t) for name, t in aggregates.assertion_types.items()},
+        "namedScores": {name: _camel(s) for name, s in aggregates.named_scores.items()},
+        "assertionTypes": {name: _camel(t) for name, t in aggregates.assertion_types.items()},
         "columns": columns,
         "classification": classification,
     }
