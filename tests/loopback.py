@@ -66,6 +66,12 @@ class Reply:
 Handler = Callable[[Request], Reply]
 
 
+class _Server(ThreadingHTTPServer):
+    # The default listen backlog of 5 resets connections when 20 clients connect at once on a loaded
+    # machine (seen as a ReadError in CI); a real API server accepts far more.
+    request_queue_size = 128
+
+
 class LoopbackServer:
     """A ThreadingHTTPServer on an ephemeral 127.0.0.1 port, in a daemon thread."""
 
@@ -106,7 +112,7 @@ class LoopbackServer:
             def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
                 return
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
