@@ -20,6 +20,7 @@ __all__ = [
     "AssertionDef",
     "AssertionFn",
     "CheckFn",
+    "CodeLanguage",
     "Direction",
     "all_assertions",
     "assertion",
@@ -32,6 +33,7 @@ AssertionFn = Callable[[AssertionContext], Outcome | Awaitable[Outcome]]
 Direction = Literal["higher", "lower"]  # which way of the threshold passes
 PrefetchFn = Callable[[AssertionContext], Sequence[EmbedRequest]]
 CheckFn = Callable[[Any, Mapping[str, Any]], str | None]  # (value, config) -> problem or None
+CodeLanguage = Literal["python", "javascript"]
 
 # The modules that register assertions, imported on first lookup.
 FAMILY_MODULES: tuple[str, ...] = (
@@ -70,6 +72,8 @@ class AssertionDef:
     direction: Direction | None = None
     bounds: tuple[float | None, float | None] = (None, None)  # where the measured value lies
     binary_score: bool = False  # the score is 1 on a pass, else 0 (a distance, milliseconds)
+    # The value is code in this language: never rendered as a template (evalh/config/code_values.py)
+    code_language: CodeLanguage | None = None
 
     @property
     def threshold_applies(self) -> bool:
@@ -109,6 +113,7 @@ def assertion(
     direction: Direction | None = None,
     bounds: tuple[float | None, float | None] = (None, None),
     binary_score: bool = False,
+    code_language: CodeLanguage | None = None,
 ) -> Callable[[F], F]:
     """Register the decorated function as the handler of assertion type ``name``."""
 
@@ -130,6 +135,7 @@ def assertion(
             direction=direction,
             bounds=bounds,
             binary_score=binary_score,
+            code_language=code_language,
         )
         return fn
 

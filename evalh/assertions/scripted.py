@@ -4,6 +4,8 @@ The value is inline code or ``file://path.py[:function]`` (default function ``ge
 relative to the config file's folder). Inline code that is one expression becomes
 ``return <expression>`` inside ``main(output, context)``; anything else is that function's body
 (``json``, ``re`` and ``math`` are already imported for inline code).
+The value is code, so it is never rendered as a template (``evalh/config/code_values.py``): it reads
+vars as data, ``context['vars']['name']``.
 The function gets the raw ``output`` and ``context = {prompt, vars, test, config}`` and returns a bool,
 a number (passes if > 0 without a threshold, else if >= threshold; the score is the number) or a dict
 ``{pass, score, reason}`` (``pass_`` accepted; with a threshold, a score must also reach it). An async
@@ -11,9 +13,9 @@ function is awaited. An exception in the user's code is an ERROR row naming the 
 line, never a traceback.
 
 The code runs in a worker process (``evalh/runtimes/python.py``) with a timeout: ``config.timeout``
-(seconds) or ``config.timeoutMs``, else 30 s; a call that takes longer is an ERROR row naming the
-timeout and its worker is killed. Each worker compiles inline code once per text and loads a file once
-per version, so module state is per worker.
+(seconds) or ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``, else 30 s; a call that takes
+longer is an ERROR row naming the timeout and its worker is killed. Each worker compiles inline code
+once per text and loads a file once per version, so module state is per worker.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
-from evalh.deadlines import PYTHON_ASSERTION_TIMEOUT_S, configured_timeout_s, timeout_problem
+from evalh.deadlines import PYTHON_ASSERTION_TIMEOUT_S, call_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement, TestCase
 from evalh.runtimes.python import TimedOut, WorkerLost, call_python
 from evalh.runtimes.python_worker import (
@@ -202,12 +204,14 @@ def _load_problem(problem: LoadProblem) -> str:
     threshold_meaning="min score (optional; without one a score must be above 0)",
     direction="higher",
     check=_check_python,
+    code_language="python",
 )
 async def python_assertion(ctx: AssertionContext) -> AssertionResult | Measurement:
     problem = _check_python(ctx.value, ctx.config)
     if problem:
         return AssertionResult.failure(problem)
-    timeout = configured_timeout_s(ctx.config, PYTHON_ASSERTION_TIMEOUT_S)  # checked just above
+    # checked just above; else evaluateOptions.timeoutMs, else 30 s (evalh/deadlines.py)
+    timeout = call_timeout_s(ctx.config, ctx.timeout_s, PYTHON_ASSERTION_TIMEOUT_S)
     try:
         outcome = await call_python(
             _target(ctx.value, ctx.config_dir), (ctx.output, _context_dict(ctx)), timeout_s=timeout

@@ -2,9 +2,9 @@
 
 promptfoo's merge: vars and metadata merged (the test wins), assertions concatenated (defaultTest's
 first), options shallow-merged, threshold test-over-default. Vars may be ``file://`` and may
-reference other vars; assertion values and metric names are rendered with the test's vars. Each
-value is rendered once (see evalh.templating); --var values and files' contents are data, never
-rendered.
+reference other vars; assertion values and metric names are rendered with the test's vars, except
+a value that is code (python), which is never rendered (evalh.config.code_values). Each value is
+rendered once (see evalh.templating); --var values and files' contents are data, never rendered.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalh.assertions.registry import base_type, get_assertion
+from evalh.config.code_values import code_value
 from evalh.config.files import DATA_SUFFIXES, LoadContext, Origin, is_file_ref, script_path
 from evalh.config.locate import JsonPath, format_path
 from evalh.config.providers import check_choice, parse_choice
@@ -263,7 +264,15 @@ def build_assertion(
 
 
 def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, where: str) -> Any:
-    """promptfoo's value rendering: strings and each string of a list; file:// loaded; objects kept."""
+    """promptfoo's value rendering: strings and each string of a list; file:// loaded; objects kept.
+    A value that is code is never rendered (see evalh/config/code_values.py)."""
+    definition = get_assertion(kind)
+    language = definition.code_language if definition is not None else None
+    if language is not None and isinstance(value, str):
+        code = code_value(language, value, lambda template: scope.render(template, where), where=where)
+        return _file_value(kind, code, ctx, where) if is_file_ref(code) else code
+    if language is not None:
+        return value  # not a string: the type's check reports it
     if isinstance(value, str):
         text = scope.render(value, where)
         return _file_value(kind, text, ctx, where) if is_file_ref(text) else text

@@ -45,6 +45,7 @@ __all__ = [
     "Returned",
     "compile_inline",
     "frame",
+    "parse_inline",
     "plain",
     "read_frame",
     "serve",
@@ -110,18 +111,25 @@ Outcome = Returned | Raised | LoadProblem
 # ------------------------------------------------------------------------------------ loading code
 
 
+def parse_inline(code: str) -> list[ast.stmt]:
+    """The body of ``main(output, context)`` for inline code: ``return <code>`` if it is one expression,
+    else the code itself. Raises SyntaxError. (evalh's config layer parses with it too, so the code it
+    checks is the code a worker runs.)"""
+    try:
+        expression = ast.parse(code.strip(), INLINE_FILENAME, "eval")
+        ast.increment_lineno(expression, len(code) - len(code.lstrip("\n")))
+        return [ast.Return(value=expression.body)]
+    except SyntaxError:
+        return ast.parse(_dedent_body(code), INLINE_FILENAME, "exec").body or [ast.Pass()]
+
+
 @lru_cache(maxsize=2048)
 def compile_inline(code: str) -> UserFunction | str:
     """``main(output, context)`` for inline code, or the syntax problem. Runs none of the user's code."""
     try:
-        expression = ast.parse(code.strip(), INLINE_FILENAME, "eval")
-        ast.increment_lineno(expression, len(code) - len(code.lstrip("\n")))
-        body: list[ast.stmt] = [ast.Return(value=expression.body)]
-    except SyntaxError:
-        try:
-            body = ast.parse(_dedent_body(code), INLINE_FILENAME, "exec").body or [ast.Pass()]
-        except SyntaxError as error:
-            return f"python assertion has a syntax error: {error.msg} (at line {error.lineno} of the code)"
+        body = parse_inline(code)
+    except SyntaxError as error:
+        return f"python assertion has a syntax error: {error.msg} (at line {error.lineno} of the code)"
     arguments = ast.arguments(
         posonlyargs=[],
         args=[ast.arg(arg="output"), ast.arg(arg="context")],
