@@ -4,7 +4,7 @@ Every wait on something outside evalh is bounded, so a hanging server, script or
 never the run:
 
 * ``python`` assertion: 30 s per call; the assertion's ``config.timeout`` (seconds) or
-  ``config.timeoutMs``.
+  ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
 * ``python:`` and ``exec:`` providers: 300 s per call; the provider's ``config.timeout`` /
   ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
 * ``regex`` (and other patterns run on outputs): 1 s per output; the assertion's ``config.timeout`` /
@@ -93,6 +93,6 @@ def configured_timeout_s(
 def call_timeout_s(
     config: Mapping[str, Any], run_timeout_s: float | None, default: float, *, where: str | None = None
 ) -> float:
-    """A provider call's timeout: its ``config.timeout`` / ``timeoutMs``, else the run's
-    (``evaluateOptions.timeoutMs``), else ``default``."""
+    """A call's timeout (a provider's, a ``python`` assertion's): its ``config.timeout`` / ``timeoutMs``,
+    else the run's (``evaluateOptions.timeoutMs``), else ``default``."""
     return configured_timeout_s(config, run_timeout_s or default, where=where)

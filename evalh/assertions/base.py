@@ -90,6 +90,7 @@ class AssertionContext:
     config_dir: Path | None = None
     provider_metadata: Mapping[str, Any] = field(default_factory=dict)
     suite_tests: tuple[TestCase, ...] = ()  # for suite-wide statistics (idf)
+    timeout_s: float | None = None  # the run's evaluateOptions.timeoutMs (None: not set)
 
     @property
     def output_text(self) -> str:

@@ -164,6 +164,7 @@ class _Execution:
             config_dir=self.config_dir,
             provider_metadata=response.metadata,
             suite_tests=self.suite.tests,
+            timeout_s=self.timeout_s,
         )
 
     async def grade(self, item: _Output) -> None:
