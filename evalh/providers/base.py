@@ -3,7 +3,10 @@
 A completion provider answers prompts (``complete``); an embedding provider turns texts into vectors
 (``embed``); a similarity provider scores text pairs itself (``similarity``, cosine only); a token
 embedding provider gives contextual token vectors (``embed_tokens``, for BERTScore). An object may
-implement several. The runner checks capabilities with :func:`supports`.
+implement several. Optional traits are protocols of their own too: :class:`Batched` (texts per call),
+:class:`CacheIdentified` (what fixes its answers), :class:`CacheableCompletions` (may the runner cache
+them), :class:`ConcurrencyCap` (calls that contend for one resource) and :class:`Closable`. The runner
+checks each with ``isinstance`` (or :func:`supports` by capability name), never by attribute probing.
 """
 
 from __future__ import annotations
@@ -19,11 +22,16 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 __all__ = [
+    "Batched",
+    "CacheIdentified",
+    "CacheableCompletions",
     "CallContext",
     "Closable",
     "CompletionProvider",
+    "ConcurrencyCap",
     "EmbeddingProvider",
     "Embeddings",
+    "Provider",
     "Similarities",
     "SimilarityProvider",
     "TokenEmbedding",
@@ -112,14 +120,49 @@ class Closable(Protocol):
     async def aclose(self) -> None: ...
 
 
-_CAPABILITY_METHOD = {
-    "text": "complete",
-    "embedding": "embed",
-    "similarity": "similarity",
-    "tokens": "embed_tokens",
+@runtime_checkable
+class Batched(Protocol):
+    """How many texts (or pairs) one call may carry; the store splits its work into such batches."""
+
+    batch_size: int
+
+
+@runtime_checkable
+class CacheIdentified(Protocol):
+    def cache_identity(self) -> Mapping[str, Any]:
+        """Non-secret fields (secrets as ``identity.Secret``) that fix the provider's answers."""
+        ...
+
+
+@runtime_checkable
+class CacheableCompletions(Protocol):
+    """A completion provider that says whether the runner may cache its answers (not when sampling)."""
+
+    @property
+    def cacheable(self) -> bool: ...
+
+    def cache_identity(self) -> Mapping[str, Any]: ...
+
+
+@runtime_checkable
+class ConcurrencyCap(Protocol):
+    """A provider whose calls contend for one resource (the local model already uses every core): its
+    gate lets at most ``max_concurrency`` calls through unless ``config.maxConcurrency`` says otherwise."""
+
+    max_concurrency: int
+
+
+# What the registry builds: an object with at least one capability.
+Provider = CompletionProvider | EmbeddingProvider | SimilarityProvider | TokenEmbeddingProvider
+
+_CAPABILITY_PROTOCOL: dict[str, type] = {
+    "text": CompletionProvider,
+    "embedding": EmbeddingProvider,
+    "similarity": SimilarityProvider,
+    "tokens": TokenEmbeddingProvider,
 }
 
 
 def supports(provider: object, capability: str) -> bool:
     """Whether a built provider has ``capability`` ("text", "embedding", "similarity", "tokens")."""
-    return callable(getattr(provider, _CAPABILITY_METHOD[capability], None))
+    return isinstance(provider, _CAPABILITY_PROTOCOL[capability])

@@ -9,8 +9,8 @@ and the passthrough fields; keys enter it only as a keyed hash (:mod:`evalh.prov
 
 Config keys common to all: ``batchSize`` (texts per request, default 64), ``dimensions``,
 ``costPer1kTokens`` (dollars), ``headers``, ``passthrough`` (extra body fields), ``maxConcurrency``
-(requests in flight, default 4) and the HTTP layer's ``timeout`` / ``timeoutMs`` / ``maxRetries`` /
-``retryBaseDelayS``.
+(requests in flight, shared with any other call to this provider; default ``-j``) and the HTTP
+layer's ``timeout`` / ``timeoutMs`` / ``maxRetries`` / ``retryBaseDelayS``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from evalh.providers.identity import hide_secrets, request_identity
 
 __all__ = [
     "DEFAULT_EMBEDDING_BATCH",
-    "DEFAULT_EMBEDDING_CONCURRENCY",
     "HttpEmbedder",
     "cost_per_1k",
     "optional_positive_int",
@@ -37,7 +36,6 @@ __all__ = [
 ]
 
 DEFAULT_EMBEDDING_BATCH = 64
-DEFAULT_EMBEDDING_CONCURRENCY = 4
 
 
 def optional_positive_int(spec: ProviderSpec, key: str) -> int | None:
@@ -103,7 +101,6 @@ class HttpEmbedder(HttpModelProvider):
         self.price_per_1k = price_per_1k
         self.dimensions = optional_positive_int(spec, "dimensions")
         self.batch_size = optional_positive_int(spec, "batchSize") or DEFAULT_EMBEDDING_BATCH
-        self.max_concurrency = optional_positive_int(spec, "maxConcurrency") or DEFAULT_EMBEDDING_CONCURRENCY
 
     def cache_identity(self) -> Mapping[str, Any]:
         passthrough = self.config.get("passthrough")

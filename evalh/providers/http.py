@@ -72,15 +72,14 @@ class HttpSettings:
     """Transport settings read from a provider's ``config`` (camelCase keys, as in promptfoo).
 
     ``timeout`` (seconds) or ``timeoutMs`` per attempt; ``totalTimeout`` (seconds) or ``totalTimeoutMs``
-    for the whole call with its retries; ``maxRetries``; ``maxTotalWaitS``; ``maxConcurrency``;
-    ``retryBaseDelayS``; ``retryMaxDelayS``.
+    for the whole call with its retries; ``maxRetries``; ``maxTotalWaitS``; ``retryBaseDelayS``;
+    ``retryMaxDelayS``. (``maxConcurrency`` is the runner's: one gate per provider, see runner/services.py.)
     """
 
     timeout_s: float = HTTP_ATTEMPT_TIMEOUT_S
     total_timeout_s: float | None = None  # None: HTTP_TOTAL_TIMEOUT_S, or one attempt's timeout if longer
     max_retries: int = 4
     max_total_wait_s: float = 120.0
-    max_concurrency: int | None = None
     retry_base_delay_s: float = 1.0
     retry_max_delay_s: float = 30.0
 
@@ -91,15 +90,11 @@ class HttpSettings:
         total: float | None = configured_timeout_s(
             config, 0.0, seconds_key="totalTimeout", ms_key="totalTimeoutMs", where=where
         )
-        concurrency = config.get("maxConcurrency")
         return cls(
             timeout_s=timeout,
             total_timeout_s=total or None,
             max_retries=int(_number(config, "maxRetries", where, cls.max_retries)),
             max_total_wait_s=_number(config, "maxTotalWaitS", where, cls.max_total_wait_s),
-            max_concurrency=int(_number(config, "maxConcurrency", where))
-            if concurrency is not None
-            else None,
             retry_base_delay_s=_number(config, "retryBaseDelayS", where, cls.retry_base_delay_s),
             retry_max_delay_s=_number(config, "retryMaxDelayS", where, cls.retry_max_delay_s),
         )
@@ -193,7 +188,8 @@ class _Deadline:
 
 
 class HttpClient:
-    """An async JSON client with retries, a concurrency limit and secret redaction, for one provider."""
+    """An async JSON client with retries and secret redaction, for one provider (its concurrency is gated
+    by the runner, once per provider identity)."""
 
     def __init__(
         self,
@@ -204,7 +200,6 @@ class HttpClient:
         timeout_s: float = HTTP_ATTEMPT_TIMEOUT_S,
         max_retries: int = 4,
         max_total_wait_s: float = 120.0,
-        max_concurrency: int | None = None,
         secrets: Sequence[str] = (),
         retry_base_delay_s: float = 1.0,
         retry_max_delay_s: float = 30.0,
@@ -217,7 +212,6 @@ class HttpClient:
         self.timeout_s = timeout_s
         self.max_retries = max(0, max_retries)
         self.max_total_wait_s = max(0.0, max_total_wait_s)
-        self.max_concurrency = max_concurrency
         # Registered for the whole run: a key must not reach a report, a log or another provider's error.
         register(*secrets)
         register_headers(self.headers)
@@ -227,7 +221,6 @@ class HttpClient:
         self._shards: list[httpx.AsyncClient] = []
         self._in_flight: list[int] = []
         self._ssl_context: ssl.SSLContext | None = None
-        self._semaphore: asyncio.Semaphore | None = None
 
     @classmethod
     def for_spec(
@@ -253,7 +246,6 @@ class HttpClient:
             timeout_s=settings.timeout_s,
             max_retries=settings.max_retries,
             max_total_wait_s=settings.max_total_wait_s,
-            max_concurrency=settings.max_concurrency,
             secrets=secrets,
             retry_base_delay_s=settings.retry_base_delay_s,
             retry_max_delay_s=settings.retry_max_delay_s,
@@ -361,13 +353,8 @@ class HttpClient:
         headers: Mapping[str, str],
         timeout_s: float,
     ) -> httpx.Response:
-        semaphore = self._get_semaphore()
         try:
-            if semaphore is None:
-                response = await self._send_on_shard(method, url, body, content, headers, timeout_s)
-            else:
-                async with semaphore:
-                    response = await self._send_on_shard(method, url, body, content, headers, timeout_s)
+            response = await self._send_on_shard(method, url, body, content, headers, timeout_s)
         except (TimeoutError, httpx.TimeoutException):
             raise _RetryableError(
                 f"{method} {public_url(url)} timed out after {timeout_s:.3g} s", timed_out=True
@@ -503,8 +490,3 @@ class HttpClient:
         )
         self._in_flight.append(0)
         return len(self._shards) - 1
-
-    def _get_semaphore(self) -> asyncio.Semaphore | None:
-        if self.max_concurrency and self._semaphore is None:
-            self._semaphore = asyncio.Semaphore(self.max_concurrency)
-        return self._semaphore

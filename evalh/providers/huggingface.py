@@ -26,7 +26,6 @@ from evalh.model import ProviderSpec, Usage
 from evalh.providers.base import Similarities
 from evalh.providers.chat import config_or_env
 from evalh.providers.embedhttp import (
-    DEFAULT_EMBEDDING_CONCURRENCY,
     HttpEmbedder,
     cost_per_1k,
     optional_positive_int,
@@ -104,7 +103,6 @@ class HuggingFaceSentenceSimilarity:
         self.http = http
         self.path = _path(spec, "sentence-similarity")
         self.batch_size = optional_positive_int(spec, "batchSize") or 64
-        self.max_concurrency = optional_positive_int(spec, "maxConcurrency") or DEFAULT_EMBEDDING_CONCURRENCY
 
     def cache_identity(self) -> Mapping[str, Any]:
         request = request_identity(self.http.url_for(self.path), self.http.headers)

@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from evalh.model import ProviderSpec, Usage
+from evalh.providers.base import CacheIdentified
 from evalh.secrets import MARKER, is_secret_key
 
 __all__ = [
@@ -128,10 +129,13 @@ def request_identity(url: str, headers: Mapping[str, Any]) -> dict[str, Any]:
     return identity
 
 
-def cache_identity(provider: Any, spec: ProviderSpec, hash_key: bytes) -> str:
+def cache_identity(provider: object, spec: ProviderSpec, hash_key: bytes) -> str:
     """The canonical identity of a built provider for cache keys, each Secret as a keyed hash."""
-    own = getattr(provider, "cache_identity", None)
-    fields = dict(own()) if callable(own) else {"provider": spec.id, "config": hide_secrets(spec.config)}
+    fields = (
+        dict(provider.cache_identity())
+        if isinstance(provider, CacheIdentified)
+        else {"provider": spec.id, "config": hide_secrets(spec.config)}
+    )
     return _canonical_json(_hashed(fields, hash_key))
 
 

@@ -8,13 +8,14 @@ from a :class:`~evalh.model.ProviderSpec`, and the capabilities it offers. ``eva
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import get_close_matches
 from functools import lru_cache
-from typing import Any
 
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec
+from evalh.providers.base import Provider
 
 __all__ = ["PROVIDERS", "ProviderEntry", "build_provider", "capabilities_of", "find_entry"]
 
@@ -245,7 +246,7 @@ def capabilities_of(provider_id: str) -> tuple[str, ...]:
     return entry.capabilities if entry else ()
 
 
-def build_provider(spec: ProviderSpec) -> Any:
+def build_provider(spec: ProviderSpec) -> Provider:
     """Import the provider's module and build it. Raises ConfigError for an unknown id."""
     entry = find_entry(spec.id)
     if entry is None:
@@ -256,5 +257,5 @@ def build_provider(spec: ProviderSpec) -> Any:
         )
         raise ConfigError(f"unknown provider id {spec.id!r}", where=spec.path or None, hint=hint)
     module_name, _, function_name = entry.target.partition(":")
-    factory = getattr(importlib.import_module(module_name), function_name)
+    factory: Callable[[ProviderSpec], Provider] = getattr(importlib.import_module(module_name), function_name)
     return factory(spec)

@@ -4,8 +4,9 @@ Before scoring, the runner hands :meth:`EmbeddingStore.prefetch` every text any 
 The store groups them per provider (:func:`~evalh.providers.identity.provider_key`; cache keys from
 :func:`~evalh.providers.identity.cache_identity`: id, model, URL, headers, dimensions; keys only hashed),
 drops duplicates and texts already in memory, reads the SQLite cache, and sends the rest in batches of the
-provider's ``batch_size`` (texts sorted by length, a few batches in flight). N unique texts cost
-ceil(N / batch) requests. Assertions then read vectors with :meth:`embed` (memory hits); a text nobody
+provider's ``batch_size`` (texts sorted by length), each batch through the provider's one concurrency
+gate (shared with its completions, see ``ProviderPool.gate``). N unique texts cost ceil(N / batch)
+requests. Assertions then read vectors with :meth:`embed` (memory hits); a text nobody
 declared is fetched on demand the same way, and concurrent requests for one text share one call.
 
 A failed batch is remembered: the assertions needing those texts get the same error (an ERROR row)
@@ -20,7 +21,7 @@ import json
 import struct
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,20 +30,31 @@ import numpy as np
 from evalh.assertions.base import EmbedRequest
 from evalh.errors import EvalhError, ProviderError
 from evalh.model import ProviderSpec, Usage
-from evalh.providers.base import Embeddings, Similarities, TokenEmbedding, supports
+from evalh.providers.base import (
+    Batched,
+    EmbeddingProvider,
+    Embeddings,
+    Provider,
+    Similarities,
+    SimilarityProvider,
+    TokenEmbedding,
+    TokenEmbeddingProvider,
+    supports,
+)
 from evalh.providers.identity import UsageBook, cache_identity, load_hash_key, provider_key
 from evalh.runner.cache import Cache
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_CONCURRENCY", "EmbeddingStore", "ProviderSource"]
+__all__ = ["DEFAULT_BATCH_SIZE", "EmbeddingStore", "ProviderSource"]
 
 DEFAULT_BATCH_SIZE = 64
-DEFAULT_CONCURRENCY = 4
 
 
 class ProviderSource(Protocol):
-    """What the store needs from the runner's provider pool."""
+    """What the store needs from the runner's provider pool: built providers and their gates."""
 
-    def get(self, spec: ProviderSpec) -> Any: ...
+    def get(self, spec: ProviderSpec) -> Provider: ...
+
+    def gate(self, spec: ProviderSpec) -> asyncio.Semaphore: ...
 
 
 @dataclass(frozen=True)
@@ -96,13 +108,12 @@ def _pair_key(pair: tuple[str, str]) -> str:
 class _Slot:
     """Everything the store holds for one provider identity."""
 
-    provider: Any
+    provider: Provider
     spec: ProviderSpec  # the usage key; its label or id names it in messages
     identity: Mapping[str, Any]
     memory: dict[str, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))
     failures: dict[str, dict[str, EvalhError]] = field(default_factory=lambda: defaultdict(dict))
     pending: dict[str, dict[str, asyncio.Future[None]]] = field(default_factory=lambda: defaultdict(dict))
-    semaphore: asyncio.Semaphore | None = None
 
 
 class EmbeddingStore:
@@ -244,12 +255,10 @@ class EmbeddingStore:
                 memory[text] = kind.decode(cached[key])
         hits = Usage(cached=sum(1 for key in keys.values() if key in cached))
         missing = sorted((text for text in texts if text not in memory), key=len)
-        size = max(1, int(getattr(slot.provider, "batch_size", DEFAULT_BATCH_SIZE) or DEFAULT_BATCH_SIZE))
+        size = slot.provider.batch_size if isinstance(slot.provider, Batched) else DEFAULT_BATCH_SIZE
+        size = max(1, size or DEFAULT_BATCH_SIZE)
         batches = [missing[start : start + size] for start in range(0, len(missing), size)]
-        if slot.semaphore is None:
-            limit = getattr(slot.provider, "max_concurrency", None) or DEFAULT_CONCURRENCY
-            slot.semaphore = asyncio.Semaphore(int(limit))
-        semaphore = slot.semaphore
+        semaphore = self.pool.gate(slot.spec)
         outcomes = await asyncio.gather(
             *(self._call_batch(slot, kind, batch, keys, semaphore) for batch in batches),
             return_exceptions=True,
@@ -307,10 +316,8 @@ class EmbeddingStore:
     @staticmethod
     async def _call_provider(slot: _Slot, kind: _Kind, batch: list[str]) -> tuple[list[Any], Usage]:
         provider = slot.provider
-        call: Awaitable[Any]
-        if kind.name == "embedding":
-            call = provider.embed(batch)
-            result: Embeddings = await call
+        if kind.name == "embedding" and isinstance(provider, EmbeddingProvider):
+            result = await provider.embed(batch)
             vectors = np.asarray(result.vectors, dtype=np.float32)
             if vectors.ndim != 2 or vectors.shape[0] != len(batch):
                 raise ProviderError(
@@ -318,18 +325,20 @@ class EmbeddingStore:
                     f"{len(batch)} texts"
                 )
             return list(vectors), result.usage
-        if kind.name == "tokens":
-            tokens: list[TokenEmbedding] = await provider.embed_tokens(batch)
+        if kind.name == "tokens" and isinstance(provider, TokenEmbeddingProvider):
+            tokens = await provider.embed_tokens(batch)
             if len(tokens) != len(batch):
                 raise ProviderError(
                     f"{slot.spec.display} returned token vectors for {len(tokens)} of {len(batch)} texts"
                 )
             count = sum(len(item.tokens) for item in tokens)
             return tokens, Usage(prompt_tokens=count, total_tokens=count)
-        pairs = [tuple(json.loads(key)) for key in batch]
-        scores: Similarities = await provider.similarity(pairs)
-        if len(scores.scores) != len(batch):
-            raise ProviderError(
-                f"{slot.spec.display} returned {len(scores.scores)} scores for {len(batch)} pairs"
-            )
-        return list(scores.scores), scores.usage
+        if kind.name == "similarity" and isinstance(provider, SimilarityProvider):
+            pairs = [(first, second) for first, second in map(json.loads, batch)]
+            scores = await provider.similarity(pairs)
+            if len(scores.scores) != len(batch):
+                raise ProviderError(
+                    f"{slot.spec.display} returned {len(scores.scores)} scores for {len(batch)} pairs"
+                )
+            return list(scores.scores), scores.usage
+        raise ProviderError(f"provider {slot.spec.id!r} cannot serve {kind.name} requests")  # _slot checks

@@ -25,7 +25,17 @@ from evalh.model import (
     ProviderSpec,
     Usage,
 )
-from evalh.providers.base import CallContext, Closable, Embeddings, Similarities, TokenEmbedding, supports
+from evalh.providers.base import (
+    CacheableCompletions,
+    CallContext,
+    Closable,
+    CompletionProvider,
+    ConcurrencyCap,
+    Embeddings,
+    Provider,
+    Similarities,
+    TokenEmbedding,
+)
 from evalh.providers.identity import UsageBook, cache_identity, provider_key
 from evalh.providers.registry import build_provider, capabilities_of
 from evalh.runner.cache import Cache
@@ -37,30 +47,48 @@ __all__ = ["ProviderPool", "RunServices"]
 
 
 class ProviderPool:
-    """Builds each distinct provider once per run and closes them all at the end."""
+    """Builds each distinct provider once per run, gates its calls, and closes them all at the end.
+
+    One gate per provider identity (:func:`provider_key`): its completions, embeddings, token vectors
+    and similarity calls all pass the same semaphore, so ``config.maxConcurrency`` (else the run's
+    ``-j`` / ``evaluateOptions.maxConcurrency``) bounds everything sent to that provider at once."""
 
     def __init__(self, base_dir: str = "", max_concurrency: int = 4) -> None:
         self.base_dir = base_dir
         self.max_concurrency = max(1, max_concurrency)
-        self._built: dict[str, Any] = {}
-        self._semaphores: dict[str, asyncio.Semaphore] = {}
+        self._built: dict[str, Provider] = {}
+        self._gates: dict[str, asyncio.Semaphore] = {}
+        self._gates_loop: asyncio.AbstractEventLoop | None = None
 
     def _with_base_dir(self, spec: ProviderSpec) -> ProviderSpec:
         return spec if spec.base_dir else dataclasses.replace(spec, base_dir=self.base_dir)
 
-    def get(self, spec: ProviderSpec) -> Any:
+    def get(self, spec: ProviderSpec) -> Provider:
         key = provider_key(spec)
         if key not in self._built:
             self._built[key] = build_provider(self._with_base_dir(spec))
         return self._built[key]
 
-    def semaphore(self, spec: ProviderSpec) -> asyncio.Semaphore:
-        """One semaphore per provider: ``config.maxConcurrency`` or the run's ``--max-concurrency``."""
+    def gate_size(self, spec: ProviderSpec) -> int:
+        """``config.maxConcurrency`` if set (validated at load), else ``-j``, lowered to what a provider
+        whose calls contend for one resource (the local model) declares it can take."""
+        configured = spec.config.get("maxConcurrency")
+        if configured is not None:
+            return int(configured)
+        provider = self.get(spec)
+        if isinstance(provider, ConcurrencyCap):
+            return max(1, min(self.max_concurrency, provider.max_concurrency))
+        return self.max_concurrency
+
+    def gate(self, spec: ProviderSpec) -> asyncio.Semaphore:
+        """The one concurrency gate of ``spec``'s provider identity."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._gates_loop:  # a semaphore belongs to one event loop (a pool may outlive it)
+            self._gates, self._gates_loop = {}, loop
         key = provider_key(spec)
-        if key not in self._semaphores:
-            limit = spec.config.get("maxConcurrency") or self.max_concurrency
-            self._semaphores[key] = asyncio.Semaphore(int(limit))
-        return self._semaphores[key]
+        if key not in self._gates:
+            self._gates[key] = asyncio.Semaphore(self.gate_size(spec))
+        return self._gates[key]
 
     async def aclose(self) -> None:
         for provider in self._built.values():
@@ -117,11 +145,11 @@ class RunServices:
             provider = self.pool.get(spec)
         except EvalhError as error:
             return ProviderResponse(error=error.render())
-        if not supports(provider, "text"):
+        if not isinstance(provider, CompletionProvider):
             return ProviderResponse(error=f"provider {spec.id!r} cannot produce text outputs")
         key = None
         try:
-            if self.cache.enabled and getattr(provider, "cacheable", False):
+            if self.cache.enabled and isinstance(provider, CacheableCompletions) and provider.cacheable:
                 identity = cache_identity(provider, spec, self.cache_hash_key)
                 key = Cache.key({"provider": identity}, json.dumps(prompt, sort_keys=True))
                 if (blob := self.cache.get("completion", key)) is not None:
@@ -138,18 +166,16 @@ class RunServices:
 
     async def _call_uncached(
         self,
-        provider: Any,
+        provider: CompletionProvider,
         spec: ProviderSpec,
         prompt: str | Sequence[Mapping[str, Any]],
         context: CallContext,
     ) -> ProviderResponse:
         timeout = context.timeout_s or self.timeout_s
-        async with self.pool.semaphore(spec):
+        async with self.pool.gate(spec):
             started = time.perf_counter()
             try:
-                response: ProviderResponse = await asyncio.wait_for(
-                    provider.complete(prompt, context), timeout
-                )
+                response = await asyncio.wait_for(provider.complete(prompt, context), timeout)
             except TimeoutError:
                 return ProviderResponse(error=f"{spec.id} timed out after {timeout:g} s")
             except EvalhError as error:

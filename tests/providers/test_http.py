@@ -203,32 +203,6 @@ def test_total_wait_cap_stops_a_long_retry_after(
     assert "retrying" not in caplog.text  # no wait was even started
 
 
-def test_concurrency_limit_is_respected(loopback: LoopbackServer) -> None:
-    active = 0
-    peak = 0
-    lock = threading.Lock()
-
-    def handler(request: Request) -> Reply:
-        nonlocal active, peak
-        with lock:
-            active += 1
-            peak = max(peak, active)
-        time.sleep(0.05)
-        with lock:
-            active -= 1
-        return Reply.json({"ok": 1})
-
-    loopback.route("POST", "/v1/chat/completions", handler)
-    http = client(loopback, max_concurrency=3)
-
-    async def many(h: HttpClient) -> list[HttpReply]:
-        return await asyncio.gather(*(h.post_json("chat/completions", {"i": i}) for i in range(12)))
-
-    replies = run(http, many)
-    assert len(replies) == 12
-    assert peak == 3
-
-
 def test_requested_wait_from_headers() -> None:
     assert requested_wait_s(httpx.Headers({"Retry-After": "7"})) == 7.0
     assert requested_wait_s(httpx.Headers({"retry-after-ms": "250"})) == 0.25
@@ -259,7 +233,7 @@ def test_rate_limit_reset_header_drives_the_wait(
 
 def test_settings_from_config() -> None:
     settings = HttpSettings.from_config({"timeoutMs": 1500, "maxRetries": 1, "maxConcurrency": 2})
-    assert (settings.timeout_s, settings.max_retries, settings.max_concurrency) == (1.5, 1, 2)
+    assert (settings.timeout_s, settings.max_retries) == (1.5, 1)
     assert HttpSettings.from_config({"timeout": 3}).timeout_s == 3.0
     assert HttpSettings.from_config({}).max_retries == 4
 

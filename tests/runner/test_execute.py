@@ -117,6 +117,8 @@ def test_provider_errors_become_error_rows_and_the_run_goes_on(tmp_path: Path) -
 class _CrashingProvider:
     """A provider with a bug: anything but "ok" makes ``complete`` raise."""
 
+    id = "buggy"
+
     async def complete(self, prompt: object, context: object) -> ProviderResponse:
         if prompt != "ok":
             raise ValueError(f"cannot parse {prompt!r}")
