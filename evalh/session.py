@@ -23,7 +23,7 @@ from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
 from evalh.reports.table import print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
 from evalh.runner.execute import run_suite
-from evalh.runner.plan import check_run_size, count_rows
+from evalh.runner.plan import plan_jobs
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 
 STARTER_SCHEMA_PLACEHOLDER = "EVALH_SCHEMA_URI"
@@ -149,14 +149,13 @@ def _execute(
     if settings.filter_failing is not None:
         inputs.append(settings.filter_failing)
     formats = check_report_paths(settings.outputs or suite.output_paths, inputs)  # before any call
-    check_run_size(suite, options.repeat)
+    jobs = plan_jobs(suite, options.repeat)  # its size and every prompt checked before a report opens
     streamed = [Path(p) for p, fmt in formats.items() if fmt == "jsonl"]
     written = [p for p, fmt in formats.items() if fmt != "jsonl"]
-    total = count_rows(suite, options.repeat)
     failures: list[ReportError] = []
     with ExitStack() as stack, _environment(suite.env):
         streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
-        advance = stack.enter_context(progress(total if show_progress else 0))
+        advance = stack.enter_context(progress(len(jobs) if show_progress else 0))
 
         def on_result(row: TestResult) -> None:
             for stream in tuple(streams):
@@ -167,7 +166,7 @@ def _execute(
                     streams.remove(stream)
             advance(1)
 
-        result = run_suite(suite, options, on_result=on_result, stop_signals=stop_signals)
+        result = run_suite(suite, options, on_result=on_result, stop_signals=stop_signals, jobs=jobs)
     failures.extend(write_each_report(result, written))
     return result, combine_report_errors(failures) if failures else None
 

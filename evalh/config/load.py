@@ -20,7 +20,7 @@ from evalh.config.env import config_env, render_config_env
 from evalh.config.files import DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, display_path, load_document, path_errors
 from evalh.config.prompts import load_prompts
-from evalh.config.providers import check_provider_id, load_providers
+from evalh.config.providers import RECORDED_PROMPT, RECORDED_PROVIDER, check_provider_id, load_providers
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.errors import ConfigError, ConfigFileError, SchemaError
@@ -28,7 +28,7 @@ from evalh.model import EvaluateOptions, Prompt, ProviderChoice, ProviderSpec, S
 from evalh.secrets import redact_config, register_config
 from evalh.templating import referenced_names, template_env, template_strings
 
-__all__ = ["CONFIG_NAMES", "RECORDED_PROVIDER_ID", "find_config", "load_suite"]
+__all__ = ["CONFIG_NAMES", "find_config", "load_suite"]
 
 CONFIG_NAMES = (
     "evalh.yaml",
@@ -38,7 +38,6 @@ CONFIG_NAMES = (
     "evalh.json",
     "promptfooconfig.json",
 )
-RECORDED_PROVIDER_ID = "recorded"
 _LIST_LIMIT = 10
 
 
@@ -249,8 +248,7 @@ def _check_outputs(
     """Tests without a recorded output need a provider and a prompt; fully recorded suites need neither."""
     missing = [test for test in tests if not test.has_output]
     if not missing:
-        recorded = ProviderSpec(id=RECORDED_PROVIDER_ID, label="recorded", path="(recorded outputs)")
-        return prompts or [Prompt(raw="", label="recorded")], providers or ([] if key else [recorded])
+        return prompts or [RECORDED_PROMPT], providers or [RECORDED_PROVIDER]
     if not providers and key is None:
         ctx.problems.add(
             "the config names no provider, and these tests have no recorded output: "

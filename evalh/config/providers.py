@@ -17,10 +17,13 @@ from evalh.config.files import FILE_PREFIX, LoadContext, is_file_ref, script_pat
 from evalh.config.locate import Document, JsonPath, close_matches, format_path, path_errors
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.errors import ConfigError, SchemaError
-from evalh.model import ProviderChoice, ProviderSpec
+from evalh.model import Prompt, ProviderChoice, ProviderSpec
 from evalh.providers.registry import PROVIDERS, find_entry
 
 __all__ = [
+    "RECORDED_PROMPT",
+    "RECORDED_PROVIDER",
+    "RECORDED_PROVIDER_ID",
     "check_choice",
     "check_provider_id",
     "load_providers",
@@ -30,6 +33,11 @@ __all__ = [
 ]
 
 _SCRIPT_PREFIXES = ("python:", FILE_PREFIX)
+
+# The column of rows whose output the test records: no provider is called and no prompt rendered.
+RECORDED_PROVIDER_ID = "recorded"
+RECORDED_PROVIDER = ProviderSpec(id=RECORDED_PROVIDER_ID, label="recorded", path="(recorded outputs)")
+RECORDED_PROMPT = Prompt(raw="", label="recorded")
 
 
 def parse_spec(value: Any, path: str, base_dir: str = "") -> ProviderSpec:

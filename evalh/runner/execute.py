@@ -225,13 +225,15 @@ def run_suite(
     *,
     on_result: ResultCallback | None = None,
     stop_signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,
+    jobs: Sequence[Job] | None = None,
 ) -> RunResult:
     """Run every job of ``suite``; ``on_result`` sees each row as it finishes (for jsonl, progress).
+    ``jobs`` is the plan when the caller made it already (:func:`plan_jobs`, for a progress total).
 
     One of ``stop_signals`` (Ctrl-C by default) stops the run early: the result holds the rows finished
     so far and names the signal in ``interrupted_by``."""
     options = options or suite.evaluate_options
-    jobs = plan_jobs(suite, options.repeat)
+    jobs = plan_jobs(suite, options.repeat) if jobs is None else jobs
     collector = _Collector(on_result)
     execution = _Execution(suite, options, collector)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")

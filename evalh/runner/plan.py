@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evalh.config.load import RECORDED_PROVIDER_ID
+from evalh.config.providers import RECORDED_PROMPT, RECORDED_PROVIDER, RECORDED_PROVIDER_ID
 from evalh.errors import ConfigError
 from evalh.model import Prompt, ProviderSpec, Suite, TestCase
 from evalh.templating import EnvVars, render_prompt, template_env
@@ -44,18 +44,25 @@ def _render(prompt: Prompt, test: TestCase, where: str, env: EnvVars) -> str | l
     return render_prompt(prompt.raw, test.vars, where=where, env=env)
 
 
+def _matrix(suite: Suite) -> tuple[tuple[Prompt, ...], tuple[ProviderSpec, ...]]:
+    """The prompts and providers of the run; a suite without them has the recorded-output column."""
+    return suite.prompts or (RECORDED_PROMPT,), suite.providers or (RECORDED_PROVIDER,)
+
+
 def count_rows(suite: Suite, repeat: int = 1) -> int:
-    """How many rows the run makes: tests × prompts × providers × repeat."""
-    return len(suite.tests) * max(1, len(suite.prompts)) * max(1, len(suite.providers)) * max(1, repeat)
+    """How many rows the run makes: tests × prompts × providers × repeat (the length of the plan)."""
+    prompts, providers = _matrix(suite)
+    return len(suite.tests) * len(prompts) * len(providers) * max(1, repeat)
 
 
 def check_run_size(suite: Suite, repeat: int = 1) -> None:
     """Raise ConfigError (exit 2) when the run would make more than :data:`MAX_ROWS` rows."""
     rows = count_rows(suite, repeat)
     if rows > MAX_ROWS:
+        prompts, providers = _matrix(suite)
         raise ConfigError(
-            f"the run would make {rows:,} rows ({len(suite.tests):,} tests x {max(1, len(suite.prompts))} "
-            f"prompts x {max(1, len(suite.providers))} providers x {max(1, repeat):,} repeats), more than "
+            f"the run would make {rows:,} rows ({len(suite.tests):,} tests x {len(prompts)} "
+            f"prompts x {len(providers)} providers x {max(1, repeat):,} repeats), more than "
             f"the limit of {MAX_ROWS:,}",
             where="--repeat / evaluateOptions.repeat" if repeat > 1 else suite.config_path,
             hint="Lower the repeat count, or split the tests over several configs",
@@ -66,8 +73,7 @@ def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
     """Every job of the run, in report order. Raises TemplateError for a prompt that cannot render, and
     ConfigError for a run of more than :data:`MAX_ROWS` rows."""
     check_run_size(suite, repeat)
-    prompts = suite.prompts or (Prompt(raw="", label="recorded output"),)
-    providers = suite.providers or (ProviderSpec(id=RECORDED_PROVIDER_ID),)
+    prompts, providers = _matrix(suite)
     jobs: list[Job] = []
     env = template_env(suite.env)
     for repeat_index in range(max(1, repeat)):

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalh.config.load import RECORDED_PROVIDER_ID, find_config, load_suite
+from evalh.config.load import find_config, load_suite
+from evalh.config.providers import RECORDED_PROVIDER_ID
 from evalh.errors import ConfigError, ConfigFileError
 from evalh.model import ProviderSpec
 from evalh.runner.plan import plan_jobs
