@@ -77,24 +77,23 @@ def _embeddings(counter: InFlight) -> Any:
     return answer
 
 
-def _run(config: Path, *flags: str) -> None:
+def _run(tmp_path: Path, config_text: str, *flags: str) -> None:
+    config = tmp_path / "evalh.yaml"
+    config.write_text(config_text, encoding="utf-8")
     result = CliRunner().invoke(app, ["run", str(config), "--no-cache", "--no-table", *flags])
     assert result.exit_code == 0, result.output
 
 
-def _chat_config(tmp_path: Path, loopback: LoopbackServer, rows: int, extra: str = "") -> Path:
+def _chat_config(loopback: LoopbackServer, rows: int, extra: str = "") -> str:
     tests = "".join(f"  - vars: {{q: question{i}}}\n" for i in range(rows))
-    config = tmp_path / "evalh.yaml"
-    config.write_text(
+    return (
         "prompts: ['{{q}}']\n"
         "providers:\n"
         "  - id: openai:chat:tiny\n"
         f"    config: {{apiBaseUrl: '{loopback.url}/v1', apiKey: sk-test{extra}}}\n"
         "defaultTest:\n  assert: [{type: starts-with, value: question}]\n"
-        f"tests:\n{tests}",
-        encoding="utf-8",
+        f"tests:\n{tests}"
     )
-    return config
 
 
 @pytest.mark.parametrize("jobs", [1, 4])
@@ -103,32 +102,29 @@ def test_completions_in_flight_never_exceed_dash_j(
 ) -> None:
     counter = InFlight(expected=jobs, total=8)
     loopback.route("POST", "/v1/chat/completions", _chat(counter))
-    _run(_chat_config(tmp_path, loopback, rows=8), "-j", str(jobs))
+    _run(tmp_path, _chat_config(loopback, rows=8), "-j", str(jobs))
     assert (counter.arrived, counter.peak) == (8, jobs)
 
 
 def test_a_providers_max_concurrency_wins_over_dash_j(tmp_path: Path, loopback: LoopbackServer) -> None:
     counter = InFlight(expected=2, total=8)
     loopback.route("POST", "/v1/chat/completions", _chat(counter))
-    _run(_chat_config(tmp_path, loopback, rows=8, extra=", maxConcurrency: 2"), "-j", "8")
+    _run(tmp_path, _chat_config(loopback, rows=8, extra=", maxConcurrency: 2"), "-j", "8")
     assert (counter.arrived, counter.peak) == (8, 2)
 
 
-def _similar_config(tmp_path: Path, loopback: LoopbackServer, rows: int) -> Path:
+def _similar_config(loopback: LoopbackServer, rows: int) -> str:
     # Recorded outputs: the only requests are embeddings, one text per request (batchSize 1).
     tests = "".join(f"  - output: answer number {i}\n" for i in range(rows))
-    config = tmp_path / "evalh.yaml"
-    config.write_text(
+    return (
         "defaultTest:\n"
         "  options:\n"
         "    provider:\n"
         "      id: openai:embedding:tiny\n"
         f"      config: {{apiBaseUrl: '{loopback.url}/v1', apiKey: sk-test, batchSize: 1}}\n"
         "  assert: [{type: similar, value: reference, threshold: 0}]\n"
-        f"tests:\n{tests}",
-        encoding="utf-8",
+        f"tests:\n{tests}"
     )
-    return config
 
 
 @pytest.mark.parametrize("jobs", [1, 8])
@@ -136,7 +132,7 @@ def test_embeddings_in_flight_honour_dash_j(tmp_path: Path, loopback: LoopbackSe
     # 7 outputs and the reference: 8 texts, 8 requests. The embedding gate was a fixed 4 before.
     counter = InFlight(expected=jobs, total=8)
     loopback.route("POST", "/v1/embeddings", _embeddings(counter))
-    _run(_similar_config(tmp_path, loopback, rows=7), "-j", str(jobs))
+    _run(tmp_path, _similar_config(loopback, rows=7), "-j", str(jobs))
     assert (counter.arrived, counter.peak) == (8, jobs)
 
 
