@@ -58,10 +58,17 @@ def grader_spec(spec: ProviderSpec) -> ProviderSpec:
 
 
 def verdict_object(
-    reply: Any, keys: Sequence[str], quoted: Sequence[Mapping[str, Any]] = ()
+    reply: Any,
+    keys: Sequence[str],
+    quoted: Sequence[Mapping[str, Any]] = (),
+    planted: Sequence[Mapping[str, Any]] = (),
 ) -> Mapping[str, Any] | None:
     """The grader's verdict: an object reply as is; in a text reply, the JSON object holding ``keys``
     (any object when none holds them).
+
+    Objects of the output under test (``planted``) are never a verdict: an echoing or obedient grader
+    repeating them would let the output grade itself, so a reply holding nothing else raises
+    :class:`GraderFailure`.
 
     A reply may quote the format example of its prompt (``quoted``) before its verdict, or echo the
     prompt; objects that only repeat the prompt count when nothing else does. Among the rest, the
@@ -72,7 +79,13 @@ def verdict_object(
         return reply
     if not isinstance(reply, str):
         return None
-    objects: list[Mapping[str, Any]] = [o for o in extract_json_objects(reply) if isinstance(o, Mapping)]
+    found = [o for o in extract_json_objects(reply) if isinstance(o, Mapping)]
+    objects: list[Mapping[str, Any]] = [o for o in found if o not in planted]
+    if found and not objects:
+        raise GraderFailure(
+            f"the grader's reply only repeats JSON from the output under test, not a verdict of its own: "
+            f"{_short(reply)}"
+        )
     candidates = [obj for obj in objects if any(key in obj for key in keys)] or objects
     fresh = [obj for obj in candidates if obj not in quoted]
     pool = fresh or candidates
@@ -200,7 +213,7 @@ class Grading:
     def verdict(self, reply: Any, keys: Sequence[str]) -> Mapping[str, Any] | None:
         """:func:`verdict_object` of ``reply``, knowing the prompt it answers (for quoted examples)."""
         prompt = self.steps[-1]["prompt"] if self.steps else ()
-        return verdict_object(reply, keys, prompt_objects(prompt))
+        return verdict_object(reply, keys, prompt_objects(prompt), prompt_objects(self.ctx.output_text))
 
     def details(self, **extra: Any) -> dict[str, Any]:
         last = self.steps[-1] if self.steps else {}
