@@ -240,13 +240,18 @@ class _Registry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._values: set[str] = set()
+        self._seen: set[str] = set()  # values already expanded: registering one again costs a lookup
         self._text: tuple[str, ...] = ()
         self._bytes: tuple[bytes, ...] = ()
 
     def add(self, values: Iterable[str]) -> None:
-        fresh = {form for value in values for form in _forms(value)} - self._values
-        if fresh:
-            with self._lock:
+        new = {value for value in values if value not in self._seen}
+        if not new:
+            return
+        fresh = {form for value in new for form in _forms(value)} - self._values
+        with self._lock:
+            self._seen |= new
+            if fresh:
                 self._values |= fresh
                 self._text = tuple(sorted(self._values, key=len, reverse=True))
                 self._bytes = tuple(value.encode("utf-8", "surrogatepass") for value in self._text)
@@ -254,6 +259,7 @@ class _Registry:
     def clear(self) -> None:
         with self._lock:
             self._values.clear()
+            self._seen.clear()
             self._text, self._bytes = (), ()
 
     def values(self) -> frozenset[str]:

@@ -29,6 +29,7 @@ SECRETS = {
     "body_field": "planted-body-9999",
     "session_token": "planted-session-0000",
     "judge_key": "sk-planted-judge-1212",
+    "process_env": "planted-procenv-1313",  # a secret-named variable of the process, read by a template
 }
 USER = "planted-user"
 REPORTS = ("out.json", "out.jsonl", "out.yaml", "out.txt", "out.xml", "out.csv", "out.html")
@@ -70,7 +71,8 @@ def config(url: str) -> str:
               maxRetries: 0
               headers: {{X-Api-Key: {SECRETS["x_api_key"]}, Cookie: "session={SECRETS["cookie"]}"}}
               queryParams: {{api_key: {SECRETS["query_param"]}}}
-              body: {{prompt: "{{{{prompt}}}}", client_secret: {SECRETS["body_field"]}}}
+              body: {{prompt: "{{{{prompt}}}}", client_secret: {SECRETS["body_field"]},
+                     ctx: "{{{{ env.APP_ACCESS_TOKEN }}}}"}}
           - id: openai:chat:m
             label: refused
             config: {{apiBaseUrl: "{url}/refuse", apiKey: {SECRETS["api_key"]}, maxRetries: 0}}
@@ -104,7 +106,10 @@ def leaks(data: bytes) -> list[str]:
 
 
 @pytest.mark.parametrize("run", ["first", "cached"])
-def test_no_planted_secret_reaches_any_output(loopback: LoopbackServer, tmp_path: Path, run: str) -> None:
+def test_no_planted_secret_reaches_any_output(
+    loopback: LoopbackServer, tmp_path: Path, run: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("APP_ACCESS_TOKEN", SECRETS["process_env"])
     for path in ("/v1/chat/completions", "/echo"):
         loopback.route("POST", path, echo)
     loopback.route("POST", "/refuse/chat/completions", refuse)

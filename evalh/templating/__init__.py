@@ -29,6 +29,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from evalh.errors import TemplateError
+from evalh.secrets import is_secret_key, register
 from evalh.templating.nunjucks import FILTERS, finalize, format_width_is_safe, power_is_safe, repeat_is_safe
 
 __all__ = [
@@ -55,13 +56,19 @@ _SANDBOX_HINT = (
 
 
 class EnvVars(Mapping[str, str]):
-    """``env`` in templates: a read-only view of the environment (the config's ``env:`` map first)."""
+    """``env`` in templates: a read-only view of the environment (the config's ``env:`` map first).
+
+    A secret-named variable (``APP_TOKEN``) that a template reads is registered for redaction: its
+    value may land anywhere (a URL path, a body field named ``ctx``) and come back in a reply."""
 
     def __init__(self, values: Mapping[str, str]) -> None:
         self._values = values
 
     def __getitem__(self, name: str) -> str:
-        return self._values[name]
+        value = self._values[name]
+        if is_secret_key(name):
+            register(value)
+        return value
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
