@@ -9,6 +9,8 @@ rendered once (see evalh.templating); --var values and files' contents are data,
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +32,7 @@ from evalh.templating import (
     template_strings,
 )
 
-__all__ = ["Defaults", "build_test", "load_vars", "resolve_vars"]
+__all__ = ["Defaults", "build_tests", "expand_vars", "load_vars", "resolve_vars"]
 
 
 @dataclass(frozen=True)
@@ -59,21 +61,72 @@ class _Scope:
         return render_template(template, self.variables, where=where, env=self.env)
 
 
-def build_test(raw: RawTest, index: int, defaults: Defaults, ctx: LoadContext) -> TestCase | None:
-    """One merged, rendered test; None (with problems recorded) when it cannot be built."""
+def build_tests(
+    raw: RawTest, position: int, first_index: int, defaults: Defaults, ctx: LoadContext
+) -> list[TestCase]:
+    """The merged, rendered tests a raw test makes: one, or one per combination of its list-valued
+    vars (promptfoo's var expansion, unless ``options.disableVarExpansion``). ``position`` is where it
+    was written (tests[position]); ``first_index`` is the index of the first test made. An empty list
+    (with problems recorded) when it cannot be built."""
     data, origin = raw.data, raw.origin
-    shown: JsonPath = ("tests", index)
-    default = defaults.data
+    shown: JsonPath = ("tests", position)
     try:
         own = load_vars(data, origin, shown, ctx)
+    except ConfigError as error:
+        ctx.problems.add_exception(error)
+        return []
+    options = {**(defaults.data.get("options") or {}), **(data.get("options") or {})}
+    merged = {**defaults.vars, **own}
+    disabled = options.get("disableVarExpansion") or _env_flag("PROMPTFOO_DISABLE_VAR_EXPANSION")
+    combinations = [merged] if disabled else expand_vars(merged)
+    built = [
+        _build_one(raw, shown, first_index + offset, variables, own, options, defaults, ctx)
+        for offset, variables in enumerate(combinations)
+    ]
+    return [test for test in built if test is not None]
+
+
+def expand_vars(variables: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One mapping per combination of the vars that are lists of strings (their cartesian product,
+    the last var varying fastest), or just ``variables`` when there is none. As in promptfoo, a list
+    whose first item is not a string (numbers, objects, an empty list) stays one value."""
+    lists = [
+        name
+        for name, value in variables.items()
+        if isinstance(value, list) and value and isinstance(value[0], str)
+    ]
+    if not lists:
+        return [dict(variables)]
+    return [
+        {**variables, **dict(zip(lists, combination, strict=True))}
+        for combination in itertools.product(*(variables[name] for name in lists))
+    ]
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _build_one(
+    raw: RawTest,
+    shown: JsonPath,
+    index: int,
+    merged: dict[str, Any],
+    own: Mapping[str, Any],
+    options: Mapping[str, Any],
+    defaults: Defaults,
+    ctx: LoadContext,
+) -> TestCase | None:
+    data, origin = raw.data, raw.origin
+    default = defaults.data
+    try:
         variables = resolve_vars(
-            {**defaults.vars, **own},
+            merged,
             lambda name: _var_where(name, data, defaults, origin, shown, ctx),
             ctx,
             env=defaults.env,
             literal=frozenset(defaults.cli_vars).difference(own),
         )
-        options = {**(default.get("options") or {}), **(data.get("options") or {})}
         scope = _Scope(variables, defaults.env)
         asserts = [
             *_assertions(default.get("assert") or [], (), defaults.origin, ("defaultTest",), scope, ctx),
@@ -100,7 +153,7 @@ def build_test(raw: RawTest, index: int, defaults: Defaults, ctx: LoadContext) -
         vars=variables,
         asserts=tuple(spec for spec in asserts if spec is not None),
         threshold=float(threshold) if threshold is not None else None,
-        options=options,
+        options=dict(options),
         provider=choice,
         metadata={**(default.get("metadata") or {}), **(data.get("metadata") or {})},
         output=data.get("output", data.get("providerOutput")),
@@ -153,11 +206,14 @@ def resolve_vars(
     """Load ``file://`` values, then render vars that reference other vars, in dependency order.
 
     Each value is rendered once; a ``literal`` var (a --var value) is data and never rendered, nor is
-    a file's content."""
+    a file's content. As in promptfoo, a text file's content is trimmed, and every string var loses
+    one trailing newline (the one a YAML ``|`` block or a file's last line ends with)."""
     for name, value in variables.items():
         if name not in literal and is_file_ref(value):
-            variables[name] = ctx.load_value(value, where(name), trim=False)
+            variables[name] = value = ctx.load_value(value, where(name), trim=True)
             literal = literal | {name}
+        if isinstance(value, str) and value.endswith("\n"):
+            variables[name] = value[:-1]
     pending = {
         name
         for name, value in variables.items()

@@ -3,7 +3,9 @@
 Ordinary columns become vars. Special columns: ``__expected``/``__expected1..N`` (one assertion each),
 ``__description``, ``__metric``, ``__threshold``, ``__providerOutput`` (a recorded output),
 ``__metadata:key`` (``key[]`` splits on commas). An ``__expected`` cell reads
-``[not-]type[(threshold)]:value``; no known type means ``equals``.
+``[not-]type[(threshold)]:value``; no known type means ``equals`` of the whole cell, as written.
+As in promptfoo, a typed value is trimmed (``contains: Hello`` looks for ``Hello``), except the
+JSON schema of ``is-json``/``contains-json`` and an ``llm-rubric`` rubric, which are kept as written.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ CSV_SPECIAL_COLUMNS = (
 )
 _EXPECTED = re.compile(r"^__expected(\d*)$")
 _LIST_TYPES = frozenset({"contains-any", "contains-all", "icontains-any", "icontains-all"})
+_UNTRIMMED = frozenset({"contains-json", "is-json", "llm-rubric"})  # promptfoo keeps these as written
 _ALIASES = {"grade": "llm-rubric", "llm-rubric": "llm-rubric", "python": "python"}
 _SCRIPT_ALIASES = ("fn:", "javascript:", "eval:")
 _TYPE_LIKE = re.compile(r"^(?:not-)?([a-z][a-z0-9-]*(?::[a-z0-9-]+)?)(\([^)]*\))?:")
@@ -61,7 +64,7 @@ def parse_expected(cell: str, known_types: Iterable[str]) -> dict[str, Any] | No
     negate = head.startswith("not-")
     alias = _ALIASES.get(head.removeprefix("not-"))
     if sep and alias:
-        return {"type": f"not-{alias}" if negate else alias, "value": rest}
+        return {"type": f"not-{alias}" if negate else alias, "value": _trimmed(alias, rest)}
     body = text[4:] if negate else text
     for name in _longest_first(tuple(known_types)):
         if body.startswith(name) and (len(body) == len(name) or body[len(name)] in ":("):
@@ -73,7 +76,11 @@ def parse_expected(cell: str, known_types: Iterable[str]) -> dict[str, Any] | No
         raise MiniSyntaxError(
             f"unknown assertion type {match.group(1)!r}", f"{hint} (write equals:<text> for a literal text)"
         )
-    return {"type": "equals", "value": text}
+    return {"type": "equals", "value": cell}  # the cell as written: promptfoo compares it untrimmed
+
+
+def _trimmed(name: str, text: str) -> str:
+    return text if name in _UNTRIMMED else text.strip()
 
 
 @functools.lru_cache(maxsize=8)
@@ -118,7 +125,7 @@ def _value(name: str, text: str) -> Any:
             return int(text)
         except ValueError:
             raise MiniSyntaxError(f"word-count needs a whole number (got {text!r})") from None
-    return text
+    return _trimmed(name, text)
 
 
 def tests_from_csv(

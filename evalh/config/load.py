@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evalh.config.build import Defaults, build_test, load_vars
+from evalh.config.build import Defaults, build_tests, load_vars
 from evalh.config.checks import AssertionChecker
 from evalh.config.env import config_env, render_config_env
 from evalh.config.files import DocOrigin, LoadContext, Origin
@@ -169,9 +169,13 @@ def _resolve(
     raw_tests = collect_tests(data.get("tests") or [], document, ctx) if data.get("tests") else []
     if not raw_tests and not ctx.problems:
         raw_tests = [RawTest({}, DocOrigin(document, ("tests",)))]  # promptfoo runs one empty test
-    built = [(build_test(raw, i, defaults, ctx), raw.origin) for i, raw in enumerate(raw_tests) if raw.valid]
-    tests = [test for test, _ in built if test is not None]
-    origins = {test.index: origin for test, origin in built if test is not None}
+    tests: list[TestCase] = []
+    origins: dict[int, Origin] = {}
+    for position, raw in enumerate(raw_tests):
+        if raw.valid:  # a test with list-valued vars makes one test per combination
+            made = build_tests(raw, position, len(tests), defaults, ctx)
+            origins.update((test.index, raw.origin) for test in made)
+            tests.extend(made)
     AssertionChecker(ctx, suite_default, ctx.where_of).check_tests(tests)
     prompts, providers = _check_outputs(tests, prompts, providers, key, origins, ctx)
     _check_prompt_vars(prompts, tests, origins, ctx)

@@ -39,7 +39,8 @@ __all__ = ["EchoProvider", "ExecProvider", "PythonProvider", "make_echo", "make_
 
 
 def _prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
-    return prompt if isinstance(prompt, str) else json.dumps(list(prompt), ensure_ascii=False)
+    """A chat prompt as promptfoo hands it to every provider: JSON indented by two spaces."""
+    return prompt if isinstance(prompt, str) else json.dumps(list(prompt), ensure_ascii=False, indent=2)
 
 
 def _context_json(context: CallContext) -> dict[str, Any]:

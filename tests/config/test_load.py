@@ -107,7 +107,7 @@ tests:
         },
     )
     (test,) = load_suite(config).tests
-    assert test.vars["question"] == "Tell me about owls\n in ten words"
+    assert test.vars["question"] == "Tell me about owls in ten words"  # a text file is trimmed
     assert test.vars["doc"] == {"title": "Owls", "pages": [1, 2]}
     assert test.vars["table"] == ["a", "b"]
 
