@@ -61,11 +61,18 @@ def _fail(error: EvalhError) -> NoReturn:
     raise typer.Exit(error.exit_code)
 
 
+def _warning(text: str) -> None:
+    typer.echo(f"evalh: warning: {text}", err=True)
+
+
 @contextmanager
-def _user_errors() -> Iterator[None]:
+def _user_errors(*, strict: bool = False) -> Iterator[None]:
     """EvalhError -> its one-paragraph message and exit code; a bug -> a short note (trace with --verbose).
-    Everything the command prints has the run's secret values redacted (evalh.secrets)."""
-    with redacted_stdio():
+    Warnings go to stderr, each once (errors with ``strict``). Everything the command prints has the
+    run's secret values redacted (evalh.secrets)."""
+    from evalh.notices import warnings_to
+
+    with redacted_stdio(), warnings_to(_warning, strict=strict):
         try:
             yield
         except EvalhError as error:
@@ -107,6 +114,17 @@ ConfigArg = Annotated[
     Path | None,
     typer.Argument(
         help="The config file (default: evalh.yaml, then promptfooconfig.yaml here).", show_default=False
+    ),
+]
+
+
+StrictOption = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="Make warnings errors (exit 2): an undefined template variable, which otherwise renders "
+        "empty as in promptfoo, and an unknown config key, which is otherwise ignored. Also "
+        "evaluateOptions.strict.",
     ),
 ]
 
@@ -176,6 +194,7 @@ def run(
         bool, typer.Option("--no-progress-bar", help="Do not show a progress bar.")
     ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every row and tracebacks.")] = False,
+    strict: StrictOption = False,
 ) -> None:
     """Run a suite: check the config, get outputs, grade them, print and write the results.
 
@@ -184,7 +203,7 @@ def run(
     (the results finished so far are still written to every report, marked interrupted).
     """
     _state["verbose"] = verbose
-    with _user_errors():
+    with _user_errors(strict=strict):
         code = _run(
             _config_path(config, config_option),
             outputs=output or [],
@@ -248,13 +267,15 @@ def validate(
         str | None, typer.Option("--filter-pattern", help="Only tests whose description matches this regex.")
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks of bugs.")] = False,
+    strict: StrictOption = False,
 ) -> None:
     """Check a config against the schema and every assertion's rules, without calling any provider.
 
+    Warnings (an undefined variable, an unknown key) are printed and still valid, unless --strict.
     Exit codes: 0 valid; 2 invalid (each problem is printed with file:line:column and its path).
     """
     _state["verbose"] = verbose
-    with _user_errors():
+    with _user_errors(strict=strict):
         from evalh.config.load import load_suite
         from evalh.reports.writers import check_report_paths
 

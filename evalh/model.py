@@ -145,6 +145,7 @@ class EvaluateOptions:
     repeat: int = 1
     cache: bool = True
     timeout_ms: int = 0
+    strict: bool = False  # template and config warnings are errors (--strict)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from evalh.config.load import load_suite
 from evalh.config.schema import schema_path
 from evalh.errors import ConfigError, ConfigFileError, ReportError
 from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
+from evalh.notices import strict_mode
 from evalh.reports.table import print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
 from evalh.runner.execute import run_suite
@@ -153,7 +154,7 @@ def _execute(
     streamed = [Path(p) for p, fmt in formats.items() if fmt == "jsonl"]
     written = [p for p, fmt in formats.items() if fmt != "jsonl"]
     failures: list[ReportError] = []
-    with ExitStack() as stack, _environment(suite.env):
+    with ExitStack() as stack, _environment(suite.env), strict_mode(options.strict):
         streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
         advance = stack.enter_context(progress(len(jobs) if show_progress else 0))
 

@@ -6,6 +6,7 @@ import pytest
 
 from evalh import templating
 from evalh.errors import TemplateError
+from evalh.notices import warnings_to
 from evalh.templating import referenced_names, render_env, render_prompt, render_template, template_env
 
 
@@ -20,11 +21,24 @@ def test_plain_text_is_returned_as_is() -> None:
 
 
 def test_undefined_variable_names_the_place_and_the_variable() -> None:
-    with pytest.raises(TemplateError) as caught:
+    with warnings_to(None, strict=True), pytest.raises(TemplateError) as caught:
         render_template("Hello {{ nmae }}", {"name": "Ada"}, where="evalh.yaml:3:5 prompts[0]")
     message = str(caught.value)
     assert message.startswith("evalh.yaml:3:5 prompts[0]: undefined variable 'nmae'")
     assert "--var" in message
+
+
+def test_an_undefined_variable_renders_empty_with_one_warning_per_place() -> None:
+    shown: list[str] = []
+    with warnings_to(shown.append):
+        template = "Hello {{ nmae }}{{ a.b }}{% for x in xs %}{{ x }}{% endfor %}{{ d | default('!') }}"
+        for _ in range(3):
+            assert render_template(template, {}, where="evalh.yaml:3:5 prompts[0]") == "Hello !"
+        assert render_template("{% if maybe %}y{% endif %}{{ maybe is defined }}", {}, where="w") == "false"
+        render_template("Bye {{ nmae }}", {}, where="evalh.yaml:9:5 prompts[1]")
+    assert [text.split(":")[2] for text in shown] == ["5 prompts[0]"] * 3 + ["5 prompts[1]"]
+    assert "undefined variable 'nmae'" in shown[0] and "rendered empty" in shown[0]
+    assert "undefined variable 'a'" in shown[1] and "undefined variable 'xs'" in shown[2]
 
 
 def test_syntax_error_is_a_template_error() -> None:
@@ -48,8 +62,10 @@ def test_render_env_keeps_other_templates() -> None:
     env = template_env({"HOST": "example.com"})
     assert render_env("https://{{ env.HOST }}/{{path}}", env, where="w") == "https://example.com/{{path}}"
     assert render_env("{{ env['HOST'] }}", env, where="w") == "example.com"
-    with pytest.raises(TemplateError, match="'EVALH_TEST_NOPE' is not set"):
+    with warnings_to(None, strict=True), pytest.raises(TemplateError, match="'EVALH_TEST_NOPE' is not set"):
         render_env("{{ env.EVALH_TEST_NOPE }}", env, where="w")
+    with warnings_to(None):
+        assert render_env("[{{ env.EVALH_TEST_NOPE }}]", env, where="w") == "[]"  # as in promptfoo
 
 
 def test_referenced_names_ignore_loop_variables_and_globals() -> None:
@@ -117,7 +133,10 @@ def test_env_is_data_in_the_render_context() -> None:
     assert render_template("{{ env.EVALH_TEST_UNSET | default('d') }}", {}, where="w", env=env) == "d"
     assert render_template("{{ env.TITLE }}", {"env": {"TITLE": "a var wins"}}, where="w") == "a var wins"
     assert "env" not in referenced_names("{{ env.TITLE }}{{ q }}", where="w")
-    with pytest.raises(TemplateError, match="environment variable 'EVALH_TEST_UNSET' is not set"):
+    with (
+        warnings_to(None, strict=True),
+        pytest.raises(TemplateError, match="environment variable 'EVALH_TEST_UNSET' is not set"),
+    ):
         render_template("{{ env.EVALH_TEST_UNSET }}", {}, where="w", env=env)
     with pytest.raises(TemplateError, match="refused"):
         render_template("{{ env._values }}", {}, where="w", env=env)

@@ -6,6 +6,7 @@ at once (one paragraph each, ``file:line:col path: what. what to do``).
 
 from __future__ import annotations
 
+import functools
 import gc
 import re
 from collections.abc import Iterator, Mapping
@@ -18,17 +19,19 @@ from evalh.config.build import Defaults, build_tests, load_vars
 from evalh.config.checks import AssertionChecker
 from evalh.config.env import config_env, render_config_env
 from evalh.config.files import DocOrigin, LoadContext, Origin
-from evalh.config.locate import Document, display_path, load_document, path_errors
+from evalh.config.locate import Document, JsonPath, display_path, load_document, path_errors
 from evalh.config.prompts import load_prompts
 from evalh.config.providers import RECORDED_PROMPT, RECORDED_PROVIDER, check_provider_id, load_providers
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.tests_files import RawTest, collect_tests
+from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, ConfigFileError, SchemaError
 from evalh.model import EvaluateOptions, Prompt, ProviderChoice, ProviderSpec, Suite, TestCase
+from evalh.notices import is_strict, strict_mode, warn
 from evalh.secrets import redact_config, register_config
 from evalh.templating import referenced_names, template_env, template_strings
 
-__all__ = ["CONFIG_NAMES", "find_config", "load_suite"]
+__all__ = ["CONFIG_NAMES", "find_config", "load_suite", "prompt_warning_key"]
 
 CONFIG_NAMES = (
     "evalh.yaml",
@@ -74,23 +77,34 @@ def load_suite(
                 "the config must be a mapping of keys (description:, prompts:, providers:, tests:, ...)",
                 where=document.file,
             )
-        env = config_env(document, ctx)
-        document.data = render_config_env(document.data, template_env(env), document, ctx)
-        # Before any check can quote a value: every secret the config holds is redacted from here on.
-        register_config(env)  # the env: map's secret-looking entries
-        register_config(document.data)
-        ctx.problems.raise_if_any(document.file)
-        _check_schema(document, ctx)
-        ctx.problems.raise_if_any(document.file)
-        options = document.data.get("evaluateOptions") or {}
-        ctx.allow_outside = options.get("allowFileOutsideConfigDir") is True
-        suite = _resolve(document, ctx, env, cli_vars, grader)
-        ctx.problems.raise_if_any(document.file)
+        with strict_mode(_config_strict(document.data)):
+            suite = _load(document, ctx, cli_vars, grader)
     if pattern is not None:
         kept = tuple(test for test in suite.tests if test.description and pattern.search(test.description))
         if not kept:
             raise _nothing_selected(pattern, suite.tests)
         suite = Suite(**{**suite.__dict__, "tests": kept})
+    return suite
+
+
+def _config_strict(data: Mapping[str, Any]) -> bool:
+    options = data.get("evaluateOptions")
+    return isinstance(options, Mapping) and options.get("strict") is True
+
+
+def _load(document: Document, ctx: LoadContext, cli_vars: Mapping[str, str], grader: str | None) -> Suite:
+    env = config_env(document, ctx)
+    document.data = render_config_env(document.data, template_env(env), document, ctx)
+    # Before any check can quote a value: every secret the config holds is redacted from here on.
+    register_config(env)  # the env: map's secret-looking entries
+    register_config(document.data)
+    ctx.problems.raise_if_any(document.file)
+    _check_schema(document, ctx)
+    ctx.problems.raise_if_any(document.file)
+    options = document.data.get("evaluateOptions") or {}
+    ctx.allow_outside = options.get("allowFileOutsideConfigDir") is True
+    suite = _resolve(document, ctx, env, cli_vars, grader)
+    ctx.problems.raise_if_any(document.file)
     return suite
 
 
@@ -128,16 +142,22 @@ def _check_schema(document: Document, ctx: LoadContext) -> None:
     tests = data.get("tests")
     inline = isinstance(tests, list)
     top = {**data, "tests": []} if inline else data
-    problems = [(problem, problem.path) for problem in schema_problems(top)]
+    found = drop_unknown_keys(schema_problems(top), document.data, document.where)
+    problems = [(problem, problem.path) for problem in found]
     if isinstance(tests, list):
         for index, item in enumerate(tests):
             if isinstance(item, Mapping):
                 found = ctx.test_checker.problems(item)
             else:
                 found = schema_problems(item, defs_validator("test", allow_string=True))
+            found = drop_unknown_keys(found, item, functools.partial(_test_where, document, index))
             problems.extend((problem, ("tests", index, *problem.path)) for problem in found)
     for problem, path in problems:
         ctx.problems.add(problem.message, where=document.where(path), hint=problem.hint, kind=SchemaError)
+
+
+def _test_where(document: Document, index: int, path: JsonPath) -> str:
+    return document.where(("tests", index, *path))
 
 
 def _compile_filter(filter_pattern: str | None) -> re.Pattern[str] | None:
@@ -192,6 +212,7 @@ def _resolve(
             repeat=options.get("repeat", 1),
             cache=options.get("cache", True),
             timeout_ms=options.get("timeoutMs", 0),
+            strict=options.get("strict", False),
         ),
         output_paths=tuple([output_path] if isinstance(output_path, str) else output_path or ()),
         env=env,
@@ -225,7 +246,9 @@ def _default_test(value: Any, document: Document, ctx: LoadContext, cli_vars: Ma
         ctx.problems.add_exception(error)
         return Defaults(cli_vars=dict(cli_vars))
     data = source.data if isinstance(source.data, Mapping) else {}
-    problems = schema_problems(source.data, defs_validator("test"))
+    problems = drop_unknown_keys(
+        schema_problems(source.data, defs_validator("test")), source.data, source.where
+    )
     if "description" in data:
         ctx.problems.add("defaultTest cannot have a description", where=source.where(("description",)))
     for problem in problems:
@@ -271,11 +294,18 @@ def _check_outputs(
     return prompts, providers
 
 
+def prompt_warning_key(prompt: Prompt, index: int) -> str:
+    """The place an undefined-variable warning about a prompt is given once for (here and when the
+    prompt is rendered for each test)."""
+    return prompt.path or f"prompts[{index}]"
+
+
 def _check_prompt_vars(
     prompts: list[Prompt], tests: list[TestCase], origins: Mapping[int, Origin], ctx: LoadContext
 ) -> None:
-    """Every variable a prompt uses must be defined by every test (StrictUndefined, checked up front)."""
-    for prompt in prompts:
+    """A variable a prompt uses that some test does not define renders empty, as in promptfoo: a
+    warning naming the prompt and the tests, found before anything runs (an error with --strict)."""
+    for index, prompt in enumerate(prompts):
         where = ctx.where_of.get(id(prompt), prompt.path)
         texts = [prompt.raw] if isinstance(prompt.raw, str) else template_strings(prompt.raw)
         try:
@@ -289,10 +319,14 @@ def _check_prompt_vars(
             for name in names.difference(test.vars):
                 lacking.setdefault(name, []).append(test)
         for name, missing in sorted(lacking.items()):
-            ctx.problems.add(
-                f"prompt {prompt.label!r} uses the variable {name!r}, which these tests do not define: "
-                f"{_listing(missing, origins)}",
+            empty = "" if is_strict() else " (it renders empty for them)"
+            error = ConfigError(
+                f"prompt {prompt.label!r} uses the variable {name!r}, which these tests do not define"
+                f"{empty}: {_listing(missing, origins)}",
                 where=where,
                 hint=f"Add {name}: ... to their vars (or to defaultTest.vars), or pass --var {name}=VALUE",
-                kind=ConfigError,
             )
+            if is_strict():
+                ctx.problems.add_exception(error)
+            else:  # the same key as the render's warning, so the run does not repeat it
+                warn(error, where=prompt_warning_key(prompt, index), subject=f"'{name}' is undefined")

@@ -193,6 +193,7 @@ class SchemaProblem:
     path: JsonPath
     message: str
     hint: str | None = None
+    ignorable: bool = False  # an unknown key near no known one: a warning unless --strict
 
 
 def schema_problems(instance: Any, validator: Draft202012Validator | None = None) -> list[SchemaProblem]:
@@ -333,7 +334,32 @@ def _on_additional(error: ValidationError, path: JsonPath, root: Any) -> Iterabl
             hint = f"{key!r} is a promptfoo key: {_UNSUPPORTED[key]}"
         else:
             hint = f"Allowed keys here: {', '.join(known)}"
-        yield SchemaProblem((*path, key), f"unknown key {key!r}", hint)
+        ignorable = not (match and _near_miss(str(key), match)) and key not in _UNSUPPORTED
+        yield SchemaProblem((*path, key), f"unknown key {key!r}", hint, ignorable)
+
+
+def _near_miss(key: str, known: str) -> bool:
+    """A typo of ``known`` (an error), rather than a key of its own (ignored with a warning, as promptfoo
+    ignores it): the same letters apart from case and ``_``/``-``, one a prefix of the other
+    (``maximum`` for ``max``), or a few edits away, a swap counting one (one edit per four letters:
+    ``test`` for ``tests``, ``vlaue`` for ``value``; ``outputs`` is not ``outputPath``)."""
+    a, b = (text.lower().replace("_", "").replace("-", "") for text in (key, known))
+    if a == b or (min(len(a), len(b)) >= 3 and (a.startswith(b) or b.startswith(a))):
+        return True
+    return _edits(a, b) <= max(1, len(b) // 4)
+
+
+def _edits(a: str, b: str) -> int:
+    """Damerau-Levenshtein distance, adjacent swaps counting one (keys are short)."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(rows[i - 1][j] + 1, row[j - 1] + 1, rows[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[i - 2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
 
 
 def _on_required(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:

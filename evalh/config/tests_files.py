@@ -6,7 +6,7 @@ Tests read from files are checked against the schema's test definition, located 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from evalh.config.files import CsvOrigin, DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath, display_path, format_path
 from evalh.config.safeload import parse_json
 from evalh.config.schema import assertion_type_names
+from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, SchemaError
 
 __all__ = ["RawTest", "collect_tests", "known_base_types"]
@@ -102,12 +103,16 @@ def _jsonl_items(path: Path, where: str, ctx: LoadContext) -> list[tuple[Any, Or
     return items
 
 
+def _placer(origin: Origin, shown: JsonPath) -> Callable[[JsonPath], str]:
+    return lambda path: f"{origin.locate(path)} {format_path((*shown, *path))}"
+
+
 def _validated(items: list[tuple[Any, Origin]], offset: int, ctx: LoadContext) -> list[RawTest]:
     """Schema-check tests read from a file; a broken test is reported and marked invalid."""
     tests: list[RawTest] = []
     for index, (data, origin) in enumerate(items):
         shown: JsonPath = ("tests", offset + index)
-        problems = ctx.test_checker.problems(data)
+        problems = drop_unknown_keys(ctx.test_checker.problems(data), data, _placer(origin, shown))
         for problem in problems:
             where = f"{origin.locate(problem.path)} {format_path((*shown, *problem.path))}"
             ctx.problems.add(problem.message, where=where, hint=problem.hint, kind=SchemaError)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evalh.config.load import prompt_warning_key
 from evalh.config.providers import RECORDED_PROMPT, RECORDED_PROVIDER, RECORDED_PROVIDER_ID
 from evalh.errors import ConfigError
 from evalh.model import Prompt, ProviderSpec, Suite, TestCase
@@ -38,10 +39,10 @@ class Job:
         return not self.test.has_output and self.provider.id != RECORDED_PROVIDER_ID
 
 
-def _render(prompt: Prompt, test: TestCase, where: str, env: EnvVars) -> str | list[dict[str, Any]]:
+def _render(prompt: Prompt, test: TestCase, where: str, env: EnvVars, key: str) -> str | list[dict[str, Any]]:
     if prompt.raw == "":
         return ""
-    return render_prompt(prompt.raw, test.vars, where=where, env=env)
+    return render_prompt(prompt.raw, test.vars, where=where, env=env, warn_key=key)
 
 
 def _matrix(suite: Suite) -> tuple[tuple[Prompt, ...], tuple[ProviderSpec, ...]]:
@@ -82,8 +83,9 @@ def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
             for provider_index, provider in enumerate(providers):
                 for prompt_index, prompt in enumerate(prompts):
                     if prompt_index not in rendered:
-                        where = f"{prompt.path or f'prompts[{prompt_index}]'} (for {test.path or 'a test'})"
-                        rendered[prompt_index] = _render(prompt, test, where, env)
+                        key = prompt_warning_key(prompt, prompt_index)  # one warning per prompt
+                        where = f"{key} (for {test.path or 'a test'})"
+                        rendered[prompt_index] = _render(prompt, test, where, env, key)
                     jobs.append(
                         Job(
                             index=len(jobs),

@@ -8,7 +8,8 @@ cannot build a gigabyte string with ``'a' * 10**9``.
 
 Each value is rendered once. ``env`` is a variable of every render (the config's ``env:`` map over the
 process environment), so ``{{ env.TITLE }}`` inserts the value as data: a value holding ``{{ 7*7 }}``
-stays literal text. Undefined variables are errors (StrictUndefined), named with the template's place.
+stays literal text. An undefined variable renders empty, as in Nunjucks, with a warning naming the
+template's place and the variable (evalh.notices: shown once; an error under ``--strict``).
 Objects render as JSON and booleans as ``true``/``false``, as Nunjucks does. Compiled templates are
 cached, and strings without template markers never reach Jinja, so loading 10,000 tests stays fast.
 The filters and the size limits live in ``nunjucks.py``.
@@ -20,6 +21,7 @@ import functools
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import jinja2
@@ -29,6 +31,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from evalh.errors import TemplateError
+from evalh.notices import is_strict, warn
 from evalh.secrets import is_secret_key, register
 from evalh.templating.nunjucks import FILTERS, finalize, format_width_is_safe, power_is_safe, repeat_is_safe
 
@@ -86,8 +89,15 @@ def template_env(overrides: Mapping[str, Any] = {}) -> EnvVars:
 _PROCESS_ENV = EnvVars(os.environ)
 
 
-class _Undefined(jinja2.StrictUndefined):
-    """StrictUndefined that names a missing ``env.NAME`` as an unset environment variable."""
+# The undefined names one render met, for its warnings (renders run in worker threads too).
+_MISSING: ContextVar[list[str] | None] = ContextVar("evalh_template_undefined", default=None)
+
+
+class _Undefined(jinja2.ChainableUndefined):
+    """Nunjucks' undefined: printed or looped over it is empty (``{{ a.b }}`` too), and the render
+    notes it for a located warning; under strict mode it is the error it used to be. ``default``
+    and ``is defined`` see it without a warning. A missing ``env.NAME`` is named as an unset
+    environment variable."""
 
     __slots__ = ()
 
@@ -96,6 +106,21 @@ class _Undefined(jinja2.StrictUndefined):
         if isinstance(self._undefined_obj, EnvVars) and self._undefined_name is not None:
             return f"environment variable {self._undefined_name!r} is not set"
         return str(super()._undefined_message)
+
+    def _note(self) -> None:
+        if is_strict():
+            self._fail_with_undefined_error()
+        missing = _MISSING.get()
+        if missing is not None:
+            missing.append(self._undefined_message)
+
+    def __str__(self) -> str:
+        self._note()
+        return ""
+
+    def __iter__(self) -> Iterator[Any]:
+        self._note()
+        return iter(())
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
@@ -230,15 +255,24 @@ def missing_env(template: str, env: EnvVars, *, where: str) -> TemplateError | N
 
 
 def render_template(
-    template: str, variables: Mapping[str, Any], *, where: str, env: EnvVars | None = None
+    template: str,
+    variables: Mapping[str, Any],
+    *,
+    where: str,
+    env: EnvVars | None = None,
+    warn_key: str | None = None,
 ) -> str:
     """Render one template string once, with ``variables`` and ``env`` (default: the process
-    environment). Raises TemplateError naming ``where`` and what went wrong."""
+    environment). Raises TemplateError naming ``where`` and what went wrong. An undefined variable
+    is a warning, given once per ``warn_key`` (default ``where``: a prompt rendered for 1,000 tests
+    warns once) and variable."""
     if not has_template(template):
         return template
+    missing: list[str] = []
+    token = _MISSING.set(missing)
     try:
         compiled = _compile(template)[0]
-        return compiled.render({"env": env if env is not None else _PROCESS_ENV, **variables})
+        text = compiled.render({"env": env if env is not None else _PROCESS_ENV, **variables})
     except jinja2.TemplateSyntaxError as error:
         raise _syntax_error(error, where) from None
     except SecurityError as error:
@@ -247,21 +281,28 @@ def render_template(
         raise _undefined(str(error.message or error), template, where) from None
     except (jinja2.TemplateError, TypeError, ValueError, ArithmeticError, RecursionError) as error:
         raise TemplateError(f"template {_excerpt(template)!r} failed: {error}", where=where) from None
+    finally:
+        _MISSING.reset(token)
+    for message in dict.fromkeys(missing):
+        warn(_undefined(message, template, where), where=warn_key or where, subject=message)
+    return text
 
 
 def _undefined(text: str, template: str, where: str) -> TemplateError:
     env_match = _ENV_NOT_SET.search(text)
     if env_match:
         return TemplateError(
-            f"environment variable {env_match.group(1)!r} is not set (used in {_excerpt(template)!r})",
+            f"environment variable {env_match.group(1)!r} is not set (used in {_excerpt(template)!r})"
+            + ("" if is_strict() else ", rendered empty"),
             where=where,
             hint="Set it in the environment or in the config's env: map, or give a default: "
             "{{ env.NAME | default('value') }}",
         )
     match = _UNDEFINED_NAME.search(text)
     what = f"undefined variable {match.group(1)!r}" if match else text
+    empty = "" if is_strict() else " (rendered empty)"
     return TemplateError(
-        f"{what} in template {_excerpt(template)!r}",
+        f"{what} in template {_excerpt(template)!r}{empty}",
         where=where,
         hint="Define it in the test's vars (or defaultTest.vars), or pass --var NAME=VALUE",
     )
@@ -273,20 +314,26 @@ def render_prompt(
     *,
     where: str,
     env: EnvVars | None = None,
+    warn_key: str | None = None,
 ) -> str | list[dict[str, Any]]:
     """Render a prompt: a string template, or each string inside a chat message list."""
     if isinstance(raw, str):
-        return render_template(raw, variables, where=where, env=env)
-    return [_render_deep(dict(message), variables, f"{where}[{i}]", env) for i, message in enumerate(raw)]
+        return render_template(raw, variables, where=where, env=env, warn_key=warn_key)
+    return [
+        _render_deep(dict(message), variables, f"{where}[{i}]", env, warn_key)
+        for i, message in enumerate(raw)
+    ]
 
 
-def _render_deep(value: Any, variables: Mapping[str, Any], where: str, env: EnvVars | None) -> Any:
+def _render_deep(
+    value: Any, variables: Mapping[str, Any], where: str, env: EnvVars | None, warn_key: str | None
+) -> Any:
     if isinstance(value, str):
-        return render_template(value, variables, where=where, env=env)
+        return render_template(value, variables, where=where, env=env, warn_key=warn_key)
     if isinstance(value, Mapping):
-        return {key: _render_deep(item, variables, where, env) for key, item in value.items()}
+        return {key: _render_deep(item, variables, where, env, warn_key) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_render_deep(item, variables, where, env) for item in value]
+        return [_render_deep(item, variables, where, env, warn_key) for item in value]
     return value
 
 

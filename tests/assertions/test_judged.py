@@ -15,6 +15,7 @@ import pytest
 
 from evalh.assertions.registry import get_assertion
 from evalh.model import ProviderChoice, ProviderSpec
+from evalh.notices import warnings_to
 from tests.assertions.helpers import make_context
 from tests.assertions.judge_helpers import (
     OPENAI_PATH,
@@ -206,8 +207,9 @@ def test_custom_rubric_prompt_string_and_test_option_and_file(
     assert grader_messages(loopback.requests[-1]) == [{"role": "user", "content": "File: v"}]
 
 
-def test_rubric_prompt_with_an_undefined_variable_is_an_error(loopback: LoopbackServer) -> None:
-    result, _ = judge("llm-rubric", openai_grader(loopback), value="v", rubric_prompt="{{ missing_var }}")
+def test_rubric_prompt_with_an_undefined_variable_is_an_error_under_strict(loopback: LoopbackServer) -> None:
+    with warnings_to(None, strict=True):  # else it renders empty, with a warning, as in promptfoo
+        result, _ = judge("llm-rubric", openai_grader(loopback), value="v", rubric_prompt="{{ missing_var }}")
     assert result.error and "missing_var" in result.reason
     assert loopback.requests == []
 

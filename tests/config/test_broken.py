@@ -13,6 +13,7 @@ import evalh.errors
 from evalh.cli import app
 from evalh.config.load import load_suite
 from evalh.errors import EXIT_CONFIG, ConfigError
+from evalh.notices import warnings_to
 
 BROKEN = Path(__file__).resolve().parent.parent / "fixtures" / "broken"
 CASES: list[dict[str, Any]] = yaml.safe_load((BROKEN / "cases.yaml").read_text(encoding="utf-8"))["cases"]
@@ -31,7 +32,7 @@ def test_there_are_enough_broken_fixtures() -> None:
 @pytest.mark.parametrize("case", CASES + HOSTILE, ids=[case["fixture"] for case in CASES + HOSTILE])
 def test_broken_config_is_reported(case: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EVALH_FIXTURE_UNSET_VARIABLE", raising=False)
-    with pytest.raises(ConfigError) as caught:
+    with pytest.raises(ConfigError) as caught, warnings_to(None, strict="--strict" in case.get("cli", [])):
         load_suite(BROKEN / case["fixture"], **case.get("options", {}))
     error = caught.value
     message = str(error)
@@ -102,6 +103,6 @@ def test_keys_that_are_not_text_are_named_as_text(
     # YAML reads `null:` and `1.5:` as None and a float; as in JSON and promptfoo, keys are text
     monkeypatch.chdir(tmp_path)
     (tmp_path / "evalh.yaml").write_text(config, encoding="utf-8")
-    with pytest.raises(ConfigError) as caught:
+    with pytest.raises(ConfigError) as caught, warnings_to(None, strict=True):  # else ignored, with a warning
         load_suite(tmp_path / "evalh.yaml")
     assert str(caught.value).startswith(expected)

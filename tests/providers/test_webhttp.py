@@ -6,6 +6,7 @@ import pytest
 
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec
+from evalh.notices import warnings_to
 from evalh.providers.base import CallContext
 from evalh.providers.registry import build_provider
 from evalh.providers.webhttp import extract_path
@@ -86,8 +87,9 @@ def test_a_key_in_a_url_id_is_redacted_from_errors(loopback: LoopbackServer) -> 
     assert loopback.requests_to("/chat")[0].path.endswith(f"api_key={SECRET}&lang=en")  # still sent
 
 
-def test_undefined_template_variable_is_an_error(loopback: LoopbackServer) -> None:
-    _, response = complete_once("http", {"url": loopback.url + "/chat", "body": {"q": "{{ nope }}"}})
+def test_undefined_template_variable_is_an_error_under_strict(loopback: LoopbackServer) -> None:
+    with warnings_to(None, strict=True):  # else it renders empty, with a warning, as in promptfoo
+        _, response = complete_once("http", {"url": loopback.url + "/chat", "body": {"q": "{{ nope }}"}})
     assert response.error is not None and "nope" in response.error
     assert loopback.requests == []
 
