@@ -88,7 +88,7 @@ def test_an_env_value_through_a_var_cannot_inject_code(
 
 @pytest.mark.parametrize(
     "value",
-    ["O'Brien", 'say "hi"', "back\\slash \\n not a newline", "two\nlines\r\n", "é ✓ {'a': 1}"],
+    ["O'Brien", 'say "hi"', "back\\slash \\n not a newline", "two\nlines\r\nthree", "é ✓ {'a': 1}"],
 )
 def test_a_whole_quoted_template_becomes_a_literal_of_the_value(project: WriteFiles, value: str) -> None:
     config = project(
