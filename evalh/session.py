@@ -150,7 +150,8 @@ def _execute(
     if settings.filter_failing is not None:
         inputs.append(settings.filter_failing)
     formats = check_report_paths(settings.outputs or suite.output_paths, inputs)  # before any call
-    jobs = plan_jobs(suite, options.repeat)  # its size and every prompt checked before a report opens
+    with strict_mode(options.strict):  # an undefined variable in a prompt: a warning, or an error
+        jobs = plan_jobs(suite, options.repeat)  # its size and every prompt checked before a report opens
     streamed = [Path(p) for p, fmt in formats.items() if fmt == "jsonl"]
     written = [p for p, fmt in formats.items() if fmt != "jsonl"]
     failures: list[ReportError] = []
