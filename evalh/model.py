@@ -63,12 +63,15 @@ class ProviderChoice:
     """A provider override (assertion ``provider`` or ``options.provider``).
 
     Either one provider for every purpose (``default``), or promptfoo's typed map
-    ``{embedding: ..., text: ...}``: ``similar`` takes ``embedding``, judges take ``text``.
+    ``{embedding: ..., text: ...}``: ``similar`` takes ``embedding``, judges take ``text``. Embedding
+    assertions may name several ``models`` instead (``provider: [a, b]`` or ``config.providers``):
+    each scores, and the mean is reported.
     """
 
     default: ProviderSpec | None = None
     embedding: ProviderSpec | None = None
     text: ProviderSpec | None = None
+    models: tuple[ProviderSpec, ...] = ()  # several embedders that each score: ``provider: [a, b]``
 
     def for_kind(self, kind: str) -> ProviderSpec | None:
         """The provider this choice names for ``kind`` ("embedding", "tokens" or "text"), or None.

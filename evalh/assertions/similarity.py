@@ -23,7 +23,6 @@ from typing import Any
 from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, AssertionContext, EmbedRequest
 from evalh.assertions.registry import assertion
 from evalh.model import AssertionResult, Measurement, ProviderSpec, Usage
-from evalh.providers.registry import capabilities_of, find_entry
 from evalh.vectors import compare, vector_problem
 
 __all__ = [
@@ -34,7 +33,6 @@ __all__ = [
     "check_similar",
     "embedding_providers",
     "empty_output",
-    "parse_provider",
     "prefetch_similar",
     "references",
     "score_similar",
@@ -78,8 +76,8 @@ def check_config_keys(config: Mapping[str, Any], known: Sequence[str]) -> str | 
 
 
 def check_embedding_config(config: Mapping[str, Any], known: Sequence[str]) -> str | None:
-    """The config keys every embedding assertion shares: known keys only, ``aggregation``, ``binary``
-    and ``providers`` (each an id the registry knows, able to embed)."""
+    """The config keys every embedding assertion shares: known keys only, ``aggregation`` and ``binary``
+    (``providers`` is a provider list, which the config layer parses into ``spec.provider.models``)."""
     problem = check_config_keys(config, known)
     if problem:
         return problem
@@ -87,19 +85,7 @@ def check_embedding_config(config: Mapping[str, Any], known: Sequence[str]) -> s
         return f"config.aggregation must be one of {', '.join(AGGREGATIONS)} (got {config['aggregation']!r})"
     if "binary" in config and not isinstance(config["binary"], bool):
         return f"config.binary must be true or false (got {config['binary']!r})"
-    providers = config.get("providers")
-    if providers is not None:
-        if not isinstance(providers, list) or not providers:
-            return "config.providers must be a non-empty list of provider ids or {id, config} objects"
-        for item in providers:
-            parsed = parse_provider(item, "")
-            if isinstance(parsed, str):
-                return f"config.providers: {parsed}"
-            if find_entry(parsed.id) is None:
-                return f"config.providers: unknown provider id {parsed.id!r} (see `evalh list providers`)"
-            if not {"embedding", "similarity", "tokens"} & set(capabilities_of(parsed.id)):
-                return f"config.providers: provider {parsed.id!r} cannot embed texts"
-    return None
+    return None  # config.providers: parsed and checked by the config layer (config/providers.py)
 
 
 def check_similar(value: Any, config: Mapping[str, Any]) -> str | None:
@@ -131,39 +117,11 @@ def similarity_provider_problem(assertion_type: str, capabilities: Sequence[str]
     return f"{assertion_type} needs an embedding provider, and this provider cannot embed texts"
 
 
-def parse_provider(item: Any, path: str, base_dir: str = "") -> ProviderSpec | str:
-    """One entry of a provider list: an id, ``{id, label, config}`` or ``{embedding: ...}``."""
-    if isinstance(item, str) and item:
-        return ProviderSpec(id=item, path=path, base_dir=base_dir)
-    if isinstance(item, Mapping):
-        if "embedding" in item:
-            return parse_provider(item["embedding"], f"{path}.embedding", base_dir)
-        if isinstance(item.get("id"), str) and item["id"]:
-            config = item.get("config") or {}
-            if not isinstance(config, Mapping):
-                return f"the config of provider {item['id']!r} must be a mapping"
-            label = item.get("label")
-            return ProviderSpec(
-                id=item["id"],
-                label=str(label) if label else None,
-                config=dict(config),
-                path=path,
-                base_dir=base_dir,
-            )
-    # An object is shown by its keys only: its config may hold an API key.
-    shown = f"an object with keys {sorted(map(str, item))}" if isinstance(item, Mapping) else repr(item)
-    return f"a provider must be an id or an {{id, config}} object (got {shown})"
-
-
 def embedding_providers(ctx: AssertionContext) -> list[ProviderSpec]:
-    """The embedding provider(s) of this assertion: a list (multi-model) or the resolved single one."""
-    raw = ctx.spec.raw.get("provider") if isinstance(ctx.spec.raw, Mapping) else None
-    listed: Any = raw if isinstance(raw, list) else ctx.config.get("providers")
-    base_dir = str(ctx.config_dir) if ctx.config_dir else ""
-    if isinstance(listed, list) and listed:
-        where = f"{ctx.spec.path}.provider" if isinstance(raw, list) else f"{ctx.spec.path}.config.providers"
-        parsed = [parse_provider(item, f"{where}[{i}]", base_dir) for i, item in enumerate(listed)]
-        return [item for item in parsed if isinstance(item, ProviderSpec)]
+    """The embedding provider(s) of this assertion: its list of models, or the resolved single one."""
+    choice = ctx.spec.provider
+    if choice is not None and choice.models:
+        return list(choice.models)
     chosen = ctx.provider("embedding", fallback=DEFAULT_EMBEDDING_PROVIDER)
     return [chosen or DEFAULT_EMBEDDING_PROVIDER]
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalh.assertions.registry import base_type, get_assertion
 from evalh.config.code_values import code_value
 from evalh.config.files import DATA_SUFFIXES, LoadContext, Origin, is_file_ref, script_path
 from evalh.config.locate import JsonPath, format_path
-from evalh.config.providers import check_choice, parse_choice
+from evalh.config.providers import check_choice, parse_choice, parse_models
 from evalh.config.tests_files import RawTest
 from evalh.errors import ConfigError, TemplateError
-from evalh.model import AssertionSpec, TestCase
+from evalh.model import AssertionSpec, ProviderChoice, TestCase
 from evalh.templating import (
     EnvVars,
     has_template,
@@ -138,13 +138,15 @@ def _build_one(
     if any(spec is None for spec in asserts):
         return None
     provider = options.get("provider")
-    choice = (
-        parse_choice(provider, _options_path(data, shown), str(ctx.base_dir))
-        if provider is not None
-        else None
-    )
-    if choice is not None:
-        check_choice(choice, _options_where(data, shown, origin, defaults, ctx), ctx)
+    choice = None
+    if provider is not None:
+        where = _options_where(data, shown, origin, defaults, ctx)
+        try:
+            choice = parse_choice(provider, _options_path(data, shown), str(ctx.base_dir), where)
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
+            return None
+        check_choice(choice, where, ctx)
     has_output = "output" in data or "providerOutput" in data
     threshold = data.get("threshold", default.get("threshold"))
     return TestCase(
@@ -277,28 +279,8 @@ def build_assertion(
         raise ConfigError("an assertion of this assert-set is invalid (see above)", where=where)
     threshold = item.get("threshold")
     metric = item.get("metric")
-    provider = item.get("provider")
     config = dict(item.get("config") or {})
-    if isinstance(provider, list):
-        # multi-model: `provider: [a, b]` is the same as `config.providers: [a, b]`, which the
-        # embedding assertions read and their check validates (ids and capabilities)
-        definition = get_assertion(kind)
-        if definition is not None and "embedding" not in definition.needs:
-            raise ConfigError(
-                f"{item['type']} takes one provider, not a list",
-                where=f"{where}.provider",
-                hint="A list of providers (the mean over models) works for embedding assertions "
-                "such as similar",
-            )
-        config["providers"] = provider
-        provider = None
-    choice = (
-        parse_choice(provider, format_path((*shown, "provider")), str(ctx.base_dir))
-        if provider is not None
-        else None
-    )
-    if choice is not None:
-        check_choice(choice, f"{where}.provider", ctx)
+    choice = _assertion_choice(kind, item, config, shown, ctx, where)
     spec = AssertionSpec(
         type=kind,
         negate=negate,
@@ -317,6 +299,43 @@ def build_assertion(
     )
     ctx.where_of[id(spec)] = where
     return spec
+
+
+def _assertion_choice(
+    kind: str,
+    item: Mapping[str, Any],
+    config: Mapping[str, Any],
+    shown: JsonPath,
+    ctx: LoadContext,
+    where: str,
+) -> ProviderChoice | None:
+    """The assertion's ``provider`` (an id, an object, a typed map or, for embedding assertions, a
+    list of models), with ``config.providers`` as the list when ``provider`` is not one; checked."""
+    provider, base_dir = item.get("provider"), str(ctx.base_dir)
+    if isinstance(provider, list):
+        definition = get_assertion(kind)
+        if definition is not None and "embedding" not in definition.needs:
+            raise ConfigError(
+                f"{item['type']} takes one provider, not a list",
+                where=f"{where}.provider",
+                hint="A list of providers (the mean over models) works for embedding assertions "
+                "such as similar",
+            )
+    choice = (
+        parse_choice(provider, format_path((*shown, "provider")), base_dir, f"{where}.provider")
+        if provider is not None
+        else None
+    )
+    listed = config.get("providers")
+    if listed is not None and not (choice and choice.models):
+        path = format_path((*shown, "config", "providers"))
+        models = parse_models(listed, path, base_dir, f"{where}.config.providers")
+        choice = replace(choice or ProviderChoice(), models=models)
+    if choice is not None:
+        check_choice(
+            choice, f"{where}.provider" if provider is not None else f"{where}.config.providers", ctx
+        )
+    return choice
 
 
 def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, where: str) -> Any:

@@ -117,11 +117,18 @@ class AssertionChecker:
             )
 
     def _check_need(self, spec: AssertionSpec, test: TestCase, need: str, where: str) -> None:
+        if need != "text" and spec.provider is not None and spec.provider.models:
+            for model in spec.provider.models:  # a list of models: each must serve the need
+                self._check_capability(spec, model, need, where)
+            return
         fallback = None if need == "text" else DEFAULT_EMBEDDING_PROVIDER
         provider = resolve_provider(spec, test, need, self.suite_default, fallback)
         if provider is None:
             self.needs_grader.append(f"{where} ({spec.full_type})")
             return
+        self._check_capability(spec, provider, need, where)
+
+    def _check_capability(self, spec: AssertionSpec, provider: ProviderSpec, need: str, where: str) -> None:
         capabilities = _capabilities(provider.id)
         if capabilities is None:
             return  # an unknown id: reported where the provider is written

@@ -21,12 +21,18 @@ from evalh.config.env import config_env, render_config_env
 from evalh.config.files import DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath, display_path, load_document, path_errors
 from evalh.config.prompts import load_prompts
-from evalh.config.providers import RECORDED_PROMPT, RECORDED_PROVIDER, check_provider_id, load_providers
+from evalh.config.providers import (
+    RECORDED_PROMPT,
+    RECORDED_PROVIDER,
+    check_choice,
+    load_providers,
+    parse_choice,
+)
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, ConfigFileError, SchemaError
-from evalh.model import EvaluateOptions, Prompt, ProviderChoice, ProviderSpec, Suite, TestCase
+from evalh.model import EvaluateOptions, Prompt, ProviderSpec, Suite, TestCase
 from evalh.notices import is_strict, strict_mode, warn
 from evalh.secrets import redact_config, register_config
 from evalh.templating import referenced_names, template_env, template_strings
@@ -182,9 +188,8 @@ def _resolve(
     providers = load_providers(data[key], key, document, ctx) if key else []
     suite_default = None
     if grader:
-        spec = ProviderSpec(id=grader, path="--grader", base_dir=str(Path.cwd()))
-        check_provider_id(spec, "--grader", ctx)
-        suite_default = ProviderChoice(default=spec)
+        suite_default = parse_choice(grader, "--grader", str(Path.cwd()))
+        check_choice(suite_default, "--grader", ctx)
     defaults = replace(_defaults(data.get("defaultTest"), document, ctx, cli_vars), env=template_env(env))
     raw_tests = collect_tests(data.get("tests") or [], document, ctx) if data.get("tests") else []
     if not raw_tests and not ctx.problems:

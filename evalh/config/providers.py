@@ -1,9 +1,12 @@
 """``providers:`` / ``targets:`` and provider choices (``options.provider``, an assertion's ``provider``).
 
-Accepted forms, as in promptfoo: an id string, ``{id, label, config}``, the one-key map
-``{<id>: {label, config}}``, a ``file://providers.yaml`` list; choices may also be the typed map
-``{embedding: ..., text: ...}``. Ids are checked against the provider registry (did you mean ...?),
-and a ``python:`` / ``file://`` provider's script must exist.
+The one parser of provider references. Accepted forms, as in promptfoo: an id string,
+``{id, label, config}``, the one-key map ``{<id>: {label, config}}``, a ``file://providers.yaml`` list;
+choices (an assertion's ``provider``, ``options.provider``, ``--grader``) may also be the typed map
+``{embedding: ..., text: ...}`` or a list of providers that each score (``provider: [a, b]``, or an
+embedding assertion's ``config.providers``). Everything is parsed here, once, at load. Ids are checked
+against the provider registry (did you mean ...?), and a ``python:`` / ``file://`` provider's script
+must exist.
 """
 
 from __future__ import annotations
@@ -28,11 +31,14 @@ __all__ = [
     "check_provider_id",
     "load_providers",
     "parse_choice",
+    "parse_models",
     "parse_spec",
     "unknown_provider",
 ]
 
 _SCRIPT_PREFIXES = ("python:", FILE_PREFIX)
+# Keys of a provider object or typed map: never the id of the one-key form ``{<id>: {label, config}}``.
+_RESERVED = frozenset({"id", "label", "config", "embedding", "text"})
 
 # The column of rows whose output the test records: no provider is called and no prompt rendered.
 RECORDED_PROVIDER_ID = "recorded"
@@ -40,36 +46,79 @@ RECORDED_PROVIDER = ProviderSpec(id=RECORDED_PROVIDER_ID, label="recorded", path
 RECORDED_PROMPT = Prompt(raw="", label="recorded")
 
 
-def parse_spec(value: Any, path: str, base_dir: str = "") -> ProviderSpec:
+def _shown(value: Any) -> str:
+    # An object is shown by its keys only: its config may hold an API key.
+    return f"an object with keys {sorted(map(str, value))}" if isinstance(value, Mapping) else repr(value)
+
+
+def parse_spec(value: Any, path: str, base_dir: str = "", where: str | None = None) -> ProviderSpec:
     """A provider written as an id, ``{id, label, config}`` or ``{<id>: {label, config}}``.
 
-    ``base_dir`` (the config's directory) is where the provider resolves script paths."""
-    if isinstance(value, str):
+    ``path`` is its JSON path (kept for messages), ``base_dir`` (the config's directory) is where the
+    provider resolves script paths. Raises ConfigError at ``where`` (default: ``path``) for any other
+    shape: a list in an assertion's ``config`` is not schema-checked."""
+    if isinstance(value, str) and value:
         return ProviderSpec(id=value, path=path, base_dir=base_dir)
-    if "id" in value:
+    if isinstance(value, Mapping) and "id" in value:
         options, provider_id = value, value["id"]
-    else:
+    elif isinstance(value, Mapping) and len(value) == 1 and not _RESERVED.intersection(value):
         (provider_id, options), *_ = value.items()
         options = options or {}
+    else:
+        options, provider_id = {}, None
+    if not isinstance(options, Mapping):
+        options, provider_id = {}, None
+    config, label = options.get("config"), options.get("label")
+    if not isinstance(provider_id, str) or not provider_id or not isinstance(config, Mapping | None):
+        raise ConfigError(
+            f"a provider must be an id or an {{id, label, config}} object (got {_shown(value)})",
+            where=where or path,
+            hint="Write the provider as local, or as {id: openai:embedding:<model>, config: {...}}",
+        )
     return ProviderSpec(
         id=provider_id,
-        label=options.get("label"),
-        config=dict(options.get("config") or {}),
+        label=str(label) if label else None,
+        config=dict(config or {}),
         path=path,
         base_dir=base_dir,
     )
 
 
-def parse_choice(value: Any, path: str, base_dir: str = "") -> ProviderChoice:
-    """A grader/embedder override: one provider for every purpose, or ``{embedding:, text:}``."""
-    if isinstance(value, Mapping) and "id" not in value and ("embedding" in value or "text" in value):
-        embedding = value.get("embedding")
-        text = value.get("text")
-        return ProviderChoice(
-            embedding=parse_spec(embedding, f"{path}.embedding", base_dir) if embedding is not None else None,
-            text=parse_spec(text, f"{path}.text", base_dir) if text is not None else None,
+def parse_models(
+    value: Any, path: str, base_dir: str = "", where: str | None = None
+) -> tuple[ProviderSpec, ...]:
+    """A list of providers that each score (``provider: [a, b]`` or ``config.providers``); an entry may
+    also be the typed map ``{embedding: ...}``. Raises ConfigError at the list or the bad entry."""
+    where = where or path
+    if not isinstance(value, list | tuple) or not value:
+        raise ConfigError(
+            f"a provider list must be a non-empty list of provider ids or {{id, config}} objects "
+            f"(got {_shown(value)})",
+            where=where,
         )
-    return ProviderChoice(default=parse_spec(value, path, base_dir))
+    models = []
+    for index, item in enumerate(value):
+        suffix = f"[{index}]"
+        if isinstance(item, Mapping) and "embedding" in item and "id" not in item:
+            item, suffix = item["embedding"], f"{suffix}.embedding"
+        models.append(parse_spec(item, path + suffix, base_dir, where + suffix))
+    return tuple(models)
+
+
+def parse_choice(value: Any, path: str, base_dir: str = "", where: str | None = None) -> ProviderChoice:
+    """A grader/embedder override: one provider for every purpose, ``{embedding:, text:}``, or a list of
+    providers that each score (embedding assertions report their mean)."""
+    where = where or path
+    if isinstance(value, list | tuple):
+        return ProviderChoice(models=parse_models(value, path, base_dir, where))
+    if isinstance(value, Mapping) and "id" not in value and ("embedding" in value or "text" in value):
+        kinds = {
+            kind: parse_spec(value[kind], f"{path}.{kind}", base_dir, f"{where}.{kind}")
+            for kind in ("embedding", "text")
+            if value.get(kind) is not None
+        }
+        return ProviderChoice(embedding=kinds.get("embedding"), text=kinds.get("text"))
+    return ProviderChoice(default=parse_spec(value, path, base_dir, where))
 
 
 def unknown_provider(provider_id: str, where: str) -> ConfigError:
@@ -155,6 +204,8 @@ def check_choice(choice: ProviderChoice, where: str, ctx: LoadContext) -> None:
     for kind, spec in (("", choice.default), (".embedding", choice.embedding), (".text", choice.text)):
         if spec is not None:
             check_provider_id(spec, where + kind, ctx)
+    for index, spec in enumerate(choice.models):
+        check_provider_id(spec, f"{where}[{index}]", ctx)
 
 
 def load_providers(value: Any, key: str, doc: Document, ctx: LoadContext) -> list[ProviderSpec]:

@@ -7,7 +7,6 @@ scorer); ``grade_positive`` calls the handler directly (the positive form).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +17,7 @@ from evalh.runner.cache import Cache
 from evalh.runner.grading import grade_assertion, positive_verdict
 from evalh.runner.services import ProviderPool, RunServices
 
-__all__ = ["SHARED_POOL", "grade_full", "grade_positive", "services", "with_raw"]
+__all__ = ["SHARED_POOL", "grade_full", "grade_positive", "services"]
 
 # Built providers without event-loop state (local, fake) can be shared between tests: the model loads once.
 SHARED_POOL = ProviderPool()
@@ -28,12 +27,6 @@ def services(
     pool: ProviderPool | None = None, *, cache: bool = False, default: ProviderChoice | None = None
 ) -> RunServices:
     return RunServices(pool or SHARED_POOL, Cache.open(cache), default_choice=default)
-
-
-def with_raw(ctx: AssertionContext, **raw: Any) -> AssertionContext:
-    """``ctx`` whose assertion was written with these extra keys (e.g. a provider list)."""
-    spec = dataclasses.replace(ctx.spec, raw={**ctx.spec.raw, **raw})
-    return dataclasses.replace(ctx, spec=spec)
 
 
 async def _positive(ctx: AssertionContext) -> AssertionResult:

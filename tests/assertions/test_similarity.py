@@ -16,7 +16,7 @@ from evalh.providers.local import make_local
 from evalh.runner.services import ProviderPool
 from evalh.vectors import cosine
 from tests.assertions.helpers import make_context
-from tests.assertions.semantic_support import grade_full, grade_positive, services, with_raw
+from tests.assertions.semantic_support import grade_full, grade_positive, services
 from tests.loopback import LoopbackServer, Reply, Request
 from tests.providers.embedding_server import DIM, hf_sentence_similarity, openai_embeddings
 
@@ -199,14 +199,6 @@ def test_a_dimension_mismatch_is_an_error(loopback: LoopbackServer) -> None:
         ("a", {"agregation": "max"}, "unknown config key 'agregation' (did you mean 'aggregation'?)"),
         ("a", {"aggregation": "median"}, "config.aggregation must be one of max, mean"),
         ("a", {"binary": "yes"}, "config.binary must be true or false"),
-        ("a", {"providers": []}, "config.providers must be a non-empty list"),
-        ("a", {"providers": [{"config": {}}]}, "config.providers: a provider must be an id"),
-        ("a", {"providers": ["local", "lcoal"]}, "config.providers: unknown provider id 'lcoal'"),
-        (
-            "a",
-            {"providers": ["openai:chat:gpt-4o"]},
-            "config.providers: provider 'openai:chat:gpt-4o' cannot embed",
-        ),
     ],
 )
 def test_static_checks(value: object, config: dict[str, object], problem: str) -> None:
@@ -232,23 +224,14 @@ def test_the_registry_declares_the_family() -> None:
 
 
 def test_multi_model_scores_are_averaged() -> None:
-    ctx = make_context("similar", value=PARAPHRASE, output=PARIS, services=services())
-    listed = with_raw(ctx, provider=["local", {"id": "fake", "label": "bag-of-words"}])
-    result = grade_positive(listed)
-    models = {entry["provider"]: entry["score"] for entry in result.details["models"]}
-    assert set(models) == {"local", "bag-of-words"}
-    assert result.score == pytest.approx((models["local"] + models["bag-of-words"]) / 2)
-    assert result.reason.startswith(f"Mean cosine similarity {result.score:.2f} over 2 models (local: ")
-    via_config = grade_positive(
-        make_context(
-            "similar",
-            value=PARAPHRASE,
-            output=PARIS,
-            config={"providers": ["local", "fake"]},
-            services=services(),
-        )
+    models = ProviderChoice(models=(ProviderSpec(id="local"), ProviderSpec(id="fake", label="bag-of-words")))
+    result = grade_positive(
+        make_context("similar", value=PARAPHRASE, output=PARIS, services=services(), provider=models)
     )
-    assert via_config.score == pytest.approx(result.score)
+    scores = {entry["provider"]: entry["score"] for entry in result.details["models"]}
+    assert set(scores) == {"local", "bag-of-words"}
+    assert result.score == pytest.approx((scores["local"] + scores["bag-of-words"]) / 2)
+    assert result.reason.startswith(f"Mean cosine similarity {result.score:.2f} over 2 models (local: ")
 
 
 def test_provider_resolution_order() -> None:
@@ -328,7 +311,7 @@ def test_prefetch_declares_output_and_values_per_provider() -> None:
         "similar",
         value=["a", "b"],
         output="out",
-        config={"providers": ["local", "fake"]},
+        provider=ProviderChoice(models=(ProviderSpec(id="local"), ProviderSpec(id="fake"))),
         services=services(),
     )
     definition = get_assertion("similar")

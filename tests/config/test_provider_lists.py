@@ -6,7 +6,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from evalh.cli import app
 from evalh.config.load import load_suite
 from evalh.errors import ConfigError
 from evalh.model import EvaluateOptions, Status
@@ -33,7 +35,7 @@ def test_a_provider_list_scores_the_mean_over_models(tmp_path: Path) -> None:
     )
     suite = load_suite(config)
     spec = suite.tests[0].asserts[0]
-    assert spec.provider is None and spec.config["providers"] == ["fake", "fake:64"]
+    assert spec.provider is not None and [m.id for m in spec.provider.models] == ["fake", "fake:64"]
     row = run_suite(suite, EvaluateOptions(cache=False)).results[0]
     assert row.status is Status.PASS, row.reason
     models = row.assertions[0].details["models"]
@@ -51,7 +53,7 @@ def test_a_provider_list_that_cannot_embed_is_a_config_error(tmp_path: Path) -> 
               - {type: similar, value: x, provider: [fake, echo]}
         """,
     )
-    with pytest.raises(ConfigError, match="cannot embed"):
+    with pytest.raises(ConfigError, match=r"provider 'echo' \(from tests\[0\]\.assert\[0\]\.provider\[1\]\)"):
         load_suite(config)
 
 
@@ -101,3 +103,99 @@ def test_a_non_finite_threshold_is_a_config_error(tmp_path: Path, threshold: str
     )
     with pytest.raises(ConfigError, match=r"tests\[0\]\.assert\[0\]\.threshold.*finite number"):
         load_suite(config)
+
+
+@pytest.mark.parametrize(
+    ("assertion", "where", "problem"),
+    [
+        ("{type: similar, value: x, config: {providers: []}}", r"\.config\.providers", "non-empty list"),
+        (
+            "{type: similar, value: x, config: {providers: [{config: {}}]}}",
+            r"\.config\.providers\[0\]",
+            "a provider must be an id",
+        ),
+        (
+            "{type: similar, value: x, config: {providers: [local, lcoal]}}",
+            r"\.config\.providers\[1\]",
+            "unknown provider id 'lcoal'. Did you mean 'local'",
+        ),
+        (
+            "{type: bertscore-like, value: x, config: {providers: [123]}}",
+            r"\.config\.providers\[0\]",
+            "a provider must be an id",
+        ),
+        (
+            "{type: similar, value: x, config: {providers: [openai:chat:gpt-4o]}}",
+            ":",
+            "provider 'openai:chat:gpt-4o' .from tests.0..assert.0..config.providers.0.. only offers text",
+        ),
+        (
+            "{type: similar, value: x, config: {providers: [python:missing.py]}}",
+            r"\.config\.providers\[0\]",
+            "missing.py",
+        ),
+        (
+            "{type: similar, value: x, config: {providers: [{id: fake, config: {maxConcurrency: 0}}]}}",
+            r"\.config\.providers\[0\]\.config\.maxConcurrency",
+            "whole number",
+        ),
+        (
+            "{type: similar, value: x, provider: [fake, {id: python:gone.py}]}",
+            r"\.provider\[1\]",
+            "gone.py",
+        ),
+    ],
+)
+def test_every_provider_list_entry_is_checked_at_load(
+    tmp_path: Path, assertion: str, where: str, problem: str
+) -> None:
+    config = write(tmp_path / "evalh.yaml", f"tests:\n  - output: x\n    assert:\n      - {assertion}\n")
+    with pytest.raises(ConfigError, match=rf"tests\[0\]\.assert\[0\]{where}.*{problem}"):
+        load_suite(config)
+
+
+def test_a_listed_providers_config_is_never_shown(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "evalh.yaml",
+        """
+        tests:
+          - output: x
+            assert:
+              - {type: similar, value: x, config: {providers: [{model: m, config: {apiKey: sk-secret-9}}]}}
+        """,
+    )
+    with pytest.raises(ConfigError, match=r"object with keys \['config', 'model'\]") as raised:
+        load_suite(config)
+    assert "sk-secret-9" not in str(raised.value)
+
+
+def test_config_providers_is_the_same_list_as_provider(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "evalh.yaml",
+        """
+        tests:
+          - output: alpha beta
+            assert:
+              - {type: similar, value: alpha beta, provider: [fake, {id: "fake:64", label: small}]}
+              - {type: similar, value: alpha beta, config: {providers: [fake, {embedding: "fake:64"}]}}
+        """,
+    )
+    first, second = load_suite(config).tests[0].asserts
+    assert first.provider is not None and second.provider is not None
+    assert [m.id for m in first.provider.models] == [m.id for m in second.provider.models]
+    assert second.provider.models[1].path == "tests[0].assert[1].config.providers[1].embedding"
+
+
+def test_validate_reports_a_missing_provider_script_in_a_list(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "evalh.yaml",
+        """
+        tests:
+          - output: x
+            assert:
+              - {type: similar, value: x, config: {providers: [fake, python:nowhere.py]}}
+        """,
+    )
+    result = CliRunner().invoke(app, ["validate", str(config)])
+    assert result.exit_code == 2
+    assert "nowhere.py" in result.output and "config.providers[1]" in result.output
