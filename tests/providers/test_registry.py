@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec
-from evalh.providers.registry import PROVIDERS, build_provider, capabilities_of, find_entry
+from evalh.providers.base import CacheableCompletions, supports
+from evalh.providers.registry import PROVIDERS, ProviderEntry, build_provider, capabilities_of, find_entry
 
 
 @pytest.mark.parametrize(
@@ -47,3 +50,32 @@ def test_every_entry_names_real_capabilities_and_an_example_it_matches() -> None
     for entry in PROVIDERS:
         assert set(entry.capabilities) <= {"text", "embedding", "similarity", "tokens"}
         assert entry.matches(entry.example) or entry.example == entry.pattern, entry
+
+
+_CAPABILITIES = ("text", "embedding", "similarity", "tokens")
+
+
+def _config_for(entry_id: str) -> dict[str, object]:
+    if entry_id.startswith(("http", "https")):
+        return {"url": "http://127.0.0.1:9/chat"}
+    if entry_id.startswith("azureopenai:"):
+        return {"apiHost": "example.openai.azure.com"}
+    return {}
+
+
+@pytest.mark.parametrize(
+    "entry", [e for e in PROVIDERS if not e.example.startswith("local:")], ids=lambda e: e.example
+)
+def test_each_built_provider_has_exactly_the_protocols_its_entry_declares(
+    entry: ProviderEntry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The runner checks capabilities with the protocols of providers/base.py (never by probing
+    # attributes), so what the registry says and what a built provider implements must agree.
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "AZURE_OPENAI_API_KEY"):
+        monkeypatch.setenv(name, "k-test")
+    (tmp_path / "provider.py").write_text("def call_api(prompt, options, context):\n    return prompt\n")
+    spec = ProviderSpec(id=entry.example, config=_config_for(entry.example), base_dir=str(tmp_path))
+    provider = build_provider(spec)
+    assert {c for c in _CAPABILITIES if supports(provider, c)} == set(entry.capabilities)
+    if "text" in entry.capabilities and entry.example.startswith(("openai", "azure", "anthropic", "ollama")):
+        assert isinstance(provider, CacheableCompletions)
