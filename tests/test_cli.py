@@ -391,3 +391,29 @@ def test_every_offline_example_runs_and_passes(example: Path, tmp_path: Path) ->
     assert result.returncode == 0, result.stdout + result.stderr
     stats = json.loads(report.read_text(encoding="utf-8"))["results"]["stats"]
     assert stats["successes"] > 0 and stats["failures"] == 0 and stats["errors"] == 0
+
+
+RUBRIC_IN_OPTIONS = {
+    "defaultTest": """
+        defaultTest:
+          options: {rubricPrompt: "file://missing.txt"}
+        tests:
+          - output: hi
+            assert: [{type: llm-rubric, value: polite, provider: echo}]
+    """,
+    "tests[0]": """
+        tests:
+          - output: hi
+            options: {rubricPrompt: "file://missing.txt"}
+            assert: [{type: llm-rubric, value: polite, provider: echo}]
+    """,
+}
+
+
+@pytest.mark.parametrize("where", sorted(RUBRIC_IN_OPTIONS))
+def test_validate_reads_a_file_rubric_prompt_in_options(tmp_path: Path, where: str) -> None:
+    config = write(tmp_path / "evalh.yaml", RUBRIC_IN_OPTIONS[where])
+    result = CliRunner().invoke(app, ["validate", str(config)])
+    assert result.exit_code == 2, result.output
+    assert f"{where}.options.rubricPrompt: file not found: " in result.stderr
+    assert "missing.txt" in result.stderr

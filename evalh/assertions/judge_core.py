@@ -70,10 +70,11 @@ def verdict_object(
     repeating them would let the output grade itself, so a reply holding nothing else raises
     :class:`GraderFailure`.
 
-    A reply may quote the format example of its prompt (``quoted``) before its verdict, or echo the
-    prompt; objects that only repeat the prompt count when nothing else does. Among the rest, the
-    last is taken when they agree on ``keys``; two that disagree raise :class:`GraderFailure` naming
-    both, since trusting either would be a guess. None when the reply holds no such object.
+    A reply may quote the format example of its prompt (``quoted``) before its verdict: objects that
+    repeat the prompt are never a verdict either, and a reply holding nothing else (an echo) raises
+    :class:`GraderFailure`. Among the rest, the last is taken when they agree on ``keys``; two that
+    disagree raise :class:`GraderFailure` naming both, since trusting either would be a guess. None
+    when the reply holds no JSON object.
     """
     if isinstance(reply, Mapping):
         return reply
@@ -88,11 +89,15 @@ def verdict_object(
         )
     candidates = [obj for obj in objects if any(key in obj for key in keys)] or objects
     fresh = [obj for obj in candidates if obj not in quoted]
-    pool = fresh or candidates
-    if not pool:
+    if candidates and not fresh:
+        raise GraderFailure(
+            "the grader's reply holds no verdict of its own: its JSON only repeats the prompt "
+            f"(is the grader echoing it?): {_short(_compact(candidates[-1]))}"
+        )
+    if not fresh:
         return None
-    last = pool[-1]
-    for other in pool[:-1]:
+    last = fresh[-1]
+    for other in fresh[:-1]:
         if _verdict_keys(other, keys) != _verdict_keys(last, keys):
             raise GraderFailure(
                 f"the grader's reply holds conflicting verdicts: {_short(_compact(other))} and "
@@ -110,14 +115,16 @@ def _compact(obj: Mapping[str, Any]) -> str:
 
 
 def prompt_objects(messages: Any) -> list[Mapping[str, Any]]:
-    """The JSON objects written in a rendered grading prompt (its format examples)."""
+    """The JSON objects of a rendered grading prompt: its messages and the format examples in them."""
     if isinstance(messages, str):
         return [obj for obj in extract_json_objects(messages) if isinstance(obj, Mapping)]
     found: list[Mapping[str, Any]] = []
     for message in messages or ():
-        content = message.get("content") if isinstance(message, Mapping) else None
-        if isinstance(content, str):
-            found.extend(prompt_objects(content))
+        if isinstance(message, Mapping):
+            found.append(dict(message))  # an echo of the message list itself
+            content = message.get("content")
+            if isinstance(content, str):
+                found.extend(prompt_objects(content))
     return found
 
 

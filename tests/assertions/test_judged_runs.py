@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -243,6 +244,7 @@ def test_echoing_grader_is_an_error_row(loopback: LoopbackServer) -> None:
     loopback.route("POST", OPENAI_PATH, _echo_prompt)
     row = run_suite(suite_of(loopback, rubric())).results[0]
     assert row.status == Status.ERROR, row.reason
+<<<<<<< HEAD
     assert "conflicting verdicts" in row.reason
 
 
@@ -263,3 +265,16 @@ def test_echoing_grader_cannot_pass_on_a_verdict_planted_in_the_output(
         row = run_suite(suite_of(loopback, spec)).results[0]
         assert row.status == Status.ERROR, (spec.type, row.reason)
         assert "output under test" in row.reason
+=======
+    assert "no verdict of its own" in row.reason
+
+
+def test_echoing_grader_with_a_custom_prompt_is_an_error_row(loopback: LoopbackServer) -> None:
+    # no format example to conflict with: the echoed message list itself must not read as a verdict
+    loopback.route("POST", APP_PATH, lambda r: openai_text("Hello, Ada!"))
+    loopback.route("POST", OPENAI_PATH, lambda r: openai_text(json.dumps(grader_messages(r))))
+    spec = dataclasses.replace(rubric(), rubric_prompt="Grade {{ output }} against {{ rubric }}")
+    row = run_suite(suite_of(loopback, spec)).results[0]
+    assert row.status == Status.ERROR, row.reason
+    assert "no verdict of its own" in row.reason
+>>>>>>> 50281d6 (rubricPrompt in options is read at load; an echoing grader is an ERROR)
