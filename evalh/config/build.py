@@ -127,14 +127,10 @@ def _build_one(
             env=defaults.env,
             literal=frozenset(defaults.cli_vars).difference(own),
         )
-<<<<<<< HEAD
-=======
-        options = {**(default.get("options") or {}), **(data.get("options") or {})}
         if "rubricPrompt" in options:  # read and parsed now, like an assertion's own rubricPrompt
             own_options = "rubricPrompt" in (data.get("options") or {})
             where = format_path((*shown, "options")) if own_options else "defaultTest.options"
-            options["rubricPrompt"] = _rubric(options["rubricPrompt"], ctx, where)
->>>>>>> 50281d6 (rubricPrompt in options is read at load; an echoing grader is an ERROR)
+            options = {**options, "rubricPrompt": _rubric(options["rubricPrompt"], ctx, where)}
         scope = _Scope(variables, defaults.env)
         asserts = [
             *_assertions(default.get("assert") or [], (), defaults.origin, ("defaultTest",), scope, ctx),
