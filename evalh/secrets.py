@@ -81,6 +81,7 @@ _SECRET_WORDS = frozenset(
         "credentials",
         "private",
         "bearer",
+        "jwt",
     }
 )
 # ... a part glued from words without a separator ("accesstoken", "x-apikey", "dbpassword") ...

@@ -62,6 +62,9 @@ SECRET_NAMES = [
     "privateKey",
     "Ocp-Apim-Subscription-Key",
     "key",
+    "jwt",
+    "X-Custom-JWT",
+    "idJwt",
 ]
 HARMLESS_NAMES = [
     "max_tokens",
