@@ -40,8 +40,8 @@ from evalh.model import (
     TypeFigures,
     Usage,
 )
-from evalh.reports.serialize import redact
 from evalh.reports.textutil import output_text
+from evalh.secrets import redact_config as redact
 
 __all__ = [
     "aggregates_to_json",

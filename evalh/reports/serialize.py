@@ -1,7 +1,6 @@
-"""JSON text for reports: a ``default=`` for values JSON lacks, UTF-8 encoding that survives lone
-surrogates, and the reports' redaction (never an API key in a report): :func:`redact` for the config
-and test copies (by key name), :func:`redact_report` for every byte a report writer emits (by value).
-Both rules live in :mod:`evalh.secrets`."""
+"""JSON text for reports: a ``default=`` for values JSON lacks, and UTF-8 encoding that survives lone
+surrogates. Redaction is :mod:`evalh.secrets`' (``redact_config`` for copies, ``redact_bytes`` for every
+byte a writer emits)."""
 
 from __future__ import annotations
 
@@ -12,11 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from evalh.secrets import MARKER, redact_bytes, redact_config
-
-__all__ = ["REDACTED", "dumps", "encode_json", "json_default", "redact", "redact_report"]
-
-REDACTED = MARKER
+__all__ = ["dumps", "encode_json", "json_default"]
 
 
 def json_default(value: Any) -> Any:
@@ -68,14 +63,3 @@ def encode_json(text: str) -> bytes:
 
 
 _SCALARS = (str, int, float, bool, type(None))
-
-
-def redact(value: Any) -> Any:
-    """A copy of ``value`` (JSON-like) with the values of secret-looking keys replaced by ``[REDACTED]``,
-    URLs scrubbed and registered secret values replaced (:func:`evalh.secrets.redact_config`)."""
-    return redact_config(value)
-
-
-def redact_report(data: bytes) -> bytes:
-    """A report's bytes with every secret value used in the run replaced: the last step of every writer."""
-    return redact_bytes(data)

@@ -15,7 +15,7 @@ extension, a directory that exists or can be created and is writable, no two rep
 never a file the run reads (the config, its tests, prompts and vars files, the ``--filter-failing``
 report). Files are written to a temporary sibling then renamed, so a failed or interrupted write never
 leaves half a report; a report path that is a symbolic link writes the link's target and keeps the link.
-Every byte written goes through :func:`~evalh.reports.serialize.redact_report` (secret values of the run).
+Every byte written goes through :func:`~evalh.secrets.redact_bytes` (secret values of the run).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from evalh.reports.csv import to_csv_text
 from evalh.reports.html import to_html
 from evalh.reports.json import new_memo, result_to_json, to_promptfoo_json
 from evalh.reports.junit import to_junit_xml
-from evalh.reports.serialize import dumps, encode_json, redact_report
+from evalh.reports.serialize import dumps, encode_json
 from evalh.reports.yamltext import to_yaml_text
-from evalh.secrets import redact_text
+from evalh.secrets import redact_bytes, redact_text
 
 __all__ = [
     "PRETTY_JSON_MAX_ROWS",
@@ -137,7 +137,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_bytes(redact_report(data))
+            tmp.write_bytes(redact_bytes(data))
             os.replace(tmp, target)
         finally:
             tmp.unlink(missing_ok=True)

@@ -14,8 +14,8 @@ import pytest
 
 from evalh.model import Status
 from evalh.reports.json import result_to_json, to_promptfoo_json
-from evalh.reports.serialize import redact
 from evalh.reports.writers import JsonlStream, write_reports
+from evalh.secrets import redact_config as redact
 from tests.reports.golden import assert_golden
 from tests.reports.sample import NASTY_OUTPUT, large_run, sample_run, with_results
 
