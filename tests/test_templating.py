@@ -100,6 +100,16 @@ def test_compiled_templates_are_cached() -> None:
         "{{ '%s' | format(1) }}{{ '%999999999s' | format(1) }}",
         "{{ 'x' | center(10**9) }}",
         "{{ range(10**9) | list }}",
+        # widths from a str method or an argument (10**7: cheap to build if the sandbox let it through)
+        "{{ 'a'.ljust(10**7) }}",
+        "{{ 'a'.center(10**7) }}",
+        "{{ 'a'.zfill(10**7) }}",
+        "{{ 'a\tb'.expandtabs(10**7) }}",
+        "{{ '%0*d' % (10**7, 1) }}",
+        "{{ '%.*f' % (10**7, 1) }}",
+        "{{ '%*s' | format(10**7, 'a') }}",
+        "{{ '{0:>{1}}'.format('a', 10**7) }}",
+        "{{ '{x:{w}}'.format_map({'x': 'a', 'w': 10**7}) }}",
     ],
 )
 def test_the_sandbox_refuses_code_and_huge_values(template: str) -> None:

@@ -33,7 +33,14 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from evalh.errors import TemplateError
 from evalh.notices import is_strict, warn
 from evalh.secrets import is_secret_key, register
-from evalh.templating.nunjucks import FILTERS, finalize, format_width_is_safe, power_is_safe, repeat_is_safe
+from evalh.templating.nunjucks import (
+    FILTERS,
+    call_is_safe,
+    finalize,
+    format_width_is_safe,
+    power_is_safe,
+    repeat_is_safe,
+)
 
 __all__ = [
     "EnvVars",
@@ -133,7 +140,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             raise SecurityError("the template would build a value too large to render")
         if operator == "**" and not power_is_safe(left, right):
             raise SecurityError("the template would compute a number too large to render")
-        if operator == "%" and isinstance(left, str) and not format_width_is_safe(left):
+        if operator == "%" and isinstance(left, str) and not format_width_is_safe(left, right):
             raise SecurityError("the template's format string asks for a width too large to render")
         return super().call_binop(context, operator, left, right)
 
@@ -145,6 +152,12 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         raise SecurityError(
             f"the template uses {attribute!r} of a {type(obj).__name__}, which could change it"
         )
+
+    def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        # a width can also come from an argument ('a'.ljust(n), '%*d' % (n, 1), '{:{}}'.format(x, n))
+        if not call_is_safe(__obj, args, kwargs):
+            raise SecurityError("the template pads a text to a width too large to render")
+        return super().call(__context, __obj, *args, **kwargs)
 
     def wrap_str_format(self, value: Any) -> Any:
         wrapped = super().wrap_str_format(value)

@@ -18,7 +18,7 @@ import jinja2
 import jinja2.filters
 from jinja2.exceptions import SecurityError
 
-__all__ = ["FILTERS", "finalize", "format_width_is_safe", "power_is_safe", "repeat_is_safe"]
+__all__ = ["FILTERS", "call_is_safe", "finalize", "format_width_is_safe", "power_is_safe", "repeat_is_safe"]
 
 # Limits on values a template may build (a prompt of a million characters is already far too long).
 _MAX_SIZE = 1_000_000
@@ -26,6 +26,10 @@ _MAX_BITS = 100_000
 _MAX_WIDTH = 100_000
 _PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\d*)(?:\.(\d+))?")
 _BRACE_SPEC = re.compile(r"\{[^{}]*?:([^{}]*)\}")
+# a width or precision taken from an argument: '%*d', '%.*f', '{0:>{1}}'
+_ARGUMENT_WIDTH = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(?:\*|\d*\.\*)|\{[^{}]*:[^{}]*\{")
+_PADDING_METHODS = frozenset({"ljust", "rjust", "center", "zfill", "expandtabs"})
+_FORMAT_METHODS = frozenset({"format", "format_map"})
 _URI_SAFE = "-_.!~*'()"  # what JavaScript's encodeURIComponent leaves as it is
 
 
@@ -45,11 +49,37 @@ def power_is_safe(base: Any, exponent: Any) -> bool:
     return True
 
 
-def format_width_is_safe(text: str) -> bool:
-    """No width or precision in a ``%`` or ``str.format`` spec above the limit (``'%999999999d'``)."""
+def format_width_is_safe(text: str, arguments: Any = ()) -> bool:
+    """No width or precision in a ``%`` or ``str.format`` spec above the limit, written
+    (``'%999999999d'``) or taken from one of ``arguments`` (``'%*d' % (n, 1)``, ``'{:{}}'.format(x, n)``)."""
     figures = [group for match in _PERCENT_SPEC.finditer(text) for group in match.groups() if group]
     figures += [digits for match in _BRACE_SPEC.finditer(text) for digits in re.findall(r"\d+", match[1])]
-    return all(int(figure) <= _MAX_WIDTH for figure in figures)
+    if any(int(figure) > _MAX_WIDTH for figure in figures):
+        return False
+    return not _ARGUMENT_WIDTH.search(text) or _widths_fit(arguments)
+
+
+def call_is_safe(method: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+    """A str method called from a template pads to no width above the limit: ``'a'.ljust(n)``,
+    ``'a'.zfill(n)``, ``'{:{}}'.format(x, n)`` (the sandbox's format wrapper is unwrapped)."""
+    target = getattr(method, "__wrapped__", method)
+    text = getattr(target, "__self__", None)
+    if not isinstance(text, str):
+        return True
+    name = getattr(target, "__name__", "")
+    if name in _PADDING_METHODS:
+        return _widths_fit((*args, *kwargs.values()))
+    if name in _FORMAT_METHODS:
+        return format_width_is_safe(text, (*args, *kwargs.values()))
+    return True
+
+
+def _widths_fit(arguments: Any) -> bool:
+    """No whole number among ``arguments`` (a value, a tuple, a mapping, one level deep) above the limit."""
+    values = arguments.values() if isinstance(arguments, Mapping) else arguments
+    items = values if isinstance(values, tuple | list) else [values]
+    flat = [v for item in items for v in (item.values() if isinstance(item, Mapping) else [item])]
+    return not any(isinstance(v, int) and v > _MAX_WIDTH for v in flat)
 
 
 def _json_default(value: Any) -> Any:
@@ -116,7 +146,7 @@ def _nl2br(value: Any) -> str:
 
 
 def _format(value: Any, *args: Any, **kwargs: Any) -> str:
-    if not format_width_is_safe(str(value)):
+    if not format_width_is_safe(str(value), args or kwargs):
         raise SecurityError("the template's format string asks for a width too large to render")
     return str(jinja2.filters.do_format(value, *args, **kwargs))
 
