@@ -130,7 +130,9 @@ async def run_program(argv: Sequence[str], *, cwd: str | None, timeout_s: float)
     try:
         try:
             async with asyncio.timeout(timeout_s):
-                await protocol.exited
+                # shielded: a cancellation must not cancel the exit future itself, which the clean-up
+                # below waits on so that the loop hears of the exit before it may close
+                await asyncio.shield(protocol.exited)
         except TimeoutError:
             raise TimedOut(timeout_s) from None
         kill_group(pid)

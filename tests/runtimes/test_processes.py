@@ -4,8 +4,11 @@ outlive it, and a timeout kills the whole group."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -68,6 +71,38 @@ def test_cancelling_a_program_kills_its_group(tmp_path: Path) -> None:
 
     asyncio.run(cancel_while_running())
     assert ends(child_pid(marker))
+
+
+def test_a_cancelled_program_is_reaped_before_the_loop_closes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Cancelling the call used to cancel the exit future itself, so nothing waited for the exit:
+    # asyncio's watcher thread then found the loop closed and logged it on the console of a stopped run.
+    marker = tmp_path / "pid"
+    script(tmp_path, f"echo $$ > {marker}\nexec sleep 1000\n")
+
+    async def cancel_while_running() -> None:
+        task = asyncio.create_task(run_program(["sh", "app.sh"], cwd=str(tmp_path), timeout_s=600))
+        while not (marker.exists() and marker.read_text().strip()):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    caplog.set_level(logging.WARNING, logger="asyncio")
+    asyncio.run(cancel_while_running())
+    pid = int(marker.read_text())
+    for _ in range(1000):  # reaped by asyncio's watcher thread, which logs just after if the loop is closed
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.01)
+    for thread in threading.enumerate():
+        if thread.name.startswith("asyncio-waitpid"):
+            thread.join(timeout=1)
+    messages = [r.getMessage() for r in caplog.records if r.name == "asyncio"]
+    assert [m for m in messages if f"pid {pid} " in m or m.endswith(f"pid {pid}")] == []
 
 
 def test_output_and_exit_code_are_kept(tmp_path: Path) -> None:
