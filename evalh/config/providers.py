@@ -139,25 +139,44 @@ def unknown_provider(provider_id: str, where: str) -> ConfigError:
 
 
 def check_provider_id(spec: ProviderSpec, where: str, ctx: LoadContext) -> bool:
-    """Report an unknown id or a missing provider script; True when the provider is usable."""
+    """Report an unknown id, a bad setting, a missing provider script or a missing ``file://`` in its
+    options; True when the provider is usable."""
     if find_entry(spec.id) is None:
         ctx.problems.add_exception(unknown_provider(spec.id, where))
         return False
     if not _settings_ok(spec, where, ctx):
         return False
+    base = Path(spec.base_dir) if spec.base_dir else ctx.base_dir
     if spec.id.startswith(_SCRIPT_PREFIXES):
         target = script_path(spec.id.removeprefix("python:")).removeprefix(FILE_PREFIX)
-        try:
-            with path_errors(target, where):
-                base = Path(spec.base_dir) if spec.base_dir else ctx.base_dir
-                path = (base / Path(target).expanduser()).resolve()
-                found = path.is_file()
-        except ConfigError as error:
-            ctx.problems.add_exception(error)
+        if not _file_exists(target, base, where, ctx):
             return False
-        if not found:
-            ctx.problems.add_exception(ctx.missing(path, where))
-            return False
+    return _config_files_exist(spec.config, f"{where}.config", base, ctx)
+
+
+def _file_exists(target: str, base: Path, where: str, ctx: LoadContext) -> bool:
+    """Whether ``target`` (relative to ``base``) is a file; a located problem when it is not."""
+    try:
+        with path_errors(target, where):
+            path = (base / Path(target).expanduser()).resolve()
+            found = path.is_file()
+    except ConfigError as error:
+        ctx.problems.add_exception(error)
+        return False
+    if not found:
+        ctx.problems.add_exception(ctx.missing(path, where))
+    return found
+
+
+def _config_files_exist(value: Any, where: str, base: Path, ctx: LoadContext) -> bool:
+    """Every ``file://`` path in a provider's options names an existing file (a path holding a
+    template is left to the provider, which renders it)."""
+    if isinstance(value, Mapping):
+        return all([_config_files_exist(item, f"{where}.{key}", base, ctx) for key, item in value.items()])
+    if isinstance(value, list):
+        return all([_config_files_exist(item, f"{where}[{i}]", base, ctx) for i, item in enumerate(value)])
+    if is_file_ref(value) and "{{" not in value and "{%" not in value:
+        return _file_exists(script_path(value).removeprefix(FILE_PREFIX), base, where, ctx)
     return True
 
 

@@ -199,3 +199,25 @@ def test_validate_reports_a_missing_provider_script_in_a_list(tmp_path: Path) ->
     result = CliRunner().invoke(app, ["validate", str(config)])
     assert result.exit_code == 2
     assert "nowhere.py" in result.output and "config.providers[1]" in result.output
+
+
+def test_a_missing_file_in_a_providers_options_is_reported_at_load(tmp_path: Path) -> None:
+    (tmp_path / "here.json").write_text("{}", encoding="utf-8")
+    config = write(
+        tmp_path / "evalh.yaml",
+        """
+        prompts: ["{{q}}"]
+        providers:
+          - id: http
+            config:
+              url: http://127.0.0.1:9/chat
+              body: file://here.json
+              transformResponse: [file://nowhere.py:parse]
+        tests:
+          - vars: {q: x}
+        """,
+    )
+    result = CliRunner().invoke(app, ["validate", str(config)])
+    assert result.exit_code == 2
+    assert "providers[0].config.transformResponse[0]" in result.output and "nowhere.py" in result.output
+    assert "here.json" not in result.output
