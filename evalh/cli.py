@@ -19,6 +19,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from evalh import __version__
+from evalh.cliargs import PromptfooCommand
 from evalh.errors import (
     EXIT_FAILED,
     EXIT_HANGUP,
@@ -118,6 +119,15 @@ ConfigArg = Annotated[
 ]
 
 
+ConfigOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="The config file (same as the argument); several (-c a.yaml b.yaml) are merged as promptfoo "
+        "merges them.",
+    ),
+]
 StrictOption = Annotated[
     bool,
     typer.Option(
@@ -139,23 +149,31 @@ def _parse_vars(pairs: list[str]) -> dict[str, str]:
     return parsed
 
 
-def _config_path(config: Path | None, config_option: Path | None) -> Path:
+def _config_path(config: Path | None, config_option: list[Path] | None) -> list[Path]:
+    """The config files to load: several -c are merged (promptfoo's -c a.yaml b.yaml)."""
     from evalh.config.load import find_config
 
-    chosen = config_option or config
-    return chosen if chosen is not None else find_config()
+    if config_option and config is not None:
+        raise ConfigError(
+            "the config is named twice: as an argument and with -c",
+            where=str(config),
+            hint="Name it once; to merge several configs, repeat -c (-c a.yaml -c b.yaml)",
+        )
+    chosen = config_option or ([config] if config is not None else [])
+    return chosen or [find_config()]
 
 
-@app.command()
+@app.command(cls=PromptfooCommand)
 def run(
     config: ConfigArg = None,
-    config_option: Annotated[
-        Path | None, typer.Option("--config", "-c", help="The config file (same as the argument).")
-    ] = None,
+    config_option: ConfigOption = None,
     output: Annotated[
         list[str] | None,
         typer.Option(
-            "--output", "-o", help="Write a report: .json .jsonl .xml/.junit.xml .csv .yaml .html .txt"
+            "--output",
+            "-o",
+            help="Write a report: .json .jsonl .xml/.junit.xml .csv .yaml .html .txt (several: -o a.json "
+            "b.xml).",
         ),
     ] = None,
     max_concurrency: Annotated[
@@ -171,6 +189,77 @@ def run(
         Path | None,
         typer.Option("--filter-failing", help="Only tests that failed or errored in this JSON report."),
     ] = None,
+    filter_errors_only: Annotated[
+        Path | None,
+        typer.Option("--filter-errors-only", help="Only tests that errored in this JSON report."),
+    ] = None,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            "--retry-errors",
+            help="Re-run only the tests that errored in the last run's JSON report (the first .json of "
+            "-o or outputPath), which this run then rewrites.",
+        ),
+    ] = False,
+    filter_first_n: Annotated[
+        int | None, typer.Option("--filter-first-n", "-n", min=1, help="Only the first N tests.")
+    ] = None,
+    filter_sample: Annotated[
+        int | None, typer.Option("--filter-sample", min=1, help="Only N tests chosen at random.")
+    ] = None,
+    filter_metadata: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--filter-metadata",
+            help="Only tests whose metadata KEY contains VALUE: key=value (repeatable, all must match).",
+        ),
+    ] = None,
+    filter_providers: Annotated[
+        str | None,
+        typer.Option(
+            "--filter-providers",
+            "--filter-targets",
+            help="Only providers whose id or label matches this regex.",
+        ),
+    ] = None,
+    filter_prompts: Annotated[
+        str | None,
+        typer.Option("--filter-prompts", help="Only prompts whose label or path matches this regex."),
+    ] = None,
+    delay: Annotated[
+        int | None,
+        typer.Option(
+            "--delay",
+            min=0,
+            help="Wait MS milliseconds after each provider call not served from the cache (runs one call "
+            "at a time).",
+        ),
+    ] = None,
+    env_file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--env-file",
+            "--env-path",
+            help="Load KEY=VALUE lines into the environment (repeatable; later files win). Without it, "
+            "./.env is loaded when present.",
+        ),
+    ] = None,
+    description: Annotated[
+        str | None,
+        typer.Option("--description", help="The run's description in reports (instead of the config's)."),
+    ] = None,
+    table_cell_max_length: Annotated[
+        int | None,
+        typer.Option("--table-cell-max-length", min=1, help="Cut console table cells at N characters [60]."),
+    ] = None,
+    no_write: Annotated[
+        bool,
+        typer.Option(
+            "--no-write",
+            help="Accepted for promptfoo compatibility; evalh keeps no run history yet, so it changes "
+            "nothing.",
+        ),
+    ] = False,
     var: Annotated[
         list[str] | None, typer.Option("--var", help="Set a variable for every test: key=value.")
     ] = None,
@@ -202,14 +291,30 @@ def run(
     2 invalid config or usage, or a filter that selects no test; 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
     (the results finished so far are still written to every report, marked interrupted).
     """
+    from evalh.config.dotenv import dotenv_environment
+    from evalh.runner.filters import Filters, parse_metadata_filters
+
+    del no_write  # accepted for promptfoo's suites: evalh keeps no run history yet (see --help)
     _state["verbose"] = verbose
-    with _user_errors(strict=strict):
+    with _user_errors(strict=strict), dotenv_environment(env_file or []):
         code = _run(
             _config_path(config, config_option),
             outputs=output or [],
             max_concurrency=max_concurrency,
             filter_pattern=filter_pattern,
             filter_failing=filter_failing,
+            filter_errors_only=filter_errors_only,
+            retry_errors=retry_errors,
+            filters=Filters(
+                metadata=parse_metadata_filters(filter_metadata or []),
+                first_n=filter_first_n,
+                sample=filter_sample,
+                prompts=filter_prompts,
+                providers=filter_providers,
+            ),
+            delay_ms=delay,
+            description=description,
+            table_cell_max_length=table_cell_max_length,
             cli_vars=_parse_vars(var or []),
             repeat=repeat,
             cache=not no_cache,
@@ -222,14 +327,22 @@ def run(
     raise typer.Exit(code)
 
 
+app.command(
+    "eval",
+    cls=PromptfooCommand,
+    help="The same as run (promptfoo's name for it): every flag of run works here.",
+)(run)
+
+
 def _run(
-    config_path: Path,
+    config_path: list[Path],
     *,
     outputs: list[str],
     fail_under: float | None,
     show_table: bool,
     show_progress: bool,
     verbose: bool,
+    table_cell_max_length: int | None = None,
     **settings: Any,
 ) -> int:
     from evalh.session import RunSettings, run_config
@@ -240,6 +353,7 @@ def _run(
         show_table=show_table,
         show_progress=show_progress,
         verbose=verbose,
+        cell_limit=table_cell_max_length,
         note=lambda text: typer.echo(f"evalh: {text}", err=True),
     )
     if run_result.interrupted:
@@ -255,10 +369,10 @@ def _run(
     return EXIT_OK if run_result.pass_rate >= 100.0 else EXIT_FAILED
 
 
-@app.command()
+@app.command(cls=PromptfooCommand)
 def validate(
     config: ConfigArg = None,
-    config_option: Annotated[Path | None, typer.Option("--config", "-c", help="The config file.")] = None,
+    config_option: ConfigOption = None,
     grader: Annotated[str | None, typer.Option("--grader", help="Grader provider id, as for run.")] = None,
     var: Annotated[
         list[str] | None, typer.Option("--var", help="Set a variable for every test: key=value.")
@@ -279,14 +393,15 @@ def validate(
         from evalh.config.load import load_suite
         from evalh.reports.writers import check_report_paths
 
-        path = _config_path(config, config_option)
+        paths = _config_path(config, config_option)
         suite = load_suite(
-            path, grader=grader, cli_vars=_parse_vars(var or []), filter_pattern=filter_pattern
+            paths, grader=grader, cli_vars=_parse_vars(var or []), filter_pattern=filter_pattern
         )
         check_report_paths(suite.output_paths, suite.input_files)  # outputPath, as run would check it
         count = sum(len(test.asserts) for test in suite.tests)
+        shown = " + ".join(str(path) for path in paths)
         typer.echo(
-            f"{path}: valid ({len(suite.tests)} tests, {count} assertions, "
+            f"{shown}: valid ({len(suite.tests)} tests, {count} assertions, "
             f"{max(1, len(suite.prompts))} prompts, {max(1, len(suite.providers))} providers)"
         )
 

@@ -149,6 +149,7 @@ class EvaluateOptions:
     cache: bool = True
     timeout_ms: int = 0
     strict: bool = False  # template and config warnings are errors (--strict)
+    delay_ms: int = 0  # wait after each provider call not served from the cache (--delay)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ console output, for use from Python.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -14,22 +13,22 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from evalh.config.load import load_suite
 from evalh.config.schema import schema_path
-from evalh.errors import ConfigError, ConfigFileError, ReportError
+from evalh.errors import ConfigError, ReportError
 from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
 from evalh.notices import strict_mode
 from evalh.reports.table import print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
 from evalh.runner.execute import run_suite
+from evalh.runner.filters import Filters, apply_filters, filter_by_report
 from evalh.runner.plan import plan_jobs
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 
 STARTER_SCHEMA_PLACEHOLDER = "EVALH_SCHEMA_URI"
 
-__all__ = ["RunSettings", "evaluate", "filter_failing", "load_for_run", "run_config", "write_starter"]
+__all__ = ["RunSettings", "evaluate", "load_for_run", "run_config", "write_starter"]
 
 
 @dataclass(frozen=True)
@@ -44,59 +43,14 @@ class RunSettings:
     repeat: int | None = None
     cache: bool = True
     grader: str | None = None
+    filter_errors_only: Path | None = None
+    retry_errors: bool = False  # --filter-errors-only on the first .json report path of the run
+    filters: Filters = field(default_factory=Filters)
+    delay_ms: int | None = None
+    description: str | None = None
 
 
-def _test_identity(description: Any, variables: Any) -> str:
-    return json.dumps({"d": description or None, "v": variables or {}}, sort_keys=True, default=str)
-
-
-def _failing_identities(report: Path) -> tuple[set[str], int]:
-    """The (description, vars) identities of a report's failed or errored rows, and its row count."""
-    try:
-        data = json.loads(report.read_text(encoding="utf-8"))
-        rows = data["results"]["results"]
-        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-            raise TypeError("results.results is not a list of result objects")
-        failing = {
-            _test_identity(
-                row.get("description") or (row.get("testCase") or {}).get("description"), row.get("vars")
-            )
-            for row in rows
-            if not row.get("success", False)
-        }
-    except FileNotFoundError:
-        raise ConfigFileError(f"report not found: {report}", where="--filter-failing") from None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-        raise ConfigError(
-            f"{report} is not an evalh or promptfoo JSON report ({type(error).__name__}: {error})",
-            where="--filter-failing",
-            hint="Pass a file written with -o results.json",
-        ) from None
-    return failing, len(rows)
-
-
-def filter_failing(suite: Suite, report: Path) -> tuple[Suite, str]:
-    """Keep the tests that failed or errored in an earlier JSON report (matched by description + vars),
-    with a line saying how many matched. Raises ConfigError when none does: nothing would run."""
-    failing, total = _failing_identities(report)
-    kept = tuple(test for test in suite.tests if _test_identity(test.description, dict(test.vars)) in failing)
-    counts = f"{len(failing)} failed or errored test(s) among its {total} rows"
-    if not failing:
-        raise ConfigError(
-            f"{report}: none of its {total} rows failed or errored, so there is nothing to re-run",
-            where="--filter-failing",
-            hint="Run without --filter-failing to run every test",
-        )
-    if not kept:
-        raise ConfigError(
-            f"{report}: {counts}, and none of them is among this config's {len(suite.tests)} tests",
-            where="--filter-failing",
-            hint="Tests are matched by description and vars: pass a report this config wrote",
-        )
-    return replace(suite, tests=kept), f"--filter-failing {report}: {counts}; re-running {len(kept)} test(s)"
-
-
-def load_for_run(config_path: Path, settings: RunSettings) -> tuple[Suite, list[str]]:
+def load_for_run(config_path: Path | Sequence[Path], settings: RunSettings) -> tuple[Suite, list[str]]:
     """The suite to run, its filters applied, and notes on what the filters kept (for the console)."""
     suite = load_suite(
         config_path,
@@ -106,18 +60,45 @@ def load_for_run(config_path: Path, settings: RunSettings) -> tuple[Suite, list[
     )
     notes: list[str] = []
     if settings.filter_failing is not None:
-        suite, note = filter_failing(suite, settings.filter_failing)
+        suite, note = filter_by_report(suite, settings.filter_failing, errors_only=False)
         notes.append(note)
+    errors_report = settings.filter_errors_only or (
+        _last_report(suite, settings) if settings.retry_errors else None
+    )
+    if errors_report is not None:
+        flag = "--filter-errors-only" if settings.filter_errors_only else "--retry-errors"
+        suite, note = filter_by_report(suite, errors_report, errors_only=True, flag=flag)
+        notes.append(note)
+    suite, kept = apply_filters(suite, settings.filters)
+    notes.extend(kept)
+    if settings.description is not None:
+        raw = {**suite.raw_config, "description": settings.description}  # the report's config too
+        suite = replace(suite, description=settings.description, raw_config=raw)
     return suite, notes
+
+
+def _last_report(suite: Suite, settings: RunSettings) -> Path:
+    """The JSON report the previous run wrote: the first .json of -o, else of outputPath."""
+    for path in (*settings.outputs, *suite.output_paths):
+        if str(path).lower().endswith(".json"):
+            return Path(path)
+    raise ConfigError(
+        "--retry-errors re-runs the tests that errored in the last JSON report, and this run names none",
+        where="--retry-errors",
+        hint="Pass the report the last run wrote (-o results.json), or use --filter-errors-only REPORT.json",
+    )
 
 
 def _options(suite: Suite, settings: RunSettings) -> EvaluateOptions:
     base = suite.evaluate_options
+    delay_ms = base.delay_ms if settings.delay_ms is None else settings.delay_ms
     return replace(
         base,
-        max_concurrency=settings.max_concurrency or base.max_concurrency,
+        # promptfoo: a delay between calls means one call at a time
+        max_concurrency=1 if delay_ms else settings.max_concurrency or base.max_concurrency,
         repeat=settings.repeat or base.repeat,
         cache=base.cache and settings.cache,
+        delay_ms=delay_ms,
     )
 
 
@@ -147,8 +128,8 @@ def _execute(
     nor the other reports: the error naming each one is returned."""
     options = _options(suite, settings)
     inputs: list[str | Path] = [*suite.input_files]
-    if settings.filter_failing is not None:
-        inputs.append(settings.filter_failing)
+    # the reports a filter reads are inputs, never overwritten; --retry-errors rewrites the one it read
+    inputs.extend(path for path in (settings.filter_failing, settings.filter_errors_only) if path is not None)
     formats = check_report_paths(settings.outputs or suite.output_paths, inputs)  # before any call
     with strict_mode(options.strict):  # an undefined variable in a prompt: a warning, or an error
         jobs = plan_jobs(suite, options.repeat)  # its size and every prompt checked before a report opens
@@ -173,7 +154,7 @@ def _execute(
     return result, combine_report_errors(failures) if failures else None
 
 
-def evaluate(config_path: Path, settings: RunSettings | None = None) -> RunResult:
+def evaluate(config_path: Path | Sequence[Path], settings: RunSettings | None = None) -> RunResult:
     """Run a config and write its reports, printing nothing. Raises ReportError, after writing every
     other report, when one cannot be written. Ctrl-C stops the run early (``interrupted_by``)."""
     settings = settings or RunSettings()
@@ -185,13 +166,14 @@ def evaluate(config_path: Path, settings: RunSettings | None = None) -> RunResul
 
 
 def run_config(
-    config_path: Path,
+    config_path: Path | Sequence[Path],
     settings: RunSettings,
     *,
     show_table: bool,
     show_progress: bool,
     verbose: bool,
     note: Callable[[str], None] = lambda text: None,
+    cell_limit: int | None = None,
 ) -> RunResult:
     """The CLI's ``run``: :func:`evaluate` plus a progress bar, notes on what the filters kept, and the
     console summary (printed even when a report could not be written, before that error is raised).
@@ -201,7 +183,7 @@ def run_config(
     for text in notes:
         note(text)
     result, failure = _execute(suite, settings, show_progress=show_progress, stop_signals=CLI_STOP_SIGNALS)
-    print_summary(result, show_table=show_table, verbose=verbose)
+    print_summary(result, show_table=show_table, verbose=verbose, cell_limit=cell_limit)
     if failure is not None:
         raise failure
     return result

@@ -100,6 +100,7 @@ class LoadContext:
     test_checker: ShapeCachedValidator = field(default_factory=lambda: ShapeCachedValidator(test_validator()))
     where_of: dict[int, str] = field(default_factory=dict)  # id(spec or prompt) -> "file:line:col path"
     allow_outside: bool = False  # evaluateOptions.allowFileOutsideConfigDir: data files may name any file
+    other_configs: tuple[Path, ...] = ()  # -c b.yaml -c c.yaml merged into config_file's (inputs too)
     _texts: dict[Path, str] = field(default_factory=dict)
     _data: dict[Path, Document] = field(default_factory=dict)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import gc
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +20,7 @@ from evalh.config.checks import AssertionChecker
 from evalh.config.env import config_env, render_config_env
 from evalh.config.files import DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath, display_path, load_document, path_errors
+from evalh.config.merge import merge_documents
 from evalh.config.prompts import load_prompts
 from evalh.config.providers import (
     RECORDED_PROMPT,
@@ -65,24 +66,31 @@ def find_config(start: Path | None = None) -> Path:
 
 
 def load_suite(
-    path: Path,
+    path: Path | Sequence[Path],
     *,
     cli_vars: Mapping[str, str] = {},
     grader: str | None = None,
     filter_pattern: str | None = None,
 ) -> Suite:
-    """Read, check and resolve a config. Raises ConfigError (or a subclass) listing every problem."""
+    """Read, check and resolve a config (several: merged as promptfoo merges ``-c a -c b``; relative
+    paths inside the merged tests resolve from the first one's directory). Raises ConfigError (or a
+    subclass) listing every problem."""
     pattern = _compile_filter(filter_pattern)
-    with path_errors(str(path), None):
-        config_file = Path(path).resolve()
-    ctx = LoadContext(config_file=config_file)
+    paths: list[Path] = []
+    for given in [path] if isinstance(path, str | Path) else path:
+        with path_errors(str(given), None):
+            paths.append(Path(given).resolve())
+    ctx = LoadContext(config_file=paths[0])
     with _cyclic_gc_paused():
-        document = load_document(ctx.config_file)
-        if not isinstance(document.data, Mapping):
-            raise ConfigError(
-                "the config must be a mapping of keys (description:, prompts:, providers:, tests:, ...)",
-                where=document.file,
-            )
+        documents = [load_document(config_file) for config_file in paths]
+        for document in documents:
+            if not isinstance(document.data, Mapping):
+                raise ConfigError(
+                    "the config must be a mapping of keys (description:, prompts:, providers:, tests:, ...)",
+                    where=document.file,
+                )
+        document = documents[0] if len(documents) == 1 else merge_documents(documents, paths)
+        ctx.other_configs = tuple(paths[1:])
         with strict_mode(_config_strict(document.data)):
             suite = _load(document, ctx, cli_vars, grader)
     if pattern is not None:
@@ -218,13 +226,14 @@ def _resolve(
             cache=options.get("cache", True),
             timeout_ms=options.get("timeoutMs", 0),
             strict=options.get("strict", False),
+            delay_ms=options.get("delay", 0),
         ),
         output_paths=tuple([output_path] if isinstance(output_path, str) else output_path or ()),
         env=env,
         metadata=dict(data.get("metadata") or {}),
         config_path=str(ctx.config_file),
         raw_config=redact_config(data),
-        input_files=tuple(str(path) for path in (ctx.config_file, *ctx.files_read)),
+        input_files=tuple(str(path) for path in (ctx.config_file, *ctx.other_configs, *ctx.files_read)),
     )
 
 

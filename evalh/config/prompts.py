@@ -17,6 +17,7 @@ from evalh.config.files import DATA_SUFFIXES, SCRIPT_SUFFIXES, LoadContext, is_f
 from evalh.config.locate import Document, JsonPath, format_path
 from evalh.errors import ConfigError
 from evalh.model import Prompt
+from evalh.notices import is_strict, warn
 from evalh.templating import EnvVars, missing_env, template_strings
 
 __all__ = ["LABEL_LIMIT", "load_prompts", "prompt_label"]
@@ -144,15 +145,22 @@ def _as_raw(raw: Any, where: str) -> PromptRaw:
     return tuple(raw)
 
 
+_ENV_NOT_SET = re.compile(r"environment variable '[^']+' is not set")  # the render's warning subject
+
+
 def _check_syntax(prompt: Prompt, where: str, ctx: LoadContext, env: EnvVars) -> None:
     """Syntax errors, templates the sandbox refuses and unset ``env.NAME`` are found now, not when
     the first provider call is due."""
     texts = [prompt.raw] if isinstance(prompt.raw, str) else template_strings(list(prompt.raw))
     for text in texts:
         try:
-            unset: ConfigError | None = missing_env(text, env, where=where)
+            unset = missing_env(text, env, where=where)
         except ConfigError as error:
-            unset = error
-        if unset is not None:
+            ctx.problems.add_exception(error)
+            return
+        if unset is not None and is_strict():
             ctx.problems.add_exception(unset)
             return
+        if unset is not None:  # renders empty, as in promptfoo: warned once (the render's key)
+            subject = _ENV_NOT_SET.search(str(unset))
+            warn(unset, where=prompt.path or where, subject=subject.group(0) if subject else str(unset))

@@ -70,17 +70,20 @@ def _describe(row: TestResult) -> str:
     return ", ".join(f"{k}={output_text(v)}" for k, v in row.test.vars.items())
 
 
-def _reason_cell(row: TestResult, verbose: bool) -> Text:
+def _reason_cell(row: TestResult, verbose: bool, limit: int | None) -> Text:
     if row.status is Status.PASS:
         return Text("")
     reason = row.reason or row.error or ""
     if not verbose:
-        return _text(reason, REASON_LIMIT)
+        return _text(reason, limit or REASON_LIMIT)
     lines = [collapse_whitespace(reason), *failed_assertion_lines(row.assertions)]
     return Text(escape_controls("\n".join(lines)))
 
 
-def _results_table(console: Console, rows: Sequence[TestResult], verbose: bool) -> Table:
+def _results_table(
+    console: Console, rows: Sequence[TestResult], verbose: bool, cell_limit: int | None = None
+) -> Table:
+    """``cell_limit`` (--table-cell-max-length) cuts the test and reason cells at that many characters."""
     many_providers = len({r.provider_index for r in rows}) > 1
     many_prompts = len({r.prompt_index for r in rows}) > 1
     table = Table(box=_box(console), show_lines=verbose, title="Results", title_justify="left")
@@ -95,14 +98,14 @@ def _results_table(console: Console, rows: Sequence[TestResult], verbose: bool) 
     table.add_column("Reason", overflow="fold")
     for row in rows:
         number = str(row.test.index + 1) + (f".{row.repeat_index + 1}" if row.repeat_index else "")
-        cells: list[Text] = [Text(number), _text(_describe(row))]
+        cells: list[Text] = [Text(number), _text(_describe(row), cell_limit or CELL_LIMIT)]
         if many_providers:
             cells.append(_text(row.provider.display, NAME_WIDTH * 2))
         if many_prompts:
             cells.append(_text(row.prompt.label, NAME_WIDTH * 2))
         cells.append(Text(row.status.value, style=_STATUS_STYLE[row.status]))
         cells.append(Text(f"{row.score:.2f}"))
-        cells.append(_reason_cell(row, verbose))
+        cells.append(_reason_cell(row, verbose, cell_limit))
         table.add_row(*cells)
     return table
 
@@ -287,6 +290,7 @@ def print_summary(
     show_table: bool = True,
     max_rows: int = 50,
     verbose: bool = False,
+    cell_limit: int | None = None,
 ) -> None:
     """Print the results table (first ``max_rows`` rows, ``max_rows <= 0`` for all), the aggregates when
     the run has any, the summary figures and the per-provider usage. ``verbose`` shows whole reasons and
@@ -294,7 +298,7 @@ def print_summary(
     console = _console(console_file)
     if show_table and run.results:
         limit = len(run.results) if max_rows <= 0 else max_rows
-        console.print(_results_table(console, run.results[:limit], verbose))
+        console.print(_results_table(console, run.results[:limit], verbose, cell_limit))
         if len(run.results) > limit:
             console.print(Text(f"... and {len(run.results) - limit} more", style="dim"))
     _print_aggregates(console, aggregates_to_json(run.aggregates), verbose)

@@ -139,6 +139,7 @@ class _Execution:
             self.pool, self.cache, default_choice=suite.default_provider, timeout_s=timeout_s
         )
         self.timeout_s = timeout_s
+        self.delay_s = options.delay_ms / 1000
 
     async def output_of(self, job: Job) -> ProviderResponse:
         if not job.uses_provider:
@@ -147,6 +148,8 @@ class _Execution:
             vars=job.test.vars, test=job.test, prompt_label=job.prompt.label, timeout_s=self.timeout_s
         )
         response = await self.services.call_provider(job.provider, job.rendered_prompt, context)
+        if self.delay_s and not response.cached:  # --delay: promptfoo waits after each real call
+            await asyncio.sleep(self.delay_s)
         if response.error is None and response.output is None:
             return replace(response, error=f"{job.provider.display} returned no output")
         return response

@@ -14,6 +14,7 @@ from evalh.cli import app
 from evalh.config.load import load_suite
 from evalh.errors import EXIT_CONFIG, TemplateError
 from evalh.model import ProviderSpec
+from evalh.notices import warnings_to
 from evalh.providers.base import CallContext
 from evalh.providers.registry import build_provider
 from evalh.runner.plan import plan_jobs
@@ -222,10 +223,18 @@ def test_an_unset_env_in_a_prompt_is_found_when_loading(
         "prompts: ['a', {raw: [{role: user, content: \"{{ env['EVALH_TEST_UNSET'] }}\"}]}]\n",
         name="unset.yaml",
     )
-    with pytest.raises(
-        TemplateError, match=r"prompts\[1\]: environment variable 'EVALH_TEST_UNSET' is not set"
+    with (
+        warnings_to(None, strict=True),
+        pytest.raises(
+            TemplateError, match=r"prompts\[1\]: environment variable 'EVALH_TEST_UNSET' is not set"
+        ),
     ):
         load_suite(config)
+    config.write_text(config.read_text(encoding="utf-8") + "providers: [echo]\n", encoding="utf-8")
+    shown: list[str] = []
+    with warnings_to(shown.append):  # without --strict it renders empty, as in promptfoo, with a warning
+        assert plan_jobs(load_suite(config))[1].rendered_prompt == [{"role": "user", "content": ""}]
+    assert len(shown) == 1 and "'EVALH_TEST_UNSET' is not set" in shown[0] and "prompts[1]" in shown[0]
 
 
 def test_a_secret_an_http_body_reads_from_env_is_redacted(

@@ -1,0 +1,190 @@
+"""Which tests, prompts and providers a run keeps: promptfoo's ``--filter-*`` flags, in one place.
+
+Applied after the config is loaded and ``--filter-pattern`` / ``--filter-failing`` have run, in
+promptfoo's order: metadata, then the first N, then a random sample; prompts and providers by regex
+on their label or id. A filter that keeps nothing is an error naming the flag (exit 2), never a run
+that passes by running nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from evalh.errors import ConfigError, ConfigFileError
+from evalh.model import Suite, TestCase
+
+__all__ = ["Filters", "apply_filters", "filter_by_report", "parse_metadata_filters"]
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The filters of the command line (None / empty: not given)."""
+
+    metadata: tuple[tuple[str, str], ...] = ()
+    first_n: int | None = None
+    sample: int | None = None
+    prompts: str | None = None
+    providers: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.metadata) or any(
+            value is not None for value in (self.first_n, self.sample, self.prompts, self.providers)
+        )
+
+
+def parse_metadata_filters(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``key=value`` pairs of ``--filter-metadata``. Raises ConfigError for another shape."""
+    parsed: list[tuple[str, str]] = []
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        if not key.strip() or not value:
+            raise ConfigError(
+                f"--filter-metadata expects key=value, got {pair!r}",
+                where="--filter-metadata",
+                hint="Example: --filter-metadata area=billing (repeat the flag for several: all must match)",
+            )
+        parsed.append((key.strip(), value))
+    return tuple(parsed)
+
+
+def apply_filters(
+    suite: Suite, filters: Filters, rng: random.Random | None = None
+) -> tuple[Suite, list[str]]:
+    """The suite with every filter applied, and a note per filter on what it kept."""
+    notes: list[str] = []
+    tests = list(suite.tests)
+    if filters.metadata:
+        tests = _keep(
+            tests, _metadata_matches(filters.metadata), "--filter-metadata", _metadata_shown(filters)
+        )
+    if filters.first_n is not None:
+        tests = _nonempty(tests[: filters.first_n], "-n/--filter-first-n", f"{filters.first_n}")
+    if filters.sample is not None and filters.sample < len(tests):
+        chosen = sorted((rng or random.Random()).sample(range(len(tests)), filters.sample))
+        tests = _nonempty([tests[i] for i in chosen], "--filter-sample", f"{filters.sample}")
+    if len(tests) != len(suite.tests):
+        notes.append(f"filters kept {len(tests)} of {len(suite.tests)} test(s)")
+    prompts = _by_name(suite.prompts, filters.prompts, "--filter-prompts", lambda p: (p.label, p.path))
+    providers = _by_name(suite.providers, filters.providers, "--filter-providers", lambda p: (p.label, p.id))
+    return replace(suite, tests=tuple(tests), prompts=prompts, providers=providers), notes
+
+
+def _metadata_matches(pairs: tuple[tuple[str, str], ...]) -> Callable[[TestCase], bool]:
+    """promptfoo's rule: every key's value (or an item of a list value) contains the text."""
+
+    def matches(test: TestCase) -> bool:
+        for key, text in pairs:
+            value = test.metadata.get(key)
+            items = value if isinstance(value, list) else [] if value is None else [value]
+            if not any(text in _text(item) for item in items):
+                return False
+        return True
+
+    return matches
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _metadata_shown(filters: Filters) -> str:
+    return " ".join(f"{key}={value}" for key, value in filters.metadata)
+
+
+def _keep(tests: list[TestCase], keep: Callable[[TestCase], bool], flag: str, shown: str) -> list[TestCase]:
+    return _nonempty([test for test in tests if keep(test)], flag, shown, total=len(tests))
+
+
+def _nonempty(kept: list[TestCase], flag: str, shown: str, total: int | None = None) -> list[TestCase]:
+    if kept:
+        return kept
+    among = f" of the {total} tests" if total is not None else ""
+    raise ConfigError(
+        f"{flag} {shown} selected none{among}, so there is nothing to run",
+        where=flag,
+        hint="Fix the filter or drop the flag",
+    )
+
+
+def _by_name(
+    items: tuple[Any, ...], pattern: str | None, flag: str, names: Callable[[Any], tuple[str | None, ...]]
+) -> tuple[Any, ...]:
+    """Prompts or providers whose label or id matches the regex (promptfoo's --filter-prompts/-providers)."""
+    if pattern is None:
+        return items
+    try:
+        regex = re.compile(pattern)
+    except re.error as error:
+        raise ConfigError(f"invalid regular expression {pattern!r}: {error}", where=flag) from None
+    kept = tuple(item for item in items if any(name and regex.search(name) for name in names(item)))
+    if not kept:
+        shown = ", ".join(repr(name) for item in items for name in names(item)[:1] if name)
+        raise ConfigError(
+            f"{pattern!r} matched none of the {len(items)} {flag.removeprefix('--filter-')} ({shown})",
+            where=flag,
+            hint="The pattern is a Python regex searched in each label and id; fix it or drop the flag",
+        )
+    return kept
+
+
+def _test_identity(description: Any, variables: Any) -> str:
+    return json.dumps({"d": description or None, "v": variables or {}}, sort_keys=True, default=str)
+
+
+def _report_identities(report: Path, errors_only: bool, flag: str) -> tuple[set[str], int]:
+    """The (description, vars) identities of a report's failed or errored rows (errored only: promptfoo's
+    failureReason 2), and its row count."""
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+        rows = data["results"]["results"]
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise TypeError("results.results is not a list of result objects")
+        kept = {
+            _test_identity(
+                row.get("description") or (row.get("testCase") or {}).get("description"), row.get("vars")
+            )
+            for row in rows
+            if (row.get("failureReason") == 2 if errors_only else not row.get("success", False))
+        }
+    except FileNotFoundError:
+        raise ConfigFileError(f"report not found: {report}", where=flag) from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ConfigError(
+            f"{report} is not an evalh or promptfoo JSON report ({type(error).__name__}: {error})",
+            where=flag,
+            hint="Pass a file written with -o results.json",
+        ) from None
+    return kept, len(rows)
+
+
+def filter_by_report(
+    suite: Suite, report: Path, *, errors_only: bool, flag: str = "--filter-failing"
+) -> tuple[Suite, str]:
+    """Keep the tests that failed or errored (``errors_only``: errored) in an earlier JSON report,
+    matched by description + vars, with a line saying how many matched. Raises ConfigError when none
+    does: nothing would run."""
+    wanted, total = _report_identities(report, errors_only, flag)
+    what = "errored" if errors_only else "failed or errored"
+    kept = tuple(test for test in suite.tests if _test_identity(test.description, dict(test.vars)) in wanted)
+    counts = f"{len(wanted)} {what} test(s) among its {total} rows"
+    if not wanted:
+        raise ConfigError(
+            f"{report}: none of its {total} rows {what}, so there is nothing to re-run",
+            where=flag,
+            hint=f"Run without {flag} to run every test",
+        )
+    if not kept:
+        raise ConfigError(
+            f"{report}: {counts}, and none of them is among this config's {len(suite.tests)} tests",
+            where=flag,
+            hint="Tests are matched by description and vars: pass a report this config wrote",
+        )
+    return replace(suite, tests=kept), f"{flag} {report}: {counts}; re-running {len(kept)} test(s)"
