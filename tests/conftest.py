@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +10,12 @@ import pytest
 
 from evalh.secrets import clear_registry
 from tests.loopback import LoopbackServer
+
+# A shell without job control starts background commands with SIGINT ignored, and an ignored signal
+# stays ignored across exec: every `evalh` the Ctrl-C tests start would then keep ignoring Ctrl-C, as
+# a well-behaved Unix program must. Give pytest, and so its children, the ordinary Ctrl-C.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
