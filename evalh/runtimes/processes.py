@@ -112,10 +112,18 @@ async def _start(argv: Sequence[str], cwd: str | None) -> tuple[asyncio.Subproce
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
-            transport, _ = await starting
-            kill_group(transport.get_pid())
-            transport.close()
+            await _end(*await starting)
         raise
+
+
+async def _end(transport: asyncio.SubprocessTransport, protocol: _Collect) -> None:
+    """Kill the program's group and wait (briefly) for the loop to hear of its exit before closing the
+    transport: closed first, asyncio's watcher thread would report the exit to a loop that may be closed
+    by then, and a stopped run would print its warnings."""
+    kill_group(transport.get_pid())
+    if not protocol.exited.done():
+        await asyncio.wait([protocol.exited], timeout=_DRAIN_S)
+    transport.close()
 
 
 async def run_program(argv: Sequence[str], *, cwd: str | None, timeout_s: float) -> Finished:
@@ -130,8 +138,7 @@ async def run_program(argv: Sequence[str], *, cwd: str | None, timeout_s: float)
     try:
         try:
             async with asyncio.timeout(timeout_s):
-                # shielded: a cancellation must not cancel the exit future itself, which the clean-up
-                # below waits on so that the loop hears of the exit before it may close
+                # shielded: a cancellation must not cancel the exit future itself, which _end waits on
                 await asyncio.shield(protocol.exited)
         except TimeoutError:
             raise TimedOut(timeout_s) from None
@@ -144,7 +151,4 @@ async def run_program(argv: Sequence[str], *, cwd: str | None, timeout_s: float)
             returncode if returncode is not None else -1, bytes(protocol.output[1]), bytes(protocol.output[2])
         )
     finally:
-        kill_group(pid)
-        if not protocol.exited.done():  # let the loop hear of the exit before it may close
-            await asyncio.wait([protocol.exited], timeout=_DRAIN_S)
-        transport.close()
+        await _end(transport, protocol)
