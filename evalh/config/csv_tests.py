@@ -34,6 +34,17 @@ CSV_SPECIAL_COLUMNS = (
 _EXPECTED = re.compile(r"^__expected(\d*)$")
 _LIST_TYPES = frozenset({"contains-any", "contains-all", "icontains-any", "icontains-all"})
 _UNTRIMMED = frozenset({"contains-json", "is-json", "llm-rubric"})  # promptfoo keeps these as written
+# promptfoo's CSV mini-syntax has defaults of its own when a cell names no threshold (src/csv.ts): 0.8
+# for the similar family, 0.75 for ROUGE and the RAG judges. They belong to this syntax, not to the
+# types: the same assertion written in YAML gets the registry's default. (promptfoo also gives
+# levenshtein and latency 0.75, which as an edit distance or milliseconds means nothing; evalh keeps
+# their own defaults there.)
+_CSV_DEFAULT_THRESHOLDS = {
+    **dict.fromkeys(("similar", "similar:cosine", "similar:dot", "similar:euclidean"), 0.8),
+    **dict.fromkeys(
+        ("rouge-n", "answer-relevance", "context-faithfulness", "context-recall", "context-relevance"), 0.75
+    ),
+}
 _ALIASES = {"grade": "llm-rubric", "llm-rubric": "llm-rubric", "python": "python"}
 _SCRIPT_ALIASES = ("fn:", "javascript:", "eval:")
 _TYPE_LIKE = re.compile(r"^(?:not-)?([a-z][a-z0-9-]*(?::[a-z0-9-]+)?)(\([^)]*\))?:")
@@ -110,6 +121,8 @@ def _typed(name: str, negate: bool, rest: str) -> dict[str, Any]:
     assertion: dict[str, Any] = {"type": f"not-{name}" if negate else name}
     if rest:
         assertion["value"] = _value(name, rest[1:])
+    if threshold is None:
+        threshold = _CSV_DEFAULT_THRESHOLDS.get(name)
     if threshold is not None:  # else the registry's default applies, as in YAML
         assertion["threshold"] = threshold
     return assertion

@@ -25,12 +25,15 @@ KNOWN = known_base_types()
         ("not-icontains:error", {"type": "not-icontains", "value": "error"}),
         ('contains-any:a, b,"c, d"', {"type": "contains-any", "value": ["a", "b", "c, d"]}),
         ("icontains-all:x,y", {"type": "icontains-all", "value": ["x", "y"]}),
-        ("similar:The sky is blue", {"type": "similar", "value": "The sky is blue"}),  # registry: 0.75
+        (
+            "similar:The sky is blue",
+            {"type": "similar", "value": "The sky is blue", "threshold": 0.8},
+        ),  # CSV: 0.8
         ("similar(0.65):blue sky", {"type": "similar", "value": "blue sky", "threshold": 0.65}),
         ("similar:cosine(0.7):x", {"type": "similar:cosine", "value": "x", "threshold": 0.7}),
-        ("similar:euclidean:x", {"type": "similar:euclidean", "value": "x"}),
+        ("similar:euclidean:x", {"type": "similar:euclidean", "value": "x", "threshold": 0.8}),
         ("not-similar(0.5):rude", {"type": "not-similar", "value": "rude", "threshold": 0.5}),
-        ("rouge-n:the reference", {"type": "rouge-n", "value": "the reference"}),
+        ("rouge-n:the reference", {"type": "rouge-n", "value": "the reference", "threshold": 0.75}),
         ("levenshtein(3):kitten", {"type": "levenshtein", "value": "kitten", "threshold": 3.0}),
         ("levenshtein:kitten", {"type": "levenshtein", "value": "kitten"}),
         ("latency(500)", {"type": "latency", "threshold": 500.0}),
@@ -87,7 +90,7 @@ def test_special_columns() -> None:
         "vars": {"question": "Why?"},
         "assert": [
             {"type": "contains", "value": "because", "metric": "reasoning"},
-            {"type": "similar", "value": "a reason", "metric": "reasoning"},
+            {"type": "similar", "value": "a reason", "threshold": 0.8, "metric": "reasoning"},
         ],
         "metadata": {"owner": "qa", "tags": ["a", "b"]},
     }
