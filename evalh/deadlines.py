@@ -5,6 +5,8 @@ never the run:
 
 * ``python`` assertion: 30 s per call; the assertion's ``config.timeout`` (seconds) or
   ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
+* ``javascript`` assertions and JavaScript transforms: 10 s per call; the assertion's ``config.timeout``
+  / ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
 * ``python:`` and ``exec:`` providers: 300 s per call; the provider's ``config.timeout`` /
   ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
 * ``regex`` (and other patterns run on outputs): 1 s per output; the assertion's ``config.timeout`` /
@@ -26,6 +28,7 @@ from evalh.errors import ConfigError
 __all__ = [
     "HTTP_ATTEMPT_TIMEOUT_S",
     "HTTP_TOTAL_TIMEOUT_S",
+    "JAVASCRIPT_TIMEOUT_S",
     "PROVIDER_SCRIPT_TIMEOUT_S",
     "PYTHON_ASSERTION_TIMEOUT_S",
     "REGEX_TIMEOUT_S",
@@ -35,6 +38,8 @@ __all__ = [
 ]
 
 PYTHON_ASSERTION_TIMEOUT_S = 30.0
+# JavaScript is in-process and a stopped call keeps its thread busy until the engine's CPU limit: short.
+JAVASCRIPT_TIMEOUT_S = 10.0
 PROVIDER_SCRIPT_TIMEOUT_S = 300.0
 REGEX_TIMEOUT_S = 1.0
 HTTP_ATTEMPT_TIMEOUT_S = 60.0

@@ -89,6 +89,7 @@ class AssertionContext:
     cost: float | None = None
     config_dir: Path | None = None
     provider_metadata: Mapping[str, Any] = field(default_factory=dict)
+    provider_spec: ProviderSpec | None = None  # the provider that produced the output (scripts see it)
     suite_tests: tuple[TestCase, ...] = ()  # for suite-wide statistics (idf)
     timeout_s: float | None = None  # the run's evaluateOptions.timeoutMs (None: not set)
 

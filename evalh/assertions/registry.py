@@ -40,6 +40,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "evalh.assertions.text",
     "evalh.assertions.structured",
     "evalh.assertions.scripted",
+    "evalh.assertions.javascript",
     "evalh.assertions.runtime",
     "evalh.assertions.grouping",
     "evalh.assertions.similarity",

@@ -6,9 +6,11 @@ relative to the config file's folder). Inline code that is one expression become
 (``json``, ``re`` and ``math`` are already imported for inline code).
 The value is code, so it is never rendered as a template (``evalh/config/code_values.py``): it reads
 vars as data, ``context['vars']['name']``.
-The function gets the raw ``output`` and ``context = {prompt, vars, test, config}`` and returns a bool,
+The function gets the raw ``output`` and ``context = {prompt, vars, test, config, logProbs, provider,
+providerResponse}`` and returns a bool,
 a number (passes if > 0 without a threshold, else if >= threshold; the score is the number) or a dict
-``{pass, score, reason}`` (``pass_`` accepted; with a threshold, a score must also reach it). An async
+``{pass, score, reason}`` (``pass_`` accepted; with a threshold, a score must also reach it; its
+``namedScores`` join the row's named scores, ``componentResults`` are kept in the details). An async
 function is awaited. An exception in the user's code is an ERROR row naming the exception and the
 line, never a traceback.
 
@@ -40,7 +42,7 @@ from evalh.runtimes.python_worker import (
     compile_inline,
 )
 
-__all__ = ["compile_inline", "interpret_result", "split_file_target"]
+__all__ = ["compile_inline", "interpret_result", "script_context", "split_file_target"]
 
 _DEFAULT_FUNCTION = "get_assert"
 
@@ -78,12 +80,24 @@ def _test_dict(test: TestCase) -> dict[str, Any]:
     }
 
 
-def _context_dict(ctx: AssertionContext) -> dict[str, Any]:
+def script_context(ctx: AssertionContext) -> dict[str, Any]:
+    """promptfoo's ``context`` for user code, as plain data. The provider appears by id and label
+    only: its config may hold secrets."""
+    spec = ctx.provider_spec
     return {
         "prompt": ctx.prompt,
         "vars": dict(ctx.vars),
         "test": _test_dict(ctx.test),
         "config": dict(ctx.config),
+        "logProbs": ctx.provider_metadata.get("logProbs"),
+        "provider": {"id": spec.id, "label": spec.label} if spec else None,
+        "providerResponse": {
+            "output": ctx.output,
+            "cached": ctx.cached,
+            "cost": ctx.cost,
+            "latencyMs": ctx.latency_ms,
+            "metadata": dict(ctx.provider_metadata),
+        },
     }
 
 
@@ -106,40 +120,65 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
-def _returned(score: float, why: str = "", user_reason: str = "") -> Measurement:
+def _returned(
+    score: float, why: str = "", user_reason: str = "", language: str = "Python", **details: Any
+) -> Measurement:
     """A returned score for scoring.py: "Python assertion returned 0.4, which is less than threshold
     0.5", or without a threshold "..., which is greater than 0"."""
-    subject = f"Python assertion returned {why}{' with score ' if why else ''}{score:g}, which"
+    subject = f"{language} assertion returned {why}{' with score ' if why else ''}{score:g}, which"
     return Measurement(
         value=score,
         subject=subject,
         suffix=f": {user_reason}" if user_reason else "",
         plain=user_reason or None,
         verdict=None,
+        details=details,
     )
 
 
-def _interpret_mapping(result: Mapping[str, Any]) -> AssertionResult | Measurement:
+def _grading_extras(result: Mapping[str, Any], language: str) -> dict[str, Any] | str:
+    """promptfoo's GradingResult extras: ``namedScores`` (metric -> number, merged into the row's
+    named scores) and ``componentResults`` (kept in the details); a problem with them as text."""
+    extras: dict[str, Any] = {}
+    named = result.get("namedScores", result.get("named_scores"))
+    if named is not None:
+        scores = {str(k): _number(v) for k, v in named.items()} if isinstance(named, Mapping) else None
+        if scores is None or any(v is None for v in scores.values()):
+            return f"{language} assertion returned namedScores that are not numbers: {named!r}"
+        extras["namedScores"] = scores
+    components = result.get("componentResults", result.get("component_results"))
+    if components is not None:
+        if not isinstance(components, list) or not all(isinstance(c, Mapping) for c in components):
+            return f"{language} assertion returned componentResults that are not a list of results"
+        extras["componentResults"] = [dict(c) for c in components]
+    return extras
+
+
+def _interpret_mapping(result: Mapping[str, Any], language: str) -> AssertionResult | Measurement:
     verdict = _plain(result["pass"] if "pass" in result else result.get("pass_"))
     raw_score = result.get("score")
     score = None if raw_score is None else _number(raw_score)
+    lowered = language.lower()
     if raw_score is not None and score is None:
-        return AssertionResult.failure(f"python assertion returned a non-numeric score {raw_score!r}")
+        return AssertionResult.failure(f"{lowered} assertion returned a non-numeric score {raw_score!r}")
     if verdict is not None and not isinstance(verdict, bool):
-        return AssertionResult.failure(f"python assertion returned a non-boolean pass {verdict!r}")
+        return AssertionResult.failure(f"{lowered} assertion returned a non-boolean pass {verdict!r}")
     if verdict is None and score is None:
-        return AssertionResult.failure("python assertion returned a dict without 'pass' or 'score'")
+        return AssertionResult.failure(f"{lowered} assertion returned a dict without 'pass' or 'score'")
+    extras = _grading_extras(result, language)
+    if isinstance(extras, str):
+        return AssertionResult.failure(extras)
     reason = result.get("reason")
     user_reason = str(reason) if reason not in (None, "") else ""
     if score is None:  # a verdict alone: no threshold to compare
-        text = user_reason or f"Python assertion returned pass={verdict}"
-        return AssertionResult(passed=bool(verdict), score=float(bool(verdict)), reason=text)
+        text = user_reason or f"{language} assertion returned pass={verdict}"
+        return AssertionResult(passed=bool(verdict), score=float(bool(verdict)), reason=text, details=extras)
     if verdict is None:
-        return _returned(score, user_reason=user_reason)
-    measured = _returned(score, f"pass={verdict}", user_reason)
+        return _returned(score, user_reason=user_reason, language=language, **extras)
+    measured = _returned(score, f"pass={verdict}", user_reason, language, **extras)
     # with a threshold, the score must also reach it
     return dataclasses.replace(
-        measured, verdict=verdict, plain=user_reason or f"Python assertion returned pass={verdict}"
+        measured, verdict=verdict, plain=user_reason or f"{language} assertion returned pass={verdict}"
     )
 
 
@@ -154,25 +193,25 @@ def _parse_text_result(text: str) -> Any:
         return text
 
 
-def interpret_result(result: Any) -> AssertionResult | Measurement:
+def interpret_result(result: Any, language: str = "Python") -> AssertionResult | Measurement:
     """The user's return value: bool, number, dict, or "true"/"false"/numeric text; a score is a
-    measurement that scoring.py compares with the threshold."""
+    measurement that scoring.py compares with the threshold. ``language`` words the reasons."""
     result = _plain(result)
     if isinstance(result, str):
         result = _parse_text_result(result)
     if isinstance(result, bool):
         return AssertionResult(
-            passed=result, score=float(result), reason=f"Python assertion returned {result}"
+            passed=result, score=float(result), reason=f"{language} assertion returned {result}"
         )
     score = _number(result)
     if score is not None:
-        return _returned(score)
+        return _returned(score, language=language)
     if isinstance(result, Mapping):
-        return _interpret_mapping(result)
+        return _interpret_mapping(result, language)
     hint = " (did the code forget to return?)" if result is None else ""
     type_name = result.type_name if isinstance(result, Foreign) else type(result).__name__
     return AssertionResult.failure(
-        "python assertion must return a bool, a number or a dict {pass, score, reason}; "
+        f"{language.lower()} assertion must return a bool, a number or a dict {{pass, score, reason}}; "
         f"got {type_name}{hint}"
     )
 
@@ -214,7 +253,7 @@ async def python_assertion(ctx: AssertionContext) -> AssertionResult | Measureme
     timeout = call_timeout_s(ctx.config, ctx.timeout_s, PYTHON_ASSERTION_TIMEOUT_S)
     try:
         outcome = await call_python(
-            _target(ctx.value, ctx.config_dir), (ctx.output, _context_dict(ctx)), timeout_s=timeout
+            _target(ctx.value, ctx.config_dir), (ctx.output, script_context(ctx)), timeout_s=timeout
         )
     except TimedOut as error:
         return AssertionResult.failure(

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evalh.assertions.javascript import javascript_file_problem
 from evalh.assertions.registry import base_type, get_assertion
 from evalh.config.code_values import code_value
 from evalh.config.files import DATA_SUFFIXES, LoadContext, Origin, is_file_ref, script_path
@@ -370,11 +371,18 @@ def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, where:
 
 
 def _file_value(kind: str, ref: str, ctx: LoadContext, where: str) -> Any:
-    """A ``file://`` value: a python assertion's script stays a path (checked, not run)."""
+    """A ``file://`` value: a python or javascript assertion's script stays a path (checked, not run)."""
     path = ctx.resolve(script_path(ref), where)
     if kind == "python" and path.suffix == ".py":
         if not path.is_file():
             raise ctx.missing(path, where)
+        return ref
+    if kind == "javascript" and path.suffix in (".js", ".cjs"):
+        if not path.is_file():
+            raise ctx.missing(path, where)
+        problem = javascript_file_problem(ref, ctx.base_dir)
+        if problem:
+            raise ConfigError(f"javascript: {problem}", where=where)
         return ref
     return ctx.load_value(ref, where, trim=path.suffix.lower() not in DATA_SUFFIXES)
 

@@ -63,14 +63,18 @@ def parse_expected(cell: str, known_types: Iterable[str]) -> dict[str, Any] | No
     text = cell.strip()
     if not text:
         return None
-    if text.startswith(_SCRIPT_ALIASES):
-        raise MiniSyntaxError(
-            "JavaScript assertions are not supported by evalh", "Use python:<expression> instead"
-        )
+    for prefix in _SCRIPT_ALIASES:
+        if text.startswith((prefix, f"not-{prefix}")):
+            kind = "not-javascript" if text.startswith("not-") else "javascript"
+            return {"type": kind, "value": text.partition(":")[2]}
     if is_file_ref(text):
         if script_path(text).endswith(".py"):
             return {"type": "python", "value": text}
-        raise MiniSyntaxError(f"{text!r}: only file://script.py assertions are supported")
+        if script_path(text).endswith((".js", ".cjs")):
+            return {"type": "javascript", "value": text}
+        raise MiniSyntaxError(
+            f"{text!r}: only file://script.py and file://script.js assertions are supported"
+        )
     head, sep, rest = text.partition(":")
     negate = head.startswith("not-")
     alias = _ALIASES.get(head.removeprefix("not-"))

@@ -50,10 +50,10 @@ def is_file_ref(value: Any) -> TypeGuard[str]:
 
 
 def script_path(ref: str) -> str:
-    """``file://x.py:fn`` / ``x.py:fn`` -> ``x.py`` (the function name is not part of the path)."""
+    """``file://x.py:fn`` / ``x.js:fn`` -> ``x.py`` / ``x.js`` (the function name is not part of the path)."""
     text = ref.removeprefix(FILE_PREFIX)
     head, sep, tail = text.rpartition(":")
-    if sep and head.endswith(".py") and tail.isidentifier():
+    if sep and head.endswith((".py", ".js", ".cjs")) and tail.isidentifier():
         return head
     return text
 

@@ -166,6 +166,7 @@ class _Execution:
             cost=response.cost,
             config_dir=self.config_dir,
             provider_metadata=response.metadata,
+            provider_spec=job.provider,
             suite_tests=self.suite.tests,
             timeout_s=self.timeout_s,
         )

@@ -16,7 +16,7 @@ assertion that could not run makes the row an ERROR; no assertions means pass wi
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -132,15 +132,20 @@ def finalize(spec: AssertionSpec, result: AssertionResult) -> GradedAssertion:
 
 
 def named_scores(graded: Sequence[GradedAssertion]) -> tuple[dict[str, float], dict[str, float]]:
-    """Weighted mean score and summed weight per ``metric`` name (children of sets bubble up)."""
+    """Weighted mean score and summed weight per ``metric`` name (children of sets bubble up); a
+    script's returned ``namedScores`` count as scores of those names, with the assertion's weight."""
     sums: dict[str, float] = defaultdict(float)
     weights: dict[str, float] = defaultdict(float)
 
     def visit(items: Sequence[GradedAssertion]) -> None:
         for item in items:
+            returned = item.details.get("namedScores")
+            pairs = list(returned.items()) if isinstance(returned, Mapping) else []
             if item.spec.metric:
-                sums[item.spec.metric] += item.score * item.spec.weight
-                weights[item.spec.metric] += item.spec.weight
+                pairs.append((item.spec.metric, item.score))
+            for name, score in pairs:
+                sums[name] += float(score) * item.spec.weight
+                weights[name] += item.spec.weight
             visit(item.children)
 
     visit(graded)

@@ -1,0 +1,246 @@
+"""The JavaScript program evalh runs for a ``javascript`` assertion or a transform, built from config text.
+
+Inline code follows promptfoo's wrapping (``src/assertions/javascript.ts``): it is the body of a function
+of its parameters (``output, context``). One line gets ``return`` put before it; when that line starts
+with ``const``/``let``/``var``, the ``return`` goes before its last statement (``const n = 2; n > 1``);
+several lines are the body as written (so they must ``return``).
+
+``file://x.js[:fn]`` loads a CommonJS file (``module.exports = ...`` or ``exports.fn = ...``; ``.js`` and
+``.cjs``). Without ``:fn`` the function is ``module.exports`` itself, else its ``default``. Files are read
+here, in Python, before anything runs: the engine has no file or network access. ``require('./x')`` of a
+relative ``.js``/``.cjs``/``.json`` file inside the config's or the file's folder is served from the files
+read; any other name (an npm package, a Node module such as ``fs``) is refused with an error naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "JsSource",
+    "file_source",
+    "function_body",
+    "inline_source",
+    "split_js_target",
+]
+
+_FILE_SUFFIXES = (".js", ".cjs")
+_REQUIRE = re.compile(r"""\brequire\s*\(\s*(['"])([^'"\n]+)\1\s*\)""")
+_DECLARATION = re.compile(r"^(const|let|var)\s")
+MAX_MODULES = 200  # a require graph larger than this is a mistake, not a grader
+
+
+@dataclass(frozen=True)
+class JsSource:
+    """A program that defines ``__evalh_fn``; ``shown`` names it in messages (``checks.js``).
+
+    ``definitions`` only compiles (a syntax check may evaluate it); ``start`` runs the user's top-level
+    code (a file's module body) and is evaluated with the call's limits."""
+
+    definitions: str
+    shown: str
+    start: str = ""
+    line_offset: int = 0  # program lines before the user's first line (inline code)
+    user_lines: int = 0  # how many lines the user's inline code has
+    problems: tuple[str, ...] = field(default=())  # refused requires, found before anything runs
+
+
+def function_body(code: str) -> str:
+    """promptfoo's wrapping of inline code into the body of a function."""
+    text = code.strip()
+    if "\n" in text:
+        return text
+    if text.startswith("return ") or text.startswith("return;"):
+        return text
+    if _DECLARATION.match(text):
+        statements = [part.strip() for part in text.rstrip(";").split(";") if part.strip()]
+        if len(statements) > 1:
+            return "; ".join(statements[:-1]) + f"; return {statements[-1]};"
+        return text  # a lone declaration returns nothing; the caller reports it
+    return f"return {text}"
+
+
+def inline_source(code: str, params: tuple[str, ...] = ("output", "context")) -> JsSource:
+    """Inline code as the body of ``function (<params>)``; its first line is the program's second."""
+    program = f"var __evalh_fn = function ({', '.join(params)}) {{\n{function_body(code)}\n}};"
+    lines = code.strip().count("\n") + 1
+    return JsSource(definitions=program, shown="inline code", line_offset=1, user_lines=lines)
+
+
+def split_js_target(value: str) -> tuple[str, str | None]:
+    """``file://checks.js:grade`` -> ("checks.js", "grade"); without ``:fn``, None (module.exports)."""
+    target = value.removeprefix("file://")
+    path, sep, function = target.rpartition(":")
+    if sep and path.endswith(_FILE_SUFFIXES) and function.isidentifier():
+        return path, function
+    return target, None
+
+
+class JsFileProblem(Exception):
+    """A JavaScript file that cannot be loaded (missing, not .js, outside the allowed folders)."""
+
+
+@dataclass
+class _Loader:
+    roots: tuple[Path, ...]
+    modules: dict[str, str] = field(default_factory=dict)  # resolved path -> source
+    links: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> request -> path or "!msg"
+    problems: list[str] = field(default_factory=list)
+
+    def load(self, path: Path) -> None:
+        key = str(path)
+        if key in self.modules:
+            return
+        if len(self.modules) >= MAX_MODULES:
+            raise JsFileProblem(f"{path.name}: more than {MAX_MODULES} files are required")
+        try:
+            source = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as error:
+            raise JsFileProblem(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
+        self.modules[key] = source if path.suffix != ".json" else f"module.exports = {source};"
+        self.links[key] = {}
+        if path.suffix == ".json":
+            return
+        for match in _REQUIRE.finditer(source):
+            self._link(path, match.group(2))
+
+    def _link(self, requirer: Path, request: str) -> None:
+        links = self.links[str(requirer)]
+        if request in links:
+            return
+        if not request.startswith(("./", "../")):
+            kind = "Node module" if _is_node_builtin(request) else "npm package"
+            message = (
+                f"{requirer.name} requires the {kind} {request!r}, which evalh's JavaScript sandbox cannot "
+                "load (no node_modules, no file or network access): inline the code it needs"
+            )
+            links[request] = "!" + message
+            self.problems.append(message)
+            return
+        resolved = _resolve(requirer.parent / request)
+        if resolved is None or not any(resolved.is_relative_to(root) for root in self.roots):
+            where = "was not found" if resolved is None else "lies outside the config's folder"
+            message = f"{requirer.name} requires {request!r}, which {where}"
+            links[request] = "!" + message
+            self.problems.append(message)
+            return
+        links[request] = str(resolved)
+        self.load(resolved)
+
+
+_NODE_BUILTINS = frozenset(
+    [
+        "assert",
+        "buffer",
+        "child_process",
+        "crypto",
+        "dns",
+        "events",
+        "fs",
+        "http",
+        "https",
+        "net",
+        "os",
+        "path",
+        "process",
+        "querystring",
+        "readline",
+        "stream",
+        "string_decoder",
+        "timers",
+        "tls",
+        "url",
+        "util",
+        "vm",
+        "worker_threads",
+        "zlib",
+    ]
+)
+
+
+def _is_node_builtin(name: str) -> bool:
+    return name.startswith("node:") or name.split("/")[0] in _NODE_BUILTINS
+
+
+def _resolve(candidate: Path) -> Path | None:
+    """Node's lookup for a relative request: the file, then with .js/.cjs/.json, then index.js."""
+    for path in (
+        candidate,
+        *(candidate.with_name(candidate.name + suffix) for suffix in (*_FILE_SUFFIXES, ".json")),
+        candidate / "index.js",
+    ):
+        if path.is_file():
+            return path.resolve()
+    return None
+
+
+def file_source(value: str, config_dir: Path | None) -> JsSource:
+    """The program for ``file://x.js[:fn]``: every module it requires, wrapped as CommonJS.
+
+    Raises JsFileProblem when the file itself cannot be used; refused requires are in ``problems``
+    (a ``require`` of them throws when it runs)."""
+    shown, function = split_js_target(value)
+    if not shown.endswith(_FILE_SUFFIXES):
+        raise JsFileProblem(
+            f"JavaScript files must end in .js or .cjs (got {shown}); ES modules (.mjs) and TypeScript "
+            "are not supported: use module.exports = function (output, context) {...}"
+        )
+    base = config_dir or Path.cwd()
+    entry = (base / Path(shown).expanduser()).resolve()
+    if not entry.is_file():
+        raise JsFileProblem(f"JavaScript file {shown} was not found (looked in {base})")
+    loader = _Loader(roots=(base.resolve(), entry.parent))
+    loader.load(entry)
+    definitions, start = _program(loader, str(entry), function)
+    return JsSource(
+        definitions=definitions,
+        start=start,
+        shown=shown + (f":{function}" if function else ""),
+        problems=tuple(loader.problems),
+    )
+
+
+def _program(loader: _Loader, entry: str, function: str | None) -> tuple[str, str]:
+    """CommonJS in one script: each module a function of (module, exports, require, ...), run on demand."""
+    wrapped = ",\n".join(
+        f"{json.dumps(path)}: function (module, exports, require, __filename, __dirname) {{\n{source}\n}}"
+        for path, source in loader.modules.items()
+    )
+    pick = (
+        f"var f = exported[{json.dumps(function)}];"
+        if function
+        else "var f = typeof exported === 'function' ? exported : exported && exported.default;"
+    )
+    want = f"a function named {function}" if function else "a function (module.exports = ...)"
+    definitions = f"""var __evalh_modules = {{
+{wrapped}
+}};
+var __evalh_links = {json.dumps(loader.links)};
+var __evalh_loaded = {{}};
+function __evalh_require(path) {{
+  if (__evalh_loaded[path]) return __evalh_loaded[path].exports;
+  var module = {{exports: {{}}}};
+  __evalh_loaded[path] = module;
+  var links = __evalh_links[path];
+  var require = function (request) {{
+    var target = links[request];
+    if (target === undefined) throw new Error("require(" + JSON.stringify(request) +
+      "): evalh only loads relative files named by a literal string in require('./...')");
+    if (target.charAt(0) === "!") throw new Error(target.slice(1));
+    return __evalh_require(target);
+  }};
+  var dir = path.slice(0, path.lastIndexOf("/"));
+  __evalh_modules[path](module, module.exports, require, path, dir);
+  return module.exports;
+}}"""
+    start = f"""var __evalh_fn = (function () {{
+  var exported = __evalh_require({json.dumps(entry)});
+  {pick}
+  if (typeof f !== "function") throw new Error({json.dumps(Path(entry).name)} + " does not export " +
+    {json.dumps(want)});
+  return f;
+}})();"""
+    return definitions, start
