@@ -16,7 +16,8 @@ reads vars as data, ``context.vars.name``.
 
 Like promptfoo, an exception thrown by the code is a FAIL with score 0 naming the error and its line
 (under ``not-`` too); a syntax error is a config error at validate; a call that exceeds its time limit
-(``config.timeout`` seconds or ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``, else 10 s) or memory limit is an ERROR row.
+(``config.timeout`` seconds or ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``, else 10 s) or
+its memory limit is an ERROR row.
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ __all__ = [
 MAX_THREADS = 4
 MEMORY_LIMIT_BYTES = 256 << 20
 _CONTEXTS_PER_THREAD = 64
+_OUT_OF_MEMORY = f"ran out of memory (limit {MEMORY_LIMIT_BYTES >> 20} MB)"
 _FIX = "pip install quickjs-ng (a dependency of evalh; reinstall evalh to restore it)"
 
 # Evaluated once per context, before the user's program. console is a no-op: promptfoo configs log.
@@ -217,7 +218,7 @@ def _checked(function: Any, *args: Any) -> Any:
         if "interrupted" in text:
             raise _Interrupted from None
         if "out of memory" in text:
-            raise JsFailed(f"ran out of memory (limit {MEMORY_LIMIT_BYTES >> 20} MB)") from None
+            raise JsFailed(_OUT_OF_MEMORY) from None
         raise JsFailed(text) from None
 
 
@@ -304,5 +305,7 @@ async def call_javascript(
 def _decode(source: JsSource, reply: str) -> JsReturned | JsThrown:
     data = json.loads(reply)
     if "thrown" in data:
+        if str(data["thrown"]).startswith("InternalError: out of memory"):  # caught by the glue's catch
+            raise JsFailed(_OUT_OF_MEMORY)
         return JsThrown(str(data["thrown"]) + _where(source, data.get("line")))
     return JsReturned(value=data.get("v"), type_name=str(data["t"]))

@@ -45,6 +45,11 @@ KNOWN = known_base_types()
         ("python:len(output) < 50", {"type": "python", "value": "len(output) < 50"}),
         ("file://checks/grade.py:score", {"type": "python", "value": "file://checks/grade.py:score"}),
         ("regex:^\\d+$", {"type": "regex", "value": "^\\d+$"}),
+        ("javascript:output.length > 3", {"type": "javascript", "value": "output.length > 3"}),
+        ("fn:output.includes('a:b')", {"type": "javascript", "value": "output.includes('a:b')"}),
+        ("eval:output === 'x'", {"type": "javascript", "value": "output === 'x'"}),
+        ("not-fn:output.length > 99", {"type": "not-javascript", "value": "output.length > 99"}),
+        ("file://checks/grade.js:score", {"type": "javascript", "value": "file://checks/grade.js:score"}),
     ],
 )
 def test_mini_syntax(cell: str, expected: dict[str, Any]) -> None:
@@ -63,8 +68,7 @@ def test_empty_cell_is_no_assertion() -> None:
         ("similar(0.8)x", "expected ':'"),
         ("contians:x", "unknown assertion type 'contians'"),
         ("contanes(0.5):x", "unknown assertion type 'contanes'"),
-        ("javascript:output.length > 3", "JavaScript"),
-        ("file://check.js", "only file://script.py"),
+        ("file://check.ts", "only file://script.py and file://script.js"),
         ("word-count:many", "whole number"),
     ],
 )
