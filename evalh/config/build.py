@@ -22,8 +22,10 @@ from evalh.config.files import DATA_SUFFIXES, LoadContext, Origin, is_file_ref, 
 from evalh.config.locate import JsonPath, format_path
 from evalh.config.providers import check_choice, parse_choice, parse_models
 from evalh.config.tests_files import RawTest
+from evalh.config.transform_checks import check_test_transforms
 from evalh.errors import ConfigError, TemplateError
 from evalh.model import AssertionSpec, ProviderChoice, TestCase
+from evalh.runtimes.transforms import transform_problem
 from evalh.templating import (
     EnvVars,
     has_template,
@@ -142,6 +144,7 @@ def _build_one(
         return None
     if any(spec is None for spec in asserts):
         return None
+    check_test_transforms(options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx)
     provider = options.get("provider")
     choice = None
     if provider is not None:
@@ -167,6 +170,14 @@ def _build_one(
         has_output=has_output,
         path=format_path(shown),
     )
+
+
+def _option_where(
+    key: str, data: Mapping[str, Any], shown: JsonPath, origin: Origin, defaults: Defaults, ctx: LoadContext
+) -> str:
+    if key in (data.get("options") or {}) or defaults.origin is None:
+        return ctx.where(origin, ("options", key), (*shown, "options", key))
+    return ctx.where(defaults.origin, ("options", key), ("defaultTest", "options", key))
 
 
 def _options_path(data: Mapping[str, Any], shown: JsonPath) -> str:
@@ -286,6 +297,10 @@ def build_assertion(
     metric = item.get("metric")
     config = dict(item.get("config") or {})
     choice = _assertion_choice(kind, item, config, shown, ctx, where)
+    if "transform" in item:
+        problem = transform_problem(item["transform"], ctx.base_dir)
+        if problem:
+            raise ConfigError(problem, where=f"{where}.transform")
     spec = AssertionSpec(
         type=kind,
         negate=negate,

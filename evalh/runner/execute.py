@@ -42,6 +42,7 @@ from evalh.runner.plan import Job, plan_jobs
 from evalh.runner.scoring import score_test
 from evalh.runner.services import ProviderPool, RunServices
 from evalh.runner.stopping import DEFAULT_STOP_SIGNALS, run_until_stopped
+from evalh.runner.transforming import transform_response
 
 __all__ = ["ResultCallback", "run_suite"]
 
@@ -142,6 +143,12 @@ class _Execution:
         self.delay_s = options.delay_ms / 1000
 
     async def output_of(self, job: Job) -> ProviderResponse:
+        response = await self.provider_output(job)
+        return await transform_response(
+            job.test, job.rendered_prompt, response, self.config_dir, self.timeout_s
+        )
+
+    async def provider_output(self, job: Job) -> ProviderResponse:
         if not job.uses_provider:
             return ProviderResponse(output=job.test.output)
         context = CallContext(

@@ -16,6 +16,7 @@ from evalh.assertions.registry import AssertionDef, get_assertion
 from evalh.errors import EvalhError
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement
 from evalh.runner.scoring import decide, finalize
+from evalh.runner.transforming import transform_for_assertion
 
 __all__ = ["collect_prefetch", "effective_threshold", "grade_assertion", "positive_verdict"]
 
@@ -34,7 +35,10 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
     if definition is None:
         return finalize(spec, AssertionResult.failure(f"unknown assertion type {spec.type!r}"))
     try:
-        result = await positive_verdict(definition, _context_for(spec, definition, ctx))
+        transformed = await transform_for_assertion(_context_for(spec, definition, ctx))
+        if isinstance(transformed, AssertionResult):
+            return finalize(spec, transformed)
+        result = await positive_verdict(definition, transformed)
     except EvalhError as error:
         result = AssertionResult.failure(error.render())
     except Exception as error:  # a bug in a handler must not stop the run; --verbose shows the trace
