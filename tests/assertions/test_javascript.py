@@ -182,41 +182,30 @@ def test_a_suite_of_javascript_assertions_runs_through_the_cli(tmp_path: Path) -
     assert "threw SyntaxError" in rows["throws"]["gradingResult"]["reason"]
 
 
-def test_validate_locates_a_syntax_error(tmp_path: Path) -> None:
-    config = write(
-        tmp_path,
-        "evalh.yaml",
-        """
-        tests:
-          - output: x
-            assert:
-              - type: javascript
-                value: |
-                  const a = 1;
-                  return a +;
-    """,
-    )
+def validate(folder: Path, config_text: str) -> str:
+    """``evalh validate`` of a config written into ``folder``; exit 2 expected, its message returned."""
+    config = write(folder, "evalh.yaml", config_text)
     result = CliRunner().invoke(app, ["validate", str(config)])
-    assert result.exit_code == 2
-    assert "evalh.yaml:5:9 tests[0].assert[0]" in result.output
-    assert "SyntaxError" in result.output and "line 2" in result.output
+    assert result.exit_code == 2, result.output
+    return result.output
+
+
+def test_validate_locates_a_syntax_error(tmp_path: Path) -> None:
+    inline = (
+        "tests:\n  - output: x\n    assert:\n      - type: javascript\n        value: |\n"
+        "          const a = 1;\n          return a +;\n"
+    )
+    message = validate(tmp_path, inline)
+    assert "evalh.yaml:4:9 tests[0].assert[0]" in message
+    assert "SyntaxError" in message and "line 2" in message
 
 
 def test_validate_names_an_npm_package_a_file_requires(tmp_path: Path) -> None:
     write(tmp_path, "grade.js", "const _ = require('lodash');\nmodule.exports = (o) => _.isString(o);\n")
-    config = write(
-        tmp_path,
-        "evalh.yaml",
-        """
-        tests:
-          - output: x
-            assert:
-              - {type: javascript, value: "file://grade.js"}
-    """,
+    message = validate(
+        tmp_path, "tests:\n  - output: x\n    assert:\n      - {type: javascript, value: file://grade.js}\n"
     )
-    result = CliRunner().invoke(app, ["validate", str(config)])
-    assert result.exit_code == 2
-    assert "npm package 'lodash'" in result.output and "tests[0].assert[0].value" in result.output
+    assert "npm package 'lodash'" in message and "tests[0].assert[0].value" in message
 
 
 def test_csv_cells_run_javascript(tmp_path: Path) -> None:
