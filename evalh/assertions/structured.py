@@ -25,6 +25,7 @@ from evalh.model import AssertionResult
 __all__ = ["extract_json_objects", "schema_problem", "schema_violation"]
 
 _MAX_OBJECT_CHARS = 100_000  # promptfoo's cap on one extracted object
+_SCAN_BUDGET_PER_CHAR = 20  # characters scanned per character of text, in all, by extract_json_objects
 
 
 # ---------------------------------------------------------------------------------------- schemas
@@ -197,11 +198,16 @@ def _parse_candidate(candidate: str) -> Any:
 def extract_json_objects(text: str) -> list[Any]:
     """Every ``{...}`` object found in ``text``, leniently: balanced braces (string-aware), missing
     closing braces at the end auto-closed, ``//`` and ``/* */`` comments tolerated. Top-level arrays
-    are not extracted; an object inside an unparsable region is still found."""
+    are not extracted; an object inside an unparsable region is still found (within a scanning budget
+    linear in the text's length, so a hostile text cannot make the search quadratic)."""
     objects: list[Any] = []
+    # Each failed start is scanned again from the next brace: bound the total, or '{' * n (a hostile
+    # model output) costs n**2 steps. Ordinary text, nested code included, stays far below.
+    budget = _SCAN_BUDGET_PER_CHAR * len(text) + _MAX_OBJECT_CHARS
     start = text.find("{")
-    while start >= 0:
+    while start >= 0 and budget > 0:
         end, unclosed = _balanced_end(text, start)
+        budget -= end - start
         candidate = text[start:end] + "}" * unclosed
         parsed = _parse_candidate(candidate)
         if isinstance(parsed, dict):

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from evalh.assertions import structured
 from evalh.assertions.registry import all_assertions
 from evalh.assertions.structured import extract_json_objects, schema_problem
 from evalh.model import AssertionResult
@@ -185,6 +186,29 @@ def test_valid_schemas_pass_the_check() -> None:
 )
 def test_extract_json_objects(text: str, objects: list[Any]) -> None:
     assert extract_json_objects(text) == objects
+
+
+def test_extracting_from_hostile_text_is_linear(monkeypatch: pytest.MonkeyPatch) -> None:
+    # '{' * n made every brace scan to the end of the text: n**2 steps, a hang for a 100 kB model
+    # output (contains-json, and every judge reading the output and the grader's reply).
+    scanned: list[int] = []
+    balanced_end = structured._balanced_end
+
+    def counting(text: str, start: int) -> tuple[int, int]:
+        end, unclosed = balanced_end(text, start)
+        scanned.append(end - start)
+        return end, unclosed
+
+    monkeypatch.setattr(structured, "_balanced_end", counting)
+    costs = []
+    for size in (20_000, 40_000):
+        scanned.clear()
+        extract_json_objects("{" * size)
+        costs.append(sum(scanned))
+    assert costs[1] <= 2.5 * costs[0]  # doubling the text at most doubles the work (it was 4x)
+    assert extract_json_objects("{" * 40_000 + ' {"ok": true}') == []  # too hostile to search whole
+    code = "function f() { if (x) { return {a: 1}; } }\n" * 2_000  # much nesting, still found after it
+    assert extract_json_objects(code + '{"ok": true}') == [{"ok": True}]
 
 
 @pytest.mark.parametrize(
