@@ -108,3 +108,22 @@ def test_var_files_and_block_vars_lose_their_trailing_newline(tmp_path: Path) ->
     result, rows = run_rows(config)
     assert rows[0]["response"]["output"] == "[owls] [short]"
     assert result.exit_code == 0
+
+
+def test_a_pair_loop_walks_a_mapping_var_as_nunjucks_does(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: ["{% for k, v in profile %}{{ k }}: {{ v }}\\n{% endfor %}"]
+        providers: [echo]
+        tests:
+          - vars: {profile: {name: Ada, born: 1815}}
+          - vars: {profile: [[name, Bob], [born, 1920]]}
+        """,
+    )
+    result, rows = run_rows(config)
+    assert [row["response"]["output"] for row in rows] == [
+        "name: Ada\nborn: 1815\n",
+        "name: Bob\nborn: 1920\n",
+    ]
+    assert result.exit_code == 0, result.stderr

@@ -184,3 +184,23 @@ def test_env_is_data_in_the_render_context() -> None:
 def test_nunjucks_filters_and_output(template: str, expected: str) -> None:
     variables = {"none": None, "items": [{"ok": True, "n": 1}, {"ok": False, "n": 2}]}
     assert render_template(template, variables, where="w") == expected
+
+
+@pytest.mark.parametrize(
+    ("template", "value", "expected"),
+    [
+        ("{% for k, v in x %}{{ k }}={{ v }};{% endfor %}", {"a": 1, "b": [1, 2]}, "a=1;b=[1, 2];"),
+        ("{% for k, v in x %}{{ k }}={{ v }};{% endfor %}", [["a", 1], ("b", 2)], "a=1;b=2;"),
+        ("{% for k in x %}{{ k }};{% endfor %}", {"a": 1, "b": 2}, "a;b;"),
+        ("{% for k, v in x | dictsort %}{{ k }}={{ v }};{% endfor %}", {"b": 1, "a": 2}, "a=2;b=1;"),
+        (
+            "{% for k, v in x %}{% for a, b in v %}{{ k }}{{ a }}{{ b }}{% endfor %}{% endfor %}",
+            {"o": {"i": 1}},
+            "oi1",
+        ),
+        ("{% for k, v in nothing %}{{ k }}{% else %}none{% endfor %}", {}, "none"),
+    ],
+)
+def test_nunjucks_pair_loops_walk_a_mappings_items(template: str, value: object, expected: str) -> None:
+    # Jinja alone would unpack each key ("a" cannot be unpacked into k, v); Nunjucks walks the items
+    assert render_template(template, {"x": value}, where="w") == expected

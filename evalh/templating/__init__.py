@@ -37,6 +37,7 @@ from evalh.templating.nunjucks import (
     FILTERS,
     call_is_safe,
     finalize,
+    for_pairs,
     format_width_is_safe,
     power_is_safe,
     repeat_is_safe,
@@ -173,6 +174,8 @@ _ENV = _Sandbox(
     finalize=finalize,
 )
 _ENV.filters.update(FILTERS)
+_PAIRS_FILTER = "for-pairs"
+_ENV.filters[_PAIRS_FILTER] = for_pairs
 del _ENV.globals["lipsum"]  # not in Nunjucks, and lipsum(n=10**9) is a cheap way to exhaust memory
 
 
@@ -190,6 +193,7 @@ def _compile(template: str) -> tuple[jinja2.Template, frozenset[str], frozenset[
     reads an internal attribute (found now, so validation reports it without rendering anything)."""
     ast = _ENV.parse(template)
     _refuse_internal_attributes(ast)
+    _pair_loops_over_items(ast)
     names = frozenset(jinja2.meta.find_undeclared_variables(ast)) - frozenset(_ENV.globals) - {"env"}
     return _ENV.from_string(ast), names, _required_env(ast)
 
@@ -213,6 +217,15 @@ def _required_env(ast: jinja2.nodes.Template) -> frozenset[str]:
         elif isinstance(node, jinja2.nodes.Getitem) and isinstance(node.arg, jinja2.nodes.Const):
             required.add(str(node.arg.value))
     return frozenset(required)
+
+
+def _pair_loops_over_items(ast: jinja2.nodes.Template) -> None:
+    """Nunjucks' ``{% for k, v in obj %}`` walks a mapping's items, where Jinja would unpack each
+    key: every loop with several targets iterates through the ``for-pairs`` filter (a name no
+    template can write), which gives a mapping's items and leaves a list of pairs as it is."""
+    for loop in ast.find_all(jinja2.nodes.For):
+        if isinstance(loop.target, jinja2.nodes.Tuple):
+            loop.iter = jinja2.nodes.Filter(loop.iter, _PAIRS_FILTER, [], [], None, None, lineno=loop.lineno)
 
 
 def _refuse_internal_attributes(ast: jinja2.nodes.Template) -> None:

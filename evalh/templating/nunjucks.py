@@ -18,7 +18,15 @@ import jinja2
 import jinja2.filters
 from jinja2.exceptions import SecurityError
 
-__all__ = ["FILTERS", "call_is_safe", "finalize", "format_width_is_safe", "power_is_safe", "repeat_is_safe"]
+__all__ = [
+    "FILTERS",
+    "call_is_safe",
+    "finalize",
+    "for_pairs",
+    "format_width_is_safe",
+    "power_is_safe",
+    "repeat_is_safe",
+]
 
 # Limits on values a template may build (a prompt of a million characters is already far too long).
 _MAX_SIZE = 1_000_000
@@ -105,6 +113,14 @@ def finalize(value: Any) -> Any:
         value = list(value)
     if isinstance(value, Mapping | list | tuple):
         return json.dumps(value, ensure_ascii=False, default=_json_default)
+    return value
+
+
+def for_pairs(value: Any) -> Any:
+    """What ``{% for k, v in value %}`` walks in Nunjucks: a mapping's (key, value) items; anything
+    else (a list of pairs) as it is."""
+    if isinstance(value, Mapping):
+        return list(value.items())
     return value
 
 
