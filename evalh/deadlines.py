@@ -29,6 +29,7 @@ __all__ = [
     "HTTP_ATTEMPT_TIMEOUT_S",
     "HTTP_TOTAL_TIMEOUT_S",
     "JAVASCRIPT_TIMEOUT_S",
+    "PROMPT_FUNCTION_TIMEOUT_S",
     "PROVIDER_SCRIPT_TIMEOUT_S",
     "PYTHON_ASSERTION_TIMEOUT_S",
     "REGEX_TIMEOUT_S",
@@ -41,6 +42,8 @@ PYTHON_ASSERTION_TIMEOUT_S = 30.0
 # JavaScript is in-process and a stopped call keeps its thread busy until the engine's CPU limit: short.
 JAVASCRIPT_TIMEOUT_S = 10.0
 PROVIDER_SCRIPT_TIMEOUT_S = 300.0
+# a prompt function builds text from vars; one that takes longer is stuck (also bounded by timeoutMs)
+PROMPT_FUNCTION_TIMEOUT_S = JAVASCRIPT_TIMEOUT_S
 REGEX_TIMEOUT_S = 1.0
 HTTP_ATTEMPT_TIMEOUT_S = 60.0
 HTTP_TOTAL_TIMEOUT_S = 120.0

@@ -83,12 +83,14 @@ class ProviderChoice:
 
 @dataclass(frozen=True)
 class Prompt:
-    """A prompt template: a string, or a chat message list (``[{role, content}]``)."""
+    """A prompt template: a string, or a chat message list (``[{role, content}]``); or, with
+    ``function`` (``file://x.py:fn``, ``file://x.js``), code that returns the prompt for each row."""
 
     raw: str | tuple[Mapping[str, Any], ...]
     label: str
     id: str = ""
     path: str = ""
+    function: str = ""
 
 
 @dataclass(frozen=True)

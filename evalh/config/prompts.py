@@ -18,6 +18,7 @@ from evalh.config.locate import Document, JsonPath, format_path
 from evalh.errors import ConfigError
 from evalh.model import Prompt
 from evalh.notices import is_strict, warn
+from evalh.runtimes.prompt_functions import PROMPT_FUNCTION_SUFFIXES, prompt_function_problem
 from evalh.templating import EnvVars, missing_env, template_strings
 
 __all__ = ["LABEL_LIMIT", "load_prompts", "prompt_label"]
@@ -82,7 +83,37 @@ def _load_item(item: Any, path: JsonPath, where: str, ctx: LoadContext) -> list[
     return [Prompt(raw=ref, label=label or prompt_label(ref), id=_prompt_id(ref), path=shown)]
 
 
+def _function_target(ref: str) -> str | None:
+    """The file of a prompt function reference (``file://x.py:fn``, ``x.js``), or None."""
+    target = ref.removeprefix("file://")
+    path, sep, function = target.rpartition(":")
+    name = path if sep and function.isidentifier() else target
+    return name if name.lower().endswith(PROMPT_FUNCTION_SUFFIXES) else None
+
+
+def _function_prompt(ref: str, label: str | None, shown: str, where: str, ctx: LoadContext) -> Prompt:
+    """A prompt function: checked now (file, syntax, the function's name), called per row by the run."""
+    problem = prompt_function_problem(ref, ctx.base_dir)
+    if problem is not None:
+        raise ConfigError(
+            problem,
+            where=where,
+            hint="Name a function of the file: file://prompt.py:make_prompt (Python, default get_prompt) "
+            "or file://prompt.js[:fn] (JavaScript, default module.exports)",
+        )
+    written = ref if ref.startswith("file://") else f"file://{ref}"
+    return Prompt(
+        raw="",
+        label=label or written.removeprefix("file://"),
+        id=_prompt_id(written),
+        path=shown,
+        function=written,
+    )
+
+
 def _from_files(ref: str, label: str | None, shown: str, where: str, ctx: LoadContext) -> list[Prompt]:
+    if _function_target(ref) is not None:
+        return [_function_prompt(ref, label, shown, where, ctx)]
     prompts: list[Prompt] = []
     for path in ctx.expand(ref, where):
         for raw, part_label in _read_prompt_file(path, where, ctx):
@@ -98,9 +129,10 @@ def _read_prompt_file(path: Path, where: str, ctx: LoadContext) -> list[tuple[Pr
     suffix = path.suffix.lower()
     if suffix in SCRIPT_SUFFIXES:
         raise ConfigError(
-            f"{shown} is a script; evalh does not run prompt functions",
+            f"{shown} is a script evalh cannot run as a prompt function",
             where=where,
-            hint="Write the prompt as a .txt template or a .json/.yaml chat message list",
+            hint="Prompt functions are .py or .js/.cjs files; or write the prompt as a .txt template "
+            "or a .json/.yaml chat message list",
         )
     if suffix in DATA_SUFFIXES:
         data = ctx.read_document(path, where).data

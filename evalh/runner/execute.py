@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from evalh.assertions.base import AssertionContext, EmbedRequest
+from evalh.deadlines import PROMPT_FUNCTION_TIMEOUT_S
 from evalh.model import (
     AssertionSpec,
     EvaluateOptions,
@@ -43,6 +44,7 @@ from evalh.runner.scoring import score_test
 from evalh.runner.services import ProviderPool, RunServices
 from evalh.runner.stopping import DEFAULT_STOP_SIGNALS, run_until_stopped
 from evalh.runner.transforming import transform_response
+from evalh.runtimes.prompt_functions import PromptFunctionFailed, call_prompt_function
 
 __all__ = ["ResultCallback", "run_suite"]
 
@@ -142,6 +144,22 @@ class _Execution:
         self.timeout_s = timeout_s
         self.delay_s = options.delay_ms / 1000
 
+    async def with_prompt(self, job: Job) -> Job:
+        """``job`` with its prompt function's prompt (raises PromptFunctionFailed)."""
+        if not job.prompt.function:
+            return job
+        context = {
+            "vars": dict(job.test.vars),
+            "provider": {"id": job.provider.id, "label": job.provider.label},
+        }
+        prompt = await call_prompt_function(
+            job.prompt.function,
+            context,
+            config_dir=self.config_dir,
+            timeout_s=self.timeout_s or PROMPT_FUNCTION_TIMEOUT_S,
+        )
+        return replace(job, rendered_prompt=prompt)
+
     async def output_of(self, job: Job) -> ProviderResponse:
         response = await self.provider_output(job)
         return await transform_response(
@@ -192,7 +210,10 @@ class _Execution:
 
     async def first_pass(self, job: Job, deferred: list[tuple[_Output, list[EmbedRequest]]]) -> None:
         try:
+            job = await self.with_prompt(job)
             response = await self.output_of(job)
+        except PromptFunctionFailed as error:
+            response = ProviderResponse(error=f"Prompt function {job.prompt.function} failed: {error}")
         except _STOPS_THE_RUN:
             raise
         except BaseException as error:  # SystemExit & co. from a provider's code

@@ -40,7 +40,7 @@ class Job:
 
 
 def _render(prompt: Prompt, test: TestCase, where: str, env: EnvVars, key: str) -> str | list[dict[str, Any]]:
-    if prompt.raw == "":
+    if prompt.raw == "":  # also a prompt function's: it is called when the row runs
         return ""
     return render_prompt(prompt.raw, test.vars, where=where, env=env, warn_key=key)
 

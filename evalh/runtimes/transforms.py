@@ -27,7 +27,9 @@ __all__ = [
     "REFUSED_OPTION_KEYS",
     "TransformFailed",
     "apply_transform",
+    "is_python_file",
     "output_transform",
+    "python_file_target",
     "transform_problem",
 ]
 
@@ -51,16 +53,19 @@ def output_transform(options: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _python_target(value: str, config_dir: Path | None) -> FileFunction:
+def python_file_target(value: str, config_dir: Path | None, default: str = _PY_DEFAULT) -> FileFunction:
+    """``file://x.py[:fn]`` as a function to call (``default`` when none is named), resolved from
+    ``config_dir``."""
     target = value.removeprefix("file://")
     path, sep, function = target.rpartition(":")
     if not (sep and path.endswith(".py") and function.isidentifier()):
-        path, function = target, _PY_DEFAULT
+        path, function = target, default
     resolved = (config_dir or Path.cwd()) / Path(path).expanduser()
     return FileFunction(str(resolved), function, path)
 
 
-def _is_python(value: str) -> bool:
+def is_python_file(value: str) -> bool:
+    """True for ``file://x.py[:fn]``."""
     return value.startswith("file://") and value.removeprefix("file://").rsplit(":", 1)[0].endswith(".py")
 
 
@@ -68,8 +73,8 @@ def transform_problem(value: Any, config_dir: Path | None) -> str | None:
     """What is wrong with a transform as written (validate), or None. Runs none of its code."""
     if not isinstance(value, str) or not value.strip():
         return "a transform is JavaScript code or a file://x.js[:fn] / file://x.py[:fn] path"
-    if _is_python(value):
-        target = _python_target(value, config_dir)
+    if is_python_file(value):
+        target = python_file_target(value, config_dir)
         return None if Path(target.path).is_file() else f"transform file {target.shown} was not found"
     try:
         source = file_source(value, config_dir) if value.startswith("file://") else inline_source(value)
@@ -84,7 +89,7 @@ async def apply_transform(
     """The transformed output; raises TransformFailed."""
     args = (output, dict(context))
     try:
-        if _is_python(value):
+        if is_python_file(value):
             return await _python(value, args, config_dir, timeout_s)
         source = file_source(value, config_dir) if value.startswith("file://") else inline_source(value)
         outcome = await call_javascript(source, args, timeout_s=timeout_s)
@@ -98,7 +103,7 @@ async def apply_transform(
 
 
 async def _python(value: str, args: tuple[Any, ...], config_dir: Path | None, timeout_s: float) -> Any:
-    outcome = await call_python(_python_target(value, config_dir), args, timeout_s=timeout_s)
+    outcome = await call_python(python_file_target(value, config_dir), args, timeout_s=timeout_s)
     if isinstance(outcome, LoadProblem):
         raise TransformFailed(outcome.text)
     if isinstance(outcome, Raised):
