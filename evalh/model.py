@@ -170,6 +170,7 @@ class Suite:
     config_path: str | None = None
     raw_config: Mapping[str, Any] = field(default_factory=dict)  # secrets redacted
     input_files: tuple[str, ...] = ()  # every file the load read, config first: no report may overwrite one
+    nunjucks_filters: Mapping[str, str] = field(default_factory=dict)  # name -> file:// reference
 
 
 @dataclass(frozen=True)

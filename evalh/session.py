@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -25,6 +25,8 @@ from evalh.runner.execute import run_suite
 from evalh.runner.filters import Filters, apply_filters, filter_by_report
 from evalh.runner.plan import plan_jobs
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
+from evalh.runtimes.user_filters import user_filters as make_user_filters
+from evalh.templating import user_filters
 
 STARTER_SCHEMA_PLACEHOLDER = "EVALH_SCHEMA_URI"
 
@@ -117,6 +119,12 @@ def _environment(overrides: Mapping[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
+def _user_filters(suite: Suite) -> AbstractContextManager[None]:
+    """The renders of the run (prompts, rubric prompts, HTTP bodies) see the config's nunjucksFilters."""
+    config_dir = Path(suite.config_path).parent if suite.config_path else None
+    return user_filters(make_user_filters(suite.nunjucks_filters, config_dir))
+
+
 def _execute(
     suite: Suite,
     settings: RunSettings,
@@ -131,12 +139,15 @@ def _execute(
     # the reports a filter reads are inputs, never overwritten; --retry-errors rewrites the one it read
     inputs.extend(path for path in (settings.filter_failing, settings.filter_errors_only) if path is not None)
     formats = check_report_paths(settings.outputs or suite.output_paths, inputs)  # before any call
-    with strict_mode(options.strict):  # an undefined variable in a prompt: a warning, or an error
+    with (
+        strict_mode(options.strict),
+        _user_filters(suite),
+    ):  # an undefined variable in a prompt: a warning, or an error
         jobs = plan_jobs(suite, options.repeat)  # its size and every prompt checked before a report opens
     streamed = [Path(p) for p, fmt in formats.items() if fmt == "jsonl"]
     written = [p for p, fmt in formats.items() if fmt != "jsonl"]
     failures: list[ReportError] = []
-    with ExitStack() as stack, _environment(suite.env), strict_mode(options.strict):
+    with ExitStack() as stack, _environment(suite.env), strict_mode(options.strict), _user_filters(suite):
         streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
         advance = stack.enter_context(progress(len(jobs) if show_progress else 0))
 

@@ -35,8 +35,10 @@ from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, ConfigFileError, SchemaError
 from evalh.model import EvaluateOptions, Prompt, ProviderSpec, Suite, TestCase
 from evalh.notices import is_strict, strict_mode, warn
+from evalh.runtimes.user_filters import filter_problem
+from evalh.runtimes.user_filters import user_filters as make_user_filters
 from evalh.secrets import redact_config, register_config
-from evalh.templating import referenced_names, template_env, template_strings
+from evalh.templating import referenced_names, template_env, template_strings, user_filters
 
 __all__ = ["CONFIG_NAMES", "find_config", "load_suite", "prompt_warning_key"]
 
@@ -188,6 +190,34 @@ def _compile_filter(filter_pattern: str | None) -> re.Pattern[str] | None:
 
 
 def _resolve(
+    document: Document, ctx: LoadContext, env: dict[str, str], cli_vars: Mapping[str, str], grader: str | None
+) -> Suite:
+    filters = _nunjucks_filters(document, ctx)
+    with user_filters(make_user_filters(filters, ctx.base_dir)):  # the config's own renders use them
+        suite = _resolve_suite(document, ctx, env, cli_vars, grader)
+    return replace(suite, nunjucks_filters=filters)
+
+
+def _nunjucks_filters(document: Document, ctx: LoadContext) -> dict[str, str]:
+    """``nunjucksFilters``: each entry checked (its file, its function) without running it."""
+    filters: dict[str, str] = {}
+    for name, ref in (document.data.get("nunjucksFilters") or {}).items():
+        problem = filter_problem(str(name), ref, ctx.base_dir)
+        if problem is None:
+            filters[str(name)] = ref
+        else:
+            ctx.problems.add_exception(
+                ConfigError(
+                    problem,
+                    where=document.where(("nunjucksFilters", name)),
+                    hint="Map a filter name to a JavaScript file (module.exports = (value, ...args) => ...) "
+                    "or a Python function: file://filters.py:name",
+                )
+            )
+    return filters
+
+
+def _resolve_suite(
     document: Document, ctx: LoadContext, env: dict[str, str], cli_vars: Mapping[str, str], grader: str | None
 ) -> Suite:
     data: Mapping[str, Any] = document.data

@@ -55,7 +55,6 @@ _UNSUPPORTED = {
     "tests) or an assertion's transform, not from a provider",
     "contextTransform": "evalh does not run contextTransform; put the context in the test's vars",
     "scenarios": "evalh has no scenarios; list the combinations as tests (or generate a CSV)",
-    "nunjucksFilters": "evalh renders templates with Jinja2 and does not load custom filters",
     "extensions": "evalh has no hooks; run your setup before `evalh run`",
     "derivedMetrics": "evalh does not compute derived metrics; use `metric:` names on assertions",
     "commandLineOptions": "pass these as command-line flags instead",

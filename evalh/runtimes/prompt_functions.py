@@ -26,6 +26,7 @@ __all__ = [
     "PromptFunctionFailed",
     "call_prompt_function",
     "prompt_function_problem",
+    "script_problem",
 ]
 
 PROMPT_FUNCTION_SUFFIXES = (".py", ".js", ".cjs")
@@ -37,13 +38,18 @@ class PromptFunctionFailed(Exception):
 
 
 def prompt_function_problem(ref: str, config_dir: Path | None) -> str | None:
-    """What is wrong with a prompt function as written (validate), or None. Runs none of its code:
-    a Python file is parsed for a top-level ``def`` (or class) of that name."""
+    """What is wrong with a prompt function as written (validate), or None. Runs none of its code."""
+    return script_problem(ref, config_dir, _PY_DEFAULT)
+
+
+def script_problem(ref: str, config_dir: Path | None, python_default: str) -> str | None:
+    """What is wrong with ``file://x.py[:fn]`` / ``file://x.js[:fn]`` as written, or None. Runs none
+    of its code: a Python file is parsed for a top-level ``def`` (or class) of that name."""
     if is_python_file(ref):
-        target = python_file_target(ref, config_dir, _PY_DEFAULT)
+        target = python_file_target(ref, config_dir, python_default)
         path = Path(target.path)
         if not path.is_file():
-            return f"prompt function file {target.shown} was not found (looked in {path.parent})"
+            return f"file {target.shown} was not found (looked in {path.parent})"
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=target.shown)
         except (SyntaxError, UnicodeDecodeError, ValueError) as error:

@@ -17,10 +17,12 @@ The filters and the size limits live in ``nunjucks.py``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import types
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -53,6 +55,7 @@ __all__ = [
     "render_template",
     "template_env",
     "template_strings",
+    "user_filters",
     "uses_env",
 ]
 
@@ -167,12 +170,47 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return wrapped
 
 
+# The config's nunjucksFilters for the renders of the suite being loaded or run (name -> callable).
+_USER_FILTERS: ContextVar[Mapping[str, Callable[..., Any]]] = ContextVar(
+    "evalh_user_filters", default=types.MappingProxyType({})
+)
+
+
+class _Filters(dict[str, Any]):
+    """The environment's filters, with the current suite's ``nunjucksFilters`` first (they replace a
+    built-in of the same name, as Nunjucks' ``addFilter`` does). Jinja looks a filter up when it
+    compiles a template and again each time it renders, so a cached template uses the filters of
+    the suite rendering it."""
+
+    def __getitem__(self, name: str) -> Any:
+        user = _USER_FILTERS.get()
+        return user[name] if name in user else super().__getitem__(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        user = _USER_FILTERS.get()
+        return user[name] if name in user else super().get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _USER_FILTERS.get() or super().__contains__(name)
+
+
+@contextlib.contextmanager
+def user_filters(filters: Mapping[str, Callable[..., Any]]) -> Iterator[None]:
+    """Renders inside see ``filters`` (a suite's ``nunjucksFilters``) as template filters."""
+    token = _USER_FILTERS.set(filters)
+    try:
+        yield
+    finally:
+        _USER_FILTERS.reset(token)
+
+
 _ENV = _Sandbox(
     undefined=_Undefined,
     autoescape=False,
     keep_trailing_newline=True,
     finalize=finalize,
 )
+_ENV.filters = _Filters(_ENV.filters)
 _ENV.filters.update(FILTERS)
 _PAIRS_FILTER = "for-pairs"
 _ENV.filters[_PAIRS_FILTER] = for_pairs

@@ -1,0 +1,96 @@
+"""promptfoo's ``nunjucksFilters: {name: file://filter.js}``: template filters written by the config's
+author, run where user code runs (the JavaScript engine, or a Python worker), never in evalh's process.
+
+A render is synchronous and filters are called from inside it, so each call is one round trip through
+the async runtime on a helper thread of its own event loop, with the JavaScript deadline. JavaScript
+(``module.exports``, or ``:fn``) can be called at any time. A Python filter (``file://filters.py[:fn]``,
+by default the function named like the filter) is called while the config loads and prompts render,
+not from a template rendered inside the run (a rubric prompt, an HTTP body): the worker pool is then
+busy with the run's own calls, and waiting on it from the loop that drives them could never end.
+
+A filter that throws or times out fails the render it is in, which names the template's place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Callable, Coroutine, Mapping
+from pathlib import Path
+from typing import Any
+
+from evalh.deadlines import JAVASCRIPT_TIMEOUT_S
+from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
+from evalh.runtimes.javascript_source import JsFileProblem, file_source
+from evalh.runtimes.prompt_functions import script_problem
+from evalh.runtimes.python import LoadProblem, Raised, WorkerLost, call_python
+from evalh.runtimes.transforms import is_python_file, python_file_target
+
+__all__ = ["UserFilterFailed", "filter_problem", "user_filters"]
+
+_BRIDGE = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalh-filters")
+
+
+class UserFilterFailed(ValueError):
+    """A user filter that threw, timed out or cannot run here (a ValueError: the render reports it)."""
+
+
+def filter_problem(name: str, ref: Any, config_dir: Path | None) -> str | None:
+    """What is wrong with one ``nunjucksFilters`` entry as written (validate), or None. Runs no code."""
+    if not name.isidentifier():
+        return f"filter name {name!r} must be a name a template can write (letters, digits, _)"
+    if not isinstance(ref, str) or not ref.startswith("file://"):
+        return f"filter {name!r} must be a file://filter.js[:fn] or file://filters.py[:fn] path"
+    return script_problem(ref, config_dir, name)
+
+
+def user_filters(refs: Mapping[str, str], config_dir: Path | None) -> dict[str, Callable[..., Any]]:
+    """The template filters ``refs`` (name -> ``file://`` reference) define, ready to register."""
+    return {name: _filter(name, ref, config_dir) for name, ref in refs.items()}
+
+
+def _filter(name: str, ref: str, config_dir: Path | None) -> Callable[..., Any]:
+    def call(value: Any, *args: Any) -> Any:
+        if is_python_file(ref):
+            return _sync(name, lambda: _python(ref, name, config_dir, (value, *args)), in_loop=False)
+        return _sync(name, lambda: _javascript(ref, config_dir, (value, *args)), in_loop=True)
+
+    call.__name__ = name
+    return call
+
+
+def _sync(name: str, start: Callable[[], Coroutine[Any, Any, Any]], *, in_loop: bool) -> Any:
+    if not in_loop and _loop_running():
+        raise UserFilterFailed(
+            f"the Python filter {name!r} cannot run in a template rendered during the run (a rubric "
+            "prompt, an HTTP body); write it in JavaScript"
+        )
+    try:
+        return _BRIDGE.submit(lambda: asyncio.run(start())).result()
+    except (TimedOut, JsFailed, JsFileProblem, WorkerLost) as error:
+        raise UserFilterFailed(f"filter {name!r} failed: {error or type(error).__name__}") from None
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+async def _python(ref: str, name: str, config_dir: Path | None, args: tuple[Any, ...]) -> Any:
+    target = python_file_target(ref, config_dir, name)
+    outcome = await call_python(target, args, timeout_s=JAVASCRIPT_TIMEOUT_S)
+    if isinstance(outcome, LoadProblem):
+        raise UserFilterFailed(f"filter {name!r}: {outcome.text}")
+    if isinstance(outcome, Raised):
+        raise UserFilterFailed(f"filter {name!r} raised {outcome.describe()}")
+    return outcome.value
+
+
+async def _javascript(ref: str, config_dir: Path | None, args: tuple[Any, ...]) -> Any:
+    outcome = await call_javascript(file_source(ref, config_dir), args, timeout_s=JAVASCRIPT_TIMEOUT_S)
+    if isinstance(outcome, JsThrown):
+        raise UserFilterFailed(f"filter {ref} threw {outcome.message}")
+    return None if outcome.type_name == "undefined" else outcome.value

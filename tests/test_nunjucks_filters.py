@@ -1,0 +1,107 @@
+"""promptfoo's ``nunjucksFilters`` (issue 10, item 4), through the CLI with the real JavaScript engine
+and the real Python worker: each filter is the config's own code, used in prompts, var values and
+assertion values; a broken entry is a located config error, a throwing filter fails the render.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner, Result
+
+from evalh.cli import app
+
+
+def evalh(*args: str) -> Result:
+    return CliRunner().invoke(app, list(args))
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def run_rows(config: Path) -> tuple[Result, list[dict[str, Any]]]:
+    report = config.parent / "out.json"
+    result = evalh("run", str(config), "-o", str(report), "--no-table", "--no-progress-bar", "--no-cache")
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    rows = json.loads(report.read_text(encoding="utf-8"))["results"]["results"] if report.exists() else []
+    return result, rows
+
+
+def test_javascript_and_python_filters_render_prompts_vars_and_assertions(tmp_path: Path) -> None:
+    write(
+        tmp_path / "shout.js",
+        "module.exports = (value, mark) => String(value).toUpperCase() + (mark || '!');\n",
+    )
+    write(tmp_path / "filters.py", "def initials(value):\n    return ''.join(w[0] for w in value.split())\n")
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        nunjucksFilters:
+          shout: file://shout.js
+          initials: file://filters.py
+          upper: file://filters.py:initials
+        prompts: ["{{ name | shout('?') }} {{ name | initials }} {{ name | upper }} {{ greeting }}"]
+        providers: [echo]
+        tests:
+          - vars: {name: ada lovelace, greeting: "{{ 'hi' | shout }}"}
+            assert: [{type: contains, value: "{{ name | initials }}"}]
+        """,
+    )
+    result, rows = run_rows(config)
+    assert result.exit_code == 0, result.stderr
+    # a config's filter replaces a built-in of the same name (upper), as Nunjucks' addFilter does
+    assert rows[0]["response"]["output"] == "ADA LOVELACE? al al HI!"
+
+
+def test_a_later_suite_without_the_filters_does_not_see_them(tmp_path: Path) -> None:
+    write(tmp_path / "shout.js", "module.exports = (value) => String(value).toUpperCase();\n")
+    with_filters = write(
+        tmp_path / "a.yaml",
+        "nunjucksFilters: {upper: file://shout.js}\nprompts: ['{{ x | upper }}']\nproviders: [echo]\n"
+        "tests: [{vars: {x: ab}}]\n",
+    )
+    without = write(
+        tmp_path / "b.yaml", "prompts: ['{{ x | upper }}']\nproviders: [echo]\ntests: [{vars: {x: cd}}]\n"
+    )
+    assert run_rows(with_filters)[1][0]["response"]["output"] == "AB"
+    assert run_rows(without)[1][0]["response"]["output"] == "CD"
+
+
+def test_a_broken_filter_entry_is_a_located_config_error(tmp_path: Path) -> None:
+    write(tmp_path / "filters.py", "def other(value):\n    return value\n")
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        nunjucksFilters:
+          gone: file://gone.js
+          missing: file://filters.py
+        prompts: ["{{ x }}"]
+        providers: [echo]
+        """,
+    )
+    result = evalh("validate", str(config))
+    assert result.exit_code == 2
+    assert "Traceback" not in result.stderr
+    assert "c.yaml:3" in result.stderr and "gone.js was not found" in result.stderr
+    assert "c.yaml:4" in result.stderr and "defines no function 'missing'" in result.stderr
+
+
+def test_a_throwing_filter_fails_the_render_with_its_place(tmp_path: Path) -> None:
+    write(tmp_path / "bad.js", "module.exports = (value) => { throw new Error('no ' + value); };\n")
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        nunjucksFilters: {bad: file://bad.js}
+        prompts: ["{{ x | bad }}"]
+        providers: [echo]
+        tests: [{vars: {x: way}}]
+        """,
+    )
+    result, rows = run_rows(config)
+    assert result.exit_code == 2, result.stderr
+    assert "no way" in result.stderr and "prompts[0]" in result.stderr
