@@ -5,31 +5,9 @@ assertion values; a broken entry is a located config error, a throwing filter fa
 
 from __future__ import annotations
 
-import json
-import textwrap
 from pathlib import Path
-from typing import Any
 
-from typer.testing import CliRunner, Result
-
-from evalh.cli import app
-
-
-def evalh(*args: str) -> Result:
-    return CliRunner().invoke(app, list(args))
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
-
-
-def run_rows(config: Path) -> tuple[Result, list[dict[str, Any]]]:
-    report = config.parent / "out.json"
-    result = evalh("run", str(config), "-o", str(report), "--no-table", "--no-progress-bar", "--no-cache")
-    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
-    rows = json.loads(report.read_text(encoding="utf-8"))["results"]["results"] if report.exists() else []
-    return result, rows
+from tests.test_promptfoo_semantics import evalh, run_rows, write
 
 
 def test_javascript_and_python_filters_render_prompts_vars_and_assertions(tmp_path: Path) -> None:
@@ -102,6 +80,6 @@ def test_a_throwing_filter_fails_the_render_with_its_place(tmp_path: Path) -> No
         tests: [{vars: {x: way}}]
         """,
     )
-    result, rows = run_rows(config)
+    result, _ = run_rows(config)
     assert result.exit_code == 2, result.stderr
     assert "no way" in result.stderr and "prompts[0]" in result.stderr

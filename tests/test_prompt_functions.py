@@ -7,31 +7,9 @@ function a located config error at validate.
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
-from typing import Any
 
-from typer.testing import CliRunner, Result
-
-from evalh.cli import app
-
-
-def evalh(*args: str) -> Result:
-    return CliRunner().invoke(app, list(args))
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
-
-
-def run_rows(config: Path) -> tuple[Result, list[dict[str, Any]]]:
-    report = config.parent / "out.json"
-    result = evalh("run", str(config), "-o", str(report), "--no-table", "--no-progress-bar", "--no-cache")
-    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
-    rows = json.loads(report.read_text(encoding="utf-8"))["results"]["results"] if report.exists() else []
-    return result, rows
-
+from tests.test_promptfoo_semantics import evalh, run_rows, write
 
 PY_PROMPTS = """
 def greet(context):
