@@ -21,9 +21,6 @@ def chat(context):
 def wrapped(context):
     return {"prompt": "wrapped " + context["vars"]["name"]}
 
-def get_prompt(context):
-    return "default {{ not rendered }} " + context["vars"]["name"]
-
 def broken(context):
     raise ValueError("no prompt today")
 
@@ -37,8 +34,16 @@ module.exports.shout = (context) => context.vars.name.toUpperCase() + '!';
 """
 
 
+SCRIPT = """
+import json, sys
+context = json.loads(sys.argv[1])
+print("script {{ not rendered }} " + context["vars"]["name"] + " " + context["provider"]["id"])
+"""
+
+
 def test_python_and_javascript_prompt_functions_give_each_rows_prompt(tmp_path: Path) -> None:
     write(tmp_path / "prompts.py", PY_PROMPTS)
+    write(tmp_path / "script.py", SCRIPT)
     write(tmp_path / "prompts.js", JS_PROMPTS)
     config = write(
         tmp_path / "c.yaml",
@@ -47,7 +52,7 @@ def test_python_and_javascript_prompt_functions_give_each_rows_prompt(tmp_path: 
           - file://prompts.py:greet
           - file://prompts.py:chat
           - file://prompts.py:wrapped
-          - file://prompts.py
+          - file://script.py
           - file://prompts.js
           - id: file://prompts.js:shout
             label: shouting
@@ -67,7 +72,7 @@ def test_python_and_javascript_prompt_functions_give_each_rows_prompt(tmp_path: 
         "Hello Ada from echo",
         chat,
         "wrapped Ada",
-        "default {{ not rendered }} Ada",  # the returned prompt is not a template
+        "script {{ not rendered }} Ada echo",  # a file without :fn runs as a script; not a template
         "js Ada echo",
         "ADA!",
     ]
@@ -79,10 +84,11 @@ def test_python_and_javascript_prompt_functions_give_each_rows_prompt(tmp_path: 
 def test_a_failing_prompt_function_is_an_error_row(tmp_path: Path) -> None:
     write(tmp_path / "prompts.py", PY_PROMPTS)
     write(tmp_path / "loop.js", "module.exports = function (context) { while (true) {} };\n")
+    write(tmp_path / "fails.py", "import sys\nsys.exit('bad context')\n")
     config = write(
         tmp_path / "c.yaml",
         """
-        prompts: [file://prompts.py:broken, file://prompts.py:nothing, file://loop.js]
+        prompts: [file://prompts.py:broken, file://prompts.py:nothing, file://loop.js, file://fails.py]
         providers: [echo]
         evaluateOptions: {timeoutMs: 500}
         tests:
@@ -91,10 +97,11 @@ def test_a_failing_prompt_function_is_an_error_row(tmp_path: Path) -> None:
     )
     result, rows = run_rows(config)
     errors = [row["error"] for row in rows]
-    assert [row["failureReason"] for row in rows] == [2, 2, 2], errors
+    assert [row["failureReason"] for row in rows] == [2, 2, 2, 2], errors
     assert "ValueError: no prompt today" in errors[0]
     assert "must return a string or chat messages, got NoneType" in errors[1]
-    assert "Prompt function file://loop.js failed" in errors[2]
+    assert "Prompt function file://loop.js failed: timed out" in errors[2]
+    assert "exited with code 1: bad context" in errors[3]
     assert result.exit_code != 0
 
 

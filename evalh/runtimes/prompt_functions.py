@@ -2,8 +2,10 @@
 ``file://prompt.py:fn`` or ``file://prompt.js[:fn]`` is code the config author named, called once per
 row with ``{vars, provider: {id, label}}``; what it returns is the prompt, not rendered again.
 
-Python runs in the worker pool (``get_prompt`` when no function is named), JavaScript in quickjs-ng
-(``module.exports`` when no function is named), each with a deadline. A string is the prompt; a list
+A named Python function runs in the worker pool; a Python file without ``:fn`` runs as a script, as in
+promptfoo: ``python prompt.py '<context as JSON>'`` in its own process group, its standard output
+(less one final newline) being the prompt. JavaScript runs in quickjs-ng (``module.exports`` when no
+function is named). Each has a deadline. A string is the prompt; a list
 of ``{role, content}`` messages is a chat prompt; ``{prompt: ...}`` gives its ``prompt``; any other
 object is sent as its JSON, as promptfoo does. Anything else, a raise or a timeout is an ERROR row.
 """
@@ -12,12 +14,14 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript, syntax_problem
 from evalh.runtimes.javascript_source import JsFileProblem, file_source
+from evalh.runtimes.processes import run_program
 from evalh.runtimes.python import LoadProblem, Raised, WorkerLost, call_python
 from evalh.runtimes.transforms import is_python_file, python_file_target
 
@@ -30,7 +34,7 @@ __all__ = [
 ]
 
 PROMPT_FUNCTION_SUFFIXES = (".py", ".js", ".cjs")
-_PY_DEFAULT = "get_prompt"
+_WHOLE_SCRIPT = ""  # the "function" of file://x.py without :fn: the file runs as a script
 
 
 class PromptFunctionFailed(Exception):
@@ -39,12 +43,13 @@ class PromptFunctionFailed(Exception):
 
 def prompt_function_problem(ref: str, config_dir: Path | None) -> str | None:
     """What is wrong with a prompt function as written (validate), or None. Runs none of its code."""
-    return script_problem(ref, config_dir, _PY_DEFAULT)
+    return script_problem(ref, config_dir, _WHOLE_SCRIPT)
 
 
 def script_problem(ref: str, config_dir: Path | None, python_default: str) -> str | None:
     """What is wrong with ``file://x.py[:fn]`` / ``file://x.js[:fn]`` as written, or None. Runs none
-    of its code: a Python file is parsed for a top-level ``def`` (or class) of that name."""
+    of its code: a Python file is parsed for a top-level ``def`` (or class) of that name (any valid
+    file is fine when ``python_default`` is empty and no function is named: it runs as a script)."""
     if is_python_file(ref):
         target = python_file_target(ref, config_dir, python_default)
         path = Path(target.path)
@@ -59,7 +64,7 @@ def script_problem(ref: str, config_dir: Path | None, python_default: str) -> st
             for node in tree.body
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         }
-        if target.function not in defined:
+        if target.function and target.function not in defined:
             return f"{target.shown} defines no function {target.function!r}"
         return None
     try:
@@ -84,13 +89,32 @@ async def call_prompt_function(
 
 
 async def _python(ref: str, context: dict[str, Any], config_dir: Path | None, timeout_s: float) -> Any:
-    target = python_file_target(ref, config_dir, _PY_DEFAULT)
+    target = python_file_target(ref, config_dir, _WHOLE_SCRIPT)
+    if target.function == _WHOLE_SCRIPT:
+        return await _python_script(target.path, context, config_dir, timeout_s)
     outcome = await call_python(target, (context,), timeout_s=timeout_s)
     if isinstance(outcome, LoadProblem):
         raise PromptFunctionFailed(outcome.text)
     if isinstance(outcome, Raised):
         raise PromptFunctionFailed(f"raised {outcome.describe()}")
     return outcome.value
+
+
+async def _python_script(
+    path: str, context: dict[str, Any], config_dir: Path | None, timeout_s: float
+) -> str:
+    argv = [sys.executable, path, json.dumps(context, ensure_ascii=False, default=str)]
+    try:
+        finished = await run_program(argv, cwd=str(config_dir) if config_dir else None, timeout_s=timeout_s)
+    except OSError as error:
+        raise PromptFunctionFailed(f"cannot start Python: {error.strerror or error}") from None
+    if finished.returncode != 0:
+        err = finished.stderr.decode("utf-8", "replace").strip()
+        raise PromptFunctionFailed(
+            f"exited with code {finished.returncode}" + (f": {err[-500:]}" if err else "")
+        )
+    text = finished.stdout.decode("utf-8", "replace")
+    return text.removesuffix("\n").removesuffix("\r")
 
 
 async def _javascript(ref: str, context: dict[str, Any], config_dir: Path | None, timeout_s: float) -> Any:
