@@ -392,11 +392,11 @@ def validate(
     with _user_errors(strict=strict):
         from evalh.config.load import load_suite
         from evalh.reports.writers import check_report_paths
+        from evalh.runner.filters import filter_by_description
 
         paths = _config_path(config, config_option)
-        suite = load_suite(
-            paths, grader=grader, cli_vars=_parse_vars(var or []), filter_pattern=filter_pattern
-        )
+        suite = load_suite(paths, grader=grader, cli_vars=_parse_vars(var or []))
+        suite = filter_by_description(suite, filter_pattern)
         check_report_paths(suite.output_paths, suite.input_files)  # outputPath, as run would check it
         count = sum(len(test.asserts) for test in suite.tests)
         shown = " + ".join(str(path) for path in paths)

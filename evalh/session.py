@@ -22,7 +22,7 @@ from evalh.notices import strict_mode
 from evalh.reports.table import print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
 from evalh.runner.execute import run_suite
-from evalh.runner.filters import Filters, apply_filters, filter_by_report
+from evalh.runner.filters import Filters, apply_filters, filter_by_description, filter_by_report
 from evalh.runner.plan import plan_jobs
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 from evalh.runtimes.user_filters import user_filters as make_user_filters
@@ -54,12 +54,8 @@ class RunSettings:
 
 def load_for_run(config_path: Path | Sequence[Path], settings: RunSettings) -> tuple[Suite, list[str]]:
     """The suite to run, its filters applied, and notes on what the filters kept (for the console)."""
-    suite = load_suite(
-        config_path,
-        cli_vars=settings.cli_vars,
-        grader=settings.grader,
-        filter_pattern=settings.filter_pattern,
-    )
+    suite = load_suite(config_path, cli_vars=settings.cli_vars, grader=settings.grader)
+    suite = filter_by_description(suite, settings.filter_pattern)
     notes: list[str] = []
     if settings.filter_failing is not None:
         suite, note = filter_by_report(suite, settings.filter_failing, errors_only=False)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -72,12 +71,10 @@ def load_suite(
     *,
     cli_vars: Mapping[str, str] = {},
     grader: str | None = None,
-    filter_pattern: str | None = None,
 ) -> Suite:
     """Read, check and resolve a config (several: merged as promptfoo merges ``-c a -c b``; relative
     paths inside the merged tests resolve from the first one's directory). Raises ConfigError (or a
     subclass) listing every problem."""
-    pattern = _compile_filter(filter_pattern)
     paths: list[Path] = []
     for given in [path] if isinstance(path, str | Path) else path:
         with path_errors(str(given), None):
@@ -94,13 +91,7 @@ def load_suite(
         document = documents[0] if len(documents) == 1 else merge_documents(documents, paths)
         ctx.other_configs = tuple(paths[1:])
         with strict_mode(_config_strict(document.data)):
-            suite = _load(document, ctx, cli_vars, grader)
-    if pattern is not None:
-        kept = tuple(test for test in suite.tests if test.description and pattern.search(test.description))
-        if not kept:
-            raise _nothing_selected(pattern, suite.tests)
-        suite = Suite(**{**suite.__dict__, "tests": kept})
-    return suite
+            return _load(document, ctx, cli_vars, grader)
 
 
 def _config_strict(data: Mapping[str, Any]) -> bool:
@@ -122,19 +113,6 @@ def _load(document: Document, ctx: LoadContext, cli_vars: Mapping[str, str], gra
     suite = _resolve(document, ctx, env, cli_vars, grader)
     ctx.problems.raise_if_any(document.file)
     return suite
-
-
-def _nothing_selected(pattern: re.Pattern[str], tests: tuple[TestCase, ...]) -> ConfigError:
-    """A filter that keeps no test is a mistake (a typo), not a run that passes by doing nothing."""
-    described = [test.description for test in tests if test.description]
-    shown = ", ".join(repr(text) for text in described[:_LIST_LIMIT])
-    more = f" and {len(described) - _LIST_LIMIT} more" if len(described) > _LIST_LIMIT else ""
-    listing = f"descriptions: {shown}{more}" if described else "none of them has a description"
-    return ConfigError(
-        f"{pattern.pattern!r} matched none of the {len(tests)} tests ({listing})",
-        where="--filter-pattern",
-        hint="The pattern is a Python regex searched in each test's description; fix it or drop the flag",
-    )
 
 
 @contextmanager
@@ -174,19 +152,6 @@ def _check_schema(document: Document, ctx: LoadContext) -> None:
 
 def _test_where(document: Document, index: int, path: JsonPath) -> str:
     return document.where(("tests", index, *path))
-
-
-def _compile_filter(filter_pattern: str | None) -> re.Pattern[str] | None:
-    if filter_pattern is None:
-        return None
-    try:
-        return re.compile(filter_pattern)
-    except re.error as error:
-        raise ConfigError(
-            f"invalid regular expression {filter_pattern!r}: {error}",
-            where="--filter-pattern",
-            hint="Tests whose description matches the pattern are kept (Python re syntax)",
-        ) from None
 
 
 def _resolve(

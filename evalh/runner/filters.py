@@ -1,9 +1,9 @@
 """Which tests, prompts and providers a run keeps: promptfoo's ``--filter-*`` flags, in one place.
 
-Applied after the config is loaded and ``--filter-pattern`` / ``--filter-failing`` have run, in
-promptfoo's order: metadata, then the first N, then a random sample; prompts and providers by regex
-on their label or id. A filter that keeps nothing is an error naming the flag (exit 2), never a run
-that passes by running nothing.
+After the config is loaded: ``--filter-pattern`` on descriptions, then ``--filter-failing`` /
+``--filter-errors-only`` (an earlier report), then promptfoo's order: metadata, the first N, a random
+sample; prompts and providers by regex on their label or id. A filter that keeps nothing is an error
+naming the flag (exit 2), never a run that passes by running nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from typing import Any
 from evalh.errors import ConfigError, ConfigFileError
 from evalh.model import Suite, TestCase
 
-__all__ = ["Filters", "apply_filters", "filter_by_report", "parse_metadata_filters"]
+__all__ = ["Filters", "apply_filters", "filter_by_description", "filter_by_report", "parse_metadata_filters"]
+
+_LIST_LIMIT = 10
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,41 @@ def apply_filters(
     return replace(suite, tests=tuple(tests), prompts=prompts, providers=providers), notes
 
 
+def filter_by_description(suite: Suite, pattern: str | None) -> Suite:
+    """The tests whose description matches ``--filter-pattern`` (a Python regex, searched)."""
+    if pattern is None:
+        return suite
+    regex = _compile(pattern, "--filter-pattern", "Tests whose description matches the pattern are kept")
+    kept = tuple(test for test in suite.tests if test.description and regex.search(test.description))
+    if not kept:
+        raise _no_description_matched(regex, suite.tests)
+    return replace(suite, tests=kept)
+
+
+def _no_description_matched(regex: re.Pattern[str], tests: tuple[TestCase, ...]) -> ConfigError:
+    """A filter that keeps no test is a mistake (a typo), not a run that passes by doing nothing."""
+    described = [test.description for test in tests if test.description]
+    shown = ", ".join(repr(text) for text in described[:_LIST_LIMIT])
+    more = f" and {len(described) - _LIST_LIMIT} more" if len(described) > _LIST_LIMIT else ""
+    listing = f"descriptions: {shown}{more}" if described else "none of them has a description"
+    return ConfigError(
+        f"{regex.pattern!r} matched none of the {len(tests)} tests ({listing})",
+        where="--filter-pattern",
+        hint="The pattern is a Python regex searched in each test's description; fix it or drop the flag",
+    )
+
+
+def _compile(pattern: str, flag: str, hint: str | None = None) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as error:
+        raise ConfigError(
+            f"invalid regular expression {pattern!r}: {error}",
+            where=flag,
+            hint=hint and f"{hint} (Python re syntax)",
+        ) from None
+
+
 def _metadata_matches(pairs: tuple[tuple[str, str], ...]) -> Callable[[TestCase], bool]:
     """promptfoo's rule: every key's value (or an item of a list value) contains the text."""
 
@@ -120,10 +157,7 @@ def _by_name(
     """Prompts or providers whose label or id matches the regex (promptfoo's --filter-prompts/-providers)."""
     if pattern is None:
         return items
-    try:
-        regex = re.compile(pattern)
-    except re.error as error:
-        raise ConfigError(f"invalid regular expression {pattern!r}: {error}", where=flag) from None
+    regex = _compile(pattern, flag)
     kept = tuple(item for item in items if any(name and regex.search(name) for name in names(item)))
     if not kept:
         shown = ", ".join(repr(name) for item in items for name in names(item)[:1] if name)

@@ -14,6 +14,7 @@ from evalh.cli import app
 from evalh.config.load import load_suite
 from evalh.errors import EXIT_CONFIG, ConfigError
 from evalh.notices import warnings_to
+from evalh.runner.filters import filter_by_description
 
 BROKEN = Path(__file__).resolve().parent.parent / "fixtures" / "broken"
 CASES: list[dict[str, Any]] = yaml.safe_load((BROKEN / "cases.yaml").read_text(encoding="utf-8"))["cases"]
@@ -33,7 +34,9 @@ def test_there_are_enough_broken_fixtures() -> None:
 def test_broken_config_is_reported(case: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EVALH_FIXTURE_UNSET_VARIABLE", raising=False)
     with pytest.raises(ConfigError) as caught, warnings_to(None, strict="--strict" in case.get("cli", [])):
-        load_suite(BROKEN / case["fixture"], **case.get("options", {}))
+        options = dict(case.get("options", {}))
+        pattern = options.pop("filter_pattern", None)  # a run's filter, applied as session.py applies it
+        filter_by_description(load_suite(BROKEN / case["fixture"], **options), pattern)
     error = caught.value
     message = str(error)
     assert error.exit_code == EXIT_CONFIG

@@ -324,15 +324,6 @@ def test_no_tests_means_one_empty_test(project: WriteFiles) -> None:
     assert test.asserts[0].value == "hello"
 
 
-def test_filter_pattern_keeps_matching_descriptions(project: WriteFiles) -> None:
-    config = project(
-        "prompts: [hi]\nproviders: [echo]\n"
-        "tests:\n  - description: greets Ada\n  - description: greets Bob\n  - {}\n"
-    )
-    suite = load_suite(config, filter_pattern="Bob$")
-    assert [(t.index, t.description) for t in suite.tests] == [(1, "greets Bob")]
-
-
 def test_evaluate_options_output_path_and_metadata(project: WriteFiles) -> None:
     config = project(
         """
