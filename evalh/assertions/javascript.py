@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import assertion
+from evalh.assertions.registry import NONEMPTY_TEXT, assertion
 from evalh.assertions.scripted import interpret_result, script_context
 from evalh.deadlines import JAVASCRIPT_TIMEOUT_S, call_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement
@@ -80,6 +80,7 @@ def _interpret(value: Any, type_name: str) -> AssertionResult | Measurement:
     requires_value=True,
     threshold_meaning="min score (optional; without one a score must be above 0)",
     direction="higher",
+    value_schema=NONEMPTY_TEXT,
     check=_check_javascript,
     code_language="javascript",
 )

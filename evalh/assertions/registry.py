@@ -1,6 +1,7 @@
 """Every assertion type, registered with ``@assertion`` into one plain dict, metadata beside the code.
 
-``evalh list assertions``, the schema's enum of types (tested equal) and ``validate`` read this registry.
+``evalh list assertions``, the schema's enum of types and per-type value rules (both tested equal) and
+``validate`` read this registry.
 Families are imported on first use by :func:`all_assertions`, so ``evalh --help`` imports none of them.
 """
 
@@ -17,6 +18,7 @@ from evalh.model import AssertionResult, Measurement
 
 __all__ = [
     "FAMILY_MODULES",
+    "NONEMPTY_TEXT",
     "AssertionDef",
     "AssertionFn",
     "CheckFn",
@@ -34,6 +36,9 @@ Direction = Literal["higher", "lower"]  # which way of the threshold passes
 PrefetchFn = Callable[[AssertionContext], Sequence[EmbedRequest]]
 CheckFn = Callable[[Any, Mapping[str, Any]], str | None]  # (value, config) -> problem or None
 CodeLanguage = Literal["python", "javascript"]
+
+# A value_schema shared by several families: a regex, code, or a file:// path.
+NONEMPTY_TEXT: Mapping[str, Any] = {"type": "string", "minLength": 1}
 
 # The modules that register assertions, imported on first lookup.
 FAMILY_MODULES: tuple[str, ...] = (
@@ -66,7 +71,10 @@ class AssertionDef:
     threshold_meaning: str = ""  # "min score", "max distance", ... (docs)
     requires_value: bool = False
     requires_threshold: bool = False  # e.g. latency: validate reports a missing threshold
-    check: CheckFn | None = None  # static check of (value, config), run by validate
+    # The value's shape as a JSON Schema fragment, declared once here: validate checks every value
+    # against it, and the config schema's per-type ``allOf`` rule is tested equal to it.
+    value_schema: Mapping[str, Any] | None = None
+    check: CheckFn | None = None  # static check of (value, config), beyond its shape, run by validate
     prefetch: PrefetchFn | None = None  # texts to embed in bulk before scoring
     # The handler returns a Measurement compared with the threshold this way (scoring.py); a type
     # without one returns its own AssertionResult and ignores ``threshold``.
@@ -109,6 +117,7 @@ def assertion(
     threshold_meaning: str = "",
     requires_value: bool = False,
     requires_threshold: bool = False,
+    value_schema: Mapping[str, Any] | None = None,
     check: CheckFn | None = None,
     prefetch: PrefetchFn | None = None,
     direction: Direction | None = None,
@@ -131,6 +140,7 @@ def assertion(
             threshold_meaning=threshold_meaning,
             requires_value=requires_value,
             requires_threshold=requires_threshold,
+            value_schema=value_schema,
             check=check,
             prefetch=prefetch,
             direction=direction,

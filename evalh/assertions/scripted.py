@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import assertion
+from evalh.assertions.registry import NONEMPTY_TEXT, assertion
 from evalh.deadlines import PYTHON_ASSERTION_TIMEOUT_S, call_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement, TestCase
 from evalh.runtimes.python import TimedOut, WorkerLost, call_python
@@ -242,6 +242,7 @@ def _load_problem(problem: LoadProblem) -> str:
     requires_value=True,
     threshold_meaning="min score (optional; without one a score must be above 0)",
     direction="higher",
+    value_schema=NONEMPTY_TEXT,
     check=_check_python,
     code_language="python",
 )

@@ -283,6 +283,12 @@ def prefetch_similar(ctx: AssertionContext) -> list[EmbedRequest]:
     ]
 
 
+# One reference text or a list of them (the best match counts).
+_REFERENCES_VALUE: dict[str, Any] = {
+    "anyOf": [{"type": "string"}, {"type": "array", "minItems": 1, "items": {"type": "string"}}]
+}
+
+
 def _register(name: str, metric: str, meaning: str, summary: str) -> None:
     async def handler(ctx: AssertionContext) -> AssertionResult | Measurement:
         return await score_similar(ctx, metric)
@@ -296,6 +302,7 @@ def _register(name: str, metric: str, meaning: str, summary: str) -> None:
         default_threshold=0.75,
         threshold_meaning=meaning,
         requires_value=True,
+        value_schema=_REFERENCES_VALUE,
         check=check_similar,
         prefetch=prefetch_similar,
         direction="lower" if metric == "euclidean" else "higher",

@@ -91,10 +91,15 @@ def _check_schema(value: Any, _config: Mapping[str, Any]) -> str | None:
 # ----------------------------------------------------------------------------------------- is-json
 
 
+# The value: a JSON Schema (an object, a YAML/JSON string or file://); promptfoo also accepts true.
+_JSON_SCHEMA_VALUE: dict[str, Any] = {"type": ["object", "string", "boolean"]}
+
+
 @assertion(
     "is-json",
     family="structured",
     description="The whole output is JSON; with a value, it also validates against that JSON Schema",
+    value_schema=_JSON_SCHEMA_VALUE,
     check=_check_schema,
 )
 def is_json(ctx: AssertionContext) -> AssertionResult:
@@ -228,6 +233,7 @@ def _json_candidates(output: Any) -> list[Any]:
     "contains-json",
     family="structured",
     description="Output contains a JSON object; with a value, one of them validates against the JSON Schema",
+    value_schema=_JSON_SCHEMA_VALUE,
     check=_check_schema,
 )
 def contains_json(ctx: AssertionContext) -> AssertionResult:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import CheckFn, assertion
+from evalh.assertions.registry import NONEMPTY_TEXT, CheckFn, assertion
 from evalh.assertions.strings import (
     deep_equal,
     json_default,
@@ -43,13 +43,39 @@ __all__ = [
     "word_count",
 ]
 
+# Value shapes, declared once per type (the config schema's allOf rules are tested equal to these).
+_SCALAR_VALUE: dict[str, Any] = {"anyOf": [{"type": "string", "minLength": 1}, {"type": "number"}]}
+_ITEMS_VALUE: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {"type": "array", "minItems": 1, "items": {"type": ["string", "number"]}},
+    ]
+}
+_REFERENCE_VALUE: dict[str, Any] = {"type": "string"}
+_WORDS = {"type": "integer", "minimum": 0}
+_WORD_COUNT_VALUE: dict[str, Any] = {
+    "anyOf": [
+        _WORDS,
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "minProperties": 1,
+            "properties": {
+                "min": {**_WORDS, "description": "Fewest words allowed."},
+                "max": {**_WORDS, "description": "Most words allowed."},
+            },
+        },
+    ]
+}
+
 
 def _passed(passed: bool, reason: str, **details: Any) -> AssertionResult:
     return AssertionResult(passed=passed, score=1.0 if passed else 0.0, reason=reason, details=details)
 
 
 def _scalar_problem(name: str, value: Any) -> str | None:
-    """Problem with a value that must be a non-empty string or a number."""
+    """Problem with a value that must be a non-empty string or a number. validate checks the declared
+    shape; this catches a value a template rendered empty at run time."""
     if value is None or isinstance(value, bool) or not isinstance(value, str | int | float):
         return f"{name} needs a string or number value (got {type(value).__name__})"
     if value == "":
@@ -69,13 +95,6 @@ def _item_list_problem(name: str, value: Any) -> str | None:
 def _check_items(name: str) -> CheckFn:
     def check(value: Any, _config: Mapping[str, Any]) -> str | None:
         return _item_list_problem(name, value)
-
-    return check
-
-
-def _check_scalar(name: str) -> CheckFn:
-    def check(value: Any, _config: Mapping[str, Any]) -> str | None:
-        return _scalar_problem(name, value)
 
     return check
 
@@ -134,7 +153,7 @@ def _contains(ctx: AssertionContext, name: str, fold: bool) -> AssertionResult:
     family="text",
     description="Output contains the value (case-sensitive substring)",
     requires_value=True,
-    check=_check_scalar("contains"),
+    value_schema=_SCALAR_VALUE,
 )
 def contains(ctx: AssertionContext) -> AssertionResult:
     return _contains(ctx, "contains", fold=False)
@@ -145,7 +164,7 @@ def contains(ctx: AssertionContext) -> AssertionResult:
     family="text",
     description="Output contains the value, ignoring case",
     requires_value=True,
-    check=_check_scalar("icontains"),
+    value_schema=_SCALAR_VALUE,
 )
 def icontains(ctx: AssertionContext) -> AssertionResult:
     return _contains(ctx, "icontains", fold=True)
@@ -199,6 +218,7 @@ def _contains_all(ctx: AssertionContext, name: str, fold: bool) -> AssertionResu
     family="text",
     description="Output contains at least one of the items (list or comma-separated string)",
     requires_value=True,
+    value_schema=_ITEMS_VALUE,
     check=_check_items("contains-any"),
 )
 def contains_any(ctx: AssertionContext) -> AssertionResult:
@@ -210,6 +230,7 @@ def contains_any(ctx: AssertionContext) -> AssertionResult:
     family="text",
     description="Output contains at least one of the items, ignoring case",
     requires_value=True,
+    value_schema=_ITEMS_VALUE,
     check=_check_items("icontains-any"),
 )
 def icontains_any(ctx: AssertionContext) -> AssertionResult:
@@ -221,6 +242,7 @@ def icontains_any(ctx: AssertionContext) -> AssertionResult:
     family="text",
     description="Output contains every item (list or comma-separated string)",
     requires_value=True,
+    value_schema=_ITEMS_VALUE,
     check=_check_items("contains-all"),
 )
 def contains_all(ctx: AssertionContext) -> AssertionResult:
@@ -232,6 +254,7 @@ def contains_all(ctx: AssertionContext) -> AssertionResult:
     family="text",
     description="Output contains every item, ignoring case",
     requires_value=True,
+    value_schema=_ITEMS_VALUE,
     check=_check_items("icontains-all"),
 )
 def icontains_all(ctx: AssertionContext) -> AssertionResult:
@@ -243,7 +266,7 @@ def icontains_all(ctx: AssertionContext) -> AssertionResult:
     family="text",
     description="Output starts with the value",
     requires_value=True,
-    check=_check_scalar("starts-with"),
+    value_schema=_SCALAR_VALUE,
 )
 def starts_with(ctx: AssertionContext) -> AssertionResult:
     problem = _scalar_problem("starts-with", ctx.value)
@@ -273,6 +296,7 @@ def _check_regex(value: Any, config: Mapping[str, Any]) -> str | None:
     family="text",
     description="Output matches the Python regular expression somewhere (re.search)",
     requires_value=True,
+    value_schema=NONEMPTY_TEXT,
     check=_check_regex,
 )
 def regex(ctx: AssertionContext) -> AssertionResult:
@@ -311,6 +335,7 @@ def _check_levenshtein(value: Any, _config: Mapping[str, Any]) -> str | None:
     direction="lower",
     bounds=(0.0, None),
     binary_score=True,
+    value_schema=_REFERENCE_VALUE,
     check=_check_levenshtein,
 )
 def levenshtein(ctx: AssertionContext) -> AssertionResult | Measurement:
@@ -327,11 +352,9 @@ def levenshtein(ctx: AssertionContext) -> AssertionResult | Measurement:
 
 
 def _integer(value: Any) -> int | None:
-    """A non-negative whole number from an int, an integral float or a digit string."""
+    """A non-negative whole number from an int or an integral float (promptfoo: a number, never a string)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
     if isinstance(value, int) and value >= 0:
         return value
     if isinstance(value, float) and value.is_integer() and value >= 0:
@@ -370,6 +393,7 @@ def _check_word_count(value: Any, _config: Mapping[str, Any]) -> str | None:
     family="text",
     description="Output has exactly N words, or between min and max words (whitespace-separated)",
     requires_value=True,
+    value_schema=_WORD_COUNT_VALUE,
     check=_check_word_count,
 )
 def word_count(ctx: AssertionContext) -> AssertionResult:

@@ -1,6 +1,7 @@
 """Semantic checks after the schema: what the JSON Schema cannot know.
 
-Each assertion's type has a handler in the registry, its value passes the type's ``check``, a
+Each assertion's type has a handler in the registry, its value has the type's declared shape
+(``value_schema``) and passes its ``check``, a
 required value is present, a threshold lies within the type's declared bounds, and every provider it
 needs exists and has the capability (embeddings for ``similar``, a chat model for judges). Assertions
 that need a grader and have none are reported together, with the three ways to set one.
@@ -12,16 +13,19 @@ import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
 
 from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, resolve_provider
 from evalh.assertions.registry import AssertionDef, all_assertions
 from evalh.config.files import LoadContext
 from evalh.config.locate import close_matches
-from evalh.config.schema import assertion_type_names
+from evalh.config.schema import assertion_type_names, fragment_validator, schema_problems
 from evalh.model import AssertionSpec, ProviderChoice, ProviderSpec, TestCase
 from evalh.providers.registry import capabilities_of, find_entry
 
-__all__ = ["MAX_SET_DEPTH", "AssertionChecker"]
+__all__ = ["MAX_SET_DEPTH", "AssertionChecker", "value_problem"]
 
 MAX_SET_DEPTH = 5  # promptfoo allows no assert-set inside another; a few levels are plenty
 
@@ -30,6 +34,23 @@ _SIMILARITY_OK = frozenset(
 )  # a sentence-similarity provider computes cosine only
 _NEED_WORDS = {"embedding": "embeddings", "text": "a chat (text) model", "tokens": "token embeddings"}
 _GRADER_LIST_LIMIT = 10
+
+
+def value_problem(definition: AssertionDef, value: Any, config: Mapping[str, Any]) -> str | None:
+    """What is wrong with an assertion's value: its declared shape first, then the type's own check
+    (which may rely on the shape: a handler never re-checks what the declaration guarantees)."""
+    if value is None and definition.requires_value:
+        return "needs a value"
+    if definition.value_schema is not None and value is not None:
+        for problem in schema_problems(value, _shape_validator(definition.name)):
+            where = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in problem.path)
+            return f"value{where}: {problem.message}"
+    return definition.check(value, config) if definition.check is not None else None
+
+
+@functools.cache
+def _shape_validator(name: str) -> Draft202012Validator:
+    return fragment_validator(all_assertions()[name].value_schema or {})
 
 
 @dataclass
@@ -67,8 +88,8 @@ class AssertionChecker:
             return
         if definition.requires_value and spec.value is None and spec.type != "assert-set":
             self.ctx.problems.add(f"{spec.full_type} needs a value", where=where, hint="Add value: ... to it")
-        elif definition.check is not None:
-            problem = definition.check(spec.value, spec.config)
+        else:
+            problem = value_problem(definition, spec.value, spec.config)
             if problem:
                 self.ctx.problems.add(f"{spec.full_type}: {problem}", where=where)
         self._check_threshold(spec, definition, where)

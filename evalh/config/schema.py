@@ -130,6 +130,12 @@ def defs_validator(*names: str, allow_string: bool = False) -> Draft202012Valida
     return validator
 
 
+def fragment_validator(fragment: Mapping[str, Any]) -> Draft202012Validator:
+    """A validator for a schema fragment (an assertion's declared value shape), with the config's types."""
+    validator: Draft202012Validator = _Validator(dict(fragment))
+    return validator
+
+
 def test_validator() -> Draft202012Validator:
     """The validator of one test (for tests loaded from .yaml/.json/.jsonl files)."""
     return defs_validator("test")
