@@ -26,6 +26,11 @@ def broken(context):
 
 def nothing(context):
     return None
+
+class Prompts:
+    @staticmethod
+    def formal(context):
+        return "Dear " + context["vars"]["name"]
 """
 
 JS_PROMPTS = """
@@ -53,6 +58,7 @@ def test_python_and_javascript_prompt_functions_give_each_rows_prompt(tmp_path: 
           - file://prompts.py:chat
           - file://prompts.py:wrapped
           - file://script.py
+          - file://prompts.py:Prompts.formal
           - file://prompts.js
           - id: file://prompts.js:shout
             label: shouting
@@ -68,17 +74,18 @@ def test_python_and_javascript_prompt_functions_give_each_rows_prompt(tmp_path: 
     chat = json.dumps(
         [{"role": "system", "content": "Be brief"}, {"role": "user", "content": "Ada"}], indent=2
     )
-    assert outputs[:6] == [
+    assert outputs[:7] == [
         "Hello Ada from echo",
         chat,
         "wrapped Ada",
         "script {{ not rendered }} Ada echo",  # a file without :fn runs as a script; not a template
+        "Dear Ada",  # file://x.py:Class.method, as promptfoo allows
         "js Ada echo",
         "ADA!",
     ]
-    assert outputs[6] == "Hello Bob from echo"
-    labels = [row["prompt"]["label"] for row in rows[:6]]
-    assert labels[0] == "prompts.py:greet" and labels[5] == "shouting"
+    assert outputs[7] == "Hello Bob from echo"
+    labels = [row["prompt"]["label"] for row in rows[:7]]
+    assert labels[0] == "prompts.py:greet" and labels[6] == "shouting"
 
 
 def test_a_failing_prompt_function_is_an_error_row(tmp_path: Path) -> None:

@@ -87,7 +87,7 @@ def _function_target(ref: str) -> str | None:
     """The file of a prompt function reference (``file://x.py:fn``, ``x.js``), or None."""
     target = ref.removeprefix("file://")
     path, sep, function = target.rpartition(":")
-    name = path if sep and function.isidentifier() else target
+    name = path if sep and all(part.isidentifier() for part in function.split(".")) else target
     return name if name.lower().endswith(PROMPT_FUNCTION_SUFFIXES) else None
 
 

@@ -64,7 +64,7 @@ def script_problem(ref: str, config_dir: Path | None, python_default: str) -> st
             for node in tree.body
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         }
-        if target.function and target.function not in defined:
+        if target.function and target.function.split(".")[0] not in defined:
             return f"{target.shown} defines no function {target.function!r}"
         return None
     try:

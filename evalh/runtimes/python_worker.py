@@ -202,7 +202,9 @@ def _function(target: InlineCode | FileFunction) -> tuple[UserFunction | LoadPro
     module = _load_module(Path(target.path), target.shown)
     if isinstance(module, LoadProblem):
         return module, target.path, target.shown
-    function = getattr(module, target.function, None)
+    function: Any = module
+    for name in target.function.split("."):  # promptfoo's file://x.py:Class.method too
+        function = getattr(function, name, None)
     if not callable(function):
         problem = LoadProblem("missing-function", f"{target.shown} has no function {target.function}()")
         return problem, target.path, target.shown

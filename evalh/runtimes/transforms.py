@@ -58,7 +58,7 @@ def python_file_target(value: str, config_dir: Path | None, default: str = _PY_D
     ``config_dir``."""
     target = value.removeprefix("file://")
     path, sep, function = target.rpartition(":")
-    if not (sep and path.endswith(".py") and function.isidentifier()):
+    if not (sep and path.endswith(".py") and all(part.isidentifier() for part in function.split("."))):
         path, function = target, default
     resolved = (config_dir or Path.cwd()) / Path(path).expanduser()
     return FileFunction(str(resolved), function, path)
