@@ -298,3 +298,34 @@ def test_systemexit_and_baseexception_from_user_code_fail_only_their_row(tmp_pat
     assert "SystemExit: 3" in rows[0]["error"]
     assert "BaseException: not an Exception" in rows[1]["error"]
     assert "BaseException: from an assertion" in rows[2]["error"]
+
+
+# -- a threshold on a pass/fail type ------------------------------------------------------------
+
+
+THRESHOLD_ON_CONTAINS = """
+    prompts: [hi]
+    providers: [echo]
+    tests:
+      - assert:
+          - {type: contains, value: hi, threshold: 0.5}
+          - {type: similar, value: hi, threshold: 0.5, provider: fake:embedding}
+"""
+
+
+def test_a_threshold_on_a_pass_fail_type_is_a_located_warning(tmp_path: Path) -> None:
+    # promptfoo ignores it silently; evalh says it is ignored, once, at its place
+    config = write(tmp_path / "c.yaml", THRESHOLD_ON_CONTAINS)
+    result = evalh("validate", str(config))
+    assert result.exit_code == 0, result.stderr
+    message = _message(result)
+    assert message.count("evalh: warning:") == 1
+    assert "c.yaml:6:9 tests[0].assert[0].threshold: contains has no threshold" in message
+    assert "threshold 0.5 is ignored" in message
+
+
+def test_a_threshold_on_a_pass_fail_type_is_an_error_under_strict(tmp_path: Path) -> None:
+    config = write(tmp_path / "c.yaml", THRESHOLD_ON_CONTAINS)
+    result = evalh("validate", "--strict", str(config))
+    assert result.exit_code == 2
+    assert "tests[0].assert[0].threshold: contains has no threshold" in _message(result)

@@ -22,7 +22,9 @@ from evalh.assertions.registry import AssertionDef, all_assertions
 from evalh.config.files import LoadContext
 from evalh.config.locate import close_matches
 from evalh.config.schema import assertion_type_names, fragment_validator, schema_problems
+from evalh.errors import ConfigError
 from evalh.model import AssertionSpec, ProviderChoice, ProviderSpec, TestCase
+from evalh.notices import is_strict, warn
 from evalh.providers.registry import capabilities_of, find_entry
 
 __all__ = ["MAX_SET_DEPTH", "AssertionChecker", "value_problem"]
@@ -129,13 +131,28 @@ class AssertionChecker:
                 hint="A NaN or infinite threshold would make the assertion always fail or always pass",
             )
             return
-        problem = definition.threshold_problem(spec.threshold) if definition.threshold_applies else None
+        if not definition.threshold_applies:
+            self._ignored_threshold(spec, where)
+            return
+        problem = definition.threshold_problem(spec.threshold)
         if problem:
             self.ctx.problems.add(
                 problem,
                 where=f"{where}.threshold",
                 hint=f"{spec.type}'s threshold is a {definition.threshold_meaning}",
             )
+
+    def _ignored_threshold(self, spec: AssertionSpec, where: str) -> None:
+        """A pass/fail type has no threshold: promptfoo ignores one silently; evalh says so (a warning,
+        an error under --strict), since the author expected it to matter."""
+        place = f"{where}.threshold"
+        shown = f"threshold {spec.threshold:g}"
+        message = f"{spec.full_type} has no threshold (it passes or fails), so {shown} is ignored"
+        hint = "Remove the threshold, or use a scored type (`evalh list assertions` shows which take one)"
+        if is_strict():
+            self.ctx.problems.add(message, where=place, hint=hint)
+        else:
+            warn(ConfigError(message, where=place, hint=hint), where=place, subject="threshold")
 
     def _check_need(self, spec: AssertionSpec, test: TestCase, need: str, where: str) -> None:
         if need != "text" and spec.provider is not None and spec.provider.models:
