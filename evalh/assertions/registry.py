@@ -77,7 +77,7 @@ class AssertionDef:
     check: CheckFn | None = None  # static check of (value, config), beyond its shape, run by validate
     prefetch: PrefetchFn | None = None  # texts to embed in bulk before scoring
     # The handler returns a Measurement compared with the threshold this way (scoring.py); a type
-    # without one returns its own AssertionResult and ignores ``threshold``.
+    # without one is pass/fail (its measurement is 1 or 0, or carries a verdict) and takes no threshold.
     direction: Direction | None = None
     bounds: tuple[float | None, float | None] = (None, None)  # where the measured value lies
     binary_score: bool = False  # the score is 1 on a pass, else 0 (a distance, milliseconds)

@@ -69,8 +69,9 @@ _WORD_COUNT_VALUE: dict[str, Any] = {
 }
 
 
-def _passed(passed: bool, reason: str, **details: Any) -> AssertionResult:
-    return AssertionResult(passed=passed, score=1.0 if passed else 0.0, reason=reason, details=details)
+def _passed(passed: bool, reason: str, **details: Any) -> Measurement:
+    """A pass/fail check measures too: 1 or 0, with its reason; runner/scoring.py decides (value > 0)."""
+    return Measurement(value=1.0 if passed else 0.0, subject=reason, plain=reason, details=details)
 
 
 def _scalar_problem(name: str, value: Any) -> str | None:
@@ -115,7 +116,7 @@ def _check_equals(value: Any, _config: Mapping[str, Any]) -> str | None:
     requires_value=True,
     check=_check_equals,
 )
-def equals(ctx: AssertionContext) -> AssertionResult:
+def equals(ctx: AssertionContext) -> AssertionResult | Measurement:
     value = ctx.value
     if value is None:
         return AssertionResult.failure("equals needs a value (string, number, object or list)")
@@ -136,7 +137,7 @@ def equals(ctx: AssertionContext) -> AssertionResult:
 # --------------------------------------------------------------------------------- contains family
 
 
-def _contains(ctx: AssertionContext, name: str, fold: bool) -> AssertionResult:
+def _contains(ctx: AssertionContext, name: str, fold: bool) -> AssertionResult | Measurement:
     problem = _scalar_problem(name, ctx.value)
     if problem:
         return AssertionResult.failure(problem)
@@ -155,7 +156,7 @@ def _contains(ctx: AssertionContext, name: str, fold: bool) -> AssertionResult:
     requires_value=True,
     value_schema=_SCALAR_VALUE,
 )
-def contains(ctx: AssertionContext) -> AssertionResult:
+def contains(ctx: AssertionContext) -> AssertionResult | Measurement:
     return _contains(ctx, "contains", fold=False)
 
 
@@ -166,7 +167,7 @@ def contains(ctx: AssertionContext) -> AssertionResult:
     requires_value=True,
     value_schema=_SCALAR_VALUE,
 )
-def icontains(ctx: AssertionContext) -> AssertionResult:
+def icontains(ctx: AssertionContext) -> AssertionResult | Measurement:
     return _contains(ctx, "icontains", fold=True)
 
 
@@ -185,7 +186,7 @@ def _found(items: Iterable[str], text: str, fold: bool) -> list[bool]:
     return [item in text for item in items]
 
 
-def _contains_any(ctx: AssertionContext, name: str, fold: bool) -> AssertionResult:
+def _contains_any(ctx: AssertionContext, name: str, fold: bool) -> AssertionResult | Measurement:
     items = _items_or_failure(ctx, name)
     if isinstance(items, AssertionResult):
         return items
@@ -198,7 +199,7 @@ def _contains_any(ctx: AssertionContext, name: str, fold: bool) -> AssertionResu
     return _passed(False, f"Output contains none of {list(items)}{case}", found=found)
 
 
-def _contains_all(ctx: AssertionContext, name: str, fold: bool) -> AssertionResult:
+def _contains_all(ctx: AssertionContext, name: str, fold: bool) -> AssertionResult | Measurement:
     items = _items_or_failure(ctx, name)
     if isinstance(items, AssertionResult):
         return items
@@ -221,7 +222,7 @@ def _contains_all(ctx: AssertionContext, name: str, fold: bool) -> AssertionResu
     value_schema=_ITEMS_VALUE,
     check=_check_items("contains-any"),
 )
-def contains_any(ctx: AssertionContext) -> AssertionResult:
+def contains_any(ctx: AssertionContext) -> AssertionResult | Measurement:
     return _contains_any(ctx, "contains-any", fold=False)
 
 
@@ -233,7 +234,7 @@ def contains_any(ctx: AssertionContext) -> AssertionResult:
     value_schema=_ITEMS_VALUE,
     check=_check_items("icontains-any"),
 )
-def icontains_any(ctx: AssertionContext) -> AssertionResult:
+def icontains_any(ctx: AssertionContext) -> AssertionResult | Measurement:
     return _contains_any(ctx, "icontains-any", fold=True)
 
 
@@ -245,7 +246,7 @@ def icontains_any(ctx: AssertionContext) -> AssertionResult:
     value_schema=_ITEMS_VALUE,
     check=_check_items("contains-all"),
 )
-def contains_all(ctx: AssertionContext) -> AssertionResult:
+def contains_all(ctx: AssertionContext) -> AssertionResult | Measurement:
     return _contains_all(ctx, "contains-all", fold=False)
 
 
@@ -257,7 +258,7 @@ def contains_all(ctx: AssertionContext) -> AssertionResult:
     value_schema=_ITEMS_VALUE,
     check=_check_items("icontains-all"),
 )
-def icontains_all(ctx: AssertionContext) -> AssertionResult:
+def icontains_all(ctx: AssertionContext) -> AssertionResult | Measurement:
     return _contains_all(ctx, "icontains-all", fold=True)
 
 
@@ -268,7 +269,7 @@ def icontains_all(ctx: AssertionContext) -> AssertionResult:
     requires_value=True,
     value_schema=_SCALAR_VALUE,
 )
-def starts_with(ctx: AssertionContext) -> AssertionResult:
+def starts_with(ctx: AssertionContext) -> AssertionResult | Measurement:
     problem = _scalar_problem("starts-with", ctx.value)
     if problem:
         return AssertionResult.failure(problem)
@@ -299,7 +300,7 @@ def _check_regex(value: Any, config: Mapping[str, Any]) -> str | None:
     value_schema=NONEMPTY_TEXT,
     check=_check_regex,
 )
-def regex(ctx: AssertionContext) -> AssertionResult:
+def regex(ctx: AssertionContext) -> AssertionResult | Measurement:
     compiled = _pattern(ctx.value)
     if isinstance(compiled, str):
         return AssertionResult.failure(compiled)
@@ -396,7 +397,7 @@ def _check_word_count(value: Any, _config: Mapping[str, Any]) -> str | None:
     value_schema=_WORD_COUNT_VALUE,
     check=_check_word_count,
 )
-def word_count(ctx: AssertionContext) -> AssertionResult:
+def word_count(ctx: AssertionContext) -> AssertionResult | Measurement:
     bounds = _word_bounds(ctx.value)
     if isinstance(bounds, str):
         return AssertionResult.failure(bounds)

@@ -65,8 +65,6 @@ async def positive_verdict(definition: AssertionDef, ctx: AssertionContext) -> A
     measured: AssertionResult | Measurement = await outcome if inspect.isawaitable(outcome) else outcome
     if isinstance(measured, AssertionResult):
         return measured
-    if direction is None:
-        raise TypeError(f"{definition.name} returned a measurement but declares no direction")
     binary = definition.binary_score or ctx.spec.config.get("binary") is True
     return decide(measured, ctx.threshold, direction, binary)
 

@@ -2,8 +2,9 @@
 
 A measurement (:func:`decide`): its value against the threshold, in the direction its type declares
 (:func:`meets` is the only threshold comparison in evalh); without a threshold, the measurement's own
-verdict, else ``value > 0``; ``config.binary`` makes the score 1 or 0; the reason says how the value
-stands against the threshold. ``assert-set`` children are scored like a test's assertions.
+verdict, else ``value > 0`` (a pass/fail type measures 1 or 0 and takes no threshold);
+``config.binary`` makes the score 1 or 0; the reason says how the value stands against the threshold.
+``assert-set`` children are scored like a test's assertions.
 
 Per assertion (:func:`finalize`): ``not-`` flips pass and turns the score into ``1 - score``; an error
 result is never inverted; ``weight: 0`` makes the assertion metric-only (it always passes).
@@ -56,19 +57,21 @@ def relation(passed: bool, direction: Literal["higher", "lower"], threshold: flo
 def decide(
     measurement: Measurement,
     threshold: float | None,
-    direction: Literal["higher", "lower"],
+    direction: Literal["higher", "lower"] | None,
     binary: bool = False,
 ) -> AssertionResult:
     """The positive-form verdict on a measurement (negation is :func:`finalize`'s).
 
     ``binary``: the score is 1 when it passes, else 0 (``config.binary``, or a type scored that way)."""
     m = measurement
+    if direction is None:  # a pass/fail type: no threshold applies (validate warns about one)
+        threshold = None
     details = {**m.details, "threshold": threshold} if threshold is not None else dict(m.details)
     if not m.applicable:
         return AssertionResult(False, 0.0, m.subject, details=details, usage=m.usage, applicable=False)
     if m.children:
         return _decide_set(m, threshold)
-    if threshold is None or not m.compared:
+    if threshold is None or direction is None or not m.compared:
         passed = m.verdict if m.verdict is not None else m.value > 0
         reason = m.plain if m.plain is not None else _unthresholded(m, passed)
     else:

@@ -12,6 +12,7 @@ from evalh.assertions.registry import AssertionDef, all_assertions
 from evalh.model import AssertionSpec, EvaluateOptions, Measurement, Status, Suite, TestCase
 from evalh.runner.execute import run_suite
 from evalh.runner.scoring import decide, finalize
+from tests.assertions.helpers import grade, make_context
 
 PACKAGE = Path(__file__).resolve().parents[2] / "evalh"
 # The one threshold comparison, and the config check of a threshold against the declared bounds.
@@ -124,3 +125,26 @@ def test_exact_match_honours_its_threshold_and_negation() -> None:
     assert _row("Lyon", AssertionSpec(type="exact-match", value="Paris", threshold=0.0)) is Status.PASS
     negated = AssertionSpec(type="exact-match", value="Paris", threshold=0.0, negate=True)
     assert _row("Lyon", negated) is Status.FAIL
+
+
+TEXT_PASS_FAIL = ["equals", "contains", "icontains", "contains-any", "contains-all", "starts-with", "regex"]
+
+
+@pytest.mark.parametrize("name", TEXT_PASS_FAIL)
+def test_pass_fail_text_checks_measure_and_scoring_decides(name: str) -> None:
+    # the handler returns 1 or 0 with its reason; the verdict is decided in runner/scoring.py
+    ctx = make_context(name, value="abc", output="abc")
+    measured = TYPES[name].fn(ctx)
+    assert isinstance(measured, Measurement) and measured.value == 1.0
+    missed = TYPES[name].fn(make_context(name, value="zzz", output="abc"))
+    assert isinstance(missed, Measurement) and missed.value == 0.0
+    assert not decide(missed, None, None).passed and decide(measured, None, None).passed
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.5, 2.0])
+def test_a_threshold_on_a_pass_fail_type_changes_nothing(threshold: float) -> None:
+    # promptfoo ignores it (validate warns); a measured 1 passes, a 0 fails, whatever the threshold
+    hit = grade(make_context("contains", value="b", output="abc", threshold=threshold))
+    miss = grade(make_context("contains", value="z", output="abc", threshold=threshold))
+    assert (hit.passed, hit.score, miss.passed, miss.score) == (True, 1.0, False, 0.0)
+    assert "threshold" not in hit.details and hit.reason == "Output contains 'b'"
