@@ -274,6 +274,11 @@ class Measurement:
     children: tuple[GradedAssertion, ...] = ()  # assert-set: scored like a test's assertions
 
     @classmethod
+    def pass_fail(cls, passed: bool, reason: str, **details: Any) -> Measurement:
+        """A pass/fail check's measurement: 1 or 0 with its reason (scoring passes ``value > 0``)."""
+        return cls(value=1.0 if passed else 0.0, subject=reason, plain=reason, details=details)
+
+    @classmethod
     def not_applicable(cls, reason: str, **details: Any) -> Measurement:
         return cls(value=0.0, subject=reason, applicable=False, details=details)
 

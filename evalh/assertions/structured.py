@@ -20,7 +20,7 @@ from jsonschema.protocols import Validator
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
 from evalh.assertions.strings import json_default, loads_strict, parse_json_output, preview
-from evalh.model import AssertionResult
+from evalh.model import AssertionResult, Measurement
 
 __all__ = ["extract_json_objects", "schema_problem", "schema_violation"]
 
@@ -102,24 +102,20 @@ _JSON_SCHEMA_VALUE: dict[str, Any] = {"type": ["object", "string", "boolean"]}
     value_schema=_JSON_SCHEMA_VALUE,
     check=_check_schema,
 )
-def is_json(ctx: AssertionContext) -> AssertionResult:
+def is_json(ctx: AssertionContext) -> AssertionResult | Measurement:
     validator = _validator(ctx.value)
     if isinstance(validator, str):
         return AssertionResult.failure(f"is-json: {validator}")
     parsed, document, problem = parse_json_output(ctx.output)
     if not parsed:
-        return AssertionResult(passed=False, score=0.0, reason=f"Output is not valid JSON ({problem})")
+        return Measurement.pass_fail(False, f"Output is not valid JSON ({problem})")
     if validator is None:
-        return AssertionResult(passed=True, score=1.0, reason="Output is valid JSON")
+        return Measurement.pass_fail(True, "Output is valid JSON")
     violation = schema_violation(validator, document)
     if violation is not None:
-        return AssertionResult(
-            passed=False,
-            score=0.0,
-            reason=f"Output is JSON but does not match the schema: {violation}",
-            details={"violation": violation},
-        )
-    return AssertionResult(passed=True, score=1.0, reason="Output is valid JSON matching the schema")
+        reason = f"Output is JSON but does not match the schema: {violation}"
+        return Measurement.pass_fail(False, reason, violation=violation)
+    return Measurement.pass_fail(True, "Output is valid JSON matching the schema")
 
 
 # ----------------------------------------------------------------------------------- contains-json
@@ -236,30 +232,20 @@ def _json_candidates(output: Any) -> list[Any]:
     value_schema=_JSON_SCHEMA_VALUE,
     check=_check_schema,
 )
-def contains_json(ctx: AssertionContext) -> AssertionResult:
+def contains_json(ctx: AssertionContext) -> AssertionResult | Measurement:
     validator = _validator(ctx.value)
     if isinstance(validator, str):
         return AssertionResult.failure(f"contains-json: {validator}")
     objects = _json_candidates(ctx.output)
     if not objects:
         reason = f"Output contains no JSON object ({preview(ctx.output_text, 60)})"
-        return AssertionResult(passed=False, score=0.0, reason=reason, details={"objects": 0})
+        return Measurement.pass_fail(False, reason, objects=0)
     count = f"{len(objects)} JSON object{'s' if len(objects) > 1 else ''}"
     if validator is None:
-        return AssertionResult(
-            passed=True, score=1.0, reason=f"Output contains {count}", details={"objects": len(objects)}
-        )
+        return Measurement.pass_fail(True, f"Output contains {count}", objects=len(objects))
     violations = [schema_violation(validator, document) for document in objects]
     if None in violations:
-        return AssertionResult(
-            passed=True,
-            score=1.0,
-            reason=f"Output contains {count}, one matching the schema",
-            details={"objects": len(objects), "matching": violations.index(None)},
-        )
-    return AssertionResult(
-        passed=False,
-        score=0.0,
-        reason=f"Output contains {count} but none matches the schema: {violations[0]}",
-        details={"objects": len(objects), "violation": violations[0]},
-    )
+        reason = f"Output contains {count}, one matching the schema"
+        return Measurement.pass_fail(True, reason, objects=len(objects), matching=violations.index(None))
+    reason = f"Output contains {count} but none matches the schema: {violations[0]}"
+    return Measurement.pass_fail(False, reason, objects=len(objects), violation=violations[0])

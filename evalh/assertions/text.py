@@ -69,9 +69,7 @@ _WORD_COUNT_VALUE: dict[str, Any] = {
 }
 
 
-def _passed(passed: bool, reason: str, **details: Any) -> Measurement:
-    """A pass/fail check measures too: 1 or 0, with its reason; runner/scoring.py decides (value > 0)."""
-    return Measurement(value=1.0 if passed else 0.0, subject=reason, plain=reason, details=details)
+_passed = Measurement.pass_fail  # a pass/fail check measures too; runner/scoring.py decides
 
 
 def _scalar_problem(name: str, value: Any) -> str | None:

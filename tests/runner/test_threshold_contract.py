@@ -148,3 +148,12 @@ def test_a_threshold_on_a_pass_fail_type_changes_nothing(threshold: float) -> No
     miss = grade(make_context("contains", value="z", output="abc", threshold=threshold))
     assert (hit.passed, hit.score, miss.passed, miss.score) == (True, 1.0, False, 0.0)
     assert "threshold" not in hit.details and hit.reason == "Output contains 'b'"
+
+
+@pytest.mark.parametrize("name", ["is-json", "contains-json"])
+def test_json_checks_measure_and_scoring_decides(name: str) -> None:
+    hit = TYPES[name].fn(make_context(name, output='{"a": 1}'))
+    miss = TYPES[name].fn(make_context(name, output="no json here"))
+    assert isinstance(hit, Measurement) and isinstance(miss, Measurement)
+    assert (hit.value, miss.value) == (1.0, 0.0)
+    assert decide(hit, None, None).passed and not decide(miss, None, None).passed
