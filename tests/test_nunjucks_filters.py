@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.loopback import LoopbackServer, Reply
 from tests.test_promptfoo_semantics import evalh, run_rows, write
 
 
@@ -83,3 +84,31 @@ def test_a_throwing_filter_fails_the_render_with_its_place(tmp_path: Path) -> No
     result, _ = run_rows(config)
     assert result.exit_code == 2, result.stderr
     assert "no way" in result.stderr and "prompts[0]" in result.stderr
+
+
+def test_python_and_javascript_filters_render_templates_during_the_run(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    """An HTTP body renders inside the run (its event loop waits for the render): a Python filter
+    works there too, beside Python assertions that keep the run's own workers busy."""
+    loopback.route("POST", "/gen", lambda req: Reply.json({"output": req.json["text"]}))
+    write(tmp_path / "f.py", "def tag(value):\n    return '<' + str(value) + '>'\n")
+    write(tmp_path / "shout.js", "module.exports = (value) => String(value).toUpperCase();\n")
+    check = "assert: [{{type: python, value: \"output == '<W{i}>'\"}}]"
+    tests = "\n".join(f"  - vars: {{x: w{i}}}\n    " + check.format(i=i) for i in range(6))
+    config = write(
+        tmp_path / "c.yaml",
+        f"""
+nunjucksFilters: {{tag: file://f.py, shout: file://shout.js}}
+prompts: ["{{{{ x }}}}"]
+providers:
+  - id: {loopback.url}/gen
+    config: {{body: {{text: "{{{{ prompt | shout | tag }}}}"}}, responsePath: output}}
+tests:
+{tests}
+""",
+    )
+    result, rows = run_rows(config)
+    assert result.exit_code == 0, result.stderr
+    assert [row["response"]["output"] for row in rows] == [f"<W{i}>" for i in range(6)]
+    assert sorted(request.json["text"] for request in loopback.requests) == [f"<W{i}>" for i in range(6)]

@@ -22,6 +22,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -224,16 +225,49 @@ class _Pool:
             worker.kill()
 
 
+class _Apart:
+    """Workers for calls made from a thread of their own while the run's event loop waits for them (a
+    template filter inside a render): they never queue behind the run's calls, which that blocked loop
+    drives. Their callers (a few helper threads) are the bound; the lock guards the idle list."""
+
+    def __init__(self) -> None:
+        self.idle: list[_Worker] = []
+        self.lock = threading.Lock()
+
+    async def acquire(self) -> _Worker:
+        with self.lock:
+            while self.idle:
+                worker = self.idle.pop()
+                if worker.alive():
+                    return worker
+                worker.kill()
+        return _Worker()
+
+    def release(self, worker: _Worker, reusable: bool) -> None:
+        if reusable:
+            with self.lock:
+                self.idle.append(worker)
+        else:
+            worker.kill()
+
+    def shutdown(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for worker in idle:
+            worker.kill()
+
+
 _POOL = _Pool(MAX_WORKERS)
+_APART = _Apart()
 
 
-async def _run(request: tuple[Any, ...], timeout_s: float) -> Outcome:
+async def _run(request: tuple[Any, ...], timeout_s: float, pool: _Pool | _Apart = _POOL) -> Outcome:
     """Send one request to a worker and wait at most ``timeout_s`` for the outcome.
 
     Raises TimedOut or WorkerLost (the worker is then killed and replaced); a cancellation kills the
     worker too, so nothing keeps running the user's code after evalh stopped waiting for it."""
     payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
-    worker = await _POOL.acquire()
+    worker = await pool.acquire()
     reusable = False
     try:
         async with asyncio.timeout(timeout_s):
@@ -244,14 +278,15 @@ async def _run(request: tuple[Any, ...], timeout_s: float) -> Outcome:
     except TimeoutError:
         raise TimedOut(timeout_s) from None
     finally:
-        _POOL.release(worker, reusable)
+        pool.release(worker, reusable)
 
 
 async def call_python(
-    target: InlineCode | FileFunction, args: tuple[Any, ...], *, timeout_s: float
+    target: InlineCode | FileFunction, args: tuple[Any, ...], *, timeout_s: float, apart: bool = False
 ) -> Outcome:
-    """Call the user's function once with ``args`` (plain data) in a worker."""
-    return await _run(("call", target, args), timeout_s)
+    """Call the user's function once with ``args`` (plain data) in a worker. ``apart``: in a worker
+    outside the run's pool, for a caller the run's event loop is blocked on (see :class:`_Apart`)."""
+    return await _run(("call", target, args), timeout_s, _APART if apart else _POOL)
 
 
 async def map_python(
@@ -264,3 +299,4 @@ async def map_python(
 def shutdown_workers() -> None:
     """Stop every idle worker (busy ones are killed by their callers' cancellation)."""
     _POOL.shutdown()
+    _APART.shutdown()

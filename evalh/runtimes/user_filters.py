@@ -2,11 +2,12 @@
 author, run where user code runs (the JavaScript engine, or a Python worker), never in evalh's process.
 
 A render is synchronous and filters are called from inside it, so each call is one round trip through
-the async runtime on a helper thread of its own event loop, with the JavaScript deadline. JavaScript
-(``module.exports``, or ``:fn``) can be called at any time. A Python filter (``file://filters.py[:fn]``,
-by default the function named like the filter) is called while the config loads and prompts render,
-not from a template rendered inside the run (a rubric prompt, an HTTP body): the worker pool is then
-busy with the run's own calls, and waiting on it from the loop that drives them could never end.
+the async runtime on a helper thread of its own event loop, with the JavaScript deadline: JavaScript
+(``module.exports``, or ``:fn``), or a Python function (``file://filters.py[:fn]``, by default the one
+named like the filter). They work wherever a template renders: while the config loads, and inside the
+run (a rubric prompt, an HTTP body), where the run's event loop waits for the render. Python filters
+therefore run in workers apart from the run's pool (``call_python(..., apart=True)``): a filter queued
+behind the run's own calls, which that waiting loop drives, would wait for ever.
 
 A filter that throws or times out fails the render it is in, which names the template's place.
 """
@@ -52,36 +53,23 @@ def user_filters(refs: Mapping[str, str], config_dir: Path | None) -> dict[str, 
 def _filter(name: str, ref: str, config_dir: Path | None) -> Callable[..., Any]:
     def call(value: Any, *args: Any) -> Any:
         if is_python_file(ref):
-            return _sync(name, lambda: _python(ref, name, config_dir, (value, *args)), in_loop=False)
-        return _sync(name, lambda: _javascript(ref, config_dir, (value, *args)), in_loop=True)
+            return _sync(name, lambda: _python(ref, name, config_dir, (value, *args)))
+        return _sync(name, lambda: _javascript(ref, config_dir, (value, *args)))
 
     call.__name__ = name
     return call
 
 
-def _sync(name: str, start: Callable[[], Coroutine[Any, Any, Any]], *, in_loop: bool) -> Any:
-    if not in_loop and _loop_running():
-        raise UserFilterFailed(
-            f"the Python filter {name!r} cannot run in a template rendered during the run (a rubric "
-            "prompt, an HTTP body); write it in JavaScript"
-        )
+def _sync(name: str, start: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     try:
         return _BRIDGE.submit(lambda: asyncio.run(start())).result()
     except (TimedOut, JsFailed, JsFileProblem, WorkerLost) as error:
         raise UserFilterFailed(f"filter {name!r} failed: {error or type(error).__name__}") from None
 
 
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
 async def _python(ref: str, name: str, config_dir: Path | None, args: tuple[Any, ...]) -> Any:
     target = python_file_target(ref, config_dir, name)
-    outcome = await call_python(target, args, timeout_s=JAVASCRIPT_TIMEOUT_S)
+    outcome = await call_python(target, args, timeout_s=JAVASCRIPT_TIMEOUT_S, apart=True)
     if isinstance(outcome, LoadProblem):
         raise UserFilterFailed(f"filter {name!r}: {outcome.text}")
     if isinstance(outcome, Raised):
