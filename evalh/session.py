@@ -54,7 +54,7 @@ class RunSettings:
 
 def load_for_run(config_path: Path | Sequence[Path], settings: RunSettings) -> tuple[Suite, list[str]]:
     """The suite to run, its filters applied, and notes on what the filters kept (for the console)."""
-    suite = load_suite(config_path, cli_vars=settings.cli_vars, grader=settings.grader)
+    suite = load_suite(config_path, cli_vars=settings.cli_vars, grader=settings.grader, run_transforms=True)
     suite = filter_by_description(suite, settings.filter_pattern)
     notes: list[str] = []
     if settings.filter_failing is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,9 +23,16 @@ from evalh.config.locate import JsonPath, format_path
 from evalh.config.providers import check_choice, parse_choice, parse_models
 from evalh.config.tests_files import RawTest
 from evalh.config.transform_checks import check_test_transforms
+from evalh.deadlines import JAVASCRIPT_TIMEOUT_S
 from evalh.errors import ConfigError, TemplateError
 from evalh.model import AssertionSpec, ProviderChoice, TestCase
-from evalh.runtimes.transforms import transform_problem
+from evalh.runtimes.transforms import (
+    VARS_TRANSFORM_KEY,
+    TransformFailed,
+    transform_problem,
+    transform_vars,
+    vars_transform_problem,
+)
 from evalh.templating import (
     EnvVars,
     has_template,
@@ -130,6 +137,9 @@ def _build_one(
             env=defaults.env,
             literal=frozenset(defaults.cli_vars).difference(own),
         )
+        variables = _transformed_vars(
+            variables, options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx
+        )
         if "rubricPrompt" in options:  # read and parsed now, like an assertion's own rubricPrompt
             own_options = "rubricPrompt" in (data.get("options") or {})
             where = format_path((*shown, "options")) if own_options else "defaultTest.options"
@@ -170,6 +180,26 @@ def _build_one(
         has_output=has_output,
         path=format_path(shown),
     )
+
+
+def _transformed_vars(
+    variables: dict[str, Any], options: Mapping[str, Any], where: Callable[[str], str], ctx: LoadContext
+) -> dict[str, Any]:
+    """The vars with ``options.transformVars``' result merged over them, as promptfoo merges it. Only
+    when the config is loaded to run (validate runs no code); the values it returns are data, never
+    rendered, and the prompts and assertion values render with them."""
+    code = options.get(VARS_TRANSFORM_KEY)
+    if not ctx.run_transforms or not isinstance(code, str) or vars_transform_problem(code, ctx.base_dir):
+        return variables  # not run, or a problem check_test_transforms reports
+    try:
+        changed = transform_vars(code, variables, config_dir=ctx.base_dir, timeout_s=JAVASCRIPT_TIMEOUT_S)
+    except TransformFailed as error:
+        raise ConfigError(
+            f"the vars transform {error}",
+            where=where(VARS_TRANSFORM_KEY),
+            hint="transformVars gets (vars, context) and returns the vars to merge; no row has run",
+        ) from None
+    return {**variables, **changed}
 
 
 def _option_where(

@@ -101,6 +101,7 @@ class LoadContext:
     where_of: dict[int, str] = field(default_factory=dict)  # id(spec or prompt) -> "file:line:col path"
     allow_outside: bool = False  # evaluateOptions.allowFileOutsideConfigDir: data files may name any file
     other_configs: tuple[Path, ...] = ()  # -c b.yaml -c c.yaml merged into config_file's (inputs too)
+    run_transforms: bool = False  # run options.transformVars: loading to run, not to validate
     _texts: dict[Path, str] = field(default_factory=dict)
     _data: dict[Path, Document] = field(default_factory=dict)
 

@@ -71,15 +71,17 @@ def load_suite(
     *,
     cli_vars: Mapping[str, str] = {},
     grader: str | None = None,
+    run_transforms: bool = False,
 ) -> Suite:
     """Read, check and resolve a config (several: merged as promptfoo merges ``-c a -c b``; relative
     paths inside the merged tests resolve from the first one's directory). Raises ConfigError (or a
-    subclass) listing every problem."""
+    subclass) listing every problem. ``run_transforms``: run each test's ``options.transformVars``
+    (loading to run; validating runs no code)."""
     paths: list[Path] = []
     for given in [path] if isinstance(path, str | Path) else path:
         with path_errors(str(given), None):
             paths.append(Path(given).resolve())
-    ctx = LoadContext(config_file=paths[0])
+    ctx = LoadContext(config_file=paths[0], run_transforms=run_transforms)
     with _cyclic_gc_paused():
         documents = [load_document(config_file) for config_file in paths]
         for document in documents:

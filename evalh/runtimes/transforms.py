@@ -1,43 +1,47 @@
-"""promptfoo's output transforms: ``options.transform`` (``postprocess`` is its old name) and an
-assertion's own ``transform`` (``src/util/transform.ts``).
+"""promptfoo's transforms (``src/util/transform.ts``): ``options.transform`` (``postprocess`` is its old
+name), an assertion's own ``transform``, ``options.transformVars``, an assertion's ``contextTransform``
+and a provider's ``transform``. Where each applies in a run: ``runner/transforming.py`` (and
+``config/build.py`` for ``transformVars``).
 
-A transform is JavaScript of ``(output, context)`` with the ``javascript`` assertion's wrapping (one line
-gets ``return``), or ``file://x.js[:fn]`` (CommonJS, as there), or ``file://x.py[:fn]`` (default function
-``get_transform``, run in a Python worker). Its return value replaces the output: ``options.transform``
-before every assertion of the test, an assertion's ``transform`` before that assertion only, after the
-test's. ``context`` is ``{vars, prompt, metadata}`` (the provider's response metadata).
-
-A transform that throws, times out or returns nothing usable makes an ERROR row ("Transform failed:
-..."), like promptfoo. ``transformVars`` and ``contextTransform`` are not run by evalh: validation
-refuses them by name rather than ignoring them.
+A transform is JavaScript of ``(output, context)`` (``(vars, context)`` for ``transformVars``) with the
+``javascript`` assertion's wrapping (one line gets ``return``), or ``file://x.js[:fn]`` (CommonJS, as
+there), or ``file://x.py[:fn]`` (default function ``get_transform``, run in a Python worker). A
+transform that throws, times out or returns nothing usable raises :class:`TransformFailed`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import concurrent.futures
+import uuid
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
 from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript, syntax_problem
-from evalh.runtimes.javascript_source import JsFileProblem, file_source, inline_source
+from evalh.runtimes.javascript_source import JsFileProblem, JsSource, file_source, inline_source
 from evalh.runtimes.python import FileFunction, LoadProblem, Raised, WorkerLost, call_python
 
 __all__ = [
     "OUTPUT_TRANSFORM_KEYS",
-    "REFUSED_OPTION_KEYS",
+    "VARS_TRANSFORM_KEY",
     "TransformFailed",
     "apply_transform",
     "is_python_file",
     "output_transform",
     "python_file_target",
+    "run_blocking",
     "transform_problem",
+    "transform_vars",
+    "vars_transform_problem",
 ]
 
 OUTPUT_TRANSFORM_KEYS = ("transform", "postprocess")  # options keys; postprocess is the deprecated name
-REFUSED_OPTION_KEYS = {
-    "transformVars": "evalh does not run transformVars; compute the vars in the test or a vars file",
-}
+VARS_TRANSFORM_KEY = "transformVars"
 _PY_DEFAULT = "get_transform"
+_OUTPUT_PARAMS = ("output", "context")
+_VARS_PARAMS = ("vars", "context")  # promptfoo names the first parameter after what it transforms
+_BRIDGE = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalh-blocking")
 
 
 class TransformFailed(Exception):
@@ -69,7 +73,9 @@ def is_python_file(value: str) -> bool:
     return value.startswith("file://") and value.removeprefix("file://").rsplit(":", 1)[0].endswith(".py")
 
 
-def transform_problem(value: Any, config_dir: Path | None) -> str | None:
+def transform_problem(
+    value: Any, config_dir: Path | None, params: tuple[str, ...] = _OUTPUT_PARAMS
+) -> str | None:
     """What is wrong with a transform as written (validate), or None. Runs none of its code."""
     if not isinstance(value, str) or not value.strip():
         return "a transform is JavaScript code or a file://x.js[:fn] / file://x.py[:fn] path"
@@ -77,21 +83,31 @@ def transform_problem(value: Any, config_dir: Path | None) -> str | None:
         target = python_file_target(value, config_dir)
         return None if Path(target.path).is_file() else f"transform file {target.shown} was not found"
     try:
-        source = file_source(value, config_dir) if value.startswith("file://") else inline_source(value)
+        source = _js_source(value, config_dir, params)
     except JsFileProblem as error:
         return str(error)
     return source.problems[0] if source.problems else syntax_problem(source)
 
 
+def _js_source(value: str, config_dir: Path | None, params: tuple[str, ...]) -> JsSource:
+    return file_source(value, config_dir) if value.startswith("file://") else inline_source(value, params)
+
+
 async def apply_transform(
-    value: str, output: Any, context: Mapping[str, Any], *, config_dir: Path | None, timeout_s: float
+    value: str,
+    output: Any,
+    context: Mapping[str, Any],
+    *,
+    config_dir: Path | None,
+    timeout_s: float,
+    params: tuple[str, ...] = _OUTPUT_PARAMS,
 ) -> Any:
     """The transformed output; raises TransformFailed."""
     args = (output, dict(context))
     try:
         if is_python_file(value):
             return await _python(value, args, config_dir, timeout_s)
-        source = file_source(value, config_dir) if value.startswith("file://") else inline_source(value)
+        source = _js_source(value, config_dir, params)
         outcome = await call_javascript(source, args, timeout_s=timeout_s)
     except (TimedOut, JsFailed, JsFileProblem, WorkerLost) as error:
         raise TransformFailed(str(error) or type(error).__name__) from None
@@ -109,3 +125,39 @@ async def _python(value: str, args: tuple[Any, ...], config_dir: Path | None, ti
     if isinstance(outcome, Raised):
         raise TransformFailed(f"raised {outcome.describe()}")
     return outcome.value
+
+
+def vars_transform_problem(value: Any, config_dir: Path | None) -> str | None:
+    """What is wrong with an ``options.transformVars`` as written (validate), or None."""
+    return transform_problem(value, config_dir, _VARS_PARAMS)
+
+
+def transform_vars(
+    value: str, variables: Mapping[str, Any], *, config_dir: Path | None, timeout_s: float
+) -> dict[str, Any]:
+    """``options.transformVars`` run on a test's vars: the vars it returns, to merge over the test's
+    (promptfoo: ``{...vars, ...transformed}``). The context is promptfoo's ``{prompt: {}, uuid}``.
+    Blocks (it runs while the config loads); raises TransformFailed, also for a result that is not an
+    object of vars."""
+    context = {"prompt": {}, "uuid": str(uuid.uuid4())}
+
+    def start() -> Coroutine[Any, Any, Any]:
+        return apply_transform(
+            value, dict(variables), context, config_dir=config_dir, timeout_s=timeout_s, params=_VARS_PARAMS
+        )
+
+    result = run_blocking(start)
+    if not isinstance(result, dict):
+        raise TransformFailed(f"returned {_kind(result)}; it must return an object of vars ({{name: value}})")
+    return result
+
+
+def _kind(value: Any) -> str:
+    names = {type(None): "null", list: "an array", str: "a string", bool: "a boolean"}
+    return names.get(type(value), "a number" if isinstance(value, int | float) else type(value).__name__)
+
+
+def run_blocking(start: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    """Run a coroutine of the runtimes to its end from synchronous code, on a helper thread with an
+    event loop of its own (the caller's loop, if any, is left alone: it may be the one waiting)."""
+    return _BRIDGE.submit(lambda: asyncio.run(start())).result()

@@ -14,8 +14,6 @@ A filter that throws or times out fails the render it is in, which names the tem
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,11 +23,9 @@ from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascr
 from evalh.runtimes.javascript_source import JsFileProblem, file_source
 from evalh.runtimes.prompt_functions import script_problem
 from evalh.runtimes.python import LoadProblem, Raised, WorkerLost, call_python
-from evalh.runtimes.transforms import is_python_file, python_file_target
+from evalh.runtimes.transforms import is_python_file, python_file_target, run_blocking
 
 __all__ = ["UserFilterFailed", "filter_problem", "user_filters"]
-
-_BRIDGE = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalh-filters")
 
 
 class UserFilterFailed(ValueError):
@@ -62,7 +58,7 @@ def _filter(name: str, ref: str, config_dir: Path | None) -> Callable[..., Any]:
 
 def _sync(name: str, start: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     try:
-        return _BRIDGE.submit(lambda: asyncio.run(start())).result()
+        return run_blocking(start)
     except (TimedOut, JsFailed, JsFileProblem, WorkerLost) as error:
         raise UserFilterFailed(f"filter {name!r} failed: {error or type(error).__name__}") from None
 

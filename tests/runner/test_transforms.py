@@ -1,5 +1,6 @@
-"""promptfoo's output transforms: options.transform (and postprocess), an assertion's transform, in JS
-and Python; transformVars and provider transforms are refused by name, never ignored."""
+"""promptfoo's transforms, through the CLI, in JS and Python: options.transform (and postprocess), an
+assertion's transform, options.transformVars, a provider's transform and an assertion's
+contextTransform; broken ones are located errors."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from evalh.cli import app
@@ -89,7 +91,48 @@ def test_postprocess_is_the_old_name_of_transform(tmp_path: Path) -> None:
     assert rows["recorded"]["response"]["output"] == "padded"
 
 
-def test_transform_vars_is_refused_where_it_is_written(tmp_path: Path) -> None:
+VARS_SUITE = """
+prompts: ["{{greeting}} {{name}} ({{size}})"]
+providers: [echo]
+defaultTest:
+  options:
+    transformVars: "({greeting: vars.name.length > 3 ? 'Hello' : 'Hi', size: vars.name.length})"
+tests:
+  - vars: {x: js, name: Ada}
+    assert: [{type: equals, value: "{{greeting}} Ada (3)"}]
+  - vars: {x: file, name: Grace}
+    options: {transformVars: "file://vars.js:shout"}
+    assert: [{type: equals, value: "Hey GRACE ({{size}})"}]
+  - vars: {x: py, name: Linus}
+    options: {transformVars: "file://vars.py"}
+    assert: [{type: equals, value: "Yo linus ({{size}})"}]
+"""
+
+
+def test_transform_vars_merge_over_the_vars_before_prompts_and_assertions_render(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "vars.js",
+        "exports.shout = (vars, context) => ({greeting: 'Hey', name: vars.name.toUpperCase(),\n"
+        "  size: typeof context.uuid + Object.keys(context.prompt).length});\n",
+    )
+    write(
+        tmp_path,
+        "vars.py",
+        "def get_transform(vars, context):\n"
+        "    assert len(context['uuid']) == 36 and context['prompt'] == {}\n"
+        "    return {'greeting': 'Yo', 'name': vars['name'].lower(), 'size': '{{ 7*7 }}'}\n",
+    )
+    code, output, rows = run(write(tmp_path, "evalh.yaml", VARS_SUITE))
+    assert code == 0, output
+    outputs = {x: row["response"]["output"] for x, row in rows.items()}
+    # defaultTest's transformVars, a test's own (a JS file's function, a Python file's get_transform);
+    # what a transform returns is data: '{{ 7*7 }}' stays as written in the prompt and the assertion
+    assert outputs == {"js": "Hi Ada (3)", "file": "Hey GRACE (string0)", "py": "Yo linus ({{ 7*7 }})"}
+    assert rows["py"]["vars"]["name"] == "linus"  # the report shows the vars the rows used
+
+
+def test_validate_checks_transform_vars_without_running_them(tmp_path: Path) -> None:
     config = write(
         tmp_path,
         "evalh.yaml",
@@ -97,15 +140,75 @@ def test_transform_vars_is_refused_where_it_is_written(tmp_path: Path) -> None:
         tests:
           - output: x
             options:
-              transformVars: "{...vars, y: 1}"
+              transformVars: "vars.missing.deeper"
             assert:
               - {type: contains, value: x}
     """,
     )
+    assert CliRunner().invoke(app, ["validate", str(config)]).exit_code == 0
+    code, output, rows = run(config)
+    assert code == 2 and not rows, output
+    assert "evalh.yaml:5:7 tests[0].options.transformVars: the vars transform threw TypeError" in output
+
+
+@pytest.mark.parametrize(
+    ("transform", "message"),
+    [
+        ('"vars.name +"', "SyntaxError"),
+        ('"file://gone.js"', "gone.js was not found"),
+        ('"file://gone.py:fn"', "gone.py was not found"),
+    ],
+)
+def test_a_broken_transform_vars_is_a_located_error_at_validate(
+    tmp_path: Path, transform: str, message: str
+) -> None:
+    config = write(
+        tmp_path,
+        "evalh.yaml",
+        f"""
+        defaultTest:
+          options:
+            transformVars: {transform}
+        tests:
+          - {{output: x, vars: {{name: a}}}}
+    """,
+    )
     result = CliRunner().invoke(app, ["validate", str(config)])
     assert result.exit_code == 2
-    assert "evalh.yaml:5:7 tests[0].options.transformVars" in result.output
-    assert "not supported" in result.output
+    assert "evalh.yaml:4:5 defaultTest.options.transformVars" in result.output and message in result.output
+
+
+@pytest.mark.parametrize(
+    ("transform", "message"),
+    [
+        ('"[vars.name]"', "returned an array; it must return an object of vars"),
+        ('"file://vars.py:nope"', "nope"),
+        ('"file://vars.js:nope"', "does not export a function named nope"),
+        ('"file://vars.py:text"', "returned a string; it must return an object of vars"),
+    ],
+)
+def test_a_transform_vars_that_fails_stops_the_run_before_any_row(
+    tmp_path: Path, transform: str, message: str
+) -> None:
+    write(tmp_path, "vars.py", "def text(vars, context):\n    return 'not vars'\n")
+    write(tmp_path, "vars.js", "exports.other = (vars) => vars;\n")
+    config = write(
+        tmp_path,
+        "evalh.yaml",
+        f"""
+        prompts: ["{{{{name}}}}"]
+        providers: [echo]
+        tests:
+          - vars: {{x: a, name: a}}
+            options: {{transformVars: {transform}}}
+    """,
+    )
+    code, output, rows = run(config)
+    assert code == 2 and not rows, output
+    assert (
+        "evalh.yaml:6:15 tests[0].options.transformVars: the vars transform" in output and message in output
+    )
+    assert "Traceback" not in output
 
 
 def test_broken_transforms_are_located_config_errors(tmp_path: Path) -> None:
