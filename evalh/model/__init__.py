@@ -1,0 +1,79 @@
+"""The data evalh passes between its layers: frozen dataclasses, no behaviour beyond small derivations.
+
+A leaf package: it imports nothing of evalh outside itself, so every other module may import it.
+Import from here (``from evalh.model import Suite``); the submodules only group the classes:
+
+* :mod:`evalh.model.suite`: the config side (:class:`Suite`, :class:`TestCase`, :class:`AssertionSpec`,
+  :class:`Prompt`, :class:`ProviderSpec`, :class:`ProviderChoice`, :class:`EvaluateOptions`);
+* :mod:`evalh.model.results`: providers' replies, assertions' measurements and verdicts, one
+  :class:`TestResult` row (:class:`ProviderResponse`, :class:`Usage`, :class:`Measurement`,
+  :class:`AssertionResult`, :class:`GradedAssertion`, :class:`Status`);
+* :mod:`evalh.model.aggregates`: a finished :class:`RunResult` and its figures (:class:`Aggregates`,
+  :class:`Column`, :class:`RowFigures`, ...).
+
+Flow: ``config`` builds a :class:`Suite` (prompts, providers, tests with their merged, rendered
+assertions); ``runner`` turns it into :class:`TestResult` rows holding :class:`GradedAssertion` trees;
+``reports`` read a :class:`RunResult`.
+"""
+
+from __future__ import annotations
+
+from evalh.model.aggregates import (
+    Aggregates,
+    Column,
+    NamedTotal,
+    RowFigures,
+    RunResult,
+    ScoreStats,
+    TypeFigures,
+)
+from evalh.model.results import (
+    AssertionResult,
+    GradedAssertion,
+    Measurement,
+    ProviderResponse,
+    ProviderUsage,
+    Status,
+    TestResult,
+    Usage,
+    weighted_mean,
+)
+from evalh.model.suite import (
+    MAX_CONCURRENCY,
+    MAX_REPEAT,
+    AssertionSpec,
+    EvaluateOptions,
+    Prompt,
+    ProviderChoice,
+    ProviderSpec,
+    Suite,
+    TestCase,
+)
+
+__all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_REPEAT",
+    "Aggregates",
+    "AssertionResult",
+    "AssertionSpec",
+    "Column",
+    "EvaluateOptions",
+    "GradedAssertion",
+    "Measurement",
+    "NamedTotal",
+    "Prompt",
+    "ProviderChoice",
+    "ProviderResponse",
+    "ProviderSpec",
+    "ProviderUsage",
+    "RowFigures",
+    "RunResult",
+    "ScoreStats",
+    "Status",
+    "Suite",
+    "TestCase",
+    "TestResult",
+    "TypeFigures",
+    "Usage",
+    "weighted_mean",
+]

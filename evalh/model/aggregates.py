@@ -1,0 +1,134 @@
+"""A finished run: :class:`RunResult` with the figures ``runner/aggregates.py`` computes once
+(:class:`Aggregates`, per :class:`Column`) and reports only format. Frozen dataclasses; imports nothing
+of evalh outside this package."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalh.model.results import ProviderUsage, Status, TestResult, Usage
+from evalh.model.suite import Prompt, ProviderSpec, Suite
+
+__all__ = [
+    "Aggregates",
+    "Column",
+    "NamedTotal",
+    "RowFigures",
+    "RunResult",
+    "ScoreStats",
+    "TypeFigures",
+]
+
+
+@dataclass(frozen=True)
+class RowFigures:
+    """Pass counts and mean score of some rows: the whole run, or one column."""
+
+    rows: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    pass_rate: float = 100.0  # % of rows that passed; ERROR rows count against; 100 with no rows
+    mean_score: float | None = None  # over the rows that are not ERROR; None if there are none
+
+
+@dataclass(frozen=True)
+class ScoreStats:
+    """One named score (``metric``) over the non-ERROR rows that carry it."""
+
+    mean: float
+    min: float
+    max: float
+    count: int
+
+
+@dataclass(frozen=True)
+class TypeFigures:
+    """One assertion type (``not-x`` apart from ``x``) over every graded assertion, set children too."""
+
+    count: int
+    passed: int
+    errors: int
+    pass_rate: float  # % of these assertions that passed (errors count against)
+    mean_score: float | None  # over the ones that ran; None if none ran
+
+
+@dataclass(frozen=True)
+class NamedTotal:
+    """A named score summed over a column's rows (promptfoo's per-prompt metrics)."""
+
+    total: float = 0.0
+    count: int = 0
+    weight: float = 0.0
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.count if self.count else None
+
+
+@dataclass(frozen=True)
+class Column:
+    """One provider x prompt column of a run (promptfoo's ``CompletedPrompt``): its rows and figures."""
+
+    prompt: Prompt
+    provider: ProviderSpec
+    prompt_index: int
+    provider_index: int
+    rows: tuple[TestResult, ...] = ()
+    figures: RowFigures = field(default_factory=RowFigures)
+    named_scores: Mapping[str, ScoreStats] = field(default_factory=dict)  # as the run's, per column
+    named_totals: Mapping[str, NamedTotal] = field(default_factory=dict)  # every row, promptfoo's sums
+    assertions_passed: int = 0  # every graded assertion, assert-set children included
+    assertions_failed: int = 0
+    score_total: float = 0.0
+    latency_ms: float = 0.0
+    cost: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+    classification: Mapping[str, Any] | None = None  # when the suite has labelled tests
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.provider_index, self.prompt_index)
+
+    @property
+    def name(self) -> str:
+        """``[provider] prompt-label``, the header promptfoo's table and CSV use."""
+        return f"[{self.provider.display}] {self.prompt.label}"
+
+
+@dataclass(frozen=True)
+class Aggregates:
+    """The run's figures, computed once by ``runner/aggregates.py``; reports only format them."""
+
+    figures: RowFigures = field(default_factory=RowFigures)
+    named_scores: Mapping[str, ScoreStats] = field(default_factory=dict)
+    assertion_types: Mapping[str, TypeFigures] = field(default_factory=dict)
+    columns: tuple[Column, ...] = ()  # by provider, then prompt
+    labelled: bool = False  # some test has metadata.label: columns carry a classification
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything a report needs."""
+
+    suite: Suite
+    results: tuple[TestResult, ...]
+    started_at: str  # ISO 8601
+    duration_ms: float
+    provider_usage: tuple[ProviderUsage, ...] = ()
+    interrupted: bool = False
+    interrupted_by: str | None = None  # the signal that stopped the run: "SIGINT", "SIGTERM", "SIGHUP"
+    not_run: int = 0  # rows the run planned but did not finish (interrupted)
+    aggregates: Aggregates = field(default_factory=Aggregates)
+
+    def count(self, status: Status) -> int:
+        return sum(1 for r in self.results if r.status is status)
+
+    @property
+    def pass_rate(self) -> float:
+        """Percentage of rows that passed; errors count against it. 100.0 for an empty run."""
+        if not self.results:
+            return 100.0
+        return 100.0 * self.count(Status.PASS) / len(self.results)

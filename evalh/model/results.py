@@ -1,0 +1,196 @@
+"""The result side of the model: what providers return (:class:`ProviderResponse`, :class:`Usage`), what
+assertions measure (:class:`Measurement`, :class:`AssertionResult`), the graded verdicts and one
+:class:`TestResult` row per test x prompt x provider. Frozen dataclasses; imports nothing of evalh
+outside this package."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalh.model.suite import AssertionSpec, Prompt, ProviderSpec, TestCase
+
+__all__ = [
+    "AssertionResult",
+    "GradedAssertion",
+    "Measurement",
+    "ProviderResponse",
+    "ProviderUsage",
+    "Status",
+    "TestResult",
+    "Usage",
+    "weighted_mean",
+]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token and request counts; added together with ``+``."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    requests: int = 0
+    cached: int = 0  # cache hits
+    texts: int = 0  # texts embedded
+    cost: float = 0.0
+    latency_ms: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+            requests=self.requests + other.requests,
+            cached=self.cached + other.cached,
+            texts=self.texts + other.texts,
+            cost=self.cost + other.cost,
+            latency_ms=self.latency_ms + other.latency_ms,
+        )
+
+
+@dataclass(frozen=True)
+class ProviderUsage:
+    """Usage of one provider over a run, for the summary and the JSON report."""
+
+    provider: str
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class ProviderResponse:
+    """What a completion provider returned. ``error`` set means the row becomes an ERROR."""
+
+    output: Any = None
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    latency_ms: float | None = None
+    cached: bool = False
+    cost: float | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AssertionResult:
+    """A positive-form (non-negated) verdict: what a check with no threshold returns (``contains``),
+    and what ``runner/scoring.py`` makes of a :class:`Measurement`.
+
+    ``error`` means the assertion could not run (bad value, provider failure): the row is an ERROR,
+    and negation never turns it into a pass. ``applicable`` false means there was nothing to measure
+    (an empty output for ``similar``): it fails both the type and its ``not-`` form.
+    """
+
+    passed: bool
+    score: float
+    reason: str
+    error: bool = False
+    details: Mapping[str, Any] = field(default_factory=dict)
+    usage: Usage | None = None
+    children: tuple[GradedAssertion, ...] = ()
+    applicable: bool = True
+
+    @classmethod
+    def failure(cls, reason: str, **details: Any) -> AssertionResult:
+        """An assertion that could not run: an ERROR, never a pass."""
+        return cls(passed=False, score=0.0, reason=reason, error=True, details=details)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What an assertion with a threshold returns: the figure it measured, never a verdict.
+
+    ``runner/scoring.py`` compares ``value`` with the threshold in the direction the type declares,
+    applies ``binary`` and ``not-``, and words the reason: ``"{subject} is {relation} threshold
+    {t}{suffix}"`` ("Recall@3 0.3333 is less than threshold 1 (1 of 3 relevant ids found)"), or
+    ``plain`` (else ``subject + suffix``) when no threshold is set. ``score`` is the 0-1 score when it
+    differs from ``value`` (a distance's 1/(1+d)). ``verdict`` False is a failure the measurement itself
+    carries (a grader's ``pass: false``); None leaves the verdict to the threshold, or to ``value > 0``
+    without one. ``compared`` False: the threshold does not apply to this outcome (refusal-quality's
+    unexpected refusal), the verdict stands. ``applicable`` False: there was nothing to measure (see
+    :class:`AssertionResult`). With ``children`` (``assert-set``), the children's verdict, by the rules of
+    a test.
+    """
+
+    value: float
+    subject: str
+    suffix: str = ""
+    plain: str | None = None
+    score: float | None = None
+    verdict: bool | None = None
+    compared: bool = True
+    details: Mapping[str, Any] = field(default_factory=dict)
+    usage: Usage | None = None
+    applicable: bool = True
+    children: tuple[GradedAssertion, ...] = ()  # assert-set: scored like a test's assertions
+
+    @classmethod
+    def pass_fail(cls, passed: bool, reason: str, **details: Any) -> Measurement:
+        """A pass/fail check's measurement: 1 or 0 with its reason (scoring passes ``value > 0``)."""
+        return cls(value=1.0 if passed else 0.0, subject=reason, plain=reason, details=details)
+
+    @classmethod
+    def not_applicable(cls, reason: str, **details: Any) -> Measurement:
+        return cls(value=0.0, subject=reason, applicable=False, details=details)
+
+
+@dataclass(frozen=True)
+class GradedAssertion:
+    """An assertion with its final verdict: negation, weight 0 and threshold applied by the scorer."""
+
+    spec: AssertionSpec
+    passed: bool
+    score: float
+    reason: str
+    error: bool = False
+    details: Mapping[str, Any] = field(default_factory=dict)
+    usage: Usage | None = None
+    children: tuple[GradedAssertion, ...] = ()
+
+
+def weighted_mean(graded: Sequence[GradedAssertion]) -> float:
+    """Σ(score·weight) / Σweight over graded assertions; 0 when every weight is 0 (promptfoo's rule)."""
+    total_weight = sum(g.spec.weight for g in graded)
+    if total_weight <= 0:
+        return 0.0
+    return sum(g.score * g.spec.weight for g in graded) / total_weight
+
+
+class Status(enum.Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    ERROR = "ERROR"
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One row: a test × prompt × provider (× repeat)."""
+
+    __test__ = False
+
+    test: TestCase
+    prompt: Prompt
+    provider: ProviderSpec
+    prompt_index: int
+    provider_index: int
+    rendered_prompt: Any
+    status: Status
+    score: float
+    reason: str
+    output: Any = None
+    error: str | None = None  # the provider's error text, or the assertion error's reason
+    latency_ms: float | None = None
+    cached: bool = False
+    cost: float | None = None
+    usage: Usage = field(default_factory=Usage)  # provider usage for the output
+    grading_usage: Usage = field(default_factory=Usage)  # graders and embedders
+    assertions: tuple[GradedAssertion, ...] = ()
+    named_scores: Mapping[str, float] = field(default_factory=dict)
+    named_score_weights: Mapping[str, float] = field(default_factory=dict)
+    repeat_index: int = 0
+    id: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.PASS

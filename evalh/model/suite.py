@@ -1,0 +1,150 @@
+"""The config side of the model: a validated :class:`Suite` and its parts (prompts, providers, tests and
+their assertions), as ``config`` builds them. Frozen dataclasses; imports nothing of evalh."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_REPEAT",
+    "AssertionSpec",
+    "EvaluateOptions",
+    "Prompt",
+    "ProviderChoice",
+    "ProviderSpec",
+    "Suite",
+    "TestCase",
+]
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """One provider as the config names it: ``openai:chat:gpt-4o-mini`` or ``{id, label, config}``."""
+
+    id: str
+    label: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    path: str = ""  # JSON path in the config, for messages: "providers[1]"
+    base_dir: str = ""  # the config file's directory: script paths resolve against it
+
+    @property
+    def display(self) -> str:
+        return self.label or self.id
+
+
+@dataclass(frozen=True)
+class ProviderChoice:
+    """A provider override (assertion ``provider`` or ``options.provider``).
+
+    Either one provider for every purpose (``default``), or promptfoo's typed map
+    ``{embedding: ..., text: ...}``: ``similar`` takes ``embedding``, judges take ``text``. Embedding
+    assertions may name several ``models`` instead (``provider: [a, b]`` or ``config.providers``):
+    each scores, and the mean is reported.
+    """
+
+    default: ProviderSpec | None = None
+    embedding: ProviderSpec | None = None
+    text: ProviderSpec | None = None
+    models: tuple[ProviderSpec, ...] = ()  # several embedders that each score: ``provider: [a, b]``
+
+    def for_kind(self, kind: str) -> ProviderSpec | None:
+        """The provider this choice names for ``kind`` ("embedding", "tokens" or "text"), or None.
+
+        Token vectors (BERTScore) come from the embedding slot of a typed map."""
+        typed = self.embedding if kind in ("embedding", "tokens") else self.text
+        return typed or self.default
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt template: a string, or a chat message list (``[{role, content}]``); or, with
+    ``function`` (``file://x.py:fn``, ``file://x.js``), code that returns the prompt for each row."""
+
+    raw: str | tuple[Mapping[str, Any], ...]
+    label: str
+    id: str = ""
+    path: str = ""
+    function: str = ""
+
+
+@dataclass(frozen=True)
+class AssertionSpec:
+    """One assertion of one test, after the defaultTest merge and template rendering of its value.
+
+    ``type`` is the base type (``similar:cosine``), ``negate`` is true for ``not-`` types.
+    ``threshold`` is what the config says (None when unset); the registry supplies defaults.
+    """
+
+    type: str
+    negate: bool = False
+    value: Any = None
+    threshold: float | None = None
+    weight: float = 1.0
+    metric: str | None = None
+    provider: ProviderChoice | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    children: tuple[AssertionSpec, ...] = ()  # assert-set members
+    rubric_prompt: Any = None
+    raw: Mapping[str, Any] = field(default_factory=dict)  # the assertion as written, for reports
+    path: str = ""  # "tests[3].assert[1]"
+
+    @property
+    def full_type(self) -> str:
+        return f"not-{self.type}" if self.negate else self.type
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One test after the defaultTest merge. ``output`` is a recorded output, graded without a provider."""
+
+    __test__ = False  # not a pytest class
+
+    index: int
+    description: str | None = None
+    vars: Mapping[str, Any] = field(default_factory=dict)
+    asserts: tuple[AssertionSpec, ...] = ()
+    threshold: float | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    provider: ProviderChoice | None = None  # options.provider (grader / embedder override)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    output: Any = None
+    has_output: bool = False
+    path: str = ""
+
+
+# Upper bounds of --repeat / evaluateOptions.repeat and -j / maxConcurrency (the schema says the same):
+# beyond them a run is a typo, not a plan, and would exhaust memory or sockets before any call.
+MAX_REPEAT = 10_000
+MAX_CONCURRENCY = 1_000
+
+
+@dataclass(frozen=True)
+class EvaluateOptions:
+    max_concurrency: int = 4
+    repeat: int = 1
+    cache: bool = True
+    timeout_ms: int = 0
+    strict: bool = False  # template and config warnings are errors (--strict)
+    delay_ms: int = 0  # wait after each provider call not served from the cache (--delay)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A validated, fully resolved config."""
+
+    tests: tuple[TestCase, ...]
+    prompts: tuple[Prompt, ...] = ()
+    providers: tuple[ProviderSpec, ...] = ()
+    description: str | None = None
+    default_provider: ProviderChoice | None = None  # --grader, or the suite-wide default
+    evaluate_options: EvaluateOptions = field(default_factory=EvaluateOptions)
+    output_paths: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    config_path: str | None = None
+    raw_config: Mapping[str, Any] = field(default_factory=dict)  # secrets redacted
+    input_files: tuple[str, ...] = ()  # every file the load read, config first: no report may overwrite one
+    nunjucks_filters: Mapping[str, str] = field(default_factory=dict)  # name -> file:// reference
