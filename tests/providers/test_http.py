@@ -16,7 +16,7 @@ import pytest
 from evalh.errors import ConfigError, ProviderHTTPError
 from evalh.model import ProviderSpec
 from evalh.providers.http import HttpClient, HttpReply, HttpSettings
-from evalh.providers.http_replies import requested_wait_s
+from evalh.providers.http.replies import requested_wait_s
 from tests.loopback import LoopbackServer, Reply, Request
 
 SECRET = "sk-test-0123456789abcdef"

@@ -1,190 +1,41 @@
-"""The one HTTP layer every HTTP provider uses: httpx.AsyncClient plus tenacity retries.
+"""The client: one ``httpx`` connection pool set per provider, tenacity retries, redacted failures.
 
-Retry rules (promptfoo's, with a cap on the total wait):
-
-* 429 (and any 5xx that carries them) honours ``Retry-After`` (seconds or an HTTP date),
-  ``retry-after-ms`` and the rate-limit reset headers (``x-ratelimit-reset-requests|tokens`` as ``1s`` /
-  ``6m0s`` / ``20ms``, ``X-RateLimit-Reset`` as epoch seconds, ``anthropic-ratelimit-*-reset`` as an
-  RFC 3339 time). Without such a header it backs off like a 5xx.
-* 5xx, connection errors and timeouts back off exponentially with jitter
-  (``base * 2**(n-1) * (0.5 + random/2)``, at most ``max_delay_s``).
-* Any other 4xx fails at once with the server's own message.
-* At most ``max_retries`` retries (``max_retries + 1`` attempts), and the sleeps of one call never add up
-  to more than ``max_total_wait_s``: a retry that would exceed the budget is not attempted.
-* Each attempt has ``timeout_s`` (60 s) and the whole call, retries included, has ``total_timeout_s``
-  (``evalh/deadlines.py``: 120 s, never less than one attempt's timeout): a hanging server costs one
-  bounded wait, and the error names the endpoint and the deadline.
-
-Every failure raises :class:`~evalh.errors.ProviderHTTPError` with every secret (API keys, secret header
-values, URL passwords and query secrets: :mod:`evalh.secrets`) redacted from the message, and with
-``status`` and ``attempts`` set.
-
-Redirects are followed only within the origin (scheme, host, port) of the request: a cross-origin
-redirect is refused with a ProviderHTTPError, so no credential header (``Authorization``, ``x-api-key``,
-``api-key``, custom auth headers) ever reaches another host.
+Each attempt has ``timeout_s`` (60 s) and the whole call, retries included, has ``total_timeout_s``
+(``evalh/deadlines.py``: 120 s, never less than one attempt's timeout): a hanging server costs one bounded
+wait, and the error names the endpoint and the deadline. Every failure raises
+:class:`~evalh.errors.ProviderHTTPError` with every secret (API keys, secret header values, URL passwords
+and query secrets: :mod:`evalh.secrets`) redacted from the message, and with ``status`` and ``attempts``
+set. This is where a failed request's secrets are known, so this is where its error is redacted; the
+layers above pass the message on as it is, and the output boundaries redact once more.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import random
 import ssl
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
-from evalh.deadlines import HTTP_ATTEMPT_TIMEOUT_S, HTTP_TOTAL_TIMEOUT_S, configured_timeout_s
-from evalh.errors import ConfigError, ProviderHTTPError
+from evalh.deadlines import HTTP_ATTEMPT_TIMEOUT_S, HTTP_TOTAL_TIMEOUT_S
+from evalh.errors import ProviderHTTPError
 from evalh.model import ProviderSpec
-from evalh.providers.http_replies import requested_wait_s, server_message
+from evalh.providers.http.origins import REDIRECT_HINT, RefusedRedirect, follow_same_origin, public_url
+from evalh.providers.http.replies import HttpReply, reply_from, requested_wait_s, server_message
+from evalh.providers.http.retries import Deadline, RetryableError, backoff_s, exhausted_message, out_of_budget
+from evalh.providers.http.settings import HttpSettings
 from evalh.secrets import redact_text, register, register_headers, register_url
 
-__all__ = ["HttpClient", "HttpReply", "HttpSettings", "public_url"]
+__all__ = ["HttpClient"]
 
 log = logging.getLogger("evalh.http")
 
 _SHARD_CONNECTIONS = 8  # connections per httpx pool
 _MAX_SHARDS = 16  # at most 128 connections per provider
-_MAX_REDIRECTS = 10
-
-
-@dataclass(frozen=True)
-class HttpReply:
-    """A successful (2xx) reply. ``json`` is None when the body is not JSON; ``text`` is the raw body."""
-
-    status: int
-    json: Any
-    headers: Mapping[str, str]
-    attempts: int
-    latency_ms: float
-    text: str = ""
-
-
-@dataclass(frozen=True)
-class HttpSettings:
-    """Transport settings read from a provider's ``config`` (camelCase keys, as in promptfoo).
-
-    ``timeout`` (seconds) or ``timeoutMs`` per attempt; ``totalTimeout`` (seconds) or ``totalTimeoutMs``
-    for the whole call with its retries; ``maxRetries``; ``maxTotalWaitS``; ``retryBaseDelayS``;
-    ``retryMaxDelayS``. (``maxConcurrency`` is the runner's: one gate per provider, see runner/services.py.)
-    """
-
-    timeout_s: float = HTTP_ATTEMPT_TIMEOUT_S
-    total_timeout_s: float | None = None  # None: HTTP_TOTAL_TIMEOUT_S, or one attempt's timeout if longer
-    max_retries: int = 4
-    max_total_wait_s: float = 120.0
-    retry_base_delay_s: float = 1.0
-    retry_max_delay_s: float = 30.0
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any], where: str | None = None) -> HttpSettings:
-        """Read the settings; a ConfigError naming the key when one is not a number."""
-        timeout = configured_timeout_s(config, cls.timeout_s, where=where)
-        total: float | None = configured_timeout_s(
-            config, 0.0, seconds_key="totalTimeout", ms_key="totalTimeoutMs", where=where
-        )
-        return cls(
-            timeout_s=timeout,
-            total_timeout_s=total or None,
-            max_retries=int(_number(config, "maxRetries", where, cls.max_retries)),
-            max_total_wait_s=_number(config, "maxTotalWaitS", where, cls.max_total_wait_s),
-            retry_base_delay_s=_number(config, "retryBaseDelayS", where, cls.retry_base_delay_s),
-            retry_max_delay_s=_number(config, "retryMaxDelayS", where, cls.retry_max_delay_s),
-        )
-
-
-def _number(config: Mapping[str, Any], key: str, where: str | None, default: float = 0.0) -> float:
-    value = config.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        value = "not a number"
-    try:
-        number = float(value)
-    except ValueError:
-        number = -1.0
-    if number < 0 or number != number:
-        raise ConfigError(
-            f"config.{key} must be a non-negative number (got {config.get(key)!r})",
-            where=f"{where}.config.{key}" if where else None,
-        )
-    return number
-
-
-def public_url(url: str) -> str:
-    """``url`` without credentials or query (for messages, logs and cache identities)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return f"{parts.scheme}://{host}{parts.path}".rstrip("/")
-
-
-class _RefusedRedirect(Exception):
-    """A redirect to another origin (or one too many): not followed."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-_REDIRECT_HINT = (
-    "Point the provider at the final URL (the one the server redirects to); evalh follows redirects "
-    "only within one scheme, host and port, so credentials never reach another server"
-)
-
-
-def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
-    default = {"http": 80, "https": 443}.get(url.scheme)
-    return (url.scheme, url.host, url.port or default)
-
-
-async def _follow_same_origin(client: httpx.AsyncClient, response: httpx.Response) -> httpx.Response:
-    """Follow ``response``'s redirects while they stay on the request's origin. httpx only strips
-    ``Authorization`` on a cross-origin hop; ``x-api-key``, ``api-key`` and custom auth headers would go
-    along, so such a hop is refused instead."""
-    origin = _origin(response.request.url)
-    for _ in range(_MAX_REDIRECTS):
-        following = response.next_request
-        if following is None:
-            return response
-        await response.aclose()
-        if _origin(following.url) != origin:
-            target = f"{following.url.scheme}://{following.url.host}"
-            if following.url.port:
-                target += f":{following.url.port}"
-            raise _RefusedRedirect(
-                f"was redirected (HTTP {response.status_code}) to another origin, {target}: not followed",
-                response.status_code,
-            )
-        response = await client.send(following)
-    raise _RefusedRedirect(f"was redirected more than {_MAX_REDIRECTS} times", response.status_code)
-
-
-class _RetryableError(Exception):
-    """One failed attempt worth retrying; ``wait_s`` is what the server asked for, if anything."""
-
-    def __init__(
-        self, message: str, *, status: int | None = None, wait_s: float | None = None, timed_out: bool = False
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.wait_s = wait_s
-        self.timed_out = timed_out
-
-
-@dataclass
-class _Deadline:
-    """When one call (all its attempts) must be over, and whether that is why it failed."""
-
-    at: float
-    passed: bool = False
 
 
 class HttpClient:
@@ -284,9 +135,9 @@ class HttpClient:
         timeout = timeout_s if timeout_s is not None and timeout_s > 0 else self.timeout_s
         total = self.total_timeout_s or max(HTTP_TOTAL_TIMEOUT_S, timeout)
         started = time.perf_counter()
-        deadline = _Deadline(started + total)
+        deadline = Deadline(started + total)
         retrying = AsyncRetrying(
-            retry=retry_if_exception(lambda error: isinstance(error, _RetryableError)),
+            retry=retry_if_exception(lambda error: isinstance(error, RetryableError)),
             wait=self._wait,
             stop=lambda state: self._stop(state, deadline),
             sleep=asyncio.sleep,
@@ -303,22 +154,18 @@ class HttpClient:
                         response = await self._send_once(
                             method, url, body, content, merged, min(timeout, remaining)
                         )
-                    except _RetryableError as error:
+                    except RetryableError as error:
                         deadline.passed |= error.timed_out and remaining < timeout  # cut short by it
                         raise
-                    return self._reply(response, attempt_number, started)
+                    return reply_from(response, attempt_number, started)
         except ProviderHTTPError as error:
             error.attempts = attempt_number  # a 4xx after earlier retried failures
             raise
-        except _RetryableError as error:
-            attempts_text = f" after {attempt_number} attempts" if attempt_number > 1 else ""
-            message = f"{error.message}{attempts_text}"
-            if deadline.passed:
-                message = (
-                    f"{method} {public_url(url)} did not answer within the call's total deadline of "
-                    f"{total:g} s ({attempt_number} attempt{'s' if attempt_number > 1 else ''} of at most "
-                    f"{timeout:g} s; last: {error.message}); set totalTimeout or timeout to change it"
-                )
+        except RetryableError as error:
+            request = f"{method} {public_url(url)}"
+            message = exhausted_message(
+                error, attempt_number, deadline, request=request, total_s=total, timeout_s=timeout
+            )
             raise self._error(message, error.status, attempt_number) from None
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
@@ -356,15 +203,15 @@ class HttpClient:
         try:
             response = await self._send_on_shard(method, url, body, content, headers, timeout_s)
         except (TimeoutError, httpx.TimeoutException):
-            raise _RetryableError(
+            raise RetryableError(
                 f"{method} {public_url(url)} timed out after {timeout_s:.3g} s", timed_out=True
             ) from None
         except httpx.TransportError as error:
             detail = str(error) or type(error).__name__
-            raise _RetryableError(f"{method} {public_url(url)} failed: {detail}") from None
-        except _RefusedRedirect as refused:
+            raise RetryableError(f"{method} {public_url(url)} failed: {detail}") from None
+        except RefusedRedirect as refused:
             raise self._error(
-                f"{method} {public_url(url)} {refused}", refused.status, 1, hint=_REDIRECT_HINT
+                f"{method} {public_url(url)} {refused}", refused.status, 1, hint=REDIRECT_HINT
             ) from None
         self._raise_for_status(method, url, response)
         return response
@@ -404,7 +251,7 @@ class HttpClient:
                 response = await client.request(
                     method, url, content=content, headers=headers, timeout=timeout_s
                 )
-            return await _follow_same_origin(client, response)
+            return await follow_same_origin(client, response)
 
     def _raise_for_status(self, method: str, url: str, response: httpx.Response) -> None:
         status = response.status_code
@@ -413,23 +260,8 @@ class HttpClient:
         explanation = self.excerpt(server_message(response), 500)
         message = f"HTTP {status} from {method} {public_url(url)}: {explanation}"
         if status == 429 or status >= 500:
-            raise _RetryableError(message, status=status, wait_s=requested_wait_s(response.headers))
+            raise RetryableError(message, status=status, wait_s=requested_wait_s(response.headers))
         raise self._error(message, status, 1)
-
-    def _reply(self, response: httpx.Response, attempts: int, started: float) -> HttpReply:
-        text = response.text
-        try:
-            payload: Any = json.loads(text) if text.strip() else None
-        except ValueError:
-            payload = None
-        return HttpReply(
-            status=response.status_code,
-            json=payload,
-            headers=dict(response.headers.items()),
-            attempts=attempts,
-            latency_ms=(time.perf_counter() - started) * 1000.0,
-            text=text,
-        )
 
     def _error(
         self, message: str, status: int | None, attempts: int, hint: str | None = None
@@ -445,20 +277,10 @@ class HttpClient:
     # -- tenacity hooks ----------------------------------------------------------------------
 
     def _wait(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome else None
-        if isinstance(error, _RetryableError) and error.wait_s is not None:
-            return max(0.0, error.wait_s)
-        backoff = self.retry_base_delay_s * 2.0 ** (state.attempt_number - 1)
-        return min(self.retry_max_delay_s, backoff) * (0.5 + random.random() / 2)
+        return backoff_s(state, self.retry_base_delay_s, self.retry_max_delay_s)
 
-    def _stop(self, state: RetryCallState, deadline: _Deadline) -> bool:
-        if state.attempt_number > self.max_retries:
-            return True
-        upcoming = state.upcoming_sleep or 0.0
-        if time.perf_counter() + upcoming >= deadline.at:  # no time left for another attempt
-            deadline.passed = True
-            return True
-        return state.idle_for + upcoming > self.max_total_wait_s
+    def _stop(self, state: RetryCallState, deadline: Deadline) -> bool:
+        return out_of_budget(state, deadline, self.max_retries, self.max_total_wait_s)
 
     def _log_retry(self, state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None

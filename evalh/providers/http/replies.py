@@ -1,9 +1,11 @@
-"""What an HTTP error reply says: the server's own message, and how long it asks us to wait.
+"""What a reply says: a successful one as providers read it (:class:`HttpReply`), and for an error reply
+the server's own message and how long it asks us to wait.
 
-Used by ``http.py``'s retry loop. Waits come from ``retry-after-ms``, ``Retry-After`` (seconds or an HTTP
-date) and the rate-limit reset headers: ``x-ratelimit-reset-requests|tokens`` (``1s``, ``6m0s``,
-``20ms``), ``X-RateLimit-Reset`` (epoch seconds, plus one second of slack, as promptfoo) and
-``anthropic-ratelimit-*-reset`` (an RFC 3339 time). With several reset headers the longest wait wins.
+Used by the client's retry loop (``client.py``). Waits come from ``retry-after-ms``, ``Retry-After``
+(seconds or an HTTP date) and the rate-limit reset headers: ``x-ratelimit-reset-requests|tokens``
+(``1s``, ``6m0s``, ``20ms``), ``X-RateLimit-Reset`` (epoch seconds, plus one second of slack, as
+promptfoo) and ``anthropic-ratelimit-*-reset`` (an RFC 3339 time). With several reset headers the
+longest wait wins.
 """
 
 from __future__ import annotations
@@ -13,13 +15,44 @@ import json
 import re
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import httpx
 
-__all__ = ["requested_wait_s", "server_message"]
+__all__ = ["HttpReply", "reply_from", "requested_wait_s", "server_message"]
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+@dataclass(frozen=True)
+class HttpReply:
+    """A successful (2xx) reply. ``json`` is None when the body is not JSON; ``text`` is the raw body."""
+
+    status: int
+    json: Any
+    headers: Mapping[str, str]
+    attempts: int
+    latency_ms: float
+    text: str = ""
+
+
+def reply_from(response: httpx.Response, attempts: int, started: float) -> HttpReply:
+    """``response`` as providers read it; ``started`` is the call's ``time.perf_counter()``."""
+    text = response.text
+    try:
+        payload: Any = json.loads(text) if text.strip() else None
+    except ValueError:
+        payload = None
+    return HttpReply(
+        status=response.status_code,
+        json=payload,
+        headers=dict(response.headers.items()),
+        attempts=attempts,
+        latency_ms=(time.perf_counter() - started) * 1000.0,
+        text=text,
+    )
 
 
 def server_message(response: httpx.Response) -> str:
