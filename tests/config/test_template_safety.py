@@ -119,9 +119,11 @@ def test_a_model_output_is_never_rendered(loopback: LoopbackServer, marker: Path
     loopback.route(
         "POST", "/v1/chat/completions", lambda r: openai_text('{"pass": true, "score": 1, "reason": "ok"}')
     )
-    judge("llm-rubric", openai_grader(loopback), value="polite", output=payload(marker) + " {{ 7*7 }}")
+    output = payload(marker) + " {{ 7*7 }}"
+    judge("llm-rubric", openai_grader(loopback), value="polite", output=output)
     sent = json.dumps(loopback.requests[0].json)
-    assert "{{ 7*7 }}" in sent and "49" not in sent
+    # The output went out verbatim (not "49"; a bare "49" check also matched pytest's tmp dir numbers).
+    assert json.dumps(output)[1:-1] in sent
     assert not marker.exists()
 
 
