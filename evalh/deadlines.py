@@ -9,6 +9,8 @@ never the run:
   / ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
 * ``python:`` and ``exec:`` providers: 300 s per call; the provider's ``config.timeout`` /
   ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
+* ``exec:`` prompts: 60 s per row (promptfoo's default); the prompt's ``config.timeout`` /
+  ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
 * ``regex`` (and other patterns run on outputs): 1 s per output; the assertion's ``config.timeout`` /
   ``config.timeoutMs``.
 * HTTP providers: 60 s per attempt (``timeout`` / ``timeoutMs``) and 120 s for the whole call with its
@@ -26,6 +28,7 @@ from typing import Any
 from evalh.errors import ConfigError
 
 __all__ = [
+    "EXEC_PROMPT_TIMEOUT_S",
     "HTTP_ATTEMPT_TIMEOUT_S",
     "HTTP_TOTAL_TIMEOUT_S",
     "JAVASCRIPT_TIMEOUT_S",
@@ -44,6 +47,7 @@ JAVASCRIPT_TIMEOUT_S = 10.0
 PROVIDER_SCRIPT_TIMEOUT_S = 300.0
 # a prompt function builds text from vars; one that takes longer is stuck (also bounded by timeoutMs)
 PROMPT_FUNCTION_TIMEOUT_S = JAVASCRIPT_TIMEOUT_S
+EXEC_PROMPT_TIMEOUT_S = 60.0  # promptfoo's own default for a program that prints the prompt
 REGEX_TIMEOUT_S = 1.0
 HTTP_ATTEMPT_TIMEOUT_S = 60.0
 HTTP_TOTAL_TIMEOUT_S = 120.0

@@ -37,7 +37,7 @@ from evalh.notices import is_strict, strict_mode, warn
 from evalh.runtimes.user_filters import filter_problem
 from evalh.runtimes.user_filters import user_filters as make_user_filters
 from evalh.secrets import redact_config, register_config
-from evalh.templating import referenced_names, template_env, template_strings, user_filters
+from evalh.templating import prompt_texts, referenced_names, template_env, user_filters
 
 __all__ = ["CONFIG_NAMES", "find_config", "load_suite", "prompt_warning_key"]
 
@@ -318,7 +318,7 @@ def _check_prompt_vars(
     warning naming the prompt and the tests, found before anything runs (an error with --strict)."""
     for index, prompt in enumerate(prompts):
         where = ctx.where_of.get(id(prompt), prompt.path)
-        texts = [prompt.raw] if isinstance(prompt.raw, str) else template_strings(prompt.raw)
+        texts = prompt_texts(prompt.raw)
         try:
             names = frozenset().union(*(referenced_names(text, where=where) for text in texts))
         except ConfigError:

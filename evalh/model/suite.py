@@ -61,13 +61,15 @@ class ProviderChoice:
 @dataclass(frozen=True)
 class Prompt:
     """A prompt template: a string, or a chat message list (``[{role, content}]``); or, with
-    ``function`` (``file://x.py:fn``, ``file://x.js``), code that returns the prompt for each row."""
+    ``function`` (``file://x.py:fn``, ``file://x.js``, ``exec:cmd``, ``portkey://id``...), a source
+    that gives the prompt for each row. ``config`` is merged into the provider's config for its calls."""
 
     raw: str | tuple[Mapping[str, Any], ...]
     label: str
     id: str = ""
     path: str = ""
     function: str = ""
+    config: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,7 @@ class TestCase:
     output: Any = None
     has_output: bool = False
     path: str = ""
+    prompts: tuple[str, ...] | None = None  # the prompts it runs against (labels / ids); None: all
 
 
 # Upper bounds of --repeat / evaluateOptions.repeat and -j / maxConcurrency (the schema says the same):

@@ -8,17 +8,26 @@ promptfoo: ``python prompt.py '<context as JSON>'`` in its own process group, it
 function is named). Each has a deadline. A string is the prompt; a list
 of ``{role, content}`` messages is a chat prompt; ``{prompt: ...}`` gives its ``prompt``; any other
 object is sent as its JSON, as promptfoo does. Anything else, a raise or a timeout is an ERROR row.
+
+``exec:<command line>`` (and a prompt file promptfoo runs: ``.sh``, ``.rb``, an executable file...) runs
+the program without a shell, in its own process group, with the JSON context ``{vars, provider,
+config}`` as its last argument; its trimmed standard output is the prompt. Prompts promptfoo fetches
+from a service (``portkey://``, ``langfuse://``, ``helicone://``) are refused: evalh makes no such call.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
+import shlex
+import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalh.deadlines import EXEC_PROMPT_TIMEOUT_S, PROMPT_FUNCTION_TIMEOUT_S, call_timeout_s
 from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript, syntax_problem
 from evalh.runtimes.javascript_source import JsFileProblem, file_source
 from evalh.runtimes.processes import run_program
@@ -26,19 +35,74 @@ from evalh.runtimes.python import LoadProblem, Raised, WorkerLost, call_python
 from evalh.runtimes.transforms import is_python_file, python_file_target
 
 __all__ = [
+    "EXEC_PREFIX",
     "PROMPT_FUNCTION_SUFFIXES",
+    "REMOTE_PROMPT_SOURCES",
     "PromptFunctionFailed",
     "call_prompt_function",
+    "exec_prompt_problem",
     "prompt_function_problem",
+    "prompt_timeout_s",
+    "remote_prompt_refusal",
     "script_problem",
 ]
 
 PROMPT_FUNCTION_SUFFIXES = (".py", ".js", ".cjs")
+EXEC_PREFIX = "exec:"
+# promptfoo fetches these from the named service when the row is rendered
+REMOTE_PROMPT_SOURCES = {"portkey://": "Portkey", "langfuse://": "Langfuse", "helicone://": "Helicone"}
 _WHOLE_SCRIPT = ""  # the "function" of file://x.py without :fn: the file runs as a script
+_ANSI_ESCAPE = re.compile(r"\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
 
 
 class PromptFunctionFailed(Exception):
     """The prompt function gave no prompt; the message says why."""
+
+
+def remote_prompt_refusal(ref: str) -> str | None:
+    """Why evalh does not run a prompt promptfoo fetches from a service, or None for any other."""
+    for prefix, service in REMOTE_PROMPT_SOURCES.items():
+        if ref.startswith(prefix):
+            return (
+                f"evalh does not support {prefix} prompts: promptfoo fetches them from {service} "
+                "when each row runs, and evalh makes no such call"
+            )
+    return None
+
+
+def prompt_timeout_s(ref: str, config: Mapping[str, Any], run_timeout_s: float | None) -> float:
+    """How long one call of a prompt source may take: an ``exec:`` program its prompt's
+    ``config.timeout`` / ``timeoutMs`` (else the run's, else 60 s, promptfoo's default); a prompt
+    function the run's ``timeoutMs``, else 10 s."""
+    if ref.startswith(EXEC_PREFIX):
+        return call_timeout_s(config, run_timeout_s, EXEC_PROMPT_TIMEOUT_S)
+    return run_timeout_s or PROMPT_FUNCTION_TIMEOUT_S
+
+
+def _exec_argv(ref: str, config_dir: Path | None) -> list[str]:
+    """The argv of ``exec:<command line>`` (shell-like words, no shell). A first word naming a file
+    beside the config is that file, as promptfoo resolves it against the config's directory."""
+    argv = shlex.split(ref.removeprefix(EXEC_PREFIX))
+    if argv and config_dir is not None and "/" not in argv[0] and (config_dir / argv[0]).is_file():
+        argv[0] = str(config_dir / argv[0])
+    return argv
+
+
+def exec_prompt_problem(ref: str, config_dir: Path | None) -> str | None:
+    """What is wrong with an ``exec:`` prompt as written (validate), or None. Runs nothing."""
+    try:
+        argv = _exec_argv(ref, config_dir)
+    except ValueError as error:
+        return f"{ref!r} is not a valid command line: {error}"
+    if not argv:
+        return "exec: needs a command, e.g. exec:./make_prompt.sh"
+    program = argv[0]
+    if "/" in program:
+        path = Path(program) if config_dir is None else config_dir / program
+        if not path.is_file():
+            return f"program {program} was not found (looked in {path.parent})"
+        return None
+    return None if shutil.which(program) else f"program {program!r} was not found on PATH"
 
 
 def prompt_function_problem(ref: str, config_dir: Path | None) -> str | None:
@@ -78,7 +142,12 @@ async def call_prompt_function(
     ref: str, context: Mapping[str, Any], *, config_dir: Path | None, timeout_s: float
 ) -> str | list[dict[str, Any]]:
     """The prompt ``ref`` returns for ``context``; raises PromptFunctionFailed."""
+    refusal = remote_prompt_refusal(ref)
+    if refusal is not None:
+        raise PromptFunctionFailed(refusal)
     try:
+        if ref.startswith(EXEC_PREFIX):
+            return await _exec(ref, dict(context), config_dir, timeout_s)
         if is_python_file(ref):
             value = await _python(ref, dict(context), config_dir, timeout_s)
         else:
@@ -115,6 +184,25 @@ async def _python_script(
         )
     text = finished.stdout.decode("utf-8", "replace")
     return text.removesuffix("\n").removesuffix("\r")
+
+
+async def _exec(ref: str, context: dict[str, Any], config_dir: Path | None, timeout_s: float) -> str:
+    """promptfoo's executable prompt: the context as the last argument, the trimmed standard output
+    (terminal colour codes removed) as the prompt; it is not rendered again."""
+    argv = [*_exec_argv(ref, config_dir), json.dumps(context, ensure_ascii=False, default=str)]
+    try:
+        finished = await run_program(argv, cwd=str(config_dir) if config_dir else None, timeout_s=timeout_s)
+    except OSError as error:
+        raise PromptFunctionFailed(f"cannot start {argv[0]!r}: {error.strerror or error}") from None
+    out = _ANSI_ESCAPE.sub("", finished.stdout.decode("utf-8", "replace").strip())
+    err = _ANSI_ESCAPE.sub("", finished.stderr.decode("utf-8", "replace").strip())
+    if finished.returncode != 0:
+        raise PromptFunctionFailed(
+            f"exited with code {finished.returncode}" + (f": {err[-500:]}" if err else "")
+        )
+    if not out and err:
+        raise PromptFunctionFailed(f"wrote only to stderr: {err[-500:]}")
+    return out
 
 
 async def _javascript(ref: str, context: dict[str, Any], config_dir: Path | None, timeout_s: float) -> Any:

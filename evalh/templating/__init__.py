@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import re
 import types
@@ -48,7 +49,9 @@ from evalh.templating.nunjucks import (
 __all__ = [
     "EnvVars",
     "has_template",
+    "json_prompt",
     "missing_env",
+    "prompt_texts",
     "referenced_names",
     "render_env",
     "render_prompt",
@@ -372,6 +375,28 @@ def _undefined(text: str, template: str, where: str) -> TemplateError:
     )
 
 
+@functools.lru_cache(maxsize=256)
+def json_prompt(text: str) -> Any:
+    """The JSON object or list a string prompt is, or None. promptfoo renders each string inside such
+    a prompt and sends the JSON indented by two spaces, so a var's quotes or newlines cannot break it
+    (its JSON auto-escape). The value is shared: never modify it."""
+    if not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict | list) else None
+
+
+def prompt_texts(raw: str | Sequence[Mapping[str, Any]]) -> list[str]:
+    """The templates of a prompt: the string, each string of the JSON it is, or of its messages."""
+    if isinstance(raw, str):
+        data = json_prompt(raw)
+        return [raw] if data is None else template_strings(data)
+    return template_strings(list(raw))
+
+
 def render_prompt(
     raw: str | Sequence[Mapping[str, Any]],
     variables: Mapping[str, Any],
@@ -380,8 +405,13 @@ def render_prompt(
     env: EnvVars | None = None,
     warn_key: str | None = None,
 ) -> str | list[dict[str, Any]]:
-    """Render a prompt: a string template, or each string inside a chat message list."""
+    """Render a prompt: a string template (each string inside it when it is JSON, sent as indented
+    JSON as promptfoo does), or each string inside a chat message list."""
     if isinstance(raw, str):
+        data = json_prompt(raw)
+        if data is not None:
+            rendered = _render_deep(data, variables, where, env, warn_key)
+            return json.dumps(rendered, ensure_ascii=False, indent=2)
         return render_template(raw, variables, where=where, env=env, warn_key=warn_key)
     return [
         _render_deep(dict(message), variables, f"{where}[{i}]", env, warn_key)
