@@ -20,6 +20,7 @@ from evalh.assertions.registry import base_type, get_assertion
 from evalh.config.code_values import code_value
 from evalh.config.files import DATA_SUFFIXES, LoadContext, Origin, is_file_ref, script_path
 from evalh.config.locate import JsonPath, format_path
+from evalh.config.prompt_refs import merged_prompt_refs
 from evalh.config.providers import check_choice, parse_choice, parse_models
 from evalh.config.tests_files import RawTest
 from evalh.config.transform_checks import check_test_transforms
@@ -179,6 +180,7 @@ def _build_one(
         output=data.get("output", data.get("providerOutput")),
         has_output=has_output,
         path=format_path(shown),
+        prompts=merged_prompt_refs(data, default),
     )
 
 

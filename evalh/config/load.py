@@ -20,6 +20,7 @@ from evalh.config.env import config_env, render_config_env
 from evalh.config.files import DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath, display_path, load_document, path_errors
 from evalh.config.merge import merge_documents
+from evalh.config.prompt_refs import check_prompt_refs, prompt_allowed
 from evalh.config.prompts import load_prompts
 from evalh.config.providers import (
     RECORDED_PROMPT,
@@ -207,6 +208,7 @@ def _resolve_suite(
             origins.update((test.index, raw.origin) for test in made)
             tests.extend(made)
     AssertionChecker(ctx, suite_default, ctx.where_of).check_tests(tests)
+    check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
     prompts, providers = _check_outputs(tests, prompts, providers, key, origins, ctx)
     _check_prompt_vars(prompts, tests, origins, ctx)
     options = data.get("evaluateOptions") or {}
@@ -327,6 +329,8 @@ def _check_prompt_vars(
             continue
         lacking: dict[str, list[TestCase]] = {}
         for test in tests:
+            if not prompt_allowed(test, prompt):
+                continue
             for name in names.difference(test.vars):
                 lacking.setdefault(name, []).append(test)
         for name, missing in sorted(lacking.items()):

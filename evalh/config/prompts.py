@@ -30,6 +30,7 @@ from typing import Any
 from evalh.config.files import FILE_PREFIX, LoadContext
 from evalh.config.locate import Document, JsonPath, format_path
 from evalh.config.prompt_files import PromptRaw, as_raw, prompt_label, read_prompt_file
+from evalh.deadlines import timeout_problem
 from evalh.errors import ConfigError
 from evalh.model import Prompt
 from evalh.notices import is_strict, warn
@@ -276,7 +277,7 @@ def _function_prompt(
 
 def _exec_prompt(command: str, entry: _Entry, shown: str, where: str, ctx: LoadContext) -> Prompt:
     """``exec:<command line>``: checked now (the program exists), run per row by the run."""
-    problem = exec_prompt_problem(command, ctx.base_dir)
+    problem = exec_prompt_problem(command, ctx.base_dir) or timeout_problem(entry.config)
     if problem is not None:
         raise ConfigError(
             problem,

@@ -10,6 +10,7 @@ the spec, the model, the client, a missing key, and how a reply of the wrong sha
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -56,10 +57,24 @@ SAMPLING_KEYS: tuple[str, ...] = (
 
 
 def to_messages(prompt: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """A rendered prompt as chat messages: a string becomes one user message."""
+    """A rendered prompt as chat messages: a string that is a JSON list of ``{role, ...}`` messages is
+    those messages (promptfoo's ``parseChatPrompt``: a .json / .yaml chat prompt reaches a provider as
+    JSON text); any other string becomes one user message."""
     if isinstance(prompt, str):
-        return [{"role": "user", "content": prompt}]
+        return _json_messages(prompt) or [{"role": "user", "content": prompt}]
     return [dict(message) for message in prompt]
+
+
+def _json_messages(text: str) -> list[dict[str, Any]] | None:
+    if not text.lstrip().startswith("["):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
+        return value
+    return None
 
 
 def config_or_env(config: Mapping[str, Any], key: str, *env_names: str) -> str | None:

@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from evalh.assertions.base import AssertionContext, EmbedRequest
-from evalh.deadlines import PROMPT_FUNCTION_TIMEOUT_S
 from evalh.model import (
     AssertionSpec,
     EvaluateOptions,
@@ -44,7 +43,7 @@ from evalh.runner.scoring import score_test
 from evalh.runner.services import ProviderPool, RunServices
 from evalh.runner.stopping import DEFAULT_STOP_SIGNALS, run_until_stopped
 from evalh.runner.transforming import transform_response
-from evalh.runtimes.prompt_functions import PromptFunctionFailed, call_prompt_function
+from evalh.runtimes.prompt_functions import PromptFunctionFailed, call_prompt_function, prompt_timeout_s
 
 __all__ = ["ResultCallback", "run_suite"]
 
@@ -151,12 +150,13 @@ class _Execution:
         context = {
             "vars": dict(job.test.vars),
             "provider": {"id": job.provider.id, "label": job.provider.label},
+            "config": dict(job.prompt.config),
         }
         prompt = await call_prompt_function(
             job.prompt.function,
             context,
             config_dir=self.config_dir,
-            timeout_s=self.timeout_s or PROMPT_FUNCTION_TIMEOUT_S,
+            timeout_s=prompt_timeout_s(job.prompt.function, job.prompt.config, self.timeout_s),
         )
         return replace(job, rendered_prompt=prompt)
 
@@ -172,7 +172,9 @@ class _Execution:
         context = CallContext(
             vars=job.test.vars, test=job.test, prompt_label=job.prompt.label, timeout_s=self.timeout_s
         )
-        response = await self.services.call_provider(job.provider, job.rendered_prompt, context)
+        response = await self.services.call_provider(
+            job.provider, job.rendered_prompt, context, job.prompt.config
+        )
         if self.delay_s and not response.cached:  # --delay: promptfoo waits after each real call
             await asyncio.sleep(self.delay_s)
         if response.error is None and response.output is None:
@@ -213,7 +215,8 @@ class _Execution:
             job = await self.with_prompt(job)
             response = await self.output_of(job)
         except PromptFunctionFailed as error:
-            response = ProviderResponse(error=f"Prompt function {job.prompt.function} failed: {error}")
+            kind = "Prompt function" if job.prompt.function.startswith("file://") else "Prompt"
+            response = ProviderResponse(error=f"{kind} {job.prompt.function} failed: {error}")
         except _STOPS_THE_RUN:
             raise
         except BaseException as error:  # SystemExit & co. from a provider's code

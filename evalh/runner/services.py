@@ -138,11 +138,19 @@ class RunServices:
 
     # -- completions ------------------------------------------------------------------------------
     async def call_provider(
-        self, spec: ProviderSpec, prompt: str | Sequence[Mapping[str, Any]], context: CallContext
+        self,
+        spec: ProviderSpec,
+        prompt: str | Sequence[Mapping[str, Any]],
+        context: CallContext,
+        prompt_config: Mapping[str, Any] | None = None,
     ) -> ProviderResponse:
-        """Call a completion provider once (cache, semaphore, timeout); failures become ``error``."""
+        """Call a completion provider once (cache, semaphore, timeout); failures become ``error``.
+
+        ``prompt_config`` (a prompt's ``config``) is merged over the provider's config for this call,
+        as promptfoo's providers merge it; the call still counts against ``spec``'s gate and usage."""
+        built = dataclasses.replace(spec, config={**spec.config, **prompt_config}) if prompt_config else spec
         try:
-            provider = self.pool.get(spec)
+            provider = self.pool.get(built)
         except EvalhError as error:
             return ProviderResponse(error=error.render())
         if not isinstance(provider, CompletionProvider):
@@ -150,7 +158,7 @@ class RunServices:
         key = None
         try:
             if self.cache.enabled and isinstance(provider, CacheableCompletions) and provider.cacheable:
-                identity = cache_identity(provider, spec, self.cache_hash_key)
+                identity = cache_identity(provider, built, self.cache_hash_key)
                 key = Cache.key({"provider": identity}, json.dumps(prompt, sort_keys=True))
                 if (blob := self.cache.get("completion", key)) is not None:
                     response = _response_from_bytes(blob)

@@ -1,0 +1,77 @@
+"""A test's ``prompts:`` (and defaultTest's): which prompts it runs against, as promptfoo matches them
+(``src/util/promptMatching.ts``, ``src/util/validateTestPromptReferences.ts``).
+
+An entry names a prompt by its label or id exactly; ``Group:*`` names every prompt whose label or id
+starts with ``Group:`` (any prefix before a final ``*``); ``Group`` also names the prompts labelled
+``Group:...`` (the labels of a prompt file's parts). An empty list runs the test against no prompt.
+An entry that names no prompt of the config is a located error, as in promptfoo. Rows keep the
+prompt's index in the whole config, so reports line up with ``prompts:``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from evalh.config.files import LoadContext, Origin
+from evalh.config.tests_files import RawTest
+from evalh.model import Prompt, TestCase
+
+__all__ = ["check_prompt_refs", "merged_prompt_refs", "prompt_allowed", "ref_matches"]
+
+_LISTED = 12  # prompts named in the error before "and N more"
+
+
+def ref_matches(ref: str, prompt: Prompt) -> bool:
+    """Whether one entry of a test's ``prompts:`` names ``prompt``."""
+    names = [name for name in (prompt.label, prompt.id) if name]
+    if ref in names:
+        return True
+    if ref.endswith("*") and any(name.startswith(ref[:-1]) for name in names):
+        return True
+    return any(name.startswith(f"{ref}:") for name in names)
+
+
+def prompt_allowed(test: TestCase, prompt: Prompt) -> bool:
+    """Whether ``test`` runs against ``prompt`` (every prompt when it names none)."""
+    return test.prompts is None or any(ref_matches(ref, prompt) for ref in test.prompts)
+
+
+def merged_prompt_refs(data: Any, default: Any) -> tuple[str, ...] | None:
+    """A test's prompt entries after the defaultTest merge (the test's own win), or None for all."""
+    refs = data.get("prompts") if "prompts" in data else default.get("prompts")
+    return None if refs is None else tuple(str(ref) for ref in refs)
+
+
+def check_prompt_refs(
+    raw_tests: Sequence[RawTest],
+    default: Any,
+    default_origin: Origin | None,
+    prompts: Sequence[Prompt],
+    ctx: LoadContext,
+) -> None:
+    """Every entry of defaultTest's and each test's ``prompts:`` must name a prompt of the config."""
+    if default_origin is not None:
+        _check(default.get("prompts"), default_origin, ("defaultTest",), prompts, ctx)
+    for position, raw in enumerate(raw_tests):
+        if raw.valid:
+            _check(raw.data.get("prompts"), raw.origin, ("tests", position), prompts, ctx)
+
+
+def _check(
+    refs: Any, origin: Origin, shown: tuple[str | int, ...], prompts: Sequence[Prompt], ctx: LoadContext
+) -> None:
+    for index, ref in enumerate(refs or ()):
+        if any(ref_matches(str(ref), prompt) for prompt in prompts):
+            continue
+        ctx.problems.add(
+            f"prompts[{index}] names the prompt {ref!r}, which the config does not have",
+            where=ctx.where(origin, ("prompts", index), (*shown, "prompts", index)),
+            hint=f"Name a prompt by its id or its label: {_labels(prompts)}",
+        )
+
+
+def _labels(prompts: Iterable[Prompt]) -> str:
+    names = sorted({prompt.label for prompt in prompts})
+    shown = ", ".join(repr(name) for name in names[:_LISTED])
+    return shown + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else "") or "(none)"
