@@ -256,8 +256,8 @@ def run(
         bool,
         typer.Option(
             "--no-write",
-            help="Accepted for promptfoo compatibility; evalh keeps no run history yet, so it changes "
-            "nothing.",
+            help="Do not record this run in the run store ($EVALH_HOME/runs.sqlite3, default "
+            "~/.evalh): `evalh runs`, `evalh diff` and `evalh view` will not see it.",
         ),
     ] = False,
     var: Annotated[
@@ -294,7 +294,6 @@ def run(
     from evalh.config.dotenv import dotenv_environment
     from evalh.runner.filters import Filters, parse_metadata_filters
 
-    del no_write  # accepted for promptfoo's suites: evalh keeps no run history yet (see --help)
     _state["verbose"] = verbose
     with _user_errors(strict=strict), dotenv_environment(env_file or []):
         code = _run(
@@ -314,6 +313,7 @@ def run(
             ),
             delay_ms=delay,
             description=description,
+            record=not no_write,
             table_cell_max_length=table_cell_max_length,
             cli_vars=_parse_vars(var or []),
             repeat=repeat,

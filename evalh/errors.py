@@ -11,7 +11,8 @@
     │   │                                when raised during a run)
     │   └── ProviderHTTPError            an HTTP provider's server refused or failed, after retries
     ├── ModelAssetError (exit 1)         the bundled model file is missing or its sha256 does not match
-    └── ReportError (exit 1)             a report file could not be written
+    ├── ReportError (exit 1)             a report file could not be written
+    └── StoreError (exit 1)              the run store cannot be used (a run then goes on unrecorded)
 
 Every message says where the problem is (file:line:column and the JSON path when known) and what to do,
 and never a secret: :meth:`EvalhError.render` redacts every secret value of the run (:mod:`evalh.secrets`).
@@ -36,6 +37,7 @@ __all__ = [
     "ProviderHTTPError",
     "ReportError",
     "SchemaError",
+    "StoreError",
     "TemplateError",
 ]
 
@@ -113,3 +115,7 @@ class ModelAssetError(EvalhError):
 
 class ReportError(EvalhError):
     """A report could not be written."""
+
+
+class StoreError(EvalhError):
+    """The run store ($EVALH_HOME/runs.sqlite3) cannot be opened or used."""

@@ -11,6 +11,7 @@ import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from evalh.runner.filters import Filters, apply_filters, filter_by_description, 
 from evalh.runner.plan import plan_jobs
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 from evalh.runtimes.user_filters import user_filters as make_user_filters
+from evalh.store.recording import recording
 from evalh.templating import user_filters
 
 STARTER_SCHEMA_PLACEHOLDER = "EVALH_SCHEMA_URI"
@@ -50,6 +52,7 @@ class RunSettings:
     filters: Filters = field(default_factory=Filters)
     delay_ms: int | None = None
     description: str | None = None
+    record: bool = False  # in the run store ($EVALH_HOME); the CLI records unless --no-write
 
 
 def load_for_run(config_path: Path | Sequence[Path], settings: RunSettings) -> tuple[Suite, list[str]]:
@@ -145,6 +148,7 @@ def _execute(
     failures: list[ReportError] = []
     with ExitStack() as stack, _environment(suite.env), strict_mode(options.strict), _user_filters(suite):
         streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
+        record = stack.enter_context(recording(suite, _now(), enabled=settings.record))
         advance = stack.enter_context(progress(len(jobs) if show_progress else 0))
 
         def on_result(row: TestResult) -> None:
@@ -154,11 +158,17 @@ def _execute(
                 except ReportError as error:
                     failures.append(error)
                     streams.remove(stream)
+            record.add(row)
             advance(1)
 
         result = run_suite(suite, options, on_result=on_result, stop_signals=stop_signals, jobs=jobs)
-    failures.extend(write_each_report(result, written))
+        record.finish(result)
+    failures.extend(write_each_report(result, written, eval_id=record.run_id))
     return result, combine_report_errors(failures) if failures else None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def evaluate(config_path: Path | Sequence[Path], settings: RunSettings | None = None) -> RunResult:

@@ -35,6 +35,12 @@ def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own run store ($EVALH_HOME), never the user's ~/.evalh."""
+    monkeypatch.setenv("EVALH_HOME", str(tmp_path / "evalh-home"))
+
+
+@pytest.fixture(autouse=True)
 def _fresh_secret_registry() -> Iterator[None]:
     """Secret values registered by one test (run-scoped in evalh) are not redacted in the next."""
     yield

@@ -1,5 +1,6 @@
 """A distinct secret planted in every place a config can hold one never leaves evalh: not in any report
-format, not on stdout or stderr with --verbose, not in the cache, in no form (plain, base64, Basic).
+format, not on stdout or stderr with --verbose, not in the cache nor the run store, in no form (plain,
+base64, Basic).
 
 The loopback server echoes every header and body it receives into its answers and errors, as a careless
 server would, so each secret reaches evalh's outputs through the model's reply as well."""
@@ -136,6 +137,8 @@ def test_no_planted_secret_reaches_any_output(
         "stderr": result.stderr.encode(),
         **{name: (tmp_path / name).read_bytes() for name in REPORTS},
         **{f"cache/{p.name}": p.read_bytes() for p in (tmp_path / "evalh-cache").rglob("*") if p.is_file()},
+        **{f"store/{p.name}": p.read_bytes() for p in (tmp_path / "evalh-home").rglob("*") if p.is_file()},
     }
     assert "cache/cache.sqlite3" in outputs and "refused" in result.stdout
+    assert b"[REDACTED]" in outputs["store/runs.sqlite3"]  # the run was recorded, its secrets redacted
     assert {name: leaks(data) for name, data in outputs.items() if leaks(data)} == {}

@@ -46,7 +46,9 @@ from evalh.secrets import redact_config as redact
 __all__ = [
     "aggregates_to_json",
     "flatten_components",
+    "new_eval_id",
     "new_memo",
+    "report_document",
     "result_to_json",
     "to_promptfoo_json",
     "usage_to_json",
@@ -330,7 +332,8 @@ def _evalh_block(run: RunResult) -> dict[str, Any]:
     }
 
 
-def _eval_id(started_at: str) -> str:
+def new_eval_id(started_at: str) -> str:
+    """A run id in promptfoo's form, ``eval-XYZ-2025-01-02T03:04:05``."""
     stamp = started_at[:19]  # 2025-01-02T03:04:05, without fraction or zone, like promptfoo
     return f"eval-{secrets.token_urlsafe(3)[:3]}-{stamp}"
 
@@ -340,14 +343,22 @@ def new_memo() -> _Memo:
     return _Memo()
 
 
-def to_promptfoo_json(run: RunResult) -> dict[str, Any]:
+def to_promptfoo_json(run: RunResult, *, eval_id: str | None = None) -> dict[str, Any]:
     """The whole run as promptfoo's output file, with evalh's extras under ``results.evalh`` and
-    ``results.aggregates``."""
+    ``results.aggregates``. ``eval_id``: the run's id (the run store's), else a new one."""
     memo = _Memo()
     rows = [result_to_json(row, memo=memo) for row in run.results]
+    return report_document(run, rows, eval_id=eval_id)
+
+
+def report_document(
+    run: RunResult, rows: list[dict[str, Any]], *, eval_id: str | None = None
+) -> dict[str, Any]:
+    """The output file around ``rows`` (the run store keeps it with no rows: its rows are stored one
+    by one as they finish)."""
     prompts = [_column_to_json(column) for column in run.aggregates.columns]
     return {
-        "evalId": _eval_id(run.started_at),
+        "evalId": eval_id or new_eval_id(run.started_at),
         "results": {
             "version": 3,
             "timestamp": run.started_at,

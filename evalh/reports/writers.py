@@ -195,14 +195,17 @@ def write_reports(run: RunResult, paths: Sequence[str | Path]) -> list[Path]:
     return [Path(p) for p in paths]
 
 
-def write_each_report(run: RunResult, paths: Sequence[str | Path]) -> list[ReportError]:
-    """:func:`write_reports`, returning the failures (one per path not written) instead of raising."""
+def write_each_report(
+    run: RunResult, paths: Sequence[str | Path], *, eval_id: str | None = None
+) -> list[ReportError]:
+    """:func:`write_reports`, returning the failures (one per path not written) instead of raising.
+    ``eval_id``: the run's id in the run store, so the reports carry it as their ``evalId``."""
     formats = [(Path(p), report_format(p)) for p in paths]
     cached: dict[str, Any] = {}
 
     def document() -> dict[str, Any]:
         if "json" not in cached:  # one evalId and exportedAt for every file of this call
-            cached["json"] = to_promptfoo_json(run)
+            cached["json"] = to_promptfoo_json(run, eval_id=eval_id)
         return cached["json"]  # type: ignore[no-any-return]
 
     failures: list[ReportError] = []

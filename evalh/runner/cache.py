@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evalh.errors import EvalhError
+from evalh.sqlite_files import SIDE_FILES, DamagedDatabase, check_header, move_aside
 
 __all__ = ["Cache", "cache_dir"]
 
@@ -39,15 +40,9 @@ CREATE TABLE IF NOT EXISTS entries (
 ) WITHOUT ROWID;
 """
 _CHUNK = 500  # SQLite's bound-parameter limit is 999 on old builds
-_MAGIC = b"SQLite format 3\x00"
-_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 log = logging.getLogger("evalh.cache")
 T = TypeVar("T")
-
-
-class _Damaged(Exception):
-    """The file is not a whole SQLite database."""
 
 
 def cache_dir() -> Path:
@@ -89,7 +84,7 @@ class Cache:
                     return default
                 try:
                     return operation(self._db())
-                except _Damaged as error:
+                except DamagedDatabase as error:
                     self._quarantine(str(error))
                 except sqlite3.DatabaseError as error:
                     if isinstance(error, sqlite3.OperationalError):
@@ -107,7 +102,7 @@ class Cache:
             if folder.exists() and not folder.is_dir():
                 raise NotADirectoryError(errno.ENOTDIR, f"{folder} is a file, not a directory")
             folder.mkdir(parents=True, exist_ok=True)
-            _check_header(self.path)
+            check_header(self.path)
             connection = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
             try:
                 connection.execute("PRAGMA journal_mode=WAL")
@@ -128,12 +123,8 @@ class Cache:
         """Move the damaged file (and its -wal/-shm) aside so the next use starts a new cache."""
         assert self.path is not None
         self._disconnect()
-        moved = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
         try:
-            for suffix in ("", *_SIDE_FILES):
-                source = self.path.with_name(self.path.name + suffix)
-                if source.exists():
-                    source.rename(moved.with_name(moved.name + suffix))
+            moved = move_aside(self.path)
         except OSError as error:
             self._give_up(f"it is damaged ({reason}) and cannot be moved aside: {error.strerror or error}")
             return
@@ -217,10 +208,10 @@ class Cache:
                 db.commit()
                 db.execute("VACUUM")
                 return int(count)
-            except (_Damaged, OSError, sqlite3.Error):
+            except (DamagedDatabase, OSError, sqlite3.Error):
                 self._disconnect()
             try:
-                for suffix in ("", *_SIDE_FILES):
+                for suffix in ("", *SIDE_FILES):
                     self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
             except OSError as error:
                 raise EvalhError(
@@ -243,23 +234,3 @@ def _warn(message: str) -> None:
     if message not in _WARNED:
         _WARNED.add(message)
         log.warning(message)
-
-
-def _check_header(path: Path) -> None:
-    """_Damaged when ``path`` exists but is not a whole SQLite database: the 100-byte header must begin
-    with SQLite's magic, and the file must be as long as the header says (when it says so reliably)."""
-    try:
-        with path.open("rb") as file:
-            header = file.read(100)
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return
-    if not header:
-        return  # an empty file: SQLite makes a database of it
-    if len(header) < 100 or not header.startswith(_MAGIC):
-        raise _Damaged("not an SQLite database")
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(header[28:32], "big")
-    if pages and header[24:28] == header[92:96] and size < pages * page_size:
-        raise _Damaged(f"truncated: {size:,} of {pages * page_size:,} bytes")

@@ -1,0 +1,102 @@
+"""Recording one run into the store as its rows finish: rows are buffered and written
+:data:`BATCH_ROWS` at a time, one transaction per batch, so memory stays bounded and a concurrent run
+waits at most one batch for the write lock. Every text stored goes through :mod:`evalh.secrets`
+(registered secret values replaced; the config is redacted by the caller with ``redact_config``).
+
+Recording is never a reason for a run to fail: the first problem turns the recorder off with one
+warning, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from evalh.errors import StoreError
+from evalh.reports.serialize import dumps, encode_json
+from evalh.secrets import redact_text
+from evalh.store.database import warn
+from evalh.store.identity import row_status, test_key
+
+if TYPE_CHECKING:
+    from evalh.store.runs import RunStore
+
+__all__ = ["BATCH_ROWS", "RunRecorder", "json_text"]
+
+BATCH_ROWS = 100
+
+
+def json_text(value: Any) -> str:
+    """``value`` as the JSON text the store keeps: lone surrogates escaped, secret values redacted."""
+    return redact_text(encode_json(dumps(value)).decode("utf-8"))
+
+
+class RunRecorder:
+    """Writes the rows of one run (made by :meth:`RunStore.start`)."""
+
+    def __init__(self, store: RunStore, run_id: str, seq: int) -> None:
+        self.run_id = run_id
+        self._store = store
+        self._seq = seq
+        self._pending: list[tuple[int, int, str, str, str]] = []
+        self._position = 0
+        self._counts = {"pass": 0, "fail": 0, "error": 0}
+        self.working = True
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        """One finished row (a promptfoo ``EvaluateResult`` dict); written with its batch."""
+        if not self.working:
+            return
+        status = row_status(row)
+        self._counts[status] += 1
+        self._pending.append((self._seq, self._position, status, test_key(row), json_text(row)))
+        self._position += 1
+        if len(self._pending) >= BATCH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if not pending or not self.working:
+            return
+        sql = "INSERT INTO rows (run_seq, position, status, test_key, body) VALUES (?, ?, ?, ?, ?)"
+        try:
+            with self._store.transaction() as db:
+                db.executemany(sql, pending)
+        except (sqlite3.Error, StoreError) as error:
+            self._give_up(error)
+
+    def finish(self, header: Mapping[str, Any], *, interrupted: bool) -> None:
+        """Write the last rows and the run's report around them (``header``: the JSON report without
+        rows); the run's state becomes ``complete`` or ``interrupted``."""
+        self._flush()
+        if not self.working:
+            return
+        results = header.get("results") or {}
+        stats = results.get("stats") or {}
+        values = (
+            json_text(header),
+            "interrupted" if interrupted else "complete",
+            self._position,
+            self._counts["pass"],
+            self._counts["fail"],
+            self._counts["error"],
+            stats.get("durationMs"),
+            self._seq,
+        )
+        sql = (
+            "UPDATE runs SET header = ?, state = ?, row_count = ?, passed = ?, failed = ?, errors = ?, "
+            "duration_ms = ? WHERE seq = ?"
+        )
+        try:
+            with self._store.transaction() as db:
+                db.execute(sql, values)
+        except (sqlite3.Error, StoreError) as error:
+            self._give_up(error)
+
+    def _give_up(self, error: Exception) -> None:
+        self.working = False
+        warn(
+            f"cannot record the run {self.run_id} in the run store {self._store.path} ({error}); the run "
+            "goes on and its reports are written, but the store holds it only in part"
+        )

@@ -1,0 +1,86 @@
+"""Recording a run from the session: open the store, start the run, hand rows over, finish it.
+
+Nothing here is fatal to the run: a store that cannot be opened or written gives one warning and the
+run goes on unrecorded (its reports are still written).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from evalh.errors import StoreError
+from evalh.model import RunResult, Suite, TestResult
+from evalh.reports.json import new_eval_id, new_memo, report_document, result_to_json
+from evalh.secrets import redact_config
+from evalh.store.database import warn
+from evalh.store.recorder import RunRecorder
+from evalh.store.runs import RunStore, open_store
+
+__all__ = ["Recording", "recording"]
+
+_ID_ATTEMPTS = 20
+
+
+class Recording:
+    """The store's side of one run: ``add`` each finished row, then ``finish`` with the result."""
+
+    def __init__(self, recorder: RunRecorder | None) -> None:
+        self._recorder = recorder
+        self._memo = new_memo()
+
+    @property
+    def run_id(self) -> str | None:
+        """The stored run's id (the reports' ``evalId`` too), None when the run is not recorded."""
+        return self._recorder.run_id if self._recorder is not None else None
+
+    def add(self, row: TestResult) -> None:
+        if self._recorder is not None:
+            self._recorder.add(result_to_json(row, memo=self._memo))
+
+    def finish(self, result: RunResult) -> None:
+        if self._recorder is not None:
+            header = report_document(result, [], eval_id=self._recorder.run_id)
+            self._recorder.finish(header, interrupted=result.interrupted)
+
+
+def _start(store: RunStore, suite: Suite, started_at: str) -> RunRecorder:
+    config_path = str(Path(suite.config_path).resolve()) if suite.config_path else None
+    for _ in range(_ID_ATTEMPTS):
+        run_id = new_eval_id(started_at)
+        header = {
+            "evalId": run_id,
+            "results": {"version": 3, "timestamp": started_at, "results": []},
+            "config": redact_config(suite.raw_config),
+        }
+        try:
+            return store.start(run_id, header, config_path=config_path, description=suite.description)
+        except sqlite3.IntegrityError:
+            continue  # two runs started in the same second drew the same id: draw again
+    raise StoreError("cannot find a free run id", where=str(store.path))
+
+
+@contextmanager
+def recording(suite: Suite, started_at: str, *, enabled: bool) -> Iterator[Recording]:
+    """A :class:`Recording` of the run of ``suite`` in the user's store (a no-op one when not
+    ``enabled`` or when the store cannot be used, with a warning)."""
+    if not enabled:
+        yield Recording(None)
+        return
+    try:
+        store = open_store()
+    except StoreError as error:
+        warn(f"{error.render()}; this run is not recorded")
+        yield Recording(None)
+        return
+    try:
+        try:
+            recorder: RunRecorder | None = _start(store, suite, started_at)
+        except StoreError as error:
+            warn(f"{error.render()}; this run is not recorded")
+            recorder = None
+        yield Recording(recorder)
+    finally:
+        store.close()

@@ -1,0 +1,250 @@
+"""The run store's queries: list, resolve a reference, load a run as its JSON report, delete, prune,
+import a report file, and start recording a run (:class:`~evalh.store.recorder.RunRecorder`).
+
+A run reference is a run id (or a prefix naming exactly one run), ``latest`` (the newest run) or
+``latest~N`` (the run N before it). A stored run loads as the same dict a ``-o results.json`` report
+holds, so diff, import and the viewer treat both alike.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+from evalh.errors import ConfigError, StoreError
+from evalh.secrets import redact_config
+from evalh.sqlite_files import move_aside
+from evalh.store.database import connect, store_path
+from evalh.store.recorder import RunRecorder, json_text
+
+__all__ = ["RunStore", "RunSummary", "open_store"]
+
+_LATEST = re.compile(r"latest(?:~(\d+))?")
+_COLUMNS = (
+    "seq, id, created_at, description, config_path, source, state, row_count, passed, failed, errors, "
+    "duration_ms"
+)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One stored run, without its rows. ``state``: ``running`` (still recording, or its process died),
+    ``complete`` or ``interrupted``; ``source``: ``run`` or ``import``."""
+
+    seq: int
+    id: str
+    created_at: str
+    description: str | None
+    config_path: str | None
+    source: str
+    state: str
+    rows: int
+    passed: int
+    failed: int
+    errors: int
+    duration_ms: float | None
+
+    @property
+    def pass_rate(self) -> float:
+        """Percentage of rows that passed (errors count against it); 100.0 without rows."""
+        return 100.0 * self.passed / self.rows if self.rows else 100.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "createdAt": self.created_at,
+            "description": self.description,
+            "configPath": self.config_path,
+            "source": self.source,
+            "state": self.state,
+            "rows": self.rows,
+            "passed": self.passed,
+            "failed": self.failed,
+            "errors": self.errors,
+            "passRate": self.pass_rate,
+            "durationMs": self.duration_ms,
+        }
+
+
+def open_store(path: Path | None = None) -> RunStore:
+    """The run store (default ``$EVALH_HOME/runs.sqlite3``), created if missing. StoreError when it
+    cannot be used; a damaged file is moved aside with a warning first."""
+    return RunStore(path)
+
+
+class RunStore:
+    """An open run store. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or store_path()
+        self._db: sqlite3.Connection | None = connect(self.path)
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._db is not None:
+            db, self._db = self._db, None
+            db.close()
+
+    def _query(self, operation: Callable[[sqlite3.Connection], T]) -> T:
+        """``operation`` on the open store; damage found now moves the file aside (StoreError)."""
+        if self._db is None:
+            raise StoreError("the run store is closed", where=str(self.path))
+        try:
+            return operation(self._db)
+        except sqlite3.IntegrityError:
+            raise  # a broken constraint (a run id taken): the caller's to handle, not damage
+        except sqlite3.OperationalError as error:
+            raise StoreError(f"cannot use the run store: {error}", where=str(self.path)) from error
+        except sqlite3.DatabaseError as error:
+            self.close()
+            moved = move_aside(self.path)
+            raise StoreError(
+                f"the run store is damaged ({error}); evalh moved it to {moved}",
+                where=str(self.path),
+                hint="Run again: a new, empty store is started",
+            ) from error
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``: concurrent writers wait for each other)."""
+        assert self._db is not None, "the run store is closed"
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def list_runs(self, limit: int | None = None) -> list[RunSummary]:
+        """The stored runs, newest first (at most ``limit``)."""
+        sql = f"SELECT {_COLUMNS} FROM runs ORDER BY seq DESC LIMIT ?"
+        found = self._query(lambda db: db.execute(sql, (-1 if limit is None else limit,)).fetchall())
+        return [RunSummary(*row) for row in found]
+
+    def resolve(self, ref: str) -> RunSummary:
+        """The run ``ref`` names (see the module docstring); ConfigError (exit 2) when none or several."""
+        ref = ref.strip()
+        latest = _LATEST.fullmatch(ref)
+        if latest:
+            back = int(latest.group(1) or 0)
+            sql = f"SELECT {_COLUMNS} FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?"
+            found = self._query(lambda db: db.execute(sql, (back,)).fetchall())
+        else:
+            sql = f"SELECT {_COLUMNS} FROM runs WHERE id = ? OR substr(id, 1, length(?)) = ? ORDER BY seq"
+            found = self._query(lambda db: db.execute(sql, (ref, ref, ref)).fetchall())
+            exact = [row for row in found if row[1] == ref]
+            found = exact or found
+        if len(found) == 1:
+            return RunSummary(*found[0])
+        if not found:
+            count = self._query(lambda db: db.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+            raise ConfigError(
+                f"no run {ref!r} in the run store {self.path} ({count} run(s) stored)",
+                hint="`evalh runs list` shows the stored runs; a reference is a run id, latest or "
+                "latest~N, or a JSON report file",
+            )
+        ids = ", ".join(row[1] for row in found[:5])
+        raise ConfigError(f"{ref!r} names {len(found)} runs ({ids})", hint="Give more of the run id")
+
+    def iter_rows(self, ref: str) -> Iterator[dict[str, Any]]:
+        """The rows of a run, in the order they finished, one at a time."""
+        seq = self.resolve(ref).seq
+        sql = "SELECT body FROM rows WHERE run_seq = ? ORDER BY position"
+        cursor = self._query(lambda db: db.execute(sql, (seq,)))
+        for (body,) in cursor:
+            yield json.loads(body)
+
+    def load_run(self, ref: str) -> dict[str, Any]:
+        """The run as its JSON report (``evalId``, ``results.results`` and the rest)."""
+        summary = self.resolve(ref)
+        sql = "SELECT header FROM runs WHERE seq = ?"
+        (header,) = self._query(lambda db: db.execute(sql, (summary.seq,)).fetchone())
+        document: dict[str, Any] = json.loads(header)
+        results = document.setdefault("results", {})
+        results["results"] = list(self.iter_rows(summary.id))
+        results.setdefault("evalh", {})["store"] = {"state": summary.state, "source": summary.source}
+        return document
+
+    def delete(self, ref: str) -> RunSummary:
+        summary = self.resolve(ref)
+        self._query(lambda db: self._delete_seqs(db, [summary.seq]))
+        return summary
+
+    def prune(self, keep: int) -> list[RunSummary]:
+        """Delete every run but the newest ``keep``; returns the deleted runs."""
+        doomed = self.list_runs()[max(keep, 0) :]
+        if doomed:
+            self._query(lambda db: self._delete_seqs(db, [run.seq for run in doomed]))
+        return doomed
+
+    def _delete_seqs(self, db: sqlite3.Connection, seqs: list[int]) -> None:
+        with self.transaction():
+            db.executemany("DELETE FROM rows WHERE run_seq = ?", [(seq,) for seq in seqs])
+            db.executemany("DELETE FROM runs WHERE seq = ?", [(seq,) for seq in seqs])
+
+    def start(
+        self,
+        run_id: str,
+        header: Mapping[str, Any],
+        *,
+        config_path: str | None,
+        description: str | None,
+        source: str = "run",
+    ) -> RunRecorder:
+        """Record a new run: its row is written now (state ``running``); rows follow through the
+        recorder as they finish, and :meth:`RunRecorder.finish` completes it."""
+        created = str(header.get("results", {}).get("timestamp") or "")
+        values = (run_id, created, description, config_path, source, "running", json_text(header))
+
+        def insert(db: sqlite3.Connection) -> int:
+            with self.transaction():
+                cursor = db.execute(
+                    "INSERT INTO runs (id, created_at, description, config_path, source, state, header) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    values,
+                )
+            return int(cursor.lastrowid or 0)
+
+        return RunRecorder(self, run_id, self._query(insert))
+
+    def import_report(self, document: Mapping[str, Any], *, source: str) -> RunSummary:
+        """Store a JSON report (an evalh or promptfoo ``-o results.json``) as a run; its config is
+        redacted again and every registered secret value scrubbed. ConfigError when a run with its
+        ``evalId`` is stored already."""
+        rows = document["results"]["results"]
+        header = {**document, "results": {**document["results"], "results": []}}
+        header["config"] = redact_config(document.get("config") or {})
+        run_id = str(document.get("evalId") or "")
+        if not run_id:
+            raise ConfigError(
+                f"{source}: the report has no evalId", hint="Pass a file written with -o results.json"
+            )
+        if self._query(lambda db: db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()):
+            raise ConfigError(
+                f"{source}: the run {run_id} is in the run store already",
+                hint=f"`evalh runs delete {run_id}` first to import it again",
+            )
+        config = document.get("config") if isinstance(document.get("config"), Mapping) else {}
+        description = (config or {}).get("description")
+        recorder = self.start(run_id, header, config_path=source, description=description, source="import")
+        for row in rows:
+            recorder.add(row)
+        recorder.finish(header, interrupted=bool(document["results"].get("evalh", {}).get("interrupted")))
+        return self.resolve(run_id)

@@ -1,0 +1,99 @@
+"""The run store's tables and their migrations.
+
+Version 1 holds runs (their JSON report without rows, as ``header``) and rows (one promptfoo
+``EvaluateResult`` each, as ``body``). Version 2 adds each row's test identity (``test_key``, see
+:mod:`evalh.store.identity`), backfilled from the stored bodies, so one test can be followed across
+runs. A store is migrated when opened, inside one ``BEGIN IMMEDIATE`` transaction, so two processes
+opening an old store at once migrate it once. A store written by a newer evalh is refused, never
+downgraded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from collections.abc import Callable
+
+from evalh.store.identity import test_key
+
+__all__ = ["SCHEMA_VERSION", "NewerStore", "migrate", "stored_version"]
+
+SCHEMA_VERSION = 2
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    description TEXT,
+    config_path TEXT,
+    source TEXT NOT NULL,
+    state TEXT NOT NULL,
+    row_count INTEGER NOT NULL DEFAULT 0,
+    passed INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0,
+    errors INTEGER NOT NULL DEFAULT 0,
+    duration_ms REAL,
+    header TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rows (
+    run_seq INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (run_seq, position)
+) WITHOUT ROWID;
+"""
+
+
+def _to_v1(db: sqlite3.Connection) -> None:
+    for statement in _V1.split(";"):  # not executescript: it would commit the migration's transaction
+        if statement.strip():
+            db.execute(statement)
+
+
+def _to_v2(db: sqlite3.Connection) -> None:
+    db.execute("ALTER TABLE rows ADD COLUMN test_key TEXT")
+    found = db.execute("SELECT run_seq, position, body FROM rows").fetchall()
+    keys = [(test_key(json.loads(body)), seq, position) for seq, position, body in found]
+    db.executemany("UPDATE rows SET test_key = ? WHERE run_seq = ? AND position = ?", keys)
+    db.execute("CREATE INDEX IF NOT EXISTS rows_by_test ON rows (test_key)")
+
+
+# Each step takes the store from the version before it to its own; never edit a released step.
+_STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_v1, 2: _to_v2}
+
+
+class NewerStore(Exception):
+    """The store was written by a newer evalh (its schema version is above ours)."""
+
+
+def stored_version(db: sqlite3.Connection) -> int:
+    """The store's schema version; 0 for a new, empty database."""
+    exists = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
+    if exists.fetchone() is None:
+        return 0
+    (version,) = db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()
+    return int(version)
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Bring the store to :data:`SCHEMA_VERSION` (``db`` in autocommit mode). NewerStore when it is
+    already past it."""
+    if stored_version(db) == SCHEMA_VERSION:
+        return  # the common case, without taking the write lock
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = stored_version(db)  # again, under the lock: another process may have migrated
+        if version > SCHEMA_VERSION:
+            raise NewerStore(f"schema version {version}; this evalh knows up to {SCHEMA_VERSION}")
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            _STEPS[target](db)
+            now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+            db.execute("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)", (target, now))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise

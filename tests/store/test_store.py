@@ -1,0 +1,153 @@
+"""The run store: every run recorded as its JSON report, references, delete/prune, damage, newer
+stores, migrations from version 1, and two processes recording at once."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalh.errors import ConfigError, StoreError
+from evalh.store import SCHEMA_VERSION, load_report, open_store, store_path, test_key
+from tests.store.helpers import echo_config, evalh, report, write_config
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def _without_ids(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in row.items() if k != "id"} for row in rows]
+
+
+def test_a_run_is_stored_as_its_json_report(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"one?": "yes", "two?": "no"})
+    result = evalh("run", config, "-o", tmp_path / "out.json", "--no-table")
+    assert result.exit_code == 1, result.output
+    written = report(tmp_path / "out.json")
+    with open_store() as store:
+        (run,) = store.list_runs()
+        stored = store.load_run("latest")
+    assert run.id == written["evalId"] == stored["evalId"]  # one id for the store and the reports
+    assert (run.rows, run.passed, run.failed, run.errors, run.state) == (2, 1, 1, 0, "complete")
+    assert run.config_path == str(config.resolve())
+    assert _without_ids(stored["results"]["results"]) == _without_ids(written["results"]["results"])
+    assert stored["results"]["stats"] == written["results"]["stats"]
+    assert stored["config"] == written["config"]
+
+
+def test_no_write_records_nothing(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"one?": "yes"})
+    assert evalh("run", config, "--no-write", "--no-table").exit_code == 0
+    assert not store_path().exists()
+
+
+def test_references_latest_n_prefix_and_files(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"one?": "yes"})
+    for _ in range(3):
+        assert evalh("run", config, "--no-table").exit_code == 0
+    with open_store() as store:
+        newest, middle, oldest = store.list_runs()
+        assert store.resolve("latest").id == newest.id
+        assert store.resolve("latest~2").id == oldest.id
+        assert store.resolve(middle.id[:-1]).id == middle.id  # a prefix naming one run
+        with pytest.raises(ConfigError, match="names 3 runs"):
+            store.resolve("eval-")
+        with pytest.raises(ConfigError, match=r"no run 'latest~3'.*3 run"):
+            store.resolve("latest~3")
+        assert load_report("latest~1", store)["evalId"] == middle.id
+    evalh("run", config, "--no-table", "-o", tmp_path / "r.json")
+    assert load_report(str(tmp_path / "r.json"))["evalId"] == load_report("latest")["evalId"]
+
+
+def test_delete_and_prune(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"one?": "yes"})
+    for _ in range(4):
+        evalh("run", config, "--no-table")
+    with open_store() as store:
+        ids = [run.id for run in store.list_runs()]
+        assert store.delete("latest~1").id == ids[1]
+        assert [run.id for run in store.prune(keep=1)] == ids[2:]
+        assert [run.id for run in store.list_runs()] == ids[:1]
+        with store.transaction() as db:
+            assert db.execute("SELECT COUNT(*) FROM rows").fetchone() == (1,)  # rows went too
+
+
+def test_a_damaged_store_is_set_aside_and_the_run_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store_path().parent.mkdir(parents=True)
+    store_path().write_bytes(b"this is not a database, " * 100)
+    config = write_config(tmp_path, {"one?": "yes"})
+    result = evalh("run", config, "--no-table")
+    assert result.exit_code == 0, result.output
+    assert "run store" in caplog.text and "is damaged" in caplog.text and "moved it" in caplog.text
+    (moved,) = store_path().parent.glob("runs.sqlite3.corrupt-*")
+    assert moved.read_bytes().startswith(b"this is not a database")
+    with open_store() as store:
+        assert len(store.list_runs()) == 1  # the new store holds this run
+
+
+def test_a_store_that_cannot_be_used_never_stops_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "home-file").write_text("a file where the store's directory goes")
+    monkeypatch.setenv("EVALH_HOME", str(tmp_path / "home-file"))
+    config = write_config(tmp_path, {"one?": "yes"})
+    result = evalh("run", config, "--no-table", "--strict", "-o", tmp_path / "out.json")
+    assert result.exit_code == 0, result.output
+    assert "cannot use the run store" in caplog.text and "not recorded" in caplog.text
+    assert report(tmp_path / "out.json")["results"]["stats"]["successes"] == 1
+
+
+def test_a_store_of_a_newer_evalh_is_refused_not_changed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with open_store() as store, store.transaction() as db:
+        db.execute("INSERT INTO schema_version VALUES (?, 'future')", (SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError, match="newer evalh"):
+        open_store()
+    result = evalh("run", write_config(tmp_path, {"one?": "yes"}), "--no-table")
+    assert result.exit_code == 0 and "newer evalh" in caplog.text
+    assert not list(store_path().parent.glob("*.corrupt-*"))
+
+
+def test_migration_from_version_1(tmp_path: Path) -> None:
+    path = store_path()
+    path.parent.mkdir(parents=True)
+    with sqlite3.connect(path) as db:
+        db.executescript((FIXTURES / "store_v1.sql").read_text(encoding="utf-8"))
+    db.close()
+    with open_store() as store:
+        (run,) = store.list_runs()
+        rows = list(store.iter_rows(run.id))
+        with store.transaction() as db:
+            versions = [v for (v,) in db.execute("SELECT version FROM schema_version ORDER BY version")]
+            keys = [k for (k,) in db.execute("SELECT test_key FROM rows ORDER BY position")]
+    assert versions == list(range(1, SCHEMA_VERSION + 1))
+    assert (run.id, run.rows, run.passed) == ("eval-v1a-2026-01-02T03:04:05", 2, 1)
+    assert [row["description"] for row in rows] == ["capital", "greeting"]
+    assert keys == [test_key(row) for row in rows] and len(set(keys)) == 2
+
+
+def test_two_processes_recording_at_once_do_not_corrupt_it(tmp_path: Path) -> None:
+    config = echo_config(tmp_path, 250)  # three batches each, so the writers interleave
+    command = [sys.executable, "-m", "evalh", "run", str(config), "--no-table", "--no-cache"]
+    env = {**os.environ, "EVALH_HOME": str(store_path().parent)}
+    runs = [
+        subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
+    ]
+    outputs = [run.communicate(timeout=600) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    assert all(b"warning" not in err for _, err in outputs), outputs
+    with open_store() as store:
+        stored = store.list_runs()
+        assert [(run.rows, run.passed, run.state) for run in stored] == [(250, 250, "complete")] * 2
+        with store.transaction() as db:
+            assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        for run in stored:
+            assert sorted(row["vars"]["n"] for row in store.iter_rows(run.id)) == sorted(
+                str(i) for i in range(250)
+            )
