@@ -19,7 +19,14 @@ from typing import Any
 from evalh.errors import ConfigError, ConfigFileError
 from evalh.model import Suite, TestCase
 
-__all__ = ["Filters", "apply_filters", "filter_by_description", "filter_by_report", "parse_metadata_filters"]
+__all__ = [
+    "Filters",
+    "apply_filters",
+    "filter_by_description",
+    "filter_by_report",
+    "parse_metadata_filters",
+    "read_report_file",
+]
 
 _LIST_LIMIT = 10
 
@@ -173,29 +180,36 @@ def _test_identity(description: Any, variables: Any) -> str:
     return json.dumps({"d": description or None, "v": variables or {}}, sort_keys=True, default=str)
 
 
-def _report_identities(report: Path, errors_only: bool, flag: str) -> tuple[set[str], int]:
-    """The (description, vars) identities of a report's failed or errored rows (errored only: promptfoo's
-    failureReason 2), and its row count."""
+def read_report_file(report: Path, *, where: str | None = None) -> dict[str, Any]:
+    """A JSON report (evalh's or promptfoo's ``-o results.json``) whose ``results.results`` is a list
+    of result objects; ConfigError (exit 2) naming the file when it is missing or is not a report."""
     try:
         data = json.loads(report.read_text(encoding="utf-8"))
         rows = data["results"]["results"]
         if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
             raise TypeError("results.results is not a list of result objects")
-        kept = {
-            _test_identity(
-                row.get("description") or (row.get("testCase") or {}).get("description"), row.get("vars")
-            )
-            for row in rows
-            if (row.get("failureReason") == 2 if errors_only else not row.get("success", False))
-        }
     except FileNotFoundError:
-        raise ConfigFileError(f"report not found: {report}", where=flag) from None
+        raise ConfigFileError(f"report not found: {report}", where=where) from None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise ConfigError(
             f"{report} is not an evalh or promptfoo JSON report ({type(error).__name__}: {error})",
-            where=flag,
+            where=where,
             hint="Pass a file written with -o results.json",
         ) from None
+    return data  # type: ignore[no-any-return]
+
+
+def _report_identities(report: Path, errors_only: bool, flag: str) -> tuple[set[str], int]:
+    """The (description, vars) identities of a report's failed or errored rows (errored only: promptfoo's
+    failureReason 2), and its row count."""
+    rows = read_report_file(report, where=flag)["results"]["results"]
+    kept = {
+        _test_identity(
+            row.get("description") or (row.get("testCase") or {}).get("description"), row.get("vars")
+        )
+        for row in rows
+        if (row.get("failureReason") == 2 if errors_only else not row.get("success", False))
+    }
     return kept, len(rows)
 
 
