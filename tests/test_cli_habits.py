@@ -244,4 +244,5 @@ def test_description_cell_length_and_no_write(tmp_path: Path) -> None:
     assert result.exit_code == 0, clean(result)
     assert json.loads(report.read_text(encoding="utf-8"))["config"]["description"] == "nightly"
     assert "gamma-xxx" in result.stdout and "gamma-" + "x" * 20 not in result.stdout
-    assert "no run history yet" in " ".join(evalh("run", "--help").stdout.split())
+    assert "Do not record this run in the run store" in " ".join(evalh("run", "--help").stdout.split())
+    assert not (Path(os.environ["EVALH_HOME"]) / "runs.sqlite3").exists()
