@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -141,4 +142,64 @@ def test_no_planted_secret_reaches_any_output(
     }
     assert "cache/cache.sqlite3" in outputs and "refused" in result.stdout
     assert b"[REDACTED]" in outputs["store/runs.sqlite3"]  # the run was recorded, its secrets redacted
+    assert {name: leaks(data) for name, data in outputs.items() if leaks(data)} == {}
+
+
+def refuse_web(request: Request) -> Reply:
+    """A 401 quoting the request line and every header: the URL's query key, X-Api-Key and the Basic
+    header of the URL's user and password all come back in the error body."""
+    denied = f"denied {request.path}: {json.dumps(request.headers)}"
+    return Reply.json({"error": {"message": denied}}, status=401)
+
+
+def failing_provider_config(url: str) -> str:
+    host = url.removeprefix("http://")
+    web = f"http://{USER}:{SECRETS['url_password']}@{host}/refuse-web?token={SECRETS['url_query']}&lang=en"
+    script = f"exec:{sys.executable} fails.py"
+    return textwrap.dedent(
+        f"""
+        prompts: ["Answer {{{{q}}}}"]
+        providers:
+          - id: "{web}"
+            label: web-refused
+            config:
+              maxRetries: 0
+              headers: {{X-Api-Key: {SECRETS["x_api_key"]}}}
+              queryParams: {{api_key: {SECRETS["query_param"]}}}
+              body: {{prompt: "{{{{prompt}}}}"}}
+          - id: "{script}"
+            label: exec-refused
+            config: {{apiKey: {SECRETS["api_key"]}}}
+        tests:
+          - vars: {{q: plainly}}
+        """
+    )
+
+
+def test_no_planted_secret_in_a_provider_error_reaches_any_output(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    """Errors are redacted where they are made (the HTTP layer) and where they are written (reports,
+    console, error output), not in between: an error no HTTP layer saw (a script's stderr quoting its
+    options) is caught at the writers."""
+    loopback.route("POST", "/refuse-web", refuse_web)
+    (tmp_path / "fails.py").write_text(
+        "import sys\nsys.stderr.write('rejected options ' + sys.argv[2])\nsys.exit(3)\n", encoding="utf-8"
+    )
+    (tmp_path / "evalh.yaml").write_text(failing_provider_config(loopback.url), encoding="utf-8")
+    args = ["run", str(tmp_path / "evalh.yaml"), "--verbose", "--no-progress-bar", "--no-cache"]
+    result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "out.json")])
+    assert result.exit_code == 1, result.output
+    sent = json.dumps([(r.path, r.headers) for r in loopback.requests])
+    basic = base64.b64encode(f"{USER}:{SECRETS['url_password']}".encode()).decode()
+    assert all(SECRETS[key] in sent for key in ("url_query", "query_param", "x_api_key")) and basic in sent
+    rows = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"]
+    errors = {row["provider"]["label"]: row["error"] for row in rows}
+    assert "HTTP 401" in errors["web-refused"] and "[REDACTED]" in errors["web-refused"]
+    assert "exited with code 3" in errors["exec-refused"] and "[REDACTED]" in errors["exec-refused"]
+    outputs = {
+        "stdout": result.stdout.encode(),
+        "stderr": result.stderr.encode(),
+        "out.json": (tmp_path / "out.json").read_bytes(),
+    }
     assert {name: leaks(data) for name, data in outputs.items() if leaks(data)} == {}

@@ -220,7 +220,8 @@ class ChatProvider(HttpModelProvider):
             )
         except ProviderError as error:
             attempts = getattr(error, "attempts", 1)
-            return ProviderResponse(error=self.http.redact(str(error)), metadata={"attempts": attempts})
+            # str() is the rendered message, already redacted by the HTTP layer (evalh.providers.http)
+            return ProviderResponse(error=str(error), metadata={"attempts": attempts})
         try:
             parsed = self.parse_reply(reply)
         except REPLY_SHAPE_ERRORS as error:

@@ -140,7 +140,8 @@ class WebHttpProvider:
             )
         except ProviderError as error:
             attempts = getattr(error, "attempts", 1)
-            return ProviderResponse(error=self.http.redact(str(error)), metadata={"attempts": attempts})
+            # str() is the rendered message, already redacted by the HTTP layer (evalh.providers.http)
+            return ProviderResponse(error=str(error), metadata={"attempts": attempts})
         return self._response(reply)
 
     def _render_request(

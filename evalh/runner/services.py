@@ -2,8 +2,9 @@
 and :class:`RunServices`, the runner's implementation of the assertions' ``GradingServices``.
 
 One identity (:mod:`evalh.providers.identity`): the pool, the concurrency limits and usage are per
-:func:`provider_key`; cache keys use :func:`cache_identity`. Every response is redacted as it arrives
-(a server echoing a key or a Basic header): assertions, the cache, reports and the console never see it.
+:func:`provider_key`; cache keys use :func:`cache_identity`. Every response's output is redacted as it
+arrives (a server echoing a key or a Basic header): assertions and the cache never see it. Errors are
+redacted where they are made (the HTTP layer) and where they are written (reports, console, errors).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from evalh.providers.registry import build_provider, capabilities_of
 from evalh.runner.cache import Cache
 from evalh.runner.embed import EmbeddingStore
 from evalh.runner.grading import grade_assertion
-from evalh.secrets import redact_text, redact_value
+from evalh.secrets import redact_value
 
 __all__ = ["ProviderPool", "RunServices"]
 
@@ -98,12 +99,14 @@ class ProviderPool:
 
 
 def _redacted(response: ProviderResponse) -> ProviderResponse:
-    """``response`` with every secret value of the run replaced in its output and error."""
+    """``response`` with every secret value of the run replaced in its output, before assertions and the
+    cache see it. Its error is left alone: an HTTP error was redacted where it was made (the HTTP layer
+    knows the request's secrets), and every error is redacted again where it is written (reports,
+    console, EvalhError.render): a third pass here would only hide a gap at either place."""
     output = redact_value(response.output)
-    error = redact_text(response.error) if response.error else response.error
-    if output is response.output and error == response.error:
+    if output is response.output:
         return response
-    return dataclasses.replace(response, output=output, error=error)
+    return dataclasses.replace(response, output=output)
 
 
 def _response_to_bytes(response: ProviderResponse) -> bytes:

@@ -176,13 +176,9 @@ class HttpClient:
             return self.base_url
         return f"{self.base_url}/{path.lstrip('/')}"
 
-    @staticmethod
-    def redact(text: str) -> str:
-        return redact_text(text)
-
     def excerpt(self, text: str, limit: int = 300) -> str:
         """The start of ``text`` for a message: redacted first, so a cut never leaves half a key."""
-        return self.redact(text)[:limit]
+        return redact_text(text)[:limit]
 
     async def aclose(self) -> None:
         shards, self._shards, self._in_flight = self._shards, [], []
@@ -267,10 +263,10 @@ class HttpClient:
         self, message: str, status: int | None, attempts: int, hint: str | None = None
     ) -> ProviderHTTPError:
         return ProviderHTTPError(
-            self.redact(message),
+            redact_text(message),
             status=status,
             attempts=attempts,
-            where=self.redact(self.provider_id),
+            where=redact_text(self.provider_id),
             hint=hint,
         )
 
@@ -286,9 +282,9 @@ class HttpClient:
         error = state.outcome.exception() if state.outcome else None
         log.info(
             "%s: attempt %d failed (%s); retrying in %.2f s",
-            self.redact(self.provider_id),
+            redact_text(self.provider_id),
             state.attempt_number,
-            self.redact(str(error)),
+            redact_text(str(error)),
             state.upcoming_sleep,
         )
 
