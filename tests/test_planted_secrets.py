@@ -180,8 +180,8 @@ def test_no_planted_secret_in_a_provider_error_reaches_any_output(
     loopback: LoopbackServer, tmp_path: Path
 ) -> None:
     """Errors are redacted where they are made (the HTTP layer) and where they are written (reports,
-    console, error output), not in between: an error no HTTP layer saw (a script's stderr quoting its
-    options) is caught at the writers."""
+    console, error output, the run store), not in between: an error no HTTP layer saw (a script's stderr
+    quoting its options) is caught at the writers."""
     loopback.route("POST", "/refuse-web", refuse_web)
     (tmp_path / "fails.py").write_text(
         "import sys\nsys.stderr.write('rejected options ' + sys.argv[2])\nsys.exit(3)\n", encoding="utf-8"
@@ -201,5 +201,7 @@ def test_no_planted_secret_in_a_provider_error_reaches_any_output(
         "stdout": result.stdout.encode(),
         "stderr": result.stderr.encode(),
         "out.json": (tmp_path / "out.json").read_bytes(),
+        **{f"store/{p.name}": p.read_bytes() for p in (tmp_path / "evalh-home").rglob("*") if p.is_file()},
     }
+    assert b"[REDACTED]" in outputs["store/runs.sqlite3"]  # the errors were recorded, redacted
     assert {name: leaks(data) for name, data in outputs.items() if leaks(data)} == {}
