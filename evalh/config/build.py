@@ -18,12 +18,21 @@ from typing import Any
 from evalh.assertions.javascript import javascript_file_problem
 from evalh.assertions.registry import base_type, get_assertion
 from evalh.config.code_values import code_value
-from evalh.config.files import DATA_SUFFIXES, LoadContext, Origin, is_file_ref, script_path
+from evalh.config.files import (
+    DATA_SUFFIXES,
+    FILE_PREFIX,
+    LoadContext,
+    Origin,
+    is_file_ref,
+    is_glob,
+    script_path,
+)
 from evalh.config.locate import JsonPath, format_path
 from evalh.config.prompt_refs import merged_prompt_refs
 from evalh.config.providers import check_choice, parse_choice, parse_models
 from evalh.config.tests_files import RawTest
 from evalh.config.transform_checks import check_test_transforms
+from evalh.config.var_files import load_var_file
 from evalh.deadlines import JAVASCRIPT_TIMEOUT_S
 from evalh.errors import ConfigError, TemplateError
 from evalh.model import AssertionSpec, ProviderChoice, TestCase
@@ -89,6 +98,15 @@ def build_tests(
     options = {**(defaults.data.get("options") or {}), **(data.get("options") or {})}
     merged = {**defaults.vars, **own}
     disabled = options.get("disableVarExpansion") or _env_flag("PROMPTFOO_DISABLE_VAR_EXPANSION")
+    if not disabled:
+        literal = frozenset(defaults.cli_vars).difference(own)
+        try:
+            merged = _glob_vars(
+                merged, literal, lambda name: _var_where(name, data, defaults, origin, shown, ctx), ctx
+            )
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
+            return []
     combinations = [merged] if disabled else expand_vars(merged)
     built = [
         _build_one(raw, shown, first_index + offset, variables, own, options, defaults, ctx)
@@ -112,6 +130,20 @@ def expand_vars(variables: Mapping[str, Any]) -> list[dict[str, Any]]:
         {**variables, **dict(zip(lists, combination, strict=True))}
         for combination in itertools.product(*(variables[name] for name in lists))
     ]
+
+
+def _glob_vars(
+    variables: dict[str, Any], literal: frozenset[str], where: Callable[[str], str], ctx: LoadContext
+) -> dict[str, Any]:
+    """A var whose value is a ``file://`` glob becomes the list of the files it matches (sorted), so
+    that var expansion makes one test per file, as promptfoo's ``generateVarCombinations`` does.
+    A --var value is data and never a pattern."""
+    globbed = {
+        name: [f"{FILE_PREFIX}{path}" for path in ctx.expand(value, where(name))]
+        for name, value in variables.items()
+        if name not in literal and is_file_ref(value) and is_glob(value)
+    }
+    return {**variables, **globbed} if globbed else variables
 
 
 def _env_flag(name: str) -> bool:
@@ -227,11 +259,12 @@ def _options_where(
 
 
 def load_vars(data: Mapping[str, Any], origin: Origin, shown: JsonPath, ctx: LoadContext) -> dict[str, Any]:
-    """A test's (or defaultTest's) vars: the mapping written, or the one a ``vars: file://`` holds."""
+    """A test's (or defaultTest's) vars: the mapping written, or the one ``vars: file://...`` files
+    hold (a path, a glob, or a list of them)."""
     variables = data.get("vars") or {}
-    if isinstance(variables, str):
+    if isinstance(variables, str | list):
         where = ctx.where(origin, ("vars",), (*shown, "vars"))
-        return ctx.load_vars_file(variables, where)
+        return ctx.load_vars_files(variables, where)
     return dict(variables)
 
 
@@ -260,7 +293,7 @@ def resolve_vars(
     one trailing newline (the one a YAML ``|`` block or a file's last line ends with)."""
     for name, value in variables.items():
         if name not in literal and is_file_ref(value):
-            variables[name] = value = ctx.load_value(value, where(name), trim=True)
+            variables[name] = value = load_var_file(ctx, value, where(name))
             literal = literal | {name}
         if isinstance(value, str) and value.endswith("\n"):
             variables[name] = value[:-1]

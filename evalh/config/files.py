@@ -20,6 +20,7 @@ from evalh.config.locate import (
     format_path,
     parse_document,
     path_errors,
+    read_bytes_file,
     read_text_file,
 )
 from evalh.config.schema import ShapeCachedValidator, test_validator
@@ -35,6 +36,7 @@ __all__ = [
     "Origin",
     "data_file_refs",
     "is_file_ref",
+    "is_glob",
     "script_path",
 ]
 
@@ -47,6 +49,11 @@ _PYTHON_PREFIX = "python:"
 
 def is_file_ref(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and value.startswith(FILE_PREFIX)
+
+
+def is_glob(ref: str) -> bool:
+    """Whether a path names files by a pattern (``*``, ``?``, ``[``)."""
+    return any(char in ref for char in _GLOB_CHARS)
 
 
 def script_path(ref: str) -> str:
@@ -103,12 +110,13 @@ class LoadContext:
     other_configs: tuple[Path, ...] = ()  # -c b.yaml -c c.yaml merged into config_file's (inputs too)
     run_transforms: bool = False  # run options.transformVars: loading to run, not to validate
     _texts: dict[Path, str] = field(default_factory=dict)
+    _bytes: dict[Path, bytes] = field(default_factory=dict)
     _data: dict[Path, Document] = field(default_factory=dict)
 
     @property
     def files_read(self) -> tuple[Path, ...]:
-        """Every file read through this context, in the order first read."""
-        return tuple(self._texts)
+        """Every file read through this context, text files first, each in the order first read."""
+        return tuple(dict.fromkeys([*self._texts, *self._bytes]))
 
     @property
     def base_dir(self) -> Path:
@@ -134,7 +142,7 @@ class LoadContext:
     def expand(self, ref: str, where: str) -> list[Path]:
         """The files a reference names: one path, or the sorted matches of a glob."""
         text = ref.removeprefix(FILE_PREFIX)
-        if not any(char in text for char in _GLOB_CHARS):
+        if not is_glob(text):
             path = self.resolve(ref, where)
             with path_errors(text, where):
                 exists, is_dir = path.exists(), path.is_dir()
@@ -177,6 +185,17 @@ class LoadContext:
         self._texts[path] = text
         return text
 
+    def read_bytes(self, path: Path, where: str) -> bytes:
+        """A binary file (an image var), read once per load."""
+        cached = self._bytes.get(path)
+        if cached is None:
+            try:
+                cached = read_bytes_file(path, where)
+            except FileNotFoundError:
+                raise self.missing(path, where) from None
+            self._bytes[path] = cached
+        return cached
+
     def read_document(self, path: Path, where: str) -> Document:
         """A YAML/JSON file with positions (parsed once per load)."""
         cached = self._data.get(path)
@@ -201,18 +220,32 @@ class LoadContext:
         text = self.read_text(path, where)
         return text.strip() if trim else text
 
-    def load_vars_file(self, ref: str, where: str) -> dict[str, Any]:
-        """``vars: file://vars.yaml``: a mapping of variables. A vars file is data: the files its
-        values name must lie inside the config's directory tree (see :meth:`check_data_refs`)."""
-        loaded = self.load_value(ref, where, trim=False)
-        if not isinstance(loaded, Mapping):
-            raise ConfigError(f"{ref} must hold a mapping of variables", where=where)
+    def load_vars_files(self, refs: str | list[str], where: str) -> dict[str, Any]:
+        """``vars: file://vars.yaml`` (or a glob, or a list of them): the mappings of variables the
+        files hold, merged in order (a later file's var wins), as promptfoo's ``readVarsFiles``. A vars
+        file is data: the files its values name must lie inside the config's directory tree (see
+        :meth:`check_data_refs`)."""
+        merged: dict[str, Any] = {}
+        for ref in [refs] if isinstance(refs, str) else refs:
+            for path in self.expand(ref, where):
+                merged.update(self._vars_file(path, where))
+        return merged
+
+    def _vars_file(self, path: Path, where: str) -> dict[str, Any]:
+        if path.suffix.lower() not in DATA_SUFFIXES:
+            raise ConfigError(
+                f"{display_path(path)} cannot hold vars",
+                where=where,
+                hint=f"A vars file is one of: {', '.join(DATA_SUFFIXES)}",
+            )
+        document = self.read_document(path, where)
+        if not isinstance(document.data, Mapping):
+            raise ConfigError(f"{document.file} must hold a mapping of variables", where=where)
         if not self.allow_outside:
-            document = self.read_document(self.resolve(ref, where), where)
-            for name, value in loaded.items():
+            for name, value in document.data.items():
                 if is_file_ref(value):
                     self._confine(value, document.where((name,)))
-        return dict(loaded)
+        return dict(document.data)
 
     def check_data_refs(self, test: Any, origin: Origin, shown: JsonPath) -> bool:
         """A test read from a data file (a tests file of any format) may name files only inside the
@@ -253,6 +286,8 @@ def data_file_refs(test: Mapping[str, Any]) -> Iterator[tuple[JsonPath, str]]:
     variables = test.get("vars")
     if is_file_ref(variables):
         yield ("vars",), variables
+    elif isinstance(variables, list):
+        yield from ((("vars", index), ref) for index, ref in enumerate(variables) if is_file_ref(ref))
     elif isinstance(variables, Mapping):
         yield from ((("vars", name), value) for name, value in variables.items() if is_file_ref(value))
     options = test.get("options")

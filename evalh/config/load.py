@@ -238,7 +238,7 @@ def _resolve_suite(
 
 def _defaults(value: Any, document: Document, ctx: LoadContext, cli_vars: Mapping[str, str]) -> Defaults:
     defaults = _default_test(value, document, ctx, cli_vars)
-    if defaults.origin is None or not isinstance(defaults.data.get("vars"), str):
+    if defaults.origin is None or not isinstance(defaults.data.get("vars"), str | list):
         return defaults
     try:  # `vars: file://...`, loaded once here rather than for each test
         variables = load_vars(defaults.data, defaults.origin, ("defaultTest",), ctx)

@@ -35,6 +35,7 @@ __all__ = [
     "os_reason",
     "parse_document",
     "path_errors",
+    "read_bytes_file",
     "read_text_file",
 ]
 
@@ -208,9 +209,9 @@ def _mark_text(file: str, mark: yaml.Mark | None) -> str:
     return f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
 
 
-def read_text_file(path: Path, where: str | None) -> str:
-    """A UTF-8 text file, a leading BOM dropped. Raises ConfigFileError located at ``where`` (the place
-    that names the file; None for the config itself); FileNotFoundError is left to the caller.
+def read_bytes_file(path: Path, where: str | None) -> bytes:
+    """A file's bytes. Raises ConfigFileError located at ``where`` (the place that names the file;
+    None for the config itself); FileNotFoundError is left to the caller.
 
     Only regular files of at most MAX_FILE_BYTES are read: a FIFO would block forever and
     ``/dev/zero`` would fill the memory."""
@@ -225,6 +226,13 @@ def read_text_file(path: Path, where: str | None) -> str:
         raise ConfigFileError(f"cannot read {shown}: {os_reason(error)}", where=where) from None
     if len(data) > MAX_FILE_BYTES:
         raise _too_large(shown, where)
+    return data
+
+
+def read_text_file(path: Path, where: str | None) -> str:
+    """A UTF-8 text file, a leading BOM dropped (see :func:`read_bytes_file` for the rest)."""
+    shown = display_path(path)
+    data = read_bytes_file(path, where)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
