@@ -128,6 +128,15 @@ ConfigOption = Annotated[
         "merges them.",
     ),
 ]
+EnvFileOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--env-file",
+        "--env-path",
+        help="Load KEY=VALUE lines into the environment (repeatable; later files win). Without it, "
+        "./.env is loaded when present.",
+    ),
+]
 StrictOption = Annotated[
     bool,
     typer.Option(
@@ -235,15 +244,7 @@ def run(
             "at a time).",
         ),
     ] = None,
-    env_file: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--env-file",
-            "--env-path",
-            help="Load KEY=VALUE lines into the environment (repeatable; later files win). Without it, "
-            "./.env is loaded when present.",
-        ),
-    ] = None,
+    env_file: EnvFileOption = None,
     description: Annotated[
         str | None,
         typer.Option("--description", help="The run's description in reports (instead of the config's)."),
@@ -380,24 +381,31 @@ def validate(
     filter_pattern: Annotated[
         str | None, typer.Option("--filter-pattern", help="Only tests whose description matches this regex.")
     ] = None,
+    env_file: EnvFileOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks of bugs.")] = False,
     strict: StrictOption = False,
 ) -> None:
     """Check a config against the schema and every assertion's rules, without calling any provider.
 
+    .env (or each --env-file) is loaded as run loads it. Every problem is reported in one pass.
     Warnings (an undefined variable, an unknown key) are printed and still valid, unless --strict.
     Exit codes: 0 valid; 2 invalid (each problem is printed with file:line:column and its path).
     """
+    from evalh.config.dotenv import dotenv_environment
+
     _state["verbose"] = verbose
-    with _user_errors(strict=strict):
+    with _user_errors(strict=strict), dotenv_environment(env_file or []):
         from evalh.config.load import load_suite
         from evalh.reports.writers import check_report_paths
         from evalh.runner.filters import filter_by_description
 
         paths = _config_path(config, config_option)
-        suite = load_suite(paths, grader=grader, cli_vars=_parse_vars(var or []))
+        checks = (  # outputPath as run would check it, and the filter: reported with the rest
+            lambda loaded: check_report_paths(loaded.output_paths, loaded.input_files),
+            lambda loaded: filter_by_description(loaded, filter_pattern),
+        )
+        suite = load_suite(paths, grader=grader, cli_vars=_parse_vars(var or []), checks=checks)
         suite = filter_by_description(suite, filter_pattern)
-        check_report_paths(suite.output_paths, suite.input_files)  # outputPath, as run would check it
         count = sum(len(test.asserts) for test in suite.tests)
         shown = " + ".join(str(path) for path in paths)
         typer.echo(

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from evalh.runtimes.user_filters import user_filters as make_user_filters
 from evalh.secrets import redact_config, register_config
 from evalh.templating import prompt_texts, referenced_names, template_env, user_filters
 
-__all__ = ["CONFIG_NAMES", "find_config", "load_suite", "prompt_warning_key"]
+__all__ = ["CONFIG_NAMES", "SuiteCheck", "find_config", "load_suite", "prompt_warning_key"]
 
 CONFIG_NAMES = (
     "evalh.yaml",
@@ -67,17 +67,23 @@ def find_config(start: Path | None = None) -> Path:
     )
 
 
+SuiteCheck = Callable[[Suite], object]
+
+
 def load_suite(
     path: Path | Sequence[Path],
     *,
     cli_vars: Mapping[str, str] = {},
     grader: str | None = None,
     run_transforms: bool = False,
+    checks: Sequence[SuiteCheck] = (),
 ) -> Suite:
     """Read, check and resolve a config (several: merged as promptfoo merges ``-c a -c b``; relative
     paths inside the merged tests resolve from the first one's directory). Raises ConfigError (or a
-    subclass) listing every problem. ``run_transforms``: run each test's ``options.transformVars``
-    (loading to run; validating runs no code)."""
+    subclass) listing every problem: those of the schema, of files, values and providers, and those
+    ``checks`` raise about the resolved suite (validate's report paths and filters), in one list.
+    ``run_transforms``: run each test's ``options.transformVars`` (loading to run; validating runs no
+    code)."""
     paths: list[Path] = []
     for given in [path] if isinstance(path, str | Path) else path:
         with path_errors(str(given), None):
@@ -94,7 +100,7 @@ def load_suite(
         document = documents[0] if len(documents) == 1 else merge_documents(documents, paths)
         ctx.other_configs = tuple(paths[1:])
         with strict_mode(_config_strict(document.data)):
-            return _load(document, ctx, cli_vars, grader)
+            return _load(document, ctx, cli_vars, grader, checks)
 
 
 def _config_strict(data: Mapping[str, Any]) -> bool:
@@ -102,18 +108,29 @@ def _config_strict(data: Mapping[str, Any]) -> bool:
     return isinstance(options, Mapping) and options.get("strict") is True
 
 
-def _load(document: Document, ctx: LoadContext, cli_vars: Mapping[str, str], grader: str | None) -> Suite:
+def _load(
+    document: Document,
+    ctx: LoadContext,
+    cli_vars: Mapping[str, str],
+    grader: str | None,
+    checks: Sequence[SuiteCheck],
+) -> Suite:
     env = config_env(document, ctx)
     document.data = render_config_env(document.data, template_env(env), document, ctx)
     # Before any check can quote a value: every secret the config holds is redacted from here on.
     register_config(env)  # the env: map's secret-looking entries
     register_config(document.data)
-    ctx.problems.raise_if_any(document.file)
-    _check_schema(document, ctx)
-    ctx.problems.raise_if_any(document.file)
-    options = document.data.get("evaluateOptions") or {}
-    ctx.allow_outside = options.get("allowFileOutsideConfigDir") is True
-    suite = _resolve(document, ctx, env, cli_vars, grader)
+    # The later stages go on past the schema's problems, skipping only what the schema refused, so
+    # that one pass reports every problem (fixing the first ones no longer reveals others).
+    skip = _check_schema(document, ctx)
+    options = document.data.get("evaluateOptions") if "evaluateOptions" not in skip.keys else None
+    ctx.allow_outside = isinstance(options, Mapping) and options.get("allowFileOutsideConfigDir") is True
+    suite = _resolve(document, ctx, env, cli_vars, grader, skip)
+    for check in checks:
+        try:
+            check(suite)
+        except ConfigError as error:
+            ctx.problems.add_exception(error)
     ctx.problems.raise_if_any(document.file)
     return suite
 
@@ -133,8 +150,31 @@ def _cyclic_gc_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _check_schema(document: Document, ctx: LoadContext) -> None:
-    """The whole config against the schema; inline tests one by one, through the shape cache."""
+@dataclass(frozen=True)
+class _Skipped:
+    """What the schema refused, left out of the later stages: top-level keys, and inline tests."""
+
+    keys: frozenset[str | int] = frozenset()
+    tests: frozenset[int] = frozenset()
+
+    @staticmethod
+    def of(paths: Iterable[JsonPath]) -> _Skipped:
+        keys: set[str | int] = set()
+        tests: set[int] = set()
+        for path in paths:
+            if len(path) > 1 and path[0] == "tests" and isinstance(path[1], int):
+                tests.add(path[1])
+            elif path:
+                keys.add(path[0])
+        return _Skipped(frozenset(keys), frozenset(tests))
+
+    def value(self, data: Mapping[str, Any], key: str) -> Any:
+        return None if key in self.keys else data.get(key)
+
+
+def _check_schema(document: Document, ctx: LoadContext) -> _Skipped:
+    """The whole config against the schema; inline tests one by one, through the shape cache. Returns
+    what the problems found make unusable."""
     data: Mapping[str, Any] = document.data
     tests = data.get("tests")
     inline = isinstance(tests, list)
@@ -151,6 +191,7 @@ def _check_schema(document: Document, ctx: LoadContext) -> None:
             problems.extend((problem, ("tests", index, *problem.path)) for problem in found)
     for problem, path in problems:
         ctx.problems.add(problem.message, where=document.where(path), hint=problem.hint, kind=SchemaError)
+    return _Skipped.of(path for _, path in problems)
 
 
 def _test_where(document: Document, index: int, path: JsonPath) -> str:
@@ -158,18 +199,23 @@ def _test_where(document: Document, index: int, path: JsonPath) -> str:
 
 
 def _resolve(
-    document: Document, ctx: LoadContext, env: dict[str, str], cli_vars: Mapping[str, str], grader: str | None
+    document: Document,
+    ctx: LoadContext,
+    env: dict[str, str],
+    cli_vars: Mapping[str, str],
+    grader: str | None,
+    skip: _Skipped,
 ) -> Suite:
-    filters = _nunjucks_filters(document, ctx)
+    filters = _nunjucks_filters(document, ctx, skip)
     with user_filters(make_user_filters(filters, ctx.base_dir)):  # the config's own renders use them
-        suite = _resolve_suite(document, ctx, env, cli_vars, grader)
+        suite = _resolve_suite(document, ctx, env, cli_vars, grader, skip)
     return replace(suite, nunjucks_filters=filters)
 
 
-def _nunjucks_filters(document: Document, ctx: LoadContext) -> dict[str, str]:
+def _nunjucks_filters(document: Document, ctx: LoadContext, skip: _Skipped) -> dict[str, str]:
     """``nunjucksFilters``: each entry checked (its file, its function) without running it."""
     filters: dict[str, str] = {}
-    for name, ref in (document.data.get("nunjucksFilters") or {}).items():
+    for name, ref in (skip.value(document.data, "nunjucksFilters") or {}).items():
         problem = filter_problem(str(name), ref, ctx.base_dir)
         if problem is None:
             filters[str(name)] = ref
@@ -186,18 +232,29 @@ def _nunjucks_filters(document: Document, ctx: LoadContext) -> dict[str, str]:
 
 
 def _resolve_suite(
-    document: Document, ctx: LoadContext, env: dict[str, str], cli_vars: Mapping[str, str], grader: str | None
+    document: Document,
+    ctx: LoadContext,
+    env: dict[str, str],
+    cli_vars: Mapping[str, str],
+    grader: str | None,
+    skip: _Skipped,
 ) -> Suite:
     data: Mapping[str, Any] = document.data
-    prompts = load_prompts(data["prompts"], document, ctx, template_env(env)) if "prompts" in data else []
+    prompts = (
+        load_prompts(data["prompts"], document, ctx, template_env(env))
+        if skip.value(data, "prompts") is not None
+        else []
+    )
     key = "providers" if "providers" in data else "targets" if "targets" in data else None
-    providers = load_providers(data[key], key, document, ctx) if key else []
+    providers = load_providers(data[key], key, document, ctx) if key and key not in skip.keys else []
     suite_default = None
     if grader:
         suite_default = parse_choice(grader, "--grader", str(Path.cwd()))
         check_choice(suite_default, "--grader", ctx)
-    defaults = replace(_defaults(data.get("defaultTest"), document, ctx, cli_vars), env=template_env(env))
-    raw_tests = collect_tests(data.get("tests") or [], document, ctx) if data.get("tests") else []
+    default_test = skip.value(data, "defaultTest")
+    defaults = replace(_defaults(default_test, document, ctx, cli_vars), env=template_env(env))
+    tests_value = skip.value(data, "tests")
+    raw_tests = collect_tests(tests_value, document, ctx, skip.tests) if tests_value else []
     if not raw_tests and not ctx.problems:
         raw_tests = [RawTest({}, DocOrigin(document, ("tests",)))]  # promptfoo runs one empty test
     tests: list[TestCase] = []
@@ -209,10 +266,13 @@ def _resolve_suite(
             tests.extend(made)
     AssertionChecker(ctx, suite_default, ctx.where_of).check_tests(tests)
     check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
-    prompts, providers = _check_outputs(tests, prompts, providers, key, origins, ctx)
-    _check_prompt_vars(prompts, tests, origins, ctx)
-    options = data.get("evaluateOptions") or {}
-    output_path = data.get("outputPath")
+    # a refused top-level key may be the providers or prompts misspelt: no follow-on problem about them
+    checked_key = key if key or not skip.keys else "refused"
+    prompts, providers = _check_outputs(tests, prompts, providers, checked_key, origins, ctx)
+    if not skip.tests and not {"tests", "defaultTest"} & skip.keys:  # else vars are missing from them
+        _check_prompt_vars(prompts, tests, origins, ctx)
+    options = skip.value(data, "evaluateOptions") or {}
+    output_path = skip.value(data, "outputPath")
     return Suite(
         tests=tuple(tests),
         prompts=tuple(prompts),
@@ -229,7 +289,7 @@ def _resolve_suite(
         ),
         output_paths=tuple([output_path] if isinstance(output_path, str) else output_path or ()),
         env=env,
-        metadata=dict(data.get("metadata") or {}),
+        metadata=dict(skip.value(data, "metadata") or {}),
         config_path=str(ctx.config_file),
         raw_config=redact_config(data),
         input_files=tuple(str(path) for path in (ctx.config_file, *ctx.other_configs, *ctx.files_read)),

@@ -41,8 +41,11 @@ def known_base_types() -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
-def collect_tests(value: Any, doc: Document, ctx: LoadContext) -> list[RawTest]:
-    """Every test, in order: inline tests as they are, file entries expanded."""
+def collect_tests(
+    value: Any, doc: Document, ctx: LoadContext, refused: frozenset[int] = frozenset()
+) -> list[RawTest]:
+    """Every test, in order: inline tests as they are, file entries expanded. An entry the schema
+    ``refused`` (reported already) keeps its place, marked invalid, or names no file."""
     entries: list[tuple[Any, JsonPath]] = (
         [(item, ("tests", i)) for i, item in enumerate(value)]
         if isinstance(value, list)
@@ -50,8 +53,11 @@ def collect_tests(value: Any, doc: Document, ctx: LoadContext) -> list[RawTest]:
     )
     tests: list[RawTest] = []
     for item, path in entries:
+        refuses = path[-1] in refused
         if isinstance(item, Mapping):
-            tests.append(RawTest(item, DocOrigin(doc, path)))
+            tests.append(RawTest(item, DocOrigin(doc, path), valid=not refuses))
+            continue
+        if refuses or not isinstance(item, str):
             continue
         where = doc.where(path)
         try:
