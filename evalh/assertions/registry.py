@@ -44,6 +44,7 @@ NONEMPTY_TEXT: Mapping[str, Any] = {"type": "string", "minLength": 1}
 FAMILY_MODULES: tuple[str, ...] = (
     "evalh.assertions.text",
     "evalh.assertions.structured",
+    "evalh.assertions.sql",
     "evalh.assertions.scripted",
     "evalh.assertions.javascript",
     "evalh.assertions.runtime",
