@@ -16,6 +16,7 @@ from typing import Any
 
 from evalh.config.build import Defaults, build_tests, load_vars
 from evalh.config.checks import AssertionChecker
+from evalh.config.derived import load_derived_metrics
 from evalh.config.env import config_env, render_config_env
 from evalh.config.files import DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath, display_path, load_document, path_errors
@@ -271,6 +272,7 @@ def _resolve_suite(
     prompts, providers = _check_outputs(tests, prompts, providers, checked_key, origins, ctx)
     if not skip.tests and not {"tests", "defaultTest"} & skip.keys:  # else vars are missing from them
         _check_prompt_vars(prompts, tests, origins, ctx)
+    derived = load_derived_metrics(skip.value(data, "derivedMetrics"), document, ctx, tests)
     options = skip.value(data, "evaluateOptions") or {}
     output_path = skip.value(data, "outputPath")
     return Suite(
@@ -293,6 +295,7 @@ def _resolve_suite(
         config_path=str(ctx.config_file),
         raw_config=redact_config(data),
         input_files=tuple(str(path) for path in (ctx.config_file, *ctx.other_configs, *ctx.files_read)),
+        derived_metrics=derived,
     )
 
 

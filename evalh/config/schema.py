@@ -56,7 +56,6 @@ _UNSUPPORTED = {
     "contextTransform": "evalh does not run contextTransform; put the context in the test's vars",
     "scenarios": "evalh has no scenarios; list the combinations as tests (or generate a CSV)",
     "extensions": "evalh has no hooks; run your setup before `evalh run`",
-    "derivedMetrics": "evalh does not compute derived metrics; use `metric:` names on assertions",
     "commandLineOptions": "pass these as command-line flags instead",
     "assertScoringFunction": "evalh does not run custom scoring functions; use threshold and weights",
     "provider": "evalh does not override the target per test; put graders in options.provider",

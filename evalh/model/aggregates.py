@@ -87,6 +87,7 @@ class Column:
     cost: float = 0.0
     usage: Usage = field(default_factory=Usage)
     classification: Mapping[str, Any] | None = None  # when the suite has labelled tests
+    derived: Mapping[str, float | None] = field(default_factory=dict)  # derivedMetrics, in order
 
     @property
     def key(self) -> tuple[int, int]:

@@ -151,3 +151,4 @@ class Suite:
     raw_config: Mapping[str, Any] = field(default_factory=dict)  # secrets redacted
     input_files: tuple[str, ...] = ()  # every file the load read, config first: no report may overwrite one
     nunjucks_filters: Mapping[str, str] = field(default_factory=dict)  # name -> file:// reference
+    derived_metrics: tuple[tuple[str, str], ...] = ()  # derivedMetrics: (name, math expression), in order

@@ -244,7 +244,11 @@ def _column_to_json(column: Column) -> dict[str, Any]:
             "assertFailCount": column.assertions_failed,
             "totalLatencyMs": column.latency_ms,
             "tokenUsage": usage_to_json(column.usage),
-            "namedScores": {name: t.total for name, t in totals.items()},
+            # promptfoo writes derivedMetrics among the named scores of each prompt
+            "namedScores": {
+                **{name: t.total for name, t in totals.items()},
+                **{name: value for name, value in column.derived.items() if value is not None},
+            },
             "namedScoresCount": {name: t.count for name, t in totals.items()},
             "namedScoreWeights": {name: t.weight for name, t in totals.items()},
             "cost": column.cost,
@@ -264,6 +268,7 @@ def aggregates_to_json(aggregates: Aggregates) -> dict[str, Any]:
     """The run's aggregates in the report's shape (see ``evalh.runner.aggregates``)."""
     columns: list[dict[str, Any]] = []
     classification: list[dict[str, Any]] = []
+    derived: list[dict[str, Any]] = []
     for column in (c for c in aggregates.columns if c.rows):  # a run without rows lists none
         identity = {
             "provider": column.provider.display,
@@ -278,6 +283,8 @@ def aggregates_to_json(aggregates: Aggregates) -> dict[str, Any]:
             record.update(macroF1=report["macroF1"], accuracy=report["accuracy"])
             classification.append({**identity, **report})
         columns.append(record)
+        if column.derived:
+            derived.append({**identity, **column.derived})
     overall = _camel(aggregates.figures)
     return {
         "passRate": overall["passRate"],
@@ -287,6 +294,7 @@ def aggregates_to_json(aggregates: Aggregates) -> dict[str, Any]:
         "assertionTypes": {name: _camel(t) for name, t in aggregates.assertion_types.items()},
         "columns": columns,
         "classification": classification,
+        **({"derivedMetrics": derived} if derived else {}),  # only for a config with derivedMetrics
     }
 
 

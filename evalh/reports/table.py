@@ -182,6 +182,7 @@ _LABELS = {
     "assertionTypes": "Assertion types",
     "columns": "Side by side (provider x prompt)",
     "classification": "Classification",
+    "derivedMetrics": "Derived metrics",
     "metric": "Metric",
     "type": "Type",
     "class": "Class",

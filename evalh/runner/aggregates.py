@@ -34,8 +34,17 @@ nothing is ``null``)::
          "accuracy": 0.8, "macroF1": 0.75,
          "unknownPredictions": 1, # predictions that are none of the gold labels
          "perClass": {"positive": {"precision": 1.0, "recall": 0.5, "f1": 0.667, "support": 2}}}
+      ],
+      "derivedMetrics": [         # only when the config has derivedMetrics; one record per column
+        {"provider": "...", "prompt": "...", "providerIndex": 0, "promptIndex": 0,
+         "precision": 0.75}       # each derived metric's value (null when not finite, e.g. 1/0)
       ]
     }
+
+Derived metrics (promptfoo's ``derivedMetrics``): per column, each ``value`` expression (mathjs syntax,
+see ``evalh.runtimes.math_expressions``) over the column's summed named scores (``namedScores`` of
+``results.prompts[].metrics``, every row) and ``__count`` (its rows), in the order written, each
+result usable by the next. The JSON report also writes them into that ``namedScores``, as promptfoo.
 
 Classification labels: the gold label of a row is its test's ``metadata.label``; rows without one are
 left out. The predicted label is the output's ``label`` field when the output is a JSON object that has
@@ -50,6 +59,7 @@ recall, not the mean's denominator), as scikit-learn's
 from __future__ import annotations
 
 import json
+import math
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -68,8 +78,9 @@ from evalh.model import (
     TypeFigures,
     Usage,
 )
+from evalh.runtimes.math_expressions import ExpressionFailed, evaluate
 
-__all__ = ["classification_report", "compute_aggregates", "label_of", "predicted_label"]
+__all__ = ["classification_report", "compute_aggregates", "derived_metrics", "label_of", "predicted_label"]
 
 _TRIM = " \t\r\n\"'`“”‘’.,;:!?"
 
@@ -200,9 +211,29 @@ def _named_totals(rows: Sequence[TestResult]) -> dict[str, NamedTotal]:
     return totals
 
 
-def _column(first: TestResult, rows: Sequence[TestResult], labelled: bool) -> Column:
+def derived_metrics(
+    metrics: Sequence[tuple[str, str]], totals: Mapping[str, NamedTotal], rows: int
+) -> dict[str, float | None]:
+    """promptfoo's ``derivedMetrics`` of one column: each expression over the column's summed named
+    scores and ``__count`` (its rows), in order, each result visible to the next. As in promptfoo, a
+    metric that cannot be evaluated (an unknown name) is 0; a non-finite one (1/0) is None (null)."""
+    names: dict[str, float] = {name: total.total for name, total in totals.items()}
+    names["__count"] = float(rows)
+    derived: dict[str, float | None] = {}
+    for name, expression in metrics:
+        try:
+            value = evaluate(expression, names)
+        except ExpressionFailed:
+            value = names.get(name, 0.0)
+        derived[name] = value if math.isfinite(value) else None
+        names[name] = value
+    return derived
+
+
+def _column(first: TestResult, rows: Sequence[TestResult], labelled: bool, suite: Suite) -> Column:
     graded = [item for row in rows for item in _flatten(row.assertions)]
     passed = sum(1 for item in graded if item.passed)
+    totals = _named_totals(rows)
     return Column(
         prompt=first.prompt,
         provider=first.provider,
@@ -211,7 +242,7 @@ def _column(first: TestResult, rows: Sequence[TestResult], labelled: bool) -> Co
         rows=tuple(rows),
         figures=_figures(rows),
         named_scores=_named_scores(rows),
-        named_totals=_named_totals(rows),
+        named_totals=totals,
         assertions_passed=passed,
         assertions_failed=len(graded) - passed,
         score_total=sum(row.score for row in rows),
@@ -219,6 +250,7 @@ def _column(first: TestResult, rows: Sequence[TestResult], labelled: bool) -> Co
         cost=sum(row.cost or 0.0 for row in rows),
         usage=sum((row.usage for row in rows), Usage()),
         classification=classification_report(_labelled_pairs(rows)) if labelled else None,
+        derived=derived_metrics(suite.derived_metrics, totals, len(rows)) if suite.derived_metrics else {},
     )
 
 
@@ -235,7 +267,7 @@ def _columns(suite: Suite, results: Sequence[TestResult], labelled: bool) -> tup
             for pi, provider in enumerate(suite.providers)
             for qi, prompt in enumerate(suite.prompts)
         )
-    return tuple(_column(rows[0], rows, labelled) for _, rows in sorted(groups.items()))
+    return tuple(_column(rows[0], rows, labelled, suite) for _, rows in sorted(groups.items()))
 
 
 def compute_aggregates(suite: Suite, results: Sequence[TestResult]) -> Aggregates:
