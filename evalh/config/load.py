@@ -126,7 +126,7 @@ def _load(
     skip = _check_schema(document, ctx)
     options = document.data.get("evaluateOptions") if "evaluateOptions" not in skip.keys else None
     ctx.allow_outside = isinstance(options, Mapping) and options.get("allowFileOutsideConfigDir") is True
-    suite = _resolve(document, ctx, env, cli_vars, grader, skip)
+    suite = _resolve(document, ctx, _Inputs(env, cli_vars, grader, skip))
     for check in checks:
         try:
             check(suite)
@@ -199,17 +199,21 @@ def _test_where(document: Document, index: int, path: JsonPath) -> str:
     return document.where(("tests", index, *path))
 
 
-def _resolve(
-    document: Document,
-    ctx: LoadContext,
-    env: dict[str, str],
-    cli_vars: Mapping[str, str],
-    grader: str | None,
-    skip: _Skipped,
-) -> Suite:
-    filters = _nunjucks_filters(document, ctx, skip)
+@dataclass(frozen=True)
+class _Inputs:
+    """What resolving the config uses besides the document: its env, --var, --grader, and what the
+    schema refused."""
+
+    env: dict[str, str]
+    cli_vars: Mapping[str, str]
+    grader: str | None
+    skip: _Skipped
+
+
+def _resolve(document: Document, ctx: LoadContext, inputs: _Inputs) -> Suite:
+    filters = _nunjucks_filters(document, ctx, inputs.skip)
     with user_filters(make_user_filters(filters, ctx.base_dir)):  # the config's own renders use them
-        suite = _resolve_suite(document, ctx, env, cli_vars, grader, skip)
+        suite = _resolve_suite(document, ctx, inputs)
     return replace(suite, nunjucks_filters=filters)
 
 
@@ -232,14 +236,8 @@ def _nunjucks_filters(document: Document, ctx: LoadContext, skip: _Skipped) -> d
     return filters
 
 
-def _resolve_suite(
-    document: Document,
-    ctx: LoadContext,
-    env: dict[str, str],
-    cli_vars: Mapping[str, str],
-    grader: str | None,
-    skip: _Skipped,
-) -> Suite:
+def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Suite:
+    env, cli_vars, grader, skip = inputs.env, inputs.cli_vars, inputs.grader, inputs.skip
     data: Mapping[str, Any] = document.data
     prompts = (
         load_prompts(data["prompts"], document, ctx, template_env(env))

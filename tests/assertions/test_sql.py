@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from evalh.model import AssertionResult
-from tests.assertions.helpers import definition_of, grade, make_context
+from tests.assertions.test_structured import run
+from tests.assertions.test_text import check  # the value's declared shape, then the type's check
 from tests.test_promptfoo_semantics import evalh, run_rows, write
-
-
-def run(assertion_type: str, output: Any, value: Any = None) -> AssertionResult:
-    return grade(make_context(assertion_type, value=value, output=output))
-
-
-def check(assertion_type: str, value: Any) -> str | None:
-    definition = definition_of(assertion_type)
-    assert definition.check is not None
-    return definition.check(value, {})
 
 
 @pytest.mark.parametrize(
