@@ -264,7 +264,8 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
             origins.update((test.index, raw.origin) for test in made)
             tests.extend(made)
     AssertionChecker(ctx, suite_default, ctx.where_of).check_tests(tests)
-    check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
+    if "prompts" not in skip.keys:  # else the prompts they name are not loaded
+        check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
     # a refused top-level key may be the providers or prompts misspelt: no follow-on problem about them
     checked_key = key if key or not skip.keys else "refused"
     prompts, providers = _check_outputs(tests, prompts, providers, checked_key, origins, ctx)
