@@ -331,3 +331,29 @@ def test_a_prompts_config_is_merged_over_the_providers_for_its_calls(tmp_path: P
     seen = [json.loads(output) for output in outputs(rows)]
     assert seen[0] == {"prompt": "warm owls", "config": {"temperature": 0.9, "seed": 7, "max_tokens": 5}}
     assert seen[1] == {"prompt": "plain owls", "config": {"temperature": 0.1, "seed": 7}}
+
+
+def test_a_provider_runs_only_the_prompts_it_names(tmp_path: Path) -> None:
+    config = project(
+        tmp_path,
+        """
+        prompts:
+          - {raw: 'A {{topic}}', label: alpha}
+          - {id: file://prompts/two.txt, label: pair}
+        providers:
+          - {id: echo, label: first, prompts: [alpha]}
+          - echo:
+              label: second
+              prompts: ['pair']
+          - {id: echo, label: third, prompts: [gamma]}
+        tests:
+          - vars: {topic: owls}
+        """,
+    )
+    result, rows = run_rows(config)
+    assert result.exit_code == 0, result.stderr
+    shown = [(row["provider"]["label"], row["promptIdx"], row["response"]["output"]) for row in rows]
+    assert shown == [("first", 0, "A owls"), ("second", 1, "First owls"), ("second", 2, "Second owls")]
+    assert "c.yaml:10" in result.stderr and "'gamma', which the config does not have" in result.stderr
+    strict = evalh("validate", str(config), "--strict")
+    assert strict.exit_code == 2 and "so third runs no prompt for it" in strict.stderr

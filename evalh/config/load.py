@@ -21,7 +21,7 @@ from evalh.config.env import config_env, render_config_env
 from evalh.config.files import DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath, display_path, load_document, path_errors
 from evalh.config.merge import merge_documents
-from evalh.config.prompt_refs import check_prompt_refs, prompt_allowed
+from evalh.config.prompt_refs import check_prompt_refs, check_provider_prompt_refs, prompt_allowed
 from evalh.config.prompts import load_prompts
 from evalh.config.providers import (
     RECORDED_PROMPT,
@@ -266,6 +266,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
     AssertionChecker(ctx, suite_default, ctx.where_of).check_tests(tests)
     if "prompts" not in skip.keys:  # else the prompts they name are not loaded
         check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
+        check_provider_prompt_refs(providers, prompts, ctx)
     # a refused top-level key may be the providers or prompts misspelt: no follow-on problem about them
     checked_key = key if key or not skip.keys else "refused"
     prompts, providers = _check_outputs(tests, prompts, providers, checked_key, origins, ctx)

@@ -1,11 +1,12 @@
-"""A test's ``prompts:`` (and defaultTest's): which prompts it runs against, as promptfoo matches them
-(``src/util/promptMatching.ts``, ``src/util/validateTestPromptReferences.ts``).
+"""A test's ``prompts:`` (and defaultTest's), and a provider's: which prompts it runs against, as
+promptfoo matches them (``src/util/promptMatching.ts``, ``src/util/validateTestPromptReferences.ts``).
 
 An entry names a prompt by its label or id exactly; ``Group:*`` names every prompt whose label or id
 starts with ``Group:`` (any prefix before a final ``*``); ``Group`` also names the prompts labelled
 ``Group:...`` (the labels of a prompt file's parts). An empty list runs the test against no prompt.
-An entry that names no prompt of the config is a located error, as in promptfoo. Rows keep the
-prompt's index in the whole config, so reports line up with ``prompts:``.
+A test's entry that names no prompt of the config is a located error, as in promptfoo; a provider's
+is a located warning (promptfoo runs that provider on no prompt). Rows keep the prompt's index in the
+whole config, so reports line up with ``prompts:``.
 """
 
 from __future__ import annotations
@@ -15,9 +16,18 @@ from typing import Any
 
 from evalh.config.files import LoadContext, Origin
 from evalh.config.tests_files import RawTest
-from evalh.model import Prompt, TestCase
+from evalh.errors import ConfigError
+from evalh.model import Prompt, ProviderSpec, TestCase
+from evalh.notices import warn
 
-__all__ = ["check_prompt_refs", "merged_prompt_refs", "prompt_allowed", "ref_matches"]
+__all__ = [
+    "check_prompt_refs",
+    "check_provider_prompt_refs",
+    "merged_prompt_refs",
+    "prompt_allowed",
+    "ref_matches",
+    "runs_prompt",
+]
 
 _LISTED = 12  # prompts named in the error before "and N more"
 
@@ -32,9 +42,18 @@ def ref_matches(ref: str, prompt: Prompt) -> bool:
     return any(name.startswith(f"{ref}:") for name in names)
 
 
+def _allows(refs: tuple[str, ...] | None, prompt: Prompt) -> bool:
+    return refs is None or any(ref_matches(ref, prompt) for ref in refs)
+
+
 def prompt_allowed(test: TestCase, prompt: Prompt) -> bool:
     """Whether ``test`` runs against ``prompt`` (every prompt when it names none)."""
-    return test.prompts is None or any(ref_matches(ref, prompt) for ref in test.prompts)
+    return _allows(test.prompts, prompt)
+
+
+def runs_prompt(test: TestCase, provider: ProviderSpec, prompt: Prompt) -> bool:
+    """Whether the run has a row for ``test`` with ``prompt`` on ``provider``."""
+    return _allows(test.prompts, prompt) and _allows(provider.prompts, prompt)
 
 
 def merged_prompt_refs(data: Any, default: Any) -> tuple[str, ...] | None:
@@ -56,6 +75,28 @@ def check_prompt_refs(
     for position, raw in enumerate(raw_tests):
         if raw.valid:
             _check(raw.data.get("prompts"), raw.origin, ("tests", position), prompts, ctx)
+
+
+def check_provider_prompt_refs(
+    providers: Sequence[ProviderSpec], prompts: Sequence[Prompt], ctx: LoadContext
+) -> None:
+    """A provider's ``prompts:`` entry that names no prompt is a located warning (an error with
+    --strict): promptfoo silently runs that provider on fewer prompts."""
+    for provider in providers:
+        where = ctx.where_of.get(id(provider), provider.path)
+        for index, ref in enumerate(provider.prompts or ()):
+            if any(ref_matches(ref, prompt) for prompt in prompts):
+                continue
+            unmatched = ConfigError(
+                f"prompts[{index}] names the prompt {ref!r}, which the config does not have, so "
+                f"{provider.display} runs no prompt for it",
+                where=where,
+                hint=f"Name a prompt by its id or its label: {_labels(prompts)}",
+            )
+            try:
+                warn(unmatched, where=where, subject=f"provider prompt {ref}")
+            except ConfigError as error:  # --strict: reported with the config's other problems
+                ctx.problems.add_exception(error)
 
 
 def _check(

@@ -75,12 +75,14 @@ def parse_spec(value: Any, path: str, base_dir: str = "", where: str | None = No
             where=where or path,
             hint="Write the provider as local, or as {id: openai:embedding:<model>, config: {...}}",
         )
+    prompts = options.get("prompts")
     return ProviderSpec(
         id=provider_id,
         label=str(label) if label else None,
         config=dict(config or {}),
         path=path,
         base_dir=base_dir,
+        prompts=tuple(str(ref) for ref in prompts) if isinstance(prompts, list) else None,
     )
 
 
@@ -265,6 +267,8 @@ def _specs(
             if problems:
                 continue
         spec = parse_spec(item, format_path(shown), str(ctx.base_dir))
-        if check_provider_id(spec, f"{doc.locate(doc_path)} {format_path(shown)}", ctx):
+        where = f"{doc.locate(doc_path)} {format_path(shown)}"
+        if check_provider_id(spec, where, ctx):
+            ctx.where_of[id(spec)] = where
             specs.append(spec)
     return specs

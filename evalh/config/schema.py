@@ -60,7 +60,6 @@ _UNSUPPORTED = {
     "assertScoringFunction": "evalh does not run custom scoring functions; use threshold and weights",
     "provider": "evalh does not override the target per test; put graders in options.provider",
     "providers": "evalh does not filter providers per test",
-    "prompts": "evalh does not limit a provider to some prompts; give the tests that need it prompts: [...]",
 }
 
 

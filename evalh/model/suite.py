@@ -29,6 +29,7 @@ class ProviderSpec:
     config: Mapping[str, Any] = field(default_factory=dict)
     path: str = ""  # JSON path in the config, for messages: "providers[1]"
     base_dir: str = ""  # the config file's directory: script paths resolve against it
+    prompts: tuple[str, ...] | None = None  # the prompts it runs (labels / ids, as a test's); None: all
 
     @property
     def display(self) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalh.config.load import prompt_warning_key
-from evalh.config.prompt_refs import prompt_allowed
+from evalh.config.prompt_refs import runs_prompt
 from evalh.config.providers import RECORDED_PROMPT, RECORDED_PROVIDER, RECORDED_PROVIDER_ID
 from evalh.errors import ConfigError
 from evalh.model import Prompt, ProviderSpec, Suite, TestCase
@@ -53,13 +53,17 @@ def _matrix(suite: Suite) -> tuple[tuple[Prompt, ...], tuple[ProviderSpec, ...]]
 
 def count_rows(suite: Suite, repeat: int = 1) -> int:
     """How many rows the run makes: tests × prompts × providers × repeat (the length of the plan), a
-    test that names its prompts counting those only."""
+    test or provider that names its prompts counting those only."""
     prompts, providers = _matrix(suite)
-    if all(test.prompts is None for test in suite.tests):
-        pairs = len(suite.tests) * len(prompts)
-    else:
-        pairs = sum(prompt_allowed(test, prompt) for test in suite.tests for prompt in prompts)
-    return pairs * len(providers) * max(1, repeat)
+    if all(test.prompts is None for test in suite.tests) and all(p.prompts is None for p in providers):
+        return len(suite.tests) * len(prompts) * len(providers) * max(1, repeat)
+    rows = sum(
+        runs_prompt(test, provider, prompt)
+        for test in suite.tests
+        for provider in providers
+        for prompt in prompts
+    )
+    return rows * max(1, repeat)
 
 
 def check_run_size(suite: Suite, repeat: int = 1) -> None:
@@ -88,7 +92,7 @@ def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
             rendered: dict[int, str | list[dict[str, Any]]] = {}
             for provider_index, provider in enumerate(providers):
                 for prompt_index, prompt in enumerate(prompts):
-                    if not prompt_allowed(test, prompt):  # the test's prompts: (indices stay global)
+                    if not runs_prompt(test, provider, prompt):  # prompts: filters; indices stay global
                         continue
                     if prompt_index not in rendered:
                         key = prompt_warning_key(prompt, prompt_index)  # one warning per prompt
