@@ -357,3 +357,25 @@ def test_a_provider_runs_only_the_prompts_it_names(tmp_path: Path) -> None:
     assert "c.yaml:10" in result.stderr and "'gamma', which the config does not have" in result.stderr
     strict = evalh("validate", str(config), "--strict")
     assert strict.exit_code == 2 and "so third runs no prompt for it" in strict.stderr
+
+
+def test_a_prompt_functions_config_is_merged_and_an_object_is_sent_as_indented_json(tmp_path: Path) -> None:
+    config = project(
+        tmp_path,
+        """
+        prompts:
+          - id: file://configured.py:with_config
+            config: {max_tokens: 5, temperature: 0.9}
+          - file://configured.py:request
+        providers:
+          - id: python:config_echo.py
+            config: {temperature: 0.1}
+        tests:
+          - vars: {topic: owls}
+        """,
+    )
+    result, rows = run_rows(config)
+    assert result.exit_code == 0, result.stderr
+    seen = [json.loads(output) for output in outputs(rows)]
+    assert seen[0] == {"prompt": "configured owls", "config": {"temperature": 0.3, "max_tokens": 5}}
+    assert seen[1]["prompt"] == json.dumps({"contents": [{"text": "owls"}]}, indent=2)

@@ -152,13 +152,16 @@ class _Execution:
             "provider": {"id": job.provider.id, "label": job.provider.label},
             "config": dict(job.prompt.config),
         }
-        prompt = await call_prompt_function(
+        result = await call_prompt_function(
             job.prompt.function,
             context,
             config_dir=self.config_dir,
             timeout_s=prompt_timeout_s(job.prompt.function, job.prompt.config, self.timeout_s),
         )
-        return replace(job, rendered_prompt=prompt)
+        if not result.config:
+            return replace(job, rendered_prompt=result.prompt)
+        merged = replace(job.prompt, config={**job.prompt.config, **result.config})
+        return replace(job, rendered_prompt=result.prompt, prompt=merged)
 
     async def output_of(self, job: Job) -> ProviderResponse:
         response = await self.provider_output(job)

@@ -24,6 +24,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ __all__ = [
     "PROMPT_FUNCTION_SUFFIXES",
     "REMOTE_PROMPT_SOURCES",
     "PromptFunctionFailed",
+    "PromptResult",
     "call_prompt_function",
     "exec_prompt_problem",
     "prompt_function_problem",
@@ -140,14 +142,14 @@ def script_problem(ref: str, config_dir: Path | None, python_default: str) -> st
 
 async def call_prompt_function(
     ref: str, context: Mapping[str, Any], *, config_dir: Path | None, timeout_s: float
-) -> str | list[dict[str, Any]]:
-    """The prompt ``ref`` returns for ``context``; raises PromptFunctionFailed."""
+) -> PromptResult:
+    """The prompt ``ref`` gives for ``context``; raises PromptFunctionFailed."""
     refusal = remote_prompt_refusal(ref)
     if refusal is not None:
         raise PromptFunctionFailed(refusal)
     try:
         if ref.startswith(EXEC_PREFIX):
-            return await _exec(ref, dict(context), config_dir, timeout_s)
+            return PromptResult(await _exec(ref, dict(context), config_dir, timeout_s))
         if is_python_file(ref):
             value = await _python(ref, dict(context), config_dir, timeout_s)
         else:
@@ -214,15 +216,27 @@ async def _javascript(ref: str, context: dict[str, Any], config_dir: Path | None
     return outcome.value
 
 
-def _as_prompt(value: Any) -> str | list[dict[str, Any]]:
+@dataclass(frozen=True)
+class PromptResult:
+    """What a prompt source gave for one row: the prompt, and config its ``{prompt, config}`` result
+    adds over the prompt's own (promptfoo's PromptFunctionResult)."""
+
+    prompt: str | list[dict[str, Any]]
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _as_prompt(value: Any) -> PromptResult:
+    config: Any = {}
     if isinstance(value, Mapping) and "prompt" in value:
-        value = value["prompt"]
+        value, config = value["prompt"], value.get("config") or {}
+        if not isinstance(config, Mapping):
+            raise PromptFunctionFailed(f"returned a config that is a {type(config).__name__}, not a mapping")
     if isinstance(value, str):
-        return value
+        return PromptResult(value, config)
     if _is_messages(value):
-        return [dict(message) for message in value]
-    if isinstance(value, Mapping | list):
-        return json.dumps(value, ensure_ascii=False)
+        return PromptResult([dict(message) for message in value], config)
+    if isinstance(value, Mapping | list):  # sent as promptfoo sends it: indented JSON
+        return PromptResult(json.dumps(value, ensure_ascii=False, indent=2), config)
     raise PromptFunctionFailed(f"must return a string or chat messages, got {type(value).__name__}")
 
 
