@@ -379,3 +379,24 @@ def test_a_prompt_functions_config_is_merged_and_an_object_is_sent_as_indented_j
     seen = [json.loads(output) for output in outputs(rows)]
     assert seen[0] == {"prompt": "configured owls", "config": {"temperature": 0.3, "max_tokens": 5}}
     assert seen[1]["prompt"] == json.dumps({"contents": [{"text": "owls"}]}, indent=2)
+
+
+def test_file_references_inside_a_json_prompt_are_loaded(tmp_path: Path) -> None:
+    config = project(
+        tmp_path,
+        """
+        prompts: [file://prompts/with_file.json]
+        providers: [echo]
+        tests:
+          - vars: {topic: owls, style: terse}
+        """,
+    )
+    result, rows = run_rows(config)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(outputs(rows)[0]) == [
+        {"role": "system", "content": "You answer in terse style.\n"},
+        {"role": "user", "content": "Tell me about owls"},
+    ]
+    broken = write(tmp_path / "broken.yaml", "prompts: [file://prompts/bad_ref.json]\nproviders: [echo]\n")
+    result = evalh("validate", str(broken))
+    assert result.exit_code == 2 and "broken.yaml:1" in result.stderr and "nowhere.txt" in result.stderr

@@ -2,7 +2,8 @@
 (``src/prompts/processors/*.ts``):
 
 * ``.txt``: prompts separated by a ``---`` line (``PROMPTFOO_PROMPT_SEPARATOR`` names another), trimmed.
-* ``.json``: parsed when it is JSON; a file that is not (a template with ``{{n}}`` outside quotes) is
+* ``.json``: parsed when it is JSON (a ``file://`` string inside is replaced by that file: text, or
+  the data of a .json / .yaml file); a file that is not (a template with ``{{n}}`` outside quotes) is
   kept as text and rendered as a text template.
 * ``.yaml`` / ``.yml``: any value. A string is a template, a chat message list stays chat messages,
   anything else is sent as its JSON, each string inside rendered (see evalh.templating.render_prompt).
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalh.config.files import LoadContext
+from evalh.config.files import LoadContext, is_file_ref
 from evalh.errors import ConfigError
 
 __all__ = ["FilePrompt", "PromptRaw", "as_raw", "prompt_label", "read_prompt_file"]
@@ -83,12 +84,28 @@ def _txt_prompts(text: str) -> list[str]:
 
 
 def _from_json_text(path: Path, text: str, where: str, ctx: LoadContext) -> PromptRaw:
-    """A JSON prompt file's data; a file that is not JSON is a text template (promptfoo keeps it)."""
+    """A JSON prompt file's data, its ``file://`` strings replaced by what they name (promptfoo
+    resolves them in .json prompts: a chat's system message kept in a .txt); a file that is not JSON is
+    a text template (promptfoo keeps it)."""
     try:
         data = ctx.read_document(path, where).data
     except ConfigError:
         return text
-    return _from_data(data, f"{where} ({ctx.relative(path)})")
+    inside = f"{where} ({ctx.relative(path)})"
+    return _from_data(_with_files(data, inside, ctx), inside)
+
+
+def _with_files(value: Any, where: str, ctx: LoadContext) -> Any:
+    if is_file_ref(value):
+        target = ctx.expand(value, where)[0]
+        if target.suffix.lower() in (".json", ".yaml", ".yml"):
+            return ctx.read_document(target, where).data
+        return ctx.read_text(target, where)
+    if isinstance(value, dict):
+        return {key: _with_files(item, where, ctx) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_files(item, where, ctx) for item in value]
+    return value
 
 
 def _from_data(data: Any, where: str) -> PromptRaw:

@@ -6,8 +6,9 @@ A named Python function runs in the worker pool; a Python file without ``:fn`` r
 promptfoo: ``python prompt.py '<context as JSON>'`` in its own process group, its standard output
 (less one final newline) being the prompt. JavaScript runs in quickjs-ng (``module.exports`` when no
 function is named). Each has a deadline. A string is the prompt; a list
-of ``{role, content}`` messages is a chat prompt; ``{prompt: ...}`` gives its ``prompt``; any other
-object is sent as its JSON, as promptfoo does. Anything else, a raise or a timeout is an ERROR row.
+of ``{role, content}`` messages is a chat prompt; ``{prompt: ..., config: ...}`` gives its ``prompt``
+(the config merged over the prompt's for that call); any other object is sent as its JSON indented by
+two spaces, as promptfoo does. Anything else, a raise or a timeout is an ERROR row.
 
 ``exec:<command line>`` (and a prompt file promptfoo runs: ``.sh``, ``.rb``, an executable file...) runs
 the program without a shell, in its own process group, with the JSON context ``{vars, provider,
