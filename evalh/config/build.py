@@ -30,6 +30,7 @@ from evalh.config.files import (
 from evalh.config.locate import JsonPath, format_path
 from evalh.config.prompt_refs import merged_prompt_refs
 from evalh.config.providers import check_choice, parse_choice, parse_models
+from evalh.config.stored_outputs import late_var_names
 from evalh.config.tests_files import RawTest
 from evalh.config.transform_checks import check_test_transforms
 from evalh.config.var_files import load_var_file
@@ -64,6 +65,7 @@ class Defaults:
     origin: Origin | None = None
     cli_vars: Mapping[str, str] = field(default_factory=dict)
     env: EnvVars = field(default_factory=template_env)
+    stored: frozenset[str] = frozenset()  # names options.storeOutputAs stores outputs under
 
     @property
     def vars(self) -> dict[str, Any]:
@@ -162,13 +164,15 @@ def _build_one(
 ) -> TestCase | None:
     data, origin = raw.data, raw.origin
     default = defaults.data
+    literal = frozenset(defaults.cli_vars).difference(own)
+    late = late_var_names(merged, defaults.stored, literal)  # rendered when the test runs
     try:
         variables = resolve_vars(
             merged,
             lambda name: _var_where(name, data, defaults, origin, shown, ctx),
             ctx,
             env=defaults.env,
-            literal=frozenset(defaults.cli_vars).difference(own),
+            literal=literal | late,
         )
         variables = _transformed_vars(
             variables, options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx
@@ -213,6 +217,7 @@ def _build_one(
         has_output=has_output,
         path=format_path(shown),
         prompts=merged_prompt_refs(data, default),
+        late_vars=late,
     )
 
 

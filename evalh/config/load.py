@@ -31,6 +31,7 @@ from evalh.config.providers import (
     parse_choice,
 )
 from evalh.config.schema import defs_validator, schema_problems
+from evalh.config.stored_outputs import CONVERSATION_VAR, stored_names
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, ConfigFileError, SchemaError
@@ -256,6 +257,8 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
     raw_tests = collect_tests(tests_value, document, ctx, skip.tests) if tests_value else []
     if not raw_tests and not ctx.problems:
         raw_tests = [RawTest({}, DocOrigin(document, ("tests",)))]  # promptfoo runs one empty test
+    stored = stored_names([defaults.data.get("options"), *(raw.data.get("options") for raw in raw_tests)])
+    defaults = replace(defaults, stored=stored)
     tests: list[TestCase] = []
     origins: dict[int, Origin] = {}
     for position, raw in enumerate(raw_tests):
@@ -271,7 +274,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
     checked_key = key if key or not skip.keys else "refused"
     prompts, providers = _check_outputs(tests, prompts, providers, checked_key, origins, ctx)
     if not skip.tests and not {"tests", "defaultTest"} & skip.keys:  # else vars are missing from them
-        _check_prompt_vars(prompts, tests, origins, ctx)
+        _check_prompt_vars(prompts, tests, origins, ctx, stored | {CONVERSATION_VAR})
     derived = load_derived_metrics(skip.value(data, "derivedMetrics"), document, ctx, tests)
     options = skip.value(data, "evaluateOptions") or {}
     output_path = skip.value(data, "outputPath")
@@ -377,7 +380,11 @@ def prompt_warning_key(prompt: Prompt, index: int) -> str:
 
 
 def _check_prompt_vars(
-    prompts: list[Prompt], tests: list[TestCase], origins: Mapping[int, Origin], ctx: LoadContext
+    prompts: list[Prompt],
+    tests: list[TestCase],
+    origins: Mapping[int, Origin],
+    ctx: LoadContext,
+    run_vars: frozenset[str],
 ) -> None:
     """A variable a prompt uses that some test does not define renders empty, as in promptfoo: a
     warning naming the prompt and the tests, found before anything runs (an error with --strict)."""
@@ -394,7 +401,7 @@ def _check_prompt_vars(
         for test in tests:
             if not prompt_allowed(test, prompt):
                 continue
-            for name in names.difference(test.vars):
+            for name in names.difference(test.vars, run_vars):  # run_vars: set when the test runs
                 lacking.setdefault(name, []).append(test)
         for name, missing in sorted(lacking.items()):
             empty = "" if is_strict() else " (it renders empty for them)"

@@ -117,6 +117,7 @@ class TestCase:
     has_output: bool = False
     path: str = ""
     prompts: tuple[str, ...] | None = None  # the prompts it runs against (labels / ids); None: all
+    late_vars: frozenset[str] = frozenset()  # vars rendered when it runs: they read a storeOutputAs name
 
 
 # Upper bounds of --repeat / evaluateOptions.repeat and -j / maxConcurrency (the schema says the same):

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from evalh.assertions.base import AssertionContext, EmbedRequest
+from evalh.errors import TemplateError
 from evalh.model import (
     AssertionSpec,
     EvaluateOptions,
@@ -40,10 +41,12 @@ from evalh.runner.cache import Cache
 from evalh.runner.grading import collect_prefetch, grade_assertion
 from evalh.runner.plan import Job, plan_jobs
 from evalh.runner.scoring import score_test
+from evalh.runner.sequence import RunMemory, runs_in_sequence
 from evalh.runner.services import ProviderPool, RunServices
 from evalh.runner.stopping import DEFAULT_STOP_SIGNALS, run_until_stopped
 from evalh.runner.transforming import transform_response
 from evalh.runtimes.prompt_functions import PromptFunctionFailed, call_prompt_function, prompt_timeout_s
+from evalh.templating import template_env
 
 __all__ = ["ResultCallback", "run_suite"]
 
@@ -135,6 +138,8 @@ class _Execution:
         self.collector = collector
         self.config_dir = Path(suite.config_path).parent if suite.config_path else None
         timeout_s = options.timeout_ms / 1000 if options.timeout_ms else None
+        # storeOutputAs / _conversation: rows read earlier rows, so they run one at a time, in order
+        self.memory = RunMemory(template_env(suite.env)) if runs_in_sequence(suite) else None
         self.cache = Cache.open(enabled=options.cache and options.repeat <= 1)
         self.pool = ProviderPool(str(self.config_dir or ""), options.max_concurrency)
         self.services = RunServices(
@@ -164,10 +169,15 @@ class _Execution:
         return replace(job, rendered_prompt=result.prompt, prompt=merged)
 
     async def output_of(self, job: Job) -> ProviderResponse:
+        """The row's output: the provider's (or the recorded) answer, transformed; remembered for
+        later rows when the run goes in sequence."""
         response = await self.provider_output(job)
-        return await transform_response(
+        output = await transform_response(
             job.test, job.rendered_prompt, response, self.config_dir, self.timeout_s
         )
+        if self.memory is not None:
+            self.memory.record(job, response, output)
+        return output
 
     async def provider_output(self, job: Job) -> ProviderResponse:
         if not job.uses_provider:
@@ -215,8 +225,12 @@ class _Execution:
 
     async def first_pass(self, job: Job, deferred: list[tuple[_Output, list[EmbedRequest]]]) -> None:
         try:
+            if self.memory is not None:
+                job = self.memory.prepare(job)
             job = await self.with_prompt(job)
             response = await self.output_of(job)
+        except TemplateError as error:  # a late var or the prompt, rendered with earlier rows' outputs
+            response = ProviderResponse(error=error.render())
         except PromptFunctionFailed as error:
             kind = "Prompt function" if job.prompt.function.startswith("file://") else "Prompt"
             response = ProviderResponse(error=f"{kind} {job.prompt.function} failed: {error}")
@@ -234,7 +248,11 @@ class _Execution:
     async def run(self, jobs: Sequence[Job]) -> None:
         deferred: list[tuple[_Output, list[EmbedRequest]]] = []
         try:
-            await asyncio.gather(*(self.first_pass(job, deferred) for job in jobs))
+            if self.memory is None:
+                await asyncio.gather(*(self.first_pass(job, deferred) for job in jobs))
+            else:
+                for job in jobs:
+                    await self.first_pass(job, deferred)
             if deferred:
                 await self.services.embeddings.prefetch([r for _, requests in deferred for r in requests])
                 deferred.sort(key=lambda pair: pair[0].job.index)

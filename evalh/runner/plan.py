@@ -5,17 +5,19 @@ Pure and synchronous, so every template error surfaces before the first provider
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from evalh.config.load import prompt_warning_key
 from evalh.config.prompt_refs import runs_prompt
 from evalh.config.providers import RECORDED_PROMPT, RECORDED_PROVIDER, RECORDED_PROVIDER_ID
+from evalh.config.stored_outputs import run_placeholders
 from evalh.errors import ConfigError
 from evalh.model import Prompt, ProviderSpec, Suite, TestCase
 from evalh.templating import EnvVars, render_prompt, template_env
 
-__all__ = ["MAX_ROWS", "Job", "check_run_size", "count_rows", "plan_jobs"]
+__all__ = ["MAX_ROWS", "Job", "check_run_size", "count_rows", "plan_jobs", "render_job_prompt"]
 
 # A run of more rows is refused before anything is planned: it is a typo (--repeat 100000) more often
 # than a plan, and its jobs and results would not fit in memory.
@@ -40,10 +42,18 @@ class Job:
         return not self.test.has_output and self.provider.id != RECORDED_PROVIDER_ID
 
 
-def _render(prompt: Prompt, test: TestCase, where: str, env: EnvVars, key: str) -> str | list[dict[str, Any]]:
+def _render(
+    prompt: Prompt, variables: Mapping[str, Any], where: str, env: EnvVars, key: str
+) -> str | list[dict[str, Any]]:
     if prompt.raw == "":  # also a prompt function's: it is called when the row runs
         return ""
-    return render_prompt(prompt.raw, test.vars, where=where, env=env, warn_key=key)
+    return render_prompt(prompt.raw, variables, where=where, env=env, warn_key=key)
+
+
+def render_job_prompt(job: Job, test: TestCase, env: EnvVars) -> str | list[dict[str, Any]]:
+    """``job``'s prompt rendered with ``test``'s vars while the run goes (runner/sequence.py)."""
+    key = prompt_warning_key(job.prompt, job.prompt_index)  # the plan's key: a warning is given once
+    return _render(job.prompt, test.vars, f"{key} (for {test.path or 'a test'})", env, key)
 
 
 def _matrix(suite: Suite) -> tuple[tuple[Prompt, ...], tuple[ProviderSpec, ...]]:
@@ -87,6 +97,7 @@ def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
     prompts, providers = _matrix(suite)
     jobs: list[Job] = []
     env = template_env(suite.env)
+    run_vars = run_placeholders(suite.tests, suite.prompts)  # set by earlier rows, when they run
     for repeat_index in range(max(1, repeat)):
         for test in suite.tests:
             rendered: dict[int, str | list[dict[str, Any]]] = {}
@@ -97,7 +108,8 @@ def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
                     if prompt_index not in rendered:
                         key = prompt_warning_key(prompt, prompt_index)  # one warning per prompt
                         where = f"{key} (for {test.path or 'a test'})"
-                        rendered[prompt_index] = _render(prompt, test, where, env, key)
+                        variables = {**run_vars, **test.vars} if run_vars else test.vars
+                        rendered[prompt_index] = _render(prompt, variables, where, env, key)
                     jobs.append(
                         Job(
                             index=len(jobs),

@@ -1,0 +1,90 @@
+"""storeOutputAs and _conversation (promptfoo): rows that read earlier rows run one at a time, in order;
+stored outputs are data. Through the CLI in process, on tests/fixtures/sequence."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.test_promptfoo_semantics import evalh, run_rows, write
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "sequence"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copytree(FIXTURE, tmp_path / "p")
+    return tmp_path / "p"
+
+
+def test_stored_outputs_feed_later_tests_in_order(project: Path) -> None:
+    # -j 8 would let the rows overlap; storeOutputAs makes them run one after another
+    result, rows = run_rows(project / "store.yaml", "-j", "8")
+    outputs = [row["response"]["output"] for row in rows]
+    assert outputs[:3] == ["apple", "Why do you like apple?", "Rebut 'Why do you like apple?' about apple"]
+    assert rows[2]["vars"]["fruit"] == "apple"  # every later row gets the stored vars
+    assert result.exit_code == 0, result.stderr
+    assert "undefined" not in result.stderr  # {{fruit}} is set when the test runs
+
+
+def test_a_stored_output_is_never_rendered(project: Path) -> None:
+    _, rows = run_rows(project / "store.yaml")
+    assert rows[3]["response"]["output"] == "{{ 7*7 }}"
+    assert rows[4]["response"]["output"] == "got {{ 7*7 }}"  # not "got 49"
+
+
+def test_conversation_holds_the_earlier_turns_of_its_prompt(project: Path) -> None:
+    result, rows = run_rows(project / "conv.yaml", "-j", "8")
+    outputs = [row["response"]["output"] for row in rows]
+    assert outputs == [
+        "one",
+        "[one->one]two",
+        "three",  # another conversationId: a conversation of its own
+        "four",  # disableConversationVar: no earlier turns
+        "[one->one][[one->one]two->[one->one]two][four->four]five",
+    ]
+    turn = rows[1]["vars"]["_conversation"][0]
+    assert turn["input"] == "one" and turn["output"] == "one" and turn["prompt"] == "one"
+    assert result.exit_code == 0, result.stderr
+    assert "undefined" not in result.stderr
+
+
+def test_a_failed_row_stores_nothing_and_a_stored_var_wins(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: ["{{message}}"]
+        providers: [echo]
+        tests:
+          - vars: {message: first}
+            options: {storeOutputAs: saved}
+          - vars: {message: "", saved: own}
+            options: {storeOutputAs: saved}
+          - vars: {message: "[{{saved}}]", saved: own}
+        """,
+    )
+    result, rows = run_rows(config)
+    # the empty output is not stored (promptfoo stores truthy outputs), and the stored value replaces
+    # the test's own var of that name
+    assert rows[2]["response"]["output"] == "[first]"
+    assert rows[2]["vars"]["saved"] == "first"
+    assert result.exit_code == 0, result.stderr
+
+
+def test_without_store_or_conversation_rows_still_overlap(tmp_path: Path) -> None:
+    from evalh.config.load import load_suite
+    from evalh.runner.sequence import runs_in_sequence
+
+    plain = write(tmp_path / "a.yaml", 'prompts: ["{{q}}"]\nproviders: [echo]\ntests: [{vars: {q: x}}]\n')
+    assert not runs_in_sequence(load_suite(plain))
+    assert runs_in_sequence(load_suite(FIXTURE / "store.yaml"))
+    assert runs_in_sequence(load_suite(FIXTURE / "conv.yaml"))
+    bad = write(
+        tmp_path / "b.yaml",
+        'prompts: ["{{q}}"]\nproviders: [echo]\ntests: [{vars: {q: x}, options: {storeOutputAs: 3}}]\n',
+    )
+    result = evalh("validate", str(bad))
+    assert result.exit_code == 2
+    assert "tests[0].options.storeOutputAs: must be a string" in result.stderr
