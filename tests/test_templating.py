@@ -13,7 +13,7 @@ from evalh.templating import referenced_names, render_env, render_prompt, render
 def test_renders_like_nunjucks() -> None:
     variables = {"name": "Ada", "doc": {"a": [1, 2]}, "flag": True, "none": None, "items": ["x", "y"]}
     text = "{{name}}|{{doc}}|{{flag}}|{{none}}|{% for i in items %}{{i}}{% endfor %}|{{ doc | dump }}"
-    assert render_template(text, variables, where="w") == 'Ada|{"a": [1, 2]}|true||xy|{"a": [1, 2]}'
+    assert render_template(text, variables, where="w") == 'Ada|{"a": [1, 2]}|true||xy|{"a":[1,2]}'
 
 
 def test_plain_text_is_returned_as_is() -> None:
@@ -165,7 +165,9 @@ def test_env_is_data_in_the_render_context() -> None:
         ),
         ("{{ 'short' | truncate(5) }}", "short"),
         ("{{ '{\"a\": [1, 2]}' | load }} {{ ('{\"a\": 7}' | load).a }}", '{"a": [1, 2]} 7'),
-        ("{{ {'a': 1} | dump }} {{ [1] | json }} {{ {'a': 1} | dump(2) }}", '{"a": 1} [1] {\n  "a": 1\n}'),
+        # dump is JSON.stringify: compact without an indent (Nunjucks, and so promptfoo)
+        ("{{ {'a': 1, 'b': [1, 2]} | dump }} {{ [1] | json }}", '{"a":1,"b":[1,2]} [1]'),
+        ("{{ {'a': 1, 'b': [1]} | dump(2) }}", '{\n  "a": 1,\n  "b": [\n    1\n  ]\n}'),
         ("{{ items | selectattr('ok') | map(attribute='n') }}", "[1]"),
         ("{{ missing | default('d') }} {{ none | default('d') }} {{ '' | default('d', true) }}", "d  d"),
         (

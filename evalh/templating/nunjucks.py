@@ -125,8 +125,10 @@ def for_pairs(value: Any) -> Any:
 
 
 def _dump(value: Any, indent: int | str | None = None) -> str:
-    """Nunjucks' ``dump`` filter: JSON."""
-    return json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
+    """Nunjucks' ``dump`` filter: ``JSON.stringify(value, null, indent)``, so compact without an indent
+    (``{"a":1}``, as promptfoo prompts and checks expect it)."""
+    separators = (",", ":") if indent is None else (",", ": ")
+    return json.dumps(value, ensure_ascii=False, indent=indent, separators=separators, default=_json_default)
 
 
 def _load(text: Any) -> Any:
