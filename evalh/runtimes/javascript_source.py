@@ -30,6 +30,9 @@ __all__ = [
 _FILE_SUFFIXES = (".js", ".cjs")
 _REQUIRE = re.compile(r"""\brequire\s*\(\s*(['"])([^'"\n]+)\1\s*\)""")
 _DECLARATION = re.compile(r"^(const|let|var)\s")
+# A line that can only be a statement: promptfoo runs a value with a line break as written, so
+# `value: |` holding `throw new Error(...)` throws; `return throw ...` would be a syntax error.
+_STATEMENT = re.compile(r"^(throw|if|for|while|do|switch|try)\b")
 MAX_MODULES = 200  # a require graph larger than this is a mistake, not a grader
 
 
@@ -53,7 +56,7 @@ def function_body(code: str) -> str:
     text = code.strip()
     if "\n" in text:
         return text
-    if text.startswith("return ") or text.startswith("return;"):
+    if text.startswith("return ") or text.startswith("return;") or _STATEMENT.match(text):
         return text
     if _DECLARATION.match(text):
         statements = [part.strip() for part in text.rstrip(";").split(";") if part.strip()]

@@ -55,6 +55,10 @@ def write(folder: Path, name: str, source: str) -> Path:
         ("let a = 1; let b = 2; a + b;", "let a = 1; let b = 2; return a + b;"),
         ("return output", "return output"),
         ("const x = 1;\nreturn x", "const x = 1;\nreturn x"),
+        # one statement on its line (a `value: |` block) runs as written, as promptfoo runs it
+        ("throw new Error('deliberate');\n", "throw new Error('deliberate');"),
+        ("if (output) { return 1 } else { return 0 }", "if (output) { return 1 } else { return 0 }"),
+        ("iffy(output)", "return iffy(output)"),
     ],
 )
 def test_promptfoo_wrapping_of_inline_code(code: str, body: str) -> None:
