@@ -1,0 +1,5 @@
+import json
+import sys
+
+context = json.loads(sys.argv[1])
+print(f"Generated prompt about {context['vars']['topic']}")

@@ -1,0 +1,1 @@
+module.exports.countWords = (text) => text.split(/\s+/).filter(Boolean).length;

@@ -1,0 +1,3 @@
+module.exports = function (value) {
+  return value.split(' ').map((w) => w[0].toUpperCase()).join('');
+};

@@ -1,0 +1,3 @@
+module.exports = function ({ vars }) {
+  return `Describe the city of ${vars.city}.`;
+};

@@ -1,0 +1,1 @@
+module.exports.greeting = async ({ vars, provider }) => `Hello! Topic: ${vars.topic}, tone ${vars.tone}`;

@@ -1,0 +1,3 @@
+import sys
+
+print(f"exec says {sys.argv[1]}")

@@ -1,0 +1,2 @@
+def drop_first(output, context):
+    return output[1:][::-1]

@@ -1,0 +1,2 @@
+module.exports = (output, context) => `[${output}]`;
+module.exports.shout = (output) => output.toUpperCase() + '!';

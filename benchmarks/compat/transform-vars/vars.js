@@ -1,0 +1,1 @@
+module.exports = (vars, context) => ({ ...vars, upper: 'FROM-JS', count: vars.name.length });
