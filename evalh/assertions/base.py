@@ -92,6 +92,8 @@ class AssertionContext:
     provider_spec: ProviderSpec | None = None  # the provider that produced the output (scripts see it)
     suite_tests: tuple[TestCase, ...] = ()  # for suite-wide statistics (idf)
     timeout_s: float | None = None  # the run's evaluateOptions.timeoutMs (None: not set)
+    provider_output: Any = None  # the output before the test's transform (after the provider's)
+    retrieved_context: str | None = None  # an assertion's contextTransform result: replaces vars.context
 
     @property
     def output_text(self) -> str:

@@ -36,9 +36,11 @@ from evalh.errors import EvalhError
 from evalh.model import Measurement, ProviderSpec
 from evalh.vectors import cosine, vector_problem
 
-__all__ = ["context_of", "embedding_provider_for", "split_sentences"]
+__all__ = ["CONTEXT_TYPES", "context_of", "embedding_provider_for", "split_sentences"]
 
 FAMILY = "judged"
+# The assertions that read the retrieved context (vars.context, or their contextTransform's result).
+CONTEXT_TYPES = ("context-faithfulness", "context-recall", "context-relevance")
 QUESTION_COUNT = 3
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -49,8 +51,9 @@ def split_sentences(text: str) -> list[str]:
 
 
 def context_of(ctx: AssertionContext) -> str | None:
-    """``vars.context`` as one text, or None when absent or empty."""
-    context = ctx.vars.get("context")
+    """The assertion's ``contextTransform`` result, else ``vars.context``, as one text; None when absent
+    or empty."""
+    context = ctx.retrieved_context if ctx.retrieved_context is not None else ctx.vars.get("context")
     if isinstance(context, list):
         context = "\n\n".join(str(item) for item in context)
     return context if isinstance(context, str) and context.strip() else None
@@ -63,7 +66,7 @@ def _fraction(part: int, whole: int) -> float:
 def _needs_context(ctx: AssertionContext) -> str:
     context = context_of(ctx)
     if context is None:
-        raise GraderFailure("needs the retrieved context in vars.context")
+        raise GraderFailure("needs the retrieved context in vars.context (or from a contextTransform)")
     return context
 
 

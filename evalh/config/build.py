@@ -32,18 +32,11 @@ from evalh.config.prompt_refs import merged_prompt_refs
 from evalh.config.providers import check_choice, parse_choice, parse_models
 from evalh.config.stored_outputs import late_var_names
 from evalh.config.tests_files import RawTest
-from evalh.config.transform_checks import check_test_transforms
+from evalh.config.transform_checks import check_test_transforms, transformed_vars, unused_context_transform
 from evalh.config.var_files import load_var_file
-from evalh.deadlines import JAVASCRIPT_TIMEOUT_S
 from evalh.errors import ConfigError, TemplateError
 from evalh.model import AssertionSpec, ProviderChoice, TestCase
-from evalh.runtimes.transforms import (
-    VARS_TRANSFORM_KEY,
-    TransformFailed,
-    transform_problem,
-    transform_vars,
-    vars_transform_problem,
-)
+from evalh.runtimes.transforms import transform_problem
 from evalh.templating import (
     EnvVars,
     has_template,
@@ -174,7 +167,7 @@ def _build_one(
             env=defaults.env,
             literal=literal | late,
         )
-        variables = _transformed_vars(
+        variables = transformed_vars(
             variables, options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx
         )
         if "rubricPrompt" in options:  # read and parsed now, like an assertion's own rubricPrompt
@@ -219,26 +212,6 @@ def _build_one(
         prompts=merged_prompt_refs(data, default),
         late_vars=late,
     )
-
-
-def _transformed_vars(
-    variables: dict[str, Any], options: Mapping[str, Any], where: Callable[[str], str], ctx: LoadContext
-) -> dict[str, Any]:
-    """The vars with ``options.transformVars``' result merged over them, as promptfoo merges it. Only
-    when the config is loaded to run (validate runs no code); the values it returns are data, never
-    rendered, and the prompts and assertion values render with them."""
-    code = options.get(VARS_TRANSFORM_KEY)
-    if not ctx.run_transforms or not isinstance(code, str) or vars_transform_problem(code, ctx.base_dir):
-        return variables  # not run, or a problem check_test_transforms reports
-    try:
-        changed = transform_vars(code, variables, config_dir=ctx.base_dir, timeout_s=JAVASCRIPT_TIMEOUT_S)
-    except TransformFailed as error:
-        raise ConfigError(
-            f"the vars transform {error}",
-            where=where(VARS_TRANSFORM_KEY),
-            hint="transformVars gets (vars, context) and returns the vars to merge; no row has run",
-        ) from None
-    return {**variables, **changed}
 
 
 def _option_where(
@@ -367,10 +340,12 @@ def build_assertion(
     metric = item.get("metric")
     config = dict(item.get("config") or {})
     choice = _assertion_choice(kind, item, config, shown, ctx, where)
-    if "transform" in item:
-        problem = transform_problem(item["transform"], ctx.base_dir)
+    for key in ("transform", "contextTransform"):
+        problem = transform_problem(item[key], ctx.base_dir) if key in item else None
         if problem:
-            raise ConfigError(problem, where=f"{where}.transform")
+            raise ConfigError(problem, where=f"{where}.{key}")
+    if "contextTransform" in item:
+        unused_context_transform(kind, f"{where}.contextTransform")
     spec = AssertionSpec(
         type=kind,
         negate=negate,

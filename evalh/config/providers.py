@@ -21,7 +21,9 @@ from evalh.config.locate import Document, JsonPath, close_matches, format_path, 
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.errors import ConfigError, SchemaError
 from evalh.model import Prompt, ProviderChoice, ProviderSpec
+from evalh.notices import warn
 from evalh.providers.registry import PROVIDERS, find_entry
+from evalh.runtimes.transforms import transform_problem
 
 __all__ = [
     "RECORDED_PROMPT",
@@ -76,6 +78,7 @@ def parse_spec(value: Any, path: str, base_dir: str = "", where: str | None = No
             hint="Write the provider as local, or as {id: openai:embedding:<model>, config: {...}}",
         )
     prompts = options.get("prompts")
+    transform = options.get("transform")
     return ProviderSpec(
         id=provider_id,
         label=str(label) if label else None,
@@ -83,6 +86,7 @@ def parse_spec(value: Any, path: str, base_dir: str = "", where: str | None = No
         path=path,
         base_dir=base_dir,
         prompts=tuple(str(ref) for ref in prompts) if isinstance(prompts, list) else None,
+        transform=transform if isinstance(transform, str) else None,
     )
 
 
@@ -222,11 +226,28 @@ def _is_setting(value: Any, kind: str, minimum: int) -> bool:
 
 def check_choice(choice: ProviderChoice, where: str, ctx: LoadContext) -> None:
     """Check every provider a choice names (``where`` locates the choice itself)."""
-    for kind, spec in (("", choice.default), (".embedding", choice.embedding), (".text", choice.text)):
+    named = [(where + kind, spec) for kind, spec in (("", choice.default), (".embedding", choice.embedding))]
+    named.append((where + ".text", choice.text))
+    named.extend((f"{where}[{index}]", spec) for index, spec in enumerate(choice.models))
+    for place, spec in named:
         if spec is not None:
-            check_provider_id(spec, where + kind, ctx)
-    for index, spec in enumerate(choice.models):
-        check_provider_id(spec, f"{where}[{index}]", ctx)
+            check_provider_id(spec, place, ctx)
+            _grader_transform(spec, place)
+
+
+def _grader_transform(spec: ProviderSpec, where: str) -> None:
+    """A transform on a grader or embedder is never applied (promptfoo ignores it too): say so."""
+    if spec.transform is not None:
+        message = "a grader's or embedder's transform is not applied (only the providers under test are)"
+        hint = "Remove it; transform the output under test with options.transform or the provider's transform"
+        warn(ConfigError(message, where=f"{where}.transform", hint=hint), where=where, subject="transform")
+
+
+def _check_transform(spec: ProviderSpec, where: str, ctx: LoadContext) -> None:
+    """A provider's ``transform`` must be usable code (none of it runs here)."""
+    problem = transform_problem(spec.transform, ctx.base_dir) if spec.transform is not None else None
+    if problem:
+        ctx.problems.add(problem, where=where)
 
 
 def load_providers(value: Any, key: str, doc: Document, ctx: LoadContext) -> list[ProviderSpec]:
@@ -270,5 +291,8 @@ def _specs(
         where = f"{doc.locate(doc_path)} {format_path(shown)}"
         if check_provider_id(spec, where, ctx):
             ctx.where_of[id(spec)] = where
+            own = isinstance(item, Mapping) and "id" in item
+            transform_at = (*doc_path, "transform") if own else (*doc_path, spec.id, "transform")
+            _check_transform(spec, f"{doc.locate(transform_at)} {format_path((*shown, 'transform'))}", ctx)
             specs.append(spec)
     return specs

@@ -51,9 +51,6 @@ MAX_SAFE_INTEGER = 2**53  # JavaScript's (so promptfoo's) largest exact whole nu
 _NON_FINITE = {"nan": "NaN", "inf": "infinity", "-inf": "minus infinity"}
 # promptfoo keys evalh deliberately does not support, with what to do instead.
 _UNSUPPORTED = {
-    "transform": "evalh runs output transforms from a test's options.transform (defaultTest's for all "
-    "tests) or an assertion's transform, not from a provider",
-    "contextTransform": "evalh does not run contextTransform; put the context in the test's vars",
     "scenarios": "evalh has no scenarios; list the combinations as tests (or generate a CSV)",
     "extensions": "evalh has no hooks; run your setup before `evalh run`",
     "commandLineOptions": "pass these as command-line flags instead",

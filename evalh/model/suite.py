@@ -30,6 +30,7 @@ class ProviderSpec:
     path: str = ""  # JSON path in the config, for messages: "providers[1]"
     base_dir: str = ""  # the config file's directory: script paths resolve against it
     prompts: tuple[str, ...] | None = None  # the prompts it runs (labels / ids, as a test's); None: all
+    transform: str | None = None  # promptfoo's provider transform: code applied to each output it gives
 
     @property
     def display(self) -> str:

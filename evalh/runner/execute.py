@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from evalh.assertions.base import AssertionContext, EmbedRequest
 from evalh.errors import TemplateError
@@ -44,7 +45,7 @@ from evalh.runner.scoring import score_test
 from evalh.runner.sequence import RunMemory, runs_in_sequence
 from evalh.runner.services import ProviderPool, RunServices
 from evalh.runner.stopping import DEFAULT_STOP_SIGNALS, run_until_stopped
-from evalh.runner.transforming import transform_response
+from evalh.runner.transforming import Transformed, transform_response
 from evalh.runtimes.prompt_functions import PromptFunctionFailed, call_prompt_function, prompt_timeout_s
 from evalh.templating import template_env
 
@@ -168,16 +169,16 @@ class _Execution:
         merged = replace(job.prompt, config={**job.prompt.config, **result.config})
         return replace(job, rendered_prompt=result.prompt, prompt=merged)
 
-    async def output_of(self, job: Job) -> ProviderResponse:
+    async def output_of(self, job: Job) -> Transformed:
         """The row's output: the provider's (or the recorded) answer, transformed; remembered for
         later rows when the run goes in sequence."""
         response = await self.provider_output(job)
-        output = await transform_response(
-            job.test, job.rendered_prompt, response, self.config_dir, self.timeout_s
+        transformed = await transform_response(
+            job.test, job.provider, job.rendered_prompt, response, self.config_dir, self.timeout_s
         )
         if self.memory is not None:
-            self.memory.record(job, response, output)
-        return output
+            self.memory.record(job, response, transformed.response)
+        return transformed
 
     async def provider_output(self, job: Job) -> ProviderResponse:
         if not job.uses_provider:
@@ -194,10 +195,11 @@ class _Execution:
             return replace(response, error=f"{job.provider.display} returned no output")
         return response
 
-    def context_of(self, job: Job, response: ProviderResponse) -> AssertionContext:
+    def context_of(self, job: Job, response: ProviderResponse, provider_output: Any) -> AssertionContext:
         return AssertionContext(
             spec=_NO_SPEC,
             output=response.output,
+            provider_output=provider_output,
             test=job.test,
             services=self.services,
             prompt=job.rendered_prompt,
@@ -228,17 +230,19 @@ class _Execution:
             if self.memory is not None:
                 job = self.memory.prepare(job)
             job = await self.with_prompt(job)
-            response = await self.output_of(job)
+            transformed = await self.output_of(job)
         except TemplateError as error:  # a late var or the prompt, rendered with earlier rows' outputs
-            response = ProviderResponse(error=error.render())
+            transformed = Transformed(ProviderResponse(error=error.render()), None)
         except PromptFunctionFailed as error:
             kind = "Prompt function" if job.prompt.function.startswith("file://") else "Prompt"
-            response = ProviderResponse(error=f"{kind} {job.prompt.function} failed: {error}")
+            error_text = f"{kind} {job.prompt.function} failed: {error}"
+            transformed = Transformed(ProviderResponse(error=error_text), None)
         except _STOPS_THE_RUN:
             raise
         except BaseException as error:  # SystemExit & co. from a provider's code
-            response = ProviderResponse(error=_raised(job.provider.display, error))
-        item = _Output(job, response, self.context_of(job, response))
+            transformed = Transformed(ProviderResponse(error=_raised(job.provider.display, error)), None)
+        response = transformed.response
+        item = _Output(job, response, self.context_of(job, response, transformed.provider_output))
         requests = collect_prefetch(job.test.asserts, item.context) if response.error is None else []
         if requests:
             deferred.append((item, requests))

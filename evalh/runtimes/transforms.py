@@ -33,6 +33,7 @@ __all__ = [
     "run_blocking",
     "transform_problem",
     "transform_vars",
+    "value_kind",
     "vars_transform_problem",
 ]
 
@@ -148,12 +149,15 @@ def transform_vars(
 
     result = run_blocking(start)
     if not isinstance(result, dict):
-        raise TransformFailed(f"returned {_kind(result)}; it must return an object of vars ({{name: value}})")
+        raise TransformFailed(
+            f"returned {value_kind(result)}; it must return an object of vars ({{name: value}})"
+        )
     return result
 
 
-def _kind(value: Any) -> str:
-    names = {type(None): "null", list: "an array", str: "a string", bool: "a boolean"}
+def value_kind(value: Any) -> str:
+    """What a transform returned, in JavaScript's words (``an array``, ``null``), for messages."""
+    names = {type(None): "null", list: "an array", str: "a string", bool: "a boolean", dict: "an object"}
     return names.get(type(value), "a number" if isinstance(value, int | float) else type(value).__name__)
 
 

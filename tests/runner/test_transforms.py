@@ -13,6 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evalh.cli import app
+from tests.assertions.judge_helpers import openai_text
+from tests.loopback import LoopbackServer, Reply, Request
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -242,18 +244,131 @@ def test_broken_transforms_are_located_config_errors(tmp_path: Path) -> None:
     assert "tests[0].assert[0].transform" in result.output and "missing.py was not found" in result.output
 
 
-def test_a_provider_transform_is_refused_not_ignored(tmp_path: Path) -> None:
+PROVIDERS_SUITE = """
+prompts: ["hi {{x}}"]
+providers:
+  - id: echo
+    label: js
+    transform: "output + '-p' + (context.metadata === undefined ? '' : 'M') + context.vars.x"
+  - {id: echo, label: py, transform: "file://wrap.py:wrap"}
+  - echo: {label: file, transform: "file://wrap.js"}
+  - {id: echo, label: broken, transform: "output.nope.deeper"}
+defaultTest:
+  options: {transform: "output + '-t'"}
+tests:
+  - vars: {x: a}
+    assert: [{type: contains, value: "-t-a", transform: "output + '-a'"}]
+"""
+
+
+def test_a_providers_transform_runs_before_the_tests(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "wrap.py",
+        "def wrap(output, context):\n    return '[' + output + ']' + context['vars']['x']\n",
+    )
+    write(
+        tmp_path, "wrap.js", "module.exports = (output, context) => output.split(' ').reverse().join(' ');\n"
+    )
+    config = write(tmp_path, "evalh.yaml", PROVIDERS_SUITE)
+    report = tmp_path / "out.json"
+    result = CliRunner().invoke(app, ["run", str(config), "--no-table", "-o", str(report)])
+    assert result.exit_code == 1, result.output
+    rows = {row["provider"]["label"]: row for row in json.loads(report.read_text())["results"]["results"]}
+    # provider's, then the test's options.transform; the assertion's own is not the row's output
+    outputs = {label: row["response"]["output"] for label, row in rows.items() if row["success"]}
+    assert outputs == {"js": "hi a-pa-t", "py": "[hi a]a-t", "file": "a hi-t"}
+    assert rows["broken"]["failureReason"] == 2
+    assert "Transform failed: providers[3].transform threw TypeError" in rows["broken"]["error"]
+
+
+def test_broken_provider_transforms_are_located_config_errors(tmp_path: Path) -> None:
     config = write(
         tmp_path,
         "evalh.yaml",
         """
         providers:
-          - {id: echo, transform: output.toUpperCase()}
+          - {id: echo, transform: "output.slice(0,"}
+          - echo: {transform: "file://gone.py:fn"}
         prompts: [hi]
+        defaultTest:
+          options: {provider: {id: echo, transform: output}}
         tests:
           - assert: [{type: contains, value: hi}]
     """,
     )
     result = CliRunner().invoke(app, ["validate", str(config)])
     assert result.exit_code == 2
-    assert "providers[0].transform" in result.output and "options.transform" in result.output
+    assert "evalh.yaml:3:16 providers[0].transform" in result.output and "SyntaxError" in result.output
+    assert "providers[1].transform" in result.output and "gone.py was not found" in result.output
+    # a grader's transform is never applied: a warning (an error under --strict), never silence
+    assert "defaultTest.options.provider.transform" in result.output and "not applied" in result.output
+
+
+CONTEXT_SUITE = """
+prompts: ['{"answer": "Paris.", "docs": ["Paris is the capital of France.", "It is big."]}']
+providers: [{id: echo, transform: JSON.parse(output)}]
+defaultTest:
+  options:
+    transform: output.answer
+    provider: {id: "openai:chat:judge", config: {apiBaseUrl: "URL", apiKey: sk-test, retryBaseDelayS: 0.01}}
+  vars: {query: What is the capital of France?}
+tests:
+  - vars: {x: js}
+    assert:
+      - {type: context-relevance, threshold: 0.5, contextTransform: output.docs}
+      - {type: equals, value: Paris.}
+  - vars: {x: py}
+    assert: [{type: context-recall, value: Paris., contextTransform: "file://ctx.py:first"}]
+  - vars: {x: number}
+    assert: [{type: context-relevance, contextTransform: output.docs.length}]
+  - vars: {x: throws}
+    assert: [{type: context-faithfulness, contextTransform: output.nope.deeper}]
+"""
+
+
+def test_context_transform_gives_the_context_judges_their_context(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    def answer(request: Request) -> Reply:
+        system = request.json["messages"][0]["content"]
+        reply = {"relevant_sentences": ["Paris is the capital of France."]}
+        if "Copy, word for word" not in system:
+            reply = {"sentences": [{"sentence": "Paris.", "attributed": 1}]}
+        return openai_text(json.dumps(reply))
+
+    loopback.route("POST", "/v1/chat/completions", answer)
+    write(tmp_path, "ctx.py", "def first(output, context):\n    return output['docs'][:1]\n")
+    config = write(tmp_path, "evalh.yaml", CONTEXT_SUITE.replace("URL", loopback.url + "/v1"))
+    code, output, rows = run(config)
+    assert code == 1, output
+    # the JS context reads the provider-transformed object (the test's transform made the output a string)
+    assert rows["js"]["success"] and rows["js"]["response"]["output"] == "Paris."
+    assert rows["js"]["gradingResult"]["componentResults"][0]["score"] == 0.5  # 1 of its 2 sentences
+    prompts = [request.json["messages"][-1]["content"] for request in loopback.requests]
+    assert any("Paris is the capital of France.\n\nIt is big." in text for text in prompts)
+    assert rows["py"]["success"], rows["py"]["gradingResult"]
+    number = rows["number"]["gradingResult"]["componentResults"][0]["reason"]
+    assert "contextTransform must return a string or an array of strings, got a number" in number
+    throws = rows["throws"]["gradingResult"]["componentResults"][0]["reason"]
+    assert "contextTransform failed: threw TypeError" in throws
+
+
+def test_a_broken_context_transform_is_located_and_an_unused_one_is_a_warning(tmp_path: Path) -> None:
+    config = write(
+        tmp_path,
+        "evalh.yaml",
+        """
+        tests:
+          - output: x
+            vars: {query: q, context: c}
+            assert:
+              - {type: context-recall, value: c, contextTransform: "file://gone.js"}
+              - {type: contains, value: x, contextTransform: output}
+    """,
+    )
+    result = CliRunner().invoke(app, ["validate", str(config)])
+    assert result.exit_code == 2
+    assert "evalh.yaml:6:9 tests[0].assert[0].contextTransform" in result.output
+    assert "gone.js was not found" in result.output
+    assert "tests[0].assert[1].contextTransform" in result.output and "no effect on contains" in result.output
