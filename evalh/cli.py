@@ -206,8 +206,8 @@ def run(
         bool,
         typer.Option(
             "--retry-errors",
-            help="Re-run only the tests that errored in the last run's JSON report (the first .json of "
-            "-o or outputPath), which this run then rewrites.",
+            help="Re-run only the rows that errored in the last run's JSON report (the first .json of "
+            "-o or outputPath) and rewrite the reports with them merged into its rows.",
         ),
     ] = False,
     filter_first_n: Annotated[

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from evalh.config.load import load_suite
 from evalh.config.schema import schema_path
@@ -23,8 +24,15 @@ from evalh.notices import strict_mode
 from evalh.reports.table import print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
 from evalh.runner.execute import run_suite
-from evalh.runner.filters import Filters, apply_filters, filter_by_description, filter_by_report
+from evalh.runner.filters import (
+    Filters,
+    apply_filters,
+    filter_by_description,
+    filter_by_report,
+    read_report_file,
+)
 from evalh.runner.plan import plan_jobs
+from evalh.runner.retrying import jobs_to_retry, merged_run, rows_from_json
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 from evalh.runtimes.user_filters import user_filters as make_user_filters
 from evalh.store.recording import recording
@@ -48,17 +56,34 @@ class RunSettings:
     cache: bool = True
     grader: str | None = None
     filter_errors_only: Path | None = None
-    retry_errors: bool = False  # --filter-errors-only on the first .json report path of the run
+    retry_errors: bool = False  # re-run the ERROR rows of the first .json report path, merged into it
     filters: Filters = field(default_factory=Filters)
     delay_ms: int | None = None
     description: str | None = None
     record: bool = False  # in the run store ($EVALH_HOME); the CLI records unless --no-write
 
 
+@dataclass(frozen=True)
+class _Retry:
+    """``--retry-errors``: the report the last run wrote (rewritten with the merged rows), its rows, and
+    every test of the config (the rows are rows of its plan)."""
+
+    report: Path
+    rows: list[dict[str, Any]]
+    suite: Suite
+
+
 def load_for_run(config_path: Path | Sequence[Path], settings: RunSettings) -> tuple[Suite, list[str]]:
     """The suite to run, its filters applied, and notes on what the filters kept (for the console)."""
-    suite = load_suite(config_path, cli_vars=settings.cli_vars, grader=settings.grader, run_transforms=True)
-    suite = filter_by_description(suite, settings.filter_pattern)
+    suite, notes, _retry = _load(config_path, settings)
+    return suite, notes
+
+
+def _load(
+    config_path: Path | Sequence[Path], settings: RunSettings
+) -> tuple[Suite, list[str], _Retry | None]:
+    loaded = load_suite(config_path, cli_vars=settings.cli_vars, grader=settings.grader, run_transforms=True)
+    suite = filter_by_description(loaded, settings.filter_pattern)
     notes: list[str] = []
     if settings.filter_failing is not None:
         suite, note = filter_by_report(suite, settings.filter_failing, errors_only=False)
@@ -72,10 +97,18 @@ def load_for_run(config_path: Path | Sequence[Path], settings: RunSettings) -> t
         notes.append(note)
     suite, kept = apply_filters(suite, settings.filters)
     notes.extend(kept)
-    if settings.description is not None:
-        raw = {**suite.raw_config, "description": settings.description}  # the report's config too
-        suite = replace(suite, description=settings.description, raw_config=raw)
-    return suite, notes
+    retry = None
+    if settings.retry_errors and errors_report is not None and settings.filter_errors_only is None:
+        rows = read_report_file(errors_report, where="--retry-errors")["results"]["results"]
+        retry = _Retry(errors_report, rows, _described(loaded, settings.description))
+    return _described(suite, settings.description), notes, retry
+
+
+def _described(suite: Suite, description: str | None) -> Suite:
+    if description is None:
+        return suite
+    raw = {**suite.raw_config, "description": description}  # the report's config too
+    return replace(suite, description=description, raw_config=raw)
 
 
 def _last_report(suite: Suite, settings: RunSettings) -> Path:
@@ -130,9 +163,11 @@ def _execute(
     *,
     show_progress: bool,
     stop_signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,
+    retry: _Retry | None = None,
 ) -> tuple[RunResult, ReportError | None]:
     """Run and write every report that can be written; a report that cannot does not stop the run
-    nor the other reports: the error naming each one is returned."""
+    nor the other reports: the error naming each one is returned. With ``retry``, only the errored
+    rows run, merged into the earlier rows."""
     options = _options(suite, settings)
     inputs: list[str | Path] = [*suite.input_files]
     # the reports a filter reads are inputs, never overwritten; --retry-errors rewrites the one it read
@@ -142,9 +177,14 @@ def _execute(
         strict_mode(options.strict),
         _user_filters(suite),
     ):  # an undefined variable in a prompt: a warning, or an error
-        jobs = plan_jobs(suite, options.repeat)  # its size and every prompt checked before a report opens
-    streamed = [Path(p) for p, fmt in formats.items() if fmt == "jsonl"]
-    written = [p for p, fmt in formats.items() if fmt != "jsonl"]
+        jobs = plan_jobs(retry.suite if retry else suite, options.repeat)  # every prompt checked now
+    earlier: list[TestResult] = []
+    if retry is not None:  # the earlier rows are read before any call: a mismatch costs nothing
+        earlier = rows_from_json(retry.rows, jobs, where=f"--retry-errors {retry.report}")
+        jobs, suite = jobs_to_retry(jobs, retry.rows, suite), retry.suite
+    # a retry rewrites every report with all the rows, so none is streamed
+    streamed = [Path(p) for p, fmt in formats.items() if fmt == "jsonl" and retry is None]
+    written = [Path(p) for p in formats if Path(p) not in streamed]
     failures: list[ReportError] = []
     with ExitStack() as stack, _environment(suite.env), strict_mode(options.strict), _user_filters(suite):
         streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
@@ -158,10 +198,15 @@ def _execute(
                 except ReportError as error:
                     failures.append(error)
                     streams.remove(stream)
-            record.add(row)
+            if retry is None:
+                record.add(row)
             advance(1)
 
         result = run_suite(suite, options, on_result=on_result, stop_signals=stop_signals, jobs=jobs)
+        if retry is not None:  # the merged run is the one recorded and reported
+            result = merged_run(result, earlier, retry.suite)
+            for row in result.results:
+                record.add(row)
         record.finish(result)
     failures.extend(write_each_report(result, written, eval_id=record.run_id))
     return result, combine_report_errors(failures) if failures else None
@@ -175,8 +220,8 @@ def evaluate(config_path: Path | Sequence[Path], settings: RunSettings | None = 
     """Run a config and write its reports, printing nothing. Raises ReportError, after writing every
     other report, when one cannot be written. Ctrl-C stops the run early (``interrupted_by``)."""
     settings = settings or RunSettings()
-    suite, _notes = load_for_run(config_path, settings)
-    result, failure = _execute(suite, settings, show_progress=False)
+    suite, _notes, retry = _load(config_path, settings)
+    result, failure = _execute(suite, settings, show_progress=False, retry=retry)
     if failure is not None:
         raise failure
     return result
@@ -196,10 +241,12 @@ def run_config(
     console summary (printed even when a report could not be written, before that error is raised).
     SIGTERM and SIGHUP stop the run like Ctrl-C (``interrupted_by`` names the signal), and every report
     is still written."""
-    suite, notes = load_for_run(config_path, settings)
+    suite, notes, retry = _load(config_path, settings)
     for text in notes:
         note(text)
-    result, failure = _execute(suite, settings, show_progress=show_progress, stop_signals=CLI_STOP_SIGNALS)
+    result, failure = _execute(
+        suite, settings, show_progress=show_progress, stop_signals=CLI_STOP_SIGNALS, retry=retry
+    )
     print_summary(result, show_table=show_table, verbose=verbose, cell_limit=cell_limit)
     if failure is not None:
         raise failure

@@ -191,12 +191,13 @@ def test_filter_errors_only_and_retry_errors_rerun_the_errored_tests(tmp_path: P
     assert result.exit_code == 0, clean(result)
     assert {row["description"] for row in rows_of(report)} == {"alpha"}
     assert "--filter-errors-only" in result.stderr and "1 errored test(s)" in result.stderr
-    # --retry-errors reads the report this run names (and rewrites it)
+    # --retry-errors reads the report this run names and rewrites it with the re-run rows merged in
     result = evalh("run", str(config), "-o", str(previous), "--no-table", "--retry-errors")
-    assert result.exit_code == 0, clean(result)
-    assert {row["description"] for row in rows_of(previous)} == {"alpha"}
+    assert result.exit_code == 1, clean(result)  # beta's earlier failure stands
+    merged = {row["description"]: row["failureReason"] for row in rows_of(previous)}
+    assert merged == {"alpha": 0, "beta": 1, "gamma": 0}
     again = evalh("run", str(config), "-o", str(previous), "--no-table", "--retry-errors")
-    assert again.exit_code == 2 and "none of its 4 rows errored" in clean(again)
+    assert again.exit_code == 2 and "none of its 3 rows errored" in clean(again)
     alone = evalh("run", str(config), "--retry-errors")
     assert alone.exit_code == 2 and "--retry-errors" in clean(alone)
 

@@ -26,6 +26,7 @@ __all__ = [
     "filter_by_report",
     "parse_metadata_filters",
     "read_report_file",
+    "test_identity",
 ]
 
 _LIST_LIMIT = 10
@@ -176,7 +177,8 @@ def _by_name(
     return kept
 
 
-def _test_identity(description: Any, variables: Any) -> str:
+def test_identity(description: Any, variables: Any) -> str:
+    """What matches a test to a report's row: its description and vars."""
     return json.dumps({"d": description or None, "v": variables or {}}, sort_keys=True, default=str)
 
 
@@ -204,7 +206,7 @@ def _report_identities(report: Path, errors_only: bool, flag: str) -> tuple[set[
     failureReason 2), and its row count."""
     rows = read_report_file(report, where=flag)["results"]["results"]
     kept = {
-        _test_identity(
+        test_identity(
             row.get("description") or (row.get("testCase") or {}).get("description"), row.get("vars")
         )
         for row in rows
@@ -221,7 +223,7 @@ def filter_by_report(
     does: nothing would run."""
     wanted, total = _report_identities(report, errors_only, flag)
     what = "errored" if errors_only else "failed or errored"
-    kept = tuple(test for test in suite.tests if _test_identity(test.description, dict(test.vars)) in wanted)
+    kept = tuple(test for test in suite.tests if test_identity(test.description, dict(test.vars)) in wanted)
     counts = f"{len(wanted)} {what} test(s) among its {total} rows"
     if not wanted:
         raise ConfigError(

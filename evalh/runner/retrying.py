@@ -1,0 +1,188 @@
+"""``--retry-errors``: re-run the rows an earlier run left as ERROR and merge them into its results.
+
+As promptfoo's ``retry`` (it deletes the ERROR results of the eval and resumes it), the rows that ran
+are kept, the ERROR cells alone are re-run, and each re-run row takes its ERROR row's place: the merged
+results are those of a run where those rows had succeeded (aggregates recomputed from them).
+
+A cell is one test (its description and vars) x prompt x provider x repeat. The merge
+(:func:`merge_retried`) is a pure function over rows, whatever they were read from; :func:`rows_from_json`
+reads them from a JSON report's ``results.results`` (evalh's, or promptfoo's shape), against the plan
+of the config that wrote it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from evalh.errors import ConfigError
+from evalh.model import AssertionSpec, GradedAssertion, RunResult, Status, Suite, TestResult, Usage
+from evalh.runner.aggregates import compute_aggregates
+from evalh.runner.filters import test_identity
+from evalh.runner.plan import Job
+
+__all__ = [
+    "CellKey",
+    "cell_of_job",
+    "error_cells",
+    "jobs_to_retry",
+    "merge_retried",
+    "merged_run",
+    "rows_from_json",
+]
+
+CellKey = tuple[str, int, int, int]  # test identity, prompt index, provider index, repeat index
+_STATUS = {0: Status.PASS, 1: Status.FAIL, 2: Status.ERROR}
+
+
+def cell_of_job(job: Job) -> CellKey:
+    test = job.test
+    return (
+        test_identity(test.description, dict(test.vars)),
+        job.prompt_index,
+        job.provider_index,
+        job.repeat_index,
+    )
+
+
+def _cell_of_row(row: TestResult) -> CellKey:
+    identity = test_identity(row.test.description, dict(row.test.vars))
+    return (identity, row.prompt_index, row.provider_index, row.repeat_index)
+
+
+def _cell_of_json(row: Mapping[str, Any]) -> CellKey:
+    description = row.get("description") or (row.get("testCase") or {}).get("description")
+    return (
+        test_identity(description, row.get("vars")),
+        int(row.get("promptIdx") or 0),
+        int(row.get("providerIdx") or 0),
+        int(row.get("repeatIdx") or 0),
+    )
+
+
+def error_cells(rows: Iterable[Mapping[str, Any]]) -> set[CellKey]:
+    """The cells of a report's ERROR rows (promptfoo's failureReason 2)."""
+    return {_cell_of_json(row) for row in rows if row.get("failureReason") == 2}
+
+
+def merge_retried(earlier: Sequence[TestResult], retried: Sequence[TestResult]) -> tuple[TestResult, ...]:
+    """``earlier`` with each ERROR row replaced by the re-run row of its cell, in ``earlier``'s order.
+    A cell not re-run (the retry was stopped early) keeps its ERROR row; other rows are kept as they
+    were, even when a row of the same cell was re-run."""
+    by_cell = {_cell_of_row(row): row for row in retried}
+    return tuple(
+        by_cell.get(_cell_of_row(row), row) if row.status is Status.ERROR else row for row in earlier
+    )
+
+
+def rows_from_json(rows: Sequence[Mapping[str, Any]], jobs: Iterable[Job], *, where: str) -> list[TestResult]:
+    """A report's rows as results of the plan ``jobs`` (its tests, prompts and providers). Raises
+    ConfigError at ``where`` for a row no job of the plan matches: the report is another config's."""
+    by_cell = {cell_of_job(job): job for job in jobs}
+    results = []
+    for index, row in enumerate(rows):
+        job = by_cell.get(_cell_of_json(row))
+        if job is None:
+            raise ConfigError(
+                f"row {index} of the report (test {row.get('description') or row.get('vars')!r}) is not "
+                "a row of this config, so the re-run rows cannot be merged into it",
+                where=where,
+                hint="--retry-errors merges into the report this config wrote; run without it to start anew",
+            )
+        results.append(_result(row, job))
+    return results
+
+
+def _usage(data: Any) -> Usage:
+    data = data if isinstance(data, Mapping) else {}
+    return Usage(
+        prompt_tokens=int(data.get("prompt") or 0),
+        completion_tokens=int(data.get("completion") or 0),
+        total_tokens=int(data.get("total") or 0),
+        requests=int(data.get("numRequests") or 0),
+        cached=int(data.get("cached") or 0),
+    )
+
+
+def _graded(
+    specs: Sequence[AssertionSpec], components: Sequence[Mapping[str, Any]]
+) -> tuple[GradedAssertion, ...]:
+    """The graded assertions of ``specs`` from promptfoo's flattened ``componentResults`` (an
+    assert-set's component, then its children's flattened list)."""
+    graded, position = [], 0
+    for spec in specs:
+        if position >= len(components):
+            break
+        component = components[position]
+        children = component.get("componentResults") or []
+        position += 1 + (len(children) if spec.children else 0)
+        graded.append(
+            GradedAssertion(
+                spec=spec,
+                passed=bool(component.get("pass")),
+                score=float(component.get("score") or 0.0),
+                reason=str(component.get("reason") or ""),
+                error=bool(component.get("error")),
+                details=dict(component.get("metadata") or {}),
+                usage=_usage(component["tokensUsed"]) if "tokensUsed" in component else None,
+                children=_graded(spec.children, children) if spec.children else (),
+            )
+        )
+    return tuple(graded)
+
+
+def _result(row: Mapping[str, Any], job: Job) -> TestResult:
+    grading = row.get("gradingResult") or {}
+    response = row.get("response") or {}
+    status = _STATUS.get(int(row.get("failureReason") or 0), Status.FAIL)
+    if status is Status.PASS and not row.get("success", True):
+        status = Status.FAIL
+    token_usage = row.get("tokenUsage") or {}
+    return TestResult(
+        test=job.test,
+        prompt=job.prompt,
+        provider=job.provider,
+        prompt_index=job.prompt_index,
+        provider_index=job.provider_index,
+        rendered_prompt=job.rendered_prompt or (row.get("prompt") or {}).get("raw", ""),
+        status=status,
+        score=float(row.get("score") or 0.0),
+        reason=str(grading.get("reason") or row.get("error") or ""),
+        output=response.get("output"),
+        error=row.get("error") if status is not Status.PASS else None,
+        latency_ms=row.get("latencyMs"),
+        cached=bool(response.get("cached")),
+        cost=row.get("cost"),
+        usage=_usage(response.get("tokenUsage")),
+        grading_usage=_usage(token_usage.get("assertions")),
+        assertions=_graded(job.test.asserts, grading.get("componentResults") or []),
+        named_scores=dict(row.get("namedScores") or {}),
+        named_score_weights=dict(grading.get("namedScoreWeights") or {}),
+        repeat_index=job.repeat_index,
+        id=str(row.get("id") or ""),
+    )
+
+
+def jobs_to_retry(plan: Sequence[Job], rows: Iterable[Mapping[str, Any]], kept: Suite) -> list[Job]:
+    """The jobs of ``plan`` whose cell errored in ``rows``, among the tests, prompts and providers the
+    run's filters ``kept``."""
+    cells = error_cells(rows)
+    tests, prompts, providers = (
+        {id(item) for item in items} for items in (kept.tests, kept.prompts, kept.providers)
+    )
+    return [
+        job
+        for job in plan
+        if cell_of_job(job) in cells
+        and id(job.test) in tests
+        and (not kept.prompts or id(job.prompt) in prompts)
+        and (not kept.providers or id(job.provider) in providers)
+    ]
+
+
+def merged_run(run: RunResult, earlier: Sequence[TestResult], suite: Suite) -> RunResult:
+    """The retry's run with its rows merged into ``earlier`` (:func:`merge_retried`) and the aggregates
+    recomputed over all of them, as a run of ``suite`` that made them."""
+    results = merge_retried(earlier, run.results)
+    return replace(run, suite=suite, results=results, aggregates=compute_aggregates(suite, results))
