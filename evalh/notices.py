@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from evalh.errors import EvalhError
 
-__all__ = ["is_strict", "strict_mode", "warn", "warnings_shown", "warnings_to"]
+__all__ = ["is_strict", "strict_mode", "warn", "warnings_muted", "warnings_shown", "warnings_to"]
 
 
 @dataclass
@@ -78,3 +78,16 @@ def strict_mode(enabled: bool) -> Iterator[None]:
         yield
     finally:
         _policy.strict = False
+
+
+@contextmanager
+def warnings_muted() -> Iterator[None]:
+    """Within the block no warning is shown nor raised (strict mode off): for checks that cannot know
+    yet, such as ``evalh validate`` on a test whose ``transformVars`` (not run there) defines vars."""
+    global _policy
+    saved = _policy
+    _policy = _Policy(strict=False, sink=None)
+    try:
+        yield
+    finally:
+        _policy = saved

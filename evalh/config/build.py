@@ -9,6 +9,7 @@ rendered once (see evalh.templating); --var values and files' contents are data,
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 from collections.abc import Callable, Mapping
@@ -36,7 +37,8 @@ from evalh.config.transform_checks import check_test_transforms, transformed_var
 from evalh.config.var_files import load_var_file
 from evalh.errors import ConfigError, TemplateError
 from evalh.model import AssertionSpec, ProviderChoice, TestCase
-from evalh.runtimes.transforms import transform_problem
+from evalh.notices import warnings_muted
+from evalh.runtimes.transforms import VARS_TRANSFORM_KEY, transform_problem
 from evalh.templating import (
     EnvVars,
     has_template,
@@ -103,10 +105,13 @@ def build_tests(
             ctx.problems.add_exception(error)
             return []
     combinations = [merged] if disabled else expand_vars(merged)
-    built = [
-        _build_one(raw, shown, first_index + offset, variables, own, options, defaults, ctx)
-        for offset, variables in enumerate(combinations)
-    ]
+    # validate does not run transformVars, so the vars it would define are unknown: no warnings then
+    unknown_vars = VARS_TRANSFORM_KEY in options and not ctx.run_transforms
+    with warnings_muted() if unknown_vars else contextlib.nullcontext():
+        built = [
+            _build_one(raw, shown, first_index + offset, variables, own, options, defaults, ctx)
+            for offset, variables in enumerate(combinations)
+        ]
     return [test for test in built if test is not None]
 
 

@@ -37,6 +37,7 @@ from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, ConfigFileError, SchemaError
 from evalh.model import EvaluateOptions, Prompt, ProviderSpec, Suite, TestCase
 from evalh.notices import is_strict, strict_mode, warn
+from evalh.runtimes.transforms import VARS_TRANSFORM_KEY
 from evalh.runtimes.user_filters import filter_problem
 from evalh.runtimes.user_filters import user_filters as make_user_filters
 from evalh.secrets import redact_config, register_config
@@ -401,6 +402,8 @@ def _check_prompt_vars(
         for test in tests:
             if not prompt_allowed(test, prompt):
                 continue
+            if VARS_TRANSFORM_KEY in test.options and not ctx.run_transforms:
+                continue  # its transformVars (run by evalh run, not validate) may define them
             for name in names.difference(test.vars, run_vars):  # run_vars: set when the test runs
                 lacking.setdefault(name, []).append(test)
         for name, missing in sorted(lacking.items()):

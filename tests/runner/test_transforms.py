@@ -372,3 +372,24 @@ def test_a_broken_context_transform_is_located_and_an_unused_one_is_a_warning(tm
     assert "evalh.yaml:6:9 tests[0].assert[0].contextTransform" in result.output
     assert "gone.js was not found" in result.output
     assert "tests[0].assert[1].contextTransform" in result.output and "no effect on contains" in result.output
+
+
+def test_validate_does_not_call_vars_a_transform_vars_defines_undefined(tmp_path: Path) -> None:
+    config = write(
+        tmp_path,
+        "evalh.yaml",
+        """
+        prompts: ["{{greeting}} {{name}}"]
+        providers: [echo]
+        defaultTest:
+          options: {transformVars: "({greeting: 'Hi'})"}
+        tests:
+          - vars: {x: a, name: Ada}
+            assert: [{type: equals, value: "{{greeting}} Ada"}]
+    """,
+    )
+    result = CliRunner().invoke(app, ["validate", "--strict", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "greeting" not in result.output
+    code, output, rows = run(config)
+    assert code == 0 and "greeting" not in output and rows["a"]["response"]["output"] == "Hi Ada"
