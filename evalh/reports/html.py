@@ -1,139 +1,108 @@
-"""A run as one self-contained static HTML page: summary figures and a results table.
+"""The viewer's page: served by ``evalh view``, or, as the ``.html`` report, one self-contained file.
 
-Rows are tests (and repeats), columns the vars then one per ``[provider] prompt-label``; each result cell
-shows the status (coloured), the score, the output and, unless it passed, the reason. Everything is
-escaped by Jinja2's autoescape; no script, no external asset.
+The file is the same app as the server's (the hand-written scripts and stylesheet in
+``evalh/viewer/static``, inlined) with the run's data inlined as JSON in a
+``<script type="application/json">``; so a CI artifact filters, sorts, searches and shows a cell's
+details with no server and no network. The scripts set every piece of data as text, never as markup,
+and a Content-Security-Policy lets only these exact scripts and styles run (their sha256 hashes): an
+output that slipped through as markup could still not run anything. A ``<noscript>`` summary keeps the
+figures readable where scripts are off.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import base64
+import hashlib
+import html
+import importlib.resources
+from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
-import jinja2
+from evalh.reports.serialize import dumps
+from evalh.reports.viewdata import run_view
 
-from evalh.model import RunResult, Status, TestResult
-from evalh.reports.textutil import escape_controls, output_text, truncate
+__all__ = ["SCRIPTS", "STYLESHEET", "asset", "server_page", "to_html"]
 
-__all__ = ["to_html"]
+SCRIPTS = ("util.js", "history.js", "run.js", "detail.js", "compare.js", "app.js")
+STYLESHEET = "app.css"
 
-OUTPUT_LIMIT = 4000
-REASON_LIMIT = 2000
-
-_TEMPLATE = """<!DOCTYPE html>
+_PAGE = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>evalh report{% if title %}: {{ title }}{% endif %}</title>
-<style>
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5rem; color: #1f2328; }
-h1 { font-size: 1.4rem; margin: 0 0 .5rem; }
-.summary { display: flex; gap: 1.5rem; flex-wrap: wrap; margin: 0 0 1rem; padding: 0; list-style: none; }
-.summary b { font-size: 1.1rem; }
-table { border-collapse: collapse; width: 100%; font-size: .9rem; }
-th, td { border: 1px solid #d0d7de; padding: .35rem .5rem; vertical-align: top; text-align: left; }
-th { background: #f6f8fa; position: sticky; top: 0; }
-td.PASS { background: #e6f4ea; } td.FAIL { background: #fde8e8; } td.ERROR { background: #fff4e0; }
-.status { font-weight: 600; } .PASS .status { color: #1a7f37; } .FAIL .status { color: #cf222e; }
-.ERROR .status { color: #9a6700; }
-pre { white-space: pre-wrap; word-break: break-word; margin: .25rem 0; font-size: .85rem; }
-.reason { color: #57606a; font-size: .85rem; }
-</style>
+<link rel="icon" href="data:,">
+{csp}<title>{title}</title>
+{style}
 </head>
 <body>
-<h1>evalh report{% if title %}: {{ title }}{% endif %}</h1>
-<ul class="summary">
-<li>Tests <b>{{ total }}</b></li><li>Passed <b>{{ passed }}</b></li><li>Failed <b>{{ failed }}</b></li>
-<li>Errors <b>{{ errors }}</b></li><li>Pass rate <b>{{ "%.2f"|format(pass_rate) }}%</b></li>
-<li>Duration <b>{{ "%.1f"|format(duration_s) }} s</b></li><li>Started <b>{{ started_at }}</b></li>
-{% if interrupted %}<li><b>Interrupted by {{ interrupted }}: {{ not_run }} not run</b></li>{% endif %}
-</ul>
-<table>
-<thead><tr><th>#</th>{% if with_description %}<th>Description</th>{% endif %}
-{% for name in var_names %}<th>{{ name }}</th>{% endfor %}
-{% for name in column_names %}<th>{{ name }}</th>{% endfor %}</tr></thead>
-<tbody>
-{% for line in lines %}<tr><td>{{ line.number }}</td>
-{% if with_description %}<td>{{ line.description }}</td>{% endif %}
-{% for value in line.vars %}<td><pre>{{ value }}</pre></td>{% endfor %}
-{% for cell in line.cells %}{% if cell %}<td class="{{ cell.status }}">
-<span class="status">{{ cell.status }}</span>
- {{ "%.2f"|format(cell.score) }}<pre>{{ cell.output }}</pre>
-{% if cell.reason %}<div class="reason">{{ cell.reason }}</div>{% endif %}</td>
-{% else %}<td></td>{% endif %}{% endfor %}</tr>
-{% endfor %}</tbody>
-</table>
+<header class="top"><a href="#/" id="brand">evalh</a><nav id="nav"></nav></header>
+<main id="app">{noscript}</main>
+<aside id="detail" hidden aria-label="Result details"></aside>
+{data}{scripts}
 </body>
 </html>
 """
 
 
-@dataclass(frozen=True)
-class _Cell:
-    status: str
-    score: float
-    output: str
-    reason: str
+@cache
+def asset(name: str) -> str:
+    """The text of one of the viewer's static files (package data shipped in the wheel)."""
+    return (importlib.resources.files("evalh.viewer") / "static" / name).read_text(encoding="utf-8")
 
 
-@dataclass(frozen=True)
-class _Line:
-    number: str
-    description: str
-    vars: list[str]
-    cells: list[_Cell | None]
+def server_page() -> str:
+    """The page ``evalh view`` serves: the assets by URL, the data from its API."""
+    scripts = "".join(f'<script src="/static/{name}"></script>\n' for name in SCRIPTS)
+    return _PAGE.format(
+        csp="",  # the server sends its policy as a header
+        title="evalh",
+        style=f'<link rel="stylesheet" href="/static/{STYLESHEET}">',
+        noscript="<noscript>The evalh viewer needs JavaScript.</noscript>",
+        data="",
+        scripts=scripts,
+    )
 
 
-def _text(value: Any, limit: int) -> str:
-    return truncate(escape_controls(output_text(value)), limit)
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def _cell(row: TestResult | None) -> _Cell | None:
-    if row is None:
-        return None
-    output = row.output if row.output is not None or row.status is not Status.ERROR else row.error
-    reason = "" if row.status is Status.PASS else (row.reason or row.error or "")
-    return _Cell(row.status.value, row.score, _text(output, OUTPUT_LIMIT), _text(reason, REASON_LIMIT))
+def _inline_json(value: Any) -> str:
+    """JSON that cannot end its ``<script>`` element: every ``<`` as ``\\u003c`` (so no ``</script``, no
+    ``<!--``); lone surrogates stay ``\\udcxx`` escapes in the UTF-8 encoding (see serialize.encode_json)."""
+    return dumps(value).replace("<", "\\u003c")
 
 
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True)
+def _noscript(summary: Mapping[str, Any]) -> str:
+    figures = (
+        f"Rows {summary['rows']}, passed {summary['passed']}, failed {summary['failed']}, "
+        f"errors {summary['errors']}, pass rate {summary['passRate']:.2f}%."
+    )
+    if summary["interrupted"]:
+        figures += f" Interrupted by {summary['interruptedBy'] or 'SIGINT'}: {summary['notRun']} not run."
+    return (
+        f"<noscript><h1>{html.escape(summary['description'] or 'evalh report')}</h1>"
+        f"<p>{html.escape(figures)}</p><p>Turn on JavaScript to see the results table.</p></noscript>"
+    )
 
 
-def to_html(run: RunResult) -> str:
-    """The HTML page of ``run``."""
-    columns = run.aggregates.columns
-    grid: dict[tuple[int, int], dict[tuple[int, int], TestResult]] = {}
-    for column in columns:
-        for row in column.rows:
-            grid.setdefault((row.test.index, row.repeat_index), {})[column.key] = row
-    first = {key: next(iter(cells.values())).test for key, cells in grid.items()}
-    keys = sorted(grid)
-    var_names = list(dict.fromkeys(name for key in keys for name in first[key].vars))
-    lines = [
-        _Line(
-            number=f"{key[0] + 1}" + (f".{key[1] + 1}" if key[1] else ""),
-            description=_text(first[key].description or "", 500),
-            vars=[_text(first[key].vars.get(name, ""), 500) for name in var_names],
-            cells=[_cell(grid[key].get(column.key)) for column in columns],
-        )
-        for key in keys
-    ]
-    template = _environment().from_string(_TEMPLATE)
-    return template.render(
-        title=escape_controls(run.suite.description or ""),
-        total=len(run.results),
-        passed=run.count(Status.PASS),
-        failed=run.count(Status.FAIL),
-        errors=run.count(Status.ERROR),
-        pass_rate=run.pass_rate,
-        duration_s=run.duration_ms / 1000.0,
-        started_at=run.started_at,
-        interrupted=(run.interrupted_by or "SIGINT") if run.interrupted else "",
-        not_run=run.not_run,
-        with_description=any(first[k].description for k in keys),
-        var_names=[escape_controls(n) for n in var_names],
-        column_names=[escape_controls(c.name) for c in columns],
-        lines=lines,
+def to_html(report: Mapping[str, Any]) -> str:
+    """The ``.html`` report of a run, from its JSON report (``reports.json.to_promptfoo_json``)."""
+    view = run_view(report, ref=str(report.get("evalId") or "run"))
+    script = "\n".join(asset(name) for name in SCRIPTS)
+    style = asset(STYLESHEET)
+    policy = (
+        f"default-src 'none'; script-src {_sha256(script)}; style-src {_sha256(style)}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    description = view["run"]["description"]
+    return _PAGE.format(
+        csp=f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">\n',
+        title=html.escape(f"evalh report: {description}" if description else "evalh report"),
+        style=f"<style>{style}</style>",
+        noscript=_noscript(view["run"]),
+        data=f'<script type="application/json" id="evalh-data">{_inline_json({"view": view})}</script>\n',
+        scripts=f"<script>{script}</script>",
     )

@@ -7,7 +7,7 @@
 ``.xml``        JUnit XML (``.junit.xml`` too), for CI test reporters
 ``.csv``        promptfoo's web-UI export layout
 ``.yaml/.yml``  YAML dump of the JSON object; ``.txt`` the same, like promptfoo
-``.html``       a self-contained static page
+``.html``       the viewer (``evalh view``) as one self-contained file, the run inlined
 =============== ===================================================================================
 
 Every path is checked before the run's first provider call (:func:`check_report_paths`): a known
@@ -179,7 +179,7 @@ def _render(fmt: str, run: RunResult, document: Callable[[], dict[str, Any]]) ->
         return to_csv_text(run).encode("utf-8", errors="backslashreplace")
     if fmt == "yaml":
         return to_yaml_text(document()).encode("utf-8")
-    return to_html(run).encode("utf-8", errors="backslashreplace")
+    return to_html(document()).encode("utf-8", errors="backslashreplace")
 
 
 def write_reports(run: RunResult, paths: Sequence[str | Path]) -> list[Path]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html.parser
 import json
 from pathlib import Path
 
@@ -123,36 +122,6 @@ def test_jsonl_stream_errors(tmp_path: Path) -> None:
     stream.close()
     with pytest.raises(ReportError, match="closed"):
         stream.write(sample_run().results[0])
-
-
-class _Collector(html.parser.HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: list[str] = []
-        self.text: list[str] = []
-        self.classes: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-        self.classes.extend(v or "" for k, v in attrs if k == "class")
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-
-def test_html_is_escaped_and_coloured(tmp_path: Path) -> None:
-    (path,) = write_reports(sample_run(), [tmp_path / "r.html"])
-    page = path.read_bytes().decode("utf-8")
-    assert "<tag>" not in page and "&lt;tag&gt; &amp; lone\\udcff end" in page
-    assert "\x1b" not in page and "\\x1b[31mred" in page
-    parsed = _Collector()
-    parsed.feed(page)
-    assert "script" not in parsed.tags and "tag" not in parsed.tags
-    assert parsed.classes.count("PASS") == 5
-    assert parsed.classes.count("FAIL") == 5
-    assert parsed.classes.count("ERROR") == 2
-    text = "".join(parsed.text)
-    assert "Sample suite" in text and "41.67%" in text and "[gpt] chat" in text
 
 
 def test_yaml_keeps_the_output_readable(tmp_path: Path) -> None:

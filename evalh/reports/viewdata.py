@@ -1,0 +1,218 @@
+"""A JSON report (``-o run.json``, or a run from the store in the same shape) as the data of the viewer
+(``evalh view``) and of the HTML report, which is the same viewer in one file.
+
+The viewer draws a run as a matrix: one line per test (and repeat), one column per prompt × provider,
+each cell one result row. :func:`run_view` turns the report into exactly that, once, in Python, so the
+browser only filters, sorts and draws::
+
+    {run: {summary}, columns: [{label, prompt, provider}], metrics: [names],
+     lines: [{test, repeat, description, vars: {name: text}, cells: [cell | null per column]}]}
+
+Every text a page shows is a string here (outputs and vars that are JSON values become compact JSON);
+the browser sets it as text, never as markup. A cell carries all the detail panel needs: the rendered
+prompt, the output, every assertion with its score, threshold and reason, the judge's prompt and reply,
+tokens, cost and latency.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evalh.reports.textutil import escape_controls, output_text
+
+__all__ = ["run_summary", "run_view"]
+
+
+def _is_chat(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(m, dict) and "role" in m for m in value) and bool(value)
+
+
+def _text(value: Any) -> str:
+    """Text to show: chat messages as ``[role]`` blocks, other JSON values as indented JSON, control
+    characters and lone surrogates as visible escapes (``\\x1b``), as the other reports show them."""
+    if _is_chat(value):
+        return "\n\n".join(f"[{m['role']}]\n{_text(m.get('content'))}" for m in value)
+    if isinstance(value, list | dict):
+        return escape_controls(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+    return escape_controls(output_text(value))
+
+
+def _prompt_text(raw: Any) -> str:
+    """The rendered prompt: a chat prompt is stored as its messages' JSON text; shown as messages."""
+    if isinstance(raw, str) and raw.startswith("[{"):
+        try:
+            messages = json.loads(raw)
+        except ValueError:
+            return _text(raw)
+        return _text(messages) if _is_chat(messages) else _text(raw)
+    return _text(raw)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _tokens(usage: Any) -> dict[str, Any]:
+    usage = usage if isinstance(usage, Mapping) else {}
+    return {key: usage.get(key) or 0 for key in ("total", "prompt", "completion", "cached")}
+
+
+def _status(row: Mapping[str, Any]) -> str:
+    if row.get("success") is True:
+        return "PASS"
+    return "ERROR" if row.get("failureReason") == 2 else "FAIL"
+
+
+def _assertion(component: Mapping[str, Any], depth: int) -> dict[str, Any]:
+    spec = component.get("assertion") or {}
+    details = component.get("metadata") or {}
+    threshold = details.get("threshold", spec.get("threshold"))
+    judge = {
+        "grader": _text(details.get("grader")) or None,
+        "prompt": _text(details.get("grading_prompt")) or None,
+        "reply": _text(details.get("grader_reply")) or None,
+        "steps": [
+            {"prompt": _text(step.get("prompt")), "reply": _text(step.get("reply"))}
+            for step in details.get("steps") or ()
+            if isinstance(step, Mapping)
+        ],
+    }
+    return {
+        "type": str(spec.get("type", "?")),
+        "pass": bool(component.get("pass")),
+        "error": bool(component.get("error")),
+        "score": _number(component.get("score")),
+        "threshold": _number(threshold),
+        "weight": _number(spec.get("weight", 1)),
+        "metric": spec.get("metric"),
+        "value": _text(spec.get("value")) if spec.get("value") is not None else None,
+        "reason": _text(component.get("reason")),
+        "depth": depth,
+        "judge": judge if judge["prompt"] or judge["reply"] else None,
+        "tokens": _tokens(component.get("tokensUsed")) if component.get("tokensUsed") else None,
+    }
+
+
+def _assertions(flat: Sequence[Any], depth: int = 0) -> list[dict[str, Any]]:
+    """The report lists components flattened: an assert-set, then its descendants right after it (its own
+    ``componentResults`` holds the same descendants), so the next ``len(componentResults)`` entries are
+    its children; they are shown once, indented."""
+    out: list[dict[str, Any]] = []
+    index = 0
+    while index < len(flat):
+        component = flat[index]
+        if not isinstance(component, Mapping):
+            index += 1
+            continue
+        children = len(component.get("componentResults") or ())
+        out.append(_assertion(component, depth))
+        out.extend(_assertions(flat[index + 1 : index + 1 + children], depth + 1))
+        index += 1 + children
+    return out
+
+
+def _cell(row: Mapping[str, Any]) -> dict[str, Any]:
+    response = row.get("response") or {}
+    grading = row.get("gradingResult") or {}
+    status = _status(row)
+    token_usage = row.get("tokenUsage") or {}
+    output = response.get("output")
+    return {
+        "status": status,
+        "score": _number(row.get("score")) or 0.0,
+        "output": _text(output),
+        "reason": "" if status == "PASS" else _text(row.get("error") or grading.get("reason")),
+        "error": _text(response.get("error")) or None,
+        "namedScores": {str(k): _number(v) for k, v in (row.get("namedScores") or {}).items()},
+        "prompt": _prompt_text((row.get("prompt") or {}).get("raw")),
+        "latencyMs": _number(row.get("latencyMs")) or 0.0,
+        "cost": _number(row.get("cost")) or 0.0,
+        "cached": bool(response.get("cached")),
+        "tokens": _tokens(response.get("tokenUsage") or token_usage),
+        "gradingTokens": _tokens(token_usage.get("assertions")),
+        "assertions": _assertions(grading.get("componentResults") or ()),
+    }
+
+
+def _columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    columns: dict[tuple[int, int], dict[str, Any]] = {}
+    for prompt in results.get("prompts") or ():
+        key = (prompt.get("promptIdx", 0), prompt.get("providerIdx", 0))
+        columns[key] = {"prompt": str(prompt.get("label", "")), "provider": str(prompt.get("provider", ""))}
+    for row in rows:  # a report without ``prompts`` (a hand-made or older file): columns from the rows
+        key = (row.get("promptIdx", 0), row.get("providerIdx", 0))
+        if key not in columns:
+            provider = row.get("provider") or {}
+            label = (row.get("prompt") or {}).get("label", "")
+            columns[key] = {
+                "prompt": str(label),
+                "provider": str(provider.get("label") or provider.get("id")),
+            }
+    ordered = sorted(columns)
+    return [{"key": list(key), **columns[key], "label": _label(columns[key])} for key in ordered]
+
+
+def _label(column: Mapping[str, str]) -> str:
+    return f"[{column['provider']}] {column['prompt']}" if column["provider"] else column["prompt"]
+
+
+def run_summary(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
+    """The figures the run history lists, from a report."""
+    results = report.get("results") or {}
+    stats = results.get("stats") or {}
+    extra = results.get("evalh") or {}
+    config = report.get("config") or {}
+    passed, failed, errors = (int(stats.get(k) or 0) for k in ("successes", "failures", "errors"))
+    total = passed + failed + errors
+    return {
+        "ref": ref,
+        "evalId": report.get("evalId"),
+        "description": _text(config.get("description")) if isinstance(config, Mapping) else "",
+        "timestamp": results.get("timestamp"),
+        "passed": passed,
+        "failed": failed,
+        "errors": errors,
+        "rows": total,
+        "passRate": _number(extra.get("passRate")) if "passRate" in extra else _rate(passed, total),
+        "durationMs": _number(stats.get("durationMs")) or 0.0,
+        "interrupted": bool(extra.get("interrupted")),
+        "interruptedBy": extra.get("interruptedBy"),
+        "notRun": int(extra.get("notRun") or 0),
+    }
+
+
+def _rate(passed: int, total: int) -> float:
+    return 100.0 * passed / total if total else 0.0
+
+
+def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
+    """The whole run as the viewer draws it (see the module docstring)."""
+    results = report.get("results") or {}
+    rows = [row for row in results.get("results") or () if isinstance(row, Mapping)]
+    columns = _columns(results, rows)
+    position = {tuple(column["key"]): index for index, column in enumerate(columns)}
+    lines: dict[tuple[int, int], dict[str, Any]] = {}
+    metrics: dict[str, None] = {}
+    for row in rows:
+        key = (int(row.get("testIdx") or 0), int(row.get("repeatIdx") or 0))
+        line = lines.get(key)
+        if line is None:
+            variables = row.get("vars") or {}
+            line = lines[key] = {
+                "test": key[0],
+                "repeat": key[1],
+                "description": _text(row.get("description")),
+                "vars": {str(name): _text(value) for name, value in variables.items()},
+                "cells": [None] * len(columns),
+            }
+        cell = _cell(row)
+        metrics.update(dict.fromkeys(cell["namedScores"]))
+        line["cells"][position[row.get("promptIdx", 0), row.get("providerIdx", 0)]] = cell
+    return {
+        "run": run_summary(report, ref),
+        "columns": columns,
+        "metrics": sorted(metrics),
+        "lines": [lines[key] for key in sorted(lines)],
+    }

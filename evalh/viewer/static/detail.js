@@ -1,0 +1,80 @@
+// The detail panel of one cell: everything the run knows about that result.
+"use strict";
+
+EV.section = (title, ...content) => EV.el("section", {class: "detail-section"}, EV.el("h3", {}, title), content);
+EV.pre = (text, cls) => EV.el("pre", {class: cls || ""}, text);
+
+EV.openDetail = function (line, cell, column) {
+  const panel = document.getElementById("detail");
+  const close = EV.el("button", {type: "button", class: "close", "aria-label": "Close details",
+    onclick: EV.closeDetail}, "×");
+  const number = "Test " + (line.test + 1) + (line.repeat ? " repeat " + (line.repeat + 1) : "");
+  EV.clear(panel).append(
+    EV.el("header", {class: "detail-head"}, close,
+      EV.el("h2", {}, EV.statusBadge(cell.status), " ", number, line.description ? ": " + line.description : ""),
+      EV.el("p", {class: "column-label"}, column.label),
+      EV.el("p", {}, "Score ", EV.el("b", {class: "detail-score"}, EV.score(cell.score)),
+        Object.entries(cell.namedScores).map(([name, value]) => EV.el("span", {class: "named"},
+          " · " + name + " " + EV.score(value))))),
+    cell.reason ? EV.section("Why it " + (cell.status === "ERROR" ? "errored" : "failed"),
+      EV.pre(cell.reason, "reason-text")) : null,
+    EV.section("Assertions", EV.assertionTable(cell.assertions)),
+    EV.section("Output", EV.pre(cell.output || cell.error || "", "output-text")),
+    EV.section("Prompt", EV.pre(cell.prompt, "prompt-text")),
+    Object.keys(line.vars).length ? EV.section("Vars", EV.varTable(line.vars)) : null,
+    EV.section("Usage", EV.usageList(cell)),
+  );
+  panel.hidden = false;
+  panel.scrollTop = 0;
+  close.focus();
+};
+
+EV.closeDetail = function () {
+  const panel = document.getElementById("detail");
+  if (panel) panel.hidden = true;
+};
+
+EV.assertionTable = function (assertions) {
+  if (!assertions.length) return EV.el("p", {class: "empty"}, "No assertions.");
+  const head = ["", "Type", "Score", "Threshold", "Weight", "Metric", "Reason"];
+  const rows = assertions.map((a) => {
+    const verdict = a.error ? "ERROR" : a.pass ? "PASS" : "FAIL";
+    return EV.el("tr", {class: "assertion " + verdict},
+      EV.el("td", {}, EV.statusBadge(verdict)),
+      EV.el("td", {class: "type depth-" + Math.min(a.depth, 4)}, a.type,
+        a.value !== null ? EV.el("div", {class: "value"}, EV.clip(a.value, 200)) : null),
+      EV.el("td", {class: "num"}, EV.score(a.score)),
+      EV.el("td", {class: "num"}, a.threshold === null ? "–" : String(a.threshold)),
+      EV.el("td", {class: "num"}, a.weight === null ? "–" : String(a.weight)),
+      EV.el("td", {}, a.metric || ""),
+      EV.el("td", {class: "assertion-reason"}, a.reason, a.judge ? EV.judge(a.judge) : null));
+  });
+  return EV.el("table", {class: "grid assertions"},
+    EV.el("thead", {}, EV.el("tr", {}, head.map((h) => EV.el("th", {}, h)))), EV.el("tbody", {}, rows));
+};
+
+EV.judge = function (judge) {
+  const steps = judge.steps.length > 1 ? judge.steps : [{prompt: judge.prompt, reply: judge.reply}];
+  return EV.el("details", {class: "judge"},
+    EV.el("summary", {}, "Judge prompt and reply" + (judge.grader ? " (" + judge.grader + ")" : "")),
+    steps.map((step, i) => [
+      steps.length > 1 ? EV.el("h4", {}, "Step " + (i + 1)) : null,
+      EV.el("h4", {}, "Prompt"), EV.pre(step.prompt || "", "judge-prompt"),
+      EV.el("h4", {}, "Reply"), EV.pre(step.reply || "", "judge-reply"),
+    ]));
+};
+
+EV.varTable = function (vars) {
+  return EV.el("table", {class: "grid vars"}, EV.el("tbody", {}, Object.entries(vars).map(([name, value]) =>
+    EV.el("tr", {}, EV.el("th", {}, name), EV.el("td", {}, EV.pre(value))))));
+};
+
+EV.usageList = function (cell) {
+  const t = cell.tokens, g = cell.gradingTokens;
+  const item = (label, value) => EV.el("li", {}, label + " ", EV.el("b", {}, value));
+  return EV.el("ul", {class: "usage"},
+    item("Latency", EV.ms(cell.latencyMs) + (cell.cached ? " (cached)" : "")),
+    item("Tokens", `${t.total} (prompt ${t.prompt}, completion ${t.completion}, cached ${t.cached})`),
+    item("Grading tokens", String(g.total)),
+    item("Cost", EV.cost(cell.cost)));
+};

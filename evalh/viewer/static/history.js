@@ -1,0 +1,44 @@
+// The run history: every run the viewer knows, newest first; pick two to compare.
+"use strict";
+
+EV.historyPage = async function (root) {
+  const {runs} = await EV.api("/api/runs");
+  const chosen = [];
+  const compare = EV.el("button", {type: "button", id: "compare-selected", disabled: true,
+    onclick: () => {
+      // The run lower in the list (older) is the baseline.
+      const [a, b] = chosen.slice().sort((x, y) => runs.indexOf(y) - runs.indexOf(x));
+      location.hash = "#/compare/" + encodeURIComponent(a.ref) + "/" + encodeURIComponent(b.ref);
+    }}, "Compare selected");
+  const pick = (run, box) => {
+    if (box.checked) chosen.push(run);
+    else chosen.splice(chosen.indexOf(run), 1);
+    compare.disabled = chosen.length !== 2;
+  };
+  const rows = runs.map((run) => {
+    const box = EV.el("input", {type: "checkbox", class: "pick", "aria-label": "select " + run.ref});
+    box.addEventListener("change", () => pick(run, box));
+    return EV.el("tr", {class: run.failed || run.errors ? "has-failures" : ""},
+      EV.el("td", {}, box),
+      EV.el("td", {}, EV.el("a", {class: "run-link", href: "#/run/" + encodeURIComponent(run.ref)}, run.ref)),
+      EV.el("td", {}, EV.when(run.timestamp)),
+      EV.el("td", {class: "desc"}, run.description || ""),
+      EV.el("td", {class: "num"}, run.rows),
+      EV.el("td", {class: "num pass"}, run.passed),
+      EV.el("td", {class: "num fail"}, run.failed),
+      EV.el("td", {class: "num error"}, run.errors),
+      EV.el("td", {class: "num"}, EV.percent(run.passRate)),
+      EV.el("td", {}, run.interrupted ? "interrupted (" + (run.interruptedBy || "SIGINT") + ")" : ""));
+  });
+  const head = ["", "Run", "Started", "Description", "Rows", "Passed", "Failed", "Errors", "Pass rate", ""];
+  EV.clear(root).append(
+    EV.el("h1", {}, "Runs"),
+    runs.length ? EV.el("div", {class: "toolbar"}, compare, EV.el("span", {class: "hint"},
+      "Tick two runs to compare them; the older one is the baseline.")) : null,
+    runs.length
+      ? EV.el("table", {class: "grid", id: "runs"},
+        EV.el("thead", {}, EV.el("tr", {}, head.map((h) => EV.el("th", {}, h)))),
+        EV.el("tbody", {}, rows))
+      : EV.el("p", {class: "empty"}, "No runs yet: run `evalh run` first."),
+  );
+};
