@@ -6,6 +6,7 @@ Heavy modules (config, runner, reports) are imported inside the commands so ``ev
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -20,6 +21,7 @@ import typer
 
 from evalh import __version__
 from evalh.cliargs import PromptfooCommand
+from evalh.commands import view
 from evalh.errors import (
     EXIT_FAILED,
     EXIT_HANGUP,
@@ -478,6 +480,20 @@ def cache_clear() -> None:
 
         removed = Cache.open().clear()
         typer.echo(f"Cleared {removed:,} cache entries.")
+
+
+def _guarded(command: Callable[..., None]) -> Callable[..., None]:
+    """A sub-command from evalh/commands/ with the user-error handling every command has."""
+
+    @functools.wraps(command)
+    def guarded(*args: Any, **kwargs: Any) -> None:
+        with _user_errors():
+            command(*args, **kwargs)
+
+    return guarded
+
+
+app.command("view", help=view.HELP)(_guarded(view.view))
 
 
 def _exit_now_if_stuck(code: object) -> None:

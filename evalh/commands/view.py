@@ -1,0 +1,95 @@
+"""``evalh view``: the local web viewer of runs (see :mod:`evalh.viewer.server`).
+
+Binds 127.0.0.1 on a free port unless told otherwise, opens the browser when the terminal is
+interactive, and serves until Ctrl-C. ``--host`` on an address other machines reach is allowed, with a
+warning: the viewer has no login.
+"""
+
+from __future__ import annotations
+
+import sys
+import webbrowser
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from evalh.errors import ConfigError
+from evalh.notices import warn
+
+if TYPE_CHECKING:  # the server and its modules load only when the command runs (evalh --help stays fast)
+    from evalh.viewer.server import ViewerServer
+    from evalh.viewer.sources import RunSource
+
+__all__ = ["HELP", "view"]
+
+HELP = (
+    "Browse runs in a local web viewer: the run history, a run as a matrix with filters, search and "
+    "each result's details, and two runs compared. Serves until Ctrl-C."
+)
+
+RunsArg = Annotated[
+    list[Path] | None,
+    typer.Argument(help="JSON reports to show (written by evalh run -o FILE.json).", show_default=False),
+]
+HostOption = Annotated[
+    str,
+    typer.Option("--host", help="The address to bind. Anything but a loopback address exposes your runs."),
+]
+PortOption = Annotated[int, typer.Option("--port", min=0, max=65535, help="The port; 0 picks a free one.")]
+NoOpenOption = Annotated[bool, typer.Option("--no-open", help="Do not open a browser.")]
+
+
+def _source(runs: list[Path]) -> RunSource:
+    from evalh.viewer.sources import ReportFiles
+
+    if not runs:
+        raise ConfigError(
+            "no runs to show",
+            where="evalh view",
+            hint="Give JSON reports: evalh view results.json [more.json ...]",
+        )
+    return ReportFiles(runs)
+
+
+def _start(source: RunSource, host: str, port: int) -> ViewerServer:
+    from evalh.viewer.server import ViewerServer, is_loopback
+
+    try:
+        server = ViewerServer(source, host, port)
+    except OSError as error:
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {error.strerror or error}",
+            where="--host/--port",
+            hint="Pick another --port (0 picks a free one) or an address of this machine.",
+        ) from None
+    if not is_loopback(host):
+        warn(
+            ConfigError(
+                f"the viewer listens on {host}: anyone who reaches this machine can read your runs "
+                "(outputs, prompts, configs with secrets redacted); there is no login",
+                where="--host",
+            ),
+            where="--host",
+            subject="exposed",
+        )
+    return server
+
+
+def view(
+    runs: RunsArg = None,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 0,
+    no_open: NoOpenOption = False,
+) -> None:
+    source = _source(list(runs or ()))
+    server = _start(source, host, port)
+    typer.echo(f"evalh view: {len(source.runs())} run(s) at {server.url} (Ctrl-C to stop)")
+    if not no_open and sys.stdin.isatty() and sys.stdout.isatty():
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        typer.echo("evalh view: stopped")
+    finally:
+        server.close()

@@ -1,0 +1,153 @@
+"""The viewer's HTTP server: the standard library's threading server, read-only, local by default.
+
+It serves exactly three things: the page, its own static files (a fixed list of names, so no path
+ever reaches the file system) and a JSON API over a :class:`~evalh.viewer.sources.RunSource`::
+
+    GET /                                   the page (evalh.reports.html.server_page)
+    GET /static/NAME                        one of the viewer's scripts or its stylesheet
+    GET /api/runs                           {runs: [summary, ...]}, newest first
+    GET /api/runs/REF                       one run as the viewer's data
+    GET /api/compare?baseline=A&current=B   two runs paired (evalh.viewer.compare)
+
+Anything else is 404, any other method 405. Every answer carries a strict Content-Security-Policy (only
+the server's own scripts and styles, no inline code, no framing). Bound to a loopback address, it also
+refuses a request whose ``Host`` is not that address: a web page cannot reach it through a DNS name
+that it rebinds to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import http.server
+import ipaddress
+import threading
+import urllib.parse
+from typing import Any
+
+from evalh.reports.html import SCRIPTS, STYLESHEET, asset, server_page
+from evalh.reports.serialize import dumps, encode_json
+from evalh.viewer.compare import compare_views
+from evalh.viewer.sources import RunSource, UnknownRun
+
+__all__ = ["CONTENT_SECURITY_POLICY", "ViewerServer", "is_loopback"]
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+_ASSETS = frozenset((*SCRIPTS, STYLESHEET))
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or ``localhost``) is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    source: RunSource
+    allowed_hosts: frozenset[str] | None
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: _Server
+    server_version = "evalh-view"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the terminal shows the URL, not one line per request."""
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, value: Any, status: int = 200) -> None:
+        self._send(status, encode_json(dumps(value)), "application/json; charset=utf-8")
+
+    def _not_found(self, what: str) -> None:
+        self._json({"error": f"not found: {what}"}, 404)
+
+    def do_GET(self) -> None:
+        allowed = self.server.allowed_hosts
+        if allowed is not None and self.headers.get("Host", "") not in allowed:
+            self._json({"error": "this viewer answers only on its own address"}, 403)
+            return
+        url = urllib.parse.urlsplit(self.path)
+        path = url.path
+        if path in ("/", "/index.html"):
+            self._send(200, server_page().encode("utf-8"), "text/html; charset=utf-8")
+        elif path.startswith("/static/") and path[len("/static/") :] in _ASSETS:
+            name = path[len("/static/") :]
+            self._send(200, asset(name).encode("utf-8"), _TYPES[name[name.rindex(".") :]])
+        elif path.startswith("/api/"):
+            self._api(path[len("/api/") :], urllib.parse.parse_qs(url.query))
+        else:
+            self._not_found(path)
+
+    do_HEAD = do_GET
+
+    def _api(self, route: str, query: dict[str, list[str]]) -> None:
+        source = self.server.source
+        try:
+            if route == "runs":
+                self._json({"runs": source.runs()})
+            elif route.startswith("runs/"):
+                self._json(source.view(urllib.parse.unquote(route[len("runs/") :])))
+            elif route == "compare" and query.get("baseline") and query.get("current"):
+                baseline, current = source.view(query["baseline"][0]), source.view(query["current"][0])
+                self._json(compare_views(baseline, current))
+            else:
+                self._not_found("/api/" + route)
+        except UnknownRun as error:
+            self._not_found(f"run {error.args[0]!r}")
+
+    def _refuse(self) -> None:
+        self.send_response(405)
+        self.send_header("Allow", "GET, HEAD")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse
+
+
+class ViewerServer:
+    """The viewer on ``host:port`` (port 0: a free one). :meth:`start` serves in a thread."""
+
+    def __init__(self, source: RunSource, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._httpd = _Server((host, port), _Handler)
+        self._httpd.source = source
+        self.host = host
+        self.port = int(self._httpd.server_address[1])
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{self.port}/"
+        names = {shown, "localhost"} if is_loopback(host) else None
+        self._httpd.allowed_hosts = frozenset(f"{n}:{self.port}" for n in names) if names else None
+        self._thread: threading.Thread | None = None
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever(poll_interval=0.2)
+
+    def start(self) -> None:
+        """Serve in a daemon thread (tests, benchmarks); :meth:`close` stops it."""
+        self._thread = threading.Thread(target=self.serve_forever, name="evalh-view", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+        self._httpd.server_close()

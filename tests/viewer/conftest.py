@@ -1,0 +1,50 @@
+"""Fixtures of the viewer's tests: two real runs, the viewer serving them, and headless Chromium.
+
+Browser tests skip when Chromium is missing, except in CI (``CI`` set), where they fail: .ci/run
+installs Debian's chromium, so a missing browser there is a broken set-up, not a reason to skip.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from evalh.viewer.server import ViewerServer
+from evalh.viewer.sources import ReportFiles
+from tests.viewer.browser import chromium, chromium_path
+from tests.viewer.runs import write_runs
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(baseline.json, current.json); an HTML report beside each."""
+    return write_runs(tmp_path_factory.mktemp("runs"))
+
+
+@pytest.fixture
+def viewer(runs: tuple[Path, Path]) -> Iterator[ViewerServer]:
+    server = ViewerServer(ReportFiles(list(runs)))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    executable = chromium_path()
+    if executable is None:
+        message = "Debian's chromium is not installed (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(message + "; .ci/run installs it, so CI must have it")
+        pytest.skip(message)
+    with chromium(executable) as launched:
+        yield launched

@@ -1,0 +1,86 @@
+"""Two real runs for the viewer's tests, made by `evalh run` itself: a baseline, and a current run in
+which one result regresses, one is fixed, and a judge (a real OpenAI-compatible loopback server) fails
+a rubric with a reason."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from evalh.cli import app
+from tests.assertions.judge_helpers import OPENAI_PATH, openai_text
+from tests.loopback import LoopbackServer
+
+XSS = '<img src=x onerror="document.body.dataset.pwned=1">'
+JUDGE_REASON = "The answer is curt and never apologises."
+
+_CONFIG = """\
+description: {description}
+prompts:
+  - id: greet
+    label: greet
+    raw: "Greet {{{{ name }}}}"
+  - id: hi
+    label: hi
+    raw: "Say hi to {{{{ name }}}} {{{{ note }}}}"
+providers: [echo]
+defaultTest:
+  vars: {{note: ""}}
+tests:
+  - description: greets Ada
+    vars: {{name: Ada}}
+    assert: [{{type: icontains, value: {ada}}}]
+  - description: greets Bob
+    vars: {{name: Bob}}
+    assert: [{{type: contains, value: {bob}}}]
+  - description: markup stays text
+    vars: {{name: Eve, note: {xss}}}
+    assert: [{{type: contains, value: Eve}}]
+  - description: polite refund answer
+    vars: {{name: Carol}}
+    output: No refunds. Go away.
+    assert:
+      - type: llm-rubric
+        value: Politely explains the refund policy
+        provider:
+          id: openai:chat:judge-model
+          config: {{apiBaseUrl: "{judge}/v1", apiKey: sk-test-viewer, retryBaseDelayS: 0.01}}
+"""
+
+
+def write_run(directory: Path, name: str, *, judge: str, regressed: bool) -> Path:
+    """One run's JSON report (and its HTML report beside it)."""
+    config = directory / f"{name}.yaml"
+    config.write_text(
+        textwrap.dedent(
+            _CONFIG.format(
+                description=f"Viewer fixture {name}",
+                ada="Adeline" if regressed else "ada",  # passes in the baseline, fails now
+                bob="Bob" if regressed else "Robert",  # fails in the baseline, fixed now
+                xss=json.dumps(XSS),
+                judge=judge,
+            )
+        ),
+        encoding="utf-8",
+    )
+    report = directory / f"{name}.json"
+    args = ["run", str(config), "-o", str(report), "-o", str(directory / f"{name}.html"), "--no-cache"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output  # both runs have failures
+    return report
+
+
+def write_runs(directory: Path) -> tuple[Path, Path]:
+    """(baseline.json, current.json)."""
+    judge = LoopbackServer()
+    try:
+        verdict = json.dumps({"pass": False, "score": 0.2, "reason": JUDGE_REASON})
+        judge.route("POST", OPENAI_PATH, lambda _request: openai_text(verdict))
+        baseline = write_run(directory, "baseline", judge=judge.url, regressed=False)
+        current = write_run(directory, "current", judge=judge.url, regressed=True)
+    finally:
+        judge.close()
+    return baseline, current

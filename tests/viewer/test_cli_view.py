@@ -1,0 +1,80 @@
+"""`evalh view` on the command line: its errors in-process, serving and Ctrl-C as a real process."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+from typer.testing import CliRunner
+
+from evalh.cli import app
+
+
+def test_without_runs_says_what_to_give() -> None:
+    result = CliRunner().invoke(app, ["view", "--no-open"])
+    assert result.exit_code == 2
+    assert "evalh: error: evalh view: no runs to show. Give JSON reports" in result.output
+
+
+def test_a_missing_report_is_named(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["view", str(tmp_path / "gone.json"), "--no-open"])
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'gone.json'}: cannot read the report" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_busy_port_is_a_clear_error(runs: tuple[Path, Path]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(app, ["view", str(runs[0]), "--port", str(port), "--no-open"])
+    assert result.exit_code == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in result.output and "Pick another --port" in result.output
+
+
+def _serve(*args: str) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evalh", "view", *args, "--no-open"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    first = process.stdout.readline()
+    assert first.startswith("evalh view: 2 run(s) at http://"), first + process.stderr.read()  # type: ignore[union-attr]
+    return process, first.split(" at ")[1].split()[0]
+
+
+def _stop(process: subprocess.Popen[str]) -> tuple[int, str, str]:
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    return process.returncode, out, err
+
+
+def test_serves_until_ctrl_c(runs: tuple[Path, Path]) -> None:
+    process, url = _serve(*map(str, runs))
+    try:
+        assert url.startswith("http://127.0.0.1:")
+        assert [run["ref"] for run in httpx.get(url + "api/runs").json()["runs"]] == [
+            "current.json",
+            "baseline.json",
+        ]
+    finally:
+        code, out, err = _stop(process)
+    assert (code, out.strip(), err) == (0, "evalh view: stopped", "")
+
+
+def test_an_exposed_address_is_warned_about(runs: tuple[Path, Path]) -> None:
+    process, url = _serve(*map(str, runs), "--host", "0.0.0.0")
+    try:
+        port = url.rstrip("/").rsplit(":", 1)[1]
+        assert httpx.get(f"http://127.0.0.1:{port}/api/runs").status_code == 200
+    finally:
+        code, _, err = _stop(process)
+    assert code == 0
+    assert "evalh: warning: --host: the viewer listens on 0.0.0.0: anyone who reaches this machine" in err
