@@ -11,7 +11,8 @@ browser only filters, sorts and draws::
 Every text a page shows is a string here (outputs and vars that are JSON values become compact JSON);
 the browser sets it as text, never as markup. A cell carries all the detail panel needs: the rendered
 prompt, the output, every assertion with its score, threshold and reason, the judge's prompt and reply,
-tokens, cost and latency.
+tokens, cost and latency. Keys holding their default value (no error, zero cost, weight 1, ...) are left
+out, which halves a large run's data; the page fills them back in.
 """
 
 from __future__ import annotations
@@ -59,6 +60,23 @@ def _tokens(usage: Any) -> dict[str, Any]:
     return {key: usage.get(key) or 0 for key in ("total", "prompt", "completion", "cached")}
 
 
+# Left out of a cell or an assertion when they hold these values (the page puts them back): a 10,000-row
+# run's data is half the size, and the page (the HTML report above all) is read that much sooner.
+_DEFAULTS: dict[str, Any] = {
+    "error": False, "cached": False, "depth": 0, "weight": 1.0, "latencyMs": 0.0, "cost": 0.0, "prompt": "",
+    "reason": "", "metric": None, "value": None, "judge": None, "threshold": None, "namedScores": {},
+}  # fmt: skip
+_NO_TOKENS = {"total": 0, "prompt": 0, "completion": 0, "cached": 0}
+
+
+def _compact(item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: value
+        for key, value in item.items()
+        if value is not None and not (key in _DEFAULTS and value == _DEFAULTS[key]) and value != _NO_TOKENS
+    }
+
+
 def _status(row: Mapping[str, Any]) -> str:
     if row.get("success") is True:
         return "PASS"
@@ -79,20 +97,22 @@ def _assertion(component: Mapping[str, Any], depth: int) -> dict[str, Any]:
             if isinstance(step, Mapping)
         ],
     }
-    return {
-        "type": str(spec.get("type", "?")),
-        "pass": bool(component.get("pass")),
-        "error": bool(component.get("error")),
-        "score": _number(component.get("score")),
-        "threshold": _number(threshold),
-        "weight": _number(spec.get("weight", 1)),
-        "metric": spec.get("metric"),
-        "value": _text(spec.get("value")) if spec.get("value") is not None else None,
-        "reason": _text(component.get("reason")),
-        "depth": depth,
-        "judge": judge if judge["prompt"] or judge["reply"] else None,
-        "tokens": _tokens(component.get("tokensUsed")) if component.get("tokensUsed") else None,
-    }
+    return _compact(
+        {
+            "type": str(spec.get("type", "?")),
+            "pass": bool(component.get("pass")),
+            "error": bool(component.get("error")),
+            "score": _number(component.get("score")),
+            "threshold": _number(threshold),
+            "weight": _number(spec.get("weight", 1)),
+            "metric": spec.get("metric"),
+            "value": _text(spec.get("value")) if spec.get("value") is not None else None,
+            "reason": _text(component.get("reason")),
+            "depth": depth,
+            "judge": judge if judge["prompt"] or judge["reply"] else None,
+            "tokens": _tokens(component.get("tokensUsed")),
+        }
+    )
 
 
 def _assertions(flat: Sequence[Any], depth: int = 0) -> list[dict[str, Any]]:
@@ -119,21 +139,23 @@ def _cell(row: Mapping[str, Any]) -> dict[str, Any]:
     status = _status(row)
     token_usage = row.get("tokenUsage") or {}
     output = response.get("output")
-    return {
-        "status": status,
-        "score": _number(row.get("score")) or 0.0,
-        "output": _text(output),
-        "reason": "" if status == "PASS" else _text(row.get("error") or grading.get("reason")),
-        "error": _text(response.get("error")) or None,
-        "namedScores": {str(k): _number(v) for k, v in (row.get("namedScores") or {}).items()},
-        "prompt": _prompt_text((row.get("prompt") or {}).get("raw")),
-        "latencyMs": _number(row.get("latencyMs")) or 0.0,
-        "cost": _number(row.get("cost")) or 0.0,
-        "cached": bool(response.get("cached")),
-        "tokens": _tokens(response.get("tokenUsage") or token_usage),
-        "gradingTokens": _tokens(token_usage.get("assertions")),
-        "assertions": _assertions(grading.get("componentResults") or ()),
-    }
+    return _compact(
+        {
+            "status": status,
+            "score": _number(row.get("score")) or 0.0,
+            "output": _text(output),
+            "reason": "" if status == "PASS" else _text(row.get("error") or grading.get("reason")),
+            "error": _text(response.get("error")) or None,
+            "namedScores": {str(k): _number(v) for k, v in (row.get("namedScores") or {}).items()},
+            "prompt": _prompt_text((row.get("prompt") or {}).get("raw")),
+            "latencyMs": _number(row.get("latencyMs")) or 0.0,
+            "cost": _number(row.get("cost")) or 0.0,
+            "cached": bool(response.get("cached")),
+            "tokens": _tokens(response.get("tokenUsage") or token_usage),
+            "gradingTokens": _tokens(token_usage.get("assertions")),
+            "assertions": _assertions(grading.get("componentResults") or ()),
+        }
+    )
 
 
 def _columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -208,7 +230,7 @@ def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
                 "cells": [None] * len(columns),
             }
         cell = _cell(row)
-        metrics.update(dict.fromkeys(cell["namedScores"]))
+        metrics.update(dict.fromkeys(cell.get("namedScores", ())))
         line["cells"][position[row.get("promptIdx", 0), row.get("providerIdx", 0)]] = cell
     return {
         "run": run_summary(report, ref),

@@ -46,12 +46,7 @@ def _kind(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> 
 def _side(cell: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if cell is None:
         return None
-    return {
-        "status": cell["status"],
-        "score": cell["score"],
-        "reason": cell["reason"],
-        "output": cell["output"],
-    }
+    return {"status": cell["status"], "score": cell["score"], "reason": cell.get("reason", "")}
 
 
 def compare_views(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:

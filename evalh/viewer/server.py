@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import http.server
 import ipaddress
+import sys
 import threading
+import traceback
 import urllib.parse
 from typing import Any
 
@@ -36,6 +38,7 @@ CONTENT_SECURITY_POLICY = (
 )
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 _ASSETS = frozenset((*SCRIPTS, STYLESHEET))
+_ENCODED_RUNS = 4
 
 
 def is_loopback(host: str) -> bool:
@@ -52,6 +55,8 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     source: RunSource
     allowed_hosts: frozenset[str] | None
+    encoded: dict[int, tuple[object, bytes]]  # the JSON of recent runs (a 10,000-row run takes ~1 s)
+    lock: threading.Lock
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -61,6 +66,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the terminal shows the URL, not one line per request."""
+
+    def log_error(self, format: str, *args: Any) -> None:
+        sys.stderr.write(f"evalh view: {format % args}\n")
 
     def _send(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)
@@ -106,7 +114,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if route == "runs":
                 self._json({"runs": source.runs()})
             elif route.startswith("runs/"):
-                self._json(source.view(urllib.parse.unquote(route[len("runs/") :])))
+                self._run(source.view(urllib.parse.unquote(route[len("runs/") :])))
             elif route == "compare" and query.get("baseline") and query.get("current"):
                 baseline, current = source.view(query["baseline"][0]), source.view(query["current"][0])
                 self._json(compare_views(baseline, current))
@@ -114,6 +122,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self._not_found("/api/" + route)
         except UnknownRun as error:
             self._not_found(f"run {error.args[0]!r}")
+        except Exception as error:  # a bug: the page says so instead of waiting on a dropped connection
+            self.log_error("%s", traceback.format_exc())
+            self._json({"error": f"internal error: {type(error).__name__}: {error}; a bug in evalh"}, 500)
+
+    def _run(self, view: dict[str, Any]) -> None:
+        """One run's data, encoded once per run object the source hands out (a source keeps the object
+        of a run it has read; the object is kept here too, so its id is not reused while cached)."""
+        with self.server.lock:
+            hit = self.server.encoded.get(id(view))
+            if hit is None or hit[0] is not view:
+                if len(self.server.encoded) >= _ENCODED_RUNS:
+                    self.server.encoded.pop(next(iter(self.server.encoded)))
+                hit = self.server.encoded[id(view)] = (view, encode_json(dumps(view)))
+        self._send(200, hit[1], "application/json; charset=utf-8")
 
     def _refuse(self) -> None:
         self.send_response(405)
@@ -130,6 +152,8 @@ class ViewerServer:
     def __init__(self, source: RunSource, host: str = "127.0.0.1", port: int = 0) -> None:
         self._httpd = _Server((host, port), _Handler)
         self._httpd.source = source
+        self._httpd.encoded = {}
+        self._httpd.lock = threading.Lock()
         self.host = host
         self.port = int(self._httpd.server_address[1])
         shown = f"[{host}]" if ":" in host else host

@@ -38,8 +38,10 @@ def viewer(runs: tuple[Path, Path]) -> Iterator[ViewerServer]:
         server.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """Per module: while Playwright's sync API is open, its event loop runs in this thread, and a
+    test that runs evalh in-process (asyncio.run) would fail."""
     executable = chromium_path()
     if executable is None:
         message = "Debian's chromium is not installed (apt-get install chromium)"

@@ -3,6 +3,8 @@ to failures, search, open a cell's details, compare two runs and see the regress
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -151,3 +153,29 @@ def test_pages_of_many_lines(page: Page, tmp_path: Path) -> None:
     assert page.locator("#matrix tbody tr").count() == 230
     page.select_option("#status-filter", "failures")
     assert page.locator("#matrix tbody tr").count() == 33  # one test in seven fails: 0, 7, ..., 224
+
+
+def test_the_quickstart_in_the_viewer(page: Page, tmp_path: Path) -> None:
+    """The README's path: run the quickstart, open it in `evalh view`, read a result's assertions."""
+    from evalh.viewer.sources import ReportFiles
+
+    report = tmp_path / "results.json"
+    quickstart = Path(__file__).parents[2] / "examples" / "configs" / "quickstart.yaml"
+    # A process of its own: Playwright's sync API keeps an event loop running in this thread.
+    command = [sys.executable, "-m", "evalh", "run", str(quickstart), "-o", str(report), "--no-table"]
+    ran = subprocess.run(command, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    server = ViewerServer(ReportFiles([report]))
+    server.start()
+    try:
+        page.goto(server.url)
+        _ready(page)
+        page.click("a.run-link >> text=results.json")
+        _ready(page)
+        assert page.locator("#matrix tbody tr").count() == 4
+        page.locator("#matrix td.cell").first.click()
+        similar = page.locator("#detail tr.assertion", has_text="similar").first
+        assert "greater than or equal to threshold 0.8" in similar.inner_text()
+        assert similar.locator("td.num").nth(1).inner_text() == "0.8"
+    finally:
+        server.close()

@@ -53,7 +53,7 @@ def test_a_cell_has_what_the_detail_panel_shows() -> None:
 
 def test_an_assert_set_shows_its_children_once_indented() -> None:
     cell = run_view(_report(), "r1")["lines"][1]["cells"][0]
-    assert [(a["type"], a["depth"]) for a in cell["assertions"]] == [
+    assert [(a["type"], a.get("depth", 0)) for a in cell["assertions"]] == [
         ("not-contains", 0), ("assert-set", 0), ("equals", 1), ("icontains", 1),
     ]  # fmt: skip
 

@@ -37,17 +37,20 @@ EV.closeDetail = function () {
 EV.assertionTable = function (assertions) {
   if (!assertions.length) return EV.el("p", {class: "empty"}, "No assertions.");
   const head = ["", "Type", "Score", "Threshold", "Weight", "Metric", "Reason"];
-  const rows = assertions.map((a) => {
+  const rows = assertions.flatMap((a) => {
     const verdict = a.error ? "ERROR" : a.pass ? "PASS" : "FAIL";
-    return EV.el("tr", {class: "assertion " + verdict},
+    const row = EV.el("tr", {class: "assertion " + verdict},
       EV.el("td", {}, EV.statusBadge(verdict)),
       EV.el("td", {class: "type depth-" + Math.min(a.depth, 4)}, a.type,
         a.value !== null ? EV.el("div", {class: "value"}, EV.clip(a.value, 200)) : null),
       EV.el("td", {class: "num"}, EV.score(a.score)),
       EV.el("td", {class: "num"}, a.threshold === null ? "–" : String(a.threshold)),
-      EV.el("td", {class: "num"}, a.weight === null ? "–" : String(a.weight)),
+      EV.el("td", {class: "num"}, String(a.weight)),
       EV.el("td", {}, a.metric || ""),
-      EV.el("td", {class: "assertion-reason"}, a.reason, a.judge ? EV.judge(a.judge) : null));
+      EV.el("td", {class: "assertion-reason"}, a.reason));
+    // The judge's conversation gets the table's whole width, in a row of its own.
+    return a.judge ? [row, EV.el("tr", {class: "judge-row"}, EV.el("td", {colspan: head.length}, EV.judge(a.judge)))]
+      : [row];
   });
   return EV.el("table", {class: "grid assertions"},
     EV.el("thead", {}, EV.el("tr", {}, head.map((h) => EV.el("th", {}, h)))), EV.el("tbody", {}, rows));

@@ -72,8 +72,9 @@ EV.visibleColumns = function (state) {
 };
 
 EV.cellText = function (cell) {
-  const reasons = cell.assertions.map((a) => a.reason).join("\n");
-  return (cell.output + "\n" + cell.reason + "\n" + reasons).toLowerCase();
+  const full = EV.full(cell);
+  const reasons = full.assertions.map((a) => a.reason).join("\n");
+  return (full.output + "\n" + full.reason + "\n" + reasons).toLowerCase();
 };
 
 EV.haystacks = function (state) {
@@ -86,7 +87,7 @@ EV.haystacks = function (state) {
   return state.haystacks;
 };
 
-EV.cellValue = (cell, metric) => (metric ? cell.namedScores[metric] : cell.score);
+EV.cellValue = (cell, metric) => (metric ? (cell.namedScores || {})[metric] : cell.score);
 
 // The lines that pass every filter, sorted; each with the index of its line in the run.
 EV.filteredLines = function (state, visible) {
@@ -96,7 +97,7 @@ EV.filteredLines = function (state, visible) {
   state.view.lines.forEach((line, index) => {
     const cells = visible.map(({index: c}) => line.cells[c]);
     if (statuses && !cells.some((cell) => cell && statuses.includes(cell.status))) return;
-    if (state.metric && !cells.some((cell) => cell && state.metric in cell.namedScores)) return;
+    if (state.metric && !cells.some((cell) => cell && cell.namedScores && state.metric in cell.namedScores)) return;
     if (hay && !hay[index].line.includes(state.query) &&
         !visible.some(({index: c}) => hay[index].cells[c].includes(state.query))) return;
     out.push(index);
@@ -148,8 +149,9 @@ EV.matrixLine = function (state, line, visible, varNames) {
     visible.map(({column, index}) => EV.matrixCell(line, line.cells[index], column, statuses, state.metric)));
 };
 
-EV.matrixCell = function (line, cell, column, statuses, metric) {
-  if (!cell) return EV.el("td", {class: "cell none"});
+EV.matrixCell = function (line, sparse, column, statuses, metric) {
+  if (!sparse) return EV.el("td", {class: "cell none"});
+  const cell = EV.full(sparse);
   const dim = statuses && !statuses.includes(cell.status);
   const metricValue = metric && metric in cell.namedScores ? metric + " " + EV.score(cell.namedScores[metric]) : "";
   return EV.el("td", {class: "cell " + cell.status + (dim ? " dim" : ""), tabindex: 0,

@@ -33,7 +33,7 @@ EV.percent = (value) => (typeof value === "number" ? value.toFixed(1) + "%" : "�
 EV.ms = (value) => (value >= 1000 ? (value / 1000).toFixed(2) + " s" : Math.round(value) + " ms");
 EV.cost = (value) => (value ? "$" + value.toFixed(value < 0.01 ? 6 : 4) : "$0");
 EV.clip = (text, limit) => (text.length > limit ? text.slice(0, limit - 1) + "…" : text);
-EV.when = (stamp) => (stamp ? String(stamp).replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC") : "");
+EV.when = (stamp) => (stamp ? String(stamp).replace("T", " ").replace(/\.\d+/, "").replace(/(Z|[+]00:00)$/, " UTC") : "");
 
 EV.statusBadge = (status) => EV.el("span", {class: "badge " + status}, status);
 
@@ -57,10 +57,32 @@ EV.api = async function (path) {
   return body;
 };
 
+// The data leaves out values equal to their default (evalh/reports/viewdata.py); put them back once.
+EV.NO_TOKENS = Object.freeze({total: 0, prompt: 0, completion: 0, cached: 0});
+EV.CELL_DEFAULTS = {reason: "", error: null, prompt: "", latencyMs: 0, cost: 0, cached: false,
+  namedScores: Object.freeze({}), tokens: EV.NO_TOKENS, gradingTokens: EV.NO_TOKENS, assertions: []};
+EV.ASSERTION_DEFAULTS = {pass: false, error: false, score: null, threshold: null, weight: 1, metric: null,
+  value: null, reason: "", depth: 0, judge: null, tokens: null};
+
+EV.withDefaults = function (item, defaults) {
+  for (const key in defaults) if (!(key in item)) item[key] = defaults[key];
+  return item;
+};
+
+// A cell with its defaults put back, on first use: filling 10,000 cells up front would cost more than
+// drawing a page of them.
+EV.full = function (cell) {
+  if (!cell.filled) {
+    EV.withDefaults(cell, EV.CELL_DEFAULTS);
+    for (const assertion of cell.assertions) EV.withDefaults(assertion, EV.ASSERTION_DEFAULTS);
+    cell.filled = true;
+  }
+  return cell;
+};
+
 EV.loadRun = function (ref) {
   const inlined = EV.inlined();
-  if (inlined) return Promise.resolve(inlined.view);
-  return EV.api("/api/runs/" + encodeURIComponent(ref));
+  return inlined ? Promise.resolve(inlined.view) : EV.api("/api/runs/" + encodeURIComponent(ref));
 };
 
 // A numbered pager: "Rows 1–50 of 812", Previous / Next, page size. onchange(page, size) redraws.
