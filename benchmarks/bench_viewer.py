@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from evalh.viewer.server import ViewerServer
-from evalh.viewer.sources import ReportFiles
+from evalh.viewer.sources import GivenRuns
 from tests.viewer.browser import chromium, chromium_path
 
 TARGET_MS = 1000.0
@@ -85,7 +85,7 @@ def main() -> None:
         if completed.returncode not in (0, 1):
             sys.exit(f"evalh run failed with exit {completed.returncode}")
         started = time.perf_counter()
-        server = ViewerServer(ReportFiles([report]))
+        server = ViewerServer(GivenRuns([str(report)]))
         load_s = time.perf_counter() - started
         server.start()
         try:

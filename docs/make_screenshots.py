@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from evalh.viewer.server import ViewerServer
-from evalh.viewer.sources import ReportFiles
+from evalh.viewer.sources import GivenRuns
 from tests.viewer.browser import chromium, chromium_path
 from tests.viewer.runs import write_runs
 
@@ -28,7 +28,7 @@ def main() -> None:
         sys.exit("Debian's chromium is needed: apt-get install chromium")
     OUT.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        server = ViewerServer(ReportFiles(list(write_runs(Path(tmp)))))
+        server = ViewerServer(GivenRuns([str(run) for run in write_runs(Path(tmp))]))
         server.start()
         try:
             with chromium(executable) as browser:

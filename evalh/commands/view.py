@@ -1,6 +1,7 @@
 """``evalh view``: the local web viewer of runs (see :mod:`evalh.viewer.server`).
 
-Binds 127.0.0.1 on a free port unless told otherwise, opens the browser when the terminal is
+Shows the run store's runs, or the runs named (report files or stored runs). Binds 127.0.0.1 on a free
+port unless told otherwise, opens the browser when the terminal is
 interactive, and serves until Ctrl-C. ``--host`` on an address other machines reach is allowed, with a
 warning: the viewer has no login.
 """
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import sys
 import webbrowser
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -29,8 +29,12 @@ HELP = (
 )
 
 RunsArg = Annotated[
-    list[Path] | None,
-    typer.Argument(help="JSON reports to show (written by evalh run -o FILE.json).", show_default=False),
+    list[str] | None,
+    typer.Argument(
+        help="Runs to show: JSON report files (evalh run -o FILE.json) or stored runs (a run id, latest, "
+        "latest~N). Default: every run in the run store.",
+        show_default=False,
+    ),
 ]
 HostOption = Annotated[
     str,
@@ -40,16 +44,10 @@ PortOption = Annotated[int, typer.Option("--port", min=0, max=65535, help="The p
 NoOpenOption = Annotated[bool, typer.Option("--no-open", help="Do not open a browser.")]
 
 
-def _source(runs: list[Path]) -> RunSource:
-    from evalh.viewer.sources import ReportFiles
+def _source(runs: list[str]) -> RunSource:
+    from evalh.viewer.sources import GivenRuns, StoredRuns
 
-    if not runs:
-        raise ConfigError(
-            "no runs to show",
-            where="evalh view",
-            hint="Give JSON reports: evalh view results.json [more.json ...]",
-        )
-    return ReportFiles(runs)
+    return GivenRuns(runs) if runs else StoredRuns()
 
 
 def _start(source: RunSource, host: str, port: int) -> ViewerServer:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from evalh.viewer.server import ViewerServer
-from evalh.viewer.sources import ReportFiles
+from evalh.viewer.sources import GivenRuns
 from tests.viewer.browser import chromium, chromium_path
 from tests.viewer.runs import write_runs
 
@@ -30,7 +30,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture
 def viewer(runs: tuple[Path, Path]) -> Iterator[ViewerServer]:
-    server = ViewerServer(ReportFiles(list(runs)))
+    server = ViewerServer(GivenRuns([str(run) for run in runs]))
     server.start()
     try:
         yield server

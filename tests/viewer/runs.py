@@ -67,7 +67,8 @@ def write_run(directory: Path, name: str, *, judge: str, regressed: bool) -> Pat
         encoding="utf-8",
     )
     report = directory / f"{name}.json"
-    args = ["run", str(config), "-o", str(report), "-o", str(directory / f"{name}.html"), "--no-cache"]
+    html = directory / f"{name}.html"
+    args = ["run", str(config), "-o", str(report), "-o", str(html), "--no-cache", "--no-write"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1, result.output  # both runs have failures
     return report

@@ -155,23 +155,25 @@ def test_pages_of_many_lines(page: Page, tmp_path: Path) -> None:
     assert page.locator("#matrix tbody tr").count() == 33  # one test in seven fails: 0, 7, ..., 224
 
 
-def test_the_quickstart_in_the_viewer(page: Page, tmp_path: Path) -> None:
-    """The README's path: run the quickstart, open it in `evalh view`, read a result's assertions."""
-    from evalh.viewer.sources import ReportFiles
+def test_the_quickstart_in_the_viewer(page: Page) -> None:
+    """The README's path: run the quickstart (recorded in the run store), open `evalh view`, read a
+    result's assertions. ($EVALH_HOME is the test's own, see tests/conftest.py.)"""
+    from evalh.viewer.sources import StoredRuns
 
-    report = tmp_path / "results.json"
     quickstart = Path(__file__).parents[2] / "examples" / "configs" / "quickstart.yaml"
     # A process of its own: Playwright's sync API keeps an event loop running in this thread.
-    command = [sys.executable, "-m", "evalh", "run", str(quickstart), "-o", str(report), "--no-table"]
-    ran = subprocess.run(command, capture_output=True, text=True)
+    ran = subprocess.run(
+        [sys.executable, "-m", "evalh", "run", str(quickstart)], capture_output=True, text=True
+    )
     assert ran.returncode == 0, ran.stderr
-    server = ViewerServer(ReportFiles([report]))
+    server = ViewerServer(StoredRuns())
     server.start()
     try:
         page.goto(server.url)
         _ready(page)
-        page.click("a.run-link >> text=results.json")
+        page.locator("a.run-link").first.click()
         _ready(page)
+        assert "Quickstart" in page.locator("#summary h1").inner_text()
         assert page.locator("#matrix tbody tr").count() == 4
         page.locator("#matrix td.cell").first.click()
         similar = page.locator("#detail tr.assertion", has_text="similar").first

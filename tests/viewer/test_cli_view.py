@@ -14,16 +14,10 @@ from typer.testing import CliRunner
 from evalh.cli import app
 
 
-def test_without_runs_says_what_to_give() -> None:
-    result = CliRunner().invoke(app, ["view", "--no-open"])
-    assert result.exit_code == 2
-    assert "evalh: error: evalh view: no runs to show. Give JSON reports" in result.output
-
-
 def test_a_missing_report_is_named(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["view", str(tmp_path / "gone.json"), "--no-open"])
     assert result.exit_code == 2
-    assert f"{tmp_path / 'gone.json'}: cannot read the report" in result.output
+    assert f"evalh view: report not found: {tmp_path / 'gone.json'}" in result.output
     assert "Traceback" not in result.output
 
 
@@ -37,7 +31,7 @@ def test_a_busy_port_is_a_clear_error(runs: tuple[Path, Path]) -> None:
     assert f"cannot listen on 127.0.0.1:{port}" in result.output and "Pick another --port" in result.output
 
 
-def _serve(*args: str) -> tuple[subprocess.Popen[str], str]:
+def _serve(*args: str, runs: int = 2) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
         [sys.executable, "-m", "evalh", "view", *args, "--no-open"],
         stdout=subprocess.PIPE,
@@ -46,7 +40,7 @@ def _serve(*args: str) -> tuple[subprocess.Popen[str], str]:
     )
     assert process.stdout is not None
     first = process.stdout.readline()
-    assert first.startswith("evalh view: 2 run(s) at http://"), first + process.stderr.read()  # type: ignore[union-attr]
+    assert first.startswith(f"evalh view: {runs} run(s) at http://"), first + process.stderr.read()  # type: ignore[union-attr]
     return process, first.split(" at ")[1].split()[0]
 
 
@@ -78,3 +72,32 @@ def test_an_exposed_address_is_warned_about(runs: tuple[Path, Path]) -> None:
         code, _, err = _stop(process)
     assert code == 0
     assert "evalh: warning: --host: the viewer listens on 0.0.0.0: anyone who reaches this machine" in err
+
+
+RECORDED = """\
+description: {name}
+tests:
+  - description: greets
+    output: Hello Ada
+    assert: [{{type: contains, value: {word}}}]
+"""
+
+
+def test_without_arguments_the_run_store(tmp_path: Path) -> None:
+    """`evalh view` shows every recorded run ($EVALH_HOME is the test's own, see conftest)."""
+    for name, word in (("first", "Ada"), ("second", "Bob")):
+        config = tmp_path / f"{name}.yaml"
+        config.write_text(RECORDED.format(name=name, word=word), encoding="utf-8")
+        CliRunner().invoke(app, ["run", str(config), "--no-table"])
+    process, url = _serve()
+    try:
+        runs = httpx.get(url + "api/runs").json()["runs"]
+        assert [run["description"] for run in runs] == ["second", "first"]
+        latest = httpx.get(url + "api/runs/latest").json()
+        assert latest["run"]["ref"] == runs[0]["ref"] and latest["lines"][0]["cells"][0]["status"] == "FAIL"
+        by_id = httpx.get(url + "api/runs/" + runs[1]["ref"]).json()
+        assert by_id["lines"][0]["cells"][0]["status"] == "PASS"
+        assert httpx.get(url + "api/runs/no-such-run").status_code == 404
+    finally:
+        code, _, err = _stop(process)
+    assert (code, err) == (0, "")

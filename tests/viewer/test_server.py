@@ -11,7 +11,7 @@ import pytest
 
 from evalh.errors import ConfigError
 from evalh.viewer.server import CONTENT_SECURITY_POLICY, ViewerServer, is_loopback
-from evalh.viewer.sources import ReportFiles
+from evalh.viewer.sources import GivenRuns
 
 
 def _get(server: ViewerServer, path: str, host: str | None = None) -> http.client.HTTPResponse:
@@ -91,7 +91,7 @@ def test_a_foreign_host_name_is_refused(viewer: ViewerServer) -> None:
 
 
 def test_exposed_host_takes_any_host_name(runs: tuple[Path, Path]) -> None:
-    server = ViewerServer(ReportFiles(list(runs)), host="0.0.0.0")
+    server = ViewerServer(GivenRuns([str(run) for run in runs]), host="0.0.0.0")
     server.start()
     try:
         assert _get(server, "/api/runs", host=f"my-box.lan:{server.port}").status == 200
@@ -105,15 +105,19 @@ def test_loopback_addresses() -> None:
 
 
 def test_bad_report_files_are_located_errors(tmp_path: Path) -> None:
-    cases = {
-        "missing.json": None,
-        "text.json": "not json",
-        "other.json": json.dumps({"results": {"stats": {}}}),
+    (tmp_path / "text.json").write_text("not json", encoding="utf-8")
+    (tmp_path / "other.json").write_text(json.dumps({"results": {"stats": {}}}), encoding="utf-8")
+    expected = {
+        "missing.json": f"evalh view: report not found: {tmp_path / 'missing.json'}",
+        "text.json": f"evalh view: {tmp_path / 'text.json'} is not an evalh or promptfoo JSON report",
+        "other.json": f"evalh view: {tmp_path / 'other.json'} is not an evalh or promptfoo JSON report",
     }
-    for name, content in cases.items():
-        if content is not None:
-            (tmp_path / name).write_text(content, encoding="utf-8")
+    for name, message in expected.items():
         with pytest.raises(ConfigError) as caught:
-            ReportFiles([tmp_path / name])
-        assert str(tmp_path / name) in caught.value.render()
-        assert "evalh run -o FILE.json" in caught.value.render()
+            GivenRuns([str(tmp_path / name)])
+        assert caught.value.render().startswith(message)
+
+
+def test_an_unknown_stored_run_is_named() -> None:
+    with pytest.raises(ConfigError, match="no run 'nope' in the run store"):
+        GivenRuns(["nope"])
