@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from tests.loopback import LoopbackServer, Reply
 from tests.test_promptfoo_semantics import evalh, run_rows, write
 
 FIXTURES = Path(__file__).parent / "fixtures" / "prompt_sources"
@@ -311,26 +312,49 @@ def test_a_prompt_from_a_service_is_an_error_row_and_a_located_warning(tmp_path:
 # -- prompts[].config -------------------------------------------------------------------------------
 
 
-def test_a_prompts_config_is_merged_over_the_providers_for_its_calls(tmp_path: Path) -> None:
+def chat_server(loopback: LoopbackServer) -> LoopbackServer:
+    reply = {
+        "choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+    }
+    loopback.route("POST", "/v1/chat/completions", lambda request: Reply.json(reply))
+    return loopback
+
+
+def test_a_prompts_config_is_merged_over_an_api_providers_config_for_its_calls(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    server = chat_server(loopback)
     config = project(
         tmp_path,
-        """
+        f"""
         prompts:
-          - raw: 'warm {{topic}}'
-            config: {temperature: 0.9, max_tokens: 5}
-          - 'plain {{topic}}'
+          - raw: 'warm {{{{topic}}}}'
+            config: {{temperature: 0.9, max_tokens: 5}}
+          - 'plain {{{{topic}}}}'
+          - id: file://configured.py:with_config
+            config: {{max_tokens: 7}}
         providers:
+          - id: openai:chat:test-model
+            config: {{apiBaseUrl: '{server.url}/v1', apiKey: sk-test, temperature: 0.1, max_tokens: 50}}
           - id: python:config_echo.py
-            config: {temperature: 0.1, seed: 7}
+            config: {{temperature: 0.1}}
         tests:
-          - vars: {topic: owls}
+          - vars: {{topic: owls}}
         """,
     )
-    result, rows = run_rows(config)
+    result, rows = run_rows(config, "--no-cache", "-j", "1")
     assert result.exit_code == 0, result.stderr
-    seen = [json.loads(output) for output in outputs(rows)]
-    assert seen[0] == {"prompt": "warm owls", "config": {"temperature": 0.9, "seed": 7, "max_tokens": 5}}
-    assert seen[1] == {"prompt": "plain owls", "config": {"temperature": 0.1, "seed": 7}}
+    sent = {
+        request.json["messages"][-1]["content"]: (request.json["temperature"], request.json["max_tokens"])
+        for request in server.requests
+    }
+    assert sent == {"warm owls": (0.9, 5), "plain owls": (0.1, 50), "configured owls": (0.3, 7)}
+    # a python: provider keeps its own config, as promptfoo's does (the prompt's is not merged)
+    echoed = [
+        json.loads(row["response"]["output"]) for row in rows if row["provider"]["id"].startswith("python")
+    ]
+    assert [item["config"] for item in echoed] == [{"temperature": 0.1}] * 3
 
 
 def test_a_provider_runs_only_the_prompts_it_names(tmp_path: Path) -> None:
@@ -359,26 +383,19 @@ def test_a_provider_runs_only_the_prompts_it_names(tmp_path: Path) -> None:
     assert strict.exit_code == 2 and "so third runs no prompt for it" in strict.stderr
 
 
-def test_a_prompt_functions_config_is_merged_and_an_object_is_sent_as_indented_json(tmp_path: Path) -> None:
+def test_a_prompt_function_returning_an_object_sends_indented_json(tmp_path: Path) -> None:
     config = project(
         tmp_path,
         """
-        prompts:
-          - id: file://configured.py:with_config
-            config: {max_tokens: 5, temperature: 0.9}
-          - file://configured.py:request
-        providers:
-          - id: python:config_echo.py
-            config: {temperature: 0.1}
+        prompts: [file://configured.py:request]
+        providers: [echo]
         tests:
           - vars: {topic: owls}
         """,
     )
     result, rows = run_rows(config)
     assert result.exit_code == 0, result.stderr
-    seen = [json.loads(output) for output in outputs(rows)]
-    assert seen[0] == {"prompt": "configured owls", "config": {"temperature": 0.3, "max_tokens": 5}}
-    assert seen[1]["prompt"] == json.dumps({"contents": [{"text": "owls"}]}, indent=2)
+    assert outputs(rows) == [json.dumps({"contents": [{"text": "owls"}]}, indent=2)]
 
 
 def test_file_references_inside_a_json_prompt_are_loaded(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "ConcurrencyCap",
     "EmbeddingProvider",
     "Embeddings",
+    "PromptConfigured",
     "Provider",
     "Similarities",
     "SimilarityProvider",
@@ -113,6 +114,15 @@ class TokenEmbeddingProvider(Protocol):
     async def embed_tokens(self, texts: Sequence[str]) -> list[TokenEmbedding]:
         """Contextual token vectors of each text."""
         ...
+
+
+@runtime_checkable
+class PromptConfigured(Protocol):
+    """A provider whose requests take a prompt's ``config`` merged over its own, as promptfoo's API
+    providers merge ``context.prompt.config``; script providers (echo, ``exec:``, ``python:``) keep
+    their own config, as in promptfoo."""
+
+    merges_prompt_config: bool
 
 
 @runtime_checkable

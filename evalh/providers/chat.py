@@ -158,6 +158,8 @@ class HttpModelProvider:
 class ChatProvider(HttpModelProvider):
     """Base of the HTTP chat providers (OpenAI-compatible, Azure, Anthropic, Ollama)."""
 
+    merges_prompt_config = True  # a prompt's config is merged over the provider's (PromptConfigured)
+
     def __init__(
         self,
         spec: ProviderSpec,

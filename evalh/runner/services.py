@@ -33,6 +33,7 @@ from evalh.providers.base import (
     CompletionProvider,
     ConcurrencyCap,
     Embeddings,
+    PromptConfigured,
     Provider,
     Similarities,
     TokenEmbedding,
@@ -149,11 +150,15 @@ class RunServices:
     ) -> ProviderResponse:
         """Call a completion provider once (cache, semaphore, timeout); failures become ``error``.
 
-        ``prompt_config`` (a prompt's ``config``) is merged over the provider's config for this call,
-        as promptfoo's providers merge it; the call still counts against ``spec``'s gate and usage."""
-        built = dataclasses.replace(spec, config={**spec.config, **prompt_config}) if prompt_config else spec
+        ``prompt_config`` (a prompt's ``config``) is merged over the provider's config for this call
+        when the provider takes it (PromptConfigured, as promptfoo's API providers do); the call still
+        counts against ``spec``'s gate and usage."""
+        built = spec
         try:
-            provider = self.pool.get(built)
+            provider = self.pool.get(spec)
+            if prompt_config and isinstance(provider, PromptConfigured):
+                built = dataclasses.replace(spec, config={**spec.config, **prompt_config})
+                provider = self.pool.get(built)
         except EvalhError as error:
             return ProviderResponse(error=error.render())
         if not isinstance(provider, CompletionProvider):
