@@ -6,6 +6,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -101,3 +102,34 @@ def test_without_arguments_the_run_store(tmp_path: Path) -> None:
     finally:
         code, _, err = _stop(process)
     assert (code, err) == (0, "")
+
+
+def test_on_a_terminal_the_browser_opens(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """stdin and stdout on a terminal (a pty): the URL goes to $BROWSER; with --no-open it would not."""
+    import os
+    import pty
+
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n', encoding="utf-8")
+    browser.chmod(0o755)
+    leader, follower = pty.openpty()
+    env = {**os.environ, "BROWSER": str(browser)}
+    command = [sys.executable, "-m", "evalh", "view", str(runs[0])]
+    process = subprocess.Popen(command, stdin=follower, stdout=follower, stderr=subprocess.PIPE, env=env)
+    os.close(follower)
+    try:
+        shown = b""
+        while b"(Ctrl-C to stop)" not in shown:
+            shown += os.read(leader, 1024)
+        url = shown.decode().split(" at ")[1].split()[0]
+        for _ in range(400):  # the URL is printed just before the browser command runs
+            if opened.exists() and opened.read_text().strip():
+                break
+            time.sleep(0.05)
+        assert opened.read_text().strip() == url
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+        os.close(leader)
+    assert process.returncode == 0
