@@ -1,6 +1,12 @@
 // The run history: every run the viewer knows, newest first; pick two to compare.
 "use strict";
 
+EV.runState = function (run) {
+  if (run.state === "running") return "still recording (or its process died)";
+  if (run.interrupted) return "interrupted" + (run.interruptedBy ? " (" + run.interruptedBy + ")" : "");
+  return "";
+};
+
 EV.historyPage = async function (root) {
   const {runs} = await EV.api("/api/runs");
   const chosen = [];
@@ -28,7 +34,7 @@ EV.historyPage = async function (root) {
       EV.el("td", {class: "num fail"}, run.failed),
       EV.el("td", {class: "num error"}, run.errors),
       EV.el("td", {class: "num"}, EV.percent(run.passRate)),
-      EV.el("td", {}, run.interrupted ? "interrupted (" + (run.interruptedBy || "SIGINT") + ")" : ""));
+      EV.el("td", {class: "state"}, EV.runState(run)));
   });
   const head = ["", "Run", "Started", "Description", "Rows", "Passed", "Failed", "Errors", "Pass rate", ""];
   EV.clear(root).append(
