@@ -213,22 +213,42 @@ def rows_of(report: dict[str, Any] | None) -> dict[RowKey, dict[str, Any]]:
     return keyed
 
 
+def vars_of(row: dict[str, Any]) -> str:
+    return json.dumps(row.get("vars"), sort_keys=True, default=str)
+
+
+def rendered_prompt(row: dict[str, Any]) -> str:
+    """The prompt as sent (promptfoo keeps ``file://`` var references in ``vars``, evalh their text)."""
+    return str((row.get("prompt") or {}).get("raw"))
+
+
 def pair_rows(
     ours: dict[RowKey, dict[str, Any]], theirs: dict[RowKey, dict[str, Any]]
 ) -> tuple[list[tuple[RowKey, dict[str, Any], dict[str, Any] | None]], list[RowKey]]:
-    """promptfoo's rows with evalh's: by key, then (a prompt labelled differently) by test and provider
-    in order. Returns the pairs and evalh's rows promptfoo does not have."""
-    left = [key for key in sorted(ours) if key not in theirs]
-    spare = [key for key in sorted(theirs) if key not in ours]
-    pairs: list[tuple[RowKey, dict[str, Any], dict[str, Any] | None]] = []
-    for key in sorted(ours):
-        other = theirs.get(key)
-        if key in left:
-            match = next((k for k in spare if k[0] == key[0] and k[2] == key[2]), None)
-            if match is not None:
-                spare.remove(match)
-                other = theirs[match]
-        pairs.append((key, ours[key], other))
+    """promptfoo's rows with evalh's: first by prompt, provider and identical vars, or else identical
+    rendered prompts (promptfoo expands a glob in its file system's order, evalh sorts it, so the same
+    test may sit at another index), then by key, then (a prompt labelled differently) by test and
+    provider in order. Returns the pairs and evalh's rows promptfoo does not have."""
+    spare = sorted(theirs)
+    matched: dict[RowKey, RowKey] = {}
+
+    def take(key: RowKey, accept: Any) -> None:
+        found = [k for k in spare if accept(k)]
+        if key in found:  # the same index wins among equals
+            found = [key]
+        if found:
+            spare.remove(found[0])
+            matched[key] = found[0]
+
+    for signature in (vars_of, rendered_prompt):
+        for key in sorted(k for k in ours if k not in matched):
+            sig = signature(ours[key])
+            take(key, lambda k, key=key, sig=sig, f=signature: k[1:3] == key[1:3] and f(theirs[k]) == sig)
+    for key in sorted(k for k in ours if k not in matched):
+        take(key, lambda k, key=key: k == key)
+    for key in sorted(k for k in ours if k not in matched):
+        take(key, lambda k, key=key: k[0] == key[0] and k[2] == key[2])
+    pairs = [(key, ours[key], theirs[matched[key]] if key in matched else None) for key in sorted(ours)]
     return pairs, spare
 
 
