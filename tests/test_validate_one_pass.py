@@ -28,9 +28,9 @@ def test_every_problem_is_reported_in_one_pass(project: Path) -> None:
     err = result.stderr
     expected = [
         "evalh.yaml:11:9 tests[0].assert[0].weight: must be a number",  # schema
-        "evalh.yaml:12:12 tests[1].vars.question: file not found: missing.txt",  # files
-        "evalh.yaml:16:9 tests[2].assert[0].value: must be a whole number or a mapping",  # value rule
-        "evalh.yaml:19:9 tests[3].assert[0].threshold: threshold must be <= 1",  # bounds
+        "evalh.yaml:12:9 tests[0].assert[1].threshold: threshold must be <= 1",  # bounds, same test
+        "evalh.yaml:15:12 tests[1].vars.question: file not found: missing.txt",  # files
+        "evalh.yaml:19:9 tests[2].assert[0].value: must be a whole number or a mapping",  # value rule
         "evalh.yaml:5:44 providers[1]: unknown provider id 'nosuch:provider'",  # providers
         "evalh.yaml: is a file the run reads",  # report paths
         "--filter-pattern: 'nomatch' matched none of the",  # filters

@@ -182,7 +182,7 @@ def _build_one(
         scope = _Scope(variables, defaults.env)
         asserts = [
             *_assertions(default.get("assert") or [], (), defaults.origin, ("defaultTest",), scope, ctx),
-            *_assertions(data.get("assert") or [], (), origin, shown, scope, ctx),
+            *_assertions(data.get("assert") or [], (), origin, shown, scope, ctx, raw.refused_asserts),
         ]
     except ConfigError as error:
         ctx.problems.add_exception(error)
@@ -314,9 +314,14 @@ def _assertions(
     shown: JsonPath,
     scope: _Scope,
     ctx: LoadContext,
+    refused: frozenset[int] = frozenset(),
 ) -> list[AssertionSpec | None]:
+    """The specs of ``items``; those the schema ``refused`` (reported already) are left out, so the
+    others are still checked (each keeps its own index in messages)."""
     specs: list[AssertionSpec | None] = []
     for index, item in enumerate(items):
+        if index in refused:
+            continue
         path_inner, path_shown = (*inner, "assert", index), (*shown, "assert", index)
         where = ctx.where(origin, path_inner, path_shown) if origin else format_path(path_shown)
         try:

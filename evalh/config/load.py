@@ -10,7 +10,7 @@ import functools
 import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -155,21 +155,27 @@ def _cyclic_gc_paused() -> Iterator[None]:
 
 @dataclass(frozen=True)
 class _Skipped:
-    """What the schema refused, left out of the later stages: top-level keys, and inline tests."""
+    """What the schema refused, left out of the later stages: top-level keys, inline tests, and the
+    assertions of inline tests (so that the test's other assertions are still checked)."""
 
     keys: frozenset[str | int] = frozenset()
     tests: frozenset[int] = frozenset()
+    asserts: Mapping[int, frozenset[int]] = field(default_factory=dict)  # test -> its refused asserts
 
     @staticmethod
     def of(paths: Iterable[JsonPath]) -> _Skipped:
         keys: set[str | int] = set()
         tests: set[int] = set()
+        asserts: dict[int, set[int]] = {}
         for path in paths:
-            if len(path) > 1 and path[0] == "tests" and isinstance(path[1], int):
+            if len(path) > 3 and path[0] == "tests" and path[2] == "assert" and isinstance(path[3], int):
+                asserts.setdefault(int(path[1]), set()).add(path[3])
+            elif len(path) > 1 and path[0] == "tests" and isinstance(path[1], int):
                 tests.add(path[1])
             elif path:
                 keys.add(path[0])
-        return _Skipped(frozenset(keys), frozenset(tests))
+        kept = {test: frozenset(found) for test, found in asserts.items() if test not in tests}
+        return _Skipped(frozenset(keys), frozenset(tests), kept)
 
     def value(self, data: Mapping[str, Any], key: str) -> Any:
         return None if key in self.keys else data.get(key)
@@ -255,7 +261,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
     default_test = skip.value(data, "defaultTest")
     defaults = replace(_defaults(default_test, document, ctx, cli_vars), env=template_env(env))
     tests_value = skip.value(data, "tests")
-    raw_tests = collect_tests(tests_value, document, ctx, skip.tests) if tests_value else []
+    raw_tests = collect_tests(tests_value, document, ctx, skip.tests, skip.asserts) if tests_value else []
     if not raw_tests and not ctx.problems:
         raw_tests = [RawTest({}, DocOrigin(document, ("tests",)))]  # promptfoo runs one empty test
     stored = stored_names([defaults.data.get("options"), *(raw.data.get("options") for raw in raw_tests)])

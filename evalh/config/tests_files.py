@@ -32,6 +32,7 @@ class RawTest:
     data: Mapping[str, Any]
     origin: Origin
     valid: bool = True  # False: reported already; kept so later tests keep their index
+    refused_asserts: frozenset[int] = frozenset()  # assert[i] the schema refused (reported already)
 
 
 def known_base_types() -> tuple[str, ...]:
@@ -42,7 +43,11 @@ def known_base_types() -> tuple[str, ...]:
 
 
 def collect_tests(
-    value: Any, doc: Document, ctx: LoadContext, refused: frozenset[int] = frozenset()
+    value: Any,
+    doc: Document,
+    ctx: LoadContext,
+    refused: frozenset[int] = frozenset(),
+    refused_asserts: Mapping[int, frozenset[int]] = {},
 ) -> list[RawTest]:
     """Every test, in order: inline tests as they are, file entries expanded. An entry the schema
     ``refused`` (reported already) keeps its place, marked invalid, or names no file."""
@@ -55,7 +60,10 @@ def collect_tests(
     for item, path in entries:
         refuses = path[-1] in refused
         if isinstance(item, Mapping):
-            tests.append(RawTest(item, DocOrigin(doc, path), valid=not refuses))
+            left_out = (
+                refused_asserts.get(path[-1], frozenset()) if isinstance(path[-1], int) else frozenset()
+            )
+            tests.append(RawTest(item, DocOrigin(doc, path), valid=not refuses, refused_asserts=left_out))
             continue
         if refuses or not isinstance(item, str):
             continue
