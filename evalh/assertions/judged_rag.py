@@ -12,6 +12,7 @@ Registered as part of the ``judged`` family (``judged.py`` imports this module).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -63,11 +64,18 @@ def _fraction(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def _needs_context(ctx: AssertionContext) -> str:
-    context = context_of(ctx)
-    if context is None:
+def _needs_context(ctx: AssertionContext, fallback: str | None = None) -> str:
+    context = context_of(ctx) or fallback
+    if not context:
         raise GraderFailure("needs the retrieved context in vars.context (or from a contextTransform)")
     return context
+
+
+def _prompt_text(prompt: Any) -> str | None:
+    """The rendered prompt as promptfoo hands it over: text, or a chat list as JSON indented by two."""
+    if isinstance(prompt, str):
+        return prompt if prompt.strip() else None
+    return json.dumps(prompt, indent=2, ensure_ascii=False) if prompt else None
 
 
 def _needs_query(ctx: AssertionContext) -> str:
@@ -213,7 +221,7 @@ async def context_faithfulness(ctx: AssertionContext, grading: Grading) -> Measu
 )
 @graded
 async def context_recall(ctx: AssertionContext, grading: Grading) -> Measurement:
-    context = _needs_context(ctx)
+    context = _needs_context(ctx, fallback=_prompt_text(ctx.prompt))  # promptfoo falls back to the prompt
     variables = grading.variables(context=context, ideal=str(ctx.value), rubric=str(ctx.value))
     sentences = _records(
         await grading.ask_json(CONTEXT_RECALL_PROMPT, variables, ("sentences",)), "sentences"

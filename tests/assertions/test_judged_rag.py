@@ -77,6 +77,16 @@ def test_context_recall(loopback: LoopbackServer) -> None:
     assert result.details["unsupported"] == ["It hosted the 1900 Olympics."]
 
 
+def test_context_recall_without_a_context_reads_the_prompt(loopback: LoopbackServer) -> None:
+    """promptfoo's rule: context-recall falls back to the rendered prompt (the other judges need one)."""
+    by_system(loopback, {"reference answer": {"sentences": [{"sentence": "Paris.", "attributed": True}]}})
+    prompt = [{"role": "user", "content": "Context: Paris is the capital of France."}]
+    result, _ = judge("context-recall", openai_grader(loopback), value="Paris.", vars={}, prompt=prompt)
+    assert (result.score, result.passed) == (1.0, True)
+    sent = grader_messages(loopback.requests[0])[-1]["content"]
+    assert '"content": "Context: Paris is the capital of France."' in sent  # the chat prompt, as JSON
+
+
 def test_context_relevance(loopback: LoopbackServer) -> None:
     by_system(loopback, {"Copy, word for word": {"relevant_sentences": ["Paris is the capital of France."]}})
     result, _ = judge("context-relevance", openai_grader(loopback), vars=VARS, threshold=0.5)
