@@ -21,7 +21,7 @@ import typer
 
 from evalh import __version__
 from evalh.cliargs import PromptfooCommand
-from evalh.commands import view
+from evalh.commands import diff, runs, view
 from evalh.errors import (
     EXIT_FAILED,
     EXIT_HANGUP,
@@ -38,7 +38,9 @@ __all__ = ["app", "main"]
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 every test passed; 1 a test failed or errored (or the pass rate is under "
-    "--fail-under); 2 invalid config or usage (also a filter that selects no test); 130 interrupted "
+    "--fail-under; with --fail-on regressions, a new failure since --baseline; for evalh diff, a new "
+    "failure in B); 2 invalid config or usage (also a filter that selects no test, or a run reference "
+    "that names no stored run or report); 130 interrupted "
     "(Ctrl-C), 143 terminated (SIGTERM), 129 hung up (SIGHUP): the results finished so far are still "
     "written to every report, marked interrupted."
 )
@@ -253,8 +255,31 @@ def run(
     ] = None,
     table_cell_max_length: Annotated[
         int | None,
-        typer.Option("--table-cell-max-length", min=1, help="Cut console table cells at N characters [60]."),
+        typer.Option(
+            "--table-cell-max-length",
+            min=1,
+            help="Cut the results table's outputs and vars at N characters (reasons at 2N) [what fits "
+            "the terminal; 250 when piped].",
+        ),
     ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="After the run, compare it with this run: a run id, latest, latest~N (read before this "
+            "run is recorded) or a JSON report; prints regressions, fixes, score changes, added and "
+            "removed tests.",
+        ),
+    ] = None,
+    fail_on: Annotated[
+        str,
+        typer.Option(
+            "--fail-on",
+            help="failures: exit 1 when any test fails or errors (the default); regressions: exit 1 only "
+            "for new failures since --baseline (tests that passed there, and new tests that fail), so "
+            "known failures do not fail CI.",
+        ),
+    ] = "failures",
     no_write: Annotated[
         bool,
         typer.Option(
@@ -290,15 +315,17 @@ def run(
 ) -> None:
     """Run a suite: check the config, get outputs, grade them, print and write the results.
 
-    Exit codes: 0 all passed; 1 a test failed or errored (or the pass rate is under --fail-under);
-    2 invalid config or usage, or a filter that selects no test; 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
-    (the results finished so far are still written to every report, marked interrupted).
+    Exit codes: 0 all passed; 1 a test failed or errored (or the pass rate is under --fail-under;
+    with --fail-on regressions: a new failure since --baseline); 2 invalid config or usage, a filter
+    that selects no test, or a --baseline that names no run or report; 130 Ctrl-C, 143 SIGTERM, 129
+    SIGHUP (the results finished so far are still written to every report, marked interrupted).
     """
     from evalh.config.dotenv import dotenv_environment
     from evalh.runner.filters import Filters, parse_metadata_filters
 
     _state["verbose"] = verbose
     with _user_errors(strict=strict), dotenv_environment(env_file or []):
+        diff.check_fail_on(fail_on, baseline, fail_under)
         code = _run(
             _config_path(config, config_option),
             outputs=output or [],
@@ -317,6 +344,8 @@ def run(
             delay_ms=delay,
             description=description,
             record=not no_write,
+            baseline=baseline,
+            fail_on_regressions=fail_on == "regressions",
             table_cell_max_length=table_cell_max_length,
             cli_vars=_parse_vars(var or []),
             repeat=repeat,
@@ -346,11 +375,13 @@ def _run(
     show_progress: bool,
     verbose: bool,
     table_cell_max_length: int | None = None,
+    baseline: str | None = None,
+    fail_on_regressions: bool = False,
     **settings: Any,
 ) -> int:
     from evalh.session import RunSettings, run_config
 
-    run_result = run_config(
+    outcome = run_config(
         config_path,
         RunSettings(outputs=tuple(outputs), **settings),
         show_table=show_table,
@@ -358,7 +389,9 @@ def _run(
         verbose=verbose,
         cell_limit=table_cell_max_length,
         note=lambda text: typer.echo(f"evalh: {text}", err=True),
+        baseline=baseline,
     )
+    run_result = outcome.result
     if run_result.interrupted:
         signal_name = run_result.interrupted_by or "SIGINT"
         typer.echo(
@@ -367,6 +400,8 @@ def _run(
             err=True,
         )
         return _SIGNAL_EXIT.get(signal_name, EXIT_INTERRUPTED)
+    if fail_on_regressions and outcome.comparison is not None:
+        return EXIT_FAILED if outcome.comparison.failed else EXIT_OK
     if fail_under is not None:
         return EXIT_OK if run_result.pass_rate >= fail_under else EXIT_FAILED
     return EXIT_OK if run_result.pass_rate >= 100.0 else EXIT_FAILED
@@ -494,6 +529,8 @@ def _guarded(command: Callable[..., None]) -> Callable[..., None]:
 
 
 app.command("view", help=view.HELP)(_guarded(view.view))
+runs.register(app, _guarded)
+app.command("diff", help=diff.HELP)(_guarded(diff.diff))
 
 
 def _exit_now_if_stuck(code: object) -> None:

@@ -28,7 +28,8 @@ UNSUPPORTED_FLAGS = {
     "--no-share": "evalh never shares results, so there is nothing to turn off; drop the flag",
     "--watch": "evalh has no watch mode; re-run evalh run (e.g. from your editor or entr)",
     "-w": "evalh has no watch mode; re-run evalh run (e.g. from your editor or entr)",
-    "--resume": "evalh has no run store to resume from yet; use --filter-failing REPORT.json",
+    "--resume": "evalh does not resume a stopped run; re-run what is missing with --filter-failing "
+    "REPORT.json (the rows a stopped run finished are in its reports and its run store)",
     "--remote": "evalh grades locally; there is no remote generation",
     "--prompts": "evalh reads prompts from the config only; add them under prompts:",
     "-p": "evalh reads prompts from the config only; add them under prompts:",

@@ -21,7 +21,8 @@ from evalh.config.schema import schema_path
 from evalh.errors import ConfigError, ReportError
 from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
 from evalh.notices import strict_mode
-from evalh.reports.table import print_summary, progress
+from evalh.reports.json import to_promptfoo_json
+from evalh.reports.table import print_lines, print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
 from evalh.runner.execute import run_suite
 from evalh.runner.filters import (
@@ -35,12 +36,14 @@ from evalh.runner.plan import plan_jobs
 from evalh.runner.retrying import jobs_to_retry, merged_run, rows_from_json
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 from evalh.runtimes.user_filters import user_filters as make_user_filters
+from evalh.store.compare import Comparison, compare_reports
 from evalh.store.recording import recording
+from evalh.store.refs import load_report
 from evalh.templating import user_filters
 
 STARTER_SCHEMA_PLACEHOLDER = "EVALH_SCHEMA_URI"
 
-__all__ = ["RunSettings", "evaluate", "load_for_run", "run_config", "write_starter"]
+__all__ = ["RunOutcome", "RunSettings", "evaluate", "load_for_run", "run_config", "write_starter"]
 
 
 @dataclass(frozen=True)
@@ -164,10 +167,10 @@ def _execute(
     show_progress: bool,
     stop_signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,
     retry: _Retry | None = None,
-) -> tuple[RunResult, ReportError | None]:
+) -> tuple[RunResult, ReportError | None, str | None]:
     """Run and write every report that can be written; a report that cannot does not stop the run
-    nor the other reports: the error naming each one is returned. With ``retry``, only the errored
-    rows run, merged into the earlier rows."""
+    nor the other reports: the error naming each one is returned, with the run's id in the run store
+    (None when not recorded). With ``retry``, only the errored rows run, merged into the earlier rows."""
     options = _options(suite, settings)
     inputs: list[str | Path] = [*suite.input_files]
     # the reports a filter reads are inputs, never overwritten; --retry-errors rewrites the one it read
@@ -189,7 +192,8 @@ def _execute(
     with ExitStack() as stack, _environment(suite.env), strict_mode(options.strict), _user_filters(suite):
         streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
         record = stack.enter_context(recording(suite, _now(), enabled=settings.record))
-        advance = stack.enter_context(progress(len(jobs) if show_progress else 0))
+        calls = any(job.uses_provider for job in jobs)
+        advance = stack.enter_context(progress(len(jobs) if show_progress else 0, calls=calls))
 
         def on_result(row: TestResult) -> None:
             for stream in tuple(streams):
@@ -209,7 +213,7 @@ def _execute(
                 record.add(row)
         record.finish(result)
     failures.extend(write_each_report(result, written, eval_id=record.run_id))
-    return result, combine_report_errors(failures) if failures else None
+    return result, combine_report_errors(failures) if failures else None, record.run_id
 
 
 def _now() -> str:
@@ -221,10 +225,20 @@ def evaluate(config_path: Path | Sequence[Path], settings: RunSettings | None = 
     other report, when one cannot be written. Ctrl-C stops the run early (``interrupted_by``)."""
     settings = settings or RunSettings()
     suite, _notes, retry = _load(config_path, settings)
-    result, failure = _execute(suite, settings, show_progress=False, retry=retry)
+    result, failure, _run_id = _execute(suite, settings, show_progress=False, retry=retry)
     if failure is not None:
         raise failure
     return result
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What :func:`run_config` did: the run, its id in the run store (None when not recorded), and
+    its comparison with ``--baseline`` (None without one)."""
+
+    result: RunResult
+    run_id: str | None = None
+    comparison: Comparison | None = None
 
 
 def run_config(
@@ -236,21 +250,28 @@ def run_config(
     verbose: bool,
     note: Callable[[str], None] = lambda text: None,
     cell_limit: int | None = None,
-) -> RunResult:
-    """The CLI's ``run``: :func:`evaluate` plus a progress bar, notes on what the filters kept, and the
-    console summary (printed even when a report could not be written, before that error is raised).
-    SIGTERM and SIGHUP stop the run like Ctrl-C (``interrupted_by`` names the signal), and every report
-    is still written."""
+    baseline: str | None = None,
+) -> RunOutcome:
+    """The CLI's ``run``: :func:`evaluate` plus a progress bar, notes on what the filters kept, the
+    console summary (printed even when a report could not be written, before that error is raised)
+    and, with a ``baseline`` (a stored run or a JSON report, read before the run starts), what changed
+    since it. SIGTERM and SIGHUP stop the run like Ctrl-C (``interrupted_by`` names the signal), and
+    every report is still written."""
     suite, notes, retry = _load(config_path, settings)
+    before = load_report(baseline, where="--baseline") if baseline is not None else None
     for text in notes:
         note(text)
-    result, failure = _execute(
+    result, failure, run_id = _execute(
         suite, settings, show_progress=show_progress, stop_signals=CLI_STOP_SIGNALS, retry=retry
     )
     print_summary(result, show_table=show_table, verbose=verbose, cell_limit=cell_limit)
+    comparison = None
+    if before is not None:
+        comparison = compare_reports(before, to_promptfoo_json(result, eval_id=run_id or "this run"))
+        print_lines(comparison.lines())
     if failure is not None:
         raise failure
-    return result
+    return RunOutcome(result, run_id, comparison)
 
 
 def write_starter(directory: Path, *, force: bool = False) -> Path:

@@ -1,113 +1,50 @@
-"""The console: results table, aggregates and summary of a run, and the progress bar (the only module of
-evalh that imports ``rich`` for results).
+"""The console: results matrix, aggregates and summary of a run, and the progress bar.
 
-On a terminal the output is coloured with rounded boxes; anywhere else (a CI log, a pipe, a captured
-stream) it is plain text with ASCII boxes, 120 columns wide unless ``COLUMNS`` says otherwise. Every
-string taken from a run is shown as :class:`rich.text.Text` with control characters escaped, so neither
-rich markup nor terminal escape sequences in an output can take effect.
+How text reaches the console (terminal or plain, nothing wrapped off a terminal, controls escaped) is
+:mod:`evalh.reports.console`'s; the matrix is :mod:`evalh.reports.results_table`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
-from rich import box
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
+from evalh import activity
 from evalh.model import RunResult, Status, TestResult
+from evalh.reports.console import make_console, safe_text, table_box
 from evalh.reports.json import aggregates_to_json
+from evalh.reports.matrix import Matrix, matrix_of_report, matrix_of_results
+from evalh.reports.results_table import hidden_note, results_table
 from evalh.reports.textutil import (
-    collapse_whitespace,
     escape_controls,
-    failed_assertion_lines,
     output_text,
-    truncate,
 )
 
-__all__ = ["PROGRESS_MIN_ROWS", "print_summary", "progress"]
+__all__ = [
+    "HEARTBEAT_S",
+    "PROGRESS_MIN_ROWS",
+    "print_lines",
+    "print_report",
+    "print_summary",
+    "progress",
+    "status_line",
+]
 
-PROGRESS_MIN_ROWS = 50
-PLAIN_WIDTH = 120
-CELL_LIMIT = 60
-TEST_WIDTH = 40
-NAME_WIDTH = 24
-REASON_LIMIT = 100
-_STATUS_STYLE = {Status.PASS: "bold green", Status.FAIL: "bold red", Status.ERROR: "bold yellow"}
-
-
-def _console(file: TextIO | None) -> Console:
-    console = Console(file=file or sys.stdout, highlight=False, emoji=False, soft_wrap=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console.width = PLAIN_WIDTH
-    return console
-
-
-def _box(console: Console) -> box.Box:
-    return box.ROUNDED if console.is_terminal else box.ASCII
-
-
-def _text(value: Any, limit: int = CELL_LIMIT, style: str = "") -> Text:
-    text = escape_controls(collapse_whitespace(output_text(value)), one_line=True)
-    return Text(truncate(text, limit), style=style)
+PROGRESS_MIN_ROWS = 50  # a run that calls no provider shows progress from this many rows
+HEARTBEAT_S = 15.0  # off a terminal: a status line this often while providers are called
 
 
 def _number(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return escape_controls(output_text(value), one_line=True)
     return str(value) if isinstance(value, int) else f"{value:.3f}"
-
-
-def _describe(row: TestResult) -> str:
-    if row.test.description:
-        return row.test.description
-    return ", ".join(f"{k}={output_text(v)}" for k, v in row.test.vars.items())
-
-
-def _reason_cell(row: TestResult, verbose: bool, limit: int | None) -> Text:
-    if row.status is Status.PASS:
-        return Text("")
-    reason = row.reason or row.error or ""
-    if not verbose:
-        return _text(reason, limit or REASON_LIMIT)
-    lines = [collapse_whitespace(reason), *failed_assertion_lines(row.assertions)]
-    return Text(escape_controls("\n".join(lines)))
-
-
-def _results_table(
-    console: Console, rows: Sequence[TestResult], verbose: bool, cell_limit: int | None = None
-) -> Table:
-    """``cell_limit`` (--table-cell-max-length) cuts the test and reason cells at that many characters."""
-    many_providers = len({r.provider_index for r in rows}) > 1
-    many_prompts = len({r.prompt_index for r in rows}) > 1
-    table = Table(box=_box(console), show_lines=verbose, title="Results", title_justify="left")
-    table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("Test", overflow="fold", max_width=TEST_WIDTH)
-    if many_providers:
-        table.add_column("Provider", overflow="fold", max_width=NAME_WIDTH)
-    if many_prompts:
-        table.add_column("Prompt", overflow="fold", max_width=NAME_WIDTH)
-    table.add_column("Status", no_wrap=True)
-    table.add_column("Score", justify="right", no_wrap=True)
-    table.add_column("Reason", overflow="fold")
-    for row in rows:
-        number = str(row.test.index + 1) + (f".{row.repeat_index + 1}" if row.repeat_index else "")
-        cells: list[Text] = [Text(number), _text(_describe(row), cell_limit or CELL_LIMIT)]
-        if many_providers:
-            cells.append(_text(row.provider.display, NAME_WIDTH * 2))
-        if many_prompts:
-            cells.append(_text(row.prompt.label, NAME_WIDTH * 2))
-        cells.append(Text(row.status.value, style=_STATUS_STYLE[row.status]))
-        cells.append(Text(f"{row.score:.2f}"))
-        cells.append(_reason_cell(row, verbose, cell_limit))
-        table.add_row(*cells)
-    return table
 
 
 def _named_metric_means(rows: Sequence[TestResult]) -> dict[str, float]:
@@ -146,13 +83,13 @@ def _summary_table(run: RunResult) -> Table:
 
 
 def _usage_table(console: Console, run: RunResult) -> Table:
-    table = Table(box=_box(console), title="Provider usage", title_justify="left")
+    table = Table(box=table_box(console), title="Provider usage", title_justify="left")
     for header in ("Provider", "Requests", "Texts", "Tokens", "Cache hits", "Cost"):
         table.add_column(header, justify="left" if header == "Provider" else "right")
     for item in run.provider_usage:
         u = item.usage
         table.add_row(
-            _text(item.provider, 50),
+            safe_text(item.provider, 50),
             str(u.requests),
             str(u.texts),
             str(u.total_tokens),
@@ -216,15 +153,15 @@ def _records_table(
 ) -> Table:
     """One row per record; ``key`` names the first column when records come from a name -> record map."""
     fields = [f for f in dict.fromkeys(k for r in records for k in r) if f not in _HIDDEN_FIELDS and f != key]
-    table = Table(box=_box(console), title=Text(title), title_justify="left")
+    table = Table(box=table_box(console), title=Text(title), title_justify="left")
     if key:
         table.add_column(Text(_label(key)))
     for field_name in fields:
         numeric = all(isinstance(r.get(field_name), int | float | None) for r in records)
         table.add_column(Text(_label(field_name)), justify="right" if numeric else "left")
     for record in records:
-        cells = [_text(record.get(key), 50)] if key else []
-        cells.extend(_text(_figure(f, record.get(f)), 80) for f in fields)
+        cells = [safe_text(record.get(key), 50)] if key else []
+        cells.extend(safe_text(_figure(f, record.get(f)), 80) for f in fields)
         table.add_row(*cells)
     return table
 
@@ -269,7 +206,7 @@ def _aggregate_tables(
             if key == "classification" and verbose:
                 tables.extend(_per_class_tables(console, value))
         else:
-            grid.add_row(Text(title), _text(_figure(key, value), 80))
+            grid.add_row(Text(title), safe_text(_figure(key, value), 80))
     return grid, tables
 
 
@@ -284,6 +221,13 @@ def _print_aggregates(console: Console, aggregates: Mapping[str, Any], verbose: 
         console.print(table)
 
 
+def print_lines(lines: Sequence[str], *, console_file: TextIO | None = None) -> None:
+    """Plain lines of run text (a comparison), control characters escaped and no markup read."""
+    console = make_console(console_file)
+    for line in lines:
+        console.print(Text(escape_controls(line)), soft_wrap=True)
+
+
 def print_summary(
     run: RunResult,
     *,
@@ -293,30 +237,88 @@ def print_summary(
     verbose: bool = False,
     cell_limit: int | None = None,
 ) -> None:
-    """Print the results table (first ``max_rows`` rows, ``max_rows <= 0`` for all), the aggregates when
-    the run has any, the summary figures and the per-provider usage. ``verbose`` shows whole reasons and
-    every failed assertion of a row."""
-    console = _console(console_file)
+    """Print the results matrix (``max_rows`` tests at most, failing ones first when cut; ``max_rows <=
+    0`` for all), the aggregates when the run has any, the summary figures and the per-provider usage.
+    ``verbose`` shows whole reasons."""
+    console = make_console(console_file)
     if show_table and run.results:
-        limit = len(run.results) if max_rows <= 0 else max_rows
-        console.print(_results_table(console, run.results[:limit], verbose, cell_limit))
-        if len(run.results) > limit:
-            console.print(Text(f"... and {len(run.results) - limit} more", style="dim"))
+        _print_matrix(console, matrix_of_results(run.results, max_rows), verbose, cell_limit)
     _print_aggregates(console, aggregates_to_json(run.aggregates), verbose)
     console.print(_summary_table(run))
     if run.provider_usage:
         console.print(_usage_table(console, run))
 
 
+def _print_matrix(console: Console, matrix: Matrix, verbose: bool, cell_limit: int | None) -> None:
+    console.print(results_table(console, matrix, cell_limit=cell_limit, verbose=verbose))
+    note = hidden_note(matrix)
+    if note is not None:
+        console.print(note)
+
+
+def print_report(
+    document: Mapping[str, Any],
+    *,
+    console_file: TextIO | None = None,
+    max_rows: int = 50,
+    verbose: bool = False,
+    cell_limit: int | None = None,
+) -> None:
+    """:func:`print_summary` for a JSON report (a stored run, ``evalh runs show``)."""
+    console = make_console(console_file)
+    results = document.get("results") or {}
+    rows = results.get("results") or []
+    if rows:
+        _print_matrix(console, matrix_of_report(rows, max_rows), verbose, cell_limit)
+    _print_aggregates(console, results.get("aggregates") or {}, verbose)
+    stats = results.get("stats") or {}
+    passed, failed, errors = (int(stats.get(k) or 0) for k in ("successes", "failures", "errors"))
+    total = passed + failed + errors
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column(justify="right")
+    for name, figure in (
+        ("Tests", str(total)),
+        ("Passed", str(passed)),
+        ("Failed", str(failed)),
+        ("Errors", str(errors)),
+        ("Pass rate", f"{100.0 * passed / total if total else 100.0:.2f}%"),
+        ("Duration", f"{float(stats.get('durationMs') or 0) / 1000.0:.2f} s"),
+    ):
+        grid.add_row(name, figure)
+    console.print(grid)
+
+
+class _ActivityProgress(Progress):
+    """The bar, with one line per provider beneath: calls in flight, the oldest's wait, retries."""
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        yield self.make_tasks_table(self.tasks)
+        for item in activity.snapshot():
+            yield Text("  " + escape_controls(activity.describe(item), one_line=True), style="dim")
+
+
 @contextlib.contextmanager
-def progress(total: int) -> Iterator[Callable[[int], None]]:
-    """A progress bar on stderr for ``total`` rows; yields ``advance(n)``. A no-op when stderr is not a
-    terminal or the run is small (fewer than :data:`PROGRESS_MIN_ROWS` rows)."""
+def progress(
+    total: int, *, calls: bool = False, heartbeat_s: float = HEARTBEAT_S
+) -> Iterator[Callable[[int], None]]:
+    """Progress on stderr for ``total`` rows; yields ``advance(n)``. On a terminal: a bar with each
+    provider's activity beneath, for every run that calls a provider (``calls``) and for runs of at
+    least :data:`PROGRESS_MIN_ROWS` rows. Off a terminal, a run that calls providers prints a status
+    line every ``heartbeat_s`` seconds while it lasts, so a slow or dead endpoint shows in a CI log."""
+    activity.reset()
     console = Console(stderr=True)
-    if total < PROGRESS_MIN_ROWS or not console.is_terminal:
+    if total <= 0 or (total < PROGRESS_MIN_ROWS and not calls):
         yield lambda n: None
         return
-    bar = Progress(
+    if not console.is_terminal:
+        if not calls:
+            yield lambda n: None
+            return
+        with _heartbeat(console, total, heartbeat_s) as advance:
+            yield advance
+        return
+    bar = _ActivityProgress(
         TextColumn("Evaluating"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -327,3 +329,30 @@ def progress(total: int) -> Iterator[Callable[[int], None]]:
     with bar:
         task = bar.add_task("rows", total=total)
         yield lambda n: bar.advance(task, n)
+
+
+def status_line(done: int, total: int) -> str:
+    """``evalh: 12/40 rows done; echo: 4 in flight (oldest 31 s), 8 done``."""
+    providers = "; ".join(activity.describe(item) for item in activity.snapshot())
+    return f"evalh: {done}/{total} rows done" + (f"; {providers}" if providers else "")
+
+
+@contextlib.contextmanager
+def _heartbeat(console: Console, total: int, every_s: float) -> Iterator[Callable[[int], None]]:
+    done = [0]
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(every_s):
+            console.print(Text(escape_controls(status_line(done[0], total))), soft_wrap=True)
+
+    def advance(n: int) -> None:
+        done[0] += n
+
+    thread = threading.Thread(target=beat, name="evalh-progress", daemon=True)
+    thread.start()
+    try:
+        yield advance
+    finally:
+        stop.set()
+        thread.join()

@@ -46,6 +46,7 @@ __all__ = [
     "report_format",
     "supported_extensions",
     "write_each_report",
+    "write_json_file",
     "write_reports",
 ]
 
@@ -180,6 +181,11 @@ def _render(fmt: str, run: RunResult, document: Callable[[], dict[str, Any]]) ->
     if fmt == "yaml":
         return to_yaml_text(document()).encode("utf-8")
     return to_html(document()).encode("utf-8", errors="backslashreplace")
+
+
+def write_json_file(path: str | Path, value: Any) -> None:
+    """Write ``value`` as indented JSON (atomically, secret values redacted); ReportError if it fails."""
+    _write_atomically(Path(path), encode_json(dumps(value, indent=2) + "\n"))
 
 
 def write_reports(run: RunResult, paths: Sequence[str | Path]) -> list[Path]:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalh.activity import calling
 from evalh.assertions.base import AssertionContext
 from evalh.errors import EvalhError
 from evalh.model import (
@@ -189,16 +190,19 @@ class RunServices:
     ) -> ProviderResponse:
         timeout = context.timeout_s or self.timeout_s
         async with self.pool.gate(spec):
-            started = time.perf_counter()
-            try:
-                response = await asyncio.wait_for(provider.complete(prompt, context), timeout)
-            except TimeoutError:
-                return ProviderResponse(error=f"{spec.id} timed out after {timeout:g} s")
-            except EvalhError as error:
-                return ProviderResponse(error=error.render())
-            except Exception as error:  # a provider bug fails its row, not the run (as for embeddings)
-                return ProviderResponse(error=f"{spec.display} failed: {type(error).__name__}: {error}")
-            elapsed = (time.perf_counter() - started) * 1000
+            with calling(spec.display) as mark:  # in flight, for the progress display
+                started = time.perf_counter()
+                mark.failed = True
+                try:
+                    response = await asyncio.wait_for(provider.complete(prompt, context), timeout)
+                except TimeoutError:
+                    return ProviderResponse(error=f"{spec.id} timed out after {timeout:g} s")
+                except EvalhError as error:
+                    return ProviderResponse(error=error.render())
+                except Exception as error:  # a provider bug fails its row, not the run (as for embeddings)
+                    return ProviderResponse(error=f"{spec.display} failed: {type(error).__name__}: {error}")
+                mark.failed = response.error is not None
+                elapsed = (time.perf_counter() - started) * 1000
         if response.latency_ms is None:
             response = dataclasses.replace(response, latency_ms=elapsed)
         if response.usage.requests == 0 and not response.cached:

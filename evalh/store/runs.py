@@ -245,6 +245,15 @@ class RunStore:
         description = (config or {}).get("description")
         recorder = self.start(run_id, header, config_path=source, description=description, source="import")
         for row in rows:
-            recorder.add(row)
+            recorder.add(_redacted_row(row))
         recorder.finish(header, interrupted=bool(document["results"].get("evalh", {}).get("interrupted")))
         return self.resolve(run_id)
+
+
+def _redacted_row(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An imported row with its test's options redacted by name, as evalh's own reports have them (a
+    promptfoo report may keep e.g. a grader's apiKey there)."""
+    test_case = row.get("testCase")
+    if not isinstance(test_case, Mapping) or not test_case.get("options"):
+        return row
+    return {**row, "testCase": {**test_case, "options": redact_config(test_case["options"])}}

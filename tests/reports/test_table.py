@@ -55,17 +55,36 @@ def test_provider_usage_table() -> None:
 
 
 def test_results_table_rows() -> None:
+    """promptfoo's matrix: a row per test (description, vars), a column per prompt x provider."""
     text = _printed(sample_run())
     assert "Results" in text
-    rows = [
-        line for line in text.splitlines() if line.startswith("| ") and ("PASS" in line or "FAIL" in line)
+    header = _cells(_line_with(text, "| #"))
+    assert header == [
+        "#",
+        "Test",
+        "name",
+        "extra",
+        "[echo] greet",
+        "[gpt] greet",
+        "[echo] chat",
+        "[gpt] chat",
     ]
-    rows += [line for line in text.splitlines() if line.startswith("| ") and "ERROR" in line]
-    assert len(rows) == 12
-    assert _cells(rows[0]) == ["1", "greets Ada", "echo", "greet", "PASS", "0.96", ""]
-    failing = _line_with(text, "Similarity 0.42")
-    assert "FAIL" in failing and "0.71" in failing
-    assert "HTTP 500" in text and "name=Bob" in text
+    first = _line_with(text, "| 1 ")
+    assert _cells(first) == ["1", "greets Ada", "Ada", "", "PASS 0.96", "PASS 0.96", "FAIL 0.71", "FAIL 0.71"]
+    outputs = _cells(_line_with(text, "Hello Ada!"))
+    assert outputs[4:] == ["Hello Ada!", "Hello Ada!", "Greetings, human.", "Greetings, human."]
+    reasons = _cells(_line_with(text, "- similar:"))  # the failing reason beneath the output
+    assert reasons[4:] == ["", "", *["- similar: Similarity 0.42 is less than threshold 0.8"] * 2]
+    assert _cells(_line_with(text, "| 2 "))[2:] == [
+        "Bob",
+        '{"k": [1, 2]}',
+        "PASS 1.00",
+        "PASS 0.75",
+        "PASS 1.00",
+        "ERROR 0.00",
+    ]
+    assert "HTTP 500 server error" in text
+    assert len([line for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()]) == 3
 
 
 def test_plain_text_without_colour_or_box_drawing() -> None:
@@ -78,7 +97,7 @@ def test_plain_text_without_colour_or_box_drawing() -> None:
 def test_markup_in_run_text_is_not_interpreted() -> None:
     run = sample_run()
     rows = list(run.results)
-    rows[1] = dataclasses.replace(rows[1], reason="[bold red]not markup[/] and [link=x]y[/link]")
+    rows[0] = dataclasses.replace(rows[0], output="[bold red]not markup[/] and [link=x]y[/link]")
     text = _printed(with_results(run, rows))
     assert "[bold red]not markup[/] and [link=x]y[/link]" in text
 
@@ -89,39 +108,63 @@ def test_no_table_keeps_the_summary() -> None:
     assert _line_with(text, "Tests").split() == ["Tests", "12"]
 
 
-def test_big_runs_are_truncated() -> None:
-    run = large_run(120, 2)
+def test_big_runs_are_cut_with_failing_tests_first() -> None:
+    run = large_run(120, 2)  # tests 0, 7, 14, ... 119 fail
     text = _printed(run, max_rows=10)
-    assert "... and 110 more" in text
-    assert "case 9" in text and "case 10" not in text
+    shown = [
+        int(cell)
+        for line in text.splitlines()
+        if line.startswith("| ") and (cell := _cells(line)[0]).isdigit()
+    ]
+    assert shown == [i + 1 for i in range(0, 70, 7)]  # the first ten failing tests, in order
+    assert "... and 110 more tests not shown, 8 of them failing. Tests with failures are shown first." in text
     assert _line_with(text, "Failed").split() == ["Failed", str(run.count(Status.FAIL))]
-    assert "and 0 more" not in _printed(large_run(5, 1), max_rows=10)
+    small = _printed(large_run(5, 1), max_rows=10)
+    assert "more tests" not in small
+    assert [
+        _cells(line)[0] for line in small.splitlines() if line.startswith("| ") and _cells(line)[0].isdigit()
+    ] == ["1", "2", "3", "4", "5"]
     everything = _printed(run, max_rows=0)
-    assert "more" not in everything and "case 119" in everything
+    assert "more tests" not in everything and "case 119" in everything
 
 
-def test_default_width_off_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nothing_wraps_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piped, each cell line stays whole, so grep finds every word (COLUMNS unset)."""
     monkeypatch.delenv("COLUMNS")
-    lines = _printed(sample_run(), verbose=True).splitlines()
-    assert max(len(line) for line in lines) == 120
-
-
-def test_wide_cells_are_truncated() -> None:
     run = sample_run()
     rows = list(run.results)
-    rows[1] = dataclasses.replace(rows[1], reason="x" * 500)
-    text = _printed(with_results(run, rows))
-    assert "x" * 99 + "…" in text.replace("\n", "").replace("|", "").replace(" ", "")
-    assert "x" * 101 not in text.replace("\n", "").replace("|", "").replace(" ", "")
+    long_word = "supercalifragilistic" * 6
+    rows[0] = dataclasses.replace(rows[0], output=f"{long_word} and the rest of a long answer " * 3)
+    text = _printed(with_results(run, rows), verbose=True)
+    assert long_word in text
+    assert "openai:chat:gpt-4o-mini: HTTP 500 server error after 5 attempts" in text
+    assert max(len(line) for line in text.splitlines()) > 120
 
 
-def test_verbose_lists_failed_assertions() -> None:
+def test_cells_are_cut_at_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS")
     run = sample_run()
-    text = _printed(run, verbose=True)
-    assert "- similar: Similarity 0.42 is less than threshold 0.8" in text
-    assert "- not-regex: Output matches regex" in text
-    quiet = _printed(run)
-    assert "- similar:" not in quiet
+    rows = list(run.results)
+    rows[0] = dataclasses.replace(rows[0], output="x" * 500)
+    squeezed = _printed(with_results(run, rows)).replace(" ", "")
+    assert "x" * 249 + "…" in squeezed and "x" * 250 not in squeezed  # promptfoo's 250 when piped
+    limited = _printed(with_results(run, rows), cell_limit=20).replace(" ", "")
+    assert "x" * 19 + "…" in limited and "x" * 20 not in limited
+
+
+def test_verbose_shows_whole_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS")
+    run = sample_run()
+    rows = list(run.results)
+    graded = rows[1].assertions
+    long_reason = "because " * 80
+    rows[1] = dataclasses.replace(
+        rows[1], assertions=(graded[0], dataclasses.replace(graded[1], reason=long_reason))
+    )
+    quiet = _printed(with_results(run, rows), cell_limit=30)
+    assert "- similar: because because" in quiet and long_reason.strip() not in quiet
+    loud = _printed(with_results(run, rows), cell_limit=30, verbose=True)
+    assert long_reason.strip() in loud
 
 
 def test_aggregates_section() -> None:

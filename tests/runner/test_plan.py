@@ -38,7 +38,7 @@ def test_the_progress_bar_counts_the_rows_the_run_makes(
     totals: list[int] = []
 
     @contextlib.contextmanager
-    def counting(total: int) -> Iterator[Callable[[int], None]]:
+    def counting(total: int, **_: object) -> Iterator[Callable[[int], None]]:
         totals.append(total)
         yield lambda n: None
 
@@ -50,7 +50,7 @@ def test_the_progress_bar_counts_the_rows_the_run_makes(
     )
     result = run_config(
         config, RunSettings(repeat=3, cache=False), show_table=False, show_progress=True, verbose=False
-    )
+    ).result
     assert totals == [len(result.results)] == [12]
 
 

@@ -1,0 +1,121 @@
+"""What the providers of a run are doing right now, for the progress display: calls in flight per
+provider (and how long the oldest has waited), calls done and failed, retries and the last reason.
+
+A leaf module (stdlib only): the runner marks each provider call (:func:`calling`), the HTTP layer
+reports each retry (:func:`note_retry`, attributed to the provider whose call is running in this
+task), and the console reads :func:`snapshot` a few times a second. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+__all__ = ["CallMark", "ProviderActivity", "calling", "describe", "note_retry", "reset", "snapshot"]
+
+_current: ContextVar[str | None] = ContextVar("evalh_activity_provider", default=None)
+
+
+@dataclass(frozen=True)
+class ProviderActivity:
+    name: str
+    in_flight: int
+    done: int
+    failed: int
+    retries: int
+    last_retry: str | None
+    oldest_wait_s: float | None  # how long the oldest call in flight has been running
+
+
+@dataclass
+class _State:
+    starts: dict[int, float] = field(default_factory=dict)
+    done: int = 0
+    failed: int = 0
+    retries: int = 0
+    last_retry: str | None = None
+
+
+@dataclass
+class CallMark:
+    """One call in flight; set ``failed`` before it ends when the call failed."""
+
+    failed: bool = False
+
+
+_lock = threading.Lock()
+_states: dict[str, _State] = {}
+_ids = iter(range(1 << 62))
+
+
+def reset() -> None:
+    """Forget every provider (a new run starts)."""
+    with _lock:
+        _states.clear()
+
+
+@contextmanager
+def calling(name: str) -> Iterator[CallMark]:
+    """Mark one call of provider ``name`` as in flight for the block."""
+    mark = CallMark()
+    with _lock:
+        state = _states.setdefault(name, _State())
+        call_id = next(_ids)
+        state.starts[call_id] = time.monotonic()
+    token = _current.set(name)
+    try:
+        yield mark
+    except BaseException:
+        mark.failed = True
+        raise
+    finally:
+        _current.reset(token)
+        with _lock:
+            state.starts.pop(call_id, None)
+            state.done += 1
+            state.failed += mark.failed
+
+
+def note_retry(reason: str) -> None:
+    """The call running in this task is being retried because of ``reason`` (e.g. ``HTTP 429``)."""
+    name = _current.get()
+    if name is None:
+        return
+    with _lock:
+        state = _states.setdefault(name, _State())
+        state.retries += 1
+        state.last_retry = reason
+
+
+def snapshot() -> list[ProviderActivity]:
+    now = time.monotonic()
+    with _lock:
+        return [
+            ProviderActivity(
+                name,
+                len(state.starts),
+                state.done,
+                state.failed,
+                state.retries,
+                state.last_retry,
+                now - min(state.starts.values()) if state.starts else None,
+            )
+            for name, state in _states.items()
+        ]
+
+
+def describe(item: ProviderActivity) -> str:
+    """One line: ``openai:gpt-4o: 4 in flight (oldest 31 s), 12 done, 1 failed, 2 retries (HTTP 429)``."""
+    parts = [f"{item.in_flight} in flight"]
+    if item.oldest_wait_s is not None and item.oldest_wait_s >= 1:
+        parts[0] += f" (oldest {item.oldest_wait_s:.0f} s)"
+    parts.append(f"{item.done} done")
+    if item.failed:
+        parts.append(f"{item.failed} failed")
+    if item.retries:
+        parts.append(f"{item.retries} retries" + (f" (last: {item.last_retry})" if item.last_retry else ""))
+    return f"{item.name}: " + ", ".join(parts)

@@ -1,0 +1,81 @@
+"""``evalh diff A B``: what changed between two runs (stored runs or JSON report files).
+
+Exit codes: 0 no new failures; 1 new failures (regressions: tests that passed in A and fail or error
+in B, and tests new in B that fail); 2 a reference that names no run or file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalh.errors import EXIT_FAILED, EXIT_OK, ConfigError
+
+__all__ = ["EXIT_CODES", "HELP", "check_fail_on", "diff"]
+
+EXIT_CODES = (
+    "Exit codes: 0 no new failures; 1 new failures (a test that passed in A and fails or errors in B, or "
+    "a test new in B that fails); 2 a reference that names no stored run or JSON report."
+)
+HELP = (
+    "Compare two runs row by row: regressions, fixes, score changes, added and removed tests. A and B "
+    "are stored runs (a run id, latest, latest~N) or JSON report files. " + EXIT_CODES
+)
+
+RefArg = Annotated[str, typer.Argument(help="A run id, latest, latest~N, or a JSON report file.")]
+
+
+def diff(
+    baseline: RefArg,
+    current: RefArg,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Also write the comparison as JSON to this file.")
+    ] = None,
+    tolerance: Annotated[
+        float,
+        typer.Option("--tolerance", min=0, help="Report score changes larger than this (scores are 0-1)."),
+    ] = 0.01,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+) -> None:
+    """Compare run A (the baseline) with run B."""
+    from evalh.store import load_report, open_store
+    from evalh.store.compare import compare_reports
+    from evalh.store.refs import is_report_file
+
+    if is_report_file(baseline) and is_report_file(current):
+        before, after = load_report(baseline, where="A"), load_report(current, where="B")
+    else:
+        with open_store() as store:
+            before = load_report(baseline, store, where="A")
+            after = load_report(current, store, where="B")
+    comparison = compare_reports(before, after, tolerance=tolerance)
+    if output is not None:
+        from evalh.reports.writers import write_json_file
+
+        write_json_file(output, comparison.to_json())
+    if as_json:
+        typer.echo(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
+    else:
+        for line in comparison.lines():
+            typer.echo(line)
+    raise typer.Exit(EXIT_FAILED if comparison.failed else EXIT_OK)
+
+
+def check_fail_on(fail_on: str, baseline: str | None, fail_under: float | None) -> None:
+    """``evalh run``'s --fail-on: ``failures`` (the default) or ``regressions``, which needs --baseline
+    and decides the exit code alone."""
+    if fail_on not in ("failures", "regressions"):
+        raise ConfigError(f"--fail-on {fail_on!r} is not known", hint="Use --fail-on failures or regressions")
+    if fail_on == "regressions" and baseline is None:
+        raise ConfigError(
+            "--fail-on regressions needs a run to compare with",
+            where="--fail-on",
+            hint="Add --baseline latest (the previous run), a run id or a JSON report",
+        )
+    if fail_on == "regressions" and fail_under is not None:
+        raise ConfigError(
+            "--fail-on regressions and --fail-under each decide the exit code", hint="Choose one"
+        )

@@ -1,0 +1,124 @@
+"""``evalh runs list|show|delete|prune|import``: the run history in the run store (:mod:`evalh.store`).
+
+Plain text, one run per line, so ``evalh runs list | grep`` finds whole words; ``--json`` for
+machines.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+__all__ = ["HELP", "delete", "import_", "list_", "prune", "show"]
+
+HELP = (
+    "The run history: every evalh run is recorded in $EVALH_HOME/runs.sqlite3 (default ~/.evalh) unless "
+    "--no-write. A REF is a run id (or a prefix of one), latest, or latest~N."
+)
+
+RefArg = Annotated[str, typer.Argument(help="A run id (or a prefix naming one run), latest, or latest~N.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+def _line(run: Any) -> str:
+    rate = f"{run.pass_rate:.1f}%"
+    figures = f"{run.passed}/{run.rows} passed ({rate})"
+    if run.errors:
+        figures += f", {run.errors} errors"
+    state = "" if run.state == "complete" else f" [{run.state}]"
+    source = " (imported)" if run.source == "import" else ""
+    description = f"  {run.description}" if run.description else ""
+    return f"{run.id}  {run.created_at}  {figures}{state}{source}{description}"
+
+
+def list_(
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=0, help="At most N runs, newest first; 0: all.")
+    ] = 20,
+    as_json: JsonOption = False,
+) -> None:
+    """List the stored runs, newest first: id, start time, pass counts, state, description."""
+    from evalh.store import open_store
+
+    with open_store() as store:
+        runs = store.list_runs(limit or None)
+        if as_json:
+            typer.echo(json.dumps([run.to_json() for run in runs], indent=2))
+            return
+        if not runs:
+            typer.echo(f"No runs in {store.path} yet: evalh run records every run unless --no-write.")
+        for run in runs:
+            typer.echo(_line(run))
+
+
+def show(
+    ref: RefArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run as its JSON report.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Every row, whole reasons.")] = False,
+    table_cell_max_length: Annotated[
+        int | None, typer.Option("--table-cell-max-length", min=1, help="Cut table cells at N characters.")
+    ] = None,
+) -> None:
+    """Show one stored run: its summary and results table (or, with --json, its JSON report)."""
+    from evalh.reports.table import print_report
+    from evalh.store import open_store
+
+    with open_store() as store:
+        summary = store.resolve(ref)
+        document = store.load_run(summary.id)
+    if as_json:
+        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    typer.echo(_line(summary))
+    if summary.config_path:
+        typer.echo(f"config: {summary.config_path}")
+    print_report(document, verbose=verbose, cell_limit=table_cell_max_length)
+
+
+def delete(refs: Annotated[list[str], typer.Argument(help="The runs to delete (REF ...).")]) -> None:
+    """Delete stored runs."""
+    from evalh.store import open_store
+
+    with open_store() as store:
+        doomed = [store.resolve(ref) for ref in refs]  # every reference checked before any delete
+        for run in doomed:
+            store.delete(run.id)
+            typer.echo(f"Deleted {run.id}")
+
+
+def prune(
+    keep: Annotated[int, typer.Option("--keep", min=0, help="How many of the newest runs to keep.")],
+) -> None:
+    """Delete every stored run but the newest --keep N."""
+    from evalh.store import open_store
+
+    with open_store() as store:
+        deleted = store.prune(keep)
+    typer.echo(f"Deleted {len(deleted)} run(s), kept the newest {keep}.")
+
+
+def import_(
+    reports: Annotated[list[Path], typer.Argument(help="JSON reports (evalh or promptfoo -o FILE.json).")],
+) -> None:
+    """Bring JSON reports (e.g. CI artifacts) into the run store, each as a run."""
+    from evalh.store import open_store, read_report_file
+
+    documents = [(path, read_report_file(path)) for path in reports]  # all readable before any import
+    with open_store() as store:
+        for path, document in documents:
+            run = store.import_report(document, source=str(path.resolve()))
+            typer.echo(f"Imported {path} as {run.id} ({run.passed}/{run.rows} passed)")
+
+
+def register(app: typer.Typer, guard: Any) -> None:
+    """Add ``evalh runs ...`` to ``app``, each command wrapped by ``guard`` (the CLI's error handling)."""
+    runs_app = typer.Typer(help=HELP, no_args_is_help=True)
+    runs_app.command("list")(guard(list_))
+    runs_app.command("show")(guard(show))
+    runs_app.command("delete")(guard(delete))
+    runs_app.command("prune")(guard(prune))
+    runs_app.command("import")(guard(import_))
+    app.add_typer(runs_app, name="runs")

@@ -1,0 +1,180 @@
+"""The results matrix of the console (promptfoo's table): one row per test (its vars), one column per
+prompt x provider, each cell a status, a score, the output and the failing reasons beneath.
+
+Built from a live run's rows or from a JSON report's rows (a stored run), so ``evalh run`` and
+``evalh runs show`` print the same table. Only the tests shown are turned into cells; when the table
+is cut, the tests with a failing or erroring cell come first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalh.model import Status, TestResult
+from evalh.reports.textutil import collapse_whitespace, failed_assertion_lines, output_text
+
+__all__ = ["Cell", "Matrix", "MatrixRow", "column_label", "matrix_of_report", "matrix_of_results"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    status: str  # PASS, FAIL, ERROR
+    score: float
+    output: str
+    reasons: tuple[str, ...]
+
+
+@dataclass
+class MatrixRow:
+    number: str  # the test's 1-based number, ".2" for a repeat
+    description: str | None
+    vars: Mapping[str, Any]
+    cells: dict[int, Cell] = field(default_factory=dict)
+
+
+@dataclass
+class Matrix:
+    columns: list[str]  # "[provider] prompt" headers, in the config's order
+    rows: list[MatrixRow]
+    hidden: int = 0  # tests not shown
+    hidden_failing: int = 0  # of which with a failing or erroring cell
+    failures_first: bool = False
+
+
+def _plan(keys: Iterable[tuple[Hashable, bool]], max_rows: int) -> tuple[list[Hashable], int, int, bool]:
+    """The tests to show in order, how many are hidden (and failing), and whether failures moved
+    first. ``keys``: each row's test and whether the row failed or errored."""
+    order: dict[Hashable, bool] = {}
+    for key, failing in keys:
+        order[key] = order.get(key, False) or failing
+    tests = list(order)
+    if max_rows <= 0 or len(tests) <= max_rows:
+        return tests, 0, 0, False
+    ranked = [t for t in tests if order[t]] + [t for t in tests if not order[t]]
+    shown = set(ranked[:max_rows])
+    hidden_failing = sum(1 for t in ranked[max_rows:] if order[t])
+    return [t for t in ranked if t in shown], len(tests) - max_rows, hidden_failing, True
+
+
+def _build(
+    rows: Sequence[Any],
+    max_rows: int,
+    key_of: Callable[[Any], tuple[int, int]],
+    column_of: Callable[[Any], tuple[tuple[int, int], str]],
+    failing: Callable[[Any], bool],
+    row_of: Callable[[Any], MatrixRow],
+    cell_of: Callable[[Any], Cell],
+) -> Matrix:
+    shown, hidden, hidden_failing, moved = _plan(((key_of(r), failing(r)) for r in rows), max_rows)
+    wanted = set(shown)
+    columns: dict[tuple[int, int], str] = {}
+    built: dict[Hashable, MatrixRow] = {}
+    for row in rows:
+        column, label = column_of(row)
+        columns.setdefault(column, label)
+        key = key_of(row)
+        if key in wanted:
+            built.setdefault(key, row_of(row))
+    index = {column: i for i, column in enumerate(sorted(columns))}
+    for row in rows:
+        key = key_of(row)
+        if key in wanted:
+            built[key].cells[index[column_of(row)[0]]] = cell_of(row)
+    return Matrix(
+        [columns[c] for c in sorted(columns)], [built[k] for k in shown], hidden, hidden_failing, moved
+    )
+
+
+def column_label(provider: str, prompt: str) -> str:
+    """``[provider] prompt``; recorded outputs (provider and prompt both ``recorded``) say it once."""
+    return provider if provider == prompt else f"[{provider}] {prompt}"
+
+
+def _number(test_index: int, repeat_index: int) -> str:
+    return str(test_index + 1) + (f".{repeat_index + 1}" if repeat_index else "")
+
+
+def _result_cell(row: TestResult) -> Cell:
+    reasons: list[str] = []
+    if row.status is not Status.PASS:
+        reasons = failed_assertion_lines(row.assertions) or [collapse_whitespace(row.error or row.reason)]
+    output = output_text(row.output) if row.output is not None else ""
+    return Cell(row.status.value, row.score, output, tuple(reasons))
+
+
+def _result_column(row: TestResult) -> tuple[tuple[int, int], str]:
+    return (row.prompt_index, row.provider_index), column_label(row.provider.display, row.prompt.label)
+
+
+def matrix_of_results(rows: Sequence[TestResult], max_rows: int) -> Matrix:
+    """The matrix of a live run (``max_rows`` tests at most; 0: all)."""
+    return _build(
+        rows,
+        max_rows,
+        key_of=lambda r: (r.test.index, r.repeat_index),
+        column_of=lambda r: (
+            (r.prompt_index, r.provider_index),
+            column_label(r.provider.display, r.prompt.label),
+        ),
+        failing=lambda r: r.status is not Status.PASS,
+        row_of=lambda r: MatrixRow(
+            _number(r.test.index, r.repeat_index), r.test.description, dict(r.test.vars)
+        ),
+        cell_of=_result_cell,
+    )
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _report_status(row: Mapping[str, Any]) -> str:
+    if row.get("success"):
+        return Status.PASS.value
+    return Status.ERROR.value if row.get("failureReason") == 2 else Status.FAIL.value
+
+
+def _report_reasons(row: Mapping[str, Any]) -> tuple[str, ...]:
+    if row.get("success"):
+        return ()
+    components = (row.get("gradingResult") or {}).get("componentResults") or []
+    lines = [
+        f"- {(c.get('assertion') or {}).get('type', '?')}: {collapse_whitespace(str(c.get('reason') or ''))}"
+        for c in components
+        if isinstance(c, Mapping) and not c.get("pass")
+    ]
+    return tuple(lines) or (collapse_whitespace(str(row.get("error") or "")),)
+
+
+def _report_cell(row: Mapping[str, Any]) -> Cell:
+    response = row.get("response") or {}
+    score = row.get("score")
+    number = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else 0.0
+    return Cell(_report_status(row), number, output_text(response.get("output")), _report_reasons(row))
+
+
+def _report_label(row: Mapping[str, Any]) -> str:
+    provider = row.get("provider") or {}
+    prompt = row.get("prompt") or {}
+    name = provider.get("label") or provider.get("id") if isinstance(provider, Mapping) else provider
+    label = prompt.get("label") or prompt.get("raw") if isinstance(prompt, Mapping) else prompt
+    return column_label(output_text(name), output_text(label))
+
+
+def matrix_of_report(rows: Sequence[Mapping[str, Any]], max_rows: int) -> Matrix:
+    """The matrix of a JSON report's ``results.results`` (a stored run or a report file)."""
+    return _build(
+        rows,
+        max_rows,
+        key_of=lambda r: (_int(r.get("testIdx")), _int(r.get("repeatIdx"))),
+        column_of=lambda r: ((_int(r.get("promptIdx")), _int(r.get("providerIdx"))), _report_label(r)),
+        failing=lambda r: not r.get("success"),
+        row_of=lambda r: MatrixRow(
+            _number(_int(r.get("testIdx")), _int(r.get("repeatIdx"))),
+            r.get("description") or (r.get("testCase") or {}).get("description"),
+            r.get("vars") if isinstance(r.get("vars"), Mapping) else {},
+        ),
+        cell_of=_report_cell,
+    )

@@ -1,0 +1,228 @@
+"""Two runs compared row by row (``evalh diff``, ``evalh run --baseline``), on JSON report dicts.
+
+Rows are matched by test identity (:func:`~evalh.store.identity.test_key`: description, vars, prompt,
+provider, repeat), never by position. Every row lands in exactly one group:
+
+* **regressions**: passed in the baseline, fail or error now;
+* **new failures**: not in the baseline, and fail or error now;
+* **fixes**: failed or errored in the baseline, pass now;
+* **score changes**: the same verdict, the score moved by more than the tolerance;
+* **added** (passing) and **removed** tests; the rest is unchanged.
+
+Regressions and new failures are the new failures a CI gate cares about (:attr:`Comparison.failed`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from evalh.reports.matrix import column_label
+from evalh.store.identity import describe_test, row_status, test_key
+
+__all__ = ["DEFAULT_TOLERANCE", "Comparison", "RowChange", "compare_reports"]
+
+DEFAULT_TOLERANCE = 0.01
+_REASON_LIMIT = 160
+
+
+@dataclass(frozen=True)
+class RowState:
+    status: str  # pass, fail, error
+    score: float | None
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "score": self.score, "reason": self.reason}
+
+    def shown(self) -> str:
+        score = "" if self.score is None else f" {self.score:.2f}"
+        return f"{self.status.upper()}{score}"
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """One test's row in both runs (``before`` None: added; ``after`` None: removed)."""
+
+    key: str
+    test: str
+    prompt: str
+    provider: str
+    before: RowState | None
+    after: RowState | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "test": self.test,
+            "prompt": self.prompt,
+            "provider": self.provider,
+            "before": self.before.to_json() if self.before else None,
+            "after": self.after.to_json() if self.after else None,
+        }
+
+    def line(self) -> str:
+        where = f"{self.test} ({column_label(self.provider, self.prompt)})"
+        states = " -> ".join(state.shown() for state in (self.before, self.after) if state is not None)
+        if self.before and self.after and self.before.score is not None and self.after.score is not None:
+            delta = self.after.score - self.before.score
+            states += f" ({delta:+.2f})" if delta else ""
+        reason = self.after.reason if self.after and self.after.status != "pass" else ""
+        reason = reason if len(reason) <= _REASON_LIMIT else reason[: _REASON_LIMIT - 1] + "…"
+        return f"  - {_one_line(where)}: {states}" + (f": {_one_line(reason)}" if reason else "")
+
+
+@dataclass(frozen=True)
+class RunSide:
+    id: str
+    rows: int
+    passed: int
+
+    @property
+    def pass_rate(self) -> float:
+        return 100.0 * self.passed / self.rows if self.rows else 100.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "rows": self.rows, "passed": self.passed, "passRate": self.pass_rate}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    baseline: RunSide
+    current: RunSide
+    tolerance: float
+    regressions: list[RowChange] = field(default_factory=list)
+    new_failures: list[RowChange] = field(default_factory=list)
+    fixes: list[RowChange] = field(default_factory=list)
+    score_changes: list[RowChange] = field(default_factory=list)
+    added: list[RowChange] = field(default_factory=list)
+    removed: list[RowChange] = field(default_factory=list)
+    unchanged: int = 0
+
+    @property
+    def failed(self) -> int:
+        """New failures: regressions plus new tests that fail (what ``--fail-on regressions`` gates)."""
+        return len(self.regressions) + len(self.new_failures)
+
+    def to_json(self) -> dict[str, Any]:
+        groups = ("regressions", "new_failures", "fixes", "score_changes", "added", "removed")
+        return {
+            "baseline": self.baseline.to_json(),
+            "current": self.current.to_json(),
+            "tolerance": self.tolerance,
+            **{_camel(name): [change.to_json() for change in getattr(self, name)] for name in groups},
+            "unchanged": self.unchanged,
+            "newFailureCount": self.failed,
+        }
+
+    def lines(self) -> list[str]:
+        """The comparison as plain text, one test per line."""
+        base, now = self.baseline, self.current
+        out = [
+            f"Comparing {now.id} ({now.rows} rows, {now.pass_rate:.1f}% passed) with the baseline "
+            f"{base.id} ({base.rows} rows, {base.pass_rate:.1f}% passed)"
+        ]
+        titled = (
+            ("Regressions: passed in the baseline, fail now", self.regressions),
+            ("New tests that fail", self.new_failures),
+            ("Fixed: failed in the baseline, pass now", self.fixes),
+            (f"Score changes beyond {self.tolerance:g}", self.score_changes),
+            ("New tests that pass", self.added),
+            ("Removed: in the baseline only", self.removed),
+        )
+        for title, changes in titled:
+            if changes:
+                out.append(f"{title} ({len(changes)}):")
+                out.extend(change.line() for change in changes)
+        out.append(f"Unchanged: {self.unchanged}")
+        if self.failed:
+            out.append(f"{self.failed} new failure(s) since the baseline.")
+        else:
+            out.append("No new failures since the baseline.")
+        return out
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _state(row: Mapping[str, Any]) -> RowState:
+    status = row_status(row)
+    score = row.get("score")
+    reason = row.get("error") or (row.get("gradingResult") or {}).get("reason") or ""
+    number = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None
+    return RowState(status, number, str(reason) if status != "pass" else "")
+
+
+def _keyed(rows: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Rows by identity; a repeated identity (two identical tests) gets ``#2``, ``#3``... in order."""
+    keyed: dict[str, Mapping[str, Any]] = {}
+    for row in rows:
+        key = base = test_key(row)
+        count = 1
+        while key in keyed:
+            count += 1
+            key = f"{base}#{count}"
+        keyed[key] = row
+    return keyed
+
+
+def _label(value: Any, *keys: str) -> str:
+    if isinstance(value, Mapping):
+        return str(next((value[k] for k in keys if value.get(k)), ""))
+    return str(value or "")
+
+
+def _change(key: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> RowChange:
+    row = after if after is not None else before
+    assert row is not None
+    return RowChange(
+        key=key,
+        test=describe_test(row),
+        prompt=_label(row.get("prompt"), "label", "raw"),
+        provider=_label(row.get("provider"), "label", "id"),
+        before=_state(before) if before is not None else None,
+        after=_state(after) if after is not None else None,
+    )
+
+
+def _side(document: Mapping[str, Any], rows: Mapping[str, Mapping[str, Any]]) -> RunSide:
+    passed = sum(1 for row in rows.values() if row_status(row) == "pass")
+    return RunSide(str(document.get("evalId") or "?"), len(rows), passed)
+
+
+def compare_reports(
+    baseline: Mapping[str, Any], current: Mapping[str, Any], *, tolerance: float = DEFAULT_TOLERANCE
+) -> Comparison:
+    """Compare two JSON reports (stored runs or report files) row by row."""
+    before = _keyed(baseline["results"]["results"])
+    after = _keyed(current["results"]["results"])
+    result = Comparison(_side(baseline, before), _side(current, after), tolerance)
+    unchanged = 0
+    for key, row in after.items():
+        old = before.get(key)
+        change = _change(key, old, row)
+        assert change.after is not None
+        now_passes = change.after.status == "pass"
+        if change.before is None:
+            (result.added if now_passes else result.new_failures).append(change)
+        elif (change.before.status == "pass") != now_passes:
+            (result.fixes if now_passes else result.regressions).append(change)
+        elif _moved(change.before, change.after, tolerance):
+            result.score_changes.append(change)
+        else:
+            unchanged += 1
+    result.removed.extend(_change(key, row, None) for key, row in before.items() if key not in after)
+    return replace(result, unchanged=unchanged)
+
+
+def _moved(before: RowState, after: RowState, tolerance: float) -> bool:
+    if before.score is None or after.score is None or "error" in (before.status, after.status):
+        return False
+    return abs(after.score - before.score) > tolerance
