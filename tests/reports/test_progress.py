@@ -4,14 +4,19 @@ a status line now and then off one; the activity counters it reads."""
 from __future__ import annotations
 
 import io
+import json
 import threading
+from pathlib import Path
 
 import pytest
 from rich.console import Console
+from typer.testing import CliRunner
 
 from evalh import activity
+from evalh.cli import app
 from evalh.reports import table
 from evalh.reports.table import progress, status_line
+from tests.loopback import LoopbackServer, Reply
 
 
 def test_activity_counts_calls_in_flight_failures_and_retries() -> None:
@@ -80,3 +85,35 @@ def test_off_a_terminal_a_status_line_comes_while_providers_are_called(
     with progress(5, calls=False, heartbeat_s=0.001) as advance:
         advance(5)
     assert "rows done" not in capsys.readouterr().err
+
+
+def test_a_retried_http_call_shows_in_its_providers_activity(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    answer = {"choices": [{"message": {"content": "hi there"}, "finish_reason": "stop"}]}
+    loopback.script(
+        "POST", "/v1/chat/completions", [Reply.json({"error": "busy"}, status=503), Reply.json(answer)]
+    )
+    config = {
+        "prompts": ["hello"],
+        "providers": [
+            {
+                "id": "openai:chat:m",
+                "label": "flaky",
+                "config": {
+                    "apiBaseUrl": f"{loopback.url}/v1",
+                    "apiKey": "sk-test-123456",
+                    "retryBaseDelayS": 0.01,
+                },
+            }
+        ],
+        "tests": [{"assert": [{"type": "contains", "value": "hi"}]}],
+    }
+    (tmp_path / "evalh.yaml").write_text(json.dumps(config), encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["run", str(tmp_path / "evalh.yaml"), "--no-cache", "--no-write", "--no-table"]
+    )
+    assert result.exit_code == 0, result.output
+    (flaky,) = activity.snapshot()
+    assert (flaky.name, flaky.in_flight, flaky.done, flaky.failed, flaky.retries) == ("flaky", 0, 1, 0, 1)
+    assert flaky.last_retry == "HTTP 503"

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
+from evalh.activity import note_retry
 from evalh.deadlines import HTTP_ATTEMPT_TIMEOUT_S, HTTP_TOTAL_TIMEOUT_S
 from evalh.errors import ProviderHTTPError
 from evalh.model import ProviderSpec
@@ -280,6 +281,7 @@ class HttpClient:
 
     def _log_retry(self, state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
+        note_retry(_retry_reason(error))  # the progress display shows it under the provider
         log.info(
             "%s: attempt %d failed (%s); retrying in %.2f s",
             redact_text(self.provider_id),
@@ -308,3 +310,12 @@ class HttpClient:
         )
         self._in_flight.append(0)
         return len(self._shards) - 1
+
+
+def _retry_reason(error: BaseException | None) -> str:
+    """A short reason for the progress display: ``HTTP 429``, ``timeout`` or ``connection failed``."""
+    if isinstance(error, RetryableError) and error.status is not None:
+        return f"HTTP {error.status}"
+    if isinstance(error, RetryableError) and error.timed_out:
+        return "timeout"
+    return "connection failed"
