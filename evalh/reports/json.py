@@ -199,7 +199,7 @@ def result_to_json(row: TestResult, *, memo: _Memo | None = None) -> dict[str, A
         "promptIdx": row.prompt_index,
         "providerIdx": row.provider_index,
         "repeatIdx": row.repeat_index,
-        "promptId": _prompt_id(row.prompt),
+        "promptId": memo.get(row.prompt, lambda: _prompt_id(row.prompt)),  # a sha256 per prompt, not per row
         "description": row.test.description,
         "provider": {"id": row.provider.id, "label": row.provider.display},
         "prompt": {"raw": output_text(row.rendered_prompt), "label": row.prompt.label},
@@ -360,10 +360,10 @@ def to_promptfoo_json(run: RunResult, *, eval_id: str | None = None) -> dict[str
 
 
 def report_document(
-    run: RunResult, rows: list[dict[str, Any]], *, eval_id: str | None = None
+    run: RunResult, rows: list[dict[str, Any]], *, eval_id: str | None = None, config: Any = None
 ) -> dict[str, Any]:
     """The output file around ``rows`` (the run store keeps it with no rows: its rows are stored one
-    by one as they finish)."""
+    by one as they finish). ``config``: the suite's config already redacted, if the caller has it."""
     prompts = [_column_to_json(column) for column in run.aggregates.columns]
     return {
         "evalId": eval_id or new_eval_id(run.started_at),
@@ -376,7 +376,7 @@ def report_document(
             "evalh": _evalh_block(run),
             "aggregates": aggregates_to_json(run.aggregates),
         },
-        "config": redact(run.suite.raw_config),
+        "config": redact(run.suite.raw_config) if config is None else config,
         "shareableUrl": None,
         "metadata": {
             "evalhVersion": __version__,

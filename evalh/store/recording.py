@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from evalh.errors import StoreError
 from evalh.model import RunResult, Suite, TestResult
@@ -27,8 +28,9 @@ _ID_ATTEMPTS = 20
 class Recording:
     """The store's side of one run: ``add`` each finished row, then ``finish`` with the result."""
 
-    def __init__(self, recorder: RunRecorder | None) -> None:
+    def __init__(self, recorder: RunRecorder | None, config: Any = None) -> None:
         self._recorder = recorder
+        self._config = config  # redacted once at the start (it can be big: every test of the suite)
         self._memo = new_memo()
 
     @property
@@ -42,18 +44,18 @@ class Recording:
 
     def finish(self, result: RunResult) -> None:
         if self._recorder is not None:
-            header = report_document(result, [], eval_id=self._recorder.run_id)
+            header = report_document(result, [], eval_id=self._recorder.run_id, config=self._config)
             self._recorder.finish(header, interrupted=result.interrupted)
 
 
-def _start(store: RunStore, suite: Suite, started_at: str) -> RunRecorder:
+def _start(store: RunStore, suite: Suite, started_at: str, config: Any) -> RunRecorder:
     config_path = str(Path(suite.config_path).resolve()) if suite.config_path else None
     for _ in range(_ID_ATTEMPTS):
         run_id = new_eval_id(started_at)
         header = {
             "evalId": run_id,
             "results": {"version": 3, "timestamp": started_at, "results": []},
-            "config": redact_config(suite.raw_config),
+            "config": config,
         }
         try:
             return store.start(run_id, header, config_path=config_path, description=suite.description)
@@ -76,11 +78,12 @@ def recording(suite: Suite, started_at: str, *, enabled: bool) -> Iterator[Recor
         yield Recording(None)
         return
     try:
+        config = redact_config(suite.raw_config)
         try:
-            recorder: RunRecorder | None = _start(store, suite, started_at)
+            recorder: RunRecorder | None = _start(store, suite, started_at, config)
         except StoreError as error:
             warn(f"{error.render()}; this run is not recorded")
             recorder = None
-        yield Recording(recorder)
+        yield Recording(recorder, config)
     finally:
         store.close()
