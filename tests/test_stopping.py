@@ -26,6 +26,7 @@ import pytest
 from junitparser import Error, JUnitXml
 
 from evalh.runner.stopping import run_until_stopped
+from evalh.store import open_store
 from tests.loopback import LoopbackServer, Reply, Request
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -97,6 +98,9 @@ def _assert_interrupted_reports(tmp_path: Path, sig: signal.Signals) -> None:
     assert f"Interrupted by {sig.name}" in (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "interruptedBy: " + sig.name in (tmp_path / "r.yaml").read_text(encoding="utf-8")
     assert len((tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines()) == FAST
+    with open_store() as store:  # the run store holds the finished rows too, marked interrupted
+        (stored,) = store.list_runs()
+        assert (stored.id, stored.state, stored.rows) == (report["evalId"], "interrupted", FAST)
 
 
 def _pids_alive(pid_dir: Path) -> list[int]:
