@@ -7,7 +7,6 @@ config and raised together as one error, one paragraph each.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -20,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from evalh.config.plainyaml import Positions, key_text, load_plain, mark_at
 from evalh.config.safeload import MAX_FILE_BYTES, LimitError, SafeLoader, check_structure, parse_json
 from evalh.errors import ConfigError, ConfigFileError
 
@@ -58,13 +58,7 @@ class _LocatingLoader(SafeLoader):
         mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
         if all(isinstance(key, str) for key in mapping):
             return mapping
-        # Keys are text, as in JSON and promptfoo: `null:`, `1.5:` and `true:` are the keys "null",
-        # "1.5" and "true" (a None or float key broke every path and message built from it).
-        return {key if isinstance(key, str) else _key_text(key): value for key, value in mapping.items()}
-
-
-def _key_text(key: Any) -> str:
-    return json.dumps(key) if key is None or isinstance(key, bool) else str(key)
+        return {key_text(key): value for key, value in mapping.items()}
 
 
 def format_path(path: JsonPath) -> str:
@@ -91,15 +85,21 @@ def display_path(path: Path) -> str:
 
 @dataclass
 class Document:
-    """A loaded YAML/JSON document and its node tree, which gives every key and item a position."""
+    """A loaded YAML/JSON document and its node tree, which gives every key and item a position.
+
+    A document read by the fast path has ``positions`` (plainyaml.Positions) instead of a node tree."""
 
     data: Any
     file: str
     root: yaml.Node | None = None
+    positions: Positions = None
 
     def locate(self, path: JsonPath) -> str:
         """``file:line:col`` of ``path`` (or of its nearest ancestor that has a position)."""
-        mark = _mark_at(self.root, path) if self.root is not None else None
+        if self.positions is not None:
+            mark = mark_at(self.positions, path)
+        else:
+            mark = _mark_at(self.root, path) if self.root is not None else None
         return f"{self.file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else self.file
 
     def where(self, path: JsonPath) -> str:
@@ -173,6 +173,9 @@ class _SyntaxError(ConfigError):
 
 
 def _parse_yaml(text: str, file: str) -> Document:
+    plain = load_plain(text)
+    if plain is not None:
+        return Document(data=plain[0], file=file, positions=plain[1])
     loader = _LocatingLoader(text)
     node: yaml.Node | None = None
     try:
