@@ -92,12 +92,16 @@ class _EmbeddingsHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     counter: ClassVar[Any] = None  # a multiprocessing.Value: requests served
 
+    def vector(self, text: str) -> list[float]:
+        return fake_vector(text, 384).tolist()  # type: ignore[no-any-return]
+
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-        texts = body["input"]
-        with self.counter.get_lock():
-            self.counter.value += 1
-        data = [{"index": i, "embedding": fake_vector(t, 384).tolist()} for i, t in enumerate(texts)]
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        if self.counter is not None:
+            with self.counter.get_lock():
+                self.counter.value += 1
+        data = [{"index": i, "embedding": self.vector(t)} for i, t in enumerate(texts)]
         tokens = sum(len(t.split()) for t in texts)
         payload = json.dumps(
             {"data": data, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}

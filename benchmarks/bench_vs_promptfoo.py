@@ -34,9 +34,11 @@ import tempfile
 import time
 import zlib
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from bench_similar import _EmbeddingsHandler  # the scripts run from benchmarks/, which is on sys.path
 
 TARGET_RATIO = 20.0
 WORDS = str.split(
@@ -165,27 +167,11 @@ def embedding_of(text: str, dims: int = 64) -> list[float]:
     return [round(v / norm, 6) for v in vector]
 
 
-class EmbeddingsHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class EmbeddingsHandler(_EmbeddingsHandler):
+    """bench_similar's OpenAI-compatible server, with vectors under which paraphrases score high."""
 
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        data = [
-            {"object": "embedding", "index": i, "embedding": embedding_of(t)} for i, t in enumerate(texts)
-        ]
-        tokens = sum(len(t.split()) for t in texts)
-        payload = json.dumps(
-            {"object": "list", "data": data, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
+    def vector(self, text: str) -> list[float]:
+        return embedding_of(text)
 
 
 def serve(ports: Any) -> None:
