@@ -41,10 +41,13 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
 ) -> None:
     """Compare run A (the baseline) with run B."""
+    from evalh.reports.writers import check_report_paths, write_json_file
     from evalh.store import load_report, open_store
     from evalh.store.compare import compare_reports
     from evalh.store.refs import is_report_file
 
+    if output is not None:  # before anything is read: never over A or B
+        check_report_paths([output], [ref for ref in (baseline, current) if is_report_file(ref)])
     if is_report_file(baseline) and is_report_file(current):
         before, after = load_report(baseline, where="A"), load_report(current, where="B")
     else:
@@ -53,8 +56,6 @@ def diff(
             after = load_report(current, store, where="B")
     comparison = compare_reports(before, after, tolerance=tolerance)
     if output is not None:
-        from evalh.reports.writers import write_json_file
-
         write_json_file(output, comparison.to_json())
     if as_json:
         typer.echo(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))

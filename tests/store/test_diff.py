@@ -122,6 +122,9 @@ def test_diff_of_report_files_and_a_bad_reference(tmp_path: Path) -> None:
     assert evalh("diff", tmp_path / "b.json", tmp_path / "a.json").exit_code == 0
     missing = evalh("diff", "latest~5", tmp_path / "a.json")
     assert missing.exit_code == 2 and "no run 'latest~5'" in missing.stderr
+    over = evalh("diff", tmp_path / "a.json", tmp_path / "b.json", "-o", tmp_path / "b.json")
+    assert over.exit_code == 2 and "is a file the run reads" in over.stderr
+    assert report(tmp_path / "b.json")["evalId"]  # untouched
     nope = evalh("diff", tmp_path / "nope.json", tmp_path / "a.json")
     assert nope.exit_code == 2 and "report not found" in nope.stderr
 
