@@ -25,12 +25,17 @@ HELP = (
     "are stored runs (a run id, latest, latest~N) or JSON report files. " + EXIT_CODES
 )
 
-RefArg = Annotated[str, typer.Argument(help="A run id, latest, latest~N, or a JSON report file.")]
+BaselineArg = Annotated[
+    str, typer.Argument(metavar="A", help="The baseline: a run id, latest, latest~N, or a JSON report.")
+]
+CurrentArg = Annotated[
+    str, typer.Argument(metavar="B", help="The run to judge: a run id, latest, latest~N, or a JSON report.")
+]
 
 
 def diff(
-    baseline: RefArg,
-    current: RefArg,
+    baseline: BaselineArg,
+    current: CurrentArg,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Also write the comparison as JSON to this file.")
     ] = None,
