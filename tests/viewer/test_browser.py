@@ -181,3 +181,22 @@ def test_the_quickstart_in_the_viewer(page: Page) -> None:
         assert similar.locator("td.num").nth(1).inner_text() == "0.8"
     finally:
         server.close()
+
+
+def test_metric_filter_and_sort_by_the_metric(page: Page, tmp_path: Path) -> None:
+    from evalh.reports.writers import write_reports
+    from tests.reports.sample import sample_run
+
+    (report,) = write_reports(sample_run(), [tmp_path / "sample.html"])
+    page.goto(report.as_uri())
+    _ready(page)
+    assert _matrix_tests(page) == ["0", "1", "2"]
+    page.select_option("#metric-filter", "accuracy")
+    assert _matrix_tests(page) == ["0"]  # the only test with that named metric
+    assert (
+        page.locator("#matrix td.cell .metric").all_inner_texts()
+        == ["accuracy 0.96"] * 2 + ["accuracy 0.71"] * 2
+    )
+    page.select_option("#metric-filter", "")
+    page.select_option("#sort", "score-asc")
+    assert _matrix_tests(page) == ["2", "1", "0"]  # mean scores 0.38, 0.69, 0.83: lowest first
