@@ -47,7 +47,11 @@ NoOpenOption = Annotated[bool, typer.Option("--no-open", help="Do not open a bro
 def _source(runs: list[str]) -> RunSource:
     from evalh.viewer.sources import GivenRuns, StoredRuns
 
-    return GivenRuns(runs) if runs else StoredRuns()
+    if runs:
+        return GivenRuns(runs)
+    stored = StoredRuns()
+    stored.runs()  # a run store that cannot be opened is an error now, not on every page
+    return stored
 
 
 def _start(source: RunSource, host: str, port: int) -> ViewerServer:

@@ -25,6 +25,7 @@ import traceback
 import urllib.parse
 from typing import Any
 
+from evalh.errors import EvalhError
 from evalh.reports.html import SCRIPTS, STYLESHEET, asset, server_page
 from evalh.reports.serialize import dumps, encode_json
 from evalh.viewer.compare import compare_views
@@ -122,6 +123,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self._not_found("/api/" + route)
         except UnknownRun as error:
             self._not_found(f"run {error.args[0]!r}")
+        except EvalhError as error:  # the run store cannot be read now, a report file went bad, ...
+            self._json({"error": error.render()}, 503)
         except Exception as error:  # a bug: the page says so instead of waiting on a dropped connection
             self.log_error("%s", traceback.format_exc())
             self._json({"error": f"internal error: {type(error).__name__}: {error}; a bug in evalh"}, 500)

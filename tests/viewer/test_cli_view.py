@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from typer.testing import CliRunner
 
 from evalh.cli import app
@@ -133,3 +134,12 @@ def test_on_a_terminal_the_browser_opens(runs: tuple[Path, Path], tmp_path: Path
         process.wait(timeout=30)
         os.close(leader)
     assert process.returncode == 0
+
+
+def test_an_unusable_run_store_is_an_error_at_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home-is-a-file"
+    home.write_text("not a directory", encoding="utf-8")
+    monkeypatch.setenv("EVALH_HOME", str(home))
+    result = CliRunner().invoke(app, ["view", "--no-open"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "evalh: error:" in result.output and str(home) in result.output
