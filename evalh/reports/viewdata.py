@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalh.reports.matrix import column_label
 from evalh.reports.textutil import escape_controls, output_text
 
 __all__ = ["run_summary", "run_view"]
@@ -173,11 +174,14 @@ def _columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> l
                 "provider": str(provider.get("label") or provider.get("id")),
             }
     ordered = sorted(columns)
-    return [{"key": list(key), **columns[key], "label": _label(columns[key])} for key in ordered]
-
-
-def _label(column: Mapping[str, str]) -> str:
-    return f"[{column['provider']}] {column['prompt']}" if column["provider"] else column["prompt"]
+    return [
+        {
+            "key": list(key),
+            **columns[key],
+            "label": column_label(columns[key]["provider"], columns[key]["prompt"]),
+        }
+        for key in ordered
+    ]
 
 
 def run_summary(report: Mapping[str, Any], ref: str) -> dict[str, Any]:

@@ -1,77 +1,30 @@
-"""Two runs side by side: each result of the new run paired with the same test × prompt × provider of the
-baseline, and what changed.
-
-A result is known by its test (description and vars), its column (``[provider] prompt``) and its repeat,
-not by position, so a suite that gained or lost tests still pairs the rest. A *regression* is a result
-that passed in the baseline and fails or errors now; *fixed* the reverse; *changed* a score that moved
-with the same verdict; *added* and *removed* results present in one run only.
-"""
+"""Two runs compared for the viewer's page: ``evalh diff``'s comparison (:mod:`evalh.store.compare`:
+rows matched by test identity, the same groups and tolerance), each change with its column label, and
+both runs' summaries."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["compare_views"]
+from evalh.reports.matrix import column_label
+from evalh.reports.viewdata import run_summary
+from evalh.store.compare import compare_reports
 
-_SCORE_EPSILON = 1e-9
+__all__ = ["compare_runs"]
 
-
-def _keyed(view: Mapping[str, Any]) -> dict[tuple[str, str, int], dict[str, Any]]:
-    out: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for line in view["lines"]:
-        test = json.dumps([line["description"], line["vars"]], sort_keys=True)
-        for column, cell in zip(view["columns"], line["cells"], strict=True):
-            if cell is not None:
-                out.setdefault((test, column["label"], line["repeat"]), {"line": line, "cell": cell})
-    return out
+_GROUPS = ("regressions", "newFailures", "fixes", "scoreChanges", "added", "removed")
 
 
-def _kind(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
-    if before is None:
-        return "added"
-    if after is None:
-        return "removed"
-    was, now = before["status"] == "PASS", after["status"] == "PASS"
-    if was and not now:
-        return "regression"
-    if now and not was:
-        return "fixed"
-    if before["status"] != after["status"] or abs(before["score"] - after["score"]) > _SCORE_EPSILON:
-        return "changed"
-    return "same"
-
-
-def _side(cell: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if cell is None:
-        return None
-    return {"status": cell["status"], "score": cell["score"], "reason": cell.get("reason", "")}
-
-
-def compare_views(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
-    """Every result of either run, paired (see the module docstring), regressions first."""
-    before, after = _keyed(baseline), _keyed(current)
-    pairs: list[dict[str, Any]] = []
-    for key in [*after, *(k for k in before if k not in after)]:
-        old, new = before.get(key), after.get(key)
-        line = (new or old or {})["line"]
-        kind = _kind(old and old["cell"], new and new["cell"])
-        pairs.append(
-            {
-                "kind": kind,
-                "test": line["test"],
-                "description": line["description"],
-                "vars": line["vars"],
-                "column": key[1],
-                "repeat": key[2],
-                "before": _side(old and old["cell"]),
-                "after": _side(new and new["cell"]),
-            }
-        )
-    order = {"regression": 0, "fixed": 1, "changed": 2, "added": 3, "removed": 4, "same": 5}
-    pairs.sort(key=lambda pair: order[pair["kind"]])  # stable: the new run's order within each kind
-    counts = {kind: 0 for kind in order}
-    for pair in pairs:
-        counts[pair["kind"]] += 1
-    return {"baseline": baseline["run"], "current": current["run"], "counts": counts, "pairs": pairs}
+def compare_runs(
+    baseline: Mapping[str, Any], current: Mapping[str, Any], refs: tuple[str, str]
+) -> dict[str, Any]:
+    """``Comparison.to_json()`` of the two reports, with ``column`` on every change and the runs'
+    summaries (as the history lists them) as ``baseline`` and ``current``."""
+    comparison = compare_reports(baseline, current).to_json()
+    for group in _GROUPS:
+        for change in comparison[group]:
+            change["column"] = column_label(change["provider"], change["prompt"])
+    comparison["baseline"] = run_summary(baseline, refs[0])
+    comparison["current"] = run_summary(current, refs[1])
+    return comparison

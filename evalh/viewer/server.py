@@ -7,7 +7,7 @@ ever reaches the file system) and a JSON API over a :class:`~evalh.viewer.source
     GET /static/NAME                        one of the viewer's scripts or its stylesheet
     GET /api/runs                           {runs: [summary, ...]}, newest first
     GET /api/runs/REF                       one run as the viewer's data
-    GET /api/compare?baseline=A&current=B   two runs paired (evalh.viewer.compare)
+    GET /api/compare?baseline=A&current=B   two runs compared as `evalh diff` compares them
 
 Anything else is 404, any other method 405. Every answer carries a strict Content-Security-Policy (only
 the server's own scripts and styles, no inline code, no framing). Bound to a loopback address, it also
@@ -28,7 +28,7 @@ from typing import Any
 from evalh.errors import EvalhError
 from evalh.reports.html import SCRIPTS, STYLESHEET, asset, server_page
 from evalh.reports.serialize import dumps, encode_json
-from evalh.viewer.compare import compare_views
+from evalh.viewer.compare import compare_runs
 from evalh.viewer.sources import RunSource, UnknownRun
 
 __all__ = ["CONTENT_SECURITY_POLICY", "ViewerServer", "is_loopback"]
@@ -117,8 +117,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             elif route.startswith("runs/"):
                 self._run(source.view(urllib.parse.unquote(route[len("runs/") :])))
             elif route == "compare" and query.get("baseline") and query.get("current"):
-                baseline, current = source.view(query["baseline"][0]), source.view(query["current"][0])
-                self._json(compare_views(baseline, current))
+                refs = (query["baseline"][0], query["current"][0])
+                self._json(compare_runs(source.report(refs[0]), source.report(refs[1]), refs))
             else:
                 self._not_found("/api/" + route)
         except UnknownRun as error:

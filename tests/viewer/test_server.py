@@ -36,12 +36,22 @@ def test_runs_newest_first_and_one_run(viewer: ViewerServer) -> None:
 
 
 def test_compare(viewer: ViewerServer) -> None:
-    diff = httpx.get(
-        viewer.url + "api/compare", params={"baseline": "baseline.json", "current": "current.json"}
+    """`evalh diff`'s comparison (evalh.store.compare), with column labels and the runs' summaries."""
+    params = {"baseline": "baseline.json", "current": "current.json"}
+    diff = httpx.get(viewer.url + "api/compare", params=params).json()
+    counts = {
+        group: len(diff[group]) for group in ("regressions", "newFailures", "fixes", "added", "removed")
+    }
+    assert counts == {"regressions": 2, "newFailures": 0, "fixes": 2, "added": 0, "removed": 0}
+    assert diff["unchanged"] == 4
+    assert sorted(change["column"] for change in diff["regressions"]) == ["[echo] greet", "[echo] hi"]
+    assert {change["test"] for change in diff["regressions"]} == {"greets Ada"}
+    assert (diff["baseline"]["ref"], diff["current"]["description"]) == (
+        "baseline.json",
+        "Viewer fixture current",
     )
-    assert diff.json()["counts"] == {
-        "regression": 2, "fixed": 2, "changed": 0, "added": 0, "removed": 0, "same": 4,
-    }  # fmt: skip
+    missing = httpx.get(viewer.url + "api/compare", params={**params, "current": "nope.json"})
+    assert missing.status_code == 404
 
 
 def test_page_and_assets_with_a_strict_policy(viewer: ViewerServer) -> None:

@@ -1,14 +1,12 @@
-"""A JSON report as the viewer's matrix (reports/viewdata.py) and two runs paired (viewer/compare.py)."""
+"""A JSON report as the viewer's matrix (evalh/reports/viewdata.py)."""
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 from evalh.reports.json import to_promptfoo_json
 from evalh.reports.viewdata import run_view
-from evalh.viewer.compare import compare_views
 from tests.reports.sample import sample_run
 
 
@@ -64,22 +62,3 @@ def test_a_report_without_prompts_takes_its_columns_from_the_rows() -> None:
     assert [c["label"] for c in run_view(report, "r")["columns"]] == [
         "[echo] greet", "[gpt] greet", "[echo] chat", "[gpt] chat",
     ]  # fmt: skip
-
-
-def test_compare_pairs_by_test_not_position() -> None:
-    before = run_view(_report(), "a")
-    after = copy.deepcopy(before)
-    after["run"]["ref"] = "b"
-    line0, line1, line2 = after["lines"]
-    line0["cells"][0] = dict(line0["cells"][0], status="FAIL", score=0.1, reason="now wrong")  # regression
-    line2["cells"][1] = dict(line2["cells"][1], status="PASS", score=1.0, reason="")  # fixed
-    line1["cells"][1] = dict(line1["cells"][1], score=0.5)  # same verdict, another score
-    line1["cells"][3] = None  # gone
-    after["lines"] = [line2, line1, line0, dict(line0, description="brand new", cells=line0["cells"])]
-    diff = compare_views(before, after)
-    assert diff["counts"] == {"regression": 1, "fixed": 1, "changed": 1, "added": 4, "removed": 1, "same": 8}
-    first = diff["pairs"][0]
-    assert (first["kind"], first["column"], first["before"]["status"], first["after"]["reason"]) == (
-        "regression", "[echo] greet", "PASS", "now wrong",
-    )  # fmt: skip
-    assert [p["kind"] for p in diff["pairs"]][:3] == ["regression", "fixed", "changed"]

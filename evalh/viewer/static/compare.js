@@ -1,33 +1,40 @@
-// Two runs side by side: every result paired, regressions first and highlighted.
+// Two runs side by side: `evalh diff`'s comparison, regressions first and highlighted.
 "use strict";
 
-EV.KIND_LABELS = {
-  regression: "Regression", fixed: "Fixed", changed: "Score changed", added: "New", removed: "Gone", same: "Same",
-};
+// [group in the comparison, kind (a CSS class), label]
+EV.KINDS = [
+  ["regressions", "regression", "Regression"],
+  ["newFailures", "new-failure", "New failure"],
+  ["fixes", "fixed", "Fixed"],
+  ["scoreChanges", "changed", "Score changed"],
+  ["added", "added", "New"],
+  ["removed", "removed", "Gone"],
+];
 EV.KIND_FILTERS = {
-  changes: ["regression", "fixed", "changed", "added", "removed"],
-  regression: ["regression"],
-  all: null,
+  changes: null,
+  regression: ["regression", "new-failure"],
 };
 
 EV.comparePage = async function (root, baseline, current) {
   const query = "?baseline=" + encodeURIComponent(baseline) + "&current=" + encodeURIComponent(current);
   const diff = await EV.api("/api/compare" + query);
-  const state = {diff, filter: "changes", page: 0, size: 50};
-  const chip = (kind) => EV.el("li", {class: "chip " + kind, id: "count-" + kind},
-    EV.KIND_LABELS[kind] + " ", EV.el("b", {}, diff.counts[kind]));
+  const pairs = EV.KINDS.flatMap(([group, kind]) => diff[group].map((change) => ({...change, kind})));
+  const state = {pairs, filter: "changes", page: 0, size: 50};
+  const chip = (kind, label, count) => EV.el("li", {class: "chip " + kind, id: "count-" + kind},
+    label + " ", EV.el("b", {}, count));
   const side = (label, run) => EV.el("div", {class: "side"}, EV.el("h2", {}, label + ": ",
     EV.el("a", {href: "#/run/" + encodeURIComponent(run.ref)}, run.ref)),
     EV.el("p", {}, (run.description || "") + " · " + EV.when(run.timestamp) + " · pass rate " +
       EV.percent(run.passRate)));
   const filter = EV.el("select", {id: "kind-filter", onchange: (event) => {
     state.filter = event.target.value; state.page = 0; EV.drawPairs(state);
-  }}, [["changes", "Changes only"], ["regression", "Regressions"], ["all", "Everything"]]
+  }}, [["changes", "Every change"], ["regression", "Regressions and new failures"]]
     .map(([value, text]) => EV.el("option", {value}, text)));
   EV.clear(root).append(
     EV.el("h1", {}, "Compare runs"),
     EV.el("div", {class: "sides"}, side("Baseline", diff.baseline), side("Current", diff.current)),
-    EV.el("ul", {class: "chips"}, Object.keys(EV.KIND_LABELS).map(chip)),
+    EV.el("ul", {class: "chips"}, EV.KINDS.map(([group, kind, label]) => chip(kind, label, diff[group].length)),
+      chip("same", "Unchanged", diff.unchanged)),
     EV.el("div", {class: "toolbar"}, EV.el("label", {}, "Show ", filter)),
     EV.el("div", {id: "pairs-pager"}),
     EV.el("table", {class: "grid pairs", id: "pairs"}));
@@ -36,24 +43,25 @@ EV.comparePage = async function (root, baseline, current) {
 
 EV.pairSide = function (side) {
   if (!side) return EV.el("td", {class: "cell none"}, "—");
-  return EV.el("td", {class: "cell " + side.status}, EV.el("div", {class: "cell-head"},
-    EV.statusBadge(side.status), EV.el("span", {class: "score"}, EV.score(side.score))),
+  const status = side.status.toUpperCase();
+  return EV.el("td", {class: "cell " + status}, EV.el("div", {class: "cell-head"},
+    EV.statusBadge(status), EV.el("span", {class: "score"}, EV.score(side.score))),
     side.reason ? EV.el("div", {class: "reason"}, EV.clip(side.reason, 240)) : null);
 };
 
 EV.drawPairs = function (state) {
   const kinds = EV.KIND_FILTERS[state.filter];
-  const pairs = state.diff.pairs.filter((pair) => !kinds || kinds.includes(pair.kind));
+  const labels = Object.fromEntries(EV.KINDS.map(([, kind, label]) => [kind, label]));
+  const pairs = state.pairs.filter((pair) => !kinds || kinds.includes(pair.kind));
   const redraw = (page, size) => { state.page = page; state.size = size; EV.drawPairs(state); };
   EV.clear(document.getElementById("pairs-pager")).append(EV.pager(state, pairs.length, redraw));
   const start = state.page * state.size;
   const rows = pairs.slice(start, start + state.size).map((pair) => {
-    const delta = pair.before && pair.after ? pair.after.score - pair.before.score : null;
+    const scored = pair.before && pair.after && pair.before.score !== null && pair.after.score !== null;
+    const delta = scored ? pair.after.score - pair.before.score : null;
     return EV.el("tr", {class: "pair " + pair.kind},
-      EV.el("td", {}, EV.el("span", {class: "kind " + pair.kind}, EV.KIND_LABELS[pair.kind])),
-      EV.el("td", {class: "test"}, EV.el("div", {class: "description"},
-        "#" + (pair.test + 1) + (pair.description ? " " + pair.description : "")),
-        EV.el("div", {class: "var"}, EV.clip(EV.varsText(pair.vars), 200))),
+      EV.el("td", {}, EV.el("span", {class: "kind " + pair.kind}, labels[pair.kind])),
+      EV.el("td", {class: "test"}, EV.el("div", {class: "description"}, pair.test)),
       EV.el("td", {}, pair.column),
       EV.pairSide(pair.before), EV.pairSide(pair.after),
       EV.el("td", {class: "num delta"}, delta === null ? "" : (delta > 0 ? "+" : "") + delta.toFixed(2)));
