@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalh.assertions.base import AssertionContext, EmbedRequest
-from evalh.assertions.registry import assertion
+from evalh.assertions.registry import NONBLANK_TEXT, assertion
 from evalh.assertions.similarity import (
-    check_embedding_config,
+    EMBEDDING_CONFIG,
     embedding_providers,
     empty_output,
     references,
@@ -46,8 +46,6 @@ __all__ = [
     "DEFAULT_BERTSCORE_THRESHOLD",
     "bertscore",
     "bertscore_like",
-    "check_bertscore",
-    "check_bertscore_like",
     "idf_weights",
     "suite_references",
     "word_tokens",
@@ -58,8 +56,6 @@ DEFAULT_BERTSCORE_THRESHOLD = 0.5
 # with the bundled model, paraphrases 0.7-0.97, so the bar is higher than bertscore's.
 DEFAULT_BERTSCORE_LIKE_THRESHOLD = 0.6
 SCORES = ("f1", "precision", "recall")
-_BERTSCORE_KEYS = ("score", "idf", "baseline", "aggregation", "binary", "providers")
-_LIKE_KEYS = ("score", "baseline", "aggregation", "binary", "providers")
 _ALIGNMENT_LIMIT = 200
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
 _IDF_MEMO: OrderedDict[tuple[str, tuple[str, ...]], dict[str, float]] = OrderedDict()
@@ -71,33 +67,28 @@ def word_tokens(text: str) -> list[str]:
     return list(dict.fromkeys(_WORD.findall(text.lower())))
 
 
-def _check(value: Any, config: Mapping[str, Any], known: Sequence[str]) -> str | None:
-    refs = references(value)
-    if isinstance(refs, str):
-        return refs
-    if any(not ref.strip() for ref in refs):
-        return "a reference text is empty"
-    problem = check_embedding_config(config, known)
-    if problem:
-        return problem
-    if config.get("score", "f1") not in SCORES:
-        return f"config.score must be one of {', '.join(SCORES)} (got {config['score']!r})"
-    if "idf" in config and not isinstance(config["idf"], bool):
-        return f"config.idf must be true or false (got {config['idf']!r})"
-    baseline = config.get("baseline")
-    if baseline is not None and (
-        isinstance(baseline, bool) or not isinstance(baseline, int | float) or not baseline < 1
-    ):
-        return f"config.baseline must be a number below 1 (got {baseline!r})"
-    return None
-
-
-def check_bertscore(value: Any, config: Mapping[str, Any]) -> str | None:
-    return _check(value, config, _BERTSCORE_KEYS)
-
-
-def check_bertscore_like(value: Any, config: Mapping[str, Any]) -> str | None:
-    return _check(value, config, _LIKE_KEYS)
+# The value: one reference text or a list of them, none blank; the config: which score, an optional
+# baseline rescaling, and the keys every embedding assertion reads.
+_REFERENCES_VALUE: dict[str, Any] = {
+    "anyOf": [NONBLANK_TEXT, {"type": "array", "minItems": 1, "items": NONBLANK_TEXT}],
+    "description": "The reference text, or a list of references (the best counts).",
+}
+_LIKE_CONFIG: dict[str, Any] = {
+    **EMBEDDING_CONFIG,
+    "score": {
+        "enum": list(SCORES),
+        "description": "Which score to compare: f1 (default), precision or recall.",
+    },
+    "baseline": {
+        "type": "number",
+        "exclusiveMaximum": 1,
+        "description": "Rescale scores as (score - baseline) / (1 - baseline).",
+    },
+}
+_BERTSCORE_CONFIG: dict[str, Any] = {
+    **_LIKE_CONFIG,
+    "idf": {"type": "boolean", "description": "Weight words by their idf over the suite's references."},
+}
 
 
 # -- idf over the suite's references ---------------------------------------------------------------
@@ -278,14 +269,10 @@ async def bertscore_like_for(ctx: AssertionContext, provider: ProviderSpec, refs
     return _score_refs(ctx, sides[0], refs, sides[1:], None)
 
 
-async def _run(ctx: AssertionContext, name: str, check: Any, scorer: Any) -> AssertionResult | Measurement:
-    problem = check(ctx.value, ctx.config)
-    if problem:
-        return AssertionResult.failure(problem)
+async def _run(ctx: AssertionContext, name: str, scorer: Any) -> AssertionResult | Measurement:
     if (empty := empty_output(ctx.output_text)) is not None:
         return empty
     refs = references(ctx.value)
-    assert isinstance(refs, list)
     values: list[tuple[str, float, dict[str, Any]]] = []
     for provider in embedding_providers(ctx):
         outcome = await scorer(ctx, provider, refs)
@@ -297,17 +284,16 @@ async def _run(ctx: AssertionContext, name: str, check: Any, scorer: Any) -> Ass
 
 
 def prefetch_bertscore(ctx: AssertionContext) -> list[EmbedRequest]:
-    refs = references(ctx.value)
-    if isinstance(refs, str) or not ctx.output_text.strip():
+    if not ctx.output_text.strip():
         return []
-    texts = (ctx.output_text, *refs)
+    texts = (ctx.output_text, *references(ctx.value))
     return [EmbedRequest(p, texts, granularity="tokens") for p in embedding_providers(ctx)]
 
 
 def prefetch_bertscore_like(ctx: AssertionContext) -> list[EmbedRequest]:
-    refs = references(ctx.value)
-    if isinstance(refs, str) or not ctx.output_text.strip():
+    if not ctx.output_text.strip():
         return []
+    refs = references(ctx.value)
     vocabulary = tuple(dict.fromkeys(word for text in (ctx.output_text, *refs) for word in word_tokens(text)))
     return [EmbedRequest(p, vocabulary) for p in embedding_providers(ctx)]
 
@@ -321,11 +307,12 @@ def prefetch_bertscore_like(ctx: AssertionContext) -> list[EmbedRequest]:
     threshold_meaning="min score",
     requires_value=True,
     direction="higher",
-    check=check_bertscore,
+    value_schema=_REFERENCES_VALUE,
+    config_schema=_BERTSCORE_CONFIG,
     prefetch=prefetch_bertscore,
 )
 async def bertscore(ctx: AssertionContext) -> AssertionResult | Measurement:
-    return await _run(ctx, "BERTScore", check_bertscore, bertscore_for)
+    return await _run(ctx, "BERTScore", bertscore_for)
 
 
 @assertion(
@@ -337,8 +324,9 @@ async def bertscore(ctx: AssertionContext) -> AssertionResult | Measurement:
     threshold_meaning="min score",
     requires_value=True,
     direction="higher",
-    check=check_bertscore_like,
+    value_schema=_REFERENCES_VALUE,
+    config_schema=_LIKE_CONFIG,
     prefetch=prefetch_bertscore_like,
 )
 async def bertscore_like(ctx: AssertionContext) -> AssertionResult | Measurement:
-    return await _run(ctx, "BERTScore-like", check_bertscore_like, bertscore_like_for)
+    return await _run(ctx, "BERTScore-like", bertscore_like_for)

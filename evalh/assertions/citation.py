@@ -215,12 +215,26 @@ def _pattern_problem(config: Mapping[str, Any]) -> str | None:
     return None
 
 
+_FIELD: dict[str, Any] = {"type": "string", "minLength": 1}
+_CONFIG: dict[str, Any] = {
+    "fromVar": {**_FIELD, "description": "Read the sources from this var instead of the value."},
+    "idField": {**_FIELD, "description": "The id field of a source object (default id)."},
+    "textField": {**_FIELD, "description": "The text field of a source object (default text)."},
+    "required": {"type": "boolean", "description": "An answer without citations fails (default true)."},
+    "pattern": {
+        "type": "string",
+        "minLength": 1,
+        "description": "A regex whose first group captures the cited ids (default [1] markers).",
+    },
+}
+_SOURCES_VALUE: dict[str, Any] = {
+    "type": ["array", "object", "string"],
+    "description": f"The sources: {_SOURCES_HELP} (or config.fromVar).",
+}
+
+
 def _check(value: Any, config: Mapping[str, Any]) -> str | None:
-    for key in ("fromVar", "idField", "textField"):
-        if key in config and (not isinstance(config[key], str) or not config[key]):
-            return f"needs config.{key} to be a non-empty string (got {config[key]!r})"
-    if "required" in config and not isinstance(config["required"], bool):
-        return f"needs config.required to be true or false (got {config['required']!r})"
+    """What the shapes cannot say: the sources are readable and not empty, the pattern compiles."""
     if value is None and "fromVar" not in config:
         return f"needs the sources: a value ({_SOURCES_HELP}) or config.fromVar naming a var"
     if value is not None and "fromVar" not in config:
@@ -233,9 +247,6 @@ def _check(value: Any, config: Mapping[str, Any]) -> str | None:
 
 
 def _inputs(ctx: AssertionContext) -> tuple[Sources, list[dict[str, str]] | None] | str:
-    problem = _check(ctx.value, ctx.config)
-    if problem:
-        return problem
     var_name = ctx.config.get("fromVar")
     if var_name is not None and var_name not in ctx.vars:
         return f"var {var_name!r} (config.fromVar) is not set for this test"
@@ -269,6 +280,8 @@ def _measured(verdicts: Sequence[Mapping[str, Any]], details: Mapping[str, Any])
     threshold_meaning="min score",
     direction="higher",
     bounds=(0.0, 1.0),
+    value_schema=_SOURCES_VALUE,
+    config_schema=_CONFIG,
     check=_check,
 )
 def citation_groundedness(ctx: AssertionContext) -> AssertionResult | Measurement:

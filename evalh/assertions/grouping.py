@@ -7,8 +7,8 @@ them over as a measurement; ``runner/scoring.py`` scores them exactly as it scor
 from __future__ import annotations
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import assertion
-from evalh.model import AssertionResult, Measurement
+from evalh.assertions.registry import assertion, no_value
+from evalh.model import Measurement
 
 __all__ = ["assert_set"]
 
@@ -20,9 +20,9 @@ __all__ = ["assert_set"]
     "mean score reaches the set's threshold",
     threshold_meaning="min weighted mean of the children",
     direction="higher",
+    children=True,
+    value_schema=no_value("assert-set", "put the checks in its assert: list"),
 )
-async def assert_set(ctx: AssertionContext) -> AssertionResult | Measurement:
+async def assert_set(ctx: AssertionContext) -> Measurement:
     children = tuple([await ctx.services.grade(child, ctx) for child in ctx.spec.children])
-    if not children:
-        return AssertionResult.failure("assert-set has no assertions under `assert`")
     return Measurement(value=0.0, subject="assert-set", children=children)

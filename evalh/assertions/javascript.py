@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import NONEMPTY_TEXT, assertion
+from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, assertion
 from evalh.assertions.scripted import interpret_result, script_context
 from evalh.deadlines import JAVASCRIPT_TIMEOUT_S, call_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement
@@ -56,7 +56,7 @@ def javascript_file_problem(value: str, config_dir: Path | None) -> str | None:
 
 
 def _check_javascript(value: Any, config: Mapping[str, Any]) -> str | None:
-    if not isinstance(value, str) or not value.strip():
+    if not value.strip():
         return "javascript needs code or file://path.js[:function] as its value"
     if value.startswith("file://"):  # the file itself is checked where the config's folder is known
         return timeout_problem(config)
@@ -80,15 +80,14 @@ def _interpret(value: Any, type_name: str) -> AssertionResult | Measurement:
     requires_value=True,
     threshold_meaning="min score (optional; without one a score must be above 0)",
     direction="higher",
-    value_schema=NONEMPTY_TEXT,
+    value_schema={**NONEMPTY_TEXT, "description": "JavaScript code, or file://path.js[:function]."},
+    config_schema=TIMEOUT_CONFIG,
+    open_config=True,  # the code receives its whole config (context.config)
     check=_check_javascript,
     code_language="javascript",
 )
 async def javascript_assertion(ctx: AssertionContext) -> AssertionResult | Measurement:
-    problem = _check_javascript(ctx.value, ctx.config)
-    if problem:
-        return AssertionResult.failure(problem)
-    # checked just above; else evaluateOptions.timeoutMs, else 10 s (evalh/deadlines.py)
+    # validate checked config.timeout / timeoutMs; else evaluateOptions.timeoutMs, else 10 s
     timeout = call_timeout_s(ctx.config, ctx.timeout_s, JAVASCRIPT_TIMEOUT_S)
     try:
         source = javascript_source(ctx.value, ctx.config_dir)
@@ -103,7 +102,5 @@ async def javascript_assertion(ctx: AssertionContext) -> AssertionResult | Measu
         return AssertionResult.failure(f"javascript assertion could not run: {error}")
     if isinstance(outcome, JsThrown):
         # promptfoo's verdict: a failure with score 0, never inverted into a pass
-        return AssertionResult(
-            passed=False, score=0.0, reason=f"JavaScript assertion threw {outcome.message}", applicable=False
-        )
+        return Measurement.not_applicable(f"JavaScript assertion threw {outcome.message}")
     return _interpret(outcome.value, outcome.type_name)

@@ -235,11 +235,6 @@ class Grading:
             details["steps"] = [{"prompt": s["prompt"], "reply": s["reply"]} for s in self.steps]
         return details
 
-    def result(self, passed: bool, score: float, reason: str, **extra: Any) -> AssertionResult:
-        return AssertionResult(
-            passed=passed, score=score, reason=reason, details=self.details(**extra), usage=self.usage
-        )
-
     def measured(self, value: float, subject: str, **fields: Any) -> Measurement:
         """A grader's figure for scoring.py; ``fields``: Measurement's (suffix, plain, verdict,
         compared) and anything else goes into ``details``."""

@@ -33,7 +33,7 @@ from evalh.assertions.judge_prompts import (
     LLM_RUBRIC_PROMPT,
     REFUSAL_QUALITY_PROMPT,
 )
-from evalh.assertions.registry import assertion
+from evalh.assertions.registry import NONBLANK_TEXT, UNUSED_VALUE, assertion
 from evalh.model import AssertionResult, Measurement
 
 __all__ = [
@@ -65,37 +65,32 @@ _CATEGORY_PATTERNS = (
 )
 
 
-# -- static checks -------------------------------------------------------------------------------
+# -- declared values -------------------------------------------------------------------------------
+# validate checks every rendered value against these (and the schema's rules are generated from them),
+# so the handlers take the value as given.
 
-
-def _check_string(value: Any, _config: Mapping[str, Any]) -> str | None:
-    return None if isinstance(value, str) and value.strip() else "value must be a non-empty string"
-
-
-def _check_rubric(value: Any, _config: Mapping[str, Any]) -> str | None:
-    if isinstance(value, str) and value.strip():
-        return None
-    if isinstance(value, Mapping | list) and value:
-        return None
-    return "value must be the rubric: a non-empty string (or an object, sent as JSON)"
-
-
-def _check_g_eval(value: Any, config: Mapping[str, Any]) -> str | None:
-    criteria_ok = (isinstance(value, str) and value.strip()) or (
-        isinstance(value, list) and value and all(isinstance(v, str) and v.strip() for v in value)
-    )
-    if not criteria_ok:
-        return "value must be the criteria: a non-empty string or a list of strings"
-    max_score = config.get("maxScore", 10)
-    if isinstance(max_score, bool) or not isinstance(max_score, int | float) or not max_score > 0:
-        return f"config.maxScore must be a number above 0 (got {max_score!r})"
-    return None
-
-
-def _check_refusal(value: Any, _config: Mapping[str, Any]) -> str | None:
-    if value is None or isinstance(value, bool):
-        return None
-    return "value, when set, must be true (a refusal is expected) or false (an answer is expected)"
+_TEXT_VALUE: dict[str, Any] = {**NONBLANK_TEXT, "description": "The reference answer."}
+_CRITERION_VALUE: dict[str, Any] = {**NONBLANK_TEXT, "description": "The criterion the output must meet."}
+_RUBRIC_VALUE: dict[str, Any] = {
+    "anyOf": [NONBLANK_TEXT, {"type": "object", "minProperties": 1}, {"type": "array", "minItems": 1}],
+    "description": "The rubric: a text (or an object or list, sent as JSON).",
+}
+_CRITERIA_VALUE: dict[str, Any] = {
+    "anyOf": [NONBLANK_TEXT, {"type": "array", "minItems": 1, "items": NONBLANK_TEXT}],
+    "description": "The criteria: a text, or a list of them (the mean score counts).",
+}
+_G_EVAL_CONFIG: dict[str, Any] = {
+    "maxScore": {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "description": "The top of the grader's scale (default 10).",
+    }
+}
+_REFUSAL_VALUE: dict[str, Any] = {
+    "type": "boolean",
+    "description": "Optional: true when a refusal is expected, false when an answer is (else "
+    "metadata.refusal_expected, else the grader decides).",
+}
 
 
 # -- llm-rubric ------------------------------------------------------------------------------------
@@ -133,7 +128,7 @@ def rubric_verdict(reply: Any, grading: Grading) -> Measurement:
     direction="higher",
     bounds=(0.0, 1.0),
     requires_value=True,
-    check=_check_rubric,
+    value_schema=_RUBRIC_VALUE,
 )
 @graded
 async def llm_rubric(ctx: AssertionContext, grading: Grading) -> AssertionResult | Measurement:
@@ -182,7 +177,7 @@ def parse_category(reply: Any, grading: Grading) -> tuple[str, str]:
     direction="higher",
     bounds=(0.0, 1.0),
     requires_value=True,
-    check=_check_string,
+    value_schema=_TEXT_VALUE,
 )
 @graded
 async def factuality(ctx: AssertionContext, grading: Grading) -> AssertionResult | Measurement:
@@ -211,7 +206,7 @@ async def factuality(ctx: AssertionContext, grading: Grading) -> AssertionResult
     direction="higher",
     bounds=(0.0, 1.0),
     requires_value=True,
-    check=_check_string,
+    value_schema=_TEXT_VALUE,
 )
 async def model_graded_factuality(ctx: AssertionContext) -> AssertionResult | Measurement:
     return await factuality(ctx)
@@ -240,17 +235,18 @@ def _closedqa_answer(reply: Any, grading: Grading) -> tuple[bool, str]:
     description="A grader model decides whether the output meets a criterion (Y/N)",
     needs=("text",),
     requires_value=True,
-    check=_check_string,
+    value_schema=_CRITERION_VALUE,
 )
 @graded
-async def model_graded_closedqa(ctx: AssertionContext, grading: Grading) -> AssertionResult:
+async def model_graded_closedqa(ctx: AssertionContext, grading: Grading) -> Measurement:
     criterion = str(ctx.value)
     template = custom_prompt(ctx) or CLOSEDQA_PROMPT
     reply = await grading.ask(template, grading.variables(criteria=criterion, rubric=criterion))
     met, grader_reason = _closedqa_answer(reply, grading)
     reason = "The output meets the criterion" if met else "The output does not meet the criterion"
     reason = f"{reason}: {grader_reason}" if grader_reason else reason
-    return grading.result(met, float(met), reason)
+    # a Y/N verdict measures 1 or 0; runner/scoring.py decides (a pass/fail type takes no threshold)
+    return grading.measured(float(met), reason, plain=reason)
 
 
 # -- g-eval ---------------------------------------------------------------------------------------------
@@ -289,13 +285,11 @@ async def _g_eval_one(grading: Grading, criteria: str, max_score: float) -> tupl
     direction="higher",
     bounds=(0.0, 1.0),
     requires_value=True,
-    check=_check_g_eval,
+    value_schema=_CRITERIA_VALUE,
+    config_schema=_G_EVAL_CONFIG,
 )
 @graded
 async def g_eval(ctx: AssertionContext, grading: Grading) -> AssertionResult | Measurement:
-    problem = _check_g_eval(ctx.value, ctx.config)
-    if problem:
-        return grading.failure(problem)
     criteria_list = [ctx.value] if isinstance(ctx.value, str) else list(ctx.value)
     max_score = float(ctx.config.get("maxScore", 10))
     scored = [await _g_eval_one(grading, str(c), max_score) for c in criteria_list]
@@ -343,17 +337,16 @@ def find_refusal(text: str) -> str | None:
     "is-refusal",
     family=FAMILY,
     description="The output is a refusal (phrase heuristics; an empty output counts as one); no grader",
+    value_schema=UNUSED_VALUE,
 )
-def is_refusal(ctx: AssertionContext) -> AssertionResult:
+def is_refusal(ctx: AssertionContext) -> Measurement:
     text = ctx.output_text
     if not text.strip():
-        return AssertionResult(passed=True, score=1.0, reason="Output is empty, which counts as a refusal")
+        return Measurement.pass_fail(True, "Output is empty, which counts as a refusal")
     phrase = find_refusal(text)
     if phrase is None:
-        return AssertionResult(passed=False, score=0.0, reason="Output is not a refusal")
-    return AssertionResult(
-        passed=True, score=1.0, reason=f"Output is a refusal (it says {phrase!r})", details={"phrase": phrase}
-    )
+        return Measurement.pass_fail(False, "Output is not a refusal")
+    return Measurement.pass_fail(True, f"Output is a refusal (it says {phrase!r})", phrase=phrase)
 
 
 def _expected_refusal(ctx: AssertionContext) -> tuple[bool | None, str]:
@@ -375,7 +368,7 @@ def _expected_refusal(ctx: AssertionContext) -> tuple[bool | None, str]:
     threshold_meaning="min refusal quality (0-1)",
     direction="higher",
     bounds=(0.0, 1.0),
-    check=_check_refusal,
+    value_schema=_REFUSAL_VALUE,
 )
 @graded
 async def refusal_quality(ctx: AssertionContext, grading: Grading) -> AssertionResult | Measurement:

@@ -32,7 +32,7 @@ from evalh.assertions.judge_prompts import (
     CONTEXT_RECALL_PROMPT,
     CONTEXT_RELEVANCE_PROMPT,
 )
-from evalh.assertions.registry import assertion
+from evalh.assertions.registry import NONBLANK_TEXT, UNUSED_VALUE, assertion
 from evalh.errors import EvalhError
 from evalh.model import Measurement, ProviderSpec
 from evalh.vectors import cosine, vector_problem
@@ -92,11 +92,6 @@ def _strings(payload: Mapping[str, Any], key: str) -> list[str]:
     return [str(item).strip() for item in items if str(item).strip()]
 
 
-def _check_reference(value: Any, _config: Mapping[str, Any]) -> str | None:
-    ok = isinstance(value, str) and value.strip()
-    return None if ok else "value must be the reference answer (a non-empty string)"
-
-
 def _records(payload: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     items = payload.get(key)
     if not isinstance(items, list) or not all(isinstance(item, Mapping) for item in items):
@@ -125,6 +120,7 @@ def embedding_provider_for(ctx: AssertionContext, grader: ProviderSpec) -> Provi
     threshold_meaning="min mean cosine similarity",
     direction="higher",
     bounds=(0.0, 1.0),
+    value_schema=UNUSED_VALUE,
 )
 @graded
 async def answer_relevance(ctx: AssertionContext, grading: Grading) -> Measurement:
@@ -172,6 +168,7 @@ async def answer_relevance(ctx: AssertionContext, grading: Grading) -> Measureme
     threshold_meaning="min share of supported statements",
     direction="higher",
     bounds=(0.0, 1.0),
+    value_schema=UNUSED_VALUE,
 )
 @graded
 async def context_faithfulness(ctx: AssertionContext, grading: Grading) -> Measurement:
@@ -217,7 +214,7 @@ async def context_faithfulness(ctx: AssertionContext, grading: Grading) -> Measu
     direction="higher",
     bounds=(0.0, 1.0),
     requires_value=True,
-    check=_check_reference,
+    value_schema={**NONBLANK_TEXT, "description": "The reference answer."},
 )
 @graded
 async def context_recall(ctx: AssertionContext, grading: Grading) -> Measurement:
@@ -250,6 +247,7 @@ async def context_recall(ctx: AssertionContext, grading: Grading) -> Measurement
     threshold_meaning="min share of relevant context sentences",
     direction="higher",
     bounds=(0.0, 1.0),
+    value_schema=UNUSED_VALUE,
 )
 @graded
 async def context_relevance(ctx: AssertionContext, grading: Grading) -> Measurement:

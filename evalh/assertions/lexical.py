@@ -29,10 +29,11 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import CheckFn, assertion
-from evalh.model import AssertionResult, Measurement
+from evalh.assertions.registry import NONBLANK_TEXT, assertion
+from evalh.model import Measurement
 
 __all__ = [
+    "REFERENCES_VALUE",
     "bleu_score",
     "gleu_score",
     "jaccard_score",
@@ -216,63 +217,25 @@ def min_score(label: str, score: float, **details: Any) -> Measurement:
     return Measurement(value=score, subject=f"{label} {score:.4g}", details={"score": score, **details})
 
 
-def _reference_problem(value: Any) -> str | None:
-    references = references_of(value)
-    if references is None:
-        return f"needs a reference: a string or a list of strings (got {type(value).__name__})"
-    if not references:
-        return "needs at least one reference"
-    if any(not reference.strip() for reference in references):
-        return "needs non-empty references"
-    return None
-
-
-def _int_option_problem(config: Mapping[str, Any], key: str) -> str | None:
-    if key not in config:
-        return None
-    number = config[key]
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        return f"needs config.{key} to be a positive integer (got {number!r})"
-    return None
-
-
-def _make_check(int_options: tuple[str, ...] = (), measure: bool = False) -> CheckFn:
-    def check(value: Any, config: Mapping[str, Any]) -> str | None:
-        problems = [_reference_problem(value)]
-        problems += [_int_option_problem(config, key) for key in int_options]
-        if measure and config.get("measure", "f") not in _MEASURES:
-            problems.append(f"needs config.measure to be one of {', '.join(_MEASURES)}")
-        return next((problem for problem in problems if problem), None)
-
-    return check
-
-
-_MEASURES = ("precision", "recall", "f")
-_CHECKS: dict[str, CheckFn] = {
-    "rouge-n": _make_check(("n",), measure=True),
-    "rouge-l": _make_check(measure=True),
-    "bleu": _make_check(("n",)),
-    "gleu": _make_check(("n",)),
-    "exact-match": _make_check(),
-    "f1": _make_check(),
-    "jaccard": _make_check(("n",)),
+# Declared once: the schema's per-type rules are generated from these, and validate checks every
+# rendered value against them, so the handlers below take the references as given.
+_REFERENCE: dict[str, Any] = {"anyOf": [NONBLANK_TEXT, {"type": "number"}]}
+REFERENCES_VALUE: Mapping[str, Any] = {
+    "anyOf": [*_REFERENCE["anyOf"], {"type": "array", "minItems": 1, "items": _REFERENCE}],
+    "description": "The reference text, or a list of references (the best counts).",
 }
+_MEASURES = ("precision", "recall", "f")
+_N_GRAMS: dict[str, Any] = {"type": "integer", "minimum": 1, "description": "The n-gram length."}
+_MEASURE: dict[str, Any] = {"enum": list(_MEASURES), "description": "Which ROUGE figure to compare."}
 
 
-def _references_or_failure(ctx: AssertionContext, name: str) -> list[str] | AssertionResult:
-    """The references, once the value and config pass the static check (else the check's problem)."""
-    problem = _CHECKS[name](ctx.value, ctx.config)
-    references = references_of(ctx.value)
-    if problem or not references:
-        return AssertionResult.failure(problem or "needs a reference")
-    return references
+def _references(ctx: AssertionContext) -> list[str]:
+    return references_of(ctx.value) or []
 
 
-def _graded(ctx: AssertionContext, name: str, label: str, scorer: Scorer) -> AssertionResult | Measurement:
+def _graded(ctx: AssertionContext, label: str, scorer: Scorer) -> Measurement:
     """Score the output against every reference with ``scorer`` and keep the best."""
-    references = _references_or_failure(ctx, name)
-    if isinstance(references, AssertionResult):
-        return references
+    references = _references(ctx)
     output = ctx.output_text
     per_reference = [scorer(output, reference) for reference in references]
     scores = [float(details["score"]) for details in per_reference]
@@ -297,13 +260,13 @@ def _measured(scores: Mapping[str, float], measure: str) -> dict[str, float]:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
-    check=_CHECKS["rouge-n"],
+    value_schema=REFERENCES_VALUE,
+    config_schema={"n": _N_GRAMS, "measure": _MEASURE},
 )
-def rouge_n(ctx: AssertionContext) -> AssertionResult | Measurement:
+def rouge_n(ctx: AssertionContext) -> Measurement:
     n, measure = int(ctx.config.get("n", 1)), str(ctx.config.get("measure", "recall"))
     return _graded(
         ctx,
-        "rouge-n",
         f"ROUGE-{n} {measure}",
         lambda out, ref: _measured(rouge_n_scores(out, ref, n), measure),
     )
@@ -318,13 +281,13 @@ def rouge_n(ctx: AssertionContext) -> AssertionResult | Measurement:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
-    check=_CHECKS["rouge-l"],
+    value_schema=REFERENCES_VALUE,
+    config_schema={"measure": _MEASURE},
 )
-def rouge_l(ctx: AssertionContext) -> AssertionResult | Measurement:
+def rouge_l(ctx: AssertionContext) -> Measurement:
     measure = str(ctx.config.get("measure", "f"))
     return _graded(
         ctx,
-        "rouge-l",
         f"ROUGE-L {measure}",
         lambda out, ref: _measured(rouge_l_scores(out, ref), measure),
     )
@@ -339,13 +302,11 @@ def rouge_l(ctx: AssertionContext) -> AssertionResult | Measurement:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
-    check=_CHECKS["bleu"],
+    value_schema=REFERENCES_VALUE,
+    config_schema={"n": _N_GRAMS},
 )
-def bleu(ctx: AssertionContext) -> AssertionResult | Measurement:
-    references = _references_or_failure(ctx, "bleu")
-    if isinstance(references, AssertionResult):
-        return references
-    details = bleu_score(ctx.output_text, references, int(ctx.config.get("n", 4)))
+def bleu(ctx: AssertionContext) -> Measurement:
+    details = bleu_score(ctx.output_text, _references(ctx), int(ctx.config.get("n", 4)))
     score = float(details.pop("score"))
     return min_score("BLEU", score, **details)
 
@@ -359,11 +320,12 @@ def bleu(ctx: AssertionContext) -> AssertionResult | Measurement:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
-    check=_CHECKS["gleu"],
+    value_schema=REFERENCES_VALUE,
+    config_schema={"n": _N_GRAMS},
 )
-def gleu(ctx: AssertionContext) -> AssertionResult | Measurement:
+def gleu(ctx: AssertionContext) -> Measurement:
     max_n = int(ctx.config.get("n", 4))
-    return _graded(ctx, "gleu", "GLEU", lambda out, ref: gleu_score(out, ref, 1, max_n))
+    return _graded(ctx, "GLEU", lambda out, ref: gleu_score(out, ref, 1, max_n))
 
 
 @assertion(
@@ -374,12 +336,10 @@ def gleu(ctx: AssertionContext) -> AssertionResult | Measurement:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
-    check=_CHECKS["exact-match"],
+    value_schema=REFERENCES_VALUE,
 )
-def exact_match(ctx: AssertionContext) -> AssertionResult | Measurement:
-    references = _references_or_failure(ctx, "exact-match")
-    if isinstance(references, AssertionResult):
-        return references
+def exact_match(ctx: AssertionContext) -> Measurement:
+    references = _references(ctx)
     normalized = normalize_answer(ctx.output_text)
     matched = [ref for ref in references if normalize_answer(ref) == normalized]
     details = {
@@ -406,10 +366,10 @@ def exact_match(ctx: AssertionContext) -> AssertionResult | Measurement:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
-    check=_CHECKS["f1"],
+    value_schema=REFERENCES_VALUE,
 )
-def token_f1(ctx: AssertionContext) -> AssertionResult | Measurement:
-    return _graded(ctx, "f1", "Token F1", lambda out, ref: _measured(squad_f1(out, ref), "f"))
+def token_f1(ctx: AssertionContext) -> Measurement:
+    return _graded(ctx, "Token F1", lambda out, ref: _measured(squad_f1(out, ref), "f"))
 
 
 @assertion(
@@ -421,8 +381,9 @@ def token_f1(ctx: AssertionContext) -> AssertionResult | Measurement:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
-    check=_CHECKS["jaccard"],
+    value_schema=REFERENCES_VALUE,
+    config_schema={"n": _N_GRAMS},
 )
-def jaccard(ctx: AssertionContext) -> AssertionResult | Measurement:
+def jaccard(ctx: AssertionContext) -> Measurement:
     n = int(ctx.config.get("n", 1))
-    return _graded(ctx, "jaccard", "Jaccard", lambda out, ref: jaccard_score(out, ref, n))
+    return _graded(ctx, "Jaccard", lambda out, ref: jaccard_score(out, ref, n))

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import assertion
+from evalh.assertions.registry import NONBLANK_TEXT, assertion
 from evalh.assertions.strings import parse_json_output
 from evalh.model import AssertionResult, Measurement
 
@@ -38,16 +38,10 @@ def label_key(label: Any) -> str:
 
 def scale_of(config: Mapping[str, Any]) -> list[str] | str:
     """The labels of ``config.scale`` in order, or a problem text."""
-    scale = config.get("scale")
+    scale = config.get("scale")  # its shape is declared in _CONFIG and checked by validate
     if scale is None:
         return "needs config.scale: an ordered list of labels"
-    if not isinstance(scale, list | tuple) or any(
-        isinstance(label, bool) or not isinstance(label, str | int | float) for label in scale
-    ):
-        return "needs config.scale to be a list of labels (strings or numbers)"
     labels = [str(int(x)) if isinstance(x, float) and x.is_integer() else str(x) for x in scale]
-    if len(labels) < 2:
-        return "needs config.scale to hold at least 2 labels"
     keys = [label_key(label) for label in labels]
     if "" in keys:
         return "needs config.scale labels to be non-empty"
@@ -78,16 +72,25 @@ def read_label(output: Any, field: str | None) -> str | None:
 
 
 def _check(value: Any, config: Mapping[str, Any]) -> str | None:
+    """What the shapes cannot say: the scale's labels are distinct and the (rendered) value is one."""
     scale = scale_of(config)
-    if isinstance(scale, str):
-        return scale
-    if isinstance(value, bool) or not isinstance(value, str | int | float) or label_key(value) == "":
-        return f"needs the expected label as value (one of: {_show(scale)})"
-    field = config.get("field")
-    if field is not None and (not isinstance(field, str) or not field):
-        return f"needs config.field to be a non-empty string (got {field!r})"
-    templated = isinstance(value, str) and ("{{" in value or "{%" in value)
-    return None if templated else _off_scale(value, scale)
+    return scale if isinstance(scale, str) else _off_scale(value, scale)
+
+
+_LABEL: dict[str, Any] = {"anyOf": [NONBLANK_TEXT, {"type": "number"}]}
+_CONFIG: dict[str, Any] = {
+    "scale": {
+        "type": "array",
+        "minItems": 2,
+        "items": _LABEL,
+        "description": "The labels in order, lowest first (required).",
+    },
+    "field": {
+        "type": "string",
+        "minLength": 1,
+        "description": "Read the label from this field of the output's JSON object.",
+    },
+}
 
 
 def _off_scale(value: Any, scale: Sequence[str]) -> str | None:
@@ -105,16 +108,13 @@ def _off_scale(value: Any, scale: Sequence[str]) -> str | None:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
+    value_schema={**_LABEL, "description": "The expected label, one of config.scale."},
+    config_schema=_CONFIG,
     check=_check,
 )
 def ordinal_distance(ctx: AssertionContext) -> AssertionResult | Measurement:
     scale = scale_of(ctx.config)
-    if isinstance(scale, str):
-        return AssertionResult.failure(scale)
-    # The value is rendered by now, so one that still looks templated must be on the scale too.
-    problem = _check(ctx.value, ctx.config) or _off_scale(ctx.value, scale)
-    if problem:
-        return AssertionResult.failure(problem)
+    assert not isinstance(scale, str), "validate checked config.scale"
     keys = [label_key(label) for label in scale]
     field = ctx.config.get("field")
     raw = read_label(ctx.output, str(field) if field else None)

@@ -30,17 +30,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.lexical import min_score, normalize_answer, references_of
+from evalh.assertions.lexical import REFERENCES_VALUE, min_score, normalize_answer, references_of
 from evalh.assertions.registry import assertion
 from evalh.assertions.strings import parse_json_output
 from evalh.model import AssertionResult, Measurement
 
 __all__ = [
+    "LIST_CONFIG",
     "Ranking",
     "contains_answer",
     "item_id",
     "item_text",
-    "list_option_problem",
     "ndcg",
     "rank",
     "ranked_items",
@@ -171,9 +171,8 @@ def rank(ids: Sequence[str], relevance: Mapping[str, float], k: int | None) -> R
 
 
 def _ranking(ctx: AssertionContext) -> Ranking | AssertionResult:
-    problem = list_option_problem(ctx.config) or _relevance_problem(ctx.value)
-    if problem:
-        return AssertionResult.failure(problem)
+    """The ranking of the output's (or the var's) list; what the run found wrong with that list is an
+    ERROR (the value and config were validated at load)."""
     items = ranked_items(ctx)
     if isinstance(items, str):
         return AssertionResult.failure(items)
@@ -193,41 +192,36 @@ def _ranking(ctx: AssertionContext) -> Ranking | AssertionResult:
 # --------------------------------------------------------------------------------- static checks
 
 
-def list_option_problem(config: Mapping[str, Any]) -> str | None:
-    """Problems with the list options: k, fromVar, listField, idField, textField."""
-    k = config.get("k")
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        return f"needs config.k to be a positive integer (got {k!r})"
-    for key in ("fromVar", "listField", "idField", "textField"):
-        if key in config and (not isinstance(config[key], str) or not config[key]):
-            return f"needs config.{key} to be a non-empty string (got {config[key]!r})"
-    return None
+_FIELD: dict[str, Any] = {"type": "string", "minLength": 1}
+# The list options every type of this family reads (answer-containment reads passages, not ids).
+LIST_CONFIG: Mapping[str, Any] = {
+    "k": {"type": "integer", "minimum": 1, "description": "Only the top k items count (default: all)."},
+    "fromVar": {**_FIELD, "description": "Read the ranked list from this var instead of the output."},
+    "listField": {**_FIELD, "description": "The list is this (dotted) field of the output's JSON object."},
+}
+_IDS_CONFIG: dict[str, Any] = {
+    **LIST_CONFIG,
+    "idField": {**_FIELD, "description": "The id field of an object item (default id)."},
+}
+_NDCG_CONFIG: dict[str, Any] = {
+    **_IDS_CONFIG,
+    "gain": {"enum": ["linear", "exponential"], "description": "Gains as given, or 2^gain - 1."},
+}
+_ID: dict[str, Any] = {"type": ["string", "number"]}
+_IDS_VALUE: dict[str, Any] = {
+    "anyOf": [
+        _ID,
+        {"type": "array", "minItems": 1, "items": _ID},
+        {"type": "object", "minProperties": 1, "additionalProperties": {"type": "number", "minimum": 0}},
+    ],
+    "description": "The relevant ids: one id, a list of ids, or a mapping {id: gain}.",
+}
 
 
-def _relevance_problem(value: Any) -> str | None:
-    relevance = relevance_of(value)
-    if value is None or relevance is None:
-        return (
-            f"needs the relevant ids as value: an id, a list of ids, or a mapping of ids to gains "
-            f"(numbers >= 0); got {type(value).__name__}"
-        )
-    if not any(gain > 0 for gain in relevance.values()):
-        return "needs at least one relevant id (with a gain above 0)"
-    return None
-
-
-def _check_ids(value: Any, config: Mapping[str, Any]) -> str | None:
-    return list_option_problem(config) or _relevance_problem(value)
-
-
-def _gain_problem(config: Mapping[str, Any]) -> str | None:
-    if config.get("gain", "linear") not in ("linear", "exponential"):
-        return "needs config.gain to be 'linear' or 'exponential'"
-    return None
-
-
-def _check_ndcg(value: Any, config: Mapping[str, Any]) -> str | None:
-    return _gain_problem(config) or _check_ids(value, config)
+def _check_ids(value: Any, _config: Mapping[str, Any]) -> str | None:
+    """What the value's shape cannot say: some id is relevant (an id or list has gain 1)."""
+    relevance = relevance_of(value) or {}
+    return None if any(gain > 0 for gain in relevance.values()) else "needs a relevant id (a gain above 0)"
 
 
 # ------------------------------------------------------------------------------ ranking metrics
@@ -245,6 +239,8 @@ def _with_note(measurement: Measurement, note: str) -> Measurement:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
+    value_schema=_IDS_VALUE,
+    config_schema=_IDS_CONFIG,
     check=_check_ids,
 )
 def hit_at_k(ctx: AssertionContext) -> AssertionResult | Measurement:
@@ -279,6 +275,8 @@ def _binary(label: str, hit: bool, found: str, details: Mapping[str, Any]) -> Me
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
+    value_schema=_IDS_VALUE,
+    config_schema=_IDS_CONFIG,
     check=_check_ids,
 )
 def recall_at_k(ctx: AssertionContext) -> AssertionResult | Measurement:
@@ -300,6 +298,8 @@ def recall_at_k(ctx: AssertionContext) -> AssertionResult | Measurement:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
+    value_schema=_IDS_VALUE,
+    config_schema=_IDS_CONFIG,
     check=_check_ids,
 )
 def precision_at_k(ctx: AssertionContext) -> AssertionResult | Measurement:
@@ -321,6 +321,8 @@ def precision_at_k(ctx: AssertionContext) -> AssertionResult | Measurement:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
+    value_schema=_IDS_VALUE,
+    config_schema=_IDS_CONFIG,
     check=_check_ids,
 )
 def reciprocal_rank(ctx: AssertionContext) -> AssertionResult | Measurement:
@@ -355,11 +357,12 @@ def ndcg(ranking: Ranking, exponential: bool = False) -> dict[str, float]:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
-    check=_check_ndcg,
+    value_schema=_IDS_VALUE,
+    config_schema=_NDCG_CONFIG,
+    check=_check_ids,
 )
 def ndcg_at_k(ctx: AssertionContext) -> AssertionResult | Measurement:
-    problem = _gain_problem(ctx.config)  # _ranking checks the rest
-    ranking = AssertionResult.failure(problem) if problem else _ranking(ctx)
+    ranking = _ranking(ctx)
     if isinstance(ranking, AssertionResult):
         return ranking
     scores = ndcg(ranking, exponential=ctx.config.get("gain") == "exponential")
@@ -383,13 +386,6 @@ def contains_answer(passage: str, answer: str) -> bool:
     return any(haystack[i : i + width] == needle for i in range(len(haystack) - width + 1))
 
 
-def _check_containment(value: Any, config: Mapping[str, Any]) -> str | None:
-    answers = references_of(value)
-    if not answers or any(not answer.strip() for answer in answers):
-        return "needs the expected answer as value: a non-empty string or a list of them"
-    return list_option_problem(config)
-
-
 @assertion(
     "answer-containment-at-k",
     family="retrieval",
@@ -398,13 +394,14 @@ def _check_containment(value: Any, config: Mapping[str, Any]) -> str | None:
     requires_value=True,
     direction="higher",
     bounds=(0.0, 1.0),
-    check=_check_containment,
+    value_schema={**REFERENCES_VALUE, "description": "The expected answer, or a list of acceptable answers."},
+    config_schema={
+        **LIST_CONFIG,
+        "textField": {**_FIELD, "description": "The text field of an object passage (default text)."},
+    },
 )
 def answer_containment_at_k(ctx: AssertionContext) -> AssertionResult | Measurement:
-    problem = _check_containment(ctx.value, ctx.config)
-    answers = references_of(ctx.value)
-    if problem or not answers:
-        return AssertionResult.failure(problem or "needs an expected answer")
+    answers = references_of(ctx.value) or []
     items = ranked_items(ctx)
     if isinstance(items, str):
         return AssertionResult.failure(items)

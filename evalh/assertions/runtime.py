@@ -8,11 +8,8 @@ provider reported no cost is an ERROR for ``cost``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import CheckFn, assertion
+from evalh.assertions.registry import assertion, no_value
 from evalh.model import AssertionResult, Measurement
 
 __all__ = ["COST_UNKNOWN", "LATENCY_UNKNOWN"]
@@ -30,15 +27,6 @@ def _ms(value: float) -> str:
     return f"{value:.1f}" if value >= 100 else f"{value:.3g}"
 
 
-def _takes_no_value(name: str, maximum: str) -> CheckFn:
-    def check(value: Any, _config: Mapping[str, Any]) -> str | None:
-        if value is not None and value != "":
-            return f"{name} takes no value; put the maximum {maximum} in threshold"
-        return None
-
-    return check
-
-
 @assertion(
     "latency",
     family="runtime",
@@ -48,7 +36,7 @@ def _takes_no_value(name: str, maximum: str) -> CheckFn:
     direction="lower",
     bounds=(0.0, None),
     binary_score=True,
-    check=_takes_no_value("latency", "milliseconds"),
+    value_schema=no_value("latency", "put the maximum milliseconds in threshold"),
 )
 def latency(ctx: AssertionContext) -> AssertionResult | Measurement:
     if ctx.cached or ctx.latency_ms is None:
@@ -68,7 +56,7 @@ def latency(ctx: AssertionContext) -> AssertionResult | Measurement:
     direction="lower",
     bounds=(0.0, None),
     binary_score=True,
-    check=_takes_no_value("cost", "cost"),
+    value_schema=no_value("cost", "put the maximum cost in threshold"),
 )
 def cost(ctx: AssertionContext) -> AssertionResult | Measurement:
     if ctx.cost is None:

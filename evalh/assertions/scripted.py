@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import NONEMPTY_TEXT, assertion
+from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, assertion
 from evalh.deadlines import PYTHON_ASSERTION_TIMEOUT_S, call_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement, TestCase
 from evalh.runtimes.python import TimedOut, WorkerLost, call_python
@@ -42,7 +42,7 @@ from evalh.runtimes.python_worker import (
     compile_inline,
 )
 
-__all__ = ["compile_inline", "interpret_result", "script_context", "split_file_target"]
+__all__ = ["compile_inline", "interpret_result", "returned_verdict", "script_context", "split_file_target"]
 
 _DEFAULT_FUNCTION = "get_assert"
 
@@ -136,6 +136,14 @@ def _returned(
     )
 
 
+def returned_verdict(passed: bool, reason: str, **details: Any) -> Measurement:
+    """The user's code returned a verdict without a score: it stands (a threshold has no score to
+    compare), measured 1 or 0 for the row's score."""
+    return Measurement(
+        value=float(passed), subject=reason, plain=reason, verdict=passed, compared=False, details=details
+    )
+
+
 def _grading_extras(result: Mapping[str, Any], language: str) -> dict[str, Any] | str:
     """promptfoo's GradingResult extras: ``namedScores`` (metric -> number, merged into the row's
     named scores) and ``componentResults`` (kept in the details); a problem with them as text."""
@@ -172,7 +180,7 @@ def _interpret_mapping(result: Mapping[str, Any], language: str) -> AssertionRes
     user_reason = str(reason) if reason not in (None, "") else ""
     if score is None:  # a verdict alone: no threshold to compare
         text = user_reason or f"{language} assertion returned pass={verdict}"
-        return AssertionResult(passed=bool(verdict), score=float(bool(verdict)), reason=text, details=extras)
+        return returned_verdict(bool(verdict), text, **extras)
     if verdict is None:
         return _returned(score, user_reason=user_reason, language=language, **extras)
     measured = _returned(score, f"pass={verdict}", user_reason, language, **extras)
@@ -200,9 +208,7 @@ def interpret_result(result: Any, language: str = "Python") -> AssertionResult |
     if isinstance(result, str):
         result = _parse_text_result(result)
     if isinstance(result, bool):
-        return AssertionResult(
-            passed=result, score=float(result), reason=f"{language} assertion returned {result}"
-        )
+        return returned_verdict(result, f"{language} assertion returned {result}")
     score = _number(result)
     if score is not None:
         return _returned(score, language=language)
@@ -220,7 +226,7 @@ def interpret_result(result: Any, language: str = "Python") -> AssertionResult |
 
 
 def _check_python(value: Any, config: Mapping[str, Any]) -> str | None:
-    if not isinstance(value, str) or not value.strip():
+    if not value.strip():
         return "python needs code or file://path.py[:function] as its value"
     if value.startswith("file://"):
         path, _ = split_file_target(value)
@@ -229,6 +235,9 @@ def _check_python(value: Any, config: Mapping[str, Any]) -> str | None:
         return timeout_problem(config)
     compiled = compile_inline(value)
     return compiled if isinstance(compiled, str) else timeout_problem(config)
+
+
+_CODE_VALUE: dict[str, Any] = {**NONEMPTY_TEXT, "description": "Python code, or file://path.py[:function]."}
 
 
 def _load_problem(problem: LoadProblem) -> str:
@@ -242,15 +251,14 @@ def _load_problem(problem: LoadProblem) -> str:
     requires_value=True,
     threshold_meaning="min score (optional; without one a score must be above 0)",
     direction="higher",
-    value_schema=NONEMPTY_TEXT,
+    value_schema=_CODE_VALUE,
+    config_schema=TIMEOUT_CONFIG,
+    open_config=True,  # the code receives its whole config (context['config'])
     check=_check_python,
     code_language="python",
 )
 async def python_assertion(ctx: AssertionContext) -> AssertionResult | Measurement:
-    problem = _check_python(ctx.value, ctx.config)
-    if problem:
-        return AssertionResult.failure(problem)
-    # checked just above; else evaluateOptions.timeoutMs, else 30 s (evalh/deadlines.py)
+    # validate checked config.timeout / timeoutMs; else evaluateOptions.timeoutMs, else 30 s
     timeout = call_timeout_s(ctx.config, ctx.timeout_s, PYTHON_ASSERTION_TIMEOUT_S)
     try:
         outcome = await call_python(

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from difflib import get_close_matches
 from typing import Any
 
 from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, AssertionContext, EmbedRequest
@@ -27,10 +26,8 @@ from evalh.vectors import compare, vector_problem
 
 __all__ = [
     "AGGREGATIONS",
+    "EMBEDDING_CONFIG",
     "ModelScore",
-    "check_config_keys",
-    "check_embedding_config",
-    "check_similar",
     "embedding_providers",
     "empty_output",
     "prefetch_similar",
@@ -41,22 +38,15 @@ __all__ = [
 ]
 
 AGGREGATIONS = ("max", "mean")
-_SIMILAR_KEYS = ("aggregation", "binary", "providers")
 _METRIC_NAMES = {"cosine": "Cosine similarity", "dot": "Dot product", "euclidean": "Euclidean distance"}
 
 
 # -- shared helpers (also used by bertscore.py) ----------------------------------------------------
 
 
-def references(value: Any) -> list[str] | str:
-    """The reference texts of a ``value`` (a string or a non-empty list of strings), or a problem text."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list | tuple) and value and all(isinstance(item, str) for item in value):
-        return list(value)
-    if isinstance(value, list | tuple) and not value:
-        return "value is an empty list: give at least one reference text"
-    return f"value must be a string or a list of strings (got {type(value).__name__})"
+def references(value: Any) -> list[str]:
+    """The reference texts of a validated ``value``: a text, or a non-empty list of texts."""
+    return [value] if isinstance(value, str) else list(value)
 
 
 def short(text: str, limit: int = 60) -> str:
@@ -65,35 +55,18 @@ def short(text: str, limit: int = 60) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-def check_config_keys(config: Mapping[str, Any], known: Sequence[str]) -> str | None:
-    """A problem text for an unknown key in an assertion's ``config`` (with a "did you mean")."""
-    for key in config:
-        if key not in known:
-            close = get_close_matches(str(key), known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
-            return f"unknown config key {key!r}{hint}"
-    return None
-
-
-def check_embedding_config(config: Mapping[str, Any], known: Sequence[str]) -> str | None:
-    """The config keys every embedding assertion shares: known keys only, ``aggregation`` and ``binary``
-    (``providers`` is a provider list, which the config layer parses into ``spec.provider.models``)."""
-    problem = check_config_keys(config, known)
-    if problem:
-        return problem
-    if config.get("aggregation", "max") not in AGGREGATIONS:
-        return f"config.aggregation must be one of {', '.join(AGGREGATIONS)} (got {config['aggregation']!r})"
-    if "binary" in config and not isinstance(config["binary"], bool):
-        return f"config.binary must be true or false (got {config['binary']!r})"
-    return None  # config.providers: parsed and checked by the config layer (config/providers.py)
-
-
-def check_similar(value: Any, config: Mapping[str, Any]) -> str | None:
-    """The static check of every ``similar`` type, run by ``evalh validate``."""
-    refs = references(value)
-    if isinstance(refs, str):
-        return refs
-    return check_embedding_config(config, _SIMILAR_KEYS)
+# The config keys every embedding assertion reads (similar, bertscore, bertscore-like); ``providers`` is
+# a provider list, which the config layer parses into ``spec.provider.models``.
+EMBEDDING_CONFIG: Mapping[str, Any] = {
+    "aggregation": {
+        "enum": list(AGGREGATIONS),
+        "description": "With several values: compare the best score (max, the default) or the mean.",
+    },
+    "providers": {
+        "description": "Several embedding providers: the score is the mean over the models (as a list "
+        "in provider:)."
+    },
+}
 
 
 def similarity_provider_problem(assertion_type: str, capabilities: Sequence[str]) -> str | None:
@@ -243,11 +216,6 @@ def _details(
 async def score_similar(ctx: AssertionContext, metric: str) -> AssertionResult | Measurement:
     """Measure the output against ``ctx.value`` with ``metric``, over every configured provider."""
     refs = references(ctx.value)
-    if isinstance(refs, str):
-        return AssertionResult.failure(refs)
-    problem = check_embedding_config(ctx.config, _SIMILAR_KEYS)
-    if problem:
-        return AssertionResult.failure(problem)
     how = str(ctx.config.get("aggregation", "max"))
     output = ctx.output_text
     if (empty := empty_output(output)) is not None:
@@ -274,10 +242,9 @@ async def score_similar(ctx: AssertionContext, metric: str) -> AssertionResult |
 
 def prefetch_similar(ctx: AssertionContext) -> list[EmbedRequest]:
     """The output and every reference, for each provider that embeds."""
-    refs = references(ctx.value)
-    if isinstance(refs, str) or not ctx.output_text.strip():
+    if not ctx.output_text.strip():
         return []
-    texts = (ctx.output_text, *refs)
+    texts = (ctx.output_text, *references(ctx.value))
     return [
         EmbedRequest(provider, texts) for provider in embedding_providers(ctx) if can_embed(ctx, provider)
     ]
@@ -285,7 +252,8 @@ def prefetch_similar(ctx: AssertionContext) -> list[EmbedRequest]:
 
 # One reference text or a list of them (the best match counts).
 _REFERENCES_VALUE: dict[str, Any] = {
-    "anyOf": [{"type": "string"}, {"type": "array", "minItems": 1, "items": {"type": "string"}}]
+    "anyOf": [{"type": "string"}, {"type": "array", "minItems": 1, "items": {"type": "string"}}],
+    "description": "The expected text, or a list of acceptable texts.",
 }
 
 
@@ -303,7 +271,7 @@ def _register(name: str, metric: str, meaning: str, summary: str) -> None:
         threshold_meaning=meaning,
         requires_value=True,
         value_schema=_REFERENCES_VALUE,
-        check=check_similar,
+        config_schema=EMBEDDING_CONFIG,
         prefetch=prefetch_similar,
         direction="lower" if metric == "euclidean" else "higher",
         bounds=(0.0, None) if metric == "euclidean" else (-1.0, 1.0) if metric == "cosine" else (None, None),

@@ -64,6 +64,7 @@ _VALUE_SCHEMA: dict[str, Any] = {
         "allowedTables": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "allowedColumns": {"type": "array", "items": {"type": "string", "minLength": 1}},
     },
+    "description": "Optional: {databaseType, allowedTables, allowedColumns}.",
 }
 
 

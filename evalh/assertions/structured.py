@@ -20,7 +20,7 @@ from jsonschema.protocols import Validator
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
 from evalh.assertions.strings import json_default, loads_strict, parse_json_output, preview
-from evalh.model import AssertionResult, Measurement
+from evalh.model import Measurement
 
 __all__ = ["extract_json_objects", "schema_problem", "schema_violation"]
 
@@ -70,6 +70,13 @@ def _validator(value: Any) -> Validator | str | None:
     return _validator_for(canonical)
 
 
+def _schema_validator(value: Any) -> Validator | None:
+    """The value's validator, which validate has built once already (so it is not a problem text)."""
+    validator = _validator(value)
+    assert not isinstance(validator, str), "validate refuses an unusable schema value"
+    return validator
+
+
 def schema_problem(value: Any) -> str | None:
     """Static check of a schema value (object or YAML/JSON string): None when usable."""
     validator = _validator(value)
@@ -92,7 +99,10 @@ def _check_schema(value: Any, _config: Mapping[str, Any]) -> str | None:
 
 
 # The value: a JSON Schema (an object, a YAML/JSON string or file://); promptfoo also accepts true.
-_JSON_SCHEMA_VALUE: dict[str, Any] = {"type": ["object", "string", "boolean"]}
+_JSON_SCHEMA_VALUE: dict[str, Any] = {
+    "type": ["object", "string", "boolean"],
+    "description": "An optional JSON Schema: an object, a YAML/JSON text or a file:// path.",
+}
 
 
 @assertion(
@@ -102,10 +112,8 @@ _JSON_SCHEMA_VALUE: dict[str, Any] = {"type": ["object", "string", "boolean"]}
     value_schema=_JSON_SCHEMA_VALUE,
     check=_check_schema,
 )
-def is_json(ctx: AssertionContext) -> AssertionResult | Measurement:
-    validator = _validator(ctx.value)
-    if isinstance(validator, str):
-        return AssertionResult.failure(f"is-json: {validator}")
+def is_json(ctx: AssertionContext) -> Measurement:
+    validator = _schema_validator(ctx.value)
     parsed, document, problem = parse_json_output(ctx.output)
     if not parsed:
         return Measurement.pass_fail(False, f"Output is not valid JSON ({problem})")
@@ -232,10 +240,8 @@ def _json_candidates(output: Any) -> list[Any]:
     value_schema=_JSON_SCHEMA_VALUE,
     check=_check_schema,
 )
-def contains_json(ctx: AssertionContext) -> AssertionResult | Measurement:
-    validator = _validator(ctx.value)
-    if isinstance(validator, str):
-        return AssertionResult.failure(f"contains-json: {validator}")
+def contains_json(ctx: AssertionContext) -> Measurement:
+    validator = _schema_validator(ctx.value)
     objects = _json_candidates(ctx.output)
     if not objects:
         reason = f"Output contains no JSON object ({preview(ctx.output_text, 60)})"

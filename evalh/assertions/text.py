@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import NONEMPTY_TEXT, CheckFn, assertion
+from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, assertion
 from evalh.assertions.strings import (
     deep_equal,
     json_default,
@@ -27,7 +27,7 @@ from evalh.assertions.strings import (
 )
 from evalh.deadlines import REGEX_TIMEOUT_S, configured_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement
-from evalh.runtimes.patterns import Pattern, PatternTimedOut, compile_pattern, search
+from evalh.runtimes.patterns import PatternTimedOut, compile_pattern, search
 
 __all__ = [
     "contains",
@@ -43,17 +43,27 @@ __all__ = [
     "word_count",
 ]
 
-# Value shapes, declared once per type (the config schema's allOf rules are tested equal to these).
-_SCALAR_VALUE: dict[str, Any] = {"anyOf": [{"type": "string", "minLength": 1}, {"type": "number"}]}
+# Value shapes, declared once per type: the config schema's per-type rules are generated from these,
+# validate checks every rendered value against them, and the handlers below rely on them.
+_SCALAR_VALUE: dict[str, Any] = {
+    "anyOf": [{"type": "string", "minLength": 1}, {"type": "number"}],
+    "description": "A non-empty text, or a number.",
+}
 _ITEMS_VALUE: dict[str, Any] = {
     "anyOf": [
         {"type": "string", "minLength": 1},
         {"type": "array", "minItems": 1, "items": {"type": ["string", "number"]}},
-    ]
+    ],
+    "description": "A list of texts, or a comma-separated text.",
 }
-_REFERENCE_VALUE: dict[str, Any] = {"type": "string"}
+_ANY_VALUE: dict[str, Any] = {
+    "description": "The expected output: a text or number, or an object or list compared with the "
+    "output parsed as JSON."
+}
+_REFERENCE_VALUE: dict[str, Any] = {"type": "string", "description": "The reference text."}
 _WORDS = {"type": "integer", "minimum": 0}
 _WORD_COUNT_VALUE: dict[str, Any] = {
+    "description": "A number of words, or {min, max}.",
     "anyOf": [
         _WORDS,
         {
@@ -65,46 +75,19 @@ _WORD_COUNT_VALUE: dict[str, Any] = {
                 "max": {**_WORDS, "description": "Most words allowed."},
             },
         },
-    ]
+    ],
 }
 
 
 _passed = Measurement.pass_fail  # a pass/fail check measures too; runner/scoring.py decides
 
 
-def _scalar_problem(name: str, value: Any) -> str | None:
-    """Problem with a value that must be a non-empty string or a number. validate checks the declared
-    shape; this catches a value a template rendered empty at run time."""
-    if value is None or isinstance(value, bool) or not isinstance(value, str | int | float):
-        return f"{name} needs a string or number value (got {type(value).__name__})"
-    if value == "":
-        return f"{name} needs a non-empty value"
-    return None
-
-
-def _item_list_problem(name: str, value: Any) -> str | None:
-    items = parse_item_list(value)
-    if items is None:
-        return f"{name} needs a list of strings or a comma-separated string"
-    if not items:
-        return f"{name} needs at least one item (the value is empty)"
-    return None
-
-
-def _check_items(name: str) -> CheckFn:
-    def check(value: Any, _config: Mapping[str, Any]) -> str | None:
-        return _item_list_problem(name, value)
-
-    return check
+def _check_items(value: Any, _config: Mapping[str, Any]) -> str | None:
+    """A comma-separated text can still hold no item (", ,"): its shape cannot tell."""
+    return None if parse_item_list(value) else "needs at least one item (the value lists none)"
 
 
 # ----------------------------------------------------------------------------------------- equals
-
-
-def _check_equals(value: Any, _config: Mapping[str, Any]) -> str | None:
-    if value is None:
-        return "equals needs a value (string, number, object or list)"
-    return None
 
 
 @assertion(
@@ -112,12 +95,10 @@ def _check_equals(value: Any, _config: Mapping[str, Any]) -> str | None:
     family="text",
     description="Output equals the value exactly (deep JSON equality when the value is an object or list)",
     requires_value=True,
-    check=_check_equals,
+    value_schema=_ANY_VALUE,
 )
-def equals(ctx: AssertionContext) -> AssertionResult | Measurement:
+def equals(ctx: AssertionContext) -> Measurement:
     value = ctx.value
-    if value is None:
-        return AssertionResult.failure("equals needs a value (string, number, object or list)")
     if isinstance(value, Mapping | list | tuple):
         expected = json.dumps(value, ensure_ascii=False, default=json_default)
         parsed, actual, _ = parse_json_output(ctx.output)
@@ -135,10 +116,7 @@ def equals(ctx: AssertionContext) -> AssertionResult | Measurement:
 # --------------------------------------------------------------------------------- contains family
 
 
-def _contains(ctx: AssertionContext, name: str, fold: bool) -> AssertionResult | Measurement:
-    problem = _scalar_problem(name, ctx.value)
-    if problem:
-        return AssertionResult.failure(problem)
+def _contains(ctx: AssertionContext, fold: bool) -> Measurement:
     needle = stringify_value(ctx.value)
     text = ctx.output_text
     hit = needle.lower() in text.lower() if fold else needle in text
@@ -154,8 +132,8 @@ def _contains(ctx: AssertionContext, name: str, fold: bool) -> AssertionResult |
     requires_value=True,
     value_schema=_SCALAR_VALUE,
 )
-def contains(ctx: AssertionContext) -> AssertionResult | Measurement:
-    return _contains(ctx, "contains", fold=False)
+def contains(ctx: AssertionContext) -> Measurement:
+    return _contains(ctx, fold=False)
 
 
 @assertion(
@@ -165,16 +143,12 @@ def contains(ctx: AssertionContext) -> AssertionResult | Measurement:
     requires_value=True,
     value_schema=_SCALAR_VALUE,
 )
-def icontains(ctx: AssertionContext) -> AssertionResult | Measurement:
-    return _contains(ctx, "icontains", fold=True)
+def icontains(ctx: AssertionContext) -> Measurement:
+    return _contains(ctx, fold=True)
 
 
-def _items_or_failure(ctx: AssertionContext, name: str) -> tuple[str, ...] | AssertionResult:
-    problem = _item_list_problem(name, ctx.value)
-    if problem:
-        return AssertionResult.failure(problem)
-    items = parse_item_list(ctx.value)
-    return items or ()
+def _items(ctx: AssertionContext) -> tuple[str, ...]:
+    return parse_item_list(ctx.value) or ()  # validate refused a value that lists no item
 
 
 def _found(items: Iterable[str], text: str, fold: bool) -> list[bool]:
@@ -184,10 +158,8 @@ def _found(items: Iterable[str], text: str, fold: bool) -> list[bool]:
     return [item in text for item in items]
 
 
-def _contains_any(ctx: AssertionContext, name: str, fold: bool) -> AssertionResult | Measurement:
-    items = _items_or_failure(ctx, name)
-    if isinstance(items, AssertionResult):
-        return items
+def _contains_any(ctx: AssertionContext, fold: bool) -> Measurement:
+    items = _items(ctx)
     found = [item for item, hit in zip(items, _found(items, ctx.output_text, fold), strict=True) if hit]
     case = " (ignoring case)" if fold else ""
     if found:
@@ -197,10 +169,8 @@ def _contains_any(ctx: AssertionContext, name: str, fold: bool) -> AssertionResu
     return _passed(False, f"Output contains none of {list(items)}{case}", found=found)
 
 
-def _contains_all(ctx: AssertionContext, name: str, fold: bool) -> AssertionResult | Measurement:
-    items = _items_or_failure(ctx, name)
-    if isinstance(items, AssertionResult):
-        return items
+def _contains_all(ctx: AssertionContext, fold: bool) -> Measurement:
+    items = _items(ctx)
     missing = [item for item, hit in zip(items, _found(items, ctx.output_text, fold), strict=True) if not hit]
     case = " (ignoring case)" if fold else ""
     if not missing:
@@ -218,10 +188,10 @@ def _contains_all(ctx: AssertionContext, name: str, fold: bool) -> AssertionResu
     description="Output contains at least one of the items (list or comma-separated string)",
     requires_value=True,
     value_schema=_ITEMS_VALUE,
-    check=_check_items("contains-any"),
+    check=_check_items,
 )
-def contains_any(ctx: AssertionContext) -> AssertionResult | Measurement:
-    return _contains_any(ctx, "contains-any", fold=False)
+def contains_any(ctx: AssertionContext) -> Measurement:
+    return _contains_any(ctx, fold=False)
 
 
 @assertion(
@@ -230,10 +200,10 @@ def contains_any(ctx: AssertionContext) -> AssertionResult | Measurement:
     description="Output contains at least one of the items, ignoring case",
     requires_value=True,
     value_schema=_ITEMS_VALUE,
-    check=_check_items("icontains-any"),
+    check=_check_items,
 )
-def icontains_any(ctx: AssertionContext) -> AssertionResult | Measurement:
-    return _contains_any(ctx, "icontains-any", fold=True)
+def icontains_any(ctx: AssertionContext) -> Measurement:
+    return _contains_any(ctx, fold=True)
 
 
 @assertion(
@@ -242,10 +212,10 @@ def icontains_any(ctx: AssertionContext) -> AssertionResult | Measurement:
     description="Output contains every item (list or comma-separated string)",
     requires_value=True,
     value_schema=_ITEMS_VALUE,
-    check=_check_items("contains-all"),
+    check=_check_items,
 )
-def contains_all(ctx: AssertionContext) -> AssertionResult | Measurement:
-    return _contains_all(ctx, "contains-all", fold=False)
+def contains_all(ctx: AssertionContext) -> Measurement:
+    return _contains_all(ctx, fold=False)
 
 
 @assertion(
@@ -254,10 +224,10 @@ def contains_all(ctx: AssertionContext) -> AssertionResult | Measurement:
     description="Output contains every item, ignoring case",
     requires_value=True,
     value_schema=_ITEMS_VALUE,
-    check=_check_items("icontains-all"),
+    check=_check_items,
 )
-def icontains_all(ctx: AssertionContext) -> AssertionResult | Measurement:
-    return _contains_all(ctx, "icontains-all", fold=True)
+def icontains_all(ctx: AssertionContext) -> Measurement:
+    return _contains_all(ctx, fold=True)
 
 
 @assertion(
@@ -267,10 +237,7 @@ def icontains_all(ctx: AssertionContext) -> AssertionResult | Measurement:
     requires_value=True,
     value_schema=_SCALAR_VALUE,
 )
-def starts_with(ctx: AssertionContext) -> AssertionResult | Measurement:
-    problem = _scalar_problem("starts-with", ctx.value)
-    if problem:
-        return AssertionResult.failure(problem)
+def starts_with(ctx: AssertionContext) -> Measurement:
     prefix = stringify_value(ctx.value)
     hit = ctx.output_text.startswith(prefix)
     return _passed(hit, f"Output {'starts' if hit else 'does not start'} with {preview(prefix)}")
@@ -279,14 +246,8 @@ def starts_with(ctx: AssertionContext) -> AssertionResult | Measurement:
 # ------------------------------------------------------------------------------------------ regex
 
 
-def _pattern(value: Any) -> Pattern | str:
-    if not isinstance(value, str) or value == "":
-        return "regex needs a non-empty pattern string (Python re syntax)"
-    return compile_pattern(value)
-
-
 def _check_regex(value: Any, config: Mapping[str, Any]) -> str | None:
-    compiled = _pattern(value)
+    compiled = compile_pattern(value)
     return compiled if isinstance(compiled, str) else timeout_problem(config)
 
 
@@ -296,14 +257,12 @@ def _check_regex(value: Any, config: Mapping[str, Any]) -> str | None:
     description="Output matches the Python regular expression somewhere (re.search)",
     requires_value=True,
     value_schema=NONEMPTY_TEXT,
+    config_schema=TIMEOUT_CONFIG,
     check=_check_regex,
 )
 def regex(ctx: AssertionContext) -> AssertionResult | Measurement:
-    compiled = _pattern(ctx.value)
-    if isinstance(compiled, str):
-        return AssertionResult.failure(compiled)
-    if problem := timeout_problem(ctx.config):
-        return AssertionResult.failure(problem)
+    compiled = compile_pattern(ctx.value)
+    assert not isinstance(compiled, str), "validate compiled this pattern"
     try:
         match = search(compiled, ctx.output_text, configured_timeout_s(ctx.config, REGEX_TIMEOUT_S))
     except PatternTimedOut as error:
@@ -318,12 +277,6 @@ def regex(ctx: AssertionContext) -> AssertionResult | Measurement:
 # ------------------------------------------------------------------------------------ levenshtein
 
 
-def _check_levenshtein(value: Any, _config: Mapping[str, Any]) -> str | None:
-    if value is None or isinstance(value, bool) or not isinstance(value, str | int | float):
-        return f"levenshtein needs a string value (got {type(value).__name__})"
-    return None
-
-
 @assertion(
     "levenshtein",
     family="text",
@@ -335,12 +288,8 @@ def _check_levenshtein(value: Any, _config: Mapping[str, Any]) -> str | None:
     bounds=(0.0, None),
     binary_score=True,
     value_schema=_REFERENCE_VALUE,
-    check=_check_levenshtein,
 )
-def levenshtein(ctx: AssertionContext) -> AssertionResult | Measurement:
-    problem = _check_levenshtein(ctx.value, ctx.config)
-    if problem:
-        return AssertionResult.failure(problem)
+def levenshtein(ctx: AssertionContext) -> Measurement:
     distance = levenshtein_distance(ctx.output_text, stringify_value(ctx.value))
     return Measurement(
         value=float(distance), subject=f"Levenshtein distance {distance}", details={"distance": distance}
@@ -350,41 +299,19 @@ def levenshtein(ctx: AssertionContext) -> AssertionResult | Measurement:
 # ------------------------------------------------------------------------------------- word-count
 
 
-def _integer(value: Any) -> int | None:
-    """A non-negative whole number from an int or an integral float (promptfoo: a number, never a string)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) and value >= 0:
-        return value
-    if isinstance(value, float) and value.is_integer() and value >= 0:
-        return int(value)
-    return None
-
-
-def _word_bounds(value: Any) -> tuple[int | None, int | None] | str:
-    """(min, max) from N or {min, max}; a problem text when the shape is wrong."""
+def _word_bounds(value: Any) -> tuple[int | None, int | None]:
+    """(min, max) from N or {min, max}, a shape validate has checked (whole numbers >= 0)."""
     if isinstance(value, Mapping):
-        unknown = sorted(set(value) - {"min", "max"})
-        if unknown:
-            return f"word-count value has unknown keys {unknown}; use min and/or max"
         low, high = value.get("min"), value.get("max")
-        if low is None and high is None:
-            return "word-count value needs min and/or max"
-        bounds = (None if low is None else _integer(low), None if high is None else _integer(high))
-        if (low is not None and bounds[0] is None) or (high is not None and bounds[1] is None):
-            return "word-count min and max must be whole numbers >= 0"
-        if bounds[0] is not None and bounds[1] is not None and bounds[0] > bounds[1]:
-            return f"word-count min {bounds[0]} is greater than max {bounds[1]}"
-        return bounds
-    exact = _integer(value)
-    if exact is None:
-        return "word-count needs a whole number >= 0 or {min, max}"
-    return exact, exact
+        return (None if low is None else int(low), None if high is None else int(high))
+    return int(value), int(value)
 
 
 def _check_word_count(value: Any, _config: Mapping[str, Any]) -> str | None:
-    bounds = _word_bounds(value)
-    return bounds if isinstance(bounds, str) else None
+    low, high = _word_bounds(value)
+    if low is not None and high is not None and low > high:
+        return f"word-count min {low} is greater than max {high}"
+    return None
 
 
 @assertion(
@@ -395,11 +322,8 @@ def _check_word_count(value: Any, _config: Mapping[str, Any]) -> str | None:
     value_schema=_WORD_COUNT_VALUE,
     check=_check_word_count,
 )
-def word_count(ctx: AssertionContext) -> AssertionResult | Measurement:
-    bounds = _word_bounds(ctx.value)
-    if isinstance(bounds, str):
-        return AssertionResult.failure(bounds)
-    low, high = bounds
+def word_count(ctx: AssertionContext) -> Measurement:
+    low, high = _word_bounds(ctx.value)
     count = len(ctx.output_text.split())
     if low is not None and low == high:
         hit = count == low

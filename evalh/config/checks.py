@@ -1,10 +1,12 @@
 """Semantic checks after the schema: what the JSON Schema cannot know.
 
-Each assertion's type has a handler in the registry, its value has the type's declared shape
-(``value_schema``) and passes its ``check``, a
-required value is present, a threshold lies within the type's declared bounds, and every provider it
-needs exists and has the capability (embeddings for ``similar``, a chat model for judges). Assertions
-that need a grader and have none are reported together, with the three ways to set one.
+Each assertion's type has a handler in the registry; its value, once rendered, has the type's declared
+shape (``value_schema``, the declaration the schema's per-type rule is generated from, so a value as
+written is not checked twice) and passes the type's ``check`` (what a shape cannot say: a regex
+compiles, min <= max); handlers rely on this and never re-check. A required value is present, a
+threshold lies within the type's declared bounds, and every provider it needs exists and has the
+capability (embeddings for ``similar``, a chat model for judges). Assertions that need a grader and
+have none are reported together, with the three ways to set one.
 """
 
 from __future__ import annotations
@@ -12,22 +14,20 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
-
-from jsonschema import Draft202012Validator
 
 from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, resolve_provider
 from evalh.assertions.registry import AssertionDef, all_assertions
 from evalh.config.files import LoadContext
-from evalh.config.locate import close_matches
-from evalh.config.schema import assertion_type_names, fragment_validator, schema_problems
+from evalh.config.locate import close_matches, format_path
+from evalh.config.schema import SchemaProblem, ShapeCachedValidator, fragment_validator
 from evalh.errors import ConfigError
 from evalh.model import AssertionSpec, ProviderChoice, ProviderSpec, TestCase
 from evalh.notices import is_strict, warn
 from evalh.providers.registry import capabilities_of, find_entry
 
-__all__ = ["MAX_SET_DEPTH", "AssertionChecker", "value_problem"]
+__all__ = ["MAX_SET_DEPTH", "AssertionChecker", "value_problem", "value_problems"]
 
 MAX_SET_DEPTH = 5  # promptfoo allows no assert-set inside another; a few levels are plenty
 
@@ -38,21 +38,35 @@ _NEED_WORDS = {"embedding": "embeddings", "text": "a chat (text) model", "tokens
 _GRADER_LIST_LIMIT = 10
 
 
-def value_problem(definition: AssertionDef, value: Any, config: Mapping[str, Any]) -> str | None:
-    """What is wrong with an assertion's value: its declared shape first, then the type's own check
-    (which may rely on the shape: a handler never re-checks what the declaration guarantees)."""
+def value_problems(definition: AssertionDef, value: Any, config: Mapping[str, Any]) -> list[SchemaProblem]:
+    """What is wrong with an assertion's (rendered) value: its declared shape first, then the type's own
+    check, which may rely on the shape. Paths start at ``value``. The handler re-checks neither."""
     if value is None and definition.requires_value:
-        return "needs a value"
+        return [SchemaProblem(("value",), "needs a value")]
     if definition.value_schema is not None and value is not None:
-        for problem in schema_problems(value, _shape_validator(definition.name)):
-            where = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in problem.path)
-            return f"value{where}: {problem.message}"
-    return definition.check(value, config) if definition.check is not None else None
+        shaped = _shape_validator(definition.name).problems(value)
+        if shaped:
+            return [replace(problem, path=("value", *problem.path)) for problem in shaped]
+    problem = definition.check(value, config) if definition.check is not None else None
+    return [SchemaProblem(("value",), problem)] if problem else []
+
+
+def value_problem(definition: AssertionDef, value: Any, config: Mapping[str, Any]) -> str | None:
+    """The first of :func:`value_problems` as ``value.key: message`` (None when the value is fine)."""
+    found = value_problems(definition, value, config)
+    return f"{format_path(found[0].path)}: {found[0].message}" if found else None
 
 
 @functools.cache
-def _shape_validator(name: str) -> Draft202012Validator:
-    return fragment_validator(all_assertions()[name].value_schema or {})
+def _shape_validator(name: str) -> ShapeCachedValidator:
+    return ShapeCachedValidator(fragment_validator(all_assertions()[name].value_schema or {}))
+
+
+def _checked_as_written(spec: AssertionSpec) -> bool:
+    """The value is as written in the config, so the schema's per-type rule (generated from the same
+    declaration) has checked its shape already; a rendered template or a loaded file:// is new."""
+    written = spec.raw.get("value") if isinstance(spec.raw, Mapping) else None
+    return written is not None and type(written) is type(spec.value) and written == spec.value
 
 
 @dataclass
@@ -88,27 +102,28 @@ class AssertionChecker:
         if definition is None:
             self._unknown_type(spec, where)
             return
-        if definition.requires_value and spec.value is None and spec.type != "assert-set":
-            self.ctx.problems.add(f"{spec.full_type} needs a value", where=where, hint="Add value: ... to it")
-        else:
-            problem = value_problem(definition, spec.value, spec.config)
-            if problem:
-                self.ctx.problems.add(f"{spec.full_type}: {problem}", where=where)
+        self._check_value(spec, definition, where)
         self._check_threshold(spec, definition, where)
         for need in definition.needs:
             self._check_need(spec, test, need, where)
         for child in spec.children:
             self._check(child, test, depth + 1)
 
-    def _unknown_type(self, spec: AssertionSpec, where: str) -> None:
-        if spec.full_type in assertion_type_names():
-            self.ctx.problems.add(
-                f"assertion type {spec.full_type!r} is not available in this build of evalh "
-                "(no handler is registered for it)",
-                where=where,
-                hint="Update or reinstall evalh, or use another type (`evalh list assertions`)",
-            )
+    def _check_value(self, spec: AssertionSpec, definition: AssertionDef, where: str) -> None:
+        if spec.value is None and definition.requires_value:
+            self.ctx.problems.add(f"{spec.full_type} needs a value", where=where, hint="Add value: ... to it")
             return
+        if definition.value_schema is not None and _checked_as_written(spec):
+            definition = replace(definition, value_schema=None)  # only the type's own check is left
+        for problem in value_problems(definition, spec.value, spec.config):
+            place = f"{where}.{format_path(problem.path)}"
+            error = ConfigError(f"{spec.full_type}: {problem.message}", where=place, hint=problem.hint)
+            if problem.ignorable and not is_strict():
+                warn(error, where=place, subject=problem.message)
+            else:
+                self.ctx.problems.add_exception(error)
+
+    def _unknown_type(self, spec: AssertionSpec, where: str) -> None:
         match = close_matches(spec.type, list(self.registry))
         hint = (
             f"Did you mean {match!r}?" if match else "Run `evalh list assertions` for the types evalh knows"

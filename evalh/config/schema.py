@@ -1,7 +1,9 @@
 """The JSON Schemas shipped with evalh, and plain-English schema problems with locations.
 
-``schemas/evalh.schema.json`` is the one source of truth for the config's shape: every run checks it
-with a Draft 2020-12 validator before anything else. jsonschema's messages are rewritten for people
+The config's schema is ``schemas/evalh.schema.json`` (the base: every key, no assertion type) plus the
+assertion section generated from the registry (``config/assertion_schema.py``), assembled once per
+process: every run checks a config with it (Draft 2020-12) before anything else, and ``evalh schema``
+prints it for editors. jsonschema's messages are rewritten for people
 who do not read JSON Schema: ``must be a number (got a string '0.8x')``, ``unknown key 'asert'. Did
 you mean 'assert'?``.
 """
@@ -20,15 +22,18 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.exceptions import relevance
 from referencing import Registry, Resource
 
-from evalh.assertions.registry import all_assertions
+from evalh.assertions.registry import NONBLANK_PATTERN, all_assertions
+from evalh.config.assertion_schema import assemble, type_names
 from evalh.config.locate import JsonPath, close_matches
 from evalh.errors import ConfigFileError
 
 __all__ = [
+    "CONFIG_SCHEMA",
     "MAX_SAFE_INTEGER",
     "SchemaProblem",
     "ShapeCachedValidator",
     "assertion_type_names",
+    "base_schema",
     "config_validator",
     "defs_validator",
     "load_schema",
@@ -37,6 +42,7 @@ __all__ = [
     "test_validator",
 ]
 
+CONFIG_SCHEMA = "evalh.schema.json"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _JSON_TYPES = {
     "string": "a string",
@@ -77,9 +83,23 @@ def _load_schema_text(name: str) -> str:
     return schema_path(name).read_text(encoding="utf-8")
 
 
-def load_schema(name: str = "evalh.schema.json") -> dict[str, Any]:
-    """The parsed schema (a fresh copy each call)."""
+def base_schema(name: str = CONFIG_SCHEMA) -> dict[str, Any]:
+    """The schema file as shipped (a fresh copy each call); the config's lacks the assertion section."""
     loaded: dict[str, Any] = json.loads(_load_schema_text(name))
+    return loaded
+
+
+@functools.lru_cache(maxsize=4)
+def _assembled_text(name: str) -> str:
+    if name != CONFIG_SCHEMA:
+        return _load_schema_text(name)
+    return json.dumps(assemble(base_schema(name), all_assertions()), ensure_ascii=False)
+
+
+def load_schema(name: str = CONFIG_SCHEMA) -> dict[str, Any]:
+    """The full schema (a fresh copy each call): for the config's, the base file plus the assertion
+    section generated from the registry (assembled once per process)."""
+    loaded: dict[str, Any] = json.loads(_assembled_text(name))
     return loaded
 
 
@@ -184,9 +204,8 @@ class ShapeCachedValidator:
 
 
 def assertion_type_names() -> tuple[str, ...]:
-    """Every assertion type the schema accepts (``not-`` variants included)."""
-    types: list[str] = load_schema()["$defs"]["assertion"]["properties"]["type"]["enum"]
-    return tuple(types)
+    """Every assertion type the schema accepts (``not-`` variants included): the registry's."""
+    return tuple(type_names(all_assertions()))
 
 
 @dataclass(frozen=True)
@@ -429,6 +448,8 @@ def _on_not(error: ValidationError, path: JsonPath, root: Any) -> Iterable[Schem
 def _on_pattern(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:
     if error.validator_value == "^file://":
         yield SchemaProblem(path, f"must be a mapping or a file:// path (got {_got(error.instance)})")
+    elif error.validator_value == NONBLANK_PATTERN:
+        yield SchemaProblem(path, _in_assertion("must not be empty or blank", path, root))
     else:
         yield SchemaProblem(path, f"must match {error.validator_value} (got {_got(error.instance)})")
 

@@ -25,9 +25,11 @@ from evalh.model import (
     ProviderSpec,
     TestCase,
 )
+from evalh.config.checks import value_problem
+from evalh.config.schema import schema_problems
 from evalh.runner.grading import positive_verdict
 
-__all__ = ["StandInServices", "definition_of", "grade", "make_context"]
+__all__ = ["StandInServices", "declared_problems", "definition_of", "grade", "make_context"]
 
 
 class StandInServices:
@@ -124,3 +126,19 @@ def grade(ctx: AssertionContext) -> AssertionResult:
     """Run the registered handler of ``ctx.spec.type`` (awaiting it if async) and decide its
     measurement as the runner does; positive form."""
     return asyncio.run(positive_verdict(definition_of(ctx.spec.type), ctx))
+
+
+def declared_problems(assertion: Mapping[str, Any]) -> list[str]:
+    """What validate says about one assertion as written (``{"type": ..., "value": ..., "config": ...}``):
+    the schema's per-type rules, then the type's own check of the value. Each problem is
+    ``path: message`` with the path inside the assertion (``value``, ``config.k``) and the hint added."""
+    found = [
+        f"{'.'.join(str(part) for part in problem.path[4:])}: {problem.message}"
+        + (f" ({problem.hint})" if problem.hint else "")
+        for problem in schema_problems({"tests": [{"assert": [dict(assertion)]}]})
+    ]
+    if found:
+        return found
+    definition = definition_of(str(assertion["type"]))
+    problem = value_problem(definition, assertion.get("value"), assertion.get("config") or {})
+    return [problem] if problem else []

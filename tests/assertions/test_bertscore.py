@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 
 from evalh.assertions.bertscore import (
-    check_bertscore,
-    check_bertscore_like,
     idf_weights,
     suite_references,
     word_tokens,
@@ -22,7 +20,7 @@ from evalh.providers.local import make_local
 from evalh.runner.grading import positive_verdict
 from evalh.runner.services import ProviderPool
 from evalh.vectors import greedy_match
-from tests.assertions.helpers import make_context
+from tests.assertions.helpers import declared_problems, make_context
 from tests.assertions.semantic_support import grade_full, grade_positive, services
 
 PARIS = "Paris is the capital of France."
@@ -200,19 +198,23 @@ def test_bertscore_like_separates_paraphrase_from_unrelated() -> None:
 @pytest.mark.parametrize(
     ("config", "problem"),
     [
-        ({"score": "f2"}, "config.score must be one of f1, precision, recall"),
-        ({"baseline": 1.0}, "config.baseline must be a number below 1"),
-        ({"idf": "yes"}, "config.idf must be true or false"),
-        ({"aggregation": "min"}, "config.aggregation must be one of max, mean"),
-        ({"scores": "f1"}, "unknown config key 'scores' (did you mean 'score'?)"),
-        ({"binary": "yes"}, "config.binary must be true or false"),
+        ({"score": "f2"}, "config.score: must be one of 'f1', 'precision', 'recall'"),
+        ({"baseline": 1.0}, "config.baseline: must be < 1"),
+        ({"idf": "yes"}, "config.idf: must be true or false"),
+        ({"aggregation": "min"}, "config.aggregation: must be one of 'max', 'mean'"),
+        ({"scores": "f1"}, "config.scores: unknown key 'scores' (Did you mean 'score'?)"),
+        ({"binary": "yes"}, "config.binary: must be true or false"),
     ],
 )
-def test_static_checks(config: dict[str, object], problem: str) -> None:
-    assert problem in (check_bertscore("ref", config) or "")
-    assert check_bertscore("", {}) == "a reference text is empty"
-    assert check_bertscore_like("ref", {"idf": True}) is not None  # idf needs contextual tokens' suite
-    assert check_bertscore_like(["a", "b"], {"score": "recall", "baseline": 0.3}) is None
+def test_declared_rules_refuse_bad_config(config: dict[str, object], problem: str) -> None:
+    found = declared_problems({"type": "bertscore", "value": "ref", "config": config})
+    assert any(problem in text for text in found), found
+    assert declared_problems({"type": "bertscore", "value": " "}) == [
+        "value: must not be empty or blank for a 'bertscore' assertion"
+    ]
+    assert declared_problems({"type": "bertscore-like", "value": "ref", "config": {"idf": True}}) != []
+    good = {"type": "bertscore-like", "value": ["a", "b"], "config": {"score": "recall", "baseline": 0.3}}
+    assert declared_problems(good) == []
 
 
 def test_the_registry_declares_both() -> None:

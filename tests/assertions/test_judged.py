@@ -16,7 +16,7 @@ import pytest
 from evalh.assertions.registry import get_assertion
 from evalh.model import ProviderChoice, ProviderSpec
 from evalh.notices import warnings_to
-from tests.assertions.helpers import make_context
+from tests.assertions.helpers import declared_problems, make_context
 from tests.assertions.judge_helpers import (
     OPENAI_PATH,
     SECRET,
@@ -341,25 +341,20 @@ def test_g_eval_without_a_score_is_an_error(loopback: LoopbackServer) -> None:
     assert result.error and "no numeric score" in result.reason
 
 
-@pytest.mark.parametrize("max_score", ["ten", 0, -5, True])
-def test_g_eval_max_score_must_be_a_positive_number(max_score: Any) -> None:
-    definition = get_assertion("g-eval")
-    assert definition is not None and definition.check is not None
-    problem = definition.check("coherent", {"maxScore": max_score})
-    assert problem == f"config.maxScore must be a number above 0 (got {max_score!r})"
-    assert definition.check("coherent", {"maxScore": 5}) is None
-    grader = ProviderChoice(default=ProviderSpec(id="echo"))
-    ctx = make_context(
-        "g-eval",
-        value="coherent",
-        output="x",
-        config={"maxScore": max_score},
-        services=services(),
-        provider=grader,
-    )
-    result = grade_positive(ctx)
-    assert result.error and result.reason == problem
-    assert "grading_prompt" in result.details and result.details["grader_attempts"] == 0  # nothing sent
+@pytest.mark.parametrize(
+    ("max_score", "problem"),
+    [
+        ("ten", "config.maxScore: must be a number (got a string 'ten')"),
+        (0, "config.maxScore: must be > 0 (got 0)"),
+        (-5, "config.maxScore: must be > 0 (got -5)"),
+        (True, "config.maxScore: must be a number (got true or false)"),
+    ],
+)
+def test_g_eval_max_score_must_be_a_positive_number(max_score: Any, problem: str) -> None:
+    # refused at load, located, before any grader call
+    found = declared_problems({"type": "g-eval", "value": "coherent", "config": {"maxScore": max_score}})
+    assert any(text.startswith(problem) for text in found), found
+    assert declared_problems({"type": "g-eval", "value": "coherent", "config": {"maxScore": 5}}) == []
 
 
 # -- refusals ----------------------------------------------------------------------------------------

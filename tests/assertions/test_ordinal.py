@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evalh.assertions.ordinal import ordinal_score
 from evalh.assertions.registry import get_assertion
+from evalh.config.load import load_suite
+from evalh.errors import ConfigError
 from evalh.model import AssertionResult, AssertionSpec
 from evalh.runner.scoring import finalize
-from tests.assertions.helpers import grade, make_context
+from tests.assertions.helpers import declared_problems, grade, make_context
 
 SCALE = ["low", "medium", "high", "urgent"]
 
@@ -91,41 +94,45 @@ def test_unknown_output_label_is_an_error_naming_the_scale() -> None:
 @pytest.mark.parametrize(
     ("value", "config", "problem"),
     [
-        ("high", {}, "needs config.scale: an ordered list of labels"),
-        ("high", {"scale": "low,high"}, "needs config.scale to be a list of labels"),
-        ("high", {"scale": ["high"]}, "needs config.scale to hold at least 2 labels"),
-        ("high", {"scale": ["High", "high"]}, "needs distinct labels in config.scale"),
-        (None, {"scale": SCALE}, "needs the expected label as value (one of: low < medium"),
-        (
-            "severe",
-            {"scale": SCALE},
-            "expected label 'severe' is not on the scale low < medium",
-        ),
-        (
-            "high",
-            {"scale": SCALE, "field": 3},
-            "needs config.field to be a non-empty string",
-        ),
+        ("high", {}, "value: needs config.scale: an ordered list of labels"),
+        ("high", {"scale": "low,high"}, "config.scale: must be a list (got a string 'low,high')"),
+        ("high", {"scale": ["high"]}, "config.scale: must have at least 2 item(s)"),
+        ("high", {"scale": ["High", "high"]}, "value: needs distinct labels in config.scale"),
+        (None, {"scale": SCALE}, ": missing required key 'value'"),
+        ("severe", {"scale": SCALE}, "value: expected label 'severe' is not on the scale low < medium"),
+        ("high", {"scale": SCALE, "field": 3}, "config.field: must be a string"),
     ],
 )
-def test_static_checks(value: Any, config: dict[str, Any], problem: str) -> None:
-    definition = get_assertion("ordinal-distance")
-    assert definition is not None and definition.check is not None
-    found = definition.check(value, config)
-    assert found is not None and found.startswith(problem)
+def test_declared_rules(value: Any, config: dict[str, Any], problem: str) -> None:
+    assertion = {"type": "ordinal-distance", "config": config, **({"value": value} if value is not None else {})}
+    found = declared_problems(assertion)
+    assert any(text.startswith(problem) for text in found), found
 
 
-def test_static_check_accepts_good_and_templated_values() -> None:
+def test_declared_rules_accept_good_values() -> None:
     definition = get_assertion("ordinal-distance")
-    assert definition is not None and definition.check is not None
+    assert definition is not None
     assert definition.family == "ordinal" and definition.default_threshold == 1.0
-    assert definition.check("Urgent", {"scale": SCALE}) is None
-    assert definition.check("{{ expected }}", {"scale": SCALE}) is None
+    assert (
+        declared_problems({"type": "ordinal-distance", "value": "Urgent", "config": {"scale": SCALE}}) == []
+    )
 
 
-def test_a_rendered_value_off_the_scale_is_an_error_even_if_it_looks_templated() -> None:
-    result = grade(make_context("ordinal-distance", value="{{ x }}", output="low", config={"scale": SCALE}))
-    assert result.error and result.reason.startswith("expected label '{{ x }}' is not on the scale")
+@pytest.mark.parametrize(("expected", "valid"), [("high", True), ("severe", False)])
+def test_a_templated_value_is_checked_once_rendered(tmp_path: Path, expected: str, valid: bool) -> None:
+    config = tmp_path / "evalh.yaml"
+    config.write_text(
+        f"tests:\n  - vars: {{expected: {expected}}}\n    output: high\n    assert:\n"
+        "      - {type: ordinal-distance, value: '{{ expected }}', config: {scale: [low, high]}}\n",
+        encoding="utf-8",
+    )
+    if valid:
+        load_suite(config)
+        return
+    with pytest.raises(ConfigError) as caught:
+        load_suite(config)
+    shown = caught.value.render()
+    assert "tests[0].assert[0].value: ordinal-distance: expected label 'severe' is not on the scale" in shown
 
 
 def test_score_is_symmetric_and_falls_by_equal_steps() -> None:

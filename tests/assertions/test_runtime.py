@@ -10,12 +10,13 @@ import pytest
 
 from evalh.assertions.registry import all_assertions
 from evalh.assertions.runtime import COST_UNKNOWN, LATENCY_UNKNOWN
+from evalh.config.checks import value_problem
 from evalh.config.load import load_suite
 from evalh.errors import ConfigError
 from evalh.model import AssertionResult, EvaluateOptions, GradedAssertion, Status
 from evalh.runner.execute import run_suite
 from evalh.runner.scoring import finalize
-from tests.assertions.helpers import definition_of, grade, make_context
+from tests.assertions.helpers import declared_problems, definition_of, grade, make_context
 
 
 def run(threshold: float | None, latency_ms: float | None, cached: bool = False) -> AssertionResult:
@@ -75,12 +76,10 @@ def test_negative_threshold_is_an_error() -> None:
 
 @pytest.mark.parametrize(("value", "ok"), [(None, True), ("", True), (500, False), ("fast", False)])
 def test_latency_check_rejects_a_value(value: Any, ok: bool) -> None:
-    definition = definition_of("latency")
-    assert definition.check is not None
-    problem = definition.check(value, {})
+    problem = value_problem(definition_of("latency"), value, {})
     assert (problem is None) is ok
     if not ok:
-        assert problem is not None and "threshold" in problem
+        assert problem == "value: latency takes no value; put the maximum milliseconds in threshold"
 
 
 # -- cost ------------------------------------------------------------------------------------------
@@ -125,8 +124,13 @@ def test_unknown_cost_or_missing_threshold_is_an_error_never_inverted() -> None:
 
 def test_cost_check_rejects_a_value_and_a_negative_threshold() -> None:
     definition = definition_of("cost")
-    assert definition.check is not None and definition.check(0.5, {}) is not None
+    assert (
+        value_problem(definition, 0.5, {}) == "value: cost takes no value; put the maximum cost in threshold"
+    )
     assert definition.threshold_problem(-0.01) is not None and cost_of(-0.01, 0.0).error
+    assert declared_problems({"type": "cost", "threshold": -0.01}) == [
+        "threshold: must be >= 0.0 (got -0.01) for a 'cost' assertion"
+    ]
 
 
 def test_cost_through_a_run_with_a_priced_provider(tmp_path: Path) -> None:
@@ -152,4 +156,6 @@ def test_validate_reports_a_cost_without_a_threshold(tmp_path: Path) -> None:
     config.write_text("tests:\n  - output: hi\n    assert: [{type: cost}]\n", encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
         load_suite(config)
-    assert "tests[0].assert[0].threshold: cost needs a threshold" in caught.value.render()
+    shown = caught.value.render()
+    assert "tests[0].assert[0]: missing required key 'threshold'" in shown
+    assert "cost needs a threshold: the max cost that passes" in shown

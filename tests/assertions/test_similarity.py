@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from evalh.assertions.registry import get_assertion
-from evalh.assertions.similarity import check_similar, similarity_provider_problem
+from evalh.assertions.similarity import similarity_provider_problem
 from evalh.model import ProviderChoice, ProviderSpec, TestCase
 from evalh.providers.fake import fake_vector
 from evalh.providers.local import make_local
 from evalh.runner.services import ProviderPool
 from evalh.vectors import cosine
-from tests.assertions.helpers import make_context
+from tests.assertions.helpers import declared_problems, make_context
 from tests.assertions.semantic_support import grade_full, grade_positive, services
 from tests.loopback import LoopbackServer, Reply, Request
 from tests.providers.embedding_server import DIM, hf_sentence_similarity, openai_embeddings
@@ -193,20 +193,22 @@ def test_a_dimension_mismatch_is_an_error(loopback: LoopbackServer) -> None:
 @pytest.mark.parametrize(
     ("value", "config", "problem"),
     [
-        (42, {}, "value must be a string or a list of strings (got int)"),
-        ([], {}, "value is an empty list"),
-        (["a", 3], {}, "value must be a string or a list of strings"),
-        ("a", {"agregation": "max"}, "unknown config key 'agregation' (did you mean 'aggregation'?)"),
-        ("a", {"aggregation": "median"}, "config.aggregation must be one of max, mean"),
-        ("a", {"binary": "yes"}, "config.binary must be true or false"),
+        (42, {}, "value: must be a string or a list (got a whole number 42)"),
+        ([], {}, "value: must have at least 1 item(s)"),
+        (["a", 3], {}, "value.1: must be a string"),
+        (
+            "a",
+            {"agregation": "max"},
+            "config.agregation: unknown key 'agregation' (Did you mean 'aggregation'?)",
+        ),
+        ("a", {"aggregation": "median"}, "config.aggregation: must be one of 'max', 'mean'"),
+        ("a", {"binary": "yes"}, "config.binary: must be true or false"),
     ],
 )
-def test_static_checks(value: object, config: dict[str, object], problem: str) -> None:
-    assert problem in (check_similar(value, config) or "")
-    result = grade_positive(
-        make_context("similar", value=value, config=config, output="x", services=services()), prefetch=False
-    )
-    assert result.error and problem in result.reason
+def test_declared_rules(value: object, config: dict[str, object], problem: str) -> None:
+    # validate refuses these at load, so the handler never sees them
+    found = declared_problems({"type": "similar", "value": value, "config": config})
+    assert any(text.startswith(problem) for text in found), found
 
 
 def test_the_registry_declares_the_family() -> None:
@@ -220,7 +222,12 @@ def test_the_registry_declares_the_family() -> None:
         assert definition is not None and definition.default_threshold == 0.75
         assert definition.threshold_meaning == meaning and definition.requires_value
         assert definition.needs == ("embedding",) and definition.prefetch is not None
-    assert check_similar("fine", {"aggregation": "mean", "binary": True}) is None
+    assert (
+        declared_problems(
+            {"type": "similar", "value": "a", "config": {"aggregation": "mean", "binary": True}}
+        )
+        == []
+    )
 
 
 def test_multi_model_scores_are_averaged() -> None:

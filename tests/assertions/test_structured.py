@@ -135,13 +135,10 @@ def test_empty_schema_value_means_no_schema() -> None:
         (5, "must be an object"),
     ],
 )
-def test_invalid_schemas_fail_validation_and_error_at_run(value: Any, fragment: str) -> None:
+def test_invalid_schemas_fail_validation(value: Any, fragment: str) -> None:
     for assertion_type in ("is-json", "contains-json"):
         problem = check(assertion_type, value)
         assert problem is not None and fragment in problem, problem
-        result = run(assertion_type, '{"a": 1}', value)
-        assert result.error
-        assert fragment in result.reason
 
 
 def test_read_only_mapping_schema_is_accepted() -> None:

@@ -1,58 +1,75 @@
-"""Each assertion's value rule is declared once, at registration (``value_schema``), and the config
-schema's per-type ``allOf`` rules say exactly the same thing: walked in both directions."""
+"""Value rules once: each assertion declares its value's shape (and its config keys) at registration;
+the config schema's assertion section is generated from those declarations, and validate checks every
+rendered value against them. The schema file itself names no assertion type."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import textwrap
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from evalh.assertions.registry import all_assertions, get_assertion
+from evalh.cli import app
 from evalh.config.checks import value_problem
-from evalh.config.schema import load_schema
+from evalh.config.schema import base_schema, load_schema, schema_path
+
+REGISTRY = all_assertions()
 
 
-def _schema_rules() -> list[tuple[set[str], Mapping[str, Any]]]:
-    """(base types, then-clause) of every per-type rule of the schema's assertion definition."""
-    rules = []
+def _schema_rules() -> dict[str, Mapping[str, Any]]:
+    """base type -> then-clause of its rule in the assembled schema's assertion definition."""
+    rules: dict[str, Mapping[str, Any]] = {}
     for rule in load_schema()["$defs"]["assertion"]["allOf"]:
+        if "then" not in rule:
+            continue
         names = {name.removeprefix("not-") for name in rule["if"]["properties"]["type"]["enum"]}
-        rules.append((names, rule["then"]))
+        for name in names:
+            assert name not in rules, f"{name}: two schema rules shape it"
+            rules[name] = rule["then"]
     return rules
 
 
-def _schema_value_rules() -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for names, then in _schema_rules():
-        if "value" in then.get("properties", {}):
-            for name in names:
-                assert name not in found, f"{name}: two schema rules shape its value"
-                found[name] = then["properties"]["value"]
-    return found
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_registered_type_declares_its_value(name: str) -> None:
+    declared = REGISTRY[name].value_schema
+    assert declared is not None, f"{name} declares no value_schema"
+    assert declared.get("description"), f"{name}'s value_schema has no description (editors show it)"
 
 
-def test_schema_value_rules_equal_the_registry_declarations() -> None:
-    declared = {name: dict(d.value_schema) for name, d in all_assertions().items() if d.value_schema}
-    assert declared, "no type declares its value's shape"
-    # one dict equality: every schema rule is declared, and every declaration is in the schema
-    assert _schema_value_rules() == declared
+def test_the_schema_value_rules_are_the_declarations_both_ways() -> None:
+    rules = _schema_rules()
+    assert set(rules) == set(REGISTRY)  # a rule per registered type, and for no other
+    for name, then in rules.items():
+        assert then["properties"]["value"] == dict(REGISTRY[name].value_schema or {}), name
+        required = set(then.get("required", []))
+        assert ("value" in required) is REGISTRY[name].requires_value, name
+        assert ("threshold" in required) is REGISTRY[name].requires_threshold, name
 
 
-def test_schema_rules_name_only_registered_types() -> None:
-    registry = all_assertions()
-    for names, _then in _schema_rules():
-        assert names <= set(registry), names - set(registry)
+def test_the_schema_config_rules_are_the_declarations() -> None:
+    for name, then in _schema_rules().items():
+        definition = REGISTRY[name]
+        config = then["properties"]["config"]
+        declared = set(definition.config_schema or {})
+        scored = {"binary"} if definition.direction is not None else set()
+        assert set(config["properties"]) == declared | scored, name
+        assert config["additionalProperties"] is definition.open_config, name
 
 
-def test_a_value_the_schema_requires_is_required_by_the_registry_and_back() -> None:
-    registry = all_assertions()
-    required_by_schema = {
-        name for names, then in _schema_rules() if "value" in then.get("required", []) for name in names
-    }
-    assert all(registry[name].requires_value for name in required_by_schema)
-    shaped = {name for name, d in registry.items() if d.value_schema}
-    assert {name for name in shaped if registry[name].requires_value} <= required_by_schema
+def test_the_schema_file_names_no_assertion_type() -> None:
+    base = base_schema()
+    assertion = base["$defs"]["assertion"]
+    assert "enum" not in assertion["properties"]["type"] and "allOf" not in assertion
+    text = schema_path().read_text(encoding="utf-8")
+    for name in REGISTRY:
+        assert f'"{name}"' not in text and f'"not-{name}"' not in text, name
 
 
 @pytest.mark.parametrize(
@@ -65,14 +82,17 @@ def test_a_value_the_schema_requires_is_required_by_the_registry_and_back() -> N
         ("regex", 3, "value: must be a string"),
         ("similar", [1], "value[0]: must be a string"),
         ("is-json", 3, "value: must be a mapping"),
-        ("contains", None, "needs a value"),
+        ("contains", None, "value: needs a value"),
+        ("llm-rubric", "  ", "value: must not be empty or blank"),
+        ("refusal-quality", "yes", "value: must be true or false"),
+        ("latency", 100, "value: latency takes no value"),
     ],
 )
 def test_validate_checks_the_declared_shape(name: str, value: Any, problem: str) -> None:
     definition = get_assertion(name)
     assert definition is not None
     found = value_problem(definition, value, {})
-    assert found is not None and problem in found, found
+    assert found is not None and found.startswith(problem), found
 
 
 @pytest.mark.parametrize(
@@ -83,9 +103,104 @@ def test_validate_checks_the_declared_shape(name: str, value: Any, problem: str)
         ("contains", 7),
         ("contains-all", "a, b"),
         ("is-json", {}),
+        ("latency", ""),
+        ("answer-relevance", "ignored, as promptfoo ignores it"),
     ],
 )
 def test_good_values_pass(name: str, value: Any) -> None:
     definition = get_assertion(name)
     assert definition is not None
     assert value_problem(definition, value, {}) is None
+
+
+def _validate(tmp_path: Path, assertion: str) -> tuple[int, str]:
+    config = tmp_path / "evalh.yaml"
+    config.write_text(f"tests:\n  - output: HELLO\n    assert:\n      - {assertion}\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["validate", str(config)])
+    return result.exit_code, result.output
+
+
+def test_a_type_absent_from_the_registry_is_refused_with_a_did_you_mean(tmp_path: Path) -> None:
+    code, output = _validate(tmp_path, "{type: contians, value: x}")
+    assert code == 2
+    assert "evalh.yaml:4:10 tests[0].assert[0].type: unknown assertion type 'contians'" in output
+    assert "Did you mean 'contains'?" in output
+
+
+def test_a_rendered_value_is_checked_where_it_is_written(tmp_path: Path) -> None:
+    # a template can render what its literal form hid; validate checks the rendered value, located
+    (tmp_path / "items.json").write_text("[]", encoding="utf-8")
+    code, output = _validate(tmp_path, "{type: contains-any, value: file://items.json}")
+    assert code == 2
+    assert "tests[0].assert[0].value: contains-any: must have at least 1 item(s)" in output
+
+
+# A family of one type, registered the way every family registers, in a fresh interpreter: the schema
+# file does not know it, the assembled schema and validate do.
+_NEW_FAMILY = """
+import sys
+from evalh.assertions.registry import all_assertions, assertion
+from evalh.model import Measurement
+
+all_assertions()
+
+
+@assertion(
+    "shouts",
+    family="test",
+    description="The output is in capitals",
+    value_schema={"type": "boolean", "description": "Whether capitals are expected."},
+    config_schema={"strict": {"type": "boolean", "description": "No lower-case letter at all."}},
+)
+def shouts(ctx):
+    return Measurement.pass_fail(ctx.output_text.isupper() is (ctx.value is not False), "capitals")
+
+
+from evalh.cli import main
+
+sys.argv = ["evalh", *sys.argv[1:]]
+main()
+"""
+
+
+def _with_new_type(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "new_family.py"
+    script.write_text(textwrap.dedent(_NEW_FAMILY), encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+
+
+def test_a_registered_type_absent_from_the_schema_file_is_accepted(tmp_path: Path) -> None:
+    assert '"shouts"' not in schema_path().read_text(encoding="utf-8")
+    config = tmp_path / "evalh.yaml"
+    config.write_text(
+        "tests:\n  - output: HI\n    assert:\n"
+        "      - {type: shouts, value: true, config: {strict: true}}\n"
+        "      - {type: not-shouts, value: false}\n",
+        encoding="utf-8",
+    )
+    result = _with_new_type(tmp_path, "validate", str(config))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "valid (1 tests, 2 assertions" in result.stdout
+    schema = json.loads(_with_new_type(tmp_path, "schema").stdout)
+    assert {"shouts", "not-shouts"} <= set(schema["$defs"]["assertion"]["properties"]["type"]["enum"])
+
+
+def test_a_new_types_mistakes_are_located_with_did_you_means(tmp_path: Path) -> None:
+    config = tmp_path / "evalh.yaml"
+    config.write_text(
+        "tests:\n  - output: HI\n    assert:\n"
+        "      - {type: shouts, value: 3}\n"
+        "      - {type: shouts, config: {strikt: true}}\n"
+        "      - {type: shuots}\n",
+        encoding="utf-8",
+    )
+    result = _with_new_type(tmp_path, "validate", str(config))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert (
+        "evalh.yaml:4:24 tests[0].assert[0].value: must be true or false (got a whole number 3)"
+        in result.stderr
+    )
+    assert "tests[0].assert[1].config.strikt: unknown key 'strikt'. Did you mean 'strict'?" in result.stderr
+    assert "tests[0].assert[2].type: unknown assertion type 'shuots'. Did you mean 'shouts'?" in result.stderr

@@ -4,15 +4,35 @@
 from __future__ import annotations
 
 import ast
+import asyncio
+import dataclasses
+import inspect
+import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evalh.assertions.registry import AssertionDef, all_assertions
-from evalh.model import AssertionSpec, EvaluateOptions, Measurement, Status, Suite, TestCase
+from evalh.config.checks import value_problem
+from evalh.model import (
+    AssertionSpec,
+    EvaluateOptions,
+    Measurement,
+    ProviderChoice,
+    ProviderSpec,
+    Status,
+    Suite,
+    TestCase,
+)
+from evalh.runner.cache import Cache
 from evalh.runner.execute import run_suite
 from evalh.runner.scoring import decide, finalize
+from evalh.runner.services import ProviderPool, RunServices
 from tests.assertions.helpers import grade, make_context
+from tests.assertions.judge_helpers import OPENAI_PATH, openai_grader, openai_text
+from tests.loopback import LoopbackServer
 
 PACKAGE = Path(__file__).resolve().parents[2] / "evalh"
 # The one threshold comparison, and the config check of a threshold against the declared bounds.
@@ -157,3 +177,143 @@ def test_json_checks_measure_and_scoring_decides(name: str) -> None:
     assert isinstance(hit, Measurement) and isinstance(miss, Measurement)
     assert (hit.value, miss.value) == (1.0, 0.0)
     assert decide(hit, None, None).passed and not decide(miss, None, None).passed
+
+
+# -- every type measures -----------------------------------------------------------------------------
+
+# One valid use of each registered type (value, output, config; vars for the RAG judges): what validate
+# accepts, so the handler runs to its measurement. A new type adds its row here, with its tests.
+_CONTEXT = "Paris is the capital of France. It lies on the Seine."
+SAMPLES: dict[str, dict[str, Any]] = {
+    "equals": {"value": "Paris", "output": "Paris"},
+    "contains": {"value": "Par", "output": "Paris"},
+    "icontains": {"value": "par", "output": "Paris"},
+    "contains-any": {"value": ["x", "Par"], "output": "Paris"},
+    "contains-all": {"value": "Pa, ris", "output": "Paris"},
+    "icontains-any": {"value": ["PAR"], "output": "Paris"},
+    "icontains-all": {"value": ["pa", "RIS"], "output": "Paris"},
+    "starts-with": {"value": "Pa", "output": "Paris"},
+    "regex": {"value": "P.r", "output": "Paris"},
+    "is-json": {"value": {"type": "object"}, "output": '{"a": 1}'},
+    "contains-json": {"output": 'here: {"a": 1}'},
+    "levenshtein": {"value": "Paris", "output": "Pariss"},
+    "word-count": {"value": {"min": 1, "max": 3}, "output": "in Paris"},
+    "python": {"value": "output == 'Paris'", "output": "Paris"},
+    "javascript": {"value": "output === 'Paris'", "output": "Paris"},
+    "latency": {"output": "Paris", "latency_ms": 12.0},
+    "cost": {"output": "Paris", "cost": 0.002},
+    "assert-set": {"output": "Paris", "children": ({"type": "contains", "value": "Par"},)},
+    "similar": {"value": "The capital is Paris", "output": "Paris is the capital"},
+    "similar:cosine": {"value": "The capital is Paris", "output": "Paris is the capital"},
+    "similar:dot": {"value": "The capital is Paris", "output": "Paris is the capital"},
+    "similar:euclidean": {"value": "The capital is Paris", "output": "Paris is the capital"},
+    "bertscore": {"value": "The capital is Paris", "output": "Paris is the capital"},
+    "bertscore-like": {"value": "The capital is Paris", "output": "Paris is the capital"},
+    "llm-rubric": {"value": "Names the capital", "output": "Paris"},
+    "factuality": {"value": "Paris", "output": "Paris"},
+    "model-graded-factuality": {"value": "Paris", "output": "Paris"},
+    "model-graded-closedqa": {"value": "Names a city", "output": "Paris"},
+    "answer-relevance": {"output": "Paris is the capital"},
+    "context-faithfulness": {"output": "Paris is the capital"},
+    "context-recall": {"value": "Paris is the capital of France.", "output": "Paris"},
+    "context-relevance": {"output": "Paris"},
+    "g-eval": {"value": ["coherent", "correct"], "output": "Paris", "config": {"maxScore": 1}},
+    "refusal-quality": {"value": False, "output": "Paris"},
+    "is-refusal": {"output": "I cannot help with that."},
+    "rouge-n": {"value": "the capital is Paris", "output": "The capital is Paris.", "config": {"n": 2}},
+    "rouge-l": {"value": "the capital is Paris", "output": "The capital is Paris."},
+    "bleu": {"value": ["the capital is Paris", "Paris"], "output": "The capital is Paris"},
+    "gleu": {"value": "the capital is Paris", "output": "Paris is the capital"},
+    "exact-match": {"value": "Paris", "output": "paris."},
+    "f1": {"value": "Paris", "output": "Paris, France"},
+    "jaccard": {"value": "Paris France", "output": "France Paris"},
+    "retrieval-hit-at-k": {"value": ["b"], "output": '["a", "b"]', "config": {"k": 2}},
+    "retrieval-recall-at-k": {"value": ["b"], "output": '["a", "b"]'},
+    "retrieval-precision-at-k": {"value": ["b"], "output": '["a", "b"]'},
+    "retrieval-mrr": {"value": "b", "output": '["a", "b"]'},
+    "retrieval-ndcg-at-k": {"value": {"b": 2}, "output": '["a", "b"]', "config": {"gain": "exponential"}},
+    "answer-containment-at-k": {"value": "Paris", "output": '["Paris is the capital", "Lyon"]'},
+    "ordinal-distance": {"value": "high", "output": "High.", "config": {"scale": ["low", "medium", "high"]}},
+    "citation-groundedness": {"value": ["Paris is the capital."], "output": "Paris is the capital [1]."},
+}
+# The grader's reply holds every key any judge asks for, so each judge reads its own.
+_GRADER_REPLY = {
+    "pass": True,
+    "score": 1,
+    "reason": "fine",
+    "category": "A",
+    "answer": "Y",
+    "steps": ["Check the answer"],
+    "questions": ["What is the capital of France?"],
+    "statements": ["Paris is the capital."],
+    "verdicts": [{"statement": "Paris is the capital.", "verdict": "yes"}],
+    "sentences": [{"sentence": "Paris is the capital of France.", "attributed": True}],
+    "relevant_sentences": ["Paris is the capital of France."],
+    "refused": False,
+    "warranted": False,
+    "well_formed": True,
+}
+
+
+def _measure(name: str, sample: Mapping[str, Any], grader: ProviderSpec) -> Any:
+    """The registered handler's own return value for ``sample`` (validated first, as validate would)."""
+    definition = TYPES[name]
+    value, config = sample.get("value"), sample.get("config", {})
+    assert value_problem(definition, value, config) is None, "the sample must be a valid use"
+    services = RunServices(ProviderPool(), Cache.open(False))
+    ctx = make_context(
+        name,
+        value=value,
+        output=sample["output"],
+        config=config,
+        latency_ms=sample.get("latency_ms"),
+        vars={"query": "What is the capital of France?", "context": _CONTEXT},
+        prompt="What is the capital of France?",
+        services=services,
+        provider=ProviderChoice(text=grader, embedding=ProviderSpec(id="local")),
+    )
+    children = tuple(
+        AssertionSpec(type=c["type"], value=c["value"], path="child") for c in sample.get("children", ())
+    )
+    ctx = dataclasses.replace(
+        ctx, cost=sample.get("cost"), spec=dataclasses.replace(ctx.spec, children=children)
+    )
+
+    async def scenario() -> Any:
+        try:
+            outcome = definition.fn(ctx)
+            return await outcome if inspect.isawaitable(outcome) else outcome
+        finally:
+            await services.pool.aclose()
+
+    return asyncio.run(scenario())
+
+
+def test_every_registered_type_has_a_sample() -> None:
+    assert set(SAMPLES) == set(TYPES), "add a valid use of the new type to SAMPLES"
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_type_returns_a_measurement_and_scoring_decides(name: str, loopback: LoopbackServer) -> None:
+    loopback.route("POST", OPENAI_PATH, lambda request: openai_text(json.dumps(_GRADER_REPLY)))
+    measured = _measure(name, SAMPLES[name], openai_grader(loopback))
+    # no handler builds a verdict: it returns what it measured (an AssertionResult only for an error)
+    assert isinstance(measured, Measurement), measured
+    definition = TYPES[name]
+    verdict = decide(measured, definition.default_threshold, definition.direction)
+    assert verdict.passed and not verdict.error, verdict.reason  # every sample is a passing use
+
+
+def test_no_handler_constructs_a_verdict() -> None:
+    # AssertionResult(...) in an assertion family would be a verdict built beside scoring.py;
+    # AssertionResult.failure (an error: the assertion could not run) is the only one allowed
+    built = []
+    for path in sorted((PACKAGE / "assertions").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "AssertionResult"
+            ):
+                built.append(f"{path.name}:{node.lineno}")
+    assert built == []
