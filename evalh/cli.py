@@ -7,7 +7,6 @@ Heavy modules (config, runner, reports) are imported inside the commands so ``ev
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 import threading
@@ -454,13 +453,20 @@ def validate(
 @app.command()
 def schema(
     report: Annotated[bool, typer.Option("--report", help="Print the JSON report's schema instead.")] = False,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write it to this file instead of printing it.")
+    ] = None,
 ) -> None:
-    """Print the JSON Schema of the config (for editors: yaml-language-server $schema)."""
+    """Print the JSON Schema of the config, every assertion type included (for editors:
+    `evalh schema -o evalh.schema.json`, then `# yaml-language-server: $schema=evalh.schema.json`)."""
     with _user_errors():
-        from evalh.config.schema import load_schema
+        from evalh.config.schema import schema_text, write_schema
 
         name = "report.schema.json" if report else "evalh.schema.json"
-        typer.echo(json.dumps(load_schema(name), indent=2))
+        if output is None:
+            typer.echo(schema_text(name), nl=False)
+        else:
+            typer.echo(f"wrote {write_schema(output, name)}")
 
 
 @app.command("list")

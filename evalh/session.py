@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh.config.load import load_suite
-from evalh.config.schema import schema_path
+from evalh.config.schema import write_schema
 from evalh.errors import ConfigError, ReportError
 from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
 from evalh.notices import strict_mode
@@ -280,8 +280,8 @@ def write_starter(directory: Path, *, force: bool = False) -> Path:
     if target.exists() and not force:
         raise ConfigError(f"{target} already exists", hint="Pass --force to overwrite it")
     text = resources.files("evalh").joinpath("assets/starter.yaml").read_text(encoding="utf-8")
-    # point editors (yaml-language-server) at the schema this evalh ships, for completion offline
-    text = text.replace(STARTER_SCHEMA_PLACEHOLDER, schema_path().resolve().as_uri(), 1)
     directory.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    # editors (yaml-language-server) complete from the full schema of this evalh, written beside it
+    schema = write_schema(directory / "evalh.schema.json")
+    target.write_text(text.replace(STARTER_SCHEMA_PLACEHOLDER, schema.name, 1), encoding="utf-8")
     return target

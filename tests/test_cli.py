@@ -270,8 +270,9 @@ def test_validate_schema_list_and_init(tmp_path: Path) -> None:
     init = evalh("init", str(tmp_path / "starter"))
     assert init.returncode == 0
     first_line = (tmp_path / "starter" / "evalh.yaml").read_text(encoding="utf-8").splitlines()[0]
-    schema_uri = first_line.removeprefix("# yaml-language-server: $schema=")
-    assert schema_uri.startswith("file://") and json.loads(Path(schema_uri[7:]).read_text())["$id"]
+    assert first_line == "# yaml-language-server: $schema=evalh.schema.json"
+    written = json.loads((tmp_path / "starter" / "evalh.schema.json").read_text(encoding="utf-8"))
+    assert written == schema and "similar:euclidean" in json.dumps(written)  # the full schema, for editors
     assert evalh("run", str(tmp_path / "starter" / "evalh.yaml"), "--no-table").returncode == 0
     assert evalh("init", str(tmp_path / "starter")).returncode == 2  # no silent overwrite
 

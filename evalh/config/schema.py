@@ -39,7 +39,9 @@ __all__ = [
     "load_schema",
     "schema_path",
     "schema_problems",
+    "schema_text",
     "test_validator",
+    "write_schema",
 ]
 
 CONFIG_SCHEMA = "evalh.schema.json"
@@ -101,6 +103,25 @@ def load_schema(name: str = CONFIG_SCHEMA) -> dict[str, Any]:
     section generated from the registry (assembled once per process)."""
     loaded: dict[str, Any] = json.loads(_assembled_text(name))
     return loaded
+
+
+def schema_text(name: str = CONFIG_SCHEMA) -> str:
+    """The full schema as the JSON text ``evalh schema`` prints."""
+    return json.dumps(load_schema(name), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schema(target: Path, name: str = CONFIG_SCHEMA) -> Path:
+    """Write the full schema to ``target`` (``evalh schema -o``, ``evalh init``): a local copy editors
+    complete from, with every assertion type of this evalh."""
+    try:
+        target.write_text(schema_text(name), encoding="utf-8")
+    except OSError as error:
+        raise ConfigFileError(
+            f"cannot write the schema: {error.strerror or error}",
+            where=str(target),
+            hint="Choose a writable path for -o",
+        ) from error
+    return target
 
 
 def _is_number(checker: Any, instance: Any) -> bool:

@@ -16,6 +16,8 @@ from typing import Any
 
 from evalh.assertions.base import AssertionContext, GradingServices
 from evalh.assertions.registry import AssertionDef, base_type, get_assertion
+from evalh.config.checks import value_problem
+from evalh.config.schema import schema_problems
 from evalh.model import (
     AssertionResult,
     AssertionSpec,
@@ -25,8 +27,6 @@ from evalh.model import (
     ProviderSpec,
     TestCase,
 )
-from evalh.config.checks import value_problem
-from evalh.config.schema import schema_problems
 from evalh.runner.grading import positive_verdict
 
 __all__ = ["StandInServices", "declared_problems", "definition_of", "grade", "make_context"]

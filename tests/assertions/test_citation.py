@@ -172,7 +172,8 @@ def test_errors_are_never_inverted() -> None:
     ],
 )
 def test_declared_rules(value: Any, config: dict[str, Any], problem: str) -> None:
-    assertion = {"type": "citation-groundedness", "config": config, **({"value": value} if value is not None else {})}
+    given = {"value": value} if value is not None else {}
+    assertion = {"type": "citation-groundedness", "config": config, **given}
     found = declared_problems(assertion)
     assert any(text.startswith(problem) for text in found), found
 

@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from evalh.assertions.registry import get_assertion
 from evalh.model import ProviderChoice, ProviderSpec
 from evalh.notices import warnings_to
-from tests.assertions.helpers import declared_problems, make_context
+from tests.assertions.helpers import declared_problems
 from tests.assertions.judge_helpers import (
     OPENAI_PATH,
     SECRET,
@@ -26,7 +25,6 @@ from tests.assertions.judge_helpers import (
     openai_grader,
     openai_text,
 )
-from tests.assertions.semantic_support import grade_positive, services
 from tests.loopback import LoopbackServer, Reply, Request
 
 # -- llm-rubric: the grader-reply rules --------------------------------------------------------------

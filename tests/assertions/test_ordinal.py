@@ -104,7 +104,8 @@ def test_unknown_output_label_is_an_error_naming_the_scale() -> None:
     ],
 )
 def test_declared_rules(value: Any, config: dict[str, Any], problem: str) -> None:
-    assertion = {"type": "ordinal-distance", "config": config, **({"value": value} if value is not None else {})}
+    given = {"value": value} if value is not None else {}
+    assertion = {"type": "ordinal-distance", "config": config, **given}
     found = declared_problems(assertion)
     assert any(text.startswith(problem) for text in found), found
 

@@ -204,3 +204,15 @@ def test_a_new_types_mistakes_are_located_with_did_you_means(tmp_path: Path) -> 
     )
     assert "tests[0].assert[1].config.strikt: unknown key 'strikt'. Did you mean 'strict'?" in result.stderr
     assert "tests[0].assert[2].type: unknown assertion type 'shuots'. Did you mean 'shouts'?" in result.stderr
+
+
+def test_schema_command_prints_and_writes_the_assembled_schema(tmp_path: Path) -> None:
+    printed = CliRunner().invoke(app, ["schema"])
+    assert printed.exit_code == 0 and json.loads(printed.output) == load_schema()
+    target = tmp_path / "evalh.schema.json"
+    written = CliRunner().invoke(app, ["schema", "-o", str(target)])
+    assert written.exit_code == 0 and str(target) in written.output
+    assert json.loads(target.read_text(encoding="utf-8")) == load_schema()
+    assert "similar:euclidean" in load_schema()["$defs"]["assertion"]["properties"]["type"]["enum"]
+    refused = CliRunner().invoke(app, ["schema", "-o", str(tmp_path)])  # a directory
+    assert refused.exit_code == 2 and "cannot write the schema" in refused.output
