@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -223,3 +224,11 @@ def test_the_registry_declares_both() -> None:
     assert bertscore.default_threshold == 0.5 and like.default_threshold == 0.6
     assert bertscore.requires_value and like.requires_value
     assert bertscore.needs == ("tokens",) and like.needs == ("embedding",)
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "bertscore": {"value": "The capital is Paris", "output": "Paris is the capital"},
+    "bertscore-like": {"value": "The capital is Paris", "output": "Paris is the capital"},
+}

@@ -185,3 +185,10 @@ def test_registration() -> None:
     assert not definition.requires_value  # sources may come from config.fromVar
     assert definition.check(None, {"fromVar": "context"}) is None
     assert definition.check(PASSAGES, {"pattern": r"\((\d+)\)"}) is None
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "citation-groundedness": {"value": ["Paris is the capital."], "output": "Paris is the capital [1]."},
+}

@@ -222,3 +222,10 @@ def test_csv_cells_run_javascript(tmp_path: Path) -> None:
     rows = json.loads(report.read_text())["results"]["results"]
     assert [row["success"] for row in rows] == [True, False]
     assert [c["pass"] for c in rows[1]["gradingResult"]["componentResults"]] == [False, False, False]
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "javascript": {"value": "output === 'Paris'", "output": "Paris"},
+}

@@ -446,3 +446,16 @@ def test_is_refusal_heuristics(output: str, refusal: bool) -> None:
 def test_not_is_refusal_flips() -> None:
     _, graded = judge("not-is-refusal", None, output="Here is the answer.")
     assert graded.passed and graded.score == 1.0
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "llm-rubric": {"value": "Names the capital", "output": "Paris"},
+    "factuality": {"value": "Paris", "output": "Paris"},
+    "model-graded-factuality": {"value": "Paris", "output": "Paris"},
+    "model-graded-closedqa": {"value": "Names a city", "output": "Paris"},
+    "g-eval": {"value": ["coherent", "correct"], "output": "Paris", "config": {"maxScore": 1}},
+    "refusal-quality": {"value": False, "output": "Paris"},
+    "is-refusal": {"output": "I cannot help with that."},
+}

@@ -132,3 +132,13 @@ def test_answer_relevance_needs_a_query(loopback: LoopbackServer) -> None:
 
 def test_split_sentences() -> None:
     assert split_sentences("One. Two! Three?\nFour") == ["One.", "Two!", "Three?", "Four"]
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "answer-relevance": {"output": "Paris is the capital"},
+    "context-faithfulness": {"output": "Paris is the capital"},
+    "context-recall": {"value": "Paris is the capital of France.", "output": "Paris"},
+    "context-relevance": {"output": "Paris"},
+}

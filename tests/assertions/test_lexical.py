@@ -315,3 +315,16 @@ def test_jaccard_matches_nltk_jaccard_distance() -> None:
         a, b = set(rouge_tokens(candidate)), set(rouge_tokens(references[0]))
         expected = 1 - distance.jaccard_distance(a, b)
         assert jaccard_score(candidate, references[0])["score"] == pytest.approx(expected)
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "rouge-n": {"value": "the capital is Paris", "output": "The capital is Paris.", "config": {"n": 2}},
+    "rouge-l": {"value": "the capital is Paris", "output": "The capital is Paris."},
+    "bleu": {"value": ["the capital is Paris", "Paris"], "output": "The capital is Paris"},
+    "gleu": {"value": "the capital is Paris", "output": "Paris is the capital"},
+    "exact-match": {"value": "Paris", "output": "paris."},
+    "f1": {"value": "Paris", "output": "Paris, France"},
+    "jaccard": {"value": "Paris France", "output": "France Paris"},
+}

@@ -145,3 +145,10 @@ def test_score_is_symmetric_and_falls_by_equal_steps() -> None:
         assert all(
             ordinal_score(i, j, size) == ordinal_score(j, i, size) for i in range(size) for j in range(size)
         )
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "ordinal-distance": {"value": "high", "output": "High.", "config": {"scale": ["low", "medium", "high"]}},
+}

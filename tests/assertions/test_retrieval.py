@@ -275,3 +275,15 @@ def test_ranking_metrics_match_trec_eval() -> None:
         )
         assert run("retrieval-hit-at-k", ranked, gains, config).score == expected[f"success_{k}"]
         assert run("retrieval-mrr", ranked, gains).score == pytest.approx(expected["recip_rank"])
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "retrieval-hit-at-k": {"value": ["b"], "output": '["a", "b"]', "config": {"k": 2}},
+    "retrieval-recall-at-k": {"value": ["b"], "output": '["a", "b"]'},
+    "retrieval-precision-at-k": {"value": ["b"], "output": '["a", "b"]'},
+    "retrieval-mrr": {"value": "b", "output": '["a", "b"]'},
+    "retrieval-ndcg-at-k": {"value": {"b": 2}, "output": '["a", "b"]', "config": {"gain": "exponential"}},
+    "answer-containment-at-k": {"value": "Paris", "output": '["Paris is the capital", "Lyon"]'},
+}

@@ -159,3 +159,11 @@ def test_validate_reports_a_cost_without_a_threshold(tmp_path: Path) -> None:
     shown = caught.value.render()
     assert "tests[0].assert[0]: missing required key 'threshold'" in shown
     assert "cost needs a threshold: the max cost that passes" in shown
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "latency": {"output": "Paris", "latency_ms": 12.0},
+    "cost": {"output": "Paris", "cost": 0.002},
+}

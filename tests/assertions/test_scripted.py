@@ -352,3 +352,10 @@ def test_file_module_state_is_loaded_once(tmp_path: Path) -> None:
 def test_absolute_file_path(tmp_path: Path) -> None:
     path = write(tmp_path, "abs_check.py", "def get_assert(output, context):\n    return output == 'ok'\n")
     assert grade(make_context("python", value=f"file://{path}", output="ok")).passed
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "python": {"value": "output == 'Paris'", "output": "Paris"},
+}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -344,3 +345,13 @@ def test_a_python_embedder_works_through_the_store(tmp_path: Path) -> None:
     result = grade_positive(ctx)
     a, b = np.array([4.0, 1.0, 1.0]), np.array([3.0, 1.0, 0.0])
     assert result.score == pytest.approx(float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))), abs=1e-6)
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "similar": {"value": "The capital is Paris", "output": "Paris is the capital"},
+    "similar:cosine": {"value": "The capital is Paris", "output": "Paris is the capital"},
+    "similar:dot": {"value": "The capital is Paris", "output": "Paris is the capital"},
+    "similar:euclidean": {"value": "The capital is Paris", "output": "Paris is the capital"},
+}

@@ -245,3 +245,11 @@ def test_contains_json_with_a_schema_needs_one_matching_object() -> None:
     )
 
     assert not run("contains-json", "no objects", PERSON).passed
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "is-json": {"value": {"type": "object"}, "output": '{"a": 1}'},
+    "contains-json": {"output": 'here: {"a": 1}'},
+}

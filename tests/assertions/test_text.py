@@ -490,3 +490,20 @@ def test_stringify_value_matches_javascript_string() -> None:
     assert stringify_value(0.5) == "0.5"
     assert stringify_value(False) == "false"
     assert stringify_value("x") == "x"
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "equals": {"value": "Paris", "output": "Paris"},
+    "contains": {"value": "Par", "output": "Paris"},
+    "icontains": {"value": "par", "output": "Paris"},
+    "contains-any": {"value": ["x", "Par"], "output": "Paris"},
+    "contains-all": {"value": "Pa, ris", "output": "Paris"},
+    "icontains-any": {"value": ["PAR"], "output": "Paris"},
+    "icontains-all": {"value": ["pa", "RIS"], "output": "Paris"},
+    "starts-with": {"value": "Pa", "output": "Paris"},
+    "regex": {"value": "P.r", "output": "Paris"},
+    "levenshtein": {"value": "Paris", "output": "Pariss"},
+    "word-count": {"value": {"min": 1, "max": 3}, "output": "in Paris"},
+}

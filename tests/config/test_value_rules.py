@@ -113,10 +113,16 @@ def test_good_values_pass(name: str, value: Any) -> None:
     assert value_problem(definition, value, {}) is None
 
 
-def _validate(tmp_path: Path, assertion: str) -> tuple[int, str]:
+def _config(tmp_path: Path, *assertions: str) -> Path:
+    """evalh.yaml with one test (a recorded output) holding ``assertions`` (YAML flow mappings)."""
     config = tmp_path / "evalh.yaml"
-    config.write_text(f"tests:\n  - output: HELLO\n    assert:\n      - {assertion}\n", encoding="utf-8")
-    result = CliRunner().invoke(app, ["validate", str(config)])
+    rows = "".join(f"      - {assertion}\n" for assertion in assertions)
+    config.write_text(f"tests:\n  - output: HELLO\n    assert:\n{rows}", encoding="utf-8")
+    return config
+
+
+def _validate(tmp_path: Path, assertion: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["validate", str(_config(tmp_path, assertion))])
     return result.exit_code, result.output
 
 
@@ -173,12 +179,8 @@ def _with_new_type(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[st
 
 def test_a_registered_type_absent_from_the_schema_file_is_accepted(tmp_path: Path) -> None:
     assert '"shouts"' not in schema_path().read_text(encoding="utf-8")
-    config = tmp_path / "evalh.yaml"
-    config.write_text(
-        "tests:\n  - output: HI\n    assert:\n"
-        "      - {type: shouts, value: true, config: {strict: true}}\n"
-        "      - {type: not-shouts, value: false}\n",
-        encoding="utf-8",
+    config = _config(
+        tmp_path, "{type: shouts, value: true, config: {strict: true}}", "{type: not-shouts, value: false}"
     )
     result = _with_new_type(tmp_path, "validate", str(config))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -188,13 +190,8 @@ def test_a_registered_type_absent_from_the_schema_file_is_accepted(tmp_path: Pat
 
 
 def test_a_new_types_mistakes_are_located_with_did_you_means(tmp_path: Path) -> None:
-    config = tmp_path / "evalh.yaml"
-    config.write_text(
-        "tests:\n  - output: HI\n    assert:\n"
-        "      - {type: shouts, value: 3}\n"
-        "      - {type: shouts, config: {strikt: true}}\n"
-        "      - {type: shuots}\n",
-        encoding="utf-8",
+    config = _config(
+        tmp_path, "{type: shouts, value: 3}", "{type: shouts, config: {strikt: true}}", "{type: shuots}"
     )
     result = _with_new_type(tmp_path, "validate", str(config))
     assert result.returncode == 2, result.stdout + result.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import dataclasses
+import importlib
 import inspect
 import json
 from collections.abc import Mapping
@@ -181,61 +182,23 @@ def test_json_checks_measure_and_scoring_decides(name: str) -> None:
 
 # -- every type measures -----------------------------------------------------------------------------
 
-# One valid use of each registered type (value, output, config; vars for the RAG judges): what validate
-# accepts, so the handler runs to its measurement. A new type adds its row here, with its tests.
 _CONTEXT = "Paris is the capital of France. It lies on the Seine."
-SAMPLES: dict[str, dict[str, Any]] = {
-    "equals": {"value": "Paris", "output": "Paris"},
-    "contains": {"value": "Par", "output": "Paris"},
-    "icontains": {"value": "par", "output": "Paris"},
-    "contains-any": {"value": ["x", "Par"], "output": "Paris"},
-    "contains-all": {"value": "Pa, ris", "output": "Paris"},
-    "icontains-any": {"value": ["PAR"], "output": "Paris"},
-    "icontains-all": {"value": ["pa", "RIS"], "output": "Paris"},
-    "starts-with": {"value": "Pa", "output": "Paris"},
-    "regex": {"value": "P.r", "output": "Paris"},
-    "is-json": {"value": {"type": "object"}, "output": '{"a": 1}'},
-    "contains-json": {"output": 'here: {"a": 1}'},
-    "levenshtein": {"value": "Paris", "output": "Pariss"},
-    "word-count": {"value": {"min": 1, "max": 3}, "output": "in Paris"},
-    "python": {"value": "output == 'Paris'", "output": "Paris"},
-    "javascript": {"value": "output === 'Paris'", "output": "Paris"},
-    "latency": {"output": "Paris", "latency_ms": 12.0},
-    "cost": {"output": "Paris", "cost": 0.002},
-    "assert-set": {"output": "Paris", "children": ({"type": "contains", "value": "Par"},)},
-    "similar": {"value": "The capital is Paris", "output": "Paris is the capital"},
-    "similar:cosine": {"value": "The capital is Paris", "output": "Paris is the capital"},
-    "similar:dot": {"value": "The capital is Paris", "output": "Paris is the capital"},
-    "similar:euclidean": {"value": "The capital is Paris", "output": "Paris is the capital"},
-    "bertscore": {"value": "The capital is Paris", "output": "Paris is the capital"},
-    "bertscore-like": {"value": "The capital is Paris", "output": "Paris is the capital"},
-    "llm-rubric": {"value": "Names the capital", "output": "Paris"},
-    "factuality": {"value": "Paris", "output": "Paris"},
-    "model-graded-factuality": {"value": "Paris", "output": "Paris"},
-    "model-graded-closedqa": {"value": "Names a city", "output": "Paris"},
-    "answer-relevance": {"output": "Paris is the capital"},
-    "context-faithfulness": {"output": "Paris is the capital"},
-    "context-recall": {"value": "Paris is the capital of France.", "output": "Paris"},
-    "context-relevance": {"output": "Paris"},
-    "g-eval": {"value": ["coherent", "correct"], "output": "Paris", "config": {"maxScore": 1}},
-    "refusal-quality": {"value": False, "output": "Paris"},
-    "is-refusal": {"output": "I cannot help with that."},
-    "rouge-n": {"value": "the capital is Paris", "output": "The capital is Paris.", "config": {"n": 2}},
-    "rouge-l": {"value": "the capital is Paris", "output": "The capital is Paris."},
-    "bleu": {"value": ["the capital is Paris", "Paris"], "output": "The capital is Paris"},
-    "gleu": {"value": "the capital is Paris", "output": "Paris is the capital"},
-    "exact-match": {"value": "Paris", "output": "paris."},
-    "f1": {"value": "Paris", "output": "Paris, France"},
-    "jaccard": {"value": "Paris France", "output": "France Paris"},
-    "retrieval-hit-at-k": {"value": ["b"], "output": '["a", "b"]', "config": {"k": 2}},
-    "retrieval-recall-at-k": {"value": ["b"], "output": '["a", "b"]'},
-    "retrieval-precision-at-k": {"value": ["b"], "output": '["a", "b"]'},
-    "retrieval-mrr": {"value": "b", "output": '["a", "b"]'},
-    "retrieval-ndcg-at-k": {"value": {"b": 2}, "output": '["a", "b"]', "config": {"gain": "exponential"}},
-    "answer-containment-at-k": {"value": "Paris", "output": '["Paris is the capital", "Lyon"]'},
-    "ordinal-distance": {"value": "high", "output": "High.", "config": {"scale": ["low", "medium", "high"]}},
-    "citation-groundedness": {"value": ["Paris is the capital."], "output": "Paris is the capital [1]."},
-}
+
+
+def _samples() -> dict[str, dict[str, Any]]:
+    """One valid use of each type (value, output, config; vars for the RAG judges), from the
+    ``CONTRACT_SAMPLES`` of each family's tests (tests/assertions/test_<family>.py): what validate accepts,
+    so the handler runs to its measurement. A new type adds its sample in its own tests."""
+    found: dict[str, dict[str, Any]] = {}
+    for path in sorted((PACKAGE.parent / "tests" / "assertions").glob("test_*.py")):
+        module = importlib.import_module(f"tests.assertions.{path.stem}")
+        for name, sample in getattr(module, "CONTRACT_SAMPLES", {}).items():
+            assert name not in found, f"{name} has two samples"
+            found[name] = sample
+    return found
+
+
+SAMPLES = _samples()
 # The grader's reply holds every key any judge asks for, so each judge reads its own.
 _GRADER_REPLY = {
     "pass": True,
@@ -290,7 +253,7 @@ def _measure(name: str, sample: Mapping[str, Any], grader: ProviderSpec) -> Any:
 
 
 def test_every_registered_type_has_a_sample() -> None:
-    assert set(SAMPLES) == set(TYPES), "add a valid use of the new type to SAMPLES"
+    assert set(SAMPLES) == set(TYPES), "add a valid use of the new type to its family's CONTRACT_SAMPLES"
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
