@@ -177,13 +177,15 @@ def test_validator() -> Draft202012Validator:
     return defs_validator("test")
 
 
-# Keys whose content the schema checks only for its JSON type ("an object"), so a shape may drop it.
-_OPAQUE_KEYS = frozenset({"vars", "metadata", "config", "output", "providerOutput"})
+# Keys whose content the schema checks only for its JSON type ("an object"), so a shape may drop it
+# (an assertion's ``config`` is not one: each type declares its keys).
+_OPAQUE_KEYS = frozenset({"vars", "metadata", "output", "providerOutput"})
 
 
 def _shape(value: Any, key: str | None = None) -> Any:
-    """What the schema can tell apart in ``value``: types, signs, empty vs non-empty text, file://
-    prefixes, and assertion type names. Two values with the same shape are both valid or both not."""
+    """What the schema can tell apart in ``value``: types, signs (and fractions from numbers above 1),
+    empty, blank and other text, file:// prefixes, assertion type names and config keys. Two values with
+    the same shape are both valid or both not."""
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, float) and not math.isfinite(value):
@@ -192,11 +194,13 @@ def _shape(value: Any, key: str | None = None) -> Any:
         return {"$too-large": value > 0}
     if isinstance(value, int | float):
         sign = (value > 0) - (value < 0)
-        return sign if isinstance(value, int) or value.is_integer() else sign * 0.5
+        if isinstance(value, int) or value.is_integer():
+            return sign
+        return sign * (0.5 if abs(value) < 1 else 1.5)  # a fraction is not a score above 1
     if isinstance(value, str):
         if key == "type" or value.startswith("file://"):
             return value if key == "type" else "file://"
-        return "x" if value else ""
+        return "x" if value.strip() else (" " if value else "")  # blank is refused where text is due
     if isinstance(value, Mapping):
         if key in _OPAQUE_KEYS:
             return {}

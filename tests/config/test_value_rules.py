@@ -213,3 +213,33 @@ def test_schema_command_prints_and_writes_the_assembled_schema(tmp_path: Path) -
     assert "similar:euclidean" in load_schema()["$defs"]["assertion"]["properties"]["type"]["enum"]
     refused = CliRunner().invoke(app, ["schema", "-o", str(tmp_path)])  # a directory
     assert refused.exit_code == 2 and "cannot write the schema" in refused.output
+
+
+@pytest.mark.parametrize(
+    ("good", "bad", "problem"),
+    [
+        (
+            "{type: rouge-n, value: x, config: {n: 2}}",
+            "{type: rouge-n, value: x, config: {n: 0}}",
+            "config.n",
+        ),
+        (
+            "{type: bertscore, value: x, config: {baseline: 0.5}}",
+            "{type: bertscore, value: x, config: {baseline: 1.5}}",
+            "config.baseline",
+        ),
+        ("{type: llm-rubric, value: fair}", "{type: llm-rubric, value: '  '}", "value"),
+    ],
+)
+def test_a_bad_value_is_refused_after_a_good_one_of_the_same_shape(
+    tmp_path: Path, good: str, bad: str, problem: str
+) -> None:
+    # 10,000 tests validate through a cache of valid shapes: a shape must tell these apart
+    config = tmp_path / "evalh.yaml"
+    config.write_text(
+        f"tests:\n  - output: HI\n    assert: [{good}]\n  - output: HI\n    assert: [{bad}]\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["validate", "--grader", "echo", str(config)])
+    assert result.exit_code == 2, result.output
+    assert f"tests[1].assert[0].{problem}" in result.output and "tests[0]" not in result.output
