@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,5 +124,13 @@ def test_through_the_cli_with_located_value_errors(tmp_path: Path) -> None:
     result = evalh("validate", str(bad))
     assert result.exit_code == 2
     assert "bad.yaml:7:9 tests[0].assert[0].value: must be a mapping" in result.stderr
-    assert "tests[1].assert[0]: is-sql: databaseType 'Cobol' is not a dialect" in result.stderr
+    assert "tests[1].assert[0].value: is-sql: databaseType 'Cobol' is not a dialect" in result.stderr
     assert "tests[2].assert[0].value.allowedTabels: unknown key 'allowedTabels'" in result.stderr
+
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides). A new type adds its own.
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "is-sql": {"value": {"databaseType": "PostgresQL"}, "output": "SELECT id FROM users"},
+    "contains-sql": {"output": "Here:\n```sql\nSELECT id FROM users\n```"},
+}

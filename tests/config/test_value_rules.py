@@ -224,8 +224,8 @@ def test_schema_command_prints_and_writes_the_assembled_schema(tmp_path: Path) -
             "config.n",
         ),
         (
-            "{type: bertscore, value: x, config: {baseline: 0.5}}",
-            "{type: bertscore, value: x, config: {baseline: 1.5}}",
+            "{type: bertscore, value: x, provider: local, config: {baseline: 0.5}}",
+            "{type: bertscore, value: x, provider: local, config: {baseline: 1.5}}",
             "config.baseline",
         ),
         ("{type: llm-rubric, value: fair}", "{type: llm-rubric, value: '  '}", "value"),
