@@ -4,7 +4,7 @@ It serves exactly three things: the page, its own static files (a fixed list of 
 ever reaches the file system) and a JSON API over a :class:`~evalh.viewer.sources.RunSource`::
 
     GET /                                   the page (evalh.reports.html.server_page)
-    GET /static/NAME                        one of the viewer's scripts or its stylesheet
+    GET /static/evalh.js, /static/app.css   the viewer's scripts (as one file) and its stylesheet
     GET /api/runs                           {runs: [summary, ...]}, newest first
     GET /api/runs/REF                       one run as the viewer's data
     GET /api/compare?baseline=A&current=B   two runs compared as `evalh diff` compares them
@@ -26,7 +26,7 @@ import urllib.parse
 from typing import Any
 
 from evalh.errors import EvalhError
-from evalh.reports.html import SCRIPTS, STYLESHEET, asset, server_page
+from evalh.reports.html import STYLESHEET, asset, script_bundle, server_page
 from evalh.reports.serialize import dumps, encode_json
 from evalh.viewer.compare import compare_runs
 from evalh.viewer.sources import RunSource, UnknownRun
@@ -38,7 +38,6 @@ CONTENT_SECURITY_POLICY = (
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
-_ASSETS = frozenset((*SCRIPTS, STYLESHEET))
 _ENCODED_RUNS = 4
 
 
@@ -99,9 +98,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         path = url.path
         if path in ("/", "/index.html"):
             self._send(200, server_page().encode("utf-8"), "text/html; charset=utf-8")
-        elif path.startswith("/static/") and path[len("/static/") :] in _ASSETS:
-            name = path[len("/static/") :]
-            self._send(200, asset(name).encode("utf-8"), _TYPES[name[name.rindex(".") :]])
+        elif path == "/static/evalh.js":
+            self._send(200, script_bundle().encode("utf-8"), _TYPES[".js"])
+        elif path == f"/static/{STYLESHEET}":
+            self._send(200, asset(STYLESHEET).encode("utf-8"), _TYPES[".css"])
         elif path.startswith("/api/"):
             self._api(path[len("/api/") :], urllib.parse.parse_qs(url.query))
         else:

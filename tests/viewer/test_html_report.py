@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from evalh.model import RunResult
-from evalh.reports.html import SCRIPTS, STYLESHEET, asset
+from evalh.reports.html import SCRIPTS, STYLESHEET, asset, script_bundle
 from evalh.reports.json import to_promptfoo_json
 from evalh.reports.viewdata import run_view
 from evalh.reports.writers import write_reports
@@ -93,7 +93,7 @@ def test_only_the_inlined_script_and_style_may_run(tmp_path: Path) -> None:
     assert directives["default-src"] == "'none'"
     assert directives["script-src"] == f"'{_sha256(page.scripts[1][1])}'"
     assert directives["style-src"] == f"'{_sha256(page.styles[0])}'"
-    assert page.scripts[1][1] == "\n".join(asset(name) for name in SCRIPTS)
+    assert page.scripts[1][1] == script_bundle() == "\n".join(asset(name) for name in SCRIPTS)
     assert page.styles[0] == asset(STYLESHEET)
 
 

@@ -63,8 +63,8 @@ def test_page_and_assets_with_a_strict_policy(viewer: ViewerServer) -> None:
         and "frame-ancestors 'none'" in CONTENT_SECURITY_POLICY
     )
     assert page.headers["x-content-type-options"] == "nosniff"
-    assert '<script src="/static/app.js">' in page.text
-    script = httpx.get(viewer.url + "static/app.js")
+    assert '<script src="/static/evalh.js">' in page.text
+    script = httpx.get(viewer.url + "static/evalh.js")
     assert script.headers["content-type"] == "text/javascript; charset=utf-8" and "EV.route" in script.text
     assert httpx.get(viewer.url + "static/app.css").headers["content-type"] == "text/css; charset=utf-8"
 
@@ -77,6 +77,7 @@ def test_page_and_assets_with_a_strict_policy(viewer: ViewerServer) -> None:
         "/static/..%2f__init__.py",
         "/static/",
         "/static/server.py",
+        "/static/app.js",  # served only within evalh.js
         "/../evalh/viewer/server.py",
         "/etc/passwd",
         "/api/runs/..%2F..%2Fpyproject.toml",
