@@ -1,5 +1,75 @@
-"""evalh: a declarative, YAML-driven evaluator for LLM outputs."""
+"""evalh: a declarative, YAML-driven evaluator for LLM outputs.
 
-__all__ = ["__version__"]
+From Python (docs/python.md)::
+
+    import evalh
+
+    result = evalh.evaluate("evalh.yaml", max_concurrency=4)
+    assert result.ok, result.stats()
+
+Every public name is listed in ``__all__`` and loaded on first use, so ``import evalh`` (and
+``evalh --help``) stays cheap: the run's machinery is imported only when a name is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names as the type checker sees them; at run time __getattr__ imports them
+    from evalh import errors
+    from evalh.api import CheckFailed, RunResult, aevaluate, check, evaluate
+    from evalh.errors import ConfigError, EvalhError, ProviderError, ReportError
+    from evalh.model import GradedAssertion, Status, Suite, TestResult
+
+__all__ = [
+    "CheckFailed",
+    "ConfigError",
+    "EvalhError",
+    "GradedAssertion",
+    "ProviderError",
+    "ReportError",
+    "RunResult",
+    "Status",
+    "Suite",
+    "TestResult",
+    "__version__",
+    "aevaluate",
+    "check",
+    "errors",
+    "evaluate",
+]
 
 __version__ = "0.1.0"
+
+# public name -> the module that defines it
+_HOMES = {
+    "CheckFailed": "evalh.api",
+    "RunResult": "evalh.api",
+    "aevaluate": "evalh.api",
+    "check": "evalh.api",
+    "evaluate": "evalh.api",
+    "ConfigError": "evalh.errors",
+    "EvalhError": "evalh.errors",
+    "ProviderError": "evalh.errors",
+    "ReportError": "evalh.errors",
+    "GradedAssertion": "evalh.model",
+    "Status": "evalh.model",
+    "Suite": "evalh.model",
+    "TestResult": "evalh.model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "errors":
+        return importlib.import_module("evalh.errors")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'evalh' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evalh.config.load import load_suite
+from evalh.config.load import load_suite, load_suite_data
 from evalh.config.schema import write_schema
 from evalh.errors import ConfigError, ReportError
 from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
@@ -43,7 +43,19 @@ from evalh.templating import user_filters
 
 STARTER_SCHEMA_PLACEHOLDER = "EVALH_SCHEMA_URI"
 
-__all__ = ["RunOutcome", "RunSettings", "evaluate", "load_for_run", "run_config", "write_starter"]
+__all__ = [
+    "ConfigSource",
+    "RunOutcome",
+    "RunSettings",
+    "evaluate",
+    "load_for_run",
+    "run_config",
+    "write_starter",
+]
+
+# A config file (several: merged), a mapping of its keys (the Python API: relative paths resolve from the
+# current directory), or a Suite already loaded.
+ConfigSource = Path | Sequence[Path] | Mapping[str, Any] | Suite
 
 
 @dataclass(frozen=True)
@@ -82,10 +94,8 @@ def load_for_run(config_path: Path | Sequence[Path], settings: RunSettings) -> t
     return suite, notes
 
 
-def _load(
-    config_path: Path | Sequence[Path], settings: RunSettings
-) -> tuple[Suite, list[str], _Retry | None]:
-    loaded = load_suite(config_path, cli_vars=settings.cli_vars, grader=settings.grader, run_transforms=True)
+def _load(config: ConfigSource, settings: RunSettings) -> tuple[Suite, list[str], _Retry | None]:
+    loaded = _loaded(config, settings)
     suite = filter_by_description(loaded, settings.filter_pattern)
     notes: list[str] = []
     if settings.filter_failing is not None:
@@ -105,6 +115,20 @@ def _load(
         rows = read_report_file(errors_report, where="--retry-errors")["results"]["results"]
         retry = _Retry(errors_report, rows, _described(loaded, settings.description))
     return _described(suite, settings.description), notes, retry
+
+
+def _loaded(config: ConfigSource, settings: RunSettings) -> Suite:
+    if isinstance(config, Suite):
+        return config
+    if isinstance(config, Mapping):
+        return load_suite_data(
+            config,
+            base_dir=Path.cwd(),
+            cli_vars=settings.cli_vars,
+            grader=settings.grader,
+            run_transforms=True,
+        )
+    return load_suite(config, cli_vars=settings.cli_vars, grader=settings.grader, run_transforms=True)
 
 
 def _described(suite: Suite, description: str | None) -> Suite:
@@ -220,11 +244,11 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def evaluate(config_path: Path | Sequence[Path], settings: RunSettings | None = None) -> RunResult:
+def evaluate(config: ConfigSource, settings: RunSettings | None = None) -> RunResult:
     """Run a config and write its reports, printing nothing. Raises ReportError, after writing every
     other report, when one cannot be written. Ctrl-C stops the run early (``interrupted_by``)."""
     settings = settings or RunSettings()
-    suite, _notes, retry = _load(config_path, settings)
+    suite, _notes, retry = _load(config, settings)
     result, failure, _run_id = _execute(suite, settings, show_progress=False, retry=retry)
     if failure is not None:
         raise failure

@@ -6,6 +6,7 @@ at once (one paragraph each, ``file:line:col path: what. what to do``).
 
 from __future__ import annotations
 
+import copy
 import functools
 import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -43,7 +44,15 @@ from evalh.runtimes.user_filters import user_filters as make_user_filters
 from evalh.secrets import redact_config, register_config
 from evalh.templating import prompt_texts, referenced_names, template_env, user_filters
 
-__all__ = ["CONFIG_NAMES", "SuiteCheck", "find_config", "load_suite", "prompt_warning_key"]
+__all__ = [
+    "CONFIG_NAMES",
+    "MAPPING_CONFIG",
+    "SuiteCheck",
+    "find_config",
+    "load_suite",
+    "load_suite_data",
+    "prompt_warning_key",
+]
 
 CONFIG_NAMES = (
     "evalh.yaml",
@@ -54,6 +63,9 @@ CONFIG_NAMES = (
     "promptfooconfig.json",
 )
 _LIST_LIMIT = 10
+# Where a config given as a mapping (the Python API) is said to be: its problems read
+# ``<config> tests[0].assert[1].type: ...``, located by key path since it has no lines.
+MAPPING_CONFIG = "<config>"
 
 
 def find_config(start: Path | None = None) -> Path:
@@ -104,6 +116,23 @@ def load_suite(
         ctx.other_configs = tuple(paths[1:])
         with strict_mode(_config_strict(document.data)):
             return _load(document, ctx, cli_vars, grader, checks)
+
+
+def load_suite_data(
+    data: Mapping[str, Any],
+    *,
+    base_dir: Path,
+    cli_vars: Mapping[str, str] = {},
+    grader: str | None = None,
+    run_transforms: bool = False,
+) -> Suite:
+    """A config given as a mapping of the YAML's keys (the Python API), checked and resolved exactly as
+    a file's: every problem is raised at once, located by key path. Relative paths resolve from
+    ``base_dir``; ``data`` is copied, never changed."""
+    document = Document(data=copy.deepcopy(dict(data)), file=MAPPING_CONFIG)
+    ctx = LoadContext(config_file=base_dir.resolve() / MAPPING_CONFIG, run_transforms=run_transforms)
+    with _cyclic_gc_paused(), strict_mode(_config_strict(document.data)):
+        return _load(document, ctx, cli_vars, grader, ())
 
 
 def _config_strict(data: Mapping[str, Any]) -> bool:

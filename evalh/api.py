@@ -1,0 +1,222 @@
+"""evalh from Python: :func:`evaluate` / :func:`aevaluate` a config, :func:`check` one output.
+
+The same run as ``evalh run`` (load and validate, filter, run, write the reports named in
+``outputs``), printing nothing. A config is a path, a mapping of the YAML's keys (validated the same
+way, its problems located by key path; relative paths resolve from the current directory) or a
+:class:`~evalh.model.Suite`. Problems raise the :mod:`evalh.errors` tree.
+
+:func:`evaluate` works inside a running event loop (Jupyter, an async test): the run then has its own
+loop in a worker thread, which is also how :func:`aevaluate` runs it. Ctrl-C stops a run with its
+rows kept (``interrupted``) only when the run has the main thread: signals reach no other thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalh.model import Aggregates, GradedAssertion, Status, TestResult
+from evalh.model import RunResult as Run
+from evalh.reports.json import to_promptfoo_json
+from evalh.session import ConfigSource, RunSettings
+from evalh.session import evaluate as run_session
+
+__all__ = ["CheckFailed", "RunResult", "aevaluate", "check", "evaluate"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run: its rows (one per test x prompt x provider x repeat, in plan order), their
+    assertions' results, the run's figures, and :meth:`to_dict` in the JSON report's shape."""
+
+    run: Run  # the record every report is written from
+
+    @property
+    def rows(self) -> tuple[TestResult, ...]:
+        """Every finished row; ``row.assertions`` holds each assertion's graded result."""
+        return self.run.results
+
+    @property
+    def ok(self) -> bool:
+        """True when every planned row ran and passed (what ``evalh run`` exits 0 for)."""
+        return not self.run.interrupted and all(row.status is Status.PASS for row in self.rows)
+
+    @property
+    def successes(self) -> int:
+        return self.run.count(Status.PASS)
+
+    @property
+    def failures(self) -> int:
+        return self.run.count(Status.FAIL)
+
+    @property
+    def errors(self) -> int:
+        return self.run.count(Status.ERROR)
+
+    @property
+    def pass_rate(self) -> float:
+        """Percentage of rows that passed (errors count against it); 100.0 for an empty run."""
+        return self.run.pass_rate
+
+    @property
+    def interrupted(self) -> bool:
+        """Stopped early (Ctrl-C): ``rows`` holds the rows finished before the stop."""
+        return self.run.interrupted
+
+    @property
+    def aggregates(self) -> Aggregates:
+        """Per prompt x provider columns, per assertion type and named-score figures."""
+        return self.run.aggregates
+
+    def assertion_results(self) -> list[tuple[TestResult, GradedAssertion]]:
+        """Every top-level assertion's result with its row, in row order."""
+        return [(row, graded) for row in self.rows for graded in row.assertions]
+
+    def stats(self) -> dict[str, Any]:
+        """The report's ``results.stats``: successes, failures, errors, token usage, duration."""
+        stats: dict[str, Any] = self.to_dict()["results"]["stats"]
+        return stats
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole run as the JSON report (``-o results.json``) holds it, secrets redacted."""
+        return to_promptfoo_json(self.run)
+
+
+class CheckFailed(AssertionError):
+    """:func:`check`'s output failed an assertion (an ``AssertionError``, so pytest shows it as a
+    failure); ``row`` holds every assertion's result."""
+
+    def __init__(self, row: TestResult) -> None:
+        self.row = row
+        super().__init__(_failure_text(row))
+
+
+def _failure_text(row: TestResult) -> str:
+    lines = [f"evalh check {row.status.value}: {row.reason}"]
+    for graded in row.assertions:
+        mark = "ERROR" if graded.error else ("PASS" if graded.passed else "FAIL")
+        lines.append(f"  [{mark}] {graded.spec.type}: {graded.reason} (score {graded.score:.3g})")
+    return "\n".join(lines)
+
+
+def _settings(
+    *,
+    max_concurrency: int | None,
+    filter_pattern: str | None,
+    vars: Mapping[str, str] | None,
+    repeat: int | None,
+    cache: bool,
+    grader: str | None,
+    outputs: Sequence[str | Path],
+    write: bool,
+) -> RunSettings:
+    return RunSettings(
+        outputs=tuple(str(path) for path in outputs),
+        max_concurrency=max_concurrency,
+        filter_pattern=filter_pattern,
+        cli_vars=dict(vars or {}),
+        repeat=repeat,
+        cache=cache,
+        grader=grader,
+        record=write,
+    )
+
+
+def _run(config: str | ConfigSource, settings: RunSettings) -> RunResult:
+    source = Path(config) if isinstance(config, str) else config
+    return RunResult(run_session(source, settings))
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def evaluate(
+    config: str | ConfigSource,
+    *,
+    max_concurrency: int | None = None,
+    filter_pattern: str | None = None,
+    vars: Mapping[str, str] | None = None,
+    repeat: int | None = None,
+    cache: bool = True,
+    grader: str | None = None,
+    outputs: Sequence[str | Path] = (),
+    write: bool = False,
+) -> RunResult:
+    """Run ``config`` and write the reports named in ``outputs`` (or its ``outputPath``). The options
+    are ``evalh run``'s flags: ``--max-concurrency``, ``--filter-pattern``, ``--var`` (untrusted data,
+    never rendered), ``--repeat``, ``--no-cache``, ``--grader``, ``-o``; ``write=True`` records the run
+    in the run store as ``evalh run`` does (off by default: a library call leaves no history).
+    Raises :class:`~evalh.errors.ConfigError` for a bad config before any provider call, and
+    :class:`~evalh.errors.ReportError` (after writing every other report) when a report cannot be
+    written."""
+    settings = _settings(
+        max_concurrency=max_concurrency,
+        filter_pattern=filter_pattern,
+        vars=vars,
+        repeat=repeat,
+        cache=cache,
+        grader=grader,
+        outputs=outputs,
+        write=write,
+    )
+    if not _loop_running():
+        return _run(config, settings)
+    # The caller's loop is busy running us: the run's own loop needs a thread of its own.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalh-evaluate") as pool:
+        return pool.submit(_run, config, settings).result()
+
+
+async def aevaluate(
+    config: str | ConfigSource,
+    *,
+    max_concurrency: int | None = None,
+    filter_pattern: str | None = None,
+    vars: Mapping[str, str] | None = None,
+    repeat: int | None = None,
+    cache: bool = True,
+    grader: str | None = None,
+    outputs: Sequence[str | Path] = (),
+    write: bool = False,
+) -> RunResult:
+    """:func:`evaluate` for async code: the run goes on in a worker thread with its own loop, so the
+    caller's loop stays free meanwhile."""
+    settings = _settings(
+        max_concurrency=max_concurrency,
+        filter_pattern=filter_pattern,
+        vars=vars,
+        repeat=repeat,
+        cache=cache,
+        grader=grader,
+        outputs=outputs,
+        write=write,
+    )
+    return await asyncio.to_thread(_run, config, settings)
+
+
+def check(
+    output: Any,
+    assertions: Sequence[Mapping[str, Any]],
+    *,
+    vars: Mapping[str, Any] | None = None,
+    grader: str | None = None,
+) -> TestResult:
+    """Grade one recorded ``output`` with ``assertions`` (a test's ``assert:`` list, checked as the
+    config's is) and return the row; raise :class:`CheckFailed`, an ``AssertionError`` listing each
+    assertion's result, when it does not pass. For evals written as test functions."""
+    test: dict[str, Any] = {"output": output, "assert": [dict(spec) for spec in assertions]}
+    if vars:
+        test["vars"] = dict(vars)
+    result = evaluate({"tests": [test]}, grader=grader)
+    row = result.rows[0]
+    if row.status is not Status.PASS:
+        raise CheckFailed(row)
+    return row
