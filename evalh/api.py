@@ -25,7 +25,9 @@ from evalh.reports.json import to_promptfoo_json
 from evalh.session import ConfigSource, RunSettings
 from evalh.session import evaluate as run_session
 
-__all__ = ["CheckFailed", "RunResult", "aevaluate", "check", "evaluate"]
+__all__ = ["CheckFailed", "RunResult", "aevaluate", "check", "evaluate", "failure_text"]
+
+_OUTPUT_LIMIT = 500  # characters of an output shown in a failure's report
 
 
 @dataclass(frozen=True)
@@ -92,14 +94,20 @@ class CheckFailed(AssertionError):
 
     def __init__(self, row: TestResult) -> None:
         self.row = row
-        super().__init__(_failure_text(row))
+        super().__init__(failure_text(row))
 
 
-def _failure_text(row: TestResult) -> str:
-    lines = [f"evalh check {row.status.value}: {row.reason}"]
+def failure_text(row: TestResult) -> str:
+    """A row's verdict, each assertion's result and the output: a failure's readable report."""
+    lines = [f"{row.status.value}: {row.reason}"]
     for graded in row.assertions:
         mark = "ERROR" if graded.error else ("PASS" if graded.passed else "FAIL")
-        lines.append(f"  [{mark}] {graded.spec.type}: {graded.reason} (score {graded.score:.3g})")
+        lines.append(f"  [{mark}] {graded.spec.type} (score {graded.score:.3g}): {graded.reason}")
+    if row.error and row.status is Status.ERROR:
+        lines.append(f"error: {row.error}")
+    output = row.output if isinstance(row.output, str) else repr(row.output)
+    shown = output if len(output) <= _OUTPUT_LIMIT else output[:_OUTPUT_LIMIT] + "…"
+    lines.append(f"output: {shown}")
     return "\n".join(lines)
 
 

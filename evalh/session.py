@@ -32,7 +32,7 @@ from evalh.runner.filters import (
     filter_by_report,
     read_report_file,
 )
-from evalh.runner.plan import plan_jobs
+from evalh.runner.plan import Job, plan_jobs
 from evalh.runner.retrying import jobs_to_retry, merged_run, rows_from_json
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 from evalh.runtimes.user_filters import user_filters as make_user_filters
@@ -49,7 +49,9 @@ __all__ = [
     "RunSettings",
     "evaluate",
     "load_for_run",
+    "plan_for_run",
     "run_config",
+    "run_jobs",
     "write_starter",
 ]
 
@@ -200,11 +202,7 @@ def _execute(
     # the reports a filter reads are inputs, never overwritten; --retry-errors rewrites the one it read
     inputs.extend(path for path in (settings.filter_failing, settings.filter_errors_only) if path is not None)
     formats = check_report_paths(settings.outputs or suite.output_paths, inputs)  # before any call
-    with (
-        strict_mode(options.strict),
-        _user_filters(suite),
-    ):  # an undefined variable in a prompt: a warning, or an error
-        jobs = plan_jobs(retry.suite if retry else suite, options.repeat)  # every prompt checked now
+    jobs = plan_for_run(retry.suite if retry else suite, settings)  # every prompt checked now
     earlier: list[TestResult] = []
     if retry is not None:  # the earlier rows are read before any call: a mismatch costs nothing
         earlier = rows_from_json(retry.rows, jobs, where=f"--retry-errors {retry.report}")
@@ -238,6 +236,22 @@ def _execute(
         record.finish(result)
     failures.extend(write_each_report(result, written, eval_id=record.run_id))
     return result, combine_report_errors(failures) if failures else None, record.run_id
+
+
+def plan_for_run(suite: Suite, settings: RunSettings) -> list[Job]:
+    """Every row the run of ``suite`` makes, in report order; an undefined variable in a prompt is a
+    warning, or an error under ``strict``."""
+    options = _options(suite, settings)
+    with strict_mode(options.strict), _user_filters(suite):
+        return plan_jobs(suite, options.repeat)
+
+
+def run_jobs(suite: Suite, jobs: Sequence[Job], settings: RunSettings) -> RunResult:
+    """Run some of :func:`plan_for_run`'s rows (the pytest plugin runs one per item): no report is
+    written and nothing is recorded."""
+    options = _options(suite, settings)
+    with _environment(suite.env), strict_mode(options.strict), _user_filters(suite):
+        return run_suite(suite, options, jobs=jobs)
 
 
 def _now() -> str:

@@ -171,7 +171,7 @@ def test_check_returns_the_row_or_raises_a_readable_assertion_error() -> None:
     with pytest.raises(AssertionError) as caught:
         evalh.check("no", [{"type": "contains", "value": "yes"}, {"type": "equals", "value": "no"}])
     text = str(caught.value)
-    assert "[FAIL] contains" in text and "[PASS] equals" in text
+    assert "[FAIL] contains" in text and "[PASS] equals" in text and "output: no" in text
     assert isinstance(caught.value, evalh.CheckFailed) and not caught.value.row.passed
 
 

@@ -1,0 +1,54 @@
+"""evalh's pytest plugin (registered through the ``pytest11`` entry point): ``pytest evals/`` collects
+evalh configs, one item per row (test x prompt x provider x repeat). See docs/python.md.
+
+This module is imported by every pytest run in an environment where evalh is installed, so it imports
+nothing of evalh's run machinery: :mod:`evalh.pytest.items` is imported only once a config is collected.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+
+import pytest
+
+__all__ = ["pytest_addoption", "pytest_collect_file", "pytest_configure"]
+
+DEFAULT_PATTERNS = ["evalh.yaml", "evalh.yml", "*.evalh.yaml", "*.evalh.yml"]
+_EXPLICIT = pytest.StashKey[set[Path]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("evalh", "evalh configs as tests")
+    group.addoption(
+        "--evalh-config",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="run this evalh config (any file name) as tests; may be repeated",
+    )
+    parser.addini(
+        "evalh_files",
+        type="args",
+        default=DEFAULT_PATTERNS,
+        help="file name patterns collected as evalh configs (default: evalh.yaml *.evalh.yaml)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    named = [Path(path).resolve() for path in config.getoption("evalh_config")]
+    config.stash[_EXPLICIT] = set(named)
+    if named:  # `pytest --evalh-config x.yaml` runs that suite, with any paths given besides
+        given = config.args if config.args_source is pytest.Config.ArgsSource.ARGS else []
+        config.args = [*given, *map(str, named)]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    patterns = parent.config.getini("evalh_files")
+    named = file_path.resolve() in parent.config.stash[_EXPLICIT]
+    if not named and not any(fnmatch.fnmatch(file_path.name, pattern) for pattern in patterns):
+        return None
+    from evalh.pytest.items import EvalhFile
+
+    file: pytest.Collector = EvalhFile.from_parent(parent, path=file_path)
+    return file

@@ -1,0 +1,120 @@
+"""evalh's pytest plugin through pytester: real pytest runs (in-process) over real evalh configs."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from junitparser import Failure, JUnitXml
+
+# Imported here, before pytester's in-process runs: each run drops the modules it imported, and numpy
+# (which the run imports) cannot be imported twice in one process.
+import evalh.pytest.items  # noqa: F401
+
+pytest_plugins = ["pytester"]
+
+SUITE = """
+prompts: ["Hi {{name}}"]
+providers: [echo]
+tests:
+  - description: greets ada
+    vars: {name: Ada}
+    assert: [{type: contains, value: Ada}]
+  - description: greets bob
+    vars: {name: Bob}
+    assert: [{type: contains, value: Robert}, {type: icontains, value: bob}]
+  - description: greets cy
+    vars: {name: Cy}
+    assert: [{type: equals, value: Hi Cy}]
+"""
+
+
+def _write(pytester: pytest.Pytester, name: str, text: str = SUITE) -> Path:
+    path = pytester.path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def test_a_directory_of_evals_gives_one_item_per_row_with_the_assertions_in_the_failure(
+    pytester: pytest.Pytester,
+) -> None:
+    _write(pytester, "evals/evalh.yaml")
+    _write(pytester, "evals/more.evalh.yaml", SUITE.replace("Hi {{name}}", "Hello {{name}}"))
+    _write(pytester, "evals/other.yaml")  # not an eval by name: not collected
+    result = pytester.runpytest("evals", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=3)  # "equals Hi Cy" fails for the Hello prompt
+    result.stdout.fnmatch_lines(
+        [
+            "*FAIL: *",
+            "*[[]FAIL] contains (score 0): *Robert*",
+            "*[[]PASS] icontains (score 1)*",
+            "*output: Hi Bob*",
+        ]
+    )
+    listed = pytester.runpytest("evals", "--collect-only", "-q", "-p", "no:cacheprovider")
+    listed.stdout.fnmatch_lines(["evals/evalh.yaml::greets ada (Hi {{name}} | echo)"])
+
+
+def test_k_filters_by_description_and_x_stops_at_the_first_failure(pytester: pytest.Pytester) -> None:
+    _write(pytester, "evalh.yaml")
+    chosen = pytester.runpytest("-k", "ada or cy", "-p", "no:cacheprovider")
+    chosen.assert_outcomes(passed=2, deselected=1)
+    stopped = pytester.runpytest("-x", "-p", "no:cacheprovider")
+    stopped.assert_outcomes(passed=1, failed=1)  # cy never ran
+
+
+def test_evalh_config_runs_one_suite_whatever_its_name(pytester: pytest.Pytester) -> None:
+    _write(pytester, "evalh.yaml")
+    named = _write(pytester, "checks/suite.yaml", SUITE.replace("Robert", "Bob"))
+    result = pytester.runpytest("--evalh-config", str(named), "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+
+
+def test_junitxml_holds_one_case_per_row(pytester: pytest.Pytester) -> None:
+    _write(pytester, "evalh.yaml")
+    pytester.runpytest("--junitxml", "out.xml", "-p", "no:cacheprovider")
+    cases = [case for suite in JUnitXml.fromfile(str(pytester.path / "out.xml")) for case in suite]
+    assert len(cases) == 3
+    failed = [case for case in cases if any(isinstance(r, Failure) for r in case.result)]
+    assert [case.name for case in failed] == ["greets bob (Hi {{name}} | echo)"]
+
+
+def test_last_failed_reruns_only_the_failed_row(pytester: pytest.Pytester) -> None:
+    # a prompt with brackets and "::": pytest would read them in the node id as parameters / parts
+    _write(
+        pytester,
+        "evalh.yaml",
+        SUITE.replace('["Hi {{name}}"]', '[{raw: "Hi {{name}}", label: "[greet]:: v1"}]'),
+    )
+    pytester.runpytest().assert_outcomes(passed=2, failed=1)
+    again = pytester.runpytest("--lf")
+    outcomes = again.parseoutcomes()  # the passed rows: deselected, or (this pytest) not collected
+    assert (outcomes["failed"], outcomes.get("passed", 0)) == (1, 0)
+    again.stdout.fnmatch_lines(
+        ["*rerun previous 1 failure*", "FAILED evalh.yaml::greets bob ((greet): v1 | echo)*"]
+    )
+
+
+def test_xdist_runs_the_rows_across_workers(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    _write(pytester, "evalh.yaml")
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+
+
+def test_a_bad_config_is_a_collection_error_with_its_located_message(pytester: pytest.Pytester) -> None:
+    _write(pytester, "evalh.yaml", SUITE.replace("type: equals", "type: equal"))
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*evalh.yaml:*tests[[]2[]].assert[[]0[]].type: unknown assertion type 'equal'*"]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_the_files_collected_are_configurable(pytester: pytest.Pytester) -> None:
+    _write(pytester, "suite.eval.yaml")
+    pytester.makeini("[pytest]\nevalh_files = *.eval.yaml\n")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2, failed=1)
