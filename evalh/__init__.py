@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as the type checker sees them; at run time __getattr__ imports them
     from evalh import errors
-    from evalh.api import CheckFailed, RunResult, aevaluate, check, evaluate
+    from evalh.api import CheckFailed, Options, RunResult, aevaluate, check, evaluate
     from evalh.errors import ConfigError, EvalhError, ProviderError, ReportError
     from evalh.model import GradedAssertion, Status, Suite, TestResult
 
@@ -27,6 +27,7 @@ __all__ = [
     "ConfigError",
     "EvalhError",
     "GradedAssertion",
+    "Options",
     "ProviderError",
     "ReportError",
     "RunResult",
@@ -45,6 +46,7 @@ __version__ = "0.1.0"
 # public name -> the module that defines it
 _HOMES = {
     "CheckFailed": "evalh.api",
+    "Options": "evalh.api",
     "RunResult": "evalh.api",
     "aevaluate": "evalh.api",
     "check": "evalh.api",

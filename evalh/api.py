@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from evalh.model import Aggregates, GradedAssertion, Status, TestResult
 from evalh.model import RunResult as Run
@@ -25,7 +25,7 @@ from evalh.reports.json import to_promptfoo_json
 from evalh.session import ConfigSource, RunSettings
 from evalh.session import evaluate as run_session
 
-__all__ = ["CheckFailed", "RunResult", "aevaluate", "check", "evaluate", "failure_text"]
+__all__ = ["CheckFailed", "Options", "RunResult", "aevaluate", "check", "evaluate", "failure_text"]
 
 _OUTPUT_LIMIT = 500  # characters of an output shown in a failure's report
 
@@ -111,26 +111,29 @@ def failure_text(row: TestResult) -> str:
     return "\n".join(lines)
 
 
-def _settings(
-    *,
-    max_concurrency: int | None,
-    filter_pattern: str | None,
-    vars: Mapping[str, str] | None,
-    repeat: int | None,
-    cache: bool,
-    grader: str | None,
-    outputs: Sequence[str | Path],
-    write: bool,
-) -> RunSettings:
+class Options(TypedDict, total=False):
+    """:func:`evaluate`'s options: ``evalh run``'s flags."""
+
+    max_concurrency: int  # --max-concurrency
+    filter_pattern: str  # --filter-pattern: a regular expression on test descriptions
+    vars: Mapping[str, str]  # --var: data, never rendered as a template
+    repeat: int  # --repeat
+    cache: bool  # False: --no-cache
+    grader: str  # --grader
+    outputs: Sequence[str | Path]  # -o: the reports to write
+    write: bool  # record the run in the run store (a library call records nothing by default)
+
+
+def _settings(options: Options) -> RunSettings:
     return RunSettings(
-        outputs=tuple(str(path) for path in outputs),
-        max_concurrency=max_concurrency,
-        filter_pattern=filter_pattern,
-        cli_vars=dict(vars or {}),
-        repeat=repeat,
-        cache=cache,
-        grader=grader,
-        record=write,
+        outputs=tuple(str(path) for path in options.get("outputs", ())),
+        max_concurrency=options.get("max_concurrency"),
+        filter_pattern=options.get("filter_pattern"),
+        cli_vars=dict(options.get("vars", {})),
+        repeat=options.get("repeat"),
+        cache=options.get("cache", True),
+        grader=options.get("grader"),
+        record=options.get("write", False),
     )
 
 
@@ -147,35 +150,13 @@ def _loop_running() -> bool:
     return True
 
 
-def evaluate(
-    config: str | ConfigSource,
-    *,
-    max_concurrency: int | None = None,
-    filter_pattern: str | None = None,
-    vars: Mapping[str, str] | None = None,
-    repeat: int | None = None,
-    cache: bool = True,
-    grader: str | None = None,
-    outputs: Sequence[str | Path] = (),
-    write: bool = False,
-) -> RunResult:
+def evaluate(config: str | ConfigSource, **options: Unpack[Options]) -> RunResult:
     """Run ``config`` and write the reports named in ``outputs`` (or its ``outputPath``). The options
-    are ``evalh run``'s flags: ``--max-concurrency``, ``--filter-pattern``, ``--var`` (untrusted data,
-    never rendered), ``--repeat``, ``--no-cache``, ``--grader``, ``-o``; ``write=True`` records the run
-    in the run store as ``evalh run`` does (off by default: a library call leaves no history).
-    Raises :class:`~evalh.errors.ConfigError` for a bad config before any provider call, and
-    :class:`~evalh.errors.ReportError` (after writing every other report) when a report cannot be
-    written."""
-    settings = _settings(
-        max_concurrency=max_concurrency,
-        filter_pattern=filter_pattern,
-        vars=vars,
-        repeat=repeat,
-        cache=cache,
-        grader=grader,
-        outputs=outputs,
-        write=write,
-    )
+    are ``evalh run``'s flags (:class:`Options`); ``write=True`` records the run in the run store as
+    ``evalh run`` does. Raises :class:`~evalh.errors.ConfigError` for a bad config before any provider
+    call, and :class:`~evalh.errors.ReportError` (after writing every other report) when a report
+    cannot be written."""
+    settings = _settings(options)
     if not _loop_running():
         return _run(config, settings)
     # The caller's loop is busy running us: the run's own loop needs a thread of its own.
@@ -183,31 +164,10 @@ def evaluate(
         return pool.submit(_run, config, settings).result()
 
 
-async def aevaluate(
-    config: str | ConfigSource,
-    *,
-    max_concurrency: int | None = None,
-    filter_pattern: str | None = None,
-    vars: Mapping[str, str] | None = None,
-    repeat: int | None = None,
-    cache: bool = True,
-    grader: str | None = None,
-    outputs: Sequence[str | Path] = (),
-    write: bool = False,
-) -> RunResult:
+async def aevaluate(config: str | ConfigSource, **options: Unpack[Options]) -> RunResult:
     """:func:`evaluate` for async code: the run goes on in a worker thread with its own loop, so the
     caller's loop stays free meanwhile."""
-    settings = _settings(
-        max_concurrency=max_concurrency,
-        filter_pattern=filter_pattern,
-        vars=vars,
-        repeat=repeat,
-        cache=cache,
-        grader=grader,
-        outputs=outputs,
-        write=write,
-    )
-    return await asyncio.to_thread(_run, config, settings)
+    return await asyncio.to_thread(_run, config, _settings(options))
 
 
 def check(
@@ -223,7 +183,8 @@ def check(
     test: dict[str, Any] = {"output": output, "assert": [dict(spec) for spec in assertions]}
     if vars:
         test["vars"] = dict(vars)
-    result = evaluate({"tests": [test]}, grader=grader)
+    options: Options = {"grader": grader} if grader else {}
+    result = evaluate({"tests": [test]}, **options)
     row = result.rows[0]
     if row.status is not Status.PASS:
         raise CheckFailed(row)
