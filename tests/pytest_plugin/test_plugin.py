@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import textwrap
+import tomllib
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,12 @@ from junitparser import Failure, JUnitXml
 import evalh.pytest.items  # noqa: F401
 
 pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[2]
+# An environment installed before the entry point existed has not registered it yet: name the plugin
+# explicitly there (naming it where the entry point loads it too would register it twice).
+REGISTERED = any(point.value == "evalh.pytest" for point in entry_points(group="pytest11"))
+PLUGIN = [] if REGISTERED else ["-p", "evalh.pytest"]
 
 SUITE = """
 prompts: ["Hi {{name}}"]
@@ -43,7 +51,7 @@ def test_a_directory_of_evals_gives_one_item_per_row_with_the_assertions_in_the_
     _write(pytester, "evals/evalh.yaml")
     _write(pytester, "evals/more.evalh.yaml", SUITE.replace("Hi {{name}}", "Hello {{name}}"))
     _write(pytester, "evals/other.yaml")  # not an eval by name: not collected
-    result = pytester.runpytest("evals", "-p", "no:cacheprovider")
+    result = pytester.runpytest(*PLUGIN, "evals", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, failed=3)  # "equals Hi Cy" fails for the Hello prompt
     result.stdout.fnmatch_lines(
         [
@@ -53,28 +61,28 @@ def test_a_directory_of_evals_gives_one_item_per_row_with_the_assertions_in_the_
             "*output: Hi Bob*",
         ]
     )
-    listed = pytester.runpytest("evals", "--collect-only", "-q", "-p", "no:cacheprovider")
+    listed = pytester.runpytest(*PLUGIN, "evals", "--collect-only", "-q", "-p", "no:cacheprovider")
     listed.stdout.fnmatch_lines(["evals/evalh.yaml::greets ada (Hi {{name}} | echo)"])
 
 
 def test_k_filters_by_description_and_x_stops_at_the_first_failure(pytester: pytest.Pytester) -> None:
     _write(pytester, "evalh.yaml")
-    chosen = pytester.runpytest("-k", "ada or cy", "-p", "no:cacheprovider")
+    chosen = pytester.runpytest(*PLUGIN, "-k", "ada or cy", "-p", "no:cacheprovider")
     chosen.assert_outcomes(passed=2, deselected=1)
-    stopped = pytester.runpytest("-x", "-p", "no:cacheprovider")
+    stopped = pytester.runpytest(*PLUGIN, "-x", "-p", "no:cacheprovider")
     stopped.assert_outcomes(passed=1, failed=1)  # cy never ran
 
 
 def test_evalh_config_runs_one_suite_whatever_its_name(pytester: pytest.Pytester) -> None:
     _write(pytester, "evalh.yaml")
     named = _write(pytester, "checks/suite.yaml", SUITE.replace("Robert", "Bob"))
-    result = pytester.runpytest("--evalh-config", str(named), "-p", "no:cacheprovider")
+    result = pytester.runpytest(*PLUGIN, "--evalh-config", str(named), "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
 
 
 def test_junitxml_holds_one_case_per_row(pytester: pytest.Pytester) -> None:
     _write(pytester, "evalh.yaml")
-    pytester.runpytest("--junitxml", "out.xml", "-p", "no:cacheprovider")
+    pytester.runpytest(*PLUGIN, "--junitxml", "out.xml", "-p", "no:cacheprovider")
     cases = [case for suite in JUnitXml.fromfile(str(pytester.path / "out.xml")) for case in suite]
     assert len(cases) == 3
     failed = [case for case in cases if any(isinstance(r, Failure) for r in case.result)]
@@ -88,8 +96,8 @@ def test_last_failed_reruns_only_the_failed_row(pytester: pytest.Pytester) -> No
         "evalh.yaml",
         SUITE.replace('["Hi {{name}}"]', '[{raw: "Hi {{name}}", label: "[greet]:: v1"}]'),
     )
-    pytester.runpytest().assert_outcomes(passed=2, failed=1)
-    again = pytester.runpytest("--lf")
+    pytester.runpytest(*PLUGIN).assert_outcomes(passed=2, failed=1)
+    again = pytester.runpytest(*PLUGIN, "--lf")
     outcomes = again.parseoutcomes()  # the passed rows: deselected, or (this pytest) not collected
     assert (outcomes["failed"], outcomes.get("passed", 0)) == (1, 0)
     again.stdout.fnmatch_lines(
@@ -100,13 +108,13 @@ def test_last_failed_reruns_only_the_failed_row(pytester: pytest.Pytester) -> No
 def test_xdist_runs_the_rows_across_workers(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     _write(pytester, "evalh.yaml")
-    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(*PLUGIN, "-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
 
 
 def test_a_bad_config_is_a_collection_error_with_its_located_message(pytester: pytest.Pytester) -> None:
     _write(pytester, "evalh.yaml", SUITE.replace("type: equals", "type: equal"))
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         ["*evalh.yaml:*tests[[]2[]].assert[[]0[]].type: unknown assertion type 'equal'*"]
@@ -117,4 +125,9 @@ def test_a_bad_config_is_a_collection_error_with_its_located_message(pytester: p
 def test_the_files_collected_are_configurable(pytester: pytest.Pytester) -> None:
     _write(pytester, "suite.eval.yaml")
     pytester.makeini("[pytest]\nevalh_files = *.eval.yaml\n")
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2, failed=1)
+    pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider").assert_outcomes(passed=2, failed=1)
+
+
+def test_the_plugin_is_declared_as_a_pytest11_entry_point() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["entry-points"]["pytest11"] == {"evalh": "evalh.pytest"}
