@@ -1,0 +1,1 @@
+"""``evalh calibrate``: thresholds derived from labelled tests (metrics.py holds the pure math)."""
