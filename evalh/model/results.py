@@ -90,6 +90,7 @@ class AssertionResult:
     usage: Usage | None = None
     children: tuple[GradedAssertion, ...] = ()
     applicable: bool = True
+    value: float | None = None  # the measured figure in its own units (a distance), before scoring
 
     @classmethod
     def failure(cls, reason: str, **details: Any) -> AssertionResult:
@@ -147,6 +148,9 @@ class GradedAssertion:
     details: Mapping[str, Any] = field(default_factory=dict)
     usage: Usage | None = None
     children: tuple[GradedAssertion, ...] = ()
+    # The measured figure in its type's units, before threshold, negation and binary (a distance, a
+    # similarity; None for a pass/fail check): what ``evalh calibrate`` fits thresholds to.
+    value: float | None = None
 
 
 def weighted_mean(graded: Sequence[GradedAssertion]) -> float:

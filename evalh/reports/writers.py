@@ -48,6 +48,7 @@ __all__ = [
     "write_each_report",
     "write_json_file",
     "write_reports",
+    "write_text_file",
 ]
 
 # Indented JSON goes through the pure-Python encoder (4x slower); bigger reports are written compact.
@@ -186,6 +187,11 @@ def _render(fmt: str, run: RunResult, document: Callable[[], dict[str, Any]]) ->
 def write_json_file(path: str | Path, value: Any) -> None:
     """Write ``value`` as indented JSON (atomically, secret values redacted); ReportError if it fails."""
     _write_atomically(Path(path), encode_json(dumps(value, indent=2) + "\n"))
+
+
+def write_text_file(path: str | Path, text: str) -> None:
+    """Write ``text`` (an SVG, ...) atomically, secret values redacted; ReportError if it fails."""
+    _write_atomically(Path(path), text.encode("utf-8", errors="backslashreplace"))
 
 
 def write_reports(run: RunResult, paths: Sequence[str | Path]) -> list[Path]:

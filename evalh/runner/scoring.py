@@ -81,7 +81,7 @@ def decide(
     score = m.score if m.score is not None else m.value
     if binary:
         score = 1.0 if passed else 0.0
-    return AssertionResult(passed, score, reason, details=details, usage=m.usage)
+    return AssertionResult(passed, score, reason, details=details, usage=m.usage, value=m.value)
 
 
 def _unthresholded(m: Measurement, passed: bool) -> str:
@@ -131,6 +131,7 @@ def finalize(spec: AssertionSpec, result: AssertionResult) -> GradedAssertion:
         details=result.details,
         usage=result.usage,
         children=result.children,
+        value=result.value,
     )
 
 
