@@ -1,5 +1,6 @@
-"""The math of calibration, on numpy arrays only: ROC AUC (Mann-Whitney U, ties counted half), a
-bootstrap interval with a fixed seed, the ROC curve and the threshold sweeps.
+"""The math of calibration on numpy arrays: ROC AUC (Mann-Whitney U, ties counted half), a bootstrap
+interval with a fixed seed, the ROC curve and the threshold sweeps. Pass or fail at a threshold is the
+run's own comparison (``runner/scoring.meets``).
 
 Every function takes ``scores`` and boolean ``labels`` (True: the test should pass) and a ``direction``:
 "higher" (a similarity: a score at or above the threshold passes) or "lower" (a distance: at or below).
@@ -15,6 +16,8 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from evalh.runner.scoring import meets
 
 __all__ = [
     "Confusion",
@@ -131,7 +134,9 @@ def confusion_at(
     """The confusion matrix when ``threshold`` decides (inclusive, as runner/scoring.py compares)."""
     s = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels, dtype=bool)
-    passes = s <= threshold if direction == "lower" else s >= threshold
+    # the run's own comparison (one home for it, tolerance included), so the matrix at the current
+    # threshold counts exactly the passes `evalh run` gave
+    passes = np.fromiter((meets(float(v), threshold, direction) for v in s), dtype=bool, count=len(s))
     return Confusion(
         threshold=float(threshold),
         tp=int((passes & y).sum()),

@@ -50,8 +50,9 @@ def _histogram_panel(c: Calibration, x0: float, y0: float) -> list[str]:
                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{h:.1f}" '
                 f'fill="{colour}" fill-opacity="0.45"/>'
             )
-    if c.current_threshold is not None and low <= c.current_threshold <= high and high > low:
-        x = x0 + _PAD + inner_w * (c.current_threshold - low) / (high - low)
+    marker = c.current_threshold  # where to draw the line: a position, not a verdict
+    if marker is not None and low <= marker <= high and high > low:
+        x = x0 + _PAD + inner_w * (marker - low) / (high - low)
         parts.append(_line(x, y0 + _PAD, x, y0 + _H - _PAD, "#555", dash=True))
     parts.append(_text(x0 + _PAD, y0 + _H - 10, f"{low:.3g}"))
     parts.append(_text(x0 + _W - _PAD - 30, y0 + _H - 10, f"{high:.3g}"))
