@@ -104,3 +104,18 @@ def test_the_shipped_example_calibrates_offline_on_the_bundled_model(tmp_path: P
     assert ("similar", "fake") in found  # the second provider, side by side
     assert ET.parse(plot).getroot().tag.endswith("svg")
     assert "threshold: " in result.output and "<- current threshold" in result.output
+
+
+def test_a_png_plot_without_matplotlib_says_how_to_get_it(tmp_path: Path) -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("matplotlib is installed: the PNG is drawn")
+    config = _levenshtein_config(tmp_path, 10, 10)
+    result = _calibrate(str(config), "--plot", str(tmp_path / "c.png"), "--bootstrap", "20")
+    assert result.exit_code == 2 and "pip install matplotlib" in result.stderr
+    assert "Traceback" not in result.stderr
+    other = _calibrate(str(config), "--plot", str(tmp_path / "c.pdf"), "--bootstrap", "20")
+    assert other.exit_code == 2 and ".svg or .png" in other.stderr
