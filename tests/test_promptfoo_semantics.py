@@ -127,3 +127,31 @@ def test_a_pair_loop_walks_a_mapping_var_as_nunjucks_does(tmp_path: Path) -> Non
         "name: Bob\nborn: 1920\n",
     ]
     assert result.exit_code == 0, result.stderr
+
+
+def test_a_columns_named_scores_sum_score_times_weight_as_promptfoo_does(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: ["{{text}}"]
+        providers: [echo]
+        tests:
+          - vars: {text: alpha}
+            assert:
+              - {type: starts-with, value: al, metric: prefix, weight: 2}
+          - vars: {text: beta}
+            assert:
+              - {type: starts-with, value: al, metric: prefix}
+          - vars: {text: xyz}
+            assert:
+              - {type: starts-with, value: x, metric: other, weight: 3}
+              - {type: contains, value: q, metric: other}
+        """,
+    )
+    run_rows(config)
+    metrics = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["prompts"][0]["metrics"]
+    # promptfoo 0.123 (accumulateNamedMetric): each row adds its weighted mean x its summed weight, so
+    # the column holds sum(score x weight): 1x2 + 0x1 for prefix, 1x3 + 0x1 for other
+    assert metrics["namedScores"] == {"prefix": 2.0, "other": 3.0}
+    assert metrics["namedScoresCount"] == {"prefix": 2, "other": 2}
+    assert metrics["namedScoreWeights"] == {"prefix": 3.0, "other": 4.0}

@@ -57,15 +57,12 @@ class TypeFigures:
 
 @dataclass(frozen=True)
 class NamedTotal:
-    """A named score summed over a column's rows (promptfoo's per-prompt metrics)."""
+    """A named score summed over a column's rows (promptfoo's per-prompt metrics): ``total`` is the sum of
+    score x weight, ``count`` the assertions carrying the name, ``weight`` their summed weight."""
 
     total: float = 0.0
     count: int = 0
     weight: float = 0.0
-
-    @property
-    def mean(self) -> float | None:
-        return self.total / self.count if self.count else None
 
 
 @dataclass(frozen=True)

@@ -199,15 +199,20 @@ def _labelled_pairs(rows: Sequence[TestResult]) -> list[tuple[str, str | None]]:
 
 
 def _named_totals(rows: Sequence[TestResult]) -> dict[str, NamedTotal]:
-    """Sums over every row, ERROR rows included, as promptfoo's per-prompt metrics."""
+    """Sums over every row, ERROR rows included, as promptfoo's per-prompt metrics
+    (``accumulateNamedMetric``): a row adds its weighted mean times its summed weight (so the column
+    sums score x weight), the number of assertions carrying the name (at least 1) and that weight."""
     totals: dict[str, NamedTotal] = {}
     for row in rows:
+        contributing = Counter(item.spec.metric for item in _flatten(row.assertions) if item.spec.metric)
         for name, value in row.named_scores.items():
+            weight = row.named_score_weights.get(name)
             old = totals.get(name, NamedTotal())
-            totals[name] = NamedTotal(old.total + value, old.count + 1, old.weight)
-        for name, weight in row.named_score_weights.items():
-            old = totals.get(name, NamedTotal())
-            totals[name] = NamedTotal(old.total, old.count, old.weight + weight)
+            totals[name] = NamedTotal(
+                old.total + (value * weight if weight is not None else value),
+                old.count + max(contributing[name], 1),
+                old.weight + (weight if weight is not None else max(contributing[name], 1)),
+            )
     return totals
 
 

@@ -100,8 +100,9 @@ def test_prompts_are_columns_with_metrics(tmp_path: Path) -> None:
     ]
     gpt_chat = prompts[3]["metrics"]
     assert (gpt_chat["testPassCount"], gpt_chat["testFailCount"], gpt_chat["testErrorCount"]) == (0, 2, 1)
-    assert gpt_chat["namedScoresCount"] == {"accuracy": 1}
-    assert gpt_chat["namedScores"]["accuracy"] == pytest.approx(0.71)
+    # promptfoo's column sums: the row's weighted mean x its summed weight, and the assertions counted
+    assert gpt_chat["namedScoresCount"] == {"accuracy": 2}
+    assert gpt_chat["namedScores"]["accuracy"] == pytest.approx(0.71 * 2)
     assert prompts[1]["raw"] == '[{"role": "user", "content": "Hi {{name}}"}]'
 
 
