@@ -149,9 +149,35 @@ def test_a_columns_named_scores_sum_score_times_weight_as_promptfoo_does(tmp_pat
         """,
     )
     run_rows(config)
-    metrics = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["prompts"][0]["metrics"]
+    report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    metrics = report["results"]["prompts"][0]["metrics"]
     # promptfoo 0.123 (accumulateNamedMetric): each row adds its weighted mean x its summed weight, so
     # the column holds sum(score x weight): 1x2 + 0x1 for prefix, 1x3 + 0x1 for other
     assert metrics["namedScores"] == {"prefix": 2.0, "other": 3.0}
     assert metrics["namedScoresCount"] == {"prefix": 2, "other": 2}
     assert metrics["namedScoreWeights"] == {"prefix": 3.0, "other": 4.0}
+
+
+def test_test_vars_and_nunjucks_filters_may_be_plain_paths_as_promptfoo_documents(tmp_path: Path) -> None:
+    (tmp_path / "vars").mkdir()
+    write(tmp_path / "vars" / "ada.yaml", "greeting: Hello\nname: Ada\n")
+    write(tmp_path / "vars" / "grace.json", '{"greeting": "Hi", "name": "Grace"}')
+    write(tmp_path / "vars" / "extra.yaml", "name: Lovelace\n")
+    (tmp_path / "filters").mkdir()
+    write(tmp_path / "filters" / "shout.js", "module.exports = (value) => `${value.toUpperCase()}!`;\n")
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: ["{{greeting}} {{name | shout}}"]
+        providers: [echo]
+        nunjucksFilters:
+          shout: ./filters/shout.js
+        tests:
+          - vars: vars/ada.yaml
+          - vars: vars/*.json
+          - vars: [vars/ada.yaml, vars/extra.yaml]
+        """,
+    )
+    result, rows = run_rows(config)
+    assert result.exit_code == 0, result.stderr
+    assert [row["response"]["output"] for row in rows] == ["Hello ADA!", "Hi GRACE!", "Hello LOVELACE!"]

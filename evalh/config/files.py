@@ -284,10 +284,10 @@ def data_file_refs(test: Mapping[str, Any]) -> Iterator[tuple[JsonPath, str]]:
     """Every file a test loads or runs (as build.py reads them): its ``vars: file://`` or var values,
     assertion values and rubric prompts, and ``python:``/``file://`` providers."""
     variables = test.get("vars")
-    if is_file_ref(variables):
+    if isinstance(variables, str):  # a vars file, with or without file:// as in promptfoo
         yield ("vars",), variables
     elif isinstance(variables, list):
-        yield from ((("vars", index), ref) for index, ref in enumerate(variables) if is_file_ref(ref))
+        yield from ((("vars", index), ref) for index, ref in enumerate(variables) if isinstance(ref, str))
     elif isinstance(variables, Mapping):
         yield from ((("vars", name), value) for name, value in variables.items() if is_file_ref(value))
     options = test.get("options")

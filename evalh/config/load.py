@@ -19,7 +19,7 @@ from evalh.config.build import Defaults, build_tests, load_vars
 from evalh.config.checks import AssertionChecker
 from evalh.config.derived import load_derived_metrics
 from evalh.config.env import config_env, render_config_env
-from evalh.config.files import DocOrigin, LoadContext, Origin
+from evalh.config.files import DocOrigin, LoadContext, Origin, is_file_ref
 from evalh.config.locate import Document, JsonPath, display_path, load_document, path_errors
 from evalh.config.merge import merge_documents
 from evalh.config.prompt_refs import check_prompt_refs, check_provider_prompt_refs, prompt_allowed
@@ -255,9 +255,11 @@ def _resolve(document: Document, ctx: LoadContext, inputs: _Inputs) -> Suite:
 
 
 def _nunjucks_filters(document: Document, ctx: LoadContext, skip: _Skipped) -> dict[str, str]:
-    """``nunjucksFilters``: each entry checked (its file, its function) without running it."""
+    """``nunjucksFilters``: each entry checked (its file, its function) without running it. promptfoo
+    documents plain paths (``./filters/shout.js``); evalh also takes ``file://`` ones."""
     filters: dict[str, str] = {}
-    for name, ref in (skip.value(document.data, "nunjucksFilters") or {}).items():
+    for name, written in (skip.value(document.data, "nunjucksFilters") or {}).items():
+        ref = written if not isinstance(written, str) or is_file_ref(written) else f"file://{written}"
         problem = filter_problem(str(name), ref, ctx.base_dir)
         if problem is None:
             filters[str(name)] = ref

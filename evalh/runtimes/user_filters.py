@@ -37,7 +37,7 @@ def filter_problem(name: str, ref: Any, config_dir: Path | None) -> str | None:
     if not name.isidentifier():
         return f"filter name {name!r} must be a name a template can write (letters, digits, _)"
     if not isinstance(ref, str) or not ref.startswith("file://"):
-        return f"filter {name!r} must be a file://filter.js[:fn] or file://filters.py[:fn] path"
+        return f"filter {name!r} must be a filter.js[:fn] or filters.py[:fn] path"
     return script_problem(ref, config_dir, name)
 
 
