@@ -34,15 +34,28 @@ CSV_SPECIAL_COLUMNS = (
 _EXPECTED = re.compile(r"^__expected(\d*)$")
 _LIST_TYPES = frozenset({"contains-any", "contains-all", "icontains-any", "icontains-all"})
 _UNTRIMMED = frozenset({"contains-json", "is-json", "llm-rubric"})  # promptfoo keeps these as written
-# promptfoo's CSV mini-syntax has defaults of its own when a cell names no threshold (src/csv.ts): 0.8
-# for the similar family, 0.75 for ROUGE and the RAG judges. They belong to this syntax, not to the
-# types: the same assertion written in YAML gets the registry's default. (promptfoo also gives
-# levenshtein and latency 0.75, which as an edit distance or milliseconds means nothing; evalh keeps
-# their own defaults there.)
+# promptfoo's CSV mini-syntax has defaults of its own when a cell names no threshold (src/csv.ts
+# assertionFromString): 0.8 for the similar family, 0.75 for every other type its list names, even where
+# 0.75 is an odd edit distance (`levenshtein:` then means "identical") or latency. They belong to this
+# syntax, not to the types: the same assertion written in YAML gets the registry's default. promptfoo's
+# list also names starts-with, which has no threshold: evalh leaves it out rather than warn about it.
 _CSV_DEFAULT_THRESHOLDS = {
     **dict.fromkeys(("similar", "similar:cosine", "similar:dot", "similar:euclidean"), 0.8),
     **dict.fromkeys(
-        ("rouge-n", "answer-relevance", "context-faithfulness", "context-recall", "context-relevance"), 0.75
+        (
+            "answer-relevance",
+            "classifier",
+            "context-faithfulness",
+            "context-recall",
+            "context-relevance",
+            "cost",
+            "latency",
+            "levenshtein",
+            "perplexity",
+            "perplexity-score",
+            "rouge-n",
+        ),
+        0.75,
     ),
 }
 _ALIASES = {"grade": "llm-rubric", "llm-rubric": "llm-rubric", "python": "python"}

@@ -35,7 +35,10 @@ KNOWN = known_base_types()
         ("not-similar(0.5):rude", {"type": "not-similar", "value": "rude", "threshold": 0.5}),
         ("rouge-n:the reference", {"type": "rouge-n", "value": "the reference", "threshold": 0.75}),
         ("levenshtein(3):kitten", {"type": "levenshtein", "value": "kitten", "threshold": 3.0}),
-        ("levenshtein:kitten", {"type": "levenshtein", "value": "kitten"}),
+        # promptfoo's CSV default for the other threshold types: 0.75, so this means "identical"
+        ("levenshtein:kitten", {"type": "levenshtein", "value": "kitten", "threshold": 0.75}),
+        ("latency", {"type": "latency", "threshold": 0.75}),
+        ("starts-with:Hi", {"type": "starts-with", "value": "Hi"}),  # no threshold, unlike promptfoo
         ("latency(500)", {"type": "latency", "threshold": 500.0}),
         ("word-count:12", {"type": "word-count", "value": 12}),
         ("is-json", {"type": "is-json"}),
