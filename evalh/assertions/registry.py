@@ -71,6 +71,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "evalh.assertions.text",
     "evalh.assertions.structured",
     "evalh.assertions.sql",
+    "evalh.assertions.markup",
     "evalh.assertions.scripted",
     "evalh.assertions.javascript",
     "evalh.assertions.runtime",
