@@ -147,14 +147,21 @@ def _refuse_entity(*_args: Any) -> None:
     raise _Refused("DTD internal subsets are not supported by is-xml validation")
 
 
-def _parse_xml(text: str) -> dict[str, Any]:
+def _parse_xml(text: str, *, keep_unknown_entities: bool = False) -> dict[str, Any]:
     """``text`` as fast-xml-parser's object (children by name, repeats as lists, attributes as ``@_``
-    keys, a text-only element as its trimmed text); raises ExpatError or _Refused."""
+    keys, a text-only element as its trimmed text); raises ExpatError or _Refused.
+
+    ``keep_unknown_entities`` reads an undeclared ``&name;`` as its literal text, as fast-xml-parser
+    does for contains-xml: expat is told of a DTD it never loads, so the reference is skipped, never
+    expanded."""
     parser = expat.ParserCreate()
     parser.StartDoctypeDeclHandler = _refuse_subset
     parser.EntityDeclHandler = _refuse_entity
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     stack: list[tuple[dict[str, Any], list[str]]] = [({}, [])]
+    if keep_unknown_entities:
+        parser.UseForeignDTD(True)
+        parser.SkippedEntityHandler = lambda name, _is_param: stack[-1][1].append(f"&{name};")
 
     def start(name: str, attrs: dict[str, str]) -> None:
         stack.append(({f"@_{k}": v for k, v in attrs.items()}, []))
@@ -302,7 +309,8 @@ def xml_fragment(text: str, required: list[str]) -> tuple[bool, str]:
         # siblings side by side parse as fast-xml-parser reads them: several top-level elements
         wrapper = "evalh-fragment"
         try:
-            tree = _parse_xml(f"<{wrapper}>{text[start:end]}</{wrapper}>")[wrapper]
+            tree = _parse_xml(f"<{wrapper}>{text[start:end]}</{wrapper}>", keep_unknown_entities=True)
+            tree = tree[wrapper]
         except (expat.ExpatError, _Refused):
             continue
         ok, reason = _check_required(tree if isinstance(tree, dict) else {}, required)

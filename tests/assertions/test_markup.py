@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from evalh.assertions import markup
 from evalh.assertions.registry import all_assertions
 from tests.assertions.test_structured import run
 from tests.test_promptfoo_semantics import evalh, run_rows, write
@@ -77,9 +78,9 @@ def test_an_entity_expansion_payload_is_refused_at_its_doctype() -> None:
     result = run("is-xml", BILLION_LAUGHS)
     assert not result.passed
     assert result.reason == "DTD internal subsets are not supported by is-xml validation"
-    fragment = run("contains-xml", "Look: " + BILLION_LAUGHS)
-    assert not fragment.passed
-    assert fragment.reason == "No valid XML content found matching the requirements"
+    # contains-xml reads the <lolz> element alone, as promptfoo does: its reference stays literal text
+    assert run("contains-xml", "Look: " + BILLION_LAUGHS, ["lolz"]).passed
+    assert markup._parse_xml("<lolz>&lol9;</lolz>", keep_unknown_entities=True) == {"lolz": "&lol9;"}
 
 
 def test_xml_fragments_inside_prose() -> None:
@@ -89,6 +90,8 @@ def test_xml_fragments_inside_prose() -> None:
     wrong = run("contains-xml", prose, ["note.cc"])
     assert not wrong.passed
     assert wrong.reason == "No valid XML content found matching the requirements"
+    # an undeclared entity stays literal text (fast-xml-parser's reading), never expanded
+    assert run("contains-xml", "Copy: <a>&nbsp;&e;</a>", ["a"]).passed
     # sibling elements side by side are one fragment, as fast-xml-parser reads them
     assert run("contains-xml", "Items: <item>1</item> <item>2</item>.", ["item.1"]).passed
 
