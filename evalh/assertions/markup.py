@@ -52,17 +52,12 @@ _VOID = frozenset(_VOID_NAMES.split())
 _WRAPPERS = frozenset({"html", "head", "body"})
 _XML_NAME = re.compile(r"[A-Za-z_:][-A-Za-z0-9_:.]*")
 
+_PATHS: Mapping[str, Any] = {"type": "array", "items": {"type": ["string", "number"]}}
 _XML_VALUE: Mapping[str, Any] = {
     "anyOf": [
         {"type": "string", "description": "Comma-separated required element paths."},
-        {"type": "array", "items": {"type": ["string", "number"]}},
-        {
-            "type": "object",
-            "properties": {"requiredElements": {"type": "array", "items": {"type": ["string", "number"]}}},
-            "required": ["requiredElements"],
-            "additionalProperties": False,
-        },
-        {"type": "object", "maxProperties": 0},
+        _PATHS,
+        {"type": "object", "properties": {"requiredElements": _PATHS}, "additionalProperties": False},
     ],
     "description": 'Optional element paths: "root.child, root.other", a list, or {requiredElements}.',
 }

@@ -192,7 +192,7 @@ def test_through_the_cli_with_negation_and_a_located_value_error(tmp_path: Path)
     )
     result = evalh("validate", str(bad))
     assert result.exit_code == 2
-    assert "tests[0].assert[0].value" in result.stderr
+    assert "bad.yaml:7:17 tests[0].assert[0].value.required: unknown key 'required'" in result.stderr
 
 
 # A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
