@@ -432,10 +432,13 @@ def validate(
     _state["verbose"] = verbose
     with _user_errors(strict=strict), dotenv_environment(env_file or []):
         from evalh.config.load import load_suite
+        from evalh.config.schema_comment import check_schema_comment
         from evalh.reports.writers import check_report_paths
         from evalh.runner.filters import filter_by_description
 
         paths = _config_path(config, config_option)
+        for path in paths:
+            check_schema_comment(path)
         checks = (  # outputPath as run would check it, and the filter: reported with the rest
             lambda loaded: check_report_paths(loaded.output_paths, loaded.input_files),
             lambda loaded: filter_by_description(loaded, filter_pattern),
