@@ -380,20 +380,6 @@ def test_broken_configs_exit_2_in_a_real_process(command: str) -> None:
         _check_broken(case, result.returncode, result.stderr)
 
 
-OFFLINE_EXAMPLES = sorted(
-    path for path in (ROOT / "examples" / "configs").glob("*.yaml") if path.name != "rubric.yaml"
-)  # rubric.yaml needs a judge server: tests/assertions/test_judged_runs.py runs it against a loopback one
-
-
-@pytest.mark.parametrize("example", OFFLINE_EXAMPLES, ids=lambda path: path.name)
-def test_every_offline_example_runs_and_passes(example: Path, tmp_path: Path) -> None:
-    report = tmp_path / "r.json"
-    result = evalh("run", str(example), "--no-table", "-o", str(report))
-    assert result.returncode == 0, result.stdout + result.stderr
-    stats = json.loads(report.read_text(encoding="utf-8"))["results"]["stats"]
-    assert stats["successes"] > 0 and stats["failures"] == 0 and stats["errors"] == 0
-
-
 RUBRIC_IN_OPTIONS = {
     "defaultTest": """
         defaultTest:
