@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from evalh.cli import app
+
+WAIT_S = 60  # a bound on waiting for the subprocess, never asserted on
 
 
 def _validate(config: Path) -> tuple[int, str]:
@@ -39,3 +46,36 @@ def test_schema_comment_further_down_is_located_and_urls_are_left_alone(tmp_path
     url = "# yaml-language-server: $schema=https://example.invalid/s.json"
     config.write_text(f"{url}\n{body}", encoding="utf-8")
     assert _validate(config) == (0, "")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_while_the_first_exec_call_runs_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    script = tmp_path / "slow.py"
+    script.write_text(
+        f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\ntime.sleep(30)\nprint('late')\n",
+        encoding="utf-8",
+    )
+    config = tmp_path / "evalh.yaml"
+    config.write_text(
+        f'prompts: ["{{{{q}}}}"]\nproviders: ["exec:{sys.executable} {script.name}"]\n'
+        "tests:\n  - vars: {q: one}\n    assert: [{type: equals, value: late}]\n  - vars: {q: two}\n",
+        encoding="utf-8",
+    )
+    command = [sys.executable, "-m", "evalh", "run", str(config), "--no-table", "--no-write", "-j", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while not started.exists():  # the event: the first call is running (bounded by the timeout below)
+            if process.poll() is not None:
+                raise AssertionError(f"evalh ended before the call started: {process.communicate()}")
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=WAIT_S)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
+    assert "evalh: interrupted by SIGINT: 0 finished row(s) written, 2 not run" in stderr
+    assert all(line.startswith("evalh: ") for line in stderr.splitlines()), stderr  # no asyncio noise
