@@ -24,6 +24,7 @@ from evalh.config.locate import Document, JsonPath, display_path, load_document,
 from evalh.config.merge import merge_documents
 from evalh.config.prompt_refs import check_prompt_refs, check_provider_prompt_refs, prompt_allowed
 from evalh.config.prompts import load_prompts
+from evalh.config.recorded_checks import check_recorded_outputs
 from evalh.config.providers import (
     RECORDED_PROMPT,
     RECORDED_PROVIDER,
@@ -310,6 +311,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         check_provider_prompt_refs(providers, prompts, ctx)
     # a refused top-level key may be the providers or prompts misspelt: no follow-on problem about them
     checked_key = key if key or not skip.keys else "refused"
+    check_recorded_outputs(tests, providers, origins, ctx)
     prompts, providers = _check_outputs(tests, prompts, providers, checked_key, origins, ctx)
     if not skip.tests and not {"tests", "defaultTest"} & skip.keys:  # else vars are missing from them
         _check_prompt_vars(prompts, tests, origins, ctx, stored | {CONVERSATION_VAR})

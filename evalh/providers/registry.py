@@ -50,7 +50,8 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         "exec:",
         "evalh.providers.scripts:make_exec",
         ("text",),
-        "runs a command (no shell) with the prompt as its last argument; stdout is the output",
+        "runs a command (no shell); argv[1] is the prompt, then options JSON, then context JSON "
+        "(the last argument); stdout is the output",
         "exec:python3 my_app.py",
     ),
     ProviderEntry(

@@ -1,0 +1,99 @@
+"""The first hour with evalh (issue 15): the starter's promises hold. Through the CLI in process
+(typer's CliRunner), with real exec: programs: a recorded output next to providers is said to win,
+the exec: contract the docs state is the one a program receives."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from importlib.resources import files
+from pathlib import Path
+
+from typer.testing import CliRunner, Result
+
+from evalh.cli import app
+
+
+def evalh(*args: str) -> Result:
+    return CliRunner().invoke(app, list(args))
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def _message(result: Result) -> str:
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    return " ".join(result.stderr.split())
+
+
+RECORDED_WITH_PROVIDER = """
+    prompts: ["Say {{word}}"]
+    providers: [echo]
+    tests:
+      - vars: {word: hi}
+        output: recorded answer
+        assert: [{type: contains, value: recorded}]
+      - vars: {word: there}
+        assert: [{type: contains, value: there}]
+"""
+
+
+def test_a_recorded_output_next_to_providers_is_a_located_warning(tmp_path: Path) -> None:
+    config = write(tmp_path / "c.yaml", RECORDED_WITH_PROVIDER)
+    for command in ("validate", "run"):
+        result = evalh(command, str(config), *(["--no-table"] if command == "run" else []))
+        assert result.exit_code == 0, result.stderr
+        message = _message(result)
+        assert message.count("evalh: warning:") == 1, message
+        assert "c.yaml:6:5" in message  # the first test's output:
+        assert "1 test(s) have a recorded output" in message
+        assert "providers (echo) are not called" in message
+
+
+def test_a_recorded_output_next_to_providers_is_an_error_under_strict(tmp_path: Path) -> None:
+    config = write(tmp_path / "c.yaml", RECORDED_WITH_PROVIDER)
+    result = evalh("validate", "--strict", str(config))
+    assert result.exit_code == 2
+    assert "recorded output" in _message(result)
+
+
+def test_a_fully_recorded_suite_gets_no_warning(tmp_path: Path) -> None:
+    config = write(tmp_path / "c.yaml", "tests: [{output: hi, assert: [{type: equals, value: hi}]}]\n")
+    result = evalh("validate", str(config))
+    assert result.exit_code == 0 and "warning" not in result.stderr
+
+
+def test_the_starter_says_to_remove_recorded_outputs_with_a_provider() -> None:
+    starter = files("evalh.assets").joinpath("starter.yaml").read_text(encoding="utf-8")
+    assert "remove `output:`" in starter
+    assert "the prompt is its last argument" not in starter
+
+
+def test_the_documented_exec_contract_is_what_a_program_receives(tmp_path: Path) -> None:
+    listing = evalh("list", "providers")
+    assert "argv[1] is the prompt" in " ".join(listing.stdout.split())
+    assert "context JSON (the last argument)" in " ".join(listing.stdout.split())
+    write(
+        tmp_path / "app.py",
+        """
+        import json, sys
+        context = json.loads(sys.argv[-1])
+        print(f"{sys.argv[1]} / {context['vars']['word']}")
+        """,
+    )
+    config = write(
+        tmp_path / "c.yaml",
+        f"""
+        prompts: ["Say {{{{word}}}}"]
+        providers: ["exec:{sys.executable} {tmp_path / 'app.py'}"]
+        tests:
+          - vars: {{word: hi}}
+            assert: [{{type: equals, value: Say hi / hi}}]
+        """,
+    )
+    report = tmp_path / "r.json"
+    result = evalh("run", str(config), "--no-table", "--no-cache", "-o", str(report))
+    assert result.exit_code == 0, result.stderr + json.dumps(json.loads(report.read_text())["results"])[:800]
