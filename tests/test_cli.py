@@ -386,13 +386,13 @@ RUBRIC_IN_OPTIONS = {
           options: {rubricPrompt: "file://missing.txt"}
         tests:
           - output: hi
-            assert: [{type: llm-rubric, value: polite, provider: echo}]
+            assert: [{type: llm-rubric, value: polite, provider: "openai:chat:gpt-4o-mini"}]
     """,
     "tests[0]": """
         tests:
           - output: hi
             options: {rubricPrompt: "file://missing.txt"}
-            assert: [{type: llm-rubric, value: polite, provider: echo}]
+            assert: [{type: llm-rubric, value: polite, provider: "openai:chat:gpt-4o-mini"}]
     """,
 }
 

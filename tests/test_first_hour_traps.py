@@ -10,6 +10,7 @@ import textwrap
 from importlib.resources import files
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner, Result
 
 from evalh.cli import app
@@ -88,7 +89,7 @@ def test_the_documented_exec_contract_is_what_a_program_receives(tmp_path: Path)
         tmp_path / "c.yaml",
         f"""
         prompts: ["Say {{{{word}}}}"]
-        providers: ["exec:{sys.executable} {tmp_path / 'app.py'}"]
+        providers: ["exec:{sys.executable} {tmp_path / "app.py"}"]
         tests:
           - vars: {{word: hi}}
             assert: [{{type: equals, value: Say hi / hi}}]
@@ -97,3 +98,39 @@ def test_the_documented_exec_contract_is_what_a_program_receives(tmp_path: Path)
     report = tmp_path / "r.json"
     result = evalh("run", str(config), "--no-table", "--no-cache", "-o", str(report))
     assert result.exit_code == 0, result.stderr + json.dumps(json.loads(report.read_text())["results"])[:800]
+
+
+RUBRIC = """
+    {default}
+    tests:
+      - output: hi
+        assert: [{{type: llm-rubric, value: polite{provider}}}]
+      - output: hi
+        assert: [{{type: llm-rubric, value: kind{provider}}}]
+"""
+NON_GRADERS = {
+    "--grader": ("", "", ["--grader", "echo"], "(from --grader)"),
+    "options.provider": (
+        "defaultTest: {options: {provider: echo}}",
+        "",
+        [],
+        "(from defaultTest.options.provider)",
+    ),
+    "assertion": ("", ", provider: echo", [], "(from tests[0].assert[0].provider)"),
+}
+
+
+@pytest.mark.parametrize("source", sorted(NON_GRADERS))
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_echo_is_refused_as_a_grader(tmp_path: Path, source: str, command: str) -> None:
+    # it used to pass every llm-rubric: the echoed grading prompt holds the example verdict
+    default, provider, flags, origin = NON_GRADERS[source]
+    config = write(tmp_path / "c.yaml", RUBRIC.format(default=default, provider=provider))
+    report = tmp_path / "r.json"
+    extra = ["--no-table", "-o", str(report)] if command == "run" else []
+    result = evalh(command, str(config), *flags, *extra)
+    assert result.exit_code == 2, result.stderr
+    message = _message(result)
+    expected = "c.yaml:5:14 tests[0].assert[0]: llm-rubric needs a model to grade, but provider 'echo' "
+    assert expected + origin in message
+    assert "cannot grade" in message and not report.exists()

@@ -21,6 +21,7 @@ from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, resolve_provider
 from evalh.assertions.registry import AssertionDef, all_assertions
 from evalh.config.files import LoadContext
 from evalh.config.locate import close_matches, format_path
+from evalh.config.providers import RECORDED_PROVIDER_ID
 from evalh.config.schema import SchemaProblem, ShapeCachedValidator, fragment_validator
 from evalh.errors import ConfigError
 from evalh.model import AssertionSpec, ProviderChoice, ProviderSpec, TestCase
@@ -36,6 +37,9 @@ _SIMILARITY_OK = frozenset(
 )  # a sentence-similarity provider computes cosine only
 _NEED_WORDS = {"embedding": "embeddings", "text": "a chat (text) model", "tokens": "token embeddings"}
 _GRADER_LIST_LIMIT = 10
+# Providers that answer without a model: as a judge, echo returns the grading prompt, whose example
+# verdict then parses as a pass, so every model-graded assertion would pass.
+_CANNOT_GRADE = frozenset({"echo", RECORDED_PROVIDER_ID})
 
 
 def value_problems(definition: AssertionDef, value: Any, config: Mapping[str, Any]) -> list[SchemaProblem]:
@@ -78,6 +82,7 @@ class AssertionChecker:
     where_of: Mapping[int, str]  # id(spec) -> "file:line:col path"
     registry: dict[str, AssertionDef] = field(default_factory=all_assertions)
     needs_grader: list[str] = field(default_factory=list)
+    refused_graders: set[str] = field(default_factory=set)
 
     def check_tests(self, tests: Iterable[TestCase]) -> None:
         for test in tests:
@@ -182,6 +187,9 @@ class AssertionChecker:
         self._check_capability(spec, provider, need, where)
 
     def _check_capability(self, spec: AssertionSpec, provider: ProviderSpec, need: str, where: str) -> None:
+        if need == "text" and provider.id in _CANNOT_GRADE:
+            self._cannot_grade(spec, provider, where)
+            return
         capabilities = _capabilities(provider.id)
         if capabilities is None:
             return  # an unknown id: reported where the provider is written
@@ -194,6 +202,19 @@ class AssertionChecker:
             f"({_source(provider)}) only offers {', '.join(capabilities) or 'nothing'}",
             where=where,
             hint=_capability_hint(spec, need, capabilities),
+        )
+
+    def _cannot_grade(self, spec: AssertionSpec, provider: ProviderSpec, where: str) -> None:
+        """Reported once per place the provider is written (a --grader would else repeat per test)."""
+        key = provider.path or where
+        if key in self.refused_graders:
+            return
+        self.refused_graders.add(key)
+        self.ctx.problems.add(
+            f"{spec.full_type} needs a model to grade, but provider {provider.id!r} ({_source(provider)}) "
+            "cannot grade: it answers without a model, so every verdict would be a pass",
+            where=where,
+            hint=_capability_hint(spec, "text", ()),
         )
 
     def _report_missing_grader(self) -> None:

@@ -24,7 +24,6 @@ from evalh.config.locate import Document, JsonPath, display_path, load_document,
 from evalh.config.merge import merge_documents
 from evalh.config.prompt_refs import check_prompt_refs, check_provider_prompt_refs, prompt_allowed
 from evalh.config.prompts import load_prompts
-from evalh.config.recorded_checks import check_recorded_outputs
 from evalh.config.providers import (
     RECORDED_PROMPT,
     RECORDED_PROVIDER,
@@ -32,6 +31,7 @@ from evalh.config.providers import (
     load_providers,
     parse_choice,
 )
+from evalh.config.recorded_checks import check_recorded_outputs
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.stored_outputs import CONVERSATION_VAR, stored_names
 from evalh.config.tests_files import RawTest, collect_tests

@@ -54,7 +54,8 @@ def test_text_need_is_met_by_grader_test_or_assertion_provider() -> None:
     spec = AssertionSpec(type="judge-me", path="tests[0].assert[0]")
     assert (
         _messages(
-            _checker(registry, ProviderChoice(default=ProviderSpec(id="echo"))), TestCase(0, asserts=(spec,))
+            _checker(registry, ProviderChoice(default=ProviderSpec(id="openai:chat:gpt-4o-mini"))),
+            TestCase(0, asserts=(spec,)),
         )
         == []
     )

@@ -234,8 +234,9 @@ def test_grader_becomes_the_suite_default(project: WriteFiles) -> None:
     config = project(
         "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert: [{type: llm-rubric, value: is polite}]\n"
     )
-    suite = load_suite(config, grader="echo")
-    assert suite.default_provider is not None and suite.default_provider.for_kind("text").id == "echo"  # type: ignore[union-attr]
+    suite = load_suite(config, grader="openai:chat:gpt-4o-mini")
+    chosen = suite.default_provider.for_kind("text") if suite.default_provider else None
+    assert chosen is not None and chosen.id == "openai:chat:gpt-4o-mini"
 
 
 def test_env_rendering(project: WriteFiles, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -240,6 +240,6 @@ def test_a_bad_value_is_refused_after_a_good_one_of_the_same_shape(
         f"tests:\n  - output: HI\n    assert: [{good}]\n  - output: HI\n    assert: [{bad}]\n",
         encoding="utf-8",
     )
-    result = CliRunner().invoke(app, ["validate", "--grader", "echo", str(config)])
+    result = CliRunner().invoke(app, ["validate", "--grader", "openai:chat:gpt-4o-mini", str(config)])
     assert result.exit_code == 2, result.output
     assert f"tests[1].assert[0].{problem}" in result.output and "tests[0]" not in result.output
