@@ -134,3 +134,38 @@ def test_echo_is_refused_as_a_grader(tmp_path: Path, source: str, command: str) 
     expected = "c.yaml:5:14 tests[0].assert[0]: llm-rubric needs a model to grade, but provider 'echo' "
     assert expected + origin in message
     assert "cannot grade" in message and not report.exists()
+
+
+MIXED = """
+    tests:
+      - output: hello
+        assert: [{type: equals, value: hello}]
+      - output: bye
+        assert: [{type: equals, value: hello}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("env", "coloured"),
+    [
+        ({"FORCE_COLOR": "1"}, True),  # the check below can see colour at all
+        ({"FORCE_COLOR": "0"}, False),  # rich read any value as "force"
+        ({"FORCE_COLOR": "false"}, False),
+        ({"FORCE_COLOR": ""}, False),
+        ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),  # NO_COLOR wins, bold included
+        ({"NO_COLOR": "1"}, False),
+    ],
+)
+def test_colour_follows_no_color_and_force_color(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], coloured: bool
+) -> None:
+    for name in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    config = write(tmp_path / "c.yaml", MIXED)
+    result = evalh("run", str(config), "--no-write")
+    assert result.exit_code == 1, result.stderr
+    assert "Results" in result.stdout
+    assert ("\x1b[" in result.stdout) is coloured, repr(result.stdout[:300])

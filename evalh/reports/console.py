@@ -5,6 +5,10 @@ Off a terminal (a pipe, a CI log, a captured stream) nothing is wrapped to a wid
 asks for one: each table row stays on its line and no word is cut, so ``evalh ... | grep WORD`` finds
 whole words. Every string taken from a run is shown as :class:`rich.text.Text` with control characters
 escaped, so neither rich markup nor terminal escape sequences in an output can take effect.
+
+Colour follows the conventions, not rich's reading of them: ``NO_COLOR`` (any non-empty value) always
+turns colour off, and ``FORCE_COLOR`` set to ``0``, ``false`` or nothing turns it off too (rich treats
+any set ``FORCE_COLOR`` but the empty one as "force"); other values force it, as in rich.
 """
 
 from __future__ import annotations
@@ -19,14 +23,35 @@ from rich.text import Text
 
 from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
 
-__all__ = ["UNWRAPPED_WIDTH", "make_console", "safe_text", "table_box"]
+__all__ = ["UNWRAPPED_WIDTH", "colour_options", "make_console", "safe_text", "table_box"]
 
 UNWRAPPED_WIDTH = 100_000  # off a terminal: wide enough that rich never wraps or folds a line
+_FALSE_WORDS = frozenset({"", "0", "false", "no", "off"})
+
+
+def _isatty(file: TextIO) -> bool:
+    try:
+        return file.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+def colour_options(file: TextIO) -> dict[str, Any]:
+    """The rich ``Console`` arguments that make ``NO_COLOR`` and ``FORCE_COLOR=0`` mean "no colour"."""
+    options: dict[str, Any] = {}
+    force = os.environ.get("FORCE_COLOR")
+    if force is not None and force.strip().lower() in _FALSE_WORDS:
+        # rich would force a terminal: keep the stream's own answer, without colour
+        options.update(force_terminal=_isatty(file), color_system=None)
+    if os.environ.get("NO_COLOR", "") != "":
+        options.update(color_system=None, no_color=True)
+    return options
 
 
 def make_console(file: TextIO | None = None, *, stderr: bool = False) -> Console:
+    """The one place evalh makes a rich console (tables, listings, progress)."""
     target = file or (sys.stderr if stderr else sys.stdout)
-    console = Console(file=target, highlight=False, emoji=False, soft_wrap=False)
+    console = Console(file=target, highlight=False, emoji=False, soft_wrap=False, **colour_options(target))
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = UNWRAPPED_WIDTH
     return console

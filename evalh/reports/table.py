@@ -307,7 +307,7 @@ def progress(
     least :data:`PROGRESS_MIN_ROWS` rows. Off a terminal, a run that calls providers prints a status
     line every ``heartbeat_s`` seconds while it lasts, so a slow or dead endpoint shows in a CI log."""
     activity.reset()
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     if total <= 0 or (total < PROGRESS_MIN_ROWS and not calls):
         yield lambda n: None
         return
