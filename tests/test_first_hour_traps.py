@@ -6,29 +6,12 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from importlib.resources import files
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from evalh.cli import app
-
-
-def evalh(*args: str) -> Result:
-    return CliRunner().invoke(app, list(args))
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
-
-
-def _message(result: Result) -> str:
-    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
-    return " ".join(result.stderr.split())
-
+from tests.test_run_guards import _message, evalh, write
 
 RECORDED_WITH_PROVIDER = """
     prompts: ["Say {{word}}"]
@@ -52,13 +35,8 @@ def test_a_recorded_output_next_to_providers_is_a_located_warning(tmp_path: Path
         assert "c.yaml:6:5" in message  # the first test's output:
         assert "1 test(s) have a recorded output" in message
         assert "providers (echo) are not called" in message
-
-
-def test_a_recorded_output_next_to_providers_is_an_error_under_strict(tmp_path: Path) -> None:
-    config = write(tmp_path / "c.yaml", RECORDED_WITH_PROVIDER)
-    result = evalh("validate", "--strict", str(config))
-    assert result.exit_code == 2
-    assert "recorded output" in _message(result)
+    strict = evalh("validate", "--strict", str(config))  # the warning's error
+    assert (strict.exit_code, "recorded output" in _message(strict)) == (2, True)
 
 
 def test_a_fully_recorded_suite_gets_no_warning(tmp_path: Path) -> None:
