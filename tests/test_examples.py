@@ -54,7 +54,8 @@ def test_most_examples_run_offline() -> None:
 @pytest.mark.parametrize("example", OFFLINE, ids=lambda path: path.name)
 def test_every_offline_example_gives_its_documented_exit_code(example: Path, tmp_path: Path) -> None:
     report = tmp_path / "r.json"
-    command = ["run", str(example), "--no-table", "--no-write", "-o", str(report)]
+    # --strict: an example teaches nothing that warns (a recorded output beside providers, an undefined var)
+    command = ["run", str(example), "--strict", "--no-table", "--no-write", "-o", str(report)]
     result = CliRunner().invoke(app, command)
     assert result.exit_code == _documented_exit_code(example), result.output
     stats = json.loads(report.read_text(encoding="utf-8"))["results"]["stats"]
