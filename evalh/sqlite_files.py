@@ -27,10 +27,14 @@ def check_header(path: Path) -> None:
         size = path.stat().st_size
     except FileNotFoundError:
         return
-    if not header:
-        return  # an empty file: SQLite makes a database of it
-    if len(header) < 100 or not header.startswith(_MAGIC):
+    if not (header.startswith(_MAGIC) or _MAGIC.startswith(header)):
         raise DamagedDatabase("not an SQLite database")
+    if len(header) < 100:
+        return  # empty, or another process is writing its first page: SQLite's locking takes over
+    if path.with_name(path.name + "-wal").exists():
+        # In WAL mode another process may be checkpointing: it writes page 1 (the new size) before the
+        # pages that extend the file, so a short file is no sign of damage; SQLite reads through the WAL.
+        return
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")

@@ -141,7 +141,8 @@ def test_two_processes_recording_at_once_do_not_corrupt_it(tmp_path: Path) -> No
     ]
     outputs = [run.communicate(timeout=600) for run in runs]
     assert [run.returncode for run in runs] == [0, 0], outputs
-    assert all(b"warning" not in err for _, err in outputs), outputs
+    # the whole stderr on failure: a warning here is a race worth reading in full
+    assert [err.decode() for _, err in outputs if b"warning" in err] == []
     with open_store() as store:
         stored = store.list_runs()
         assert [(run.rows, run.passed, run.state) for run in stored] == [(250, 250, "complete")] * 2
