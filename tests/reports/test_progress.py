@@ -82,6 +82,7 @@ def test_off_a_terminal_a_status_line_comes_while_providers_are_called(
                 text = captured.err
     assert printed.is_set()
     assert "evalh: 2/5 rows done; dead-endpoint: 1 in flight" in text
+    capsys.readouterr()  # lines the heartbeat printed before the first progress closed
     with progress(5, calls=False, heartbeat_s=0.001) as advance:
         advance(5)
     assert "rows done" not in capsys.readouterr().err
