@@ -15,7 +15,6 @@ from typing import Any
 from evalh.errors import StoreError
 from evalh.model import RunResult, Suite, TestResult
 from evalh.reports.json import new_eval_id, new_memo, report_document, result_to_json
-from evalh.secrets import redact_config
 from evalh.store.database import warn
 from evalh.store.recorder import RunRecorder
 from evalh.store.runs import RunStore, open_store
@@ -30,7 +29,7 @@ class Recording:
 
     def __init__(self, recorder: RunRecorder | None, config: Any = None) -> None:
         self._recorder = recorder
-        self._config = config  # redacted once at the start (it can be big: every test of the suite)
+        self._config = config  # the suite's config, redacted at load (it can be big: every test)
         self._memo = new_memo()
 
     @property
@@ -78,7 +77,9 @@ def recording(suite: Suite, started_at: str, *, enabled: bool) -> Iterator[Recor
         yield Recording(None)
         return
     try:
-        config = redact_config(suite.raw_config)
+        # Suite.raw_config is redacted by key name at load (as every report has it); the recorder
+        # scrubs registered secret values from every text it stores. No second pass over the config.
+        config = suite.raw_config
         try:
             recorder: RunRecorder | None = _start(store, suite, started_at, config)
         except StoreError as error:
