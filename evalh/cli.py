@@ -184,8 +184,8 @@ def run(
         typer.Option(
             "--output",
             "-o",
-            help="Write a report: .json .jsonl .xml/.junit.xml .csv .yaml .html .txt (several: -o a.json "
-            "b.xml).",
+            help="Write a report: .json .jsonl .xml/.junit.xml .csv .yaml .html .txt .md (several: -o "
+            "a.json b.xml).",
         ),
     ] = None,
     max_concurrency: Annotated[

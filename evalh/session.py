@@ -193,10 +193,12 @@ def _execute(
     show_progress: bool,
     stop_signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,
     retry: _Retry | None = None,
-) -> tuple[RunResult, ReportError | None, str | None]:
+    baseline: Mapping[str, Any] | None = None,
+) -> tuple[RunResult, ReportError | None, str | None, Comparison | None]:
     """Run and write every report that can be written; a report that cannot does not stop the run
     nor the other reports: the error naming each one is returned, with the run's id in the run store
-    (None when not recorded). With ``retry``, only the errored rows run, merged into the earlier rows."""
+    (None when not recorded) and its comparison with ``baseline`` (a JSON report), which the Markdown
+    summary shows. With ``retry``, only the errored rows run, merged into the earlier rows."""
     options = _options(suite, settings)
     inputs: list[str | Path] = [*suite.input_files]
     # the reports a filter reads are inputs, never overwritten; --retry-errors rewrites the one it read
@@ -234,8 +236,12 @@ def _execute(
             for row in result.results:
                 record.add(row)
         record.finish(result)
-    failures.extend(write_each_report(result, written, eval_id=record.run_id))
-    return result, combine_report_errors(failures) if failures else None, record.run_id
+    comparison = None
+    if baseline is not None:
+        comparison = compare_reports(baseline, to_promptfoo_json(result, eval_id=record.run_id or "this run"))
+    summary = comparison.to_json() if comparison else None
+    failures.extend(write_each_report(result, written, eval_id=record.run_id, comparison=summary))
+    return result, combine_report_errors(failures) if failures else None, record.run_id, comparison
 
 
 def plan_for_run(suite: Suite, settings: RunSettings) -> list[Job]:
@@ -263,7 +269,7 @@ def evaluate(config: ConfigSource, settings: RunSettings | None = None) -> RunRe
     other report, when one cannot be written. Ctrl-C stops the run early (``interrupted_by``)."""
     settings = settings or RunSettings()
     suite, _notes, retry = _load(config, settings)
-    result, failure, _run_id = _execute(suite, settings, show_progress=False, retry=retry)
+    result, failure, _run_id, _comparison = _execute(suite, settings, show_progress=False, retry=retry)
     if failure is not None:
         raise failure
     return result
@@ -299,13 +305,16 @@ def run_config(
     before = load_report(baseline, where="--baseline") if baseline is not None else None
     for text in notes:
         note(text)
-    result, failure, run_id = _execute(
-        suite, settings, show_progress=show_progress, stop_signals=CLI_STOP_SIGNALS, retry=retry
+    result, failure, run_id, comparison = _execute(
+        suite,
+        settings,
+        show_progress=show_progress,
+        stop_signals=CLI_STOP_SIGNALS,
+        retry=retry,
+        baseline=before,
     )
     print_summary(result, show_table=show_table, verbose=verbose, cell_limit=cell_limit)
-    comparison = None
-    if before is not None:
-        comparison = compare_reports(before, to_promptfoo_json(result, eval_id=run_id or "this run"))
+    if comparison is not None:
         print_lines(comparison.lines())
     if failure is not None:
         raise failure

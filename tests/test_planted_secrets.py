@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalh.cli import app
+from evalh.reports.markdown import escape_inline
 from tests.loopback import LoopbackServer, Reply, Request
 
 SECRETS = {
@@ -34,7 +35,7 @@ SECRETS = {
     "process_env": "planted-procenv-1313",  # a secret-named variable of the process, read by a template
 }
 USER = "planted-user"
-REPORTS = ("out.json", "out.jsonl", "out.yaml", "out.txt", "out.xml", "out.csv", "out.html")
+REPORTS = ("out.json", "out.jsonl", "out.yaml", "out.txt", "out.xml", "out.csv", "out.html", "out.md")
 
 
 def echo(request: Request) -> Reply:
@@ -103,7 +104,8 @@ def forms(secret: str) -> list[str]:
 
 def leaks(data: bytes) -> list[str]:
     basic = base64.b64encode(f"{USER}:{SECRETS['url_password']}".encode()).decode()
-    candidates = [*(form for s in SECRETS.values() for form in forms(s)), basic, basic.rstrip("=")]
+    plain = [*(form for s in SECRETS.values() for form in forms(s)), basic, basic.rstrip("=")]
+    candidates = [*plain, *(escape_inline(form) for form in plain)]  # Markdown's escaped form too
     return [candidate for candidate in candidates if candidate.encode() in data]
 
 

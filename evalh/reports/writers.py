@@ -8,6 +8,7 @@
 ``.csv``        promptfoo's web-UI export layout
 ``.yaml/.yml``  YAML dump of the JSON object; ``.txt`` the same, like promptfoo
 ``.html``       the viewer (``evalh view``) as one self-contained file, the run inlined
+``.md``         a Markdown summary for CI job summaries and PR comments (:mod:`evalh.reports.markdown`)
 =============== ===================================================================================
 
 Every path is checked before the run's first provider call (:func:`check_report_paths`): a known
@@ -23,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -34,6 +35,7 @@ from evalh.reports.csv import to_csv_text
 from evalh.reports.html import to_html
 from evalh.reports.json import new_memo, result_to_json, to_promptfoo_json
 from evalh.reports.junit import to_junit_xml
+from evalh.reports.markdown import to_markdown
 from evalh.reports.serialize import dumps, encode_json
 from evalh.reports.yamltext import to_yaml_text
 from evalh.secrets import redact_bytes, redact_text
@@ -64,6 +66,7 @@ _FORMATS = {
     ".yml": "yaml",
     ".txt": "yaml",
     ".html": "html",
+    ".md": "markdown",
 }
 
 
@@ -168,7 +171,9 @@ def combine_report_errors(failures: Sequence[ReportError]) -> ReportError:
     return ReportError(f"{len(failures)} reports could not be written: {listed}", hint=_WRITE_HINT)
 
 
-def _render(fmt: str, run: RunResult, document: Callable[[], dict[str, Any]]) -> bytes:
+def _render(
+    fmt: str, run: RunResult, document: Callable[[], dict[str, Any]], summary: Callable[[], str]
+) -> bytes:
     if fmt == "json":
         indent = 2 if len(run.results) <= PRETTY_JSON_MAX_ROWS else None
         return encode_json(dumps(document(), indent=indent) + "\n")
@@ -181,6 +186,8 @@ def _render(fmt: str, run: RunResult, document: Callable[[], dict[str, Any]]) ->
         return to_csv_text(run).encode("utf-8", errors="backslashreplace")
     if fmt == "yaml":
         return to_yaml_text(document()).encode("utf-8")
+    if fmt == "markdown":
+        return summary().encode("utf-8", errors="backslashreplace")
     return to_html(document()).encode("utf-8", errors="backslashreplace")
 
 
@@ -208,10 +215,15 @@ def write_reports(run: RunResult, paths: Sequence[str | Path]) -> list[Path]:
 
 
 def write_each_report(
-    run: RunResult, paths: Sequence[str | Path], *, eval_id: str | None = None
+    run: RunResult,
+    paths: Sequence[str | Path],
+    *,
+    eval_id: str | None = None,
+    comparison: Mapping[str, Any] | None = None,
 ) -> list[ReportError]:
     """:func:`write_reports`, returning the failures (one per path not written) instead of raising.
-    ``eval_id``: the run's id in the run store, so the reports carry it as their ``evalId``."""
+    ``eval_id``: the run's id in the run store, so the reports carry it as their ``evalId``;
+    ``comparison``: the run compared with ``--baseline`` (its JSON), for the Markdown summary."""
     formats = [(Path(p), report_format(p)) for p in paths]
     cached: dict[str, Any] = {}
 
@@ -220,11 +232,14 @@ def write_each_report(
             cached["json"] = to_promptfoo_json(run, eval_id=eval_id)
         return cached["json"]  # type: ignore[no-any-return]
 
+    def summary() -> str:
+        return to_markdown(run, eval_id=eval_id, comparison=comparison)
+
     failures: list[ReportError] = []
     with _gc_paused():
         for path, fmt in formats:
             try:
-                _write_atomically(path, _render(fmt, run, document))
+                _write_atomically(path, _render(fmt, run, document, summary))
             except ReportError as error:
                 failures.append(error)
     return failures

@@ -24,6 +24,7 @@ def test_supported_extensions() -> None:
         ".yml",
         ".txt",
         ".html",
+        ".md",
     }
     assert report_format("OUT.JUNIT.XML") == "junit"
     assert report_format("a/b.jsonl") == "jsonl"

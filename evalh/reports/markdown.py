@@ -1,0 +1,305 @@
+"""A run as GitHub-flavoured Markdown (``-o summary.md``): a CI job summary or a pull-request comment.
+
+The layout: a headline (pass rate and counts, the run's id), the pass rate of each provider x prompt
+column, the named metrics, with ``--baseline`` what changed since that run (regressions, new failing
+tests, fixes, score changes), then the failed rows with each failed assertion's reason, and the errored
+rows with their error. A list longer than :data:`OPEN_LIMIT` rows is folded in a ``<details>`` block.
+
+Every text that comes from the run (test descriptions and vars, labels, reasons quoting an output,
+error texts) is untrusted and goes through :func:`markdown_text`: redacted of the run's secret values
+*before* it is escaped (an escaped secret would no longer match the redaction of the written bytes),
+made one line, cut, and escaped so that GitHub renders it as the same plain text: no HTML (``<``, ``>``
+and ``&`` as entities), no Markdown markup, math or table break (punctuation backslash-escaped), no
+autolink (``:`` and ``.`` escaped), no @mention nor issue reference (a zero-width space after ``@`` and
+``#``). The only markup in the file is evalh's own.
+
+Lists are cut to fit a character budget each, so the whole file stays well under GitHub's 65,536
+characters for a comment; the full run is in the JSON report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from evalh.model import Column, GradedAssertion, RunResult, Status, TestResult
+from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
+from evalh.secrets import redact_text
+
+__all__ = ["OPEN_LIMIT", "escape_inline", "markdown_text", "to_markdown"]
+
+OPEN_LIMIT = 10  # rows shown unfolded; a longer list goes in <details>
+NAME_LIMIT = 120  # characters of a test name, a label, a metric name
+REASON_LIMIT = 300  # characters of one reason or error
+OUTPUT_LIMIT = 200  # characters of a failed row's output
+ASSERTIONS_LISTED = 5  # failed assertions listed per row
+BUDGET = 24_000  # characters of one list (failures, errors, each comparison group)
+
+_ZERO_WIDTH_SPACE = "\u200b"
+_ESCAPES = {
+    **{ord(c): "\\" + c for c in "\\`*_{}[]()+-.!|~:$^="},
+    ord("<"): "&lt;",
+    ord(">"): "&gt;",
+    ord("&"): "&amp;",
+    ord("@"): "@" + _ZERO_WIDTH_SPACE,
+    ord("#"): "\\#" + _ZERO_WIDTH_SPACE,
+}
+
+
+def escape_inline(text: str) -> str:
+    """``text`` (one line) as inline Markdown that GitHub renders as the same plain text."""
+    return text.translate(_ESCAPES)
+
+
+def markdown_text(value: Any, limit: int = REASON_LIMIT) -> str:
+    """Untrusted ``value`` as inline Markdown that renders as its plain text, on one line, at most
+    ``limit`` characters of it (secret values redacted first)."""
+    text = escape_controls(collapse_whitespace(redact_text(output_text(value))), one_line=True)
+    return escape_inline(truncate(text, limit))
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]], align: str = "") -> list[str]:
+    """A GFM table; ``align`` has one letter per column, ``r`` for right-aligned numbers."""
+    rules = ["--:" if (align[i : i + 1] == "r") else "---" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rules) + " |"]
+    lines.extend("| " + " | ".join(row) + " |" for row in rows)
+    return lines
+
+
+def _percent(value: float) -> str:
+    return f"{value:.1f}%"
+
+
+def _score(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+def _test_name(row: TestResult) -> str:
+    """The row's test as people know it: its description, else its vars, else its number."""
+    test = row.test
+    if test.description:
+        name = test.description
+    elif test.vars:
+        name = ", ".join(f"{key}={output_text(value)}" for key, value in test.vars.items())
+    else:
+        name = f"test {test.index + 1}"
+    suffix = f" (repeat {row.repeat_index + 1})" if row.repeat_index else ""
+    return markdown_text(name, NAME_LIMIT) + suffix
+
+
+def _headline(run: RunResult, eval_id: str | None) -> list[str]:
+    figures = run.aggregates.figures
+    rows, passed = len(run.results), run.count(Status.PASS)
+    mark = "✅" if passed == rows and not run.interrupted else "❌"
+    title = markdown_text(run.suite.description or "evalh run", NAME_LIMIT)
+    counts = [
+        f"**{passed} of {rows} passed ({_percent(run.pass_rate)})**",
+        f"{run.count(Status.FAIL)} failed",
+        f"{run.count(Status.ERROR)} errors",
+        f"{run.duration_ms / 1000:.1f} s",
+    ]
+    if figures.mean_score is not None:
+        counts.insert(3, f"mean score {figures.mean_score:.2f}")
+    if eval_id:
+        counts.append(f"run {markdown_text(eval_id, NAME_LIMIT)}")
+    lines = [f"## {mark} {title}", "", " · ".join(counts)]
+    if run.interrupted:
+        signal = markdown_text(run.interrupted_by or "a signal", NAME_LIMIT)
+        lines += ["", "> [!WARNING]", f"> Interrupted by {signal}: {run.not_run} planned rows did not run."]
+    return lines
+
+
+def _column_row(column: Column) -> list[str]:
+    figures = column.figures
+    return [
+        markdown_text(column.provider.display, NAME_LIMIT),
+        markdown_text(column.prompt.label, NAME_LIMIT),
+        _percent(figures.pass_rate),
+        str(figures.passed),
+        str(figures.failed),
+        str(figures.errors),
+        _score(figures.mean_score),
+    ]
+
+
+def _columns(run: RunResult) -> list[str]:
+    columns = run.aggregates.columns
+    if not columns:
+        return []
+    header = ["Provider", "Prompt", "Pass rate", "Passed", "Failed", "Errors", "Mean score"]
+    return ["### Pass rate by provider and prompt", "", *_table(header, map(_column_row, columns), "..rrrrr")]
+
+
+def _metrics(run: RunResult) -> list[str]:
+    named = run.aggregates.named_scores
+    if not named:
+        return []
+    rows = (
+        [markdown_text(name, NAME_LIMIT), _score(s.mean), _score(s.min), _score(s.max), str(s.count)]
+        for name, s in named.items()
+    )
+    return ["### Named metrics", "", *_table(["Metric", "Mean", "Min", "Max", "Rows"], rows, ".rrrr")]
+
+
+def _listed(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> list[str]:
+    """``rows`` as a table under ``title``, cut to the budget, folded when longer than OPEN_LIMIT."""
+    shown: list[Sequence[str]] = []
+    used = 0
+    for row in rows:
+        used += sum(len(cell) for cell in row) + 3 * len(row)
+        if shown and used > BUDGET:
+            break
+        shown.append(row)
+    table = _table(header, shown, align)
+    if len(shown) < len(rows):
+        table += ["", f"… and {len(rows) - len(shown)} more (the JSON report has every row)."]
+    if len(rows) <= OPEN_LIMIT:
+        return [f"### {title}", "", *table]
+    return [
+        f"### {title}",
+        "",
+        "<details>",
+        f"<summary>{len(rows)} rows</summary>",
+        "",
+        *table,
+        "",
+        "</details>",
+    ]
+
+
+def _failed_assertions(graded: Sequence[GradedAssertion]) -> list[GradedAssertion]:
+    """The failed assertions, an assert-set's failed children after it (depth-first)."""
+    failed: list[GradedAssertion] = []
+    for item in graded:
+        if not item.passed:
+            failed.append(item)
+            failed.extend(_failed_assertions(item.children))
+    return failed
+
+
+def _reasons(row: TestResult) -> str:
+    failed = _failed_assertions(row.assertions)
+    if not failed:
+        return markdown_text(row.reason)
+    lines = [
+        f"**{markdown_text(item.spec.full_type, NAME_LIMIT)}**: {markdown_text(item.reason)}"
+        for item in failed[:ASSERTIONS_LISTED]
+    ]
+    if len(failed) > ASSERTIONS_LISTED:
+        lines.append(f"… and {len(failed) - ASSERTIONS_LISTED} more")
+    return "<br>".join(lines)
+
+
+def _where(row: TestResult) -> list[str]:
+    return [
+        _test_name(row),
+        markdown_text(row.provider.display, NAME_LIMIT),
+        markdown_text(row.prompt.label, NAME_LIMIT),
+    ]
+
+
+def _failures(run: RunResult) -> list[str]:
+    rows = [
+        [*_where(r), _score(r.score), _reasons(r), markdown_text(r.output, OUTPUT_LIMIT)]
+        for r in run.results
+        if r.status is Status.FAIL
+    ]
+    if not rows:
+        return []
+    header = ["Test", "Provider", "Prompt", "Score", "Failed assertions", "Output"]
+    return _listed(f"Failures ({len(rows)})", header, rows, "...r..")
+
+
+def _errors(run: RunResult) -> list[str]:
+    rows = [
+        [*_where(r), markdown_text(r.error or r.reason or "Evaluation error")]
+        for r in run.results
+        if r.status is Status.ERROR
+    ]
+    if not rows:
+        return []
+    return _listed(f"Errors ({len(rows)})", ["Test", "Provider", "Prompt", "Error"], rows, "")
+
+
+def _state(state: Mapping[str, Any] | None) -> str:
+    if not state:
+        return ""
+    score = state.get("score")
+    shown = _score(score) if isinstance(score, int | float) else ""
+    return f"{str(state.get('status', '')).upper()} {shown}".strip()
+
+
+_GROUPS: tuple[tuple[str, str], ...] = (
+    ("regressions", "Regressions: passed in the baseline, fail now"),
+    ("newFailures", "New tests that fail"),
+    ("fixes", "Fixed: failed in the baseline, pass now"),
+    ("scoreChanges", "Score changes"),
+)
+
+
+def _change_row(change: Mapping[str, Any]) -> list[str]:
+    after = change.get("after") or {}
+    reason = after.get("reason") if after.get("status") != "pass" else ""
+    return [
+        markdown_text(change.get("test", ""), NAME_LIMIT),
+        markdown_text(change.get("provider", ""), NAME_LIMIT),
+        markdown_text(change.get("prompt", ""), NAME_LIMIT),
+        _state(change.get("before")),
+        _state(after),
+        markdown_text(reason or ""),
+    ]
+
+
+def _comparison(comparison: Mapping[str, Any] | None) -> list[str]:
+    """What changed since the baseline, from :meth:`evalh.store.compare.Comparison.to_json`."""
+    if comparison is None:
+        return []
+    base, now = comparison["baseline"], comparison["current"]
+    failed = int(comparison["newFailureCount"])
+    verdict = (
+        f"❌ **{failed} new failure(s) since the baseline.**"
+        if failed
+        else "✅ No new failures since the baseline."
+    )
+    counts = " · ".join(
+        f"{len(comparison[key])} {label}"
+        for key, label in (
+            ("regressions", "regressions"),
+            ("newFailures", "new failing tests"),
+            ("fixes", "fixed"),
+            ("scoreChanges", "score changes"),
+            ("added", "new passing tests"),
+            ("removed", "removed"),
+        )
+    )
+    lines = [
+        f"### Compared with the baseline {markdown_text(base['id'], NAME_LIMIT)}",
+        "",
+        f"Pass rate {_percent(base['passRate'])} ({base['rows']} rows) → {_percent(now['passRate'])} "
+        f"({now['rows']} rows) · {counts} · {comparison['unchanged']} unchanged",
+        "",
+        verdict,
+    ]
+    header = ["Test", "Provider", "Prompt", "Before", "Now", "Reason"]
+    for key, title in _GROUPS:
+        changes = comparison[key]
+        if changes:
+            rows = [_change_row(change) for change in changes]
+            lines += ["", *_listed(f"{title} ({len(changes)})", header, rows, "")]
+    return lines
+
+
+def to_markdown(
+    run: RunResult, *, eval_id: str | None = None, comparison: Mapping[str, Any] | None = None
+) -> str:
+    """The run's Markdown summary; ``comparison`` is a baseline comparison's JSON (``--baseline``)."""
+    sections = (
+        _headline(run, eval_id),
+        _columns(run),
+        _metrics(run),
+        _comparison(comparison),
+        _failures(run),
+        _errors(run),
+    )
+    blocks = [block for block in sections if block]
+    return "\n\n".join("\n".join(block) for block in blocks) + "\n"
