@@ -238,6 +238,15 @@ def run(
         str | None,
         typer.Option("--filter-prompts", help="Only prompts whose label or path matches this regex."),
     ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            metavar="I/N",
+            help="Run only the I-th of N shares of the tests (1-based, e.g. 2/3), chosen by test "
+            "identity; `evalh merge` joins the shards' JSON reports (docs/ci.md).",
+        ),
+    ] = None,
     delay: Annotated[
         int | None,
         typer.Option(
@@ -321,6 +330,7 @@ def run(
     """
     from evalh.config.dotenv import dotenv_environment
     from evalh.runner.filters import Filters, parse_metadata_filters
+    from evalh.runner.sharding import parse_shard
 
     _state["verbose"] = verbose
     with _user_errors(strict=strict), dotenv_environment(env_file or []):
@@ -341,6 +351,7 @@ def run(
                 providers=filter_providers,
             ),
             delay_ms=delay,
+            shard=None if shard is None else parse_shard(shard),
             description=description,
             record=not no_write,
             baseline=baseline,

@@ -34,6 +34,7 @@ from evalh.runner.filters import (
 )
 from evalh.runner.plan import Job, plan_jobs
 from evalh.runner.retrying import jobs_to_retry, merged_run, rows_from_json
+from evalh.runner.sharding import Shard, select_shard, shard_of_report
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 from evalh.runtimes.user_filters import user_filters as make_user_filters
 from evalh.store.compare import Comparison, compare_reports
@@ -78,6 +79,7 @@ class RunSettings:
     delay_ms: int | None = None
     description: str | None = None
     record: bool = False  # in the run store ($EVALH_HOME); the CLI records unless --no-write
+    shard: Shard | None = None  # run only this share of the tests (--shard i/N)
 
 
 @dataclass(frozen=True)
@@ -114,8 +116,16 @@ def _load(config: ConfigSource, settings: RunSettings) -> tuple[Suite, list[str]
     notes.extend(kept)
     retry = None
     if settings.retry_errors and errors_report is not None and settings.filter_errors_only is None:
-        rows = read_report_file(errors_report, where="--retry-errors")["results"]["results"]
-        retry = _Retry(errors_report, rows, _described(loaded, settings.description))
+        report = read_report_file(errors_report, where="--retry-errors")
+        # a shard's report is retried as that shard: its rows are the shard's, its record is kept
+        shard = shard_of_report(report, settings.shard, where=f"--retry-errors {errors_report}")
+        whole = replace(_described(loaded, settings.description), shard=shard)
+        retry = _Retry(errors_report, report["results"]["results"], whole)
+        suite = replace(suite, shard=shard)
+    elif settings.shard is not None:
+        repeat, sampled = _options(suite, settings).repeat, settings.filters.sample is not None
+        suite, note = select_shard(suite, settings.shard, repeat, sampled=sampled)
+        notes.append(note)
     return _described(suite, settings.description), notes, retry
 
 

@@ -46,6 +46,7 @@ from evalh.model.suite import (
     Prompt,
     ProviderChoice,
     ProviderSpec,
+    ShardInfo,
     Suite,
     TestCase,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "RowFigures",
     "RunResult",
     "ScoreStats",
+    "ShardInfo",
     "Status",
     "Suite",
     "TestCase",

@@ -15,6 +15,7 @@ __all__ = [
     "Prompt",
     "ProviderChoice",
     "ProviderSpec",
+    "ShardInfo",
     "Suite",
     "TestCase",
 ]
@@ -138,6 +139,18 @@ class EvaluateOptions:
 
 
 @dataclass(frozen=True)
+class ShardInfo:
+    """Which share of a run this suite is (``evalh run --shard i/N``, see evalh/runner/sharding.py),
+    recorded in its reports so that ``evalh merge`` can check the shards it is given make one run."""
+
+    index: int  # 1-based, as --shard writes it
+    total: int
+    fingerprint: str  # what every shard of one run shares: its tests, prompts, providers and repeat
+    tests: int  # the tests of this shard
+    run_tests: int  # the tests of every shard together (the unsharded run's)
+
+
+@dataclass(frozen=True)
 class Suite:
     """A validated, fully resolved config."""
 
@@ -155,3 +168,4 @@ class Suite:
     input_files: tuple[str, ...] = ()  # every file the load read, config first: no report may overwrite one
     nunjucks_filters: Mapping[str, str] = field(default_factory=dict)  # name -> file:// reference
     derived_metrics: tuple[tuple[str, str], ...] = ()  # derivedMetrics: (name, math expression), in order
+    shard: ShardInfo | None = None  # the share of the run it is (--shard), None for a whole run

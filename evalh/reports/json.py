@@ -34,6 +34,7 @@ from evalh.model import (
     RowFigures,
     RunResult,
     ScoreStats,
+    ShardInfo,
     Status,
     TestCase,
     TestResult,
@@ -337,6 +338,18 @@ def _evalh_block(run: RunResult) -> dict[str, Any]:
         "interruptedBy": run.interrupted_by,
         "notRun": run.not_run,
         "passRate": run.pass_rate,
+        **({"shard": _shard_to_json(run.suite.shard)} if run.suite.shard is not None else {}),
+    }
+
+
+def _shard_to_json(shard: ShardInfo) -> dict[str, Any]:
+    """Which share of a run the report holds (``--shard``), for ``evalh merge``."""
+    return {
+        "index": shard.index,
+        "total": shard.total,
+        "fingerprint": shard.fingerprint,
+        "tests": shard.tests,
+        "runTests": shard.run_tests,
     }
 
 

@@ -17,7 +17,7 @@ from evalh.errors import ConfigError
 from evalh.model import Prompt, ProviderSpec, Suite, TestCase
 from evalh.templating import EnvVars, render_prompt, template_env
 
-__all__ = ["MAX_ROWS", "Job", "check_run_size", "count_rows", "plan_jobs", "render_job_prompt"]
+__all__ = ["MAX_ROWS", "Job", "check_run_size", "count_rows", "plan_jobs", "render_job_prompt", "run_matrix"]
 
 # A run of more rows is refused before anything is planned: it is a typo (--repeat 100000) more often
 # than a plan, and its jobs and results would not fit in memory.
@@ -56,7 +56,7 @@ def render_job_prompt(job: Job, test: TestCase, env: EnvVars) -> str | list[dict
     return _render(job.prompt, test.vars, f"{key} (for {test.path or 'a test'})", env, key)
 
 
-def _matrix(suite: Suite) -> tuple[tuple[Prompt, ...], tuple[ProviderSpec, ...]]:
+def run_matrix(suite: Suite) -> tuple[tuple[Prompt, ...], tuple[ProviderSpec, ...]]:
     """The prompts and providers of the run; a suite without them has the recorded-output column."""
     return suite.prompts or (RECORDED_PROMPT,), suite.providers or (RECORDED_PROVIDER,)
 
@@ -64,7 +64,7 @@ def _matrix(suite: Suite) -> tuple[tuple[Prompt, ...], tuple[ProviderSpec, ...]]
 def count_rows(suite: Suite, repeat: int = 1) -> int:
     """How many rows the run makes: tests × prompts × providers × repeat (the length of the plan), a
     test or provider that names its prompts counting those only."""
-    prompts, providers = _matrix(suite)
+    prompts, providers = run_matrix(suite)
     if all(test.prompts is None for test in suite.tests) and all(p.prompts is None for p in providers):
         return len(suite.tests) * len(prompts) * len(providers) * max(1, repeat)
     rows = sum(
@@ -80,7 +80,7 @@ def check_run_size(suite: Suite, repeat: int = 1) -> None:
     """Raise ConfigError (exit 2) when the run would make more than :data:`MAX_ROWS` rows."""
     rows = count_rows(suite, repeat)
     if rows > MAX_ROWS:
-        prompts, providers = _matrix(suite)
+        prompts, providers = run_matrix(suite)
         raise ConfigError(
             f"the run would make {rows:,} rows ({len(suite.tests):,} tests x {len(prompts)} "
             f"prompts x {len(providers)} providers x {max(1, repeat):,} repeats), more than "
@@ -94,7 +94,7 @@ def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
     """Every job of the run, in report order. Raises TemplateError for a prompt that cannot render, and
     ConfigError for a run of more than :data:`MAX_ROWS` rows."""
     check_run_size(suite, repeat)
-    prompts, providers = _matrix(suite)
+    prompts, providers = run_matrix(suite)
     jobs: list[Job] = []
     env = template_env(suite.env)
     run_vars = run_placeholders(suite.tests, suite.prompts)  # set by earlier rows, when they run
