@@ -36,6 +36,7 @@ class RunResult:
     assertions' results, the run's figures, and :meth:`to_dict` in the JSON report's shape."""
 
     run: Run  # the record every report is written from
+    eval_id: str = ""  # the ``evalId`` of the run's reports: its id in the run store when recorded
 
     @property
     def rows(self) -> tuple[TestResult, ...]:
@@ -85,7 +86,7 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The whole run as the JSON report (``-o results.json``) holds it, secrets redacted."""
-        return to_promptfoo_json(self.run)
+        return to_promptfoo_json(self.run, eval_id=self.eval_id or None)
 
 
 class CheckFailed(AssertionError):
@@ -139,7 +140,8 @@ def _settings(options: Options) -> RunSettings:
 
 def _run(config: str | ConfigSource, settings: RunSettings) -> RunResult:
     source = Path(config) if isinstance(config, str) else config
-    return RunResult(run_session(source, settings))
+    outcome = run_session(source, settings)
+    return RunResult(outcome.result, outcome.eval_id)
 
 
 def _loop_running() -> bool:

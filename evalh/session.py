@@ -21,7 +21,7 @@ from evalh.config.schema import write_schema
 from evalh.errors import ConfigError, ReportError
 from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
 from evalh.notices import strict_mode
-from evalh.reports.json import to_promptfoo_json
+from evalh.reports.json import new_eval_id, to_promptfoo_json
 from evalh.reports.table import print_lines, print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
 from evalh.runner.execute import run_suite
@@ -204,11 +204,12 @@ def _execute(
     stop_signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,
     retry: _Retry | None = None,
     baseline: Mapping[str, Any] | None = None,
-) -> tuple[RunResult, ReportError | None, str | None, Comparison | None]:
+) -> tuple[RunResult, ReportError | None, str, Comparison | None]:
     """Run and write every report that can be written; a report that cannot does not stop the run
-    nor the other reports: the error naming each one is returned, with the run's id in the run store
-    (None when not recorded) and its comparison with ``baseline`` (a JSON report), which the Markdown
-    summary shows. With ``retry``, only the errored rows run, merged into the earlier rows."""
+    nor the other reports: the error naming each one is returned, with the run's ``evalId`` (its id in
+    the run store when recorded; every report carries it) and its comparison with ``baseline`` (a JSON
+    report), which the Markdown summary shows. With ``retry``, only the errored rows run, merged into
+    the earlier rows."""
     options = _options(suite, settings)
     inputs: list[str | Path] = [*suite.input_files]
     # the reports a filter reads are inputs, never overwritten; --retry-errors rewrites the one it read
@@ -246,12 +247,13 @@ def _execute(
             for row in result.results:
                 record.add(row)
         record.finish(result)
+    eval_id = record.run_id or new_eval_id(result.started_at)
     comparison = None
     if baseline is not None:
-        comparison = compare_reports(baseline, to_promptfoo_json(result, eval_id=record.run_id or "this run"))
+        comparison = compare_reports(baseline, to_promptfoo_json(result, eval_id=eval_id))
     summary = comparison.to_json() if comparison else None
-    failures.extend(write_each_report(result, written, eval_id=record.run_id, comparison=summary))
-    return result, combine_report_errors(failures) if failures else None, record.run_id, comparison
+    failures.extend(write_each_report(result, written, eval_id=eval_id, comparison=summary))
+    return result, combine_report_errors(failures) if failures else None, eval_id, comparison
 
 
 def plan_for_run(suite: Suite, settings: RunSettings) -> list[Job]:
@@ -274,25 +276,25 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def evaluate(config: ConfigSource, settings: RunSettings | None = None) -> RunResult:
+@dataclass(frozen=True)
+class RunOutcome:
+    """What :func:`evaluate` / :func:`run_config` did: the run, the ``evalId`` its reports carry (its id
+    in the run store when recorded), and its comparison with ``--baseline`` (None without one)."""
+
+    result: RunResult
+    eval_id: str
+    comparison: Comparison | None = None
+
+
+def evaluate(config: ConfigSource, settings: RunSettings | None = None) -> RunOutcome:
     """Run a config and write its reports, printing nothing. Raises ReportError, after writing every
     other report, when one cannot be written. Ctrl-C stops the run early (``interrupted_by``)."""
     settings = settings or RunSettings()
     suite, _notes, retry = _load(config, settings)
-    result, failure, _run_id, _comparison = _execute(suite, settings, show_progress=False, retry=retry)
+    result, failure, eval_id, _comparison = _execute(suite, settings, show_progress=False, retry=retry)
     if failure is not None:
         raise failure
-    return result
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """What :func:`run_config` did: the run, its id in the run store (None when not recorded), and
-    its comparison with ``--baseline`` (None without one)."""
-
-    result: RunResult
-    run_id: str | None = None
-    comparison: Comparison | None = None
+    return RunOutcome(result, eval_id)
 
 
 def run_config(
@@ -315,7 +317,7 @@ def run_config(
     before = load_report(baseline, where="--baseline") if baseline is not None else None
     for text in notes:
         note(text)
-    result, failure, run_id, comparison = _execute(
+    result, failure, eval_id, comparison = _execute(
         suite,
         settings,
         show_progress=show_progress,
@@ -328,7 +330,7 @@ def run_config(
         print_lines(comparison.lines())
     if failure is not None:
         raise failure
-    return RunOutcome(result, run_id, comparison)
+    return RunOutcome(result, eval_id, comparison)
 
 
 def write_starter(directory: Path, *, force: bool = False) -> Path:

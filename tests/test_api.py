@@ -165,6 +165,20 @@ def test_write_records_the_run_in_the_store_and_the_default_does_not() -> None:
         assert [run.failed for run in store.list_runs()] == [1]
 
 
+def test_to_dict_carries_the_evalid_of_the_store_and_of_the_reports(tmp_path: Path) -> None:
+    recorded = evalh.evaluate(ECHO, vars={"name": "Ada"}, write=True, outputs=[tmp_path / "a.json"])
+    with open_store() as store:
+        (stored,) = store.list_runs()
+    assert recorded.eval_id == stored.id
+    written = json.loads((tmp_path / "a.json").read_text())["evalId"]
+    assert recorded.to_dict()["evalId"] == stored.id == written
+    # not recorded: still one id, the one the run's reports carry, the same at every call
+    unrecorded = evalh.evaluate(ECHO, vars={"name": "Ada"}, outputs=[tmp_path / "b.json"])
+    again = json.loads((tmp_path / "b.json").read_text())["evalId"]
+    assert unrecorded.to_dict()["evalId"] == unrecorded.to_dict()["evalId"] == again == unrecorded.eval_id
+    assert again != stored.id
+
+
 def test_check_returns_the_row_or_raises_a_readable_assertion_error() -> None:
     row = evalh.check("The capital of France is Paris.", [{"type": "icontains", "value": "paris"}])
     assert row.passed and row.assertions[0].spec.type == "icontains"

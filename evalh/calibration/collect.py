@@ -88,7 +88,8 @@ def collect(config: Path | Sequence[Path], providers: Sequence[str]) -> tuple[li
     suite = dataclasses.replace(suite, output_paths=())  # calibrating writes none of the run's reports
     for test in suite.tests:
         label_of(test)  # every label checked before the first provider call
-    runs = [(p, evaluate(with_embedder(suite, p))) for p in providers] or [("configured", evaluate(suite))]
+    runs = [(p, evaluate(with_embedder(suite, p)).result) for p in providers]
+    runs = runs or [("configured", evaluate(suite).result)]
     samples: dict[tuple[str, str], Samples] = {}
     unlabelled = 0
     for provider, result in runs:
