@@ -20,7 +20,7 @@ import typer
 
 from evalh import __version__
 from evalh.cliargs import PromptfooCommand
-from evalh.commands import calibrate, diff, runs, view
+from evalh.commands import calibrate, diff, merge, runs, view
 from evalh.errors import (
     EXIT_FAILED,
     EXIT_HANGUP,
@@ -552,6 +552,7 @@ app.command("view", help=view.HELP)(_guarded(view.view))
 runs.register(app, _guarded)
 app.command("diff", help=diff.HELP)(_guarded(diff.diff))
 app.command("calibrate", help=calibrate.HELP)(_guarded(calibrate.calibrate))
+app.command("merge", help=merge.HELP)(_guarded(merge.merge))
 
 
 def _exit_now_if_stuck(code: object) -> None:

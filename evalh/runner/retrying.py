@@ -29,6 +29,7 @@ __all__ = [
     "jobs_to_retry",
     "merge_retried",
     "merged_run",
+    "result_from_json",
     "rows_from_json",
 ]
 
@@ -90,7 +91,7 @@ def rows_from_json(rows: Sequence[Mapping[str, Any]], jobs: Iterable[Job], *, wh
                 where=where,
                 hint="--retry-errors merges into the report this config wrote; run without it to start anew",
             )
-        results.append(_result(row, job))
+        results.append(result_from_json(row, job))
     return results
 
 
@@ -132,7 +133,9 @@ def _graded(
     return tuple(graded)
 
 
-def _result(row: Mapping[str, Any], job: Job) -> TestResult:
+def result_from_json(row: Mapping[str, Any], job: Job) -> TestResult:
+    """One report row (promptfoo's ``EvaluateResult``) as the result of ``job``, the row of the plan
+    it was made for (its test, prompt and provider)."""
     grading = row.get("gradingResult") or {}
     response = row.get("response") or {}
     status = _STATUS.get(int(row.get("failureReason") or 0), Status.FAIL)

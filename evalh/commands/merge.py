@@ -1,0 +1,113 @@
+"""``evalh merge SHARD.json... -o merged.json``: one run's reports from its shards' JSON reports.
+
+The shards are checked to be every share of one run (evalh/runner/merging.py), the rows are put back in
+the unsharded order and every figure is computed again, then the summary is printed and each ``-o``
+written (any format ``run`` writes: .json, .junit.xml, .md, .html, .csv...).
+
+Exit codes, as ``evalh run``'s: 0 every row passed (or the pass rate is at least --fail-under; with
+--fail-on regressions, no new failure since --baseline); 1 a row failed or errored, a shard was
+interrupted (its report is incomplete) or a report could not be written; 2 a report that is not a
+shard's, shards of different runs (another config, flags or N), a share given twice or missing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalh.errors import EXIT_FAILED, EXIT_OK
+
+__all__ = ["EXIT_CODES", "HELP", "merge"]
+
+EXIT_CODES = (
+    "Exit codes: 0 every row passed (or the pass rate is at least --fail-under; with --fail-on regressions, "
+    "no new failure since --baseline); 1 a row failed or errored, a shard was interrupted, or a report "
+    "could not be written; 2 a file that is not a shard's JSON report, shards of different runs, a shard "
+    "given twice or missing."
+)
+HELP = (
+    "Join the JSON reports of the shards of one run (evalh run --shard i/N -o shard.json) into one run: "
+    "rows in the unsharded order, stats, aggregates, named and derived metrics computed again, written "
+    "with -o in any report format (merged.json merged.junit.xml summary.md ...). " + EXIT_CODES
+)
+
+ShardsArg = Annotated[
+    list[Path], typer.Argument(metavar="SHARD.json...", help="Every shard's JSON report, in any order.")
+]
+
+
+def merge(
+    shards: ShardsArg,
+    output: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the merged run: .json .xml/.junit.xml .md .csv .yaml .html (repeatable).",
+        ),
+    ] = None,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-under", min=0, max=100, help="Exit 0 when the pass rate is at least PCT percent."
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="Compare the merged run with this run (a run id, latest, latest~N, or a JSON report): "
+            "regressions are printed and go into the Markdown summary.",
+        ),
+    ] = None,
+    fail_on: Annotated[
+        str,
+        typer.Option(
+            "--fail-on", help="failures (the default) or regressions (exit 1 only for new failures)."
+        ),
+    ] = "failures",
+    no_table: Annotated[
+        bool, typer.Option("--no-table", help="Print the summary without the results table.")
+    ] = False,
+) -> None:
+    """Merge shard reports into one run."""
+    from evalh.commands.diff import check_fail_on
+    from evalh.reports.json import to_promptfoo_json
+    from evalh.reports.table import print_lines, print_summary
+    from evalh.reports.writers import check_report_paths, combine_report_errors, write_each_report
+    from evalh.runner.filters import read_report_file
+    from evalh.runner.merging import check_shards, merge_shards
+    from evalh.store.compare import compare_reports
+    from evalh.store.refs import load_report
+
+    check_fail_on(fail_on, baseline, fail_under)
+    outputs = output or []
+    check_report_paths(outputs, shards)  # never over a shard report, before anything is read
+    before = load_report(baseline, where="--baseline") if baseline is not None else None
+    checked = check_shards([(str(path), read_report_file(path, where=str(path))) for path in shards])
+    run = merge_shards(checked)
+    shares = ", ".join(f"{shard.share} {shard.path}" for shard in checked)
+    typer.echo(f"evalh: merged {len(checked)} shards ({shares}): {len(run.results)} rows", err=True)
+    for shard in checked:
+        if shard.data["results"].get("evalh", {}).get("interrupted"):
+            typer.echo(
+                f"evalh: shard {shard.share} ({shard.path}) was interrupted: its rows are incomplete",
+                err=True,
+            )
+    print_summary(run, show_table=not no_table)
+    comparison = None
+    if before is not None:
+        comparison = compare_reports(before, to_promptfoo_json(run, eval_id="merged run"))
+        print_lines(comparison.lines())
+    failures = write_each_report(run, outputs, comparison=comparison.to_json() if comparison else None)
+    if failures:
+        raise combine_report_errors(failures)
+    if run.interrupted:
+        code = EXIT_FAILED
+    elif comparison is not None and fail_on == "regressions":
+        code = EXIT_FAILED if comparison.failed else EXIT_OK
+    else:
+        code = EXIT_OK if run.pass_rate >= (100.0 if fail_under is None else fail_under) else EXIT_FAILED
+    raise typer.Exit(code)
