@@ -13,7 +13,7 @@ rows kept (``interrupted``) only when the run has the main thread: signals reach
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import Any, TypedDict, Unpack
 from evalh.model import Aggregates, GradedAssertion, Status, TestResult
 from evalh.model import RunResult as Run
 from evalh.reports.json import to_promptfoo_json
+from evalh.runtimes.callables import callables_active, take_callables
 from evalh.session import ConfigSource, RunSettings
 from evalh.session import evaluate as run_session
 
@@ -139,8 +140,12 @@ def _settings(options: Options) -> RunSettings:
 
 
 def _run(config: str | ConfigSource, settings: RunSettings) -> RunResult:
-    source = Path(config) if isinstance(config, str) else config
-    outcome = run_session(source, settings)
+    source: ConfigSource = Path(config) if isinstance(config, str) else config
+    table: dict[str, Callable[..., Any]] = {}
+    if isinstance(source, Mapping):  # Python callables as providers, assertions, transforms
+        source, table = take_callables(source)
+    with callables_active(table):
+        outcome = run_session(source, settings)
     return RunResult(outcome.result, outcome.eval_id)
 
 

@@ -32,6 +32,7 @@ from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, assertion
 from evalh.deadlines import PYTHON_ASSERTION_TIMEOUT_S, call_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement, TestCase
+from evalh.runtimes.callables import CallFailed, call_function, lookup
 from evalh.runtimes.python import TimedOut, WorkerLost, call_python
 from evalh.runtimes.python_worker import (
     FileFunction,
@@ -222,10 +223,21 @@ def interpret_result(result: Any, language: str = "Python") -> AssertionResult |
     )
 
 
+async def _call_in_process(ctx: AssertionContext, timeout_s: float) -> AssertionResult | Measurement:
+    """A callable passed to evalh.evaluate: ``fn(output, context)``, in this process."""
+    try:
+        result = await call_function(ctx.value, (ctx.output, script_context(ctx)), timeout_s=timeout_s)
+    except CallFailed as error:
+        return AssertionResult.failure(f"python assertion {error}")
+    return interpret_result(result)
+
+
 # -------------------------------------------------------------------------------------- the type
 
 
 def _check_python(value: Any, config: Mapping[str, Any]) -> str | None:
+    if lookup(value) is not None:  # a callable passed to evalh.evaluate
+        return timeout_problem(config)
     if not value.strip():
         return "python needs code or file://path.py[:function] as its value"
     if value.startswith("file://"):
@@ -260,6 +272,8 @@ def _load_problem(problem: LoadProblem) -> str:
 async def python_assertion(ctx: AssertionContext) -> AssertionResult | Measurement:
     # validate checked config.timeout / timeoutMs; else evaluateOptions.timeoutMs, else 30 s
     timeout = call_timeout_s(ctx.config, ctx.timeout_s, PYTHON_ASSERTION_TIMEOUT_S)
+    if lookup(ctx.value) is not None:
+        return await _call_in_process(ctx, timeout)
     try:
         outcome = await call_python(
             _target(ctx.value, ctx.config_dir), (ctx.output, script_context(ctx)), timeout_s=timeout

@@ -16,6 +16,7 @@ from functools import lru_cache
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec
 from evalh.providers.base import Provider
+from evalh.runtimes.callables import lookup
 
 __all__ = ["PROVIDERS", "ProviderEntry", "build_provider", "capabilities_of", "find_entry"]
 
@@ -226,9 +227,26 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
 )
 
 
-@lru_cache(maxsize=1024)
+# A Python callable passed to evalh.evaluate: its id is the callable's name, known during its run only.
+CALLABLE_ENTRY = ProviderEntry(
+    "<a Python callable>",
+    "evalh.providers.scripts:make_callable",
+    ("text",),
+    "a Python function passed to evalh.evaluate in a mapping config (providers: [my_function])",
+    "providers: [my_function]",
+)
+
+
 def find_entry(provider_id: str) -> ProviderEntry | None:
-    """The most specific entry for an id (exact ids and longer prefixes win)."""
+    """The entry for an id: a callable passed to evalh.evaluate, else the most specific entry (exact ids
+    and longer prefixes win)."""
+    if lookup(provider_id) is not None:
+        return CALLABLE_ENTRY
+    return _find_static(provider_id)
+
+
+@lru_cache(maxsize=1024)
+def _find_static(provider_id: str) -> ProviderEntry | None:
     exact = [entry for entry in PROVIDERS if entry.pattern == provider_id and not entry.pattern.endswith(":")]
     if exact:
         return exact[0]

@@ -13,6 +13,7 @@ Both have a timeout per call (a batch of texts is one call): ``config.timeout`` 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 import time
@@ -24,6 +25,7 @@ from evalh.deadlines import PROVIDER_SCRIPT_TIMEOUT_S, call_timeout_s
 from evalh.errors import ConfigError, ProviderError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext, Embeddings
+from evalh.runtimes.callables import CallFailed, call_function
 from evalh.runtimes.processes import TimedOut, run_program
 from evalh.runtimes.python import (
     FileFunction,
@@ -35,7 +37,16 @@ from evalh.runtimes.python import (
 )
 from evalh.runtimes.python_worker import Foreign
 
-__all__ = ["EchoProvider", "ExecProvider", "PythonProvider", "make_echo", "make_exec", "make_python"]
+__all__ = [
+    "CallableProvider",
+    "EchoProvider",
+    "ExecProvider",
+    "PythonProvider",
+    "make_callable",
+    "make_echo",
+    "make_exec",
+    "make_python",
+]
 
 
 def _prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
@@ -119,6 +130,49 @@ def _usage_from(payload: Mapping[str, Any]) -> Usage:
     return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=total, requests=1)
 
 
+def _response(result: Any, name: str) -> ProviderResponse:
+    """What a Python provider returned: a string (any value) or ``{output, error, tokenUsage, cost}``."""
+    if isinstance(result, Foreign):
+        return ProviderResponse(
+            error=f"{name} returned a {result.type_name}, not a string or {{output, ...}}"
+        )
+    if isinstance(result, Mapping):
+        if result.get("error"):
+            return ProviderResponse(error=str(result["error"]), usage=_usage_from(result))
+        cost = result.get("cost")
+        return ProviderResponse(
+            output=result.get("output"), usage=_usage_from(result), cost=float(cost) if cost else None
+        )
+    return ProviderResponse(output=result)
+
+
+class CallableProvider:
+    """A Python callable passed to ``evalh.evaluate`` as a provider (``evalh/runtimes/callables.py``),
+    called in-process as ``fn(prompt, options, context)`` (or with fewer arguments when it takes
+    fewer); its id is the callable's name."""
+
+    cacheable = False  # a function's behaviour has no identity to key a cache on
+
+    def __init__(self, spec: ProviderSpec) -> None:
+        self.id = spec.id
+        self.spec = spec
+        call_timeout_s(spec.config, None, PROVIDER_SCRIPT_TIMEOUT_S, where=spec.path or spec.id)
+
+    async def complete(
+        self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext
+    ) -> ProviderResponse:
+        options = {"id": self.id, "config": dict(self.spec.config)}
+        args = (_prompt_text(prompt), options, _context_json(context))
+        timeout = call_timeout_s(self.spec.config, context.timeout_s, PROVIDER_SCRIPT_TIMEOUT_S)
+        started = time.perf_counter()
+        try:
+            result = await call_function(self.id, args, timeout_s=timeout)
+        except CallFailed as error:
+            return ProviderResponse(error=str(error))
+        response = _response(result, self.id)
+        return dataclasses.replace(response, latency_ms=(time.perf_counter() - started) * 1000)
+
+
 class PythonProvider:
     """``python:file.py[:function]`` (or ``file://file.py[:function]``): your own Python code."""
 
@@ -183,18 +237,7 @@ class PythonProvider:
             )
         except ProviderError as error:
             return ProviderResponse(error=error.render())
-        if isinstance(result, Foreign):
-            return ProviderResponse(
-                error=f"{self.path.name} returned a {result.type_name}, not a string or {{output, ...}}"
-            )
-        if isinstance(result, Mapping):
-            if result.get("error"):
-                return ProviderResponse(error=str(result["error"]), usage=_usage_from(result))
-            cost = result.get("cost")
-            return ProviderResponse(
-                output=result.get("output"), usage=_usage_from(result), cost=float(cost) if cost else None
-            )
-        return ProviderResponse(output=result)
+        return _response(result, self.path.name)
 
     async def embed(self, texts: Sequence[str]) -> Embeddings:
         import numpy as np
@@ -234,3 +277,7 @@ def make_exec(spec: ProviderSpec) -> ExecProvider:
 
 def make_python(spec: ProviderSpec) -> PythonProvider:
     return PythonProvider(spec)
+
+
+def make_callable(spec: ProviderSpec) -> CallableProvider:
+    return CallableProvider(spec)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
+from evalh.runtimes.callables import CallFailed, call_function, lookup
 from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript, syntax_problem
 from evalh.runtimes.javascript_source import JsFileProblem, JsSource, file_source, inline_source
 from evalh.runtimes.python import FileFunction, LoadProblem, Raised, WorkerLost, call_python
@@ -78,6 +79,8 @@ def transform_problem(
     value: Any, config_dir: Path | None, params: tuple[str, ...] = _OUTPUT_PARAMS
 ) -> str | None:
     """What is wrong with a transform as written (validate), or None. Runs none of its code."""
+    if lookup(value) is not None:  # a callable passed to evalh.evaluate
+        return None
     if not isinstance(value, str) or not value.strip():
         return "a transform is JavaScript code or a file://x.js[:fn] / file://x.py[:fn] path"
     if is_python_file(value):
@@ -106,11 +109,13 @@ async def apply_transform(
     """The transformed output; raises TransformFailed."""
     args = (output, dict(context))
     try:
+        if lookup(value) is not None:
+            return await call_function(value, args, timeout_s=timeout_s)
         if is_python_file(value):
             return await _python(value, args, config_dir, timeout_s)
         source = _js_source(value, config_dir, params)
         outcome = await call_javascript(source, args, timeout_s=timeout_s)
-    except (TimedOut, JsFailed, JsFileProblem, WorkerLost) as error:
+    except (TimedOut, JsFailed, JsFileProblem, WorkerLost, CallFailed) as error:
         raise TransformFailed(str(error) or type(error).__name__) from None
     if isinstance(outcome, JsThrown):
         raise TransformFailed(f"threw {outcome.message}")
