@@ -27,16 +27,17 @@ def _grader(counter: InFlight) -> Callable[[Request], Reply]:
     return answer
 
 
-def _rubric_config(loopback: LoopbackServer, rows: int, grader_config: str = "") -> str:
-    tests = "".join(f"  - output: answer number {i}\n" for i in range(rows))
-    return (
-        "defaultTest:\n"
-        "  options:\n"
-        "    provider:\n"
-        "      id: openai:chat:judge\n"
-        f"      config: {{apiBaseUrl: '{loopback.url}/v1', apiKey: sk-test{grader_config}}}\n"
-        "  assert: [{type: llm-rubric, value: says something}]\n"
-        f"tests:\n{tests}"
+def _rubric_config(loopback: LoopbackServer, rows: int, **grader_config: int) -> str:
+    """Recorded outputs graded by a loopback judge: the only requests are grading calls (JSON is YAML)."""
+    grader = {"apiBaseUrl": f"{loopback.url}/v1", "apiKey": "sk-test", **grader_config}
+    return json.dumps(
+        {
+            "defaultTest": {
+                "options": {"provider": {"id": "openai:chat:judge", "config": grader}},
+                "assert": [{"type": "llm-rubric", "value": "says something"}],
+            },
+            "tests": [{"output": f"answer number {i}"} for i in range(rows)],
+        }
     )
 
 
@@ -52,5 +53,5 @@ def test_grader_calls_in_flight_reach_dash_j(tmp_path: Path, loopback: LoopbackS
 def test_a_graders_max_concurrency_caps_its_calls(tmp_path: Path, loopback: LoopbackServer) -> None:
     counter = InFlight(expected=24, total=48)
     loopback.route("POST", "/v1/chat/completions", _grader(counter))
-    _run(tmp_path, _rubric_config(loopback, rows=48, grader_config=", maxConcurrency: 24"), "-j", "64")
+    _run(tmp_path, _rubric_config(loopback, rows=48, maxConcurrency=24), "-j", "64")
     assert (counter.arrived, counter.peak) == (48, 24)
