@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as the type checker sees them; at run time __getattr__ imports them
     from evalh import errors
-    from evalh.api import CheckFailed, Options, RunResult, aevaluate, check, evaluate
+    from evalh.api import CheckFailed, Comparison, Options, RunResult, aevaluate, check, evaluate
     from evalh.errors import ConfigError, EvalhError, ProviderError, ReportError
     from evalh.model import GradedAssertion, Status, Suite, TestResult
 
 __all__ = [
     "CheckFailed",
+    "Comparison",
     "ConfigError",
     "EvalhError",
     "GradedAssertion",
@@ -46,6 +47,7 @@ __version__ = "0.1.0"
 # public name -> the module that defines it
 _HOMES = {
     "CheckFailed": "evalh.api",
+    "Comparison": "evalh.api",
     "Options": "evalh.api",
     "RunResult": "evalh.api",
     "aevaluate": "evalh.api",

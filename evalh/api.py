@@ -15,18 +15,28 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-from evalh.model import Aggregates, GradedAssertion, Status, TestResult
+from evalh.model import Aggregates, GradedAssertion, Status, Suite, TestResult
 from evalh.model import RunResult as Run
 from evalh.reports.json import to_promptfoo_json
 from evalh.runtimes.callables import callables_active, take_callables
 from evalh.session import ConfigSource, RunSettings
 from evalh.session import evaluate as run_session
+from evalh.store.compare import Comparison
 
-__all__ = ["CheckFailed", "Options", "RunResult", "aevaluate", "check", "evaluate", "failure_text"]
+__all__ = [
+    "CheckFailed",
+    "Comparison",
+    "Options",
+    "RunResult",
+    "aevaluate",
+    "check",
+    "evaluate",
+    "failure_text",
+]
 
 _OUTPUT_LIMIT = 500  # characters of an output shown in a failure's report
 
@@ -38,6 +48,7 @@ class RunResult:
 
     run: Run  # the record every report is written from
     eval_id: str = ""  # the ``evalId`` of the run's reports: its id in the run store when recorded
+    comparison: Comparison | None = None  # with the ``baseline`` option: what changed since that run
 
     @property
     def rows(self) -> tuple[TestResult, ...]:
@@ -124,6 +135,7 @@ class Options(TypedDict, total=False):
     grader: str  # --grader
     outputs: Sequence[str | Path]  # -o: the reports to write
     write: bool  # record the run in the run store (a library call records nothing by default)
+    baseline: str  # --baseline: a stored run (an id, latest, latest~N) or a JSON report to compare with
 
 
 def _settings(options: Options) -> RunSettings:
@@ -139,14 +151,19 @@ def _settings(options: Options) -> RunSettings:
     )
 
 
-def _run(config: str | ConfigSource, settings: RunSettings) -> RunResult:
+def _run(config: str | ConfigSource, settings: RunSettings, baseline: str | None) -> RunResult:
     source: ConfigSource = Path(config) if isinstance(config, str) else config
-    table: dict[str, Callable[..., Any]] = {}
+    table: Mapping[str, Callable[..., Any]] = {}
     if isinstance(source, Mapping):  # Python callables as providers, assertions, transforms
         source, table = take_callables(source)
+    elif isinstance(source, Suite):
+        table = source.callables
     with callables_active(table):
-        outcome = run_session(source, settings)
-    return RunResult(outcome.result, outcome.eval_id)
+        outcome = run_session(source, settings, baseline=baseline)
+    run = outcome.result
+    if table and not run.suite.callables:  # the suite remembers them, so that it can run again
+        run = replace(run, suite=replace(run.suite, callables=dict(table)))
+    return RunResult(run, outcome.eval_id, outcome.comparison)
 
 
 def _loop_running() -> bool:
@@ -163,31 +180,33 @@ def evaluate(config: str | ConfigSource, **options: Unpack[Options]) -> RunResul
     ``evalh run`` does. Raises :class:`~evalh.errors.ConfigError` for a bad config before any provider
     call, and :class:`~evalh.errors.ReportError` (after writing every other report) when a report
     cannot be written."""
-    settings = _settings(options)
+    settings, baseline = _settings(options), options.get("baseline")
     if not _loop_running():
-        return _run(config, settings)
+        return _run(config, settings, baseline)
     # The caller's loop is busy running us: the run's own loop needs a thread of its own.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalh-evaluate") as pool:
-        return pool.submit(_run, config, settings).result()
+        return pool.submit(_run, config, settings, baseline).result()
 
 
 async def aevaluate(config: str | ConfigSource, **options: Unpack[Options]) -> RunResult:
     """:func:`evaluate` for async code: the run goes on in a worker thread with its own loop, so the
     caller's loop stays free meanwhile."""
-    return await asyncio.to_thread(_run, config, _settings(options))
+    return await asyncio.to_thread(_run, config, _settings(options), options.get("baseline"))
 
 
 def check(
     output: Any,
-    assertions: Sequence[Mapping[str, Any]],
+    assertions: Sequence[Mapping[str, Any] | Callable[..., Any]],
     *,
     vars: Mapping[str, Any] | None = None,
     grader: str | None = None,
 ) -> TestResult:
     """Grade one recorded ``output`` with ``assertions`` (a test's ``assert:`` list, checked as the
     config's is) and return the row; raise :class:`CheckFailed`, an ``AssertionError`` listing each
-    assertion's result, when it does not pass. For evals written as test functions."""
-    test: dict[str, Any] = {"output": output, "assert": [dict(spec) for spec in assertions]}
+    assertion's result, when it does not pass. For evals written as test functions; a function in
+    ``assertions`` is a ``python`` assertion (``fn(output, context)``)."""
+    asserts = [spec if callable(spec) else dict(spec) for spec in assertions]
+    test: dict[str, Any] = {"output": output, "assert": asserts}
     if vars:
         test["vars"] = dict(vars)
     options: Options = {"grader": grader} if grader else {}

@@ -286,15 +286,22 @@ class RunOutcome:
     comparison: Comparison | None = None
 
 
-def evaluate(config: ConfigSource, settings: RunSettings | None = None) -> RunOutcome:
-    """Run a config and write its reports, printing nothing. Raises ReportError, after writing every
-    other report, when one cannot be written. Ctrl-C stops the run early (``interrupted_by``)."""
+def evaluate(
+    config: ConfigSource, settings: RunSettings | None = None, *, baseline: str | None = None
+) -> RunOutcome:
+    """Run a config and write its reports, printing nothing; with a ``baseline`` (a stored run or a
+    JSON report, read before the run starts), compare the run with it. Raises ReportError, after
+    writing every other report, when one cannot be written. Ctrl-C stops the run early
+    (``interrupted_by``)."""
     settings = settings or RunSettings()
     suite, _notes, retry = _load(config, settings)
-    result, failure, eval_id, _comparison = _execute(suite, settings, show_progress=False, retry=retry)
+    before = load_report(baseline, where="baseline") if baseline is not None else None
+    result, failure, eval_id, comparison = _execute(
+        suite, settings, show_progress=False, retry=retry, baseline=before
+    )
     if failure is not None:
         raise failure
-    return RunOutcome(result, eval_id)
+    return RunOutcome(result, eval_id, comparison)
 
 
 def run_config(

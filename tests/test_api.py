@@ -179,6 +179,22 @@ def test_to_dict_carries_the_evalid_of_the_store_and_of_the_reports(tmp_path: Pa
     assert again != stored.id
 
 
+def test_baseline_compares_the_run_and_the_summary_shows_it(tmp_path: Path) -> None:
+    evalh.evaluate(ECHO, vars={"name": "Ada"}, outputs=[tmp_path / "base.json"])
+    changed = {**ECHO, "tests": [{**ECHO["tests"][0], "vars": {"topic": "dogs"}}, *ECHO["tests"][1:]]}
+    later = evalh.evaluate(
+        changed, vars={"name": "Ada"}, baseline=str(tmp_path / "base.json"), outputs=[tmp_path / "s.md"]
+    )
+    assert isinstance(later.comparison, evalh.Comparison)
+    assert later.comparison.baseline.id == json.loads((tmp_path / "base.json").read_text())["evalId"]
+    assert [change.test for change in later.comparison.new_failures] == ["alpha"]
+    assert [change.test for change in later.comparison.removed] == ["alpha"]
+    assert "### New tests that fail (1)" in (tmp_path / "s.md").read_text(encoding="utf-8")
+    assert evalh.evaluate(ECHO, vars={"name": "Ada"}).comparison is None
+    with pytest.raises(evalh.ConfigError, match="latest~9"):
+        evalh.evaluate(ECHO, baseline="latest~9")
+
+
 def test_check_returns_the_row_or_raises_a_readable_assertion_error() -> None:
     row = evalh.check("The capital of France is Paris.", [{"type": "icontains", "value": "paris"}])
     assert row.passed and row.assertions[0].spec.type == "icontains"

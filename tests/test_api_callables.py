@@ -212,3 +212,25 @@ def test_a_yaml_config_cannot_reach_a_callable_of_another_run(tmp_path: Path) ->
     with pytest.raises(evalh.ConfigError) as error:
         evalh.evaluate({"prompts": ["x"], "providers": ["shout"], "tests": [{}]})
     assert "unknown provider id 'shout'" in str(error.value)
+
+
+def test_a_suite_keeps_its_callables_and_runs_again() -> None:
+    calls: list[str] = []
+
+    def counted(prompt: str) -> str:
+        calls.append(prompt)
+        return prompt
+
+    first = evalh.evaluate({"prompts": ["hi"], "providers": [counted], "tests": [{"assert": [says_hi]}]})
+    again = evalh.evaluate(first.run.suite)
+    assert calls == ["hi", "hi"]
+    assert [row.status for row in again.rows] == [Status.FAIL]  # says_hi ran again: "hi" is not "HI"
+    assert again.rows[0].assertions[0].reason == "Python assertion returned False"
+
+
+def test_check_takes_a_function_as_an_assertion() -> None:
+    row = evalh.check("HI THERE", [says_hi, {"type": "contains", "value": "THERE"}])
+    assert [graded.passed for graded in row.assertions] == [True, True]
+    with pytest.raises(evalh.CheckFailed) as failure:
+        evalh.check("hello", [says_hi])
+    assert "[FAIL] python" in str(failure.value)

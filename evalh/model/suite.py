@@ -168,4 +168,7 @@ class Suite:
     input_files: tuple[str, ...] = ()  # every file the load read, config first: no report may overwrite one
     nunjucks_filters: Mapping[str, str] = field(default_factory=dict)  # name -> file:// reference
     derived_metrics: tuple[tuple[str, str], ...] = ()  # derivedMetrics: (name, math expression), in order
+    # Python callables of a mapping given to evalh.evaluate, by the names that stand for them in the
+    # config (evalh/runtimes/callables.py): a rerun of this suite calls them again.
+    callables: Mapping[str, Any] = field(default_factory=dict)
     shard: ShardInfo | None = None  # the share of the run it is (--shard), None for a whole run
