@@ -20,6 +20,8 @@ and never a secret: :meth:`EvalhError.render` redacts every secret value of the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from evalh.secrets import redact_text, scrub_urls
 
 __all__ = [
@@ -33,12 +35,15 @@ __all__ = [
     "ConfigFileError",
     "EvalhError",
     "ModelAssetError",
+    "Place",
     "ProviderError",
     "ProviderHTTPError",
     "ReportError",
     "SchemaError",
     "StoreError",
     "TemplateError",
+    "Where",
+    "then",
 ]
 
 EXIT_OK = 0
@@ -51,14 +56,44 @@ EXIT_INTERRUPTED = 130  # SIGINT: Ctrl-C
 EXIT_TERMINATED = 143  # SIGTERM: CI cancellation, timeout, docker stop
 
 
+class Place:
+    """Where something was written, put into words (``file:line:col path``) only when a message needs
+    it: a line and column need the position of every node, which a large config is read without
+    (loading 50,000 tests kept over 300 MB of them); the config is located again on the first ask."""
+
+    __slots__ = ("_describe", "_text")
+
+    def __init__(self, describe: Callable[[], str]) -> None:
+        self._describe = describe
+        self._text: str | None = None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            self._text = self._describe()
+        return self._text
+
+    def then(self, suffix: str) -> Place:
+        """This place with ``suffix`` (``.value``, ``[2]``) added to its words; the same line and column."""
+        return Place(lambda: f"{self}{suffix}")
+
+
+# Where a problem is: words already, or a Place put into words when a message is made.
+Where = str | Place
+
+
+def then(where: Where, suffix: str) -> Where:
+    """``where`` with ``suffix`` added to its words, still unlocated if it was."""
+    return where.then(suffix) if isinstance(where, Place) else where + suffix
+
+
 class EvalhError(Exception):
     """Root of every error evalh reports to a user. ``exit_code`` is what the CLI exits with."""
 
     exit_code: int = EXIT_FAILED
 
-    def __init__(self, message: str, *, where: str | None = None, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, where: Where | None = None, hint: str | None = None) -> None:
         self.message = message
-        self.where = where
+        self.where = None if where is None else str(where)
         self.hint = hint
         super().__init__(self.render())
 

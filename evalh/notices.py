@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from evalh.errors import EvalhError
+from evalh.errors import EvalhError, Where
 
 __all__ = ["is_strict", "strict_mode", "warn", "warnings_muted", "warnings_shown", "warnings_to"]
 
@@ -35,14 +35,15 @@ def is_strict() -> bool:
     return _policy.strict
 
 
-def warn(error: EvalhError, *, where: str, subject: str) -> None:
+def warn(error: EvalhError, *, where: Where, subject: str) -> None:
     """Raise ``error`` under strict mode; else show its message once per (``where``, ``subject``)."""
     if _policy.strict:
         raise error
+    key = (str(where), subject)
     with _lock:
-        if (where, subject) in _policy.seen:
+        if key in _policy.seen:
             return
-        _policy.seen.add((where, subject))
+        _policy.seen.add(key)
         text = error.render()
         _policy.shown.append(text)
     if _policy.sink is not None:

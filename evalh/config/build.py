@@ -35,7 +35,7 @@ from evalh.config.stored_outputs import late_var_names
 from evalh.config.tests_files import RawTest
 from evalh.config.transform_checks import check_test_transforms, transformed_vars, unused_context_transform
 from evalh.config.var_files import load_var_file
-from evalh.errors import ConfigError, TemplateError
+from evalh.errors import ConfigError, TemplateError, Where, then
 from evalh.model import AssertionSpec, ProviderChoice, TestCase
 from evalh.notices import warnings_muted
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY, transform_problem
@@ -74,7 +74,7 @@ class _Scope:
     variables: Mapping[str, Any]
     env: EnvVars
 
-    def render(self, template: str, where: str) -> str:
+    def render(self, template: str, where: Where) -> str:
         return render_template(template, self.variables, where=where, env=self.env)
 
 
@@ -133,7 +133,7 @@ def expand_vars(variables: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _glob_vars(
-    variables: dict[str, Any], literal: frozenset[str], where: Callable[[str], str], ctx: LoadContext
+    variables: dict[str, Any], literal: frozenset[str], where: Callable[[str], Where], ctx: LoadContext
 ) -> dict[str, Any]:
     """A var whose value is a ``file://`` glob becomes the list of the files it matches (sorted), so
     that var expansion makes one test per file, as promptfoo's ``generateVarCombinations`` does.
@@ -193,13 +193,13 @@ def _build_one(
     provider = options.get("provider")
     choice = None
     if provider is not None:
-        where = _options_where(data, shown, origin, defaults, ctx)
+        place = _options_where(data, shown, origin, defaults, ctx)
         try:
-            choice = parse_choice(provider, _options_path(data, shown), str(ctx.base_dir), where)
+            choice = parse_choice(provider, _options_path(data, shown), str(ctx.base_dir), place)
         except ConfigError as error:
             ctx.problems.add_exception(error)
             return None
-        check_choice(choice, where, ctx)
+        check_choice(choice, place, ctx)
     has_output = "output" in data or "providerOutput" in data
     threshold = data.get("threshold", default.get("threshold"))
     return TestCase(
@@ -221,7 +221,7 @@ def _build_one(
 
 def _option_where(
     key: str, data: Mapping[str, Any], shown: JsonPath, origin: Origin, defaults: Defaults, ctx: LoadContext
-) -> str:
+) -> Where:
     if key in (data.get("options") or {}) or defaults.origin is None:
         return ctx.where(origin, ("options", key), (*shown, "options", key))
     return ctx.where(defaults.origin, ("options", key), ("defaultTest", "options", key))
@@ -235,7 +235,7 @@ def _options_path(data: Mapping[str, Any], shown: JsonPath) -> str:
 
 def _options_where(
     data: Mapping[str, Any], shown: JsonPath, origin: Origin, defaults: Defaults, ctx: LoadContext
-) -> str:
+) -> Where:
     if "provider" in (data.get("options") or {}) or defaults.origin is None:
         return ctx.where(origin, ("options", "provider"), (*shown, "options", "provider"))
     return ctx.where(defaults.origin, ("options", "provider"), ("defaultTest", "options", "provider"))
@@ -253,7 +253,7 @@ def load_vars(data: Mapping[str, Any], origin: Origin, shown: JsonPath, ctx: Loa
 
 def _var_where(
     name: str, data: Mapping[str, Any], defaults: Defaults, origin: Origin, shown: JsonPath, ctx: LoadContext
-) -> str:
+) -> Where:
     if name not in (data.get("vars") or {}) and name in defaults.cli_vars:
         return f"--var {name}"
     if name in (data.get("vars") or {}) or defaults.origin is None:
@@ -339,11 +339,11 @@ def build_assertion(
     origin: Origin | None,
     scope: _Scope,
     ctx: LoadContext,
-    where: str,
+    where: Where,
 ) -> AssertionSpec:
     """One assertion with its value and metric rendered (children built for assert-set)."""
     kind, negate = base_type(item["type"])
-    children = _assertions(item.get("assert") or [], inner, origin, shown, scope, ctx)
+    children = _assertions(item["assert"], inner, origin, shown, scope, ctx) if item.get("assert") else []
     if any(child is None for child in children):
         raise ConfigError("an assertion of this assert-set is invalid (see above)", where=where)
     threshold = item.get("threshold")
@@ -353,22 +353,23 @@ def build_assertion(
     for key in ("transform", "contextTransform"):
         problem = transform_problem(item[key], ctx.base_dir) if key in item else None
         if problem:
-            raise ConfigError(problem, where=f"{where}.{key}")
+            raise ConfigError(problem, where=then(where, f".{key}"))
     if "contextTransform" in item:
-        unused_context_transform(kind, f"{where}.contextTransform")
+        unused_context_transform(kind, then(where, ".contextTransform"))
+    rubric = item.get("rubricPrompt")
     spec = AssertionSpec(
         type=kind,
         negate=negate,
         value=_render_value(
-            kind, item.get("value"), scope, ctx, f"{where}.value" if "value" in item else where
+            kind, item.get("value"), scope, ctx, then(where, ".value") if "value" in item else where
         ),
         threshold=float(threshold) if threshold is not None else None,
         weight=float(item.get("weight", 1.0)),
-        metric=scope.render(metric, f"{where}.metric") if metric is not None else None,
+        metric=scope.render(metric, then(where, ".metric")) if metric is not None else None,
         provider=choice,
         config=config,
         children=tuple(child for child in children if child is not None),
-        rubric_prompt=_rubric(item.get("rubricPrompt"), ctx, where),
+        rubric_prompt=_rubric(rubric, ctx, where) if rubric is not None else None,
         raw=item,
         path=format_path(shown),
     )
@@ -382,38 +383,42 @@ def _assertion_choice(
     config: Mapping[str, Any],
     shown: JsonPath,
     ctx: LoadContext,
-    where: str,
+    where: Where,
 ) -> ProviderChoice | None:
     """The assertion's ``provider`` (an id, an object, a typed map or, for embedding assertions, a
     list of models), with ``config.providers`` as the list when ``provider`` is not one; checked."""
-    provider, base_dir = item.get("provider"), str(ctx.base_dir)
+    provider, listed = item.get("provider"), config.get("providers")
+    if provider is None and listed is None:
+        return None
+    base_dir = str(ctx.base_dir)
     if isinstance(provider, list):
         definition = get_assertion(kind)
         if definition is not None and "embedding" not in definition.needs:
             raise ConfigError(
                 f"{item['type']} takes one provider, not a list",
-                where=f"{where}.provider",
+                where=then(where, ".provider"),
                 hint="A list of providers (the mean over models) works for embedding assertions "
                 "such as similar",
             )
     choice = (
-        parse_choice(provider, format_path((*shown, "provider")), base_dir, f"{where}.provider")
+        parse_choice(provider, format_path((*shown, "provider")), base_dir, then(where, ".provider"))
         if provider is not None
         else None
     )
-    listed = config.get("providers")
     if listed is not None and not (choice and choice.models):
         path = format_path((*shown, "config", "providers"))
-        models = parse_models(listed, path, base_dir, f"{where}.config.providers")
+        models = parse_models(listed, path, base_dir, then(where, ".config.providers"))
         choice = replace(choice or ProviderChoice(), models=models)
     if choice is not None:
         check_choice(
-            choice, f"{where}.provider" if provider is not None else f"{where}.config.providers", ctx
+            choice,
+            then(where, ".provider") if provider is not None else then(where, ".config.providers"),
+            ctx,
         )
     return choice
 
 
-def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, where: str) -> Any:
+def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, where: Where) -> Any:
     """promptfoo's value rendering: strings and each string of a list; file:// loaded; objects kept.
     A value that is code is never rendered (see evalh/config/code_values.py)."""
     definition = get_assertion(kind)
@@ -427,20 +432,18 @@ def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, where:
         text = scope.render(value, where)
         return _file_value(kind, text, ctx, where) if is_file_ref(text) else text
     if isinstance(value, list):
-        rendered = []
+        rendered = list(value)
         for position, item in enumerate(value):
-            if isinstance(item, str):
-                text = scope.render(item, f"{where}[{position}]")
-                rendered.append(
-                    _file_value(kind, text, ctx, f"{where}[{position}]") if is_file_ref(text) else text
+            if isinstance(item, str) and (has_template(item) or is_file_ref(item)):
+                text = scope.render(item, then(where, f"[{position}]"))
+                rendered[position] = (
+                    _file_value(kind, text, ctx, then(where, f"[{position}]")) if is_file_ref(text) else text
                 )
-            else:
-                rendered.append(item)
-        return rendered
+        return value if rendered == value else rendered  # unchanged: the list as written, not a copy
     return value
 
 
-def _file_value(kind: str, ref: str, ctx: LoadContext, where: str) -> Any:
+def _file_value(kind: str, ref: str, ctx: LoadContext, where: Where) -> Any:
     """A ``file://`` value: a python or javascript assertion's script stays a path (checked, not run)."""
     path = ctx.resolve(script_path(ref), where)
     if kind == "python" and path.suffix == ".py":
@@ -457,11 +460,11 @@ def _file_value(kind: str, ref: str, ctx: LoadContext, where: str) -> Any:
     return ctx.load_value(ref, where, trim=path.suffix.lower() not in DATA_SUFFIXES)
 
 
-def _rubric(value: Any, ctx: LoadContext, where: str) -> Any:
+def _rubric(value: Any, ctx: LoadContext, where: Where) -> Any:
     """A custom rubric prompt, read if file://; its templates are parsed now (rendered when grading),
     so a syntax error or a template the sandbox refuses is a config error before any call."""
     if is_file_ref(value):
-        value = ctx.load_value(value, f"{where}.rubricPrompt", trim=True)
+        value = ctx.load_value(value, then(where, ".rubricPrompt"), trim=True)
     for text in template_strings(value):
-        referenced_names(text, where=f"{where}.rubricPrompt")
+        referenced_names(text, where=then(where, ".rubricPrompt"))
     return value

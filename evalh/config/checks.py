@@ -23,7 +23,7 @@ from evalh.config.files import LoadContext
 from evalh.config.locate import close_matches, format_path
 from evalh.config.providers import RECORDED_PROVIDER_ID
 from evalh.config.schema import SchemaProblem, ShapeCachedValidator, fragment_validator
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, Where
 from evalh.model import AssertionSpec, ProviderChoice, ProviderSpec, TestCase
 from evalh.notices import is_strict, warn
 from evalh.providers.registry import capabilities_of, find_entry
@@ -42,12 +42,15 @@ _GRADER_LIST_LIMIT = 10
 _CANNOT_GRADE = frozenset({"echo", RECORDED_PROVIDER_ID})
 
 
-def value_problems(definition: AssertionDef, value: Any, config: Mapping[str, Any]) -> list[SchemaProblem]:
-    """What is wrong with an assertion's (rendered) value: its declared shape first, then the type's own
-    check, which may rely on the shape. Paths start at ``value``. The handler re-checks neither."""
+def value_problems(
+    definition: AssertionDef, value: Any, config: Mapping[str, Any], *, shape_checked: bool = False
+) -> list[SchemaProblem]:
+    """What is wrong with an assertion's (rendered) value: its declared shape first (unless the schema
+    has ``shape_checked`` it), then the type's own check, which may rely on the shape. Paths start at
+    ``value``. The handler re-checks neither."""
     if value is None and definition.requires_value:
         return [SchemaProblem(("value",), "needs a value")]
-    if definition.value_schema is not None and value is not None:
+    if definition.value_schema is not None and value is not None and not shape_checked:
         shaped = _shape_validator(definition.name).problems(value)
         if shaped:
             return [replace(problem, path=("value", *problem.path)) for problem in shaped]
@@ -79,7 +82,7 @@ class AssertionChecker:
 
     ctx: LoadContext
     suite_default: ProviderChoice | None
-    where_of: Mapping[int, str]  # id(spec) -> "file:line:col path"
+    where_of: Mapping[int, Where]  # id(spec) -> "file:line:col path"
     registry: dict[str, AssertionDef] = field(default_factory=all_assertions)
     needs_grader: list[str] = field(default_factory=list)
     refused_graders: set[str] = field(default_factory=set)
@@ -90,7 +93,7 @@ class AssertionChecker:
                 self._check(spec, test)
         self._report_missing_grader()
 
-    def _where(self, spec: AssertionSpec) -> str:
+    def _where(self, spec: AssertionSpec) -> Where:
         return self.where_of.get(id(spec), spec.path)
 
     def _check(self, spec: AssertionSpec, test: TestCase, depth: int = 1) -> None:
@@ -114,13 +117,12 @@ class AssertionChecker:
         for child in spec.children:
             self._check(child, test, depth + 1)
 
-    def _check_value(self, spec: AssertionSpec, definition: AssertionDef, where: str) -> None:
+    def _check_value(self, spec: AssertionSpec, definition: AssertionDef, where: Where) -> None:
         if spec.value is None and definition.requires_value:
             self.ctx.problems.add(f"{spec.full_type} needs a value", where=where, hint="Add value: ... to it")
             return
-        if definition.value_schema is not None and _checked_as_written(spec):
-            definition = replace(definition, value_schema=None)  # only the type's own check is left
-        for problem in value_problems(definition, spec.value, spec.config):
+        checked = definition.value_schema is not None and _checked_as_written(spec)
+        for problem in value_problems(definition, spec.value, spec.config, shape_checked=checked):
             place = f"{where}.{format_path(problem.path)}"
             error = ConfigError(f"{spec.full_type}: {problem.message}", where=place, hint=problem.hint)
             if problem.ignorable and not is_strict():
@@ -128,14 +130,14 @@ class AssertionChecker:
             else:
                 self.ctx.problems.add_exception(error)
 
-    def _unknown_type(self, spec: AssertionSpec, where: str) -> None:
+    def _unknown_type(self, spec: AssertionSpec, where: Where) -> None:
         match = close_matches(spec.type, list(self.registry))
         hint = (
             f"Did you mean {match!r}?" if match else "Run `evalh list assertions` for the types evalh knows"
         )
         self.ctx.problems.add(f"unknown assertion type {spec.full_type!r}", where=where, hint=hint)
 
-    def _check_threshold(self, spec: AssertionSpec, definition: AssertionDef, where: str) -> None:
+    def _check_threshold(self, spec: AssertionSpec, definition: AssertionDef, where: Where) -> None:
         if spec.threshold is None:
             if definition.requires_threshold:
                 self.ctx.problems.add(
@@ -162,7 +164,7 @@ class AssertionChecker:
                 hint=f"{spec.type}'s threshold is a {definition.threshold_meaning}",
             )
 
-    def _ignored_threshold(self, spec: AssertionSpec, where: str) -> None:
+    def _ignored_threshold(self, spec: AssertionSpec, where: Where) -> None:
         """A pass/fail type has no threshold: promptfoo ignores one silently; evalh says so (a warning,
         an error under --strict), since the author expected it to matter."""
         place = f"{where}.threshold"
@@ -174,7 +176,7 @@ class AssertionChecker:
         else:
             warn(ConfigError(message, where=place, hint=hint), where=place, subject="threshold")
 
-    def _check_need(self, spec: AssertionSpec, test: TestCase, need: str, where: str) -> None:
+    def _check_need(self, spec: AssertionSpec, test: TestCase, need: str, where: Where) -> None:
         if need != "text" and spec.provider is not None and spec.provider.models:
             for model in spec.provider.models:  # a list of models: each must serve the need
                 self._check_capability(spec, model, need, where)
@@ -186,7 +188,7 @@ class AssertionChecker:
             return
         self._check_capability(spec, provider, need, where)
 
-    def _check_capability(self, spec: AssertionSpec, provider: ProviderSpec, need: str, where: str) -> None:
+    def _check_capability(self, spec: AssertionSpec, provider: ProviderSpec, need: str, where: Where) -> None:
         if need == "text" and provider.id in _CANNOT_GRADE:
             self._cannot_grade(spec, provider, where)
             return
@@ -204,9 +206,9 @@ class AssertionChecker:
             hint=_capability_hint(spec, need, capabilities),
         )
 
-    def _cannot_grade(self, spec: AssertionSpec, provider: ProviderSpec, where: str) -> None:
+    def _cannot_grade(self, spec: AssertionSpec, provider: ProviderSpec, where: Where) -> None:
         """Reported once per place the provider is written (a --grader would else repeat per test)."""
-        key = provider.path or where
+        key = provider.path or str(where)
         if key in self.refused_graders:
             return
         self.refused_graders.add(key)

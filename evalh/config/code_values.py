@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalh.assertions.registry import CodeLanguage
-from evalh.errors import TemplateError
+from evalh.errors import TemplateError, Where
 from evalh.runtimes.python_worker import parse_inline
 from evalh.templating import has_template, referenced_names
 
@@ -69,7 +69,7 @@ def has_code_template(code: str) -> bool:
     return True
 
 
-def code_value(language: CodeLanguage, code: str, render: Callable[[str], str], *, where: str) -> str:
+def code_value(language: CodeLanguage, code: str, render: Callable[[str], str], *, where: Where) -> str:
     """``code`` with each template that is a whole string literal replaced by a literal of ``render``'s
     text for it. Raises TemplateError (at ``where``) for any other template."""
     if not has_code_template(code):

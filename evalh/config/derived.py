@@ -10,7 +10,7 @@ from typing import Any
 
 from evalh.config.files import LoadContext
 from evalh.config.locate import Document
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, Where
 from evalh.model import AssertionSpec, TestCase
 from evalh.notices import is_strict, warn
 from evalh.runtimes.math_expressions import expression_names, expression_problem
@@ -35,7 +35,7 @@ def load_derived_metrics(
     metrics: list[tuple[str, str]] = []
     for index, item in enumerate(value or []):
         name, expression = str(item["name"]), str(item["value"])
-        where = document.where(("derivedMetrics", index, "value"))
+        where = document.place(("derivedMetrics", index, "value"))
         problem = expression_problem(expression)
         if problem is not None:
             ctx.problems.add(
@@ -52,7 +52,7 @@ def load_derived_metrics(
     return tuple(metrics)
 
 
-def _unknown_names(name: str, unknown: list[str], known: list[str], where: str, ctx: LoadContext) -> None:
+def _unknown_names(name: str, unknown: list[str], known: list[str], where: Where, ctx: LoadContext) -> None:
     error = ConfigError(
         f"derived metric {name!r} uses {', '.join(map(repr, unknown))}, which no assertion's metric: "
         "names (nor an earlier derived metric) defines; promptfoo then leaves it at 0",

@@ -35,7 +35,7 @@ def config_env(document: Document, ctx: LoadContext) -> dict[str, str]:
     for key, value in raw.items():
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
         try:
-            env[str(key)] = render_env(text, process, where=document.where(("env", key)))
+            env[str(key)] = render_env(text, process, where=document.place(("env", key)))
         except ConfigError as error:
             ctx.problems.add_exception(error)
     return env

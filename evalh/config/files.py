@@ -24,7 +24,7 @@ from evalh.config.locate import (
     read_text_file,
 )
 from evalh.config.schema import ShapeCachedValidator, test_validator
-from evalh.errors import ConfigError, ConfigFileError
+from evalh.errors import ConfigError, ConfigFileError, Place, Where
 
 __all__ = [
     "DATA_SUFFIXES",
@@ -105,7 +105,7 @@ class LoadContext:
     config_file: Path
     problems: Problems = field(default_factory=Problems)
     test_checker: ShapeCachedValidator = field(default_factory=lambda: ShapeCachedValidator(test_validator()))
-    where_of: dict[int, str] = field(default_factory=dict)  # id(spec or prompt) -> "file:line:col path"
+    where_of: dict[int, Where] = field(default_factory=dict)  # id(spec or prompt) -> "file:line:col path"
     allow_outside: bool = False  # evaluateOptions.allowFileOutsideConfigDir: data files may name any file
     other_configs: tuple[Path, ...] = ()  # -c b.yaml -c c.yaml merged into config_file's (inputs too)
     run_transforms: bool = False  # run options.transformVars: loading to run, not to validate
@@ -126,7 +126,7 @@ class LoadContext:
     def display(self) -> str:
         return display_path(self.config_file)
 
-    def resolve(self, ref: str, where: str | None = None) -> Path:
+    def resolve(self, ref: str, where: Where | None = None) -> Path:
         """A ``file://`` (or bare) path, relative to the config file's directory, links followed."""
         text = ref.removeprefix(FILE_PREFIX)
         with path_errors(text, where):
@@ -139,7 +139,7 @@ class LoadContext:
         except ValueError:
             return display_path(path)
 
-    def expand(self, ref: str, where: str) -> list[Path]:
+    def expand(self, ref: str, where: Where) -> list[Path]:
         """The files a reference names: one path, or the sorted matches of a glob."""
         text = ref.removeprefix(FILE_PREFIX)
         if not is_glob(text):
@@ -167,14 +167,14 @@ class LoadContext:
             )
         return files
 
-    def missing(self, path: Path, where: str) -> ConfigFileError:
+    def missing(self, path: Path, where: Where) -> ConfigFileError:
         return ConfigFileError(
             f"file not found: {display_path(path)}",
             where=where,
             hint=f"file:// paths are relative to the config file's directory ({display_path(self.base_dir)})",
         )
 
-    def read_text(self, path: Path, where: str) -> str:
+    def read_text(self, path: Path, where: Where) -> str:
         cached = self._texts.get(path)
         if cached is not None:
             return cached
@@ -185,7 +185,7 @@ class LoadContext:
         self._texts[path] = text
         return text
 
-    def read_bytes(self, path: Path, where: str) -> bytes:
+    def read_bytes(self, path: Path, where: Where) -> bytes:
         """A binary file (an image var), read once per load."""
         cached = self._bytes.get(path)
         if cached is None:
@@ -196,7 +196,7 @@ class LoadContext:
             self._bytes[path] = cached
         return cached
 
-    def read_document(self, path: Path, where: str) -> Document:
+    def read_document(self, path: Path, where: Where) -> Document:
         """A YAML/JSON file with positions (parsed once per load)."""
         cached = self._data.get(path)
         if cached is None:
@@ -205,7 +205,7 @@ class LoadContext:
             self._data[path] = cached
         return cached
 
-    def load_value(self, ref: str, where: str, *, trim: bool) -> Any:
+    def load_value(self, ref: str, where: Where, *, trim: bool) -> Any:
         """A ``file://`` value: .json/.yaml parsed, scripts refused, anything else read as text."""
         path = self.resolve(script_path(ref), where)
         suffix = path.suffix.lower()
@@ -220,7 +220,7 @@ class LoadContext:
         text = self.read_text(path, where)
         return text.strip() if trim else text
 
-    def load_vars_files(self, refs: str | list[str], where: str) -> dict[str, Any]:
+    def load_vars_files(self, refs: str | list[str], where: Where) -> dict[str, Any]:
         """``vars: file://vars.yaml`` (or a glob, or a list of them): the mappings of variables the
         files hold, merged in order (a later file's var wins), as promptfoo's ``readVarsFiles``. A vars
         file is data: the files its values name must lie inside the config's directory tree (see
@@ -231,7 +231,7 @@ class LoadContext:
                 merged.update(self._vars_file(path, where))
         return merged
 
-    def _vars_file(self, path: Path, where: str) -> dict[str, Any]:
+    def _vars_file(self, path: Path, where: Where) -> dict[str, Any]:
         if path.suffix.lower() not in DATA_SUFFIXES:
             raise ConfigError(
                 f"{display_path(path)} cannot hold vars",
@@ -263,7 +263,7 @@ class LoadContext:
                 confined = False
         return confined
 
-    def _confine(self, ref: str, where: str) -> None:
+    def _confine(self, ref: str, where: Where) -> None:
         """A ConfigFileError unless ``ref`` names a path inside the config's directory tree."""
         path = self.resolve(script_path(ref.removeprefix(_PYTHON_PREFIX)), where)
         if not path.is_relative_to(self.base_dir):
@@ -275,9 +275,9 @@ class LoadContext:
                 "this data",
             )
 
-    def where(self, origin: Origin, inner: JsonPath, shown: JsonPath) -> str:
-        """``file:line:col shown-path`` for a path inside a test."""
-        return f"{origin.locate(inner)} {format_path(shown)}"
+    def where(self, origin: Origin, inner: JsonPath, shown: JsonPath) -> Place:
+        """``file:line:col shown-path`` for a path inside a test, located when a message needs it."""
+        return Place(lambda: f"{origin.locate(inner)} {format_path(shown)}")
 
 
 def data_file_refs(test: Mapping[str, Any]) -> Iterator[tuple[JsonPath, str]]:

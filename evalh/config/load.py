@@ -358,7 +358,7 @@ def _default_test(value: Any, document: Document, ctx: LoadContext, cli_vars: Ma
     if not isinstance(value, str):
         origin = DocOrigin(document, ("defaultTest",)) if value is not None else None
         return Defaults(data=value or {}, origin=origin, cli_vars=dict(cli_vars))
-    where = document.where(("defaultTest",))
+    where = document.place(("defaultTest",))
     try:
         source = ctx.read_document(ctx.expand(value, where)[0], where)
     except ConfigError as error:

@@ -21,7 +21,7 @@ import yaml
 
 from evalh.config.plainyaml import Positions, key_text, load_plain, mark_at
 from evalh.config.safeload import MAX_FILE_BYTES, LimitError, SafeLoader, check_structure, parse_json
-from evalh.errors import ConfigError, ConfigFileError
+from evalh.errors import ConfigError, ConfigFileError, Place, Where
 
 __all__ = [
     "MAX_PROBLEMS",
@@ -67,7 +67,8 @@ def format_path(path: JsonPath) -> str:
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
-        elif _IDENTIFIER.match(part):
+        # an ASCII identifier (most keys) is told apart without the regex
+        elif (part.isascii() and part.isidentifier()) or _IDENTIFIER.match(part):
             text += f".{part}" if text else part
         else:
             text += f"[{part!r}]"
@@ -87,15 +88,20 @@ def display_path(path: Path) -> str:
 class Document:
     """A loaded YAML/JSON document and its node tree, which gives every key and item a position.
 
-    A document read by the fast path has ``positions`` (plainyaml.Positions) instead of a node tree."""
+    A document read by the fast path keeps its ``text`` instead of a node tree, and reads it again
+    for its ``positions`` (plainyaml.Positions) the first time a message needs a line and column."""
 
     data: Any
     file: str
     root: yaml.Node | None = None
     positions: Positions = None
+    text: str | None = None
 
     def locate(self, path: JsonPath) -> str:
         """``file:line:col`` of ``path`` (or of its nearest ancestor that has a position)."""
+        if self.text is not None:
+            plain = load_plain(self.text, located=True)  # the text read before: plain again
+            self.positions, self.text = plain[1] if plain is not None else None, None
         if self.positions is not None:
             mark = mark_at(self.positions, path)
         else:
@@ -107,6 +113,13 @@ class Document:
         shown = format_path(path)
         location = self.locate(path)
         return f"{location} {shown}" if shown else location
+
+    def place(self, path: JsonPath, shown: JsonPath | None = None) -> Place:
+        """``file:line:col`` of ``path`` and the words of ``shown`` (default: ``path``), put together
+        only when a message needs them."""
+        if shown is None:
+            return Place(lambda: self.where(path))
+        return Place(lambda: f"{self.locate(path)} {format_path(shown)}")
 
 
 def _mark_at(node: yaml.Node, path: JsonPath) -> yaml.Mark | None:
@@ -173,9 +186,9 @@ class _SyntaxError(ConfigError):
 
 
 def _parse_yaml(text: str, file: str) -> Document:
-    plain = load_plain(text)
+    plain = load_plain(text, located=False)
     if plain is not None:
-        return Document(data=plain[0], file=file, positions=plain[1])
+        return Document(data=plain[0], file=file, text=text)
     loader = _LocatingLoader(text)
     node: yaml.Node | None = None
     try:
@@ -212,7 +225,7 @@ def _mark_text(file: str, mark: yaml.Mark | None) -> str:
     return f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
 
 
-def read_bytes_file(path: Path, where: str | None) -> bytes:
+def read_bytes_file(path: Path, where: Where | None) -> bytes:
     """A file's bytes. Raises ConfigFileError located at ``where`` (the place that names the file;
     None for the config itself); FileNotFoundError is left to the caller.
 
@@ -232,7 +245,7 @@ def read_bytes_file(path: Path, where: str | None) -> bytes:
     return data
 
 
-def read_text_file(path: Path, where: str | None) -> str:
+def read_text_file(path: Path, where: Where | None) -> str:
     """A UTF-8 text file, a leading BOM dropped (see :func:`read_bytes_file` for the rest)."""
     shown = display_path(path)
     data = read_bytes_file(path, where)
@@ -256,7 +269,7 @@ def os_reason(error: OSError | ValueError | RuntimeError) -> str:
 
 
 @contextmanager
-def path_errors(text: str, where: str | None) -> Iterator[None]:
+def path_errors(text: str, where: Where | None) -> Iterator[None]:
     """A path the operating system refuses (a NUL, a name over 255 bytes, a symlink loop, an unknown
     ``~user``) -> a located ConfigFileError."""
     try:
@@ -265,7 +278,7 @@ def path_errors(text: str, where: str | None) -> Iterator[None]:
         raise ConfigFileError(f"cannot use the path {text!r}: {os_reason(error)}", where=where) from None
 
 
-def _check_regular_file(path: Path, shown: str, where: str | None) -> None:
+def _check_regular_file(path: Path, shown: str, where: Where | None) -> None:
     """A ConfigFileError unless ``path`` is a regular file small enough to read."""
     info = path.stat()
     if stat.S_ISDIR(info.st_mode):
@@ -285,7 +298,7 @@ def _file_kind(mode: int) -> str:
     return next((name for test, name in kinds.items() if test(mode)), "socket or other special file")
 
 
-def _too_large(shown: str, where: str | None) -> ConfigFileError:
+def _too_large(shown: str, where: Where | None) -> ConfigFileError:
     return ConfigFileError(
         f"{shown} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
         where=where,
@@ -323,7 +336,7 @@ class Problems:
         self,
         message: str,
         *,
-        where: str | None = None,
+        where: Where | None = None,
         hint: str | None = None,
         kind: type[ConfigError] = ConfigError,
     ) -> None:

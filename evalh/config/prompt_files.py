@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh.config.files import LoadContext, is_file_ref
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, Where, then
 
 __all__ = ["FilePrompt", "PromptRaw", "as_raw", "prompt_label", "read_prompt_file"]
 
@@ -51,12 +51,14 @@ def prompt_label(raw: PromptRaw) -> str:
     return flat if len(flat) <= LABEL_LIMIT else flat[: LABEL_LIMIT - 3] + "..."
 
 
-def read_prompt_file(path: Path, where: str, ctx: LoadContext) -> list[FilePrompt]:
+def read_prompt_file(path: Path, where: Where, ctx: LoadContext) -> list[FilePrompt]:
     """Each prompt in one file; its text stays a template, rendered once per test."""
     shown = ctx.relative(path)
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml"):
-        return [FilePrompt(_from_data(ctx.read_document(path, where).data, f"{where} ({shown})"), shown)]
+        return [
+            FilePrompt(_from_data(ctx.read_document(path, where).data, then(where, f" ({shown})")), shown)
+        ]
     text = ctx.read_text(path, where)
     if suffix == ".json":
         return [FilePrompt(_from_json_text(path, text, where, ctx), shown)]
@@ -71,7 +73,7 @@ def read_prompt_file(path: Path, where: str, ctx: LoadContext) -> list[FilePromp
     return [FilePrompt(text, shown)]  # .md, .j2 and other text: the file as written, as promptfoo has it
 
 
-def _nonempty(items: list[Any], shown: str, where: str) -> list[Any]:
+def _nonempty(items: list[Any], shown: str, where: Where) -> list[Any]:
     if not items:
         raise ConfigError(f"{shown} holds no prompt", where=where, hint="Write the prompt text in the file")
     return items
@@ -83,7 +85,7 @@ def _txt_prompts(text: str) -> list[str]:
     return [part.strip() for part in parts if part.strip()]
 
 
-def _from_json_text(path: Path, text: str, where: str, ctx: LoadContext) -> PromptRaw:
+def _from_json_text(path: Path, text: str, where: Where, ctx: LoadContext) -> PromptRaw:
     """A JSON prompt file's data, its ``file://`` strings replaced by what they name (promptfoo
     resolves them in .json prompts: a chat's system message kept in a .txt); a file that is not JSON is
     a text template (promptfoo keeps it)."""
@@ -91,11 +93,11 @@ def _from_json_text(path: Path, text: str, where: str, ctx: LoadContext) -> Prom
         data = ctx.read_document(path, where).data
     except ConfigError:
         return text
-    inside = f"{where} ({ctx.relative(path)})"
+    inside = then(where, f" ({ctx.relative(path)})")
     return _from_data(_with_files(data, inside, ctx), inside)
 
 
-def _with_files(value: Any, where: str, ctx: LoadContext) -> Any:
+def _with_files(value: Any, where: Where, ctx: LoadContext) -> Any:
     if is_file_ref(value):
         target = ctx.expand(value, where)[0]
         if target.suffix.lower() in (".json", ".yaml", ".yml"):
@@ -108,7 +110,7 @@ def _with_files(value: Any, where: str, ctx: LoadContext) -> Any:
     return value
 
 
-def _from_data(data: Any, where: str) -> PromptRaw:
+def _from_data(data: Any, where: Where) -> PromptRaw:
     """A parsed YAML/JSON prompt: a string template, chat messages, or any other value as JSON text."""
     if data is None:
         raise ConfigError("the prompt file is empty", where=where, hint="Write the prompt in the file")
@@ -128,7 +130,7 @@ def _is_chat(data: Any) -> bool:
     )
 
 
-def as_raw(raw: Any, where: str) -> PromptRaw:
+def as_raw(raw: Any, where: Where) -> PromptRaw:
     """A template string, or a validated chat message list."""
     if isinstance(raw, str):
         return raw

@@ -31,7 +31,7 @@ from evalh.config.files import FILE_PREFIX, LoadContext
 from evalh.config.locate import Document, JsonPath, format_path
 from evalh.config.prompt_files import PromptRaw, as_raw, prompt_label, read_prompt_file
 from evalh.deadlines import timeout_problem
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, Where
 from evalh.model import Prompt
 from evalh.notices import is_strict, warn
 from evalh.runtimes.prompt_functions import (
@@ -108,7 +108,7 @@ def load_prompts(value: Any, doc: Document, ctx: LoadContext, env: EnvVars) -> l
     )
     prompts: list[Prompt] = []
     for item, path in items:
-        where = doc.where(path)
+        where = doc.place(path)
         try:
             found = _load_item(item, path, where, ctx)
         except ConfigError as error:
@@ -121,7 +121,7 @@ def load_prompts(value: Any, doc: Document, ctx: LoadContext, env: EnvVars) -> l
     return prompts
 
 
-def _load_item(item: Any, path: JsonPath, where: str, ctx: LoadContext) -> list[Prompt]:
+def _load_item(item: Any, path: JsonPath, where: Where, ctx: LoadContext) -> list[Prompt]:
     shown = format_path(path)
     if isinstance(item, str):
         return _resolve(_Entry(item), shown, where, ctx)
@@ -139,7 +139,7 @@ def _made(raw: PromptRaw, entry: _Entry, label: str, shown: str, *, own_id: bool
     return Prompt(raw=raw, label=label, id=prompt_id, path=shown, config=dict(entry.config))
 
 
-def _resolve(entry: _Entry, shown: str, where: str, ctx: LoadContext) -> list[Prompt]:
+def _resolve(entry: _Entry, shown: str, where: Where, ctx: LoadContext) -> list[Prompt]:
     text = entry.text
     if text.startswith(EXEC_PREFIX):
         return [_exec_prompt(text, entry, shown, where, ctx)]
@@ -167,7 +167,7 @@ def _split_function(target: str) -> tuple[str, str | None]:
     return target, None
 
 
-def _missing(entry: _Entry, path: Path, where: str, ctx: LoadContext) -> ConfigError:
+def _missing(entry: _Entry, path: Path, where: Where, ctx: LoadContext) -> ConfigError:
     if entry.text.startswith(FILE_PREFIX):
         return ctx.missing(path, where)
     return ConfigError(
@@ -180,7 +180,7 @@ def _missing(entry: _Entry, path: Path, where: str, ctx: LoadContext) -> ConfigE
 
 
 def _from_glob(
-    entry: _Entry, target: str, function: str | None, shown: str, where: str, ctx: LoadContext
+    entry: _Entry, target: str, function: str | None, shown: str, where: Where, ctx: LoadContext
 ) -> list[Prompt]:
     """Every file the glob matches, labelled ``label: path`` when a label is given; a path-looking
     pattern matching nothing is the prompt's text (promptfoo's fallback), a ``file://`` one an error."""
@@ -217,7 +217,7 @@ def _from_file(
     entry: _Entry,
     label: str | None,
     shown: str,
-    where: str,
+    where: Where,
     ctx: LoadContext,
 ) -> list[Prompt]:
     relative = ctx.relative(path)
@@ -254,7 +254,7 @@ def _from_file(
 
 
 def _function_prompt(
-    ref: str, entry: _Entry, label: str | None, shown: str, where: str, ctx: LoadContext
+    ref: str, entry: _Entry, label: str | None, shown: str, where: Where, ctx: LoadContext
 ) -> Prompt:
     """A prompt function: checked now (file, syntax, the function's name), called per row by the run."""
     problem = prompt_function_problem(ref, ctx.base_dir)
@@ -275,7 +275,7 @@ def _function_prompt(
     )
 
 
-def _exec_prompt(command: str, entry: _Entry, shown: str, where: str, ctx: LoadContext) -> Prompt:
+def _exec_prompt(command: str, entry: _Entry, shown: str, where: Where, ctx: LoadContext) -> Prompt:
     """``exec:<command line>``: checked now (the program exists), run per row by the run."""
     problem = exec_prompt_problem(command, ctx.base_dir) or timeout_problem(entry.config)
     if problem is not None:
@@ -295,7 +295,7 @@ def _exec_prompt(command: str, entry: _Entry, shown: str, where: str, ctx: LoadC
     )
 
 
-def _remote_prompt(text: str, entry: _Entry, shown: str, where: str) -> Prompt:
+def _remote_prompt(text: str, entry: _Entry, shown: str, where: Where) -> Prompt:
     """A prompt promptfoo fetches from a service: a located warning (an error with --strict), and its
     rows are ERROR rows, so the suite's other prompts still run."""
     refusal = remote_prompt_refusal(text) or ""
@@ -316,7 +316,7 @@ def _remote_prompt(text: str, entry: _Entry, shown: str, where: str) -> Prompt:
 _ENV_NOT_SET = re.compile(r"environment variable '[^']+' is not set")  # the render's warning subject
 
 
-def _check_syntax(prompt: Prompt, where: str, ctx: LoadContext, env: EnvVars) -> None:
+def _check_syntax(prompt: Prompt, where: Where, ctx: LoadContext, env: EnvVars) -> None:
     """Syntax errors, templates the sandbox refuses and unset ``env.NAME`` are found now, not when
     the first provider call is due."""
     for text in prompt_texts(prompt.raw):

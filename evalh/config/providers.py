@@ -19,7 +19,7 @@ from typing import Any
 from evalh.config.files import FILE_PREFIX, LoadContext, is_file_ref, script_path
 from evalh.config.locate import Document, JsonPath, close_matches, format_path, path_errors
 from evalh.config.schema import defs_validator, schema_problems
-from evalh.errors import ConfigError, SchemaError
+from evalh.errors import ConfigError, SchemaError, Where, then
 from evalh.model import Prompt, ProviderChoice, ProviderSpec
 from evalh.notices import warn
 from evalh.providers.registry import PROVIDERS, find_entry
@@ -53,7 +53,7 @@ def _shown(value: Any) -> str:
     return f"an object with keys {sorted(map(str, value))}" if isinstance(value, Mapping) else repr(value)
 
 
-def parse_spec(value: Any, path: str, base_dir: str = "", where: str | None = None) -> ProviderSpec:
+def parse_spec(value: Any, path: str, base_dir: str = "", where: Where | None = None) -> ProviderSpec:
     """A provider written as an id, ``{id, label, config}`` or ``{<id>: {label, config}}``.
 
     ``path`` is its JSON path (kept for messages), ``base_dir`` (the config's directory) is where the
@@ -91,7 +91,7 @@ def parse_spec(value: Any, path: str, base_dir: str = "", where: str | None = No
 
 
 def parse_models(
-    value: Any, path: str, base_dir: str = "", where: str | None = None
+    value: Any, path: str, base_dir: str = "", where: Where | None = None
 ) -> tuple[ProviderSpec, ...]:
     """A list of providers that each score (``provider: [a, b]`` or ``config.providers``); an entry may
     also be the typed map ``{embedding: ...}``. Raises ConfigError at the list or the bad entry."""
@@ -107,11 +107,11 @@ def parse_models(
         suffix = f"[{index}]"
         if isinstance(item, Mapping) and "embedding" in item and "id" not in item:
             item, suffix = item["embedding"], f"{suffix}.embedding"
-        models.append(parse_spec(item, path + suffix, base_dir, where + suffix))
+        models.append(parse_spec(item, path + suffix, base_dir, then(where, suffix)))
     return tuple(models)
 
 
-def parse_choice(value: Any, path: str, base_dir: str = "", where: str | None = None) -> ProviderChoice:
+def parse_choice(value: Any, path: str, base_dir: str = "", where: Where | None = None) -> ProviderChoice:
     """A grader/embedder override: one provider for every purpose, ``{embedding:, text:}``, or a list of
     providers that each score (embedding assertions report their mean)."""
     where = where or path
@@ -119,7 +119,7 @@ def parse_choice(value: Any, path: str, base_dir: str = "", where: str | None = 
         return ProviderChoice(models=parse_models(value, path, base_dir, where))
     if isinstance(value, Mapping) and "id" not in value and ("embedding" in value or "text" in value):
         kinds = {
-            kind: parse_spec(value[kind], f"{path}.{kind}", base_dir, f"{where}.{kind}")
+            kind: parse_spec(value[kind], f"{path}.{kind}", base_dir, then(where, f".{kind}"))
             for kind in ("embedding", "text")
             if value.get(kind) is not None
         }
@@ -127,7 +127,7 @@ def parse_choice(value: Any, path: str, base_dir: str = "", where: str | None = 
     return ProviderChoice(default=parse_spec(value, path, base_dir, where))
 
 
-def unknown_provider(provider_id: str, where: str) -> ConfigError:
+def unknown_provider(provider_id: str, where: Where) -> ConfigError:
     """The error for an id the registry does not know, with a did-you-mean."""
     suggestion = None
     if ":" in provider_id:  # a misspelt family: opneai:gpt-4o -> openai:gpt-4o
@@ -144,7 +144,7 @@ def unknown_provider(provider_id: str, where: str) -> ConfigError:
     return ConfigError(f"unknown provider id {provider_id!r}", where=where, hint=hint)
 
 
-def check_provider_id(spec: ProviderSpec, where: str, ctx: LoadContext) -> bool:
+def check_provider_id(spec: ProviderSpec, where: Where, ctx: LoadContext) -> bool:
     """Report an unknown id, a bad setting, a missing provider script or a missing ``file://`` in its
     options; True when the provider is usable."""
     if find_entry(spec.id) is None:
@@ -157,10 +157,10 @@ def check_provider_id(spec: ProviderSpec, where: str, ctx: LoadContext) -> bool:
         target = script_path(spec.id.removeprefix("python:")).removeprefix(FILE_PREFIX)
         if not _file_exists(target, base, where, ctx):
             return False
-    return _config_files_exist(spec.config, f"{where}.config", base, ctx)
+    return _config_files_exist(spec.config, then(where, ".config"), base, ctx)
 
 
-def _file_exists(target: str, base: Path, where: str, ctx: LoadContext) -> bool:
+def _file_exists(target: str, base: Path, where: Where, ctx: LoadContext) -> bool:
     """Whether ``target`` (relative to ``base``) is a file; a located problem when it is not."""
     try:
         with path_errors(target, where):
@@ -174,13 +174,17 @@ def _file_exists(target: str, base: Path, where: str, ctx: LoadContext) -> bool:
     return found
 
 
-def _config_files_exist(value: Any, where: str, base: Path, ctx: LoadContext) -> bool:
+def _config_files_exist(value: Any, where: Where, base: Path, ctx: LoadContext) -> bool:
     """Every ``file://`` path in a provider's options names an existing file (a path holding a
     template is left to the provider, which renders it)."""
     if isinstance(value, Mapping):
-        return all([_config_files_exist(item, f"{where}.{key}", base, ctx) for key, item in value.items()])
+        return all(
+            [_config_files_exist(item, then(where, f".{key}"), base, ctx) for key, item in value.items()]
+        )
     if isinstance(value, list):
-        return all([_config_files_exist(item, f"{where}[{i}]", base, ctx) for i, item in enumerate(value)])
+        return all(
+            [_config_files_exist(item, then(where, f"[{i}]"), base, ctx) for i, item in enumerate(value)]
+        )
     if is_file_ref(value) and "{{" not in value and "{%" not in value:
         return _file_exists(script_path(value).removeprefix(FILE_PREFIX), base, where, ctx)
     return True
@@ -195,7 +199,7 @@ _SETTINGS = {
 }
 
 
-def _settings_ok(spec: ProviderSpec, where: str, ctx: LoadContext) -> bool:
+def _settings_ok(spec: ProviderSpec, where: Where, ctx: LoadContext) -> bool:
     """Each setting of ``_SETTINGS`` present in the config has its type and minimum (a numeric string
     counts as its number, as the HTTP layer reads it); found at load time rather than at the first call."""
     ok = True
@@ -205,7 +209,7 @@ def _settings_ok(spec: ProviderSpec, where: str, ctx: LoadContext) -> bool:
             continue
         ctx.problems.add(
             f"config.{key} must be a {kind} of at least {minimum} (got {value!r})",
-            where=f"{where}.config.{key}",
+            where=then(where, f".config.{key}"),
             hint="Leave it out to use the default",
         )
         ok = False
@@ -224,26 +228,28 @@ def _is_setting(value: Any, kind: str, minimum: int) -> bool:
     return math.isfinite(number) and number >= minimum
 
 
-def check_choice(choice: ProviderChoice, where: str, ctx: LoadContext) -> None:
+def check_choice(choice: ProviderChoice, where: Where, ctx: LoadContext) -> None:
     """Check every provider a choice names (``where`` locates the choice itself)."""
-    named = [(where + kind, spec) for kind, spec in (("", choice.default), (".embedding", choice.embedding))]
-    named.append((where + ".text", choice.text))
-    named.extend((f"{where}[{index}]", spec) for index, spec in enumerate(choice.models))
+    named = [(where, choice.default), (then(where, ".embedding"), choice.embedding)]
+    named.append((then(where, ".text"), choice.text))
+    named.extend((then(where, f"[{index}]"), spec) for index, spec in enumerate(choice.models))
     for place, spec in named:
         if spec is not None:
             check_provider_id(spec, place, ctx)
             _grader_transform(spec, place)
 
 
-def _grader_transform(spec: ProviderSpec, where: str) -> None:
+def _grader_transform(spec: ProviderSpec, where: Where) -> None:
     """A transform on a grader or embedder is never applied (promptfoo ignores it too): say so."""
     if spec.transform is not None:
         message = "a grader's or embedder's transform is not applied (only the providers under test are)"
         hint = "Remove it; transform the output under test with options.transform or the provider's transform"
-        warn(ConfigError(message, where=f"{where}.transform", hint=hint), where=where, subject="transform")
+        warn(
+            ConfigError(message, where=then(where, ".transform"), hint=hint), where=where, subject="transform"
+        )
 
 
-def _check_transform(spec: ProviderSpec, where: str, ctx: LoadContext) -> None:
+def _check_transform(spec: ProviderSpec, where: Where, ctx: LoadContext) -> None:
     """A provider's ``transform`` must be usable code (none of it runs here)."""
     problem = transform_problem(spec.transform, ctx.base_dir) if spec.transform is not None else None
     if problem:
@@ -253,7 +259,7 @@ def _check_transform(spec: ProviderSpec, where: str, ctx: LoadContext) -> None:
 def load_providers(value: Any, key: str, doc: Document, ctx: LoadContext) -> list[ProviderSpec]:
     """The providers (or targets) of the config, each id checked; problems go to ``ctx.problems``."""
     if isinstance(value, str) and is_file_ref(value):
-        where = doc.where((key,))
+        where = doc.place((key,))
         try:
             source = ctx.read_document(ctx.expand(value, where)[0], where)
         except ConfigError as error:
@@ -283,16 +289,16 @@ def _specs(
         if validate:
             problems = schema_problems(item, validator)
             for problem in problems:
-                where = f"{doc.locate((*doc_path, *problem.path))} {format_path((*shown, *problem.path))}"
-                ctx.problems.add(problem.message, where=where, hint=problem.hint, kind=SchemaError)
+                at = doc.place((*doc_path, *problem.path), (*shown, *problem.path))
+                ctx.problems.add(problem.message, where=at, hint=problem.hint, kind=SchemaError)
             if problems:
                 continue
         spec = parse_spec(item, format_path(shown), str(ctx.base_dir))
-        where = f"{doc.locate(doc_path)} {format_path(shown)}"
+        where = doc.place(doc_path, shown)
         if check_provider_id(spec, where, ctx):
             ctx.where_of[id(spec)] = where
             own = isinstance(item, Mapping) and "id" in item
             transform_at = (*doc_path, "transform") if own else (*doc_path, spec.id, "transform")
-            _check_transform(spec, f"{doc.locate(transform_at)} {format_path((*shown, 'transform'))}", ctx)
+            _check_transform(spec, doc.place(transform_at, (*shown, "transform")), ctx)
             specs.append(spec)
     return specs

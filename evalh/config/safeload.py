@@ -29,6 +29,7 @@ __all__ = [
     "check_structure",
     "nesting_depth",
     "parse_json",
+    "resolve_plain",
 ]
 
 MAX_FILE_BYTES = 128 * 1024 * 1024
@@ -79,7 +80,7 @@ _BOOL_VALUES = {"true": True, "false": False}
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _resolve_plain(value: str) -> str:
+def resolve_plain(value: str) -> str:
     """The tag of a plain (unquoted) scalar. Most scalars are text: the first character decides fast."""
     if not value:
         return _NULL
@@ -101,7 +102,7 @@ class SafeLoader(_BaseLoader):  # type: ignore[valid-type,misc]
 
     def resolve(self, kind: type[yaml.Node], value: Any, implicit: tuple[bool, bool]) -> str:
         if kind is yaml.ScalarNode:
-            return _resolve_plain(value) if implicit[0] else _STR
+            return resolve_plain(value) if implicit[0] else _STR
         return _SEQ if kind is yaml.SequenceNode else _MAP
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:

@@ -18,7 +18,7 @@ from evalh.config.locate import Document, JsonPath, display_path, format_path
 from evalh.config.safeload import parse_json
 from evalh.config.schema import assertion_type_names
 from evalh.config.unknown_keys import drop_unknown_keys
-from evalh.errors import ConfigError, SchemaError
+from evalh.errors import ConfigError, SchemaError, Where
 
 __all__ = ["RawTest", "collect_tests", "known_base_types"]
 
@@ -67,7 +67,7 @@ def collect_tests(
             continue
         if refuses or not isinstance(item, str):
             continue
-        where = doc.where(path)
+        where = doc.place(path)
         try:
             for file in ctx.expand(item, where):
                 tests.extend(_from_file(file, where, len(tests), ctx))
@@ -76,7 +76,7 @@ def collect_tests(
     return tests
 
 
-def _from_file(path: Path, where: str, offset: int, ctx: LoadContext) -> list[RawTest]:
+def _from_file(path: Path, where: Where, offset: int, ctx: LoadContext) -> list[RawTest]:
     suffix = path.suffix.lower()
     if suffix not in _TEST_SUFFIXES:
         raise ConfigError(
@@ -104,7 +104,7 @@ def _from_file(path: Path, where: str, offset: int, ctx: LoadContext) -> list[Ra
     return _validated([(item, DocOrigin(document, (i,))) for i, item in enumerate(data)], offset, ctx)
 
 
-def _jsonl_items(path: Path, where: str, ctx: LoadContext) -> list[tuple[Any, Origin]]:
+def _jsonl_items(path: Path, where: Where, ctx: LoadContext) -> list[tuple[Any, Origin]]:
     file = display_path(path)
     items: list[tuple[Any, Origin]] = []
     for number, line in enumerate(ctx.read_text(path, where).splitlines(), start=1):

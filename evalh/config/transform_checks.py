@@ -9,7 +9,7 @@ from typing import Any
 from evalh.assertions.judged_rag import CONTEXT_TYPES
 from evalh.config.files import LoadContext
 from evalh.deadlines import JAVASCRIPT_TIMEOUT_S
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, Where
 from evalh.notices import warn
 from evalh.runtimes.transforms import (
     OUTPUT_TRANSFORM_KEYS,
@@ -23,7 +23,9 @@ from evalh.runtimes.transforms import (
 __all__ = ["check_test_transforms", "transformed_vars", "unused_context_transform"]
 
 
-def check_test_transforms(options: Mapping[str, Any], where: Callable[[str], str], ctx: LoadContext) -> None:
+def check_test_transforms(
+    options: Mapping[str, Any], where: Callable[[str], Where], ctx: LoadContext
+) -> None:
     """options.transform / postprocess / transformVars must be usable code (none of it runs here)."""
     for key in OUTPUT_TRANSFORM_KEYS:
         if key in options:
@@ -37,7 +39,7 @@ def check_test_transforms(options: Mapping[str, Any], where: Callable[[str], str
 
 
 def transformed_vars(
-    variables: dict[str, Any], options: Mapping[str, Any], where: Callable[[str], str], ctx: LoadContext
+    variables: dict[str, Any], options: Mapping[str, Any], where: Callable[[str], Where], ctx: LoadContext
 ) -> dict[str, Any]:
     """The vars with ``options.transformVars``' result merged over them, as promptfoo merges it. Only
     when the config is loaded to run (validate runs no code); the values it returns are data, never
@@ -56,7 +58,7 @@ def transformed_vars(
     return {**variables, **changed}
 
 
-def unused_context_transform(kind: str, where: str) -> None:
+def unused_context_transform(kind: str, where: Where) -> None:
     """promptfoo ignores a contextTransform on an assertion that reads no context: say so."""
     if kind in CONTEXT_TYPES:
         return

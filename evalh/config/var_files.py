@@ -13,7 +13,7 @@ import base64
 from typing import Any
 
 from evalh.config.files import LoadContext, script_path
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, Where
 
 __all__ = ["IMAGE_TYPES", "MEDIA_SUFFIXES", "image_mime", "load_var_file"]
 
@@ -53,7 +53,7 @@ def image_mime(suffix: str, data: bytes) -> str:
     return IMAGE_TYPES[suffix]
 
 
-def load_var_file(ctx: LoadContext, ref: str, where: str) -> Any:
+def load_var_file(ctx: LoadContext, ref: str, where: Where) -> Any:
     """The value a ``file://`` var names (see the module docstring)."""
     path = ctx.resolve(script_path(ref), where)
     suffix = path.suffix.lower()

@@ -33,7 +33,7 @@ import jinja2.nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from evalh.errors import TemplateError
+from evalh.errors import TemplateError, Where, then
 from evalh.notices import is_strict, warn
 from evalh.secrets import is_secret_key, register
 from evalh.templating.nunjucks import (
@@ -62,7 +62,6 @@ __all__ = [
     "uses_env",
 ]
 
-_MARKERS = ("{{", "{%", "{#")
 _ENV_EXPRESSION = re.compile(r"\{\{(\s*env\s*(?:\.|\[)[^{}]*)\}\}")
 _UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined")
 _ENV_NOT_SET = re.compile(r"environment variable '([^']+)' is not set")
@@ -222,7 +221,7 @@ del _ENV.globals["lipsum"]  # not in Nunjucks, and lipsum(n=10**9) is a cheap wa
 
 def has_template(text: str) -> bool:
     """True if ``text`` contains a template marker (``{{``, ``{%`` or ``{#``)."""
-    return any(marker in text for marker in _MARKERS)
+    return "{" in text and ("{{" in text or "{%" in text or "{#" in text)  # most text has no brace
 
 
 @functools.lru_cache(maxsize=8192)
@@ -282,7 +281,7 @@ def _refuse_internal_attributes(ast: jinja2.nodes.Template) -> None:
             raise SecurityError(f"the template reads {name!r}, an internal attribute")
 
 
-def _syntax_error(error: jinja2.TemplateSyntaxError, where: str) -> TemplateError:
+def _syntax_error(error: jinja2.TemplateSyntaxError, where: Where) -> TemplateError:
     line = f" (line {error.lineno} of the template)" if error.lineno and error.lineno > 1 else ""
     return TemplateError(
         f"template syntax error{line}: {error.message}",
@@ -291,13 +290,13 @@ def _syntax_error(error: jinja2.TemplateSyntaxError, where: str) -> TemplateErro
     )
 
 
-def _refused(error: SecurityError, template: str, where: str) -> TemplateError:
+def _refused(error: SecurityError, template: str, where: Where) -> TemplateError:
     return TemplateError(
         f"template {_excerpt(template)!r} was refused: {error}", where=where, hint=_SANDBOX_HINT
     )
 
 
-def referenced_names(template: str, *, where: str) -> frozenset[str]:
+def referenced_names(template: str, *, where: Where) -> frozenset[str]:
     """The variable names a template reads (for checking them against each test's vars).
 
     Raises TemplateError for a syntax error or a template the sandbox refuses."""
@@ -311,7 +310,7 @@ def referenced_names(template: str, *, where: str) -> frozenset[str]:
         raise _refused(error, template, where) from None
 
 
-def missing_env(template: str, env: EnvVars, *, where: str) -> TemplateError | None:
+def missing_env(template: str, env: EnvVars, *, where: Where) -> TemplateError | None:
     """The error for the first ``env.NAME`` the template needs that ``env`` lacks (found without
     rendering, so ``evalh validate`` reports it for prompts), or None."""
     referenced_names(template, where=where)  # a syntax or sandbox error first
@@ -325,7 +324,7 @@ def render_template(
     template: str,
     variables: Mapping[str, Any],
     *,
-    where: str,
+    where: Where,
     env: EnvVars | None = None,
     warn_key: str | None = None,
 ) -> str:
@@ -355,7 +354,7 @@ def render_template(
     return text
 
 
-def _undefined(text: str, template: str, where: str) -> TemplateError:
+def _undefined(text: str, template: str, where: Where) -> TemplateError:
     env_match = _ENV_NOT_SET.search(text)
     if env_match:
         return TemplateError(
@@ -401,7 +400,7 @@ def render_prompt(
     raw: str | Sequence[Mapping[str, Any]],
     variables: Mapping[str, Any],
     *,
-    where: str,
+    where: Where,
     env: EnvVars | None = None,
     warn_key: str | None = None,
 ) -> str | list[dict[str, Any]]:
@@ -414,13 +413,13 @@ def render_prompt(
             return json.dumps(rendered, ensure_ascii=False, indent=2)
         return render_template(raw, variables, where=where, env=env, warn_key=warn_key)
     return [
-        _render_deep(dict(message), variables, f"{where}[{i}]", env, warn_key)
+        _render_deep(dict(message), variables, then(where, f"[{i}]"), env, warn_key)
         for i, message in enumerate(raw)
     ]
 
 
 def _render_deep(
-    value: Any, variables: Mapping[str, Any], where: str, env: EnvVars | None, warn_key: str | None
+    value: Any, variables: Mapping[str, Any], where: Where, env: EnvVars | None, warn_key: str | None
 ) -> Any:
     if isinstance(value, str):
         return render_template(value, variables, where=where, env=env, warn_key=warn_key)
@@ -447,7 +446,7 @@ def uses_env(text: str) -> bool:
     return "env" in text and "{{" in text
 
 
-def render_env(text: str, env: EnvVars, *, where: str) -> str:
+def render_env(text: str, env: EnvVars, *, where: Where) -> str:
     """Text that is never rendered again (a provider's config, a file path) with each of its
     ``{{ env.NAME }}`` expressions rendered once: the values go in as data, other text stays as it is."""
     if not uses_env(text):

@@ -10,7 +10,8 @@ import pytest
 from evalh.config.load import load_suite
 from evalh.config.locate import Document, _LocatingLoader, parse_document
 from evalh.config.plainyaml import load_plain
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, Place, then
+from evalh.notices import warnings_to
 
 CONFIG = "tests:\n  - vars: {a: 1, b: [x, {c: d}]}\n    assert:\n      - type: equals\n        value: 'x'\n"
 PLAIN = [
@@ -63,7 +64,7 @@ def test_keys_true_and_1_stay_apart() -> None:
 @pytest.mark.parametrize("text", [*PLAIN[:4], CONFIG])
 def test_every_key_and_item_is_located_as_the_node_tree_locates_it(text: str) -> None:
     fast = parse_document(text, "f.yaml")
-    assert fast.root is None and fast.positions is not None  # no node tree was composed
+    assert fast.root is None and fast.positions is None  # no node tree, no positions until asked
     loader = _LocatingLoader(text)
     full = Document(data=fast.data, file="f.yaml", root=loader.get_single_node())
     loader.dispose()
@@ -90,3 +91,66 @@ def test_a_plain_config_still_locates_its_errors(tmp_path: Path, monkeypatch: py
     with pytest.raises(ConfigError) as raised:
         load_suite(tmp_path / "c.yaml")
     assert "c.yaml:8:" in raised.value.render()
+
+
+def test_positions_are_read_only_when_a_message_needs_them() -> None:
+    document = parse_document(CONFIG, "f.yaml")
+    assert document.positions is None and document.text == CONFIG  # read without positions
+    assert document.where(("tests", 0, "assert", 0, "value")) == "f.yaml:5:9 tests[0].assert[0].value"
+    assert document.positions is not None and document.text is None  # read again once, then kept
+    assert document.locate(("tests", 0, "vars", "b", 1)) == "f.yaml:2:25"
+
+
+def test_a_place_is_put_into_words_once_and_only_when_asked() -> None:
+    calls: list[int] = []
+
+    def describe() -> str:
+        calls.append(1)
+        return "f.yaml:3:5 tests[0]"
+
+    place = Place(describe)
+    value, assertion = then(place, ".value"), then(then(place, ".assert"), "[2]")
+    assert calls == []
+    assert str(assertion) == "f.yaml:3:5 tests[0].assert[2]" and str(value) == "f.yaml:3:5 tests[0].value"
+    assert ConfigError("bad", where=place).render() == "f.yaml:3:5 tests[0]: bad"
+    assert calls == [1]
+    assert then("tests[1]", ".value") == "tests[1].value"
+
+
+def _write_suite(folder: Path, threshold: str = "") -> Path:
+    tests = "".join(
+        f"  - vars: {{q: q{i}}}\n    assert:\n      - type: equals\n        value: q{i}\n"
+        f"      - type: contains-any\n        value: [q, '{{{{q}}}}']\n"
+        for i in range(50)
+    )
+    (folder / "c.yaml").write_text(
+        f"prompts: ['{{{{q}}}}']\nproviders: [echo]\ntests:\n{tests}"
+        f"  - vars: {{q: last}}\n    assert:\n      - type: equals\n        value: last\n{threshold}",
+        encoding="utf-8",
+    )
+    return folder / "c.yaml"
+
+
+def test_a_valid_config_is_loaded_without_locating_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _write_suite(tmp_path)
+
+    def refuse(self: Document, path: tuple[str | int, ...]) -> str:
+        raise AssertionError(f"located {path} for a config with no problem")
+
+    monkeypatch.setattr(Document, "locate", refuse)
+    suite = load_suite(config)
+    assert len(suite.tests) == 51 and suite.tests[3].asserts[1].value == ["q", "q3"]
+
+
+def test_a_warning_about_a_late_test_is_located_after_the_fast_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = _write_suite(tmp_path, threshold="        threshold: 0.5\n")
+    shown: list[str] = []
+    with warnings_to(shown.append):
+        load_suite(config)
+    assert len(shown) == 1
+    assert shown[0].startswith("c.yaml:306:9 tests[50].assert[0].threshold: equals has no threshold")
