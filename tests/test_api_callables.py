@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -234,3 +235,40 @@ def test_check_takes_a_function_as_an_assertion() -> None:
     with pytest.raises(evalh.CheckFailed) as failure:
         evalh.check("hello", [says_hi])
     assert "[FAIL] python" in str(failure.value)
+
+
+def test_a_vars_transform_function_runs_when_the_config_loads() -> None:
+    def greet(variables: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        return {"greeting": f"hi {variables['name']}"}
+
+    config = {
+        "prompts": ["{{greeting}}"],
+        "providers": ["echo"],
+        "tests": [{"vars": {"name": "ada"}, "options": {"transformVars": greet}}],
+    }
+    assert [row.output for row in evalh.evaluate(config).rows] == ["hi ada"]
+
+
+def test_a_run_going_on_in_another_thread_cannot_reach_this_runs_functions() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def holds(prompt: str) -> str:
+        started.set()
+        release.wait(30)
+        return prompt
+
+    first: list[evalh.RunResult] = []
+    thread = threading.Thread(
+        target=lambda: first.append(evalh.evaluate({"prompts": ["x"], "providers": [holds], "tests": [{}]}))
+    )
+    thread.start()
+    try:
+        assert started.wait(30)  # the first run is inside its provider call: its names are live
+        name = holds.__qualname__  # the provider id the first run knows
+        with pytest.raises(evalh.ConfigError, match="unknown provider id") as error:
+            evalh.evaluate({"prompts": ["x"], "providers": [name], "tests": [{}]})
+        assert name in str(error.value)
+    finally:
+        release.set()
+        thread.join()
+    assert [row.output for row in first[0].rows] == ["x"]

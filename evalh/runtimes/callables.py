@@ -7,7 +7,8 @@ qualified name (``my_provider``; the report's provider id), a code value becomes
 (``callable:my_check``), ``#2``... telling apart two callables of one name. Nothing else of the
 callable (never its ``repr``, which for a closure may show what it holds) reaches a report.
 
-While the run is on (:func:`callables_active`), those names resolve to the callables: the provider
+During that run only (:func:`callables_active`, a context variable: another run, even one going on
+at the same time in another thread, cannot reach them), those names resolve to the callables: the provider
 registry builds a provider for the id, the ``python`` assertion and the transforms call the function
 for the value. The caller's code is trusted (it runs in the caller's process already), so it runs
 in-process, not in a worker: an ``async def`` is awaited on the run's loop, a plain function runs on
@@ -20,10 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any
 
 from evalh.errors import ConfigError
@@ -40,8 +42,8 @@ __all__ = [
 
 CODE_PREFIX = "callable:"
 _THREADS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="evalh-callable")
-_ACTIVE: dict[str, Callable[..., Any]] = {}
-_LOCK = threading.Lock()
+_NONE: Mapping[str, Callable[..., Any]] = MappingProxyType({})
+_ACTIVE: ContextVar[Mapping[str, Callable[..., Any]]] = ContextVar("evalh_callables", default=_NONE)
 _TRANSFORM_KEYS = ("transform", "postprocess", "transformVars")
 
 
@@ -59,21 +61,18 @@ def lookup(name: Any) -> Callable[..., Any] | None:
     """The callable a name stands for in a run that is on, or None."""
     if not isinstance(name, str):
         return None
-    with _LOCK:
-        return _ACTIVE.get(name)
+    return _ACTIVE.get().get(name)
 
 
 @contextmanager
 def callables_active(table: Mapping[str, Callable[..., Any]]) -> Iterator[None]:
-    """The names of ``table`` resolve while the run is on."""
-    with _LOCK:
-        _ACTIVE.update(table)
+    """The names of ``table`` resolve in this context (and the tasks and threads it starts for the
+    run, which copy it) until the block ends."""
+    token = _ACTIVE.set({**_ACTIVE.get(), **table})
     try:
         yield
     finally:
-        with _LOCK:
-            for name in table:
-                _ACTIVE.pop(name, None)
+        _ACTIVE.reset(token)
 
 
 def _accepted(function: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, ...]:
@@ -126,7 +125,7 @@ class _Taker:
     def name(self, function: Callable[..., Any], prefix: str = "") -> str:
         base = prefix + callable_name(function)
         name, count = base, 1
-        while (self.table.get(name) or lookup(name) or function) is not function:
+        while self.table.get(name, function) is not function:
             count += 1
             name = f"{base} #{count}"
         self.table[name] = function

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
@@ -168,5 +169,7 @@ def value_kind(value: Any) -> str:
 
 def run_blocking(start: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     """Run a coroutine of the runtimes to its end from synchronous code, on a helper thread with an
-    event loop of its own (the caller's loop, if any, is left alone: it may be the one waiting)."""
-    return _BRIDGE.submit(lambda: asyncio.run(start())).result()
+    event loop of its own (the caller's loop, if any, is left alone: it may be the one waiting). The
+    thread runs in a copy of the caller's context (the run's Python callables among it)."""
+    context = contextvars.copy_context()
+    return _BRIDGE.submit(context.run, lambda: asyncio.run(start())).result()
