@@ -27,6 +27,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="run this evalh config (any file name) as tests; may be repeated",
     )
+    group.addoption(
+        "--evalh-shard",
+        default=None,
+        metavar="I/N",
+        help="collect only the I-th of N shares of each config's tests (1-based), the share `evalh run "
+        "--shard I/N` runs",
+    )
     parser.addini(
         "evalh_files",
         type="args",

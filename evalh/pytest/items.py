@@ -13,6 +13,7 @@ from evalh.api import failure_text
 from evalh.errors import EvalhError
 from evalh.model import Status, Suite, TestResult
 from evalh.runner.plan import Job
+from evalh.runner.sharding import parse_shard
 from evalh.session import RunSettings, load_for_run, plan_for_run, run_jobs
 
 __all__ = ["EvalhFile", "EvalhItem", "RowFailed"]
@@ -49,7 +50,8 @@ class EvalhFile(pytest.File):
     """An evalh config; its rows are planned (every prompt rendered) at collection."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        settings = RunSettings()
+        shard = self.config.getoption("evalh_shard")
+        settings = RunSettings(shard=None if shard is None else parse_shard(shard))
         suite, _notes = load_for_run(self.path, settings)
         jobs = plan_for_run(suite, settings)
         repeats = any(job.repeat_index for job in jobs)

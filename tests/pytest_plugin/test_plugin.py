@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 import tomllib
 from importlib.metadata import entry_points
@@ -9,10 +10,12 @@ from pathlib import Path
 
 import pytest
 from junitparser import Failure, JUnitXml
+from typer.testing import CliRunner
 
 # Imported here, before pytester's in-process runs: each run drops the modules it imported, and numpy
 # (which the run imports) cannot be imported twice in one process.
 import evalh.pytest.items  # noqa: F401
+from evalh.cli import app
 
 pytest_plugins = ["pytester"]
 
@@ -131,3 +134,28 @@ def test_the_files_collected_are_configurable(pytester: pytest.Pytester) -> None
 def test_the_plugin_is_declared_as_a_pytest11_entry_point() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["entry-points"]["pytest11"] == {"evalh": "evalh.pytest"}
+
+
+def test_evalh_shard_collects_the_share_evalh_run_shard_runs(pytester: pytest.Pytester) -> None:
+    _write(pytester, "evalh.yaml")
+    shares = []
+    for k in (1, 2):
+        listed = pytester.runpytest(
+            *PLUGIN, "--evalh-shard", f"{k}/2", "--collect-only", "-q", "-p", "no:cacheprovider"
+        )
+        shares.append({line.split("::")[1] for line in listed.outlines if line.startswith("evalh.yaml::")})
+    assert shares[0] and shares[1] and not shares[0] & shares[1]
+    assert {name.split(" (")[0] for name in shares[0] | shares[1]} == {
+        "greets ada",
+        "greets bob",
+        "greets cy",
+    }
+    cli = CliRunner().invoke(
+        app, ["run", str(pytester.path / "evalh.yaml"), "--shard", "1/2", "-o", "s.json", "--no-write"]
+    )
+    ran = {
+        row["description"] for row in json.loads((Path.cwd() / "s.json").read_text())["results"]["results"]
+    }
+    assert {name.split(" (")[0] for name in shares[0]} == ran, cli.output
+    bad = pytester.runpytest(*PLUGIN, "--evalh-shard", "3/2", "-p", "no:cacheprovider")
+    bad.stdout.fnmatch_lines(["*--shard*'3/2' names share 3 of 2*"])
