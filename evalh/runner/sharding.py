@@ -11,10 +11,11 @@ sorted list says which cut it falls in. Hence:
   repeats), so a test's repeats and columns stay together;
 - balanced: shards differ by less than one test's rows (by at most one test when every test makes the
   same rows);
-- stable: adding or removing a test moves at most N - 1 other tests to another shard (those next to a
-  cut), reordering tests moves none. No partition can be both exactly balanced and never move a test
-  when one is appended (that is plain ``hash mod N``, whose shards differ by chance: with 10 tests and
-  3 shards, one is empty 5% of the time); this one keeps the balance and moves as few as it can.
+- stable: adding or removing a test moves only tests next to a cut to another shard (at most N - 1
+  when every test makes the same rows), reordering tests moves none. No partition can be both exactly
+  balanced and never move a test when one is appended (that is plain ``hash mod N``, whose shards
+  differ by chance: with 10 tests and 3 shards, one is empty 5% of the time); this one keeps the
+  balance and moves as few as it can.
 
 Shards partition the tests that the other filters kept (``--filter-pattern``, ``-n``, metadata,
 ``--filter-failing``...), so N shards run with the same filters make the unsharded filtered run. The

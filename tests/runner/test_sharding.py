@@ -79,6 +79,17 @@ def test_appending_tests_moves_at_most_n_minus_one_tests_per_test_added() -> Non
     assert len(moved) < len(names) // 20
 
 
+@pytest.mark.parametrize("total", [2, 3, 5])
+def test_inserting_a_test_anywhere_moves_at_most_n_minus_one_others(total: int) -> None:
+    for count in range(40):
+        keys = [f"{2 * i + 1:03d}" for i in range(count)]
+        before = dict(zip(keys, assign_shards(keys, [1] * count, total), strict=True))
+        for place in range(count + 1):
+            grown = [*keys, f"{2 * place:03d}"]  # sorts just before the test at ``place``
+            after = dict(zip(grown, assign_shards(grown, [1] * len(grown), total), strict=True))
+            assert sum(before[key] != after[key] for key in keys) <= total - 1
+
+
 def test_equal_tests_are_told_apart_by_their_position_among_equals() -> None:
     tests = (TestCase(index=0, vars={"q": "x"}), TestCase(index=1, vars={"q": "x"}))
     first, second = shard_keys(tests)
