@@ -121,7 +121,7 @@ def _rows_of(suite: Suite, test: TestCase) -> int:
 
 
 def _spec(spec: AssertionSpec) -> list[Any]:
-    value = redact_config(spec.value) if isinstance(spec.value, dict | list) else spec.value
+    value = redact_config(spec.value) if isinstance(spec.value, (dict, list)) else spec.value
     children = [_spec(child) for child in spec.children]
     return [spec.full_type, value, spec.threshold, spec.weight, spec.metric, children]
 
