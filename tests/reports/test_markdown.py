@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,9 @@ from cmarkgfm.cmark import Options
 from typer.testing import CliRunner, Result
 
 from evalh.cli import app
-from evalh.reports.markdown import BUDGET, escape_inline, markdown_text
+from evalh.reports.markdown import BUDGET, escape_inline, markdown_text, to_markdown
 from evalh.secrets import register
+from tests.reports.sample import sample_run
 
 HOSTILE = (
     "![pixel](https://evil.example/p.png) <img src=x onerror=alert(1)> <a href='https://evil.example'>x</a> "
@@ -242,3 +244,17 @@ def test_the_writer_is_registered_for_dot_md(tmp_path: Path) -> None:
     )
     result = run(config, "-o", tmp_path / "a.MD")
     assert result.exit_code == 0 and (tmp_path / "a.MD").read_text(encoding="utf-8").startswith("## ✅")
+
+
+def test_an_interrupted_run_is_marked_and_control_characters_are_shown_escaped() -> None:
+    run = replace(sample_run(), interrupted=True, interrupted_by="SIGTERM", not_run=3)
+    markdown = to_markdown(run)
+    assert markdown.startswith("## ❌ Sample suite\n")
+    assert "> [!WARNING]\n> Interrupted by SIGTERM: 3 planned rows did not run." in markdown
+    assert "\x1b" not in markdown and "\x00" not in markdown and "\x07" not in markdown
+    markdown.encode("utf-8")  # no lone surrogate left
+    page = rendered(markdown)
+    assert page.tags <= OWN_TAGS | {"blockquote"}
+    assert any(
+        "esc\\x1b[31mred\\x1b[0m [bold]markup[/bold] <tag> & lone\\udcff" in cell for cell in page.cells
+    )
