@@ -22,7 +22,9 @@ from typing import Any, TypedDict, Unpack
 from evalh.model import Aggregates, GradedAssertion, Status, Suite, TestResult
 from evalh.model import RunResult as Run
 from evalh.reports.json import to_promptfoo_json
+from evalh.reports.markdown import to_markdown
 from evalh.runtimes.callables import callables_active, take_callables
+from evalh.secrets import redact_text
 from evalh.session import ConfigSource, RunSettings
 from evalh.session import evaluate as run_session
 from evalh.store.compare import Comparison
@@ -99,6 +101,12 @@ class RunResult:
     def to_dict(self) -> dict[str, Any]:
         """The whole run as the JSON report (``-o results.json``) holds it, secrets redacted."""
         return to_promptfoo_json(self.run, eval_id=self.eval_id or None)
+
+    def to_markdown(self) -> str:
+        """The Markdown summary ``-o summary.md`` writes (with the ``baseline`` comparison, if any),
+        e.g. for ``IPython.display.Markdown`` in a notebook; secret values redacted."""
+        comparison = self.comparison.to_json() if self.comparison else None
+        return redact_text(to_markdown(self.run, eval_id=self.eval_id or None, comparison=comparison))
 
 
 class CheckFailed(AssertionError):

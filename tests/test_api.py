@@ -190,6 +190,7 @@ def test_baseline_compares_the_run_and_the_summary_shows_it(tmp_path: Path) -> N
     assert [change.test for change in later.comparison.new_failures] == ["alpha"]
     assert [change.test for change in later.comparison.removed] == ["alpha"]
     assert "### New tests that fail (1)" in (tmp_path / "s.md").read_text(encoding="utf-8")
+    assert later.to_markdown() == (tmp_path / "s.md").read_text(encoding="utf-8")
     assert evalh.evaluate(ECHO, vars={"name": "Ada"}).comparison is None
     with pytest.raises(evalh.ConfigError, match="latest~9"):
         evalh.evaluate(ECHO, baseline="latest~9")
