@@ -18,7 +18,7 @@ from typer._click.exceptions import UsageError
 
 __all__ = ["UNSUPPORTED_FLAGS", "PromptfooCommand", "promptfoo_args"]
 
-REPORT_SUFFIXES = (".json", ".jsonl", ".xml", ".csv", ".yaml", ".yml", ".html", ".txt")
+REPORT_SUFFIXES = (".json", ".jsonl", ".xml", ".csv", ".yaml", ".yml", ".html", ".txt", ".md")
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 _MULTI = ("-o", "--output", "-c", "--config")
 

@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from evalh.cli import app
+from evalh.reports.writers import supported_extensions
 
 
 def evalh(*args: str) -> Result:
@@ -63,6 +64,14 @@ def test_eval_is_run_and_one_o_takes_several_report_paths(tmp_path: Path) -> Non
     assert len(rows_of(first)) == 12 and second.read_text(encoding="utf-8").startswith("<?xml")
     # the config named after the paths is still the config, not a third report
     assert config.read_text(encoding="utf-8") == textwrap.dedent(SUITE)
+
+
+def test_one_o_takes_a_path_of_every_report_format(tmp_path: Path) -> None:
+    config = write(tmp_path / "c.yaml", SUITE)
+    paths = [tmp_path / f"r{number}{extension}" for number, extension in enumerate(supported_extensions())]
+    result = evalh("run", str(config), "-o", *map(str, paths), "--no-table", "--no-write")
+    assert result.exit_code == 0, clean(result)  # summary.md was once taken as a second config
+    assert [path.name for path in paths if not path.is_file()] == []
 
 
 def test_promptfoo_flags_evalh_lacks_say_so(tmp_path: Path) -> None:
