@@ -22,6 +22,7 @@ from evalh.errors import ConfigError, ReportError
 from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
 from evalh.notices import strict_mode
 from evalh.reports.json import new_eval_id, to_promptfoo_json
+from evalh.reports.streamed import RowSpool
 from evalh.reports.table import print_lines, print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
 from evalh.runner.execute import run_suite
@@ -224,35 +225,37 @@ def _execute(
     streamed = [Path(p) for p, fmt in formats.items() if fmt == "jsonl" and retry is None]
     written = [Path(p) for p in formats if Path(p) not in streamed]
     failures: list[ReportError] = []
-    with ExitStack() as stack, _environment(suite.env), strict_mode(options.strict), _user_filters(suite):
-        streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
-        record = stack.enter_context(recording(suite, _now(), enabled=settings.record))
-        calls = any(job.uses_provider for job in jobs)
-        advance = stack.enter_context(progress(len(jobs) if show_progress else 0, calls=calls))
+    with RowSpool() as spool:  # each row encoded once, for every report and the store
+        with ExitStack() as stack, _environment(suite.env), strict_mode(options.strict), _user_filters(suite):
+            streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
+            record = stack.enter_context(recording(suite, _now(), enabled=settings.record))
+            calls = any(job.uses_provider for job in jobs)
+            advance = stack.enter_context(progress(len(jobs) if show_progress else 0, calls=calls))
 
-        def on_result(row: TestResult) -> None:
-            for stream in tuple(streams):
-                try:
-                    stream.write(row)
-                except ReportError as error:
-                    failures.append(error)
-                    streams.remove(stream)
-            if retry is None:
-                record.add(row)
-            advance(1)
+            def on_result(row: TestResult) -> None:
+                encoded = spool.add(row)
+                for stream in tuple(streams):
+                    try:
+                        stream.write_text(encoded.text)
+                    except ReportError as error:
+                        failures.append(error)
+                        streams.remove(stream)
+                if retry is None:
+                    record.add(encoded)
+                advance(1)
 
-        result = run_suite(suite, options, on_result=on_result, stop_signals=stop_signals, jobs=jobs)
-        if retry is not None:  # the merged run is the one recorded and reported
-            result = merged_run(result, earlier, retry.suite)
-            for row in result.results:
-                record.add(row)
-        record.finish(result)
-    eval_id = record.run_id or new_eval_id(result.started_at)
-    comparison = None
-    if baseline is not None:
-        comparison = compare_reports(baseline, to_promptfoo_json(result, eval_id=eval_id))
-    summary = comparison.to_json() if comparison else None
-    failures.extend(write_each_report(result, written, eval_id=eval_id, comparison=summary))
+            result = run_suite(suite, options, on_result=on_result, stop_signals=stop_signals, jobs=jobs)
+            if retry is not None:  # the merged run is the one recorded and reported
+                result = merged_run(result, earlier, retry.suite)
+                for row in result.results:
+                    record.add(spool.add(row))
+            record.finish(result)
+        eval_id = record.run_id or new_eval_id(result.started_at)
+        comparison = None
+        if baseline is not None:
+            comparison = compare_reports(baseline, to_promptfoo_json(result, eval_id=eval_id))
+        summary = comparison.to_json() if comparison else None
+        failures.extend(write_each_report(result, written, eval_id=eval_id, comparison=summary, spool=spool))
     return result, combine_report_errors(failures) if failures else None, eval_id, comparison
 
 

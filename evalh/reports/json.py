@@ -373,7 +373,7 @@ def to_promptfoo_json(run: RunResult, *, eval_id: str | None = None) -> dict[str
 
 
 def report_document(
-    run: RunResult, rows: list[dict[str, Any]], *, eval_id: str | None = None, config: Any = None
+    run: RunResult, rows: list[Any], *, eval_id: str | None = None, config: Any = None
 ) -> dict[str, Any]:
     """The output file around ``rows`` (the run store keeps it with no rows: its rows are stored one
     by one as they finish). ``config``: the suite's config already redacted, if the caller has it."""

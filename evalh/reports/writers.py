@@ -2,7 +2,8 @@
 
 =============== ===================================================================================
 ``.json``       promptfoo's output file (:func:`evalh.reports.json.to_promptfoo_json`), indented up to
-                :data:`PRETTY_JSON_MAX_ROWS` rows, compact beyond
+                :data:`PRETTY_JSON_MAX_ROWS` rows, compact beyond; written row by row from the rows'
+                texts (:mod:`evalh.reports.streamed`), never whole in memory
 ``.jsonl``      one promptfoo ``EvaluateResult`` per line (:class:`JsonlStream` writes it as rows finish)
 ``.xml``        JUnit XML (``.junit.xml`` too), for CI test reporters
 ``.csv``        promptfoo's web-UI export layout
@@ -24,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -33,12 +34,13 @@ from evalh.errors import ConfigError, ReportError
 from evalh.model import RunResult, TestResult
 from evalh.reports.csv import to_csv_text
 from evalh.reports.html import to_html
-from evalh.reports.json import new_memo, result_to_json, to_promptfoo_json
+from evalh.reports.json import new_memo, result_to_json
 from evalh.reports.junit import to_junit_xml
 from evalh.reports.markdown import to_markdown
 from evalh.reports.serialize import dumps, encode_json
+from evalh.reports.streamed import ReportFrame, RowSpool, encode_row
 from evalh.reports.yamltext import to_yaml_text
-from evalh.secrets import redact_bytes, redact_text
+from evalh.secrets import redact_bytes
 
 __all__ = [
     "PRETTY_JSON_MAX_ROWS",
@@ -55,6 +57,8 @@ __all__ = [
 
 # Indented JSON goes through the pure-Python encoder (4x slower); bigger reports are written compact.
 PRETTY_JSON_MAX_ROWS = 2000
+
+_Texts = Callable[[], Iterator[str]]  # the rows' JSON texts, in the run's order, each time it is called
 
 _FORMATS = {
     ".junit.xml": "junit",
@@ -136,13 +140,15 @@ def check_report_paths(paths: Sequence[str | Path], inputs: Sequence[str | Path]
     return formats
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def _write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
     target = Path(_same_file_key(path))  # through a symbolic link: its target, and the link stays
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_bytes(redact_bytes(data))
+            with tmp.open("wb") as file:
+                for chunk in chunks:
+                    file.write(redact_bytes(chunk))
             os.replace(tmp, target)
         finally:
             tmp.unlink(missing_ok=True)
@@ -172,33 +178,42 @@ def combine_report_errors(failures: Sequence[ReportError]) -> ReportError:
 
 
 def _render(
-    fmt: str, run: RunResult, document: Callable[[], dict[str, Any]], summary: Callable[[], str]
-) -> bytes:
+    fmt: str, run: RunResult, frame: Callable[[], ReportFrame], texts: _Texts, summary: Callable[[], str]
+) -> Iterator[bytes]:
+    """The report's bytes in pieces: a big JSON or JSONL report is never whole in memory."""
     if fmt == "json":
         indent = 2 if len(run.results) <= PRETTY_JSON_MAX_ROWS else None
-        return encode_json(dumps(document(), indent=indent) + "\n")
-    if fmt == "jsonl":
-        memo = new_memo()
-        return encode_json("".join(dumps(result_to_json(row, memo=memo)) + "\n" for row in run.results))
-    if fmt == "junit":
-        return to_junit_xml(run)
-    if fmt == "csv":
-        return to_csv_text(run).encode("utf-8", errors="backslashreplace")
-    if fmt == "yaml":
-        return to_yaml_text(document()).encode("utf-8")
-    if fmt == "markdown":
-        return summary().encode("utf-8", errors="backslashreplace")
-    return to_html(document()).encode("utf-8", errors="backslashreplace")
+        for chunk in frame().chunks(texts(), indent=indent):
+            yield encode_json(chunk)
+        yield b"\n"
+    elif fmt == "jsonl":
+        yield from (encode_json(text + "\n") for text in texts())
+    elif fmt == "junit":
+        yield to_junit_xml(run)
+    elif fmt == "csv":
+        yield to_csv_text(run).encode("utf-8", errors="backslashreplace")
+    elif fmt == "yaml":
+        yield to_yaml_text(_document(run, frame())).encode("utf-8")
+    elif fmt == "markdown":
+        yield summary().encode("utf-8", errors="backslashreplace")
+    else:
+        yield to_html(_document(run, frame())).encode("utf-8", errors="backslashreplace")
+
+
+def _document(run: RunResult, frame: ReportFrame) -> dict[str, Any]:
+    """The whole JSON document, for the formats that are made from it (YAML, HTML)."""
+    memo = new_memo()
+    return frame.with_rows([result_to_json(row, memo=memo) for row in run.results])
 
 
 def write_json_file(path: str | Path, value: Any) -> None:
     """Write ``value`` as indented JSON (atomically, secret values redacted); ReportError if it fails."""
-    _write_atomically(Path(path), encode_json(dumps(value, indent=2) + "\n"))
+    _write_atomically(Path(path), [encode_json(dumps(value, indent=2) + "\n")])
 
 
 def write_text_file(path: str | Path, text: str) -> None:
     """Write ``text`` (an SVG, ...) atomically, secret values redacted; ReportError if it fails."""
-    _write_atomically(Path(path), text.encode("utf-8", errors="backslashreplace"))
+    _write_atomically(Path(path), [text.encode("utf-8", errors="backslashreplace")])
 
 
 def write_reports(run: RunResult, paths: Sequence[str | Path]) -> list[Path]:
@@ -220,17 +235,25 @@ def write_each_report(
     *,
     eval_id: str | None = None,
     comparison: Mapping[str, Any] | None = None,
+    spool: RowSpool | None = None,
 ) -> list[ReportError]:
     """:func:`write_reports`, returning the failures (one per path not written) instead of raising.
     ``eval_id``: the run's id in the run store, so the reports carry it as their ``evalId``;
-    ``comparison``: the run compared with ``--baseline`` (its JSON), for the Markdown summary."""
+    ``comparison``: the run compared with ``--baseline`` (its JSON), for the Markdown summary;
+    ``spool``: the rows' texts, encoded as they finished (rows it lacks are encoded here)."""
     formats = [(Path(p), report_format(p)) for p in paths]
-    cached: dict[str, Any] = {}
+    cached: list[ReportFrame] = []
 
-    def document() -> dict[str, Any]:
-        if "json" not in cached:  # one evalId and exportedAt for every file of this call
-            cached["json"] = to_promptfoo_json(run, eval_id=eval_id)
-        return cached["json"]  # type: ignore[no-any-return]
+    def frame() -> ReportFrame:
+        if not cached:  # one evalId and exportedAt for every file of this call
+            cached.append(ReportFrame(run, eval_id=eval_id))
+        return cached[0]
+
+    def texts() -> Iterator[str]:
+        if spool is not None:
+            return spool.texts(run.results)
+        memo = new_memo()
+        return (encode_row(row, memo).text for row in run.results)
 
     def summary() -> str:
         return to_markdown(run, eval_id=eval_id, comparison=comparison)
@@ -239,7 +262,7 @@ def write_each_report(
     with _gc_paused():
         for path, fmt in formats:
             try:
-                _write_atomically(path, _render(fmt, run, document, summary))
+                _write_atomically(path, _render(fmt, run, frame, texts, summary))
             except ReportError as error:
                 failures.append(error)
     return failures
@@ -275,12 +298,16 @@ class JsonlStream:
         self._memo = new_memo()
 
     def write(self, row: TestResult) -> None:
-        """Append one row as a line of JSON. A failed write closes the stream (closing it again does
-        nothing) and raises ReportError."""
+        """Append one row as a line of JSON (see :meth:`write_text`)."""
+        self.write_text(encode_row(row, self._memo).text)
+
+    def write_text(self, text: str) -> None:
+        """Append one row's :func:`~evalh.reports.streamed.row_text` as a line. A failed write closes
+        the stream (closing it again does nothing) and raises ReportError."""
         if self._file is None:
             raise ReportError("the JSONL stream is already closed", where=str(self.path))
         try:
-            self._file.write(redact_text(dumps(result_to_json(row, memo=self._memo))) + "\n")
+            self._file.write(text + "\n")
             self._file.flush()
         except OSError as exc:
             file, self._file = self._file, None

@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalh.errors import StoreError
-from evalh.reports.serialize import dumps, encode_json
-from evalh.secrets import redact_text
+from evalh.reports.streamed import row_text
 from evalh.store.database import warn
 from evalh.store.identity import row_status, test_key
 
@@ -29,7 +28,7 @@ BATCH_ROWS = 100
 
 def json_text(value: Any) -> str:
     """``value`` as the JSON text the store keeps: lone surrogates escaped, secret values redacted."""
-    return redact_text(encode_json(dumps(value)).decode("utf-8"))
+    return row_text(value)
 
 
 class RunRecorder:
@@ -44,13 +43,15 @@ class RunRecorder:
         self._counts = {"pass": 0, "fail": 0, "error": 0}
         self.working = True
 
-    def add(self, row: Mapping[str, Any]) -> None:
-        """One finished row (a promptfoo ``EvaluateResult`` dict); written with its batch."""
+    def add(self, row: Mapping[str, Any], text: str | None = None) -> None:
+        """One finished row (a promptfoo ``EvaluateResult`` dict); written with its batch. ``text``:
+        the row's JSON text when the caller encoded it already (it must be :func:`json_text` of it)."""
         if not self.working:
             return
         status = row_status(row)
         self._counts[status] += 1
-        self._pending.append((self._seq, self._position, status, test_key(row), json_text(row)))
+        body = json_text(row) if text is None else text
+        self._pending.append((self._seq, self._position, status, test_key(row), body))
         self._position += 1
         if len(self._pending) >= BATCH_ROWS:
             self._flush()

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from evalh.errors import StoreError
-from evalh.model import RunResult, Suite, TestResult
-from evalh.reports.json import new_eval_id, new_memo, report_document, result_to_json
+from evalh.model import RunResult, Suite
+from evalh.reports.json import new_eval_id, report_document
+from evalh.reports.streamed import EncodedRow
 from evalh.store.database import warn
 from evalh.store.recorder import RunRecorder
 from evalh.store.runs import RunStore, open_store
@@ -30,16 +31,16 @@ class Recording:
     def __init__(self, recorder: RunRecorder | None, config: Any = None) -> None:
         self._recorder = recorder
         self._config = config  # the suite's config, redacted at load (it can be big: every test)
-        self._memo = new_memo()
 
     @property
     def run_id(self) -> str | None:
         """The stored run's id (the reports' ``evalId`` too), None when the run is not recorded."""
         return self._recorder.run_id if self._recorder is not None else None
 
-    def add(self, row: TestResult) -> None:
+    def add(self, row: EncodedRow) -> None:
+        """A finished row, encoded once for every report and the store (``RowSpool.add``)."""
         if self._recorder is not None:
-            self._recorder.add(result_to_json(row, memo=self._memo))
+            self._recorder.add(row.document, row.text)
 
     def finish(self, result: RunResult) -> None:
         if self._recorder is not None:

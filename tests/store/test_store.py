@@ -3,6 +3,7 @@ stores, migrations from version 1, and two processes recording at once."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -36,6 +37,18 @@ def test_a_run_is_stored_as_its_json_report(tmp_path: Path) -> None:
     assert _without_ids(stored["results"]["results"]) == _without_ids(written["results"]["results"])
     assert stored["results"]["stats"] == written["results"]["stats"]
     assert stored["config"] == written["config"]
+
+
+def test_each_row_is_encoded_once_for_the_store_and_every_report(tmp_path: Path) -> None:
+    config = echo_config(tmp_path, 5)
+    outputs = ("-o", tmp_path / "out.json", "-o", tmp_path / "out.jsonl")
+    assert evalh("run", config, *outputs, "--no-table").exit_code == 0
+    lines = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    with sqlite3.connect(store_path()) as db:  # the stored texts themselves, not their parse
+        bodies = [body for (body,) in db.execute("SELECT body FROM rows ORDER BY position")]
+    assert bodies == lines  # the same text, ids included, in the order the rows finished
+    written = report(tmp_path / "out.json")["results"]["results"]
+    assert sorted(json.dumps(row) for row in written) == sorted(json.dumps(json.loads(b)) for b in bodies)
 
 
 def test_no_write_records_nothing(tmp_path: Path) -> None:

@@ -1,0 +1,127 @@
+"""Rows encoded once, as they finish, and the JSON report written around them row by row.
+
+A finished row becomes promptfoo's ``EvaluateResult`` dict and its compact JSON text once
+(:func:`encode_row`): the ``.jsonl`` stream, the run store and the ``.json`` report all take that text.
+:class:`RowSpool` keeps the texts of a run in a temporary file, so neither every row's dict nor the
+report's whole text is held in memory; the ``.json`` report is then written in pieces
+(:meth:`ReportFrame.chunks`): its frame (everything but the rows, with the aggregates only known at
+the end) around the spooled rows, in plan order. The bytes are those of ``json.dumps`` of the whole
+document (:func:`~evalh.reports.json.to_promptfoo_json`): the compact form separates list items with
+``", "``, which is how the rows are joined.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import uuid
+from collections.abc import Iterable, Iterator
+from typing import IO, Any, NamedTuple
+
+from evalh.model import RunResult, TestResult
+from evalh.reports.json import new_memo, report_document, result_to_json
+from evalh.reports.serialize import dumps, encode_json
+from evalh.secrets import redact_text
+
+__all__ = ["EncodedRow", "ReportFrame", "RowSpool", "encode_row", "row_text"]
+
+
+class EncodedRow(NamedTuple):
+    """A finished row as the reports write it: the ``EvaluateResult`` dict (for the fields a consumer
+    reads: the store's test identity) and its compact JSON text (see :func:`row_text`)."""
+
+    document: dict[str, Any]
+    text: str
+
+
+def row_text(document: Any, *, indent: int | None = None) -> str:
+    """JSON text of a report value as every report and the store write it (compact unless
+    ``indent``): NaN as null, lone surrogates as ``\\udcff`` escapes, registered secret values redacted."""
+    text = dumps(document, indent=indent)
+    if not text.isascii():  # a lone surrogate (only possible in a JSON string) becomes its escape
+        text = encode_json(text).decode("utf-8")
+    return redact_text(text)
+
+
+def encode_row(row: TestResult, memo: Any = None) -> EncodedRow:
+    """``row`` as an :class:`EncodedRow`; ``memo`` (:func:`~evalh.reports.json.new_memo`) shares the
+    conversion of tests and specs between the rows of a run."""
+    document = result_to_json(row, memo=memo)
+    return EncodedRow(document, row_text(document))
+
+
+class RowSpool:
+    """The encoded text of each finished row of a run, in a temporary file (deleted on close).
+
+    Rows finish in any order; :meth:`texts` reads them back in the order asked (the run's plan order).
+    A row never added (the earlier rows of a ``--retry-errors`` run) is encoded when it is read.
+    """
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] | None = tempfile.TemporaryFile(prefix="evalh-rows-")  # noqa: SIM115
+        self._end = 0
+        # by id(row); the row is kept beside its place so an id is never reused while spooled
+        self._places: dict[int, tuple[TestResult, int, int]] = {}
+        self._memo = new_memo()
+
+    def add(self, row: TestResult) -> EncodedRow:
+        """Encode ``row`` once, keep its text, and return it for the other consumers."""
+        encoded = encode_row(row, self._memo)
+        if self._file is not None:
+            data = encoded.text.encode("utf-8")
+            self._file.seek(self._end)
+            self._file.write(data)
+            self._places[id(row)] = (row, self._end, len(data))
+            self._end += len(data)
+        return encoded
+
+    def text_of(self, row: TestResult) -> str:
+        """The row's text: the spooled one, else encoded now."""
+        place = self._places.get(id(row))
+        if place is None or place[0] is not row or self._file is None:
+            return encode_row(row, self._memo).text
+        self._file.seek(place[1])
+        return self._file.read(place[2]).decode("utf-8")
+
+    def texts(self, rows: Iterable[TestResult]) -> Iterator[str]:
+        return (self.text_of(row) for row in rows)
+
+    def close(self) -> None:
+        """Delete the file; calling it again does nothing (rows are then encoded when read)."""
+        if self._file is not None:
+            file, self._file = self._file, None
+            file.close()
+            self._places.clear()
+
+    def __enter__(self) -> RowSpool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class ReportFrame:
+    """The JSON report of a run without its rows, built once per set of files (one ``evalId`` and
+    ``exportedAt`` for all of them): the rows' texts are written into it (:meth:`chunks`), or their
+    dicts put in (:meth:`with_rows`)."""
+
+    def __init__(self, run: RunResult, *, eval_id: str | None = None) -> None:
+        self._marker = f"evalh-rows-{uuid.uuid4().hex}"  # a row list no report holds
+        self.document = report_document(run, [self._marker], eval_id=eval_id)
+
+    def chunks(self, texts: Iterable[str], *, indent: int | None = None) -> Iterator[str]:
+        """The report's text in pieces whose concatenation is ``dumps`` of the whole document
+        (``texts``: the rows' :func:`row_text`, in the run's order). Indented reports are small (see
+        writers' ``PRETTY_JSON_MAX_ROWS``) and are made whole."""
+        if indent is not None:
+            yield row_text(self.with_rows([json.loads(text) for text in texts]), indent=indent)
+            return
+        head, tail = row_text(self.document).split(json.dumps(self._marker), 1)
+        yield head
+        for position, text in enumerate(texts):
+            yield f", {text}" if position else text
+        yield tail
+
+    def with_rows(self, rows: list[Any]) -> dict[str, Any]:
+        """The whole document with ``rows`` (for YAML and HTML, and the small indented report)."""
+        return {**self.document, "results": {**self.document["results"], "results": rows}}

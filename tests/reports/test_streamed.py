@@ -1,0 +1,140 @@
+"""Rows encoded once as they finish, and the JSON report written row by row around them: the bytes are
+those of ``json.dumps`` of the whole document, whichever order the rows finished in."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalh.model import RunResult
+from evalh.reports.json import to_promptfoo_json
+from evalh.reports.serialize import dumps, encode_json
+from evalh.reports.streamed import ReportFrame, RowSpool, encode_row
+from evalh.reports.writers import PRETTY_JSON_MAX_ROWS, write_each_report
+from evalh.secrets import redact_bytes
+from tests.reports.sample import NASTY_OUTPUT, large_run, sample_run, with_results
+
+_EXPORTED = re.compile(rb'"exportedAt": "[^"]*"')
+
+
+def _whole_document_bytes(run: RunResult, *, indent: int | None) -> bytes:
+    """What the JSON report was before it was streamed: the whole document, dumped at once."""
+    text = dumps(to_promptfoo_json(run, eval_id="eval-abc-2025-01-01T00:00:00"), indent=indent) + "\n"
+    return redact_bytes(encode_json(text))
+
+
+def _written(run: RunResult, path: Path, spool: RowSpool | None = None) -> bytes:
+    assert write_each_report(run, [path], eval_id="eval-abc-2025-01-01T00:00:00", spool=spool) == []
+    return path.read_bytes()
+
+
+def _same_bytes(written: bytes, expected: bytes) -> None:
+    assert _EXPORTED.sub(b"", written) == _EXPORTED.sub(b"", expected)
+
+
+def _odd_run() -> RunResult:
+    """The sample run with NaN, numpy values and the lone surrogate of its outputs."""
+    run = sample_run()
+    rows = list(run.results)
+    graded = rows[0].assertions[1]
+    odd = dataclasses.replace(graded, details={"similarity": np.float32(0.5), "vector": np.arange(3)})
+    rows[0] = dataclasses.replace(rows[0], score=math.nan, assertions=(rows[0].assertions[0], odd))
+    return with_results(run, rows)
+
+
+def test_an_indented_report_is_the_whole_document_byte_for_byte(tmp_path: Path) -> None:
+    run = _odd_run()
+    assert len(run.results) <= PRETTY_JSON_MAX_ROWS
+    written = _written(run, tmp_path / "r.json")
+    _same_bytes(written, _whole_document_bytes(run, indent=2))
+    assert NASTY_OUTPUT in [row["response"]["output"] for row in json.loads(written)["results"]["results"]]
+
+
+def test_a_compact_report_is_the_whole_document_byte_for_byte(tmp_path: Path) -> None:
+    run = large_run(PRETTY_JSON_MAX_ROWS + 1, 3)
+    written = _written(run, tmp_path / "r.json")
+    assert b'\n  "evalId"' not in written  # compact beyond the limit
+    _same_bytes(written, _whole_document_bytes(run, indent=None))
+
+
+def test_rows_spooled_out_of_order_are_written_in_the_runs_order(tmp_path: Path) -> None:
+    run = large_run(PRETTY_JSON_MAX_ROWS + 5, 2)
+    with RowSpool() as spool:
+        for row in reversed(run.results):  # the order a run may finish them in
+            spool.add(row)
+        written = _written(run, tmp_path / "r.json", spool)
+        jsonl = tmp_path / "r.jsonl"
+        assert write_each_report(run, [jsonl], spool=spool) == []
+    _same_bytes(written, _whole_document_bytes(run, indent=None))
+    lines = jsonl.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [row.id for row in run.results]
+
+
+def test_a_row_the_spool_never_saw_is_encoded_when_written(tmp_path: Path) -> None:
+    run = _odd_run()
+    with RowSpool() as spool:
+        spool.add(run.results[1])  # an earlier run's rows (--retry-errors) were never spooled
+        written = _written(run, tmp_path / "r.json", spool)
+    _same_bytes(written, _whole_document_bytes(run, indent=2))
+
+
+def test_a_run_without_rows_writes_an_empty_list(tmp_path: Path) -> None:
+    run = with_results(large_run(3, 1), [])
+    frame = ReportFrame(run, eval_id="eval-abc-2025-01-01T00:00:00")
+    compact = "".join(frame.chunks([])).encode("utf-8") + b"\n"
+    _same_bytes(compact, _whole_document_bytes(run, indent=None))
+    assert json.loads(compact)["results"]["results"] == []
+    _same_bytes(_written(run, tmp_path / "r.json"), _whole_document_bytes(run, indent=2))
+
+
+def test_the_encoded_text_is_the_rows_strict_json(tmp_path: Path) -> None:
+    row = _odd_run().results[0]
+    encoded = encode_row(row)
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {constant}")
+
+    assert json.loads(encoded.text, parse_constant=refuse)["score"] is None
+    assert encoded.document["id"] == row.id
+    assert "\n" not in encoded.text  # one JSONL line
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_a_closed_spool_still_gives_every_row(tmp_path: Path, closed: bool) -> None:
+    run = sample_run()
+    spool = RowSpool()
+    for row in run.results:
+        spool.add(row)
+    if closed:
+        spool.close()
+        spool.close()  # closing again does nothing
+    texts = list(spool.texts(run.results))
+    assert [json.loads(text)["id"] for text in texts] == [row.id for row in run.results]
+    spool.close()
+
+
+def test_an_interrupted_run_streams_a_valid_report_of_its_finished_rows(tmp_path: Path) -> None:
+    planned = large_run(3003, 2)  # 2,002 finished: a compact report, written row by row
+    finished = [row for position, row in enumerate(planned.results) if position % 3 != 2]
+    run = dataclasses.replace(
+        with_results(planned, finished),
+        interrupted=True,
+        interrupted_by="SIGTERM",
+        not_run=len(planned.results) - len(finished),
+    )
+    with RowSpool() as spool:
+        for row in finished[::-1]:
+            spool.add(row)
+        written = _written(run, tmp_path / "r.json", spool)
+    assert b'\n  "evalId"' not in written
+    document = json.loads(written)
+    assert [row["id"] for row in document["results"]["results"]] == [row.id for row in finished]
+    block = document["results"]["evalh"]
+    assert (block["interrupted"], block["interruptedBy"], block["notRun"]) == (True, "SIGTERM", 1001)
+    assert document["results"]["stats"]["successes"] + document["results"]["stats"]["failures"] == 2002
