@@ -203,6 +203,32 @@ def test_merge_refuses_what_is_not_all_the_shards_of_one_run(suite_dir: Path) ->
     assert code == 2 and "the shards overlap" in output
     code, output = evalh("merge", str(one), str(two), "-o", str(two))
     assert code == 2 and "is a file the run reads" in output  # never over a shard's report
+    code, output = evalh(
+        "merge", str(one), str(two), "-o", str(suite_dir / "m.json"), str(suite_dir / "m.xml")
+    )
+    assert code == 2 and "m.xml: is not a JSON report" in output and "its own -o" in output
+
+
+def test_merge_against_a_baseline_fails_on_new_failures_only(suite_dir: Path) -> None:
+    config = str(suite_dir / "suite.yaml")
+    whole = suite_dir / "whole.json"
+    evalh("run", config, "-o", str(whole), *RUN_FLAGS)
+    paths = [suite_dir / f"s{k}.json" for k in (1, 2)]
+    for k, out in enumerate(paths, 1):
+        evalh("run", config, "--shard", f"{k}/2", "-o", str(out), *RUN_FLAGS)
+    summary = suite_dir / "summary.md"
+    flags = ("--baseline", str(whole), "--fail-on", "regressions", "-o", str(summary), "--no-table")
+    code, output = evalh("merge", *map(str, paths), *flags)
+    assert code == 0, output  # the same failures as the baseline: none is new
+    assert evalh("merge", *map(str, paths), "--no-table")[0] == 1  # without it, a failure fails
+
+    def fixed_then_broken(data: dict[str, Any]) -> None:  # the baseline had every row passing
+        for row in data["results"]["results"]:
+            row.update(success=True, failureReason=0)
+
+    passing = shard_copy(whole, suite_dir / "passing.json", fixed_then_broken)
+    code, output = evalh("merge", *map(str, paths), "--baseline", str(passing), "--fail-on", "regressions")
+    assert code == 1 and "regression" in output.lower(), output
 
 
 def test_an_interrupted_shard_makes_the_merge_fail_and_is_marked(suite_dir: Path) -> None:

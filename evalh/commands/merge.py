@@ -17,7 +17,8 @@ from typing import Annotated
 
 import typer
 
-from evalh.errors import EXIT_FAILED, EXIT_OK
+from evalh.errors import EXIT_FAILED, EXIT_OK, ConfigError
+from evalh.model import RunResult
 
 __all__ = ["EXIT_CODES", "HELP", "merge"]
 
@@ -83,6 +84,7 @@ def merge(
     from evalh.store.refs import load_report
 
     check_fail_on(fail_on, baseline, fail_under)
+    _check_inputs(shards)
     outputs = output or []
     check_report_paths(outputs, shards)  # never over a shard report, before anything is read
     before = load_report(baseline, where="--baseline") if baseline is not None else None
@@ -104,10 +106,26 @@ def merge(
     failures = write_each_report(run, outputs, comparison=comparison.to_json() if comparison else None)
     if failures:
         raise combine_report_errors(failures)
+    regressed = bool(comparison.failed) if comparison is not None and fail_on == "regressions" else None
+    raise typer.Exit(_exit_code(run, regressed, fail_under))
+
+
+def _exit_code(run: RunResult, regressed: bool | None, fail_under: float | None) -> int:
+    """``run``'s rule on the merged rows; an interrupted shard fails the merge (its rows are missing)."""
     if run.interrupted:
-        code = EXIT_FAILED
-    elif comparison is not None and fail_on == "regressions":
-        code = EXIT_FAILED if comparison.failed else EXIT_OK
-    else:
-        code = EXIT_OK if run.pass_rate >= (100.0 if fail_under is None else fail_under) else EXIT_FAILED
-    raise typer.Exit(code)
+        return EXIT_FAILED
+    if regressed is not None:  # --fail-on regressions: new failures since --baseline decide alone
+        return EXIT_FAILED if regressed else EXIT_OK
+    return EXIT_OK if run.pass_rate >= (100.0 if fail_under is None else fail_under) else EXIT_FAILED
+
+
+def _check_inputs(shards: list[Path]) -> None:
+    """Shard reports are .json files: another name is an output meant for -o (``-o a.json b.xml``
+    takes one path per -o here, since a path after it could be a shard's report to read)."""
+    for path in shards:
+        if not path.name.lower().endswith(".json"):
+            raise ConfigError(
+                "is not a JSON report: merge reads the shards' .json reports",
+                where=str(path),
+                hint="Give each output its own -o: evalh merge shard-*.json -o merged.json -o merged.xml",
+            )
