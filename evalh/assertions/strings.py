@@ -83,6 +83,8 @@ def parse_item_list(value: Any) -> tuple[str, ...] | None:
     if isinstance(value, str):
         return split_comma_list(value)
     if isinstance(value, list | tuple):
+        if all(type(item) is str for item in value):  # the usual list, read on every row: no copy per item
+            return tuple(value)
         items: list[str] = []
         for item in value:
             if item is None or not isinstance(item, str | int | float):

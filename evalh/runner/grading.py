@@ -6,8 +6,6 @@ both follow exactly the same rules.
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import traceback
 from collections.abc import Sequence
 
@@ -16,7 +14,7 @@ from evalh.assertions.registry import AssertionDef, get_assertion
 from evalh.errors import EvalhError
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement
 from evalh.runner.scoring import decide, finalize
-from evalh.runner.transforming import transform_for_assertion
+from evalh.runner.transforming import transform_for_assertion, transforms_assertion
 
 __all__ = ["collect_prefetch", "effective_threshold", "grade_assertion", "positive_verdict"]
 
@@ -26,7 +24,7 @@ def effective_threshold(spec: AssertionSpec, definition: AssertionDef) -> float 
 
 
 def _context_for(spec: AssertionSpec, definition: AssertionDef, ctx: AssertionContext) -> AssertionContext:
-    return dataclasses.replace(ctx, spec=spec, threshold=effective_threshold(spec, definition))
+    return ctx.for_assertion(spec, effective_threshold(spec, definition))
 
 
 async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedAssertion:
@@ -35,7 +33,8 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
     if definition is None:
         return finalize(spec, AssertionResult.failure(f"unknown assertion type {spec.type!r}"))
     try:
-        transformed = await transform_for_assertion(_context_for(spec, definition, ctx))
+        aimed = _context_for(spec, definition, ctx)
+        transformed = await transform_for_assertion(aimed) if transforms_assertion(spec) else aimed
         if isinstance(transformed, AssertionResult):
             return finalize(spec, transformed)
         result = await positive_verdict(definition, transformed)
@@ -62,7 +61,8 @@ async def positive_verdict(definition: AssertionDef, ctx: AssertionContext) -> A
     if problem:  # validate reports it first; a suite built in code reaches here
         return AssertionResult.failure(f"{definition.name}: {problem}")
     outcome = definition.fn(ctx)
-    measured: AssertionResult | Measurement = await outcome if inspect.isawaitable(outcome) else outcome
+    # an isinstance of the two outcome classes is cheaper than inspect.isawaitable, on every assertion
+    measured = outcome if isinstance(outcome, AssertionResult | Measurement) else await outcome
     if isinstance(measured, AssertionResult):
         return measured
     binary = definition.binary_score or ctx.spec.config.get("binary") is True

@@ -141,16 +141,20 @@ def named_scores(graded: Sequence[GradedAssertion]) -> tuple[dict[str, float], d
     sums: dict[str, float] = defaultdict(float)
     weights: dict[str, float] = defaultdict(float)
 
+    def add(name: str, score: float, weight: float) -> None:
+        sums[name] += float(score) * weight
+        weights[name] += weight
+
     def visit(items: Sequence[GradedAssertion]) -> None:
-        for item in items:
+        for item in items:  # every assertion of every row: nothing is built for one without names
             returned = item.details.get("namedScores")
-            pairs = list(returned.items()) if isinstance(returned, Mapping) else []
+            if isinstance(returned, Mapping):
+                for name, score in returned.items():
+                    add(name, score, item.spec.weight)
             if item.spec.metric:
-                pairs.append((item.spec.metric, item.score))
-            for name, score in pairs:
-                sums[name] += float(score) * item.spec.weight
-                weights[name] += item.spec.weight
-            visit(item.children)
+                add(item.spec.metric, item.score, item.spec.weight)
+            if item.children:
+                visit(item.children)
 
     visit(graded)
     means = {name: (sums[name] / weights[name] if weights[name] > 0 else 0.0) for name in sums}
@@ -175,18 +179,18 @@ def score_test(
     means, weights = named_scores(graded)
     if not graded:
         return TestVerdict(Status.PASS, 1.0, "No assertions", means, weights)
-    errors = [g for g in graded if g.error]
-    if errors:
-        first = errors[0]
-        return TestVerdict(Status.ERROR, 0.0, f"{first.spec.full_type}: {first.reason}", means, weights)
+    first_error = next((g for g in graded if g.error), None)
+    if first_error is not None:
+        reason = f"{first_error.spec.full_type}: {first_error.reason}"
+        return TestVerdict(Status.ERROR, 0.0, reason, means, weights)
     score = weighted_mean(graded)
     if threshold is not None:
         passed = meets(score, threshold, "higher")
         # promptfoo's wording: "Aggregate score 0.70 >= 0.7 threshold"
         reason = f"{label} {score:.2f} {'>=' if passed else '<'} {threshold:g} threshold"
         return TestVerdict(Status.PASS if passed else Status.FAIL, score, reason, means, weights)
-    failed = [g for g in graded if not g.passed]
-    if failed:
-        first = failed[0]
-        return TestVerdict(Status.FAIL, score, f"{first.spec.full_type}: {first.reason}", means, weights)
+    first_failed = next((g for g in graded if not g.passed), None)
+    if first_failed is not None:
+        reason = f"{first_failed.spec.full_type}: {first_failed.reason}"
+        return TestVerdict(Status.FAIL, score, reason, means, weights)
     return TestVerdict(Status.PASS, score, "All assertions passed", means, weights)

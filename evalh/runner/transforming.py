@@ -17,10 +17,10 @@ from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.deadlines import JAVASCRIPT_TIMEOUT_S
-from evalh.model import AssertionResult, ProviderResponse, ProviderSpec, TestCase
+from evalh.model import AssertionResult, AssertionSpec, ProviderResponse, ProviderSpec, TestCase
 from evalh.runtimes.transforms import TransformFailed, apply_transform, output_transform, value_kind
 
-__all__ = ["Transformed", "transform_for_assertion", "transform_response"]
+__all__ = ["Transformed", "transform_for_assertion", "transform_response", "transforms_assertion"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +80,13 @@ async def transform_response(
         response = dataclasses.replace(response, error=f"Transform failed: options.transform {error}")
         return Transformed(response, provider_output)
     return Transformed(dataclasses.replace(response, output=output), provider_output)
+
+
+def transforms_assertion(spec: AssertionSpec) -> bool:
+    """Whether ``spec`` has its own ``transform`` or ``contextTransform`` (most have neither, and
+    grading skips the step for them)."""
+    raw = spec.raw or {}
+    return "transform" in raw or "contextTransform" in raw
 
 
 async def transform_for_assertion(ctx: AssertionContext) -> AssertionContext | AssertionResult:

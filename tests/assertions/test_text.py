@@ -215,6 +215,7 @@ def test_contains_check_accepts_strings_and_numbers() -> None:
         ("", ()),
         (" , ,", ()),
         (["a, b", 3, 1.0], ("a, b", "3", "1")),
+        (["refund", "as an ai"], ("refund", "as an ai")),  # texts only: taken as they are
         ((), ()),
     ],
 )
