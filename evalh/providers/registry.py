@@ -260,6 +260,7 @@ def _find_static(provider_id: str) -> ProviderEntry | None:
     return max(candidates, key=lambda entry: (not entry.is_prefix, len(entry.pattern)))
 
 
+@lru_cache(maxsize=256)  # PROVIDERS is fixed; the embedding assertions ask on every row
 def capabilities_of(provider_id: str) -> tuple[str, ...]:
     entry = find_entry(provider_id)
     return entry.capabilities if entry else ()

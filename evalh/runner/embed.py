@@ -114,6 +114,7 @@ class _Slot:
     memory: dict[str, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))
     failures: dict[str, dict[str, EvalhError]] = field(default_factory=lambda: defaultdict(dict))
     pending: dict[str, dict[str, asyncio.Future[None]]] = field(default_factory=lambda: defaultdict(dict))
+    capabilities: set[str] = field(default_factory=set)  # checked already (a Protocol isinstance is slow)
 
 
 class EmbeddingStore:
@@ -196,8 +197,12 @@ class EmbeddingStore:
             return  # remembered in the slot, or re-raised when the assertion builds the provider
 
     def _slot(self, spec: ProviderSpec, kind: str) -> _Slot:
-        provider = self.pool.get(spec)
+        key = provider_key(spec)
         capability = _KINDS[kind].capability
+        known = self._slots.get(key)
+        if known is not None and capability in known.capabilities:  # every row after the first
+            return known
+        provider = self.pool.get(spec)
         if not supports(provider, capability):
             what = {"embedding": "embed texts", "tokens": "give token vectors", "similarity": "score pairs"}
             raise ProviderError(
@@ -205,10 +210,10 @@ class EmbeddingStore:
                 where=spec.path or None,
                 hint="Choose a provider with that capability (`evalh list providers`)",
             )
-        key = provider_key(spec)
         if key not in self._slots:
             identity = {"provider": cache_identity(provider, spec, self.cache_hash_key)}
             self._slots[key] = _Slot(provider=provider, spec=spec, identity=identity)
+        self._slots[key].capabilities.add(capability)
         return self._slots[key]
 
     async def _ensure(self, slot: _Slot, kind: _Kind, texts: list[str]) -> Usage:

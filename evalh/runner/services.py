@@ -14,6 +14,7 @@ import dataclasses
 import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evalh.activity import calling
@@ -49,6 +50,25 @@ from evalh.secrets import redact_value
 __all__ = ["ProviderPool", "RunServices"]
 
 
+@dataclass(frozen=True)
+class _Traits:
+    """The completion protocols a built provider implements. Asked once per provider, not per call: an
+    isinstance against a runtime-checkable Protocol walks the protocol's members every time on Python
+    3.11 (0.4 s of a 5,000-row run)."""
+
+    completions: CompletionProvider | None
+    cacheable: CacheableCompletions | None
+    prompt_configured: bool
+
+    @classmethod
+    def of(cls, provider: Provider) -> _Traits:
+        return cls(
+            completions=provider if isinstance(provider, CompletionProvider) else None,
+            cacheable=provider if isinstance(provider, CacheableCompletions) else None,
+            prompt_configured=isinstance(provider, PromptConfigured),
+        )
+
+
 class ProviderPool:
     """Builds each distinct provider once per run, gates its calls, and closes them all at the end.
 
@@ -60,6 +80,7 @@ class ProviderPool:
         self.base_dir = base_dir
         self.max_concurrency = max(1, max_concurrency)
         self._built: dict[str, Provider] = {}
+        self._traits: dict[str, _Traits] = {}
         self._gates: dict[str, asyncio.Semaphore] = {}
         self._gates_loop: asyncio.AbstractEventLoop | None = None
 
@@ -71,6 +92,13 @@ class ProviderPool:
         if key not in self._built:
             self._built[key] = build_provider(self._with_base_dir(spec))
         return self._built[key]
+
+    def traits(self, spec: ProviderSpec) -> _Traits:
+        """What ``spec``'s provider can do for a completion, checked once per built provider."""
+        key = provider_key(spec)
+        if key not in self._traits:
+            self._traits[key] = _Traits.of(self.get(spec))
+        return self._traits[key]
 
     def gate_size(self, spec: ProviderSpec) -> int:
         """``config.maxConcurrency`` if set (validated at load), else ``-j``, lowered to what a provider
@@ -98,6 +126,7 @@ class ProviderPool:
             if isinstance(provider, Closable):
                 await provider.aclose()
         self._built.clear()
+        self._traits.clear()
 
 
 def _redacted(response: ProviderResponse) -> ProviderResponse:
@@ -156,17 +185,18 @@ class RunServices:
         counts against ``spec``'s gate and usage."""
         built = spec
         try:
-            provider = self.pool.get(spec)
-            if prompt_config and isinstance(provider, PromptConfigured):
+            traits = self.pool.traits(spec)
+            if prompt_config and traits.prompt_configured:
                 built = dataclasses.replace(spec, config={**spec.config, **prompt_config})
-                provider = self.pool.get(built)
+                traits = self.pool.traits(built)
         except EvalhError as error:
             return ProviderResponse(error=error.render())
-        if not isinstance(provider, CompletionProvider):
+        provider = traits.completions
+        if provider is None:
             return ProviderResponse(error=f"provider {spec.id!r} cannot produce text outputs")
         key = None
         try:
-            if self.cache.enabled and isinstance(provider, CacheableCompletions) and provider.cacheable:
+            if self.cache.enabled and traits.cacheable is not None and traits.cacheable.cacheable:
                 identity = cache_identity(provider, built, self.cache_hash_key)
                 key = Cache.key({"provider": identity}, json.dumps(prompt, sort_keys=True))
                 if (blob := self.cache.get("completion", key)) is not None:
@@ -203,11 +233,12 @@ class RunServices:
                     return ProviderResponse(error=f"{spec.display} failed: {type(error).__name__}: {error}")
                 mark.failed = response.error is not None
                 elapsed = (time.perf_counter() - started) * 1000
+        filled: dict[str, Any] = {}  # one replace, not one per field: this runs for every row
         if response.latency_ms is None:
-            response = dataclasses.replace(response, latency_ms=elapsed)
+            filled["latency_ms"] = elapsed
         if response.usage.requests == 0 and not response.cached:
-            response = dataclasses.replace(response, usage=response.usage + Usage(requests=1))
-        return response
+            filled["usage"] = response.usage + Usage(requests=1)
+        return dataclasses.replace(response, **filled) if filled else response
 
     async def complete(
         self, provider: ProviderSpec, prompt: str | Sequence[Mapping[str, Any]]

@@ -27,6 +27,19 @@ def test_the_label_and_path_do_not_change_the_key_but_the_config_does() -> None:
     assert provider_key(spec) != provider_key(ProviderSpec(id="fake", config={"dimensions": 9}))
 
 
+def test_a_spec_keeps_its_key_and_never_gets_another_specs() -> None:
+    # provider_key remembers the key per spec object: more specs than it keeps, made and dropped one
+    # after the other (so an id may be reused), must each get the key of their own config
+    for round_ in range(2):
+        for number in range(600):
+            spec = ProviderSpec(id="fake", config={"dimensions": number})
+            twin = ProviderSpec(id="fake", config={"dimensions": number})
+            assert provider_key(spec) == provider_key(twin), (round_, number)
+            assert provider_key(spec) == provider_key(spec)
+            if number:
+                assert provider_key(spec) != provider_key(ProviderSpec(id="fake", config={"dimensions": 0}))
+
+
 def test_secrets_enter_the_cache_identity_as_a_keyed_hash_only(tmp_path: Path) -> None:
     spec = ProviderSpec(id="openai:chat:m", config={"apiKey": KEY, "apiBaseUrl": "http://h/v1"})
     provider = build_provider(spec)
