@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import importlib
+import math
+from types import ModuleType
+
 import numpy as np
 import pytest
 
-from evalh.vectors import compare, cosine, dot, euclidean, greedy_match, matrix_problem, vector_problem
+from evalh.vectors import (
+    Deferred,
+    compare,
+    cosine,
+    dot,
+    euclidean,
+    greedy_match,
+    matrix_problem,
+    vector_problem,
+)
 
 
 @pytest.fixture
@@ -26,6 +39,31 @@ def test_metrics_equal_numpy(pairs: list[tuple[np.ndarray, np.ndarray]]) -> None
         assert euclidean(a, b) == pytest.approx(float(np.linalg.norm(a64 - b64)), abs=1e-6)
         assert compare("cosine", a, b) == cosine(a, b)
         assert compare("euclidean", a, b) == euclidean(a, b)
+
+
+def test_cosine_is_numpys_formula_to_the_last_bit(pairs: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    # cosine skips np.linalg.norm's wrapper (a hot path); the value must not move, thresholds sit on it
+    for a, b in pairs:
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        expected = float(np.dot(a64, b64) / (np.linalg.norm(a64) * np.linalg.norm(b64)))
+        assert cosine(a, b) == max(-1.0, min(1.0, expected))
+
+
+def test_a_deferred_module_is_imported_once_then_read_as_plain_attributes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    imports: list[str] = []
+    real_import = importlib.import_module
+
+    def counting_import(name: str, package: str | None = None) -> ModuleType:
+        imports.append(name)
+        return real_import(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", counting_import)
+    deferred = Deferred("math")
+    assert deferred.sqrt(16.0) == 4.0
+    assert deferred.sqrt(9.0) == 3.0 and deferred.pi == math.pi
+    assert imports == ["math", "math"]  # one lookup per attribute, the first time it is read
 
 
 def test_cosine_of_identical_and_opposite_vectors_is_exactly_bounded() -> None:
