@@ -30,7 +30,7 @@ from evalh.errors import (
     ConfigError,
     EvalhError,
 )
-from evalh.model import MAX_CONCURRENCY, MAX_REPEAT
+from evalh.limits import MAX_CONCURRENCY, MAX_REPEAT
 from evalh.secrets import redacted_stdio
 
 __all__ = ["app", "main"]

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from evalh.cli import app
-from evalh.model import MAX_CONCURRENCY, MAX_REPEAT
+from evalh.limits import MAX_CONCURRENCY, MAX_REPEAT
 from evalh.runner.plan import MAX_ROWS
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "evalh.schema.json"

@@ -39,8 +39,6 @@ from evalh.model.results import (
     weighted_mean,
 )
 from evalh.model.suite import (
-    MAX_CONCURRENCY,
-    MAX_REPEAT,
     AssertionSpec,
     EvaluateOptions,
     Prompt,
@@ -52,8 +50,6 @@ from evalh.model.suite import (
 )
 
 __all__ = [
-    "MAX_CONCURRENCY",
-    "MAX_REPEAT",
     "Aggregates",
     "AssertionResult",
     "AssertionSpec",

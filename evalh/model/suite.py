@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "MAX_CONCURRENCY",
-    "MAX_REPEAT",
     "AssertionSpec",
     "EvaluateOptions",
     "Prompt",
@@ -120,12 +118,6 @@ class TestCase:
     path: str = ""
     prompts: tuple[str, ...] | None = None  # the prompts it runs against (labels / ids); None: all
     late_vars: frozenset[str] = frozenset()  # vars rendered when it runs: they read a storeOutputAs name
-
-
-# Upper bounds of --repeat / evaluateOptions.repeat and -j / maxConcurrency (the schema says the same):
-# beyond them a run is a typo, not a plan, and would exhaust memory or sockets before any call.
-MAX_REPEAT = 10_000
-MAX_CONCURRENCY = 1_000
 
 
 @dataclass(frozen=True)
