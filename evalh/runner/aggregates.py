@@ -142,7 +142,8 @@ def classification_report(pairs: Sequence[tuple[str, str | None]]) -> dict[str, 
 def _flatten(graded: Iterable[GradedAssertion]) -> Iterator[GradedAssertion]:
     for item in graded:
         yield item
-        yield from _flatten(item.children)
+        if item.children:  # an assert-set; a generator per leaf was most of this module's time
+            yield from _flatten(item.children)
 
 
 def _assertion_types(rows: Sequence[TestResult]) -> dict[str, TypeFigures]:
@@ -204,6 +205,8 @@ def _named_totals(rows: Sequence[TestResult]) -> dict[str, NamedTotal]:
     sums score x weight), the number of assertions carrying the name (at least 1) and that weight."""
     totals: dict[str, NamedTotal] = {}
     for row in rows:
+        if not row.named_scores:
+            continue
         contributing = Counter(item.spec.metric for item in _flatten(row.assertions) if item.spec.metric)
         for name, value in row.named_scores.items():
             weight = row.named_score_weights.get(name)
