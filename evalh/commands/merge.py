@@ -13,12 +13,14 @@ shard's, shards of different runs (another config, flags or N), a share given tw
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from evalh.errors import EXIT_FAILED, EXIT_OK, ConfigError
-from evalh.model import RunResult
+
+if TYPE_CHECKING:  # the model's dataclasses are built on first run, not for `evalh --help`
+    from evalh.model import RunResult
 
 __all__ = ["EXIT_CODES", "HELP", "merge"]
 
