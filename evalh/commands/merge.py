@@ -77,7 +77,7 @@ def merge(
 ) -> None:
     """Merge shard reports into one run."""
     from evalh.commands.diff import check_fail_on
-    from evalh.reports.json import to_promptfoo_json
+    from evalh.reports.json import new_eval_id, to_promptfoo_json
     from evalh.reports.table import print_lines, print_summary
     from evalh.reports.writers import check_report_paths, combine_report_errors, write_each_report
     from evalh.runner.filters import read_report_file
@@ -95,17 +95,19 @@ def merge(
     shares = ", ".join(f"{shard.share} {shard.path}" for shard in checked)
     typer.echo(f"evalh: merged {len(checked)} shards ({shares}): {len(run.results)} rows", err=True)
     for shard in checked:
-        if shard.data["results"].get("evalh", {}).get("interrupted"):
+        if shard.block.get("interrupted"):
             typer.echo(
                 f"evalh: shard {shard.share} ({shard.path}) was interrupted: its rows are incomplete",
                 err=True,
             )
     print_summary(run, show_table=not no_table)
+    eval_id = new_eval_id(run.started_at)  # one id for every report and the comparison, as run's
     comparison = None
     if before is not None:
-        comparison = compare_reports(before, to_promptfoo_json(run, eval_id="merged run"))
+        comparison = compare_reports(before, to_promptfoo_json(run, eval_id=eval_id))
         print_lines(comparison.lines())
-    failures = write_each_report(run, outputs, comparison=comparison.to_json() if comparison else None)
+    summary = comparison.to_json() if comparison else None
+    failures = write_each_report(run, outputs, eval_id=eval_id, comparison=summary)
     if failures:
         raise combine_report_errors(failures)
     regressed = bool(comparison.failed) if comparison is not None and fail_on == "regressions" else None

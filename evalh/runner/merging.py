@@ -15,11 +15,13 @@ once and none missing; otherwise ConfigError (exit 2) says which file is wrong.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from evalh.errors import ConfigError
+from evalh.limits import MAX_SHARDS
 from evalh.model import (
     AssertionSpec,
     Prompt,
@@ -41,6 +43,7 @@ __all__ = ["ShardReport", "check_shards", "merge_shards"]
 
 _HINT = "Merge the JSON reports (-o shard.json) of every shard of one run: evalh run --shard i/N, i = 1..N"
 _Cell = tuple[int, int, int, int]  # repeat, test, provider, prompt: the unsharded plan's order
+_MISSING_LISTED = 10  # missing shares named in merge's error, the rest counted
 
 
 @dataclass(frozen=True)
@@ -60,9 +63,41 @@ class ShardReport:
     def share(self) -> str:
         return f"{self.info.index}/{self.info.total}"
 
+    @property
+    def block(self) -> Mapping[str, Any]:
+        """The report's ``results.evalh`` (checked to be an object by :func:`_shard_report`)."""
+        block: Mapping[str, Any] = self.data["results"].get("evalh") or {}
+        return block
+
+
+@contextmanager
+def _reading(path: str) -> Iterator[None]:
+    """A shard report is untrusted JSON: a value of the wrong type in it is the report's fault, named
+    by its file (exit 2), not a crash of merge."""
+    try:
+        yield
+    except (AttributeError, KeyError, TypeError, ValueError, OverflowError) as error:
+        raise ConfigError(
+            f"is not a well-formed shard report ({type(error).__name__}: {error})",
+            where=path,
+            hint="Merge the JSON reports as evalh run --shard i/N -o shard.json wrote them",
+        ) from None
+
 
 def _shard_report(path: str, data: Mapping[str, Any]) -> ShardReport:
-    info = shard_info_from_json((data["results"].get("evalh") or {}).get("shard"))
+    with _reading(path):
+        block = data["results"].get("evalh") or {}
+        if not isinstance(block, Mapping):
+            raise TypeError("results.evalh is not an object")
+        record = block.get("shard")
+    info = shard_info_from_json(record)
+    if info is None and record is not None:
+        raise ConfigError(
+            f"its shard record (results.evalh.shard) is not one evalh run --shard writes: {record!r:.200}",
+            where=path,
+            hint=f"A shard record holds index, total (1 <= index <= total <= {MAX_SHARDS}), fingerprint, "
+            "tests and runTests; merge the reports as evalh run --shard i/N wrote them",
+        )
     if info is None:
         raise ConfigError(
             "this report holds a whole run, not a shard: it has no shard record (results.evalh.shard)",
@@ -106,8 +141,11 @@ def check_shards(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Shard
     missing = [f"{k}/{first.info.total}" for k in range(1, first.info.total + 1) if k not in by_share]
     if missing:
         given = ", ".join(f"{shard.share} ({shard.path})" for shard in sorted(shards, key=_share))
+        named = ", ".join(missing[:_MISSING_LISTED])
+        if len(missing) > _MISSING_LISTED:
+            named += f" and {len(missing) - _MISSING_LISTED} more"
         raise ConfigError(
-            f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing: given {given}",
+            f"shard{'s' if len(missing) > 1 else ''} {named} missing: given {given}",
             where="evalh merge",
             hint="Pass every shard's report; a shard that failed still writes its report (exit 1)",
         )
@@ -127,13 +165,17 @@ def _cell(row: Mapping[str, Any]) -> _Cell:
     )
 
 
-def _ordered_rows(shards: Sequence[ShardReport]) -> list[dict[str, Any]]:
+_Row = tuple[dict[str, Any], ShardReport]  # a row and the shard report it comes from
+
+
+def _ordered_rows(shards: Sequence[ShardReport]) -> list[_Row]:
     """Every shard's rows in the unsharded run's order; ConfigError when two shards made one row."""
     owner: dict[_Cell, ShardReport] = {}
-    rows: list[tuple[_Cell, dict[str, Any]]] = []
+    rows: list[tuple[_Cell, _Row]] = []
     for shard in shards:
         for row in shard.rows:
-            cell = _cell(row)
+            with _reading(shard.path):
+                cell = _cell(row)
             if cell in owner:
                 raise ConfigError(
                     f"the row of test {cell[1]} (prompt {cell[3]}, provider {cell[2]}, repeat {cell[0]}) "
@@ -143,7 +185,7 @@ def _ordered_rows(shards: Sequence[ShardReport]) -> list[dict[str, Any]]:
                     hint="Merge the reports of one sharded run, each written by evalh run --shard i/N",
                 )
             owner[cell] = shard
-            rows.append((cell, row))
+            rows.append((cell, (row, shard)))
     return [row for _, row in sorted(rows, key=lambda item: item[0])]
 
 
@@ -198,23 +240,28 @@ def _test(index: int, row: Mapping[str, Any]) -> TestCase:
     )
 
 
-def _tests(rows: Sequence[Mapping[str, Any]]) -> dict[int, TestCase]:
+def _tests(rows: Sequence[_Row]) -> dict[int, TestCase]:
     """Each test from its first row with graded assertions (an ERROR row may have none)."""
-    chosen: dict[int, Mapping[str, Any]] = {}
-    for row in rows:
-        index = int(row.get("testIdx") or 0)
-        if index not in chosen or (row.get("gradingResult") and not chosen[index].get("gradingResult")):
-            chosen[index] = row
-    return {index: _test(index, row) for index, row in sorted(chosen.items())}
+    chosen: dict[int, _Row] = {}
+    for row, shard in rows:
+        index = _cell(row)[1]
+        if index not in chosen or (row.get("gradingResult") and not chosen[index][0].get("gradingResult")):
+            chosen[index] = (row, shard)
+    tests = {}
+    for index, (row, shard) in sorted(chosen.items()):
+        with _reading(shard.path):
+            tests[index] = _test(index, row)
+    return tests
 
 
 def _prompts(shards: Sequence[ShardReport]) -> dict[int, Prompt]:
     prompts: dict[int, Prompt] = {}
     for shard in shards:
-        for column in shard.data["results"].get("prompts") or []:
-            index = int(column.get("promptIdx") or 0)
-            raw, label = str(column.get("raw") or ""), str(column.get("label") or "")
-            prompts.setdefault(index, Prompt(raw=raw, label=label, id=str(column.get("id") or "")))
+        with _reading(shard.path):
+            for column in shard.data["results"].get("prompts") or []:
+                index = int(column.get("promptIdx") or 0)
+                raw, label = str(column.get("raw") or ""), str(column.get("label") or "")
+                prompts.setdefault(index, Prompt(raw=raw, label=label, id=str(column.get("id") or "")))
     return prompts
 
 
@@ -229,33 +276,39 @@ def _provider_usage(shards: Sequence[ShardReport]) -> tuple[ProviderUsage, ...]:
     """Each provider's usage summed over the shards, in the order they first name it."""
     totals: dict[str, Usage] = {}
     for shard in shards:
-        for item in (shard.data["results"].get("evalh") or {}).get("providerUsage") or []:
-            tokens = item.get("tokens") or {}
-            usage = Usage(
-                prompt_tokens=int(tokens.get("prompt") or 0),
-                completion_tokens=int(tokens.get("completion") or 0),
-                total_tokens=int(tokens.get("total") or 0),
-                requests=int(item.get("requests") or 0),
-                cached=int(item.get("cacheHits") or 0),
-                texts=int(item.get("texts") or 0),
-                cost=float(item.get("cost") or 0.0),
-                latency_ms=float(item.get("latencyMs") or 0.0),
-            )
-            name = str(item.get("provider"))
-            totals[name] = totals.get(name, Usage()) + usage
+        with _reading(shard.path):
+            _add_usage(totals, shard.block.get("providerUsage") or [])
     return tuple(ProviderUsage(name, usage) for name, usage in totals.items())
+
+
+def _add_usage(totals: dict[str, Usage], items: Sequence[Mapping[str, Any]]) -> None:
+    for item in items:
+        tokens = item.get("tokens") or {}
+        usage = Usage(
+            prompt_tokens=int(tokens.get("prompt") or 0),
+            completion_tokens=int(tokens.get("completion") or 0),
+            total_tokens=int(tokens.get("total") or 0),
+            requests=int(item.get("requests") or 0),
+            cached=int(item.get("cacheHits") or 0),
+            texts=int(item.get("texts") or 0),
+            cost=float(item.get("cost") or 0.0),
+            latency_ms=float(item.get("latencyMs") or 0.0),
+        )
+        name = str(item.get("provider"))
+        totals[name] = totals.get(name, Usage()) + usage
 
 
 def _suite(
     shards: Sequence[ShardReport], tests: Mapping[int, TestCase], prompts: Mapping[int, Prompt]
 ) -> Suite:
     config: Mapping[str, Any] = shards[0].data.get("config") or {}
-    derived = tuple(
-        (str(item["name"]), str(item["value"]))
-        for item in config.get("derivedMetrics") or []
-        if isinstance(item, Mapping) and "name" in item and "value" in item
-    )
-    description = config.get("description")
+    with _reading(shards[0].path):
+        derived = tuple(
+            (str(item["name"]), str(item["value"]))
+            for item in config.get("derivedMetrics") or []
+            if isinstance(item, Mapping) and "name" in item and "value" in item
+        )
+        description = config.get("description")
     return Suite(
         tests=tuple(tests.values()),
         prompts=tuple(prompts[index] for index in sorted(prompts)),
@@ -265,27 +318,32 @@ def _suite(
     )
 
 
-def _results(
-    rows: Sequence[Mapping[str, Any]], suite: Suite, prompts: Mapping[int, Prompt]
-) -> list[TestResult]:
+def _results(rows: Sequence[_Row], suite: Suite, prompts: Mapping[int, Prompt]) -> list[TestResult]:
     tests = {test.index: test for test in suite.tests}
     results = []
-    for index, row in enumerate(rows):
-        _repeat, test_index, provider_index, prompt_index = _cell(row)
-        shown = row.get("prompt") or {}
-        prompt = prompts.get(prompt_index) or Prompt(raw="", label=str(shown.get("label") or ""))
-        job = Job(
-            index=index,
-            test=tests[test_index],
-            prompt=prompt,
-            provider=_provider(row),
-            prompt_index=prompt_index,
-            provider_index=provider_index,
-            repeat_index=_repeat,
-            rendered_prompt=shown.get("raw", ""),
-        )
-        results.append(result_from_json(row, job))
+    for index, (row, shard) in enumerate(rows):
+        with _reading(shard.path):
+            results.append(_result(index, row, tests, prompts))
     return results
+
+
+def _result(
+    index: int, row: Mapping[str, Any], tests: Mapping[int, TestCase], prompts: Mapping[int, Prompt]
+) -> TestResult:
+    _repeat, test_index, provider_index, prompt_index = _cell(row)
+    shown = row.get("prompt") or {}
+    prompt = prompts.get(prompt_index) or Prompt(raw="", label=str(shown.get("label") or ""))
+    job = Job(
+        index=index,
+        test=tests[test_index],
+        prompt=prompt,
+        provider=_provider(row),
+        prompt_index=prompt_index,
+        provider_index=provider_index,
+        repeat_index=_repeat,
+        rendered_prompt=shown.get("raw", ""),
+    )
+    return result_from_json(row, job)
 
 
 def merge_shards(shards: Sequence[ShardReport]) -> RunResult:
@@ -294,19 +352,29 @@ def merge_shards(shards: Sequence[ShardReport]) -> RunResult:
     prompts = _prompts(shards)
     suite = _suite(shards, _tests(rows), prompts)
     results = tuple(_results(rows, suite, prompts))
-    blocks = [shard.data["results"].get("evalh") or {} for shard in shards]
-    stopped = [block for block in blocks if block.get("interrupted")]
+    times = [_times(shard) for shard in shards]
+    stopped = [shard.block for shard in shards if shard.block.get("interrupted")]
+    by = stopped[0].get("interruptedBy") if stopped else None
     return RunResult(
         suite=suite,
         results=results,
-        started_at=min(str(shard.data["results"].get("timestamp") or "") for shard in shards),
+        started_at=min(started for started, _, _ in times),
         # the shards ran side by side: the run took as long as the longest
-        duration_ms=max(
-            float(shard.data["results"].get("stats", {}).get("durationMs") or 0) for shard in shards
-        ),
+        duration_ms=max(duration for _, duration, _ in times),
         provider_usage=_provider_usage(shards),
         interrupted=bool(stopped),
-        interrupted_by=stopped[0].get("interruptedBy") if stopped else None,
-        not_run=sum(int(block.get("notRun") or 0) for block in blocks),
+        interrupted_by=None if by is None else str(by),
+        not_run=sum(not_run for _, _, not_run in times),
         aggregates=compute_aggregates(suite, results),
     )
+
+
+def _times(shard: ShardReport) -> tuple[str, float, int]:
+    """A shard's start, duration and rows not run (interrupted)."""
+    with _reading(shard.path):
+        results = shard.data["results"]
+        return (
+            str(results.get("timestamp") or ""),
+            float((results.get("stats") or {}).get("durationMs") or 0),
+            int(shard.block.get("notRun") or 0),
+        )

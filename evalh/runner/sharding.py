@@ -34,6 +34,7 @@ from typing import Any
 
 from evalh.config.prompt_refs import runs_prompt
 from evalh.errors import ConfigError
+from evalh.limits import MAX_SHARDS
 from evalh.model import AssertionSpec, ShardInfo, Suite, TestCase
 from evalh.runner.filters import test_identity
 from evalh.runner.plan import run_matrix
@@ -75,6 +76,12 @@ def parse_shard(text: str) -> Shard:
     if match is None:
         raise ConfigError(f"expects i/N, got {text!r}", where="--shard", hint=_HINT)
     index, total = int(match.group(1)), int(match.group(2))
+    if total > MAX_SHARDS:
+        raise ConfigError(
+            f"{text.strip()!r} splits the run into {total} shares; at most {MAX_SHARDS} are allowed",
+            where="--shard",
+            hint=_HINT,
+        )
     if total < 1 or not 1 <= index <= total:
         within = f"from 1 to {total}" if total else "from 1 to N, and N at least 1"
         raise ConfigError(
@@ -179,19 +186,21 @@ def select_shard(suite: Suite, shard: Shard, repeat: int, *, sampled: bool = Fal
 
 
 def shard_info_from_json(data: Any) -> ShardInfo | None:
-    """A report's ``results.evalh.shard`` record (None when absent or not one)."""
+    """A report's ``results.evalh.shard`` record (None when absent or not one: a share ``index`` of
+    ``total`` that ``--shard`` cannot write is not one)."""
     if not isinstance(data, dict):
         return None
     try:
-        return ShardInfo(
+        info = ShardInfo(
             index=int(data["index"]),
             total=int(data["total"]),
             fingerprint=str(data["fingerprint"]),
             tests=int(data["tests"]),
             run_tests=int(data["runTests"]),
         )
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         return None
+    return info if 1 <= info.index <= info.total <= MAX_SHARDS else None
 
 
 def shard_of_report(report: dict[str, Any], shard: Shard | None, *, where: str) -> ShardInfo | None:
