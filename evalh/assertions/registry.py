@@ -213,7 +213,8 @@ def all_assertions() -> dict[str, AssertionDef]:
 
 
 def get_assertion(name: str) -> AssertionDef | None:
-    _load_families()
+    if not _loaded:  # asked twice per assertion of every row: no call once the families are in
+        _load_families()
     return _REGISTRY.get(name)
 
 

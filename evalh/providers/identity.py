@@ -100,7 +100,8 @@ class UsageBook:
     def add(self, spec: ProviderSpec, usage: Usage) -> None:
         key = provider_key(spec)
         self._names.setdefault(key, spec.display)
-        self._usage[key] = self._usage.get(key, Usage()) + usage
+        earlier = self._usage.get(key)  # no Usage() built for every call only to add it
+        self._usage[key] = usage if earlier is None else earlier + usage
 
     def by_name(self) -> dict[str, Usage]:
         named: dict[str, Usage] = {}

@@ -148,7 +148,7 @@ def named_scores(graded: Sequence[GradedAssertion]) -> tuple[dict[str, float], d
     def visit(items: Sequence[GradedAssertion]) -> None:
         for item in items:  # every assertion of every row: nothing is built for one without names
             returned = item.details.get("namedScores")
-            if isinstance(returned, Mapping):
+            if returned is not None and isinstance(returned, Mapping):  # a script's; an ABC check is slow
                 for name, score in returned.items():
                     add(name, score, item.spec.weight)
             if item.spec.metric:
