@@ -21,6 +21,7 @@ from typing import Any, TypedDict, Unpack
 
 from evalh.model import Aggregates, GradedAssertion, Status, Suite, TestResult
 from evalh.model import RunResult as Run
+from evalh.providers.registry import find_entry
 from evalh.reports.json import to_promptfoo_json
 from evalh.reports.markdown import to_markdown
 from evalh.runtimes.callables import callables_active, take_callables
@@ -163,7 +164,7 @@ def _run(config: str | ConfigSource, settings: RunSettings, baseline: str | None
     source: ConfigSource = Path(config) if isinstance(config, str) else config
     table: Mapping[str, Callable[..., Any]] = {}
     if isinstance(source, Mapping):  # Python callables as providers, assertions, transforms
-        source, table = take_callables(source)
+        source, table = take_callables(source, reserved=_names_a_provider)
     elif isinstance(source, Suite):
         table = source.callables
     with callables_active(table):
@@ -172,6 +173,11 @@ def _run(config: str | ConfigSource, settings: RunSettings, baseline: str | None
     if table and not run.suite.callables:  # the suite remembers them, so that it can run again
         run = replace(run, suite=replace(run.suite, callables=dict(table)))
     return RunResult(run, outcome.eval_id, outcome.comparison)
+
+
+def _names_a_provider(name: str) -> bool:
+    """``name`` is a built-in provider's id (or matches its prefix): a callable may not take it."""
+    return find_entry(name) is not None
 
 
 def _loop_running() -> bool:

@@ -35,7 +35,7 @@ from evalh.runtimes.python import (
     call_python,
     map_python,
 )
-from evalh.runtimes.python_worker import Foreign
+from evalh.runtimes.python_worker import Foreign, plain
 
 __all__ = [
     "CallableProvider",
@@ -139,6 +139,9 @@ def _response(result: Any, name: str) -> ProviderResponse:
     if isinstance(result, Mapping):
         if result.get("error"):
             return ProviderResponse(error=str(result["error"]), usage=_usage_from(result))
+        if isinstance(result.get("output"), Foreign):
+            kind = result["output"].type_name
+            return ProviderResponse(error=f"{name} returned {{output: a {kind}}}, not a string or JSON data")
         cost = result.get("cost")
         return ProviderResponse(
             output=result.get("output"), usage=_usage_from(result), cost=float(cost) if cost else None
@@ -169,7 +172,9 @@ class CallableProvider:
             result = await call_function(self.id, args, timeout_s=timeout)
         except CallFailed as error:
             return ProviderResponse(error=str(error))
-        response = _response(result, self.id)
+        # the same values as a python: provider's, which cross from its worker (a generator or an
+        # object is an error naming it, numpy values become numbers), not an object reports cannot show
+        response = _response(plain(result), self.id)
         return dataclasses.replace(response, latency_ms=(time.perf_counter() - started) * 1000)
 
 

@@ -119,13 +119,14 @@ async def call_function(name: str, args: Sequence[Any], *, timeout_s: float) -> 
 class _Taker:
     """Walks a mapping config, replacing each callable by its name and collecting the table."""
 
-    def __init__(self) -> None:
+    def __init__(self, reserved: Callable[[str], bool]) -> None:
         self.table: dict[str, Callable[..., Any]] = {}
+        self.reserved = reserved
 
     def name(self, function: Callable[..., Any], prefix: str = "") -> str:
         base = prefix + callable_name(function)
         name, count = base, 1
-        while self.table.get(name, function) is not function:
+        while self.table.get(name, function) is not function or self.reserved(name):
             count += 1
             name = f"{base} #{count}"
         self.table[name] = function
@@ -201,10 +202,19 @@ def _leftover(value: Any, where: str) -> None:
             _leftover(item, f"{where}[{i}]")
 
 
-def take_callables(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Callable[..., Any]]]:
+def _nothing_reserved(name: str) -> bool:
+    return False
+
+
+def take_callables(
+    data: Mapping[str, Any], reserved: Callable[[str], bool] = _nothing_reserved
+) -> tuple[dict[str, Any], dict[str, Callable[..., Any]]]:
     """``data`` with each callable replaced by its name (a copy; ``data`` is not changed), and the
-    table of those names. Raises ConfigError, by key path, for a callable evalh takes nowhere."""
-    taker = _Taker()
+    table of those names. ``reserved`` says which names mean something else already (the built-in
+    provider ids: a function named ``echo`` must not stand in for the ``echo`` provider), so a callable
+    of such a name is told apart as ``echo #2``. Raises ConfigError, by key path, for a callable evalh
+    takes nowhere."""
+    taker = _Taker(reserved)
     config = dict(data)
     providers = config.get("providers")
     if isinstance(providers, list):
