@@ -13,8 +13,9 @@ and ``&`` as entities), no Markdown markup, math or table break (punctuation bac
 autolink (``:`` and ``.`` escaped), no @mention nor issue reference (a zero-width space after ``@`` and
 ``#``). The only markup in the file is evalh's own.
 
-Lists are cut to fit a character budget each, so the whole file stays well under GitHub's 65,536
-characters for a comment; the full run is in the JSON report.
+Lists are cut to fit a character budget each, and together to what the rest of the file leaves of
+:data:`TOTAL_BUDGET`, so the whole file stays under GitHub's 65,536 characters for a comment even with
+failures, errors and every group of a comparison; the full run is in the JSON report.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from evalh.model import Column, GradedAssertion, RunResult, Status, TestResult
 from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
 from evalh.secrets import redact_text
 
-__all__ = ["OPEN_LIMIT", "escape_inline", "markdown_text", "to_markdown"]
+__all__ = ["OPEN_LIMIT", "TOTAL_BUDGET", "escape_inline", "markdown_text", "to_markdown"]
 
 OPEN_LIMIT = 10  # rows shown unfolded; a longer list goes in <details>
 NAME_LIMIT = 120  # characters of a test name, a label, a metric name
@@ -34,6 +35,7 @@ REASON_LIMIT = 300  # characters of one reason or error
 OUTPUT_LIMIT = 200  # characters of a failed row's output
 ASSERTIONS_LISTED = 5  # failed assertions listed per row
 BUDGET = 24_000  # characters of one list (failures, errors, each comparison group)
+TOTAL_BUDGET = 60_000  # characters of the whole file: a GitHub comment holds at most 65,536
 
 _ZERO_WIDTH_SPACE = "\u200b"
 _ESCAPES = {
@@ -141,30 +143,51 @@ def _metrics(run: RunResult) -> list[str]:
     return ["### Named metrics", "", *_table(["Metric", "Mean", "Min", "Max", "Rows"], rows, ".rrrr")]
 
 
-def _listed(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> list[str]:
+class _Budget:
+    """The characters of :data:`TOTAL_BUDGET` the lists may still use, written ones subtracted."""
+
+    def __init__(self, used: Iterable[Sequence[str]]) -> None:
+        self.left = TOTAL_BUDGET
+        for block in used:
+            self.spend(block)
+
+    def spend(self, lines: Sequence[str]) -> None:
+        self.left -= sum(len(line) + 1 for line in lines) + 2  # blocks are joined by a blank line
+
+    def for_a_list(self) -> int:
+        return max(0, min(BUDGET, self.left))
+
+
+def _listed(
+    title: str, header: Sequence[str], rows: Sequence[Sequence[str]], align: str, budget: _Budget
+) -> list[str]:
     """``rows`` as a table under ``title``, cut to the budget, folded when longer than OPEN_LIMIT."""
+    limit = budget.for_a_list() - 2 * len(title) - 200  # the title, the fold, the note on what is cut
     shown: list[Sequence[str]] = []
-    used = 0
+    used = sum(len(cell) + 3 for cell in header) * 2
     for row in rows:
-        used += sum(len(cell) for cell in row) + 3 * len(row)
-        if shown and used > BUDGET:
+        used += sum(len(cell) for cell in row) + 3 * len(row) + 2  # as _table writes it
+        if used > limit:
             break
         shown.append(row)
-    table = _table(header, shown, align)
+    table = _table(header, shown, align) if shown else []
     if len(shown) < len(rows):
         table += ["", f"… and {len(rows) - len(shown)} more (the JSON report has every row)."]
     if len(rows) <= OPEN_LIMIT:
-        return [f"### {title}", "", *table]
-    return [
-        f"### {title}",
-        "",
-        "<details>",
-        f"<summary>{len(rows)} rows</summary>",
-        "",
-        *table,
-        "",
-        "</details>",
-    ]
+        lines = [f"### {title}", "", *table]
+    else:
+        lines = [
+            f"### {title}",
+            "",
+            "<details>",
+            f"<summary>{len(rows)} rows</summary>",
+            "",
+            *table,
+            "",
+            "</details>",
+        ]
+    budget.spend(lines)
+    return lines
 
 
 def _failed_assertions(graded: Sequence[GradedAssertion]) -> list[GradedAssertion]:
@@ -198,7 +221,7 @@ def _where(row: TestResult) -> list[str]:
     ]
 
 
-def _failures(run: RunResult) -> list[str]:
+def _failures(run: RunResult, budget: _Budget) -> list[str]:
     rows = [
         [*_where(r), _score(r.score), _reasons(r), markdown_text(r.output, OUTPUT_LIMIT)]
         for r in run.results
@@ -207,10 +230,10 @@ def _failures(run: RunResult) -> list[str]:
     if not rows:
         return []
     header = ["Test", "Provider", "Prompt", "Score", "Failed assertions", "Output"]
-    return _listed(f"Failures ({len(rows)})", header, rows, "...r..")
+    return _listed(f"Failures ({len(rows)})", header, rows, "...r..", budget)
 
 
-def _errors(run: RunResult) -> list[str]:
+def _errors(run: RunResult, budget: _Budget) -> list[str]:
     rows = [
         [*_where(r), markdown_text(r.error or r.reason or "Evaluation error")]
         for r in run.results
@@ -218,7 +241,7 @@ def _errors(run: RunResult) -> list[str]:
     ]
     if not rows:
         return []
-    return _listed(f"Errors ({len(rows)})", ["Test", "Provider", "Prompt", "Error"], rows, "")
+    return _listed(f"Errors ({len(rows)})", ["Test", "Provider", "Prompt", "Error"], rows, "", budget)
 
 
 def _state(state: Mapping[str, Any] | None) -> str:
@@ -250,7 +273,7 @@ def _change_row(change: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _comparison(comparison: Mapping[str, Any] | None) -> list[str]:
+def _comparison(comparison: Mapping[str, Any] | None, budget: _Budget) -> list[str]:
     """What changed since the baseline, from :meth:`evalh.store.compare.Comparison.to_json`."""
     if comparison is None:
         return []
@@ -280,12 +303,13 @@ def _comparison(comparison: Mapping[str, Any] | None) -> list[str]:
         "",
         verdict,
     ]
+    budget.spend(lines)
     header = ["Test", "Provider", "Prompt", "Before", "Now", "Reason"]
     for key, title in _GROUPS:
         changes = comparison[key]
         if changes:
             rows = [_change_row(change) for change in changes]
-            lines += ["", *_listed(f"{title} ({len(changes)})", header, rows, "")]
+            lines += ["", *_listed(f"{title} ({len(changes)})", header, rows, "", budget)]
     return lines
 
 
@@ -293,13 +317,9 @@ def to_markdown(
     run: RunResult, *, eval_id: str | None = None, comparison: Mapping[str, Any] | None = None
 ) -> str:
     """The run's Markdown summary; ``comparison`` is a baseline comparison's JSON (``--baseline``)."""
-    sections = (
-        _headline(run, eval_id),
-        _columns(run),
-        _metrics(run),
-        _comparison(comparison),
-        _failures(run),
-        _errors(run),
-    )
+    figures = (_headline(run, eval_id), _columns(run), _metrics(run))
+    budget = _Budget(figures)
+    # in this order: the comparison's lists first, then the failures, then the errors
+    sections = (*figures, _comparison(comparison, budget), _failures(run, budget), _errors(run, budget))
     blocks = [block for block in sections if block]
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"

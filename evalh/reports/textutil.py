@@ -24,7 +24,10 @@ _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff
 # What a terminal, a spreadsheet or a browser should never receive raw: C0/C1 controls (ESC above all,
 # so a model output cannot drive the terminal), DEL and lone surrogates. Tab and newline are kept.
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_CONTROLS_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# One-line cells (terminal tables, the Markdown summary) also show the Unicode bidi embeddings, overrides
+# and isolates escaped: in a cell they would reorder what a reader sees of the text after them ("Trojan
+# Source"). A multi-line output (the viewer, CSV) keeps them, as right-to-left text may use them.
+_CONTROLS_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -54,7 +57,8 @@ def xml_safe(text: str) -> str:
 def escape_controls(text: str, *, one_line: bool = False) -> str:
     """``text`` with control characters and lone surrogates shown as escapes (``\\x1b``, ``\\udcff``).
 
-    ``one_line`` also escapes tabs and newlines, for table cells.
+    ``one_line`` also escapes tabs, newlines and the bidi embeddings, overrides and isolates, for table
+    cells.
     """
     pattern = _CONTROLS_ONE_LINE if one_line else _CONTROLS
     return pattern.sub(_escape_char, text)
