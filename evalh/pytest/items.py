@@ -12,6 +12,7 @@ import pytest
 from evalh.api import failure_text
 from evalh.errors import EvalhError
 from evalh.model import Status, Suite, TestResult
+from evalh.pytest import SHARED_A_CONFIG
 from evalh.runner.plan import Job
 from evalh.runner.sharding import parse_shard
 from evalh.session import RunSettings, load_for_run, plan_for_run, run_jobs
@@ -54,6 +55,8 @@ class EvalhFile(pytest.File):
         settings = RunSettings(shard=None if shard is None else parse_shard(shard))
         suite, _notes = load_for_run(self.path, settings)
         jobs = plan_for_run(suite, settings)
+        if shard is not None:
+            self.config.stash[SHARED_A_CONFIG] = True
         repeats = any(job.repeat_index for job in jobs)
         seen: dict[str, int] = {}
         for job in jobs:

@@ -159,3 +159,22 @@ def test_evalh_shard_collects_the_share_evalh_run_shard_runs(pytester: pytest.Py
     assert {name.split(" (")[0] for name in shares[0]} == ran, cli.output
     bad = pytester.runpytest(*PLUGIN, "--evalh-shard", "3/2", "-p", "no:cacheprovider")
     bad.stdout.fnmatch_lines(["*--shard*'3/2' names share 3 of 2*"])
+
+
+def test_an_empty_share_passes_as_evalh_run_shard_does(pytester: pytest.Pytester) -> None:
+    pytester.makefile(
+        ".yaml",
+        evalh="""
+        prompts: ["{{q}}"]
+        providers: [echo]
+        tests:
+          - {description: only, vars: {q: hi}, assert: [{type: contains, value: hi}]}
+        """,
+    )
+    outcomes = []
+    for k in range(1, 6):  # one test, five CI jobs: four have nothing to do and must not fail
+        result = pytester.runpytest(*PLUGIN, "--evalh-shard", f"{k}/5", "-p", "no:cacheprovider")
+        outcomes.append((result.ret, result.parseoutcomes().get("passed", 0)))
+    assert sorted(outcomes, key=lambda item: -item[1]) == [(0, 1), (0, 0), (0, 0), (0, 0), (0, 0)]
+    nothing = pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider", "-k", "nosuchtest")
+    assert nothing.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # without --evalh-shard, pytest's rule
