@@ -2,7 +2,7 @@
 shard and merge jobs run here, offline, as the CI systems would run them: each shard in its own
 directory with its matrix value (GitHub's ``matrix.shard`` / ``strategy.job-total``, GitLab's
 ``CI_NODE_INDEX`` / ``CI_NODE_TOTAL``), its artifacts carried to the merge job's directory, steps after
-a failure skipped unless ``if: always()``.
+a failure skipped unless ``if: ${{ !cancelled() }}`` (nothing is cancelled here).
 
 What stands in for the CI system: ``actions/checkout`` copies examples/, ``actions/setup-python`` and
 ``pip install evalh`` lines are skipped (this environment has evalh), ``upload-artifact`` and
@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
 GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"
 _EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
+AFTER_FAILURE = "${{ !cancelled() }}"  # runs when an earlier step or job failed, not when cancelled
 
 FAILING_SUITE = """
 description: a suite with a failure
@@ -81,7 +82,7 @@ class GitHubJob:
     def run(self, steps: list[dict[str, Any]]) -> None:
         failed = False
         for number, step in enumerate(steps):
-            if failed and step.get("if") != "always()":
+            if failed and step.get("if") != AFTER_FAILURE:
                 continue
             name = self.expand(step.get("name") or step.get("uses") or step.get("run"))
             if "uses" in step:
@@ -139,7 +140,7 @@ def run_github_workflow(tmp_path: Path, **overrides: str) -> tuple[list[GitHubJo
         job.run(shard_job["steps"])
         shards.append(job)
     merge_job = workflow["jobs"]["merge"]
-    assert merge_job["needs"] == "shard" and merge_job["if"] == "always()"
+    assert merge_job["needs"] == "shard" and merge_job["if"] == AFTER_FAILURE
     workdir = tmp_path / "merge-job"
     workdir.mkdir()
     summary = tmp_path / "step-summary.md"
