@@ -23,6 +23,7 @@ import base64
 import functools
 import html
 import json
+import operator
 import re
 import sys
 import threading
@@ -202,15 +203,19 @@ _PLAIN = (int, float, bool, type(None))
 
 
 def redact_config(value: Any) -> Any:
-    """A copy of ``value`` (JSON-like) for a report: values of secret-looking keys and of every ``env``
-    map replaced by the marker; URLs scrubbed and registered secret values replaced in every string."""
+    """``value`` (JSON-like) for a report: values of secret-looking keys and of every ``env`` map
+    replaced by the marker; URLs scrubbed and registered secret values replaced in every string.
+
+    A mapping or list with nothing to redact is returned as it is, not copied (a copy of a
+    50,000-test config beside the config itself doubled its memory): treat the result as read-only."""
     kind = type(value)
     if kind is str:
         return redact_text(scrub_urls(value))
     if kind in _PLAIN:
         return value
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):  # a dict without the ABC check: 100,000s of values
         out: dict[str, Any] = {}
+        same = kind is dict
         for key, item in value.items():
             name = key if type(key) is str else str(key)
             if is_secret_key(name) and _filled(item):
@@ -219,9 +224,11 @@ def redact_config(value: Any) -> Any:
                 out[name] = {str(k): MARKER if _filled(v) else v for k, v in item.items()}
             else:
                 out[name] = item if type(item) in _PLAIN else redact_config(item)
-        return out
+            same = same and out[name] is item and name is key
+        return value if same else out
     if isinstance(value, list | tuple):
-        return [item if type(item) in _PLAIN else redact_config(item) for item in value]
+        items = [item if type(item) in _PLAIN else redact_config(item) for item in value]
+        return value if kind is list and all(map(operator.is_, items, value)) else items
     return value
 
 
@@ -313,7 +320,7 @@ def register_config(value: Any, *, under_secret: bool = False) -> None:
         if "://" in value:
             for match in _URL.finditer(value):
                 register_url(match.group(0))
-    elif isinstance(value, Mapping):
+    elif type(value) is dict or isinstance(value, Mapping):  # a dict without the ABC check
         for key, item in value.items():
             register_config(item, under_secret=under_secret or is_secret_key(key))
     elif isinstance(value, list | tuple):

@@ -152,6 +152,17 @@ def test_redact_config_by_name_env_map_headers_body_and_urls() -> None:
     assert config["providers"][0]["config"]["apiKey"] == "sk-1"  # a copy
 
 
+def test_redact_config_shares_what_has_nothing_to_redact() -> None:
+    tests = [{"vars": {"q": "hi"}, "assert": [{"type": "contains-any", "value": ["a", "b"]}]}]
+    providers = [{"id": "echo", "config": {"apiKey": "k-1"}}]
+    config = {"prompts": ["{{q}}"], "tests": tests, "providers": providers}
+    shown = redact_config(config)
+    assert shown is not config and shown["providers"][0]["config"] == {"apiKey": MARKER}
+    assert shown["tests"] is tests and shown["prompts"] is config["prompts"]  # not copied
+    assert config["providers"][0]["config"]["apiKey"] == "k-1"
+    assert redact_config(tests) is tests
+
+
 def test_registered_values_and_their_derived_forms_are_redacted() -> None:
     register("sk-live-0123456789")
     register_url("http://alice:PASSWORD-X@h/x")

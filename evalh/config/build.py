@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -49,6 +50,8 @@ from evalh.templating import (
 )
 
 __all__ = ["Defaults", "build_tests", "expand_vars", "load_vars", "resolve_vars"]
+
+_NO_CONFIG: Mapping[str, Any] = {}  # shared by the assertions without a config (never changed)
 
 
 @dataclass(frozen=True)
@@ -343,12 +346,13 @@ def build_assertion(
 ) -> AssertionSpec:
     """One assertion with its value and metric rendered (children built for assert-set)."""
     kind, negate = base_type(item["type"])
+    kind = sys.intern(kind)  # "contains" of "not-contains", once rather than in each assertion
     children = _assertions(item["assert"], inner, origin, shown, scope, ctx) if item.get("assert") else []
     if any(child is None for child in children):
         raise ConfigError("an assertion of this assert-set is invalid (see above)", where=where)
     threshold = item.get("threshold")
     metric = item.get("metric")
-    config = dict(item.get("config") or {})
+    config = dict(item["config"]) if item.get("config") else _NO_CONFIG
     choice = _assertion_choice(kind, item, config, shown, ctx, where)
     for key in ("transform", "contextTransform"):
         problem = transform_problem(item[key], ctx.base_dir) if key in item else None

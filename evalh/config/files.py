@@ -277,7 +277,11 @@ class LoadContext:
 
     def where(self, origin: Origin, inner: JsonPath, shown: JsonPath) -> Place:
         """``file:line:col shown-path`` for a path inside a test, located when a message needs it."""
-        return Place(lambda: f"{origin.locate(inner)} {format_path(shown)}")
+        return Place(_located, origin, inner, shown)
+
+
+def _located(origin: Origin, inner: JsonPath, shown: JsonPath) -> str:
+    return f"{origin.locate(inner)} {format_path(shown)}"
 
 
 def data_file_refs(test: Mapping[str, Any]) -> Iterator[tuple[JsonPath, str]]:

@@ -117,9 +117,11 @@ class Document:
     def place(self, path: JsonPath, shown: JsonPath | None = None) -> Place:
         """``file:line:col`` of ``path`` and the words of ``shown`` (default: ``path``), put together
         only when a message needs them."""
-        if shown is None:
-            return Place(lambda: self.where(path))
-        return Place(lambda: f"{self.locate(path)} {format_path(shown)}")
+        return Place(self.where, path) if shown is None else Place(_located, self, path, shown)
+
+
+def _located(document: Document, path: JsonPath, shown: JsonPath) -> str:
+    return f"{document.locate(path)} {format_path(shown)}"
 
 
 def _mark_at(node: yaml.Node, path: JsonPath) -> yaml.Mark | None:

@@ -11,6 +11,7 @@ words every error.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import yaml
@@ -79,32 +80,40 @@ class _Frame:
         self.key_mark: Any = None
 
 
+_SCALAR_EVENT, _ALIAS_EVENT = yaml.ScalarEvent, yaml.AliasEvent
+_MAPPING_START, _SEQUENCE_START = yaml.MappingStartEvent, yaml.SequenceStartEvent
+_MAPPING_END, _SEQUENCE_END = yaml.MappingEndEvent, yaml.SequenceEndEvent
+# Short texts (type names, keys, list items) recur in every test of a large suite: one copy of each.
+_SHARED_TEXT_LENGTH = 24
+
+
 def _build(loader: SafeLoader, located: bool) -> tuple[Any, Positions]:
     stack: list[_Frame] = []
     root: list[tuple[Any, Positions]] = []
     documents = 0
+    next_event = loader.get_event
     while True:
-        event = loader.get_event()
+        event = next_event()
         kind = type(event)
-        if kind is yaml.ScalarEvent:
+        if kind is _SCALAR_EVENT:
             _add(stack, root, _scalar(loader, event), event.start_mark, None)
-        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+        elif kind is _MAPPING_START or kind is _SEQUENCE_START:
             if event.anchor is not None or event.tag is not None:
                 raise _NotPlain
-            mapping = kind is yaml.MappingStartEvent
+            mapping = kind is _MAPPING_START
             positions: Positions = ({} if mapping else []) if located else None
             frame = _Frame({} if mapping else [], positions)
             _add(stack, root, frame.container, event.start_mark, frame.positions)
             stack.append(frame)
             if len(stack) > MAX_DEPTH:
                 raise _NotPlain
-        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+        elif kind is _MAPPING_END or kind is _SEQUENCE_END:
             stack.pop()
         elif kind is yaml.DocumentStartEvent:
             documents += 1
             if documents > 1:
                 raise _NotPlain  # the full loader words "expected a single document"
-        elif kind is yaml.AliasEvent:
+        elif kind is _ALIAS_EVENT:
             raise _NotPlain
         elif kind is yaml.StreamEndEvent or event is None:
             return root[0] if root else (None, None)
@@ -129,7 +138,7 @@ def _add(
     elif type(value) is dict or type(value) is list:
         raise _NotPlain  # a collection as a key
     else:
-        key = key_text(value)
+        key = sys.intern(key_text(value))
         if key in frame.container:
             raise _NotPlain  # the full loader names every duplicate with its position
         frame.key, frame.key_mark = key, mark
@@ -138,11 +147,12 @@ def _add(
 def _scalar(loader: SafeLoader, event: Any) -> Any:
     if event.anchor is not None or event.tag not in (None, "!"):
         raise _NotPlain
+    text: str = event.value
     if not event.implicit[0]:  # quoted, or the non-specific tag "!": text (as SafeLoader.resolve says)
-        return event.value
-    tag = resolve_plain(event.value)
+        return sys.intern(text) if len(text) <= _SHARED_TEXT_LENGTH else text
+    tag = resolve_plain(text)
     if tag == _STR:
-        return event.value
+        return sys.intern(text) if len(text) <= _SHARED_TEXT_LENGTH else text
     if tag == _NULL:
         return None
     if tag == _MERGE:

@@ -186,6 +186,17 @@ def _shape(value: Any, key: str | None = None) -> Any:
     """What the schema can tell apart in ``value``: types, signs (and fractions from numbers above 1),
     empty, blank and other text, file:// prefixes, assertion type names and config keys. Two values with
     the same shape are both valid or both not."""
+    # Text, mappings and lists first, a dict without the ABC check: 151,000 values for 5,000 tests.
+    if isinstance(value, str):
+        if key == "type" or value.startswith("file://"):
+            return value if key == "type" else "file://"
+        return "x" if value.strip() else (" " if value else "")  # blank is refused where text is due
+    if type(value) is dict or isinstance(value, Mapping):
+        if key in _OPAQUE_KEYS:
+            return {}
+        return {str(k): _shape(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(item) for item in value]
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, float) and not math.isfinite(value):
@@ -197,16 +208,6 @@ def _shape(value: Any, key: str | None = None) -> Any:
         if isinstance(value, int) or value.is_integer():
             return sign
         return sign * (0.5 if abs(value) < 1 else 1.5)  # a fraction is not a score above 1
-    if isinstance(value, str):
-        if key == "type" or value.startswith("file://"):
-            return value if key == "type" else "file://"
-        return "x" if value.strip() else (" " if value else "")  # blank is refused where text is due
-    if isinstance(value, Mapping):
-        if key in _OPAQUE_KEYS:
-            return {}
-        return {str(k): _shape(v, str(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shape(item) for item in value]
     return repr(type(value))
 
 

@@ -73,7 +73,7 @@ class Prompt:
     config: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a 50,000-test suite holds 300,000 of them
 class AssertionSpec:
     """One assertion of one test, after the defaultTest merge and template rendering of its value.
 
@@ -99,7 +99,7 @@ class AssertionSpec:
         return f"not-{self.type}" if self.negate else self.type
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TestCase:
     """One test after the defaultTest merge. ``output`` is a recorded output, graded without a provider."""
 

@@ -7,11 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from evalh.config.env import render_config_env
+from evalh.config.files import LoadContext
 from evalh.config.load import find_config, load_suite
+from evalh.config.locate import parse_document
 from evalh.config.providers import RECORDED_PROVIDER_ID
 from evalh.errors import ConfigError, ConfigFileError
 from evalh.model import ProviderSpec
 from evalh.runner.plan import plan_jobs
+from evalh.templating import template_env
 from tests.config.conftest import WriteFiles
 
 
@@ -412,3 +416,16 @@ tests: file://tests.csv
     assert len(suite.tests) == 10_000
     assert suite.tests[9_999].asserts[0].value == "9999"
     assert suite.tests[9_999].asserts[2].threshold == 0.7
+
+
+def test_env_rendering_copies_only_what_it_renders(tmp_path: Path) -> None:
+    document = parse_document(
+        "providers:\n  - id: openai:chat:m\n    config: {apiBaseUrl: 'http://{{ env.HOST }}/v1'}\n"
+        "tests:\n  - vars: {q: '{{ env.HOST }}'}\n",
+        "c.yaml",
+    )
+    env = template_env({"HOST": "h1"})
+    rendered = render_config_env(document.data, env, document, LoadContext(config_file=tmp_path / "c.yaml"))
+    assert rendered["providers"][0]["config"]["apiBaseUrl"] == "http://h1/v1"
+    assert document.data["providers"][0]["config"]["apiBaseUrl"] == "http://{{ env.HOST }}/v1"
+    assert rendered["tests"] is document.data["tests"]  # a var is rendered later: nothing copied

@@ -154,3 +154,10 @@ def test_a_warning_about_a_late_test_is_located_after_the_fast_read(
         load_suite(config)
     assert len(shown) == 1
     assert shown[0].startswith("c.yaml:306:9 tests[50].assert[0].threshold: equals has no threshold")
+
+
+def test_recurring_keys_and_short_texts_are_kept_once() -> None:
+    text = "- {type: equals, value: 'case 1'}\n- {type: equals, value: 'case 1'}\n"
+    data = parse_document(text, "f.yaml").data
+    first, second = (list(item.items()) for item in data)
+    assert all(a[0] is b[0] and a[1] is b[1] for a, b in zip(first, second, strict=True))
