@@ -322,13 +322,18 @@ def _assertions(
     """The specs of ``items``; those the schema ``refused`` (reported already) are left out, so the
     others are still checked (each keeps its own index in messages)."""
     specs: list[AssertionSpec | None] = []
+    listed = format_path((*shown, "assert"))  # put into words once for the whole list
     for index, item in enumerate(items):
         if index in refused:
             continue
-        path_inner, path_shown = (*inner, "assert", index), (*shown, "assert", index)
-        where = ctx.where(origin, path_inner, path_shown) if origin else format_path(path_shown)
+        path_inner, path_shown, path = (
+            (*inner, "assert", index),
+            (*shown, "assert", index),
+            f"{listed}[{index}]",
+        )
+        where = ctx.where(origin, path_inner, path_shown) if origin else path
         try:
-            specs.append(build_assertion(item, path_inner, path_shown, origin, scope, ctx, where))
+            specs.append(build_assertion(item, path_inner, path_shown, origin, scope, ctx, where, path))
         except ConfigError as error:
             ctx.problems.add_exception(error)
             specs.append(None)
@@ -343,8 +348,10 @@ def build_assertion(
     scope: _Scope,
     ctx: LoadContext,
     where: Where,
+    path: str,
 ) -> AssertionSpec:
-    """One assertion with its value and metric rendered (children built for assert-set)."""
+    """One assertion with its value and metric rendered (children built for assert-set); ``path`` is
+    ``shown`` in words."""
     kind, negate = base_type(item["type"])
     kind = sys.intern(kind)  # "contains" of "not-contains", once rather than in each assertion
     children = _assertions(item["assert"], inner, origin, shown, scope, ctx) if item.get("assert") else []
@@ -364,9 +371,7 @@ def build_assertion(
     spec = AssertionSpec(
         type=kind,
         negate=negate,
-        value=_render_value(
-            kind, item.get("value"), scope, ctx, then(where, ".value") if "value" in item else where
-        ),
+        value=_render_value(kind, item.get("value"), scope, ctx, where, ".value" if "value" in item else ""),
         threshold=float(threshold) if threshold is not None else None,
         weight=float(item.get("weight", 1.0)),
         metric=scope.render(metric, then(where, ".metric")) if metric is not None else None,
@@ -375,7 +380,7 @@ def build_assertion(
         children=tuple(child for child in children if child is not None),
         rubric_prompt=_rubric(rubric, ctx, where) if rubric is not None else None,
         raw=item,
-        path=format_path(shown),
+        path=path,
     )
     ctx.where_of[id(spec)] = where
     return spec
@@ -422,9 +427,13 @@ def _assertion_choice(
     return choice
 
 
-def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, where: Where) -> Any:
+def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, owner: Where, key: str) -> Any:
     """promptfoo's value rendering: strings and each string of a list; file:// loaded; objects kept.
-    A value that is code is never rendered (see evalh/config/code_values.py)."""
+    A value that is code is never rendered (see evalh/config/code_values.py). ``key`` (``.value``)
+    follows the ``owner`` assertion's place in messages."""
+    if isinstance(value, str) and not has_template(value) and not is_file_ref(value):
+        return value  # most values: as written, nothing to place
+    where = then(owner, key)
     definition = get_assertion(kind)
     language = definition.code_language if definition is not None else None
     if language is not None and isinstance(value, str):
