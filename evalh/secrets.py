@@ -210,7 +210,7 @@ def redact_config(value: Any) -> Any:
     50,000-test config beside the config itself doubled its memory): treat the result as read-only."""
     kind = type(value)
     if kind is str:
-        return redact_text(scrub_urls(value))
+        return _redact_string(value)
     if kind in _PLAIN:
         return value
     if kind is dict or isinstance(value, Mapping):  # a dict without the ABC check: 100,000s of values
@@ -218,7 +218,7 @@ def redact_config(value: Any) -> Any:
         same = kind is dict
         for key, item in value.items():
             name = key if type(key) is str else str(key)
-            if is_secret_key(name) and _filled(item):
+            if _is_secret_name(name) and _filled(item):
                 out[name] = MARKER
             elif name == "env" and isinstance(item, Mapping):
                 out[name] = {str(k): MARKER if _filled(v) else v for k, v in item.items()}
@@ -230,6 +230,14 @@ def redact_config(value: Any) -> Any:
         items = [item if type(item) in _PLAIN else redact_config(item) for item in value]
         return value if kind is list and all(map(operator.is_, items, value)) else items
     return value
+
+
+def _redact_string(text: str) -> str:
+    """:func:`redact_text` of :func:`scrub_urls`, with the usual case (no URL, no secret registered)
+    answered without either call."""
+    if "://" in text:
+        text = scrub_urls(text)
+    return redact_text(text) if _REGISTRY.text_forms() else text
 
 
 def _filled(value: Any) -> bool:
