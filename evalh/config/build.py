@@ -36,7 +36,7 @@ from evalh.config.stored_outputs import late_var_names
 from evalh.config.tests_files import RawTest
 from evalh.config.transform_checks import check_test_transforms, transformed_vars, unused_context_transform
 from evalh.config.var_files import load_var_file
-from evalh.errors import ConfigError, TemplateError, Where, then
+from evalh.errors import ConfigError, Place, TemplateError, Where, then
 from evalh.model import AssertionSpec, ProviderChoice, TestCase
 from evalh.notices import warnings_muted
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY, transform_problem
@@ -331,13 +331,18 @@ def _assertions(
             (*shown, "assert", index),
             f"{listed}[{index}]",
         )
-        where = ctx.where(origin, path_inner, path_shown) if origin else path
+        # the spec's path as the words: a place kept for each of 300,000 assertions holds no more
+        where = Place(_placed, origin, path_inner, path) if origin else path
         try:
             specs.append(build_assertion(item, path_inner, path_shown, origin, scope, ctx, where, path))
         except ConfigError as error:
             ctx.problems.add_exception(error)
             specs.append(None)
     return specs
+
+
+def _placed(origin: Origin, inner: JsonPath, words: str) -> str:
+    return f"{origin.locate(inner)} {words}"
 
 
 def build_assertion(
