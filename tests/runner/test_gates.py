@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from evalh.cli import app
 from evalh.model import ProviderSpec
+from evalh.runner import services
 from evalh.runner.cache import Cache
 from evalh.runner.services import ProviderPool, RunServices
 from tests.loopback import LoopbackServer, Reply, Request
@@ -200,3 +201,26 @@ def test_one_gate_per_provider_identity() -> None:
         return first is same, first is other
 
     assert asyncio.run(gates()) == (True, False)
+
+
+def test_a_providers_protocols_are_checked_once_per_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a runtime-checkable Protocol's isinstance is slow on Python 3.11: the pool asks once per provider
+    checked: list[object] = []
+    real_of = services._Traits.of
+
+    def counting_of(provider: Any) -> services._Traits:
+        checked.append(provider)
+        return real_of(provider)
+
+    monkeypatch.setattr(services._Traits, "of", staticmethod(counting_of))
+    run = RunServices(ProviderPool(max_concurrency=2), Cache.open(False))
+
+    async def calls() -> list[str | None]:
+        outputs = []
+        for label in ("a", "b", "c"):  # equal specs, distinct objects: one identity
+            response = await run.complete(ProviderSpec(id="echo", label=label), f"hello {label}")
+            outputs.append(response.output)
+        return outputs
+
+    assert asyncio.run(calls()) == ["hello a", "hello b", "hello c"]
+    assert len(checked) == 1
