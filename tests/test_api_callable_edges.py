@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,3 +105,22 @@ def test_partials_bound_methods_and_lambdas_are_providers() -> None:
         ),
     ]
     assert all(row.status is Status.PASS for row in result.rows)
+
+
+def test_sync_provider_functions_run_as_many_at_once_as_max_concurrency() -> None:
+    # 20 calls must be in flight together to pass the barrier; a pool of 16 threads broke it
+    barrier = threading.Barrier(20, timeout=60)
+
+    def waits_for_the_others(prompt: str) -> str:
+        barrier.wait()
+        return prompt
+
+    result = evalh.evaluate(
+        {
+            "prompts": ["{{i}}"],
+            "providers": [waits_for_the_others],
+            "tests": [{"vars": {"i": i}} for i in range(20)],
+        },
+        max_concurrency=20,
+    )
+    assert (result.successes, result.errors) == (20, 0), result.rows[0].error

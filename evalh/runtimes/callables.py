@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any
 
 from evalh.errors import ConfigError
+from evalh.limits import MAX_CONCURRENCY
 
 __all__ = [
     "CODE_PREFIX",
@@ -41,7 +42,9 @@ __all__ = [
 ]
 
 CODE_PREFIX = "callable:"
-_THREADS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="evalh-callable")
+# As many threads as a run may call at once (-j, up to MAX_CONCURRENCY; the pool starts them only as
+# calls need them): a sync provider function waiting on the network must not cap a -j 64 run at 16.
+_THREADS = ThreadPoolExecutor(max_workers=MAX_CONCURRENCY, thread_name_prefix="evalh-callable")
 _NONE: Mapping[str, Callable[..., Any]] = MappingProxyType({})
 _ACTIVE: ContextVar[Mapping[str, Callable[..., Any]]] = ContextVar("evalh_callables", default=_NONE)
 _TRANSFORM_KEYS = ("transform", "postprocess", "transformVars")
