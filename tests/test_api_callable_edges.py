@@ -36,6 +36,10 @@ def suffixed(prompt: str, suffix: str) -> str:
     return prompt + suffix
 
 
+def suffixed_bang(prompt: str) -> str:
+    return prompt + "!"
+
+
 def holding_an_object(prompt: str) -> dict[str, Any]:
     return {"output": Bot(), "tokenUsage": {"prompt": 1, "completion": 1}}
 
@@ -124,3 +128,17 @@ def test_sync_provider_functions_run_as_many_at_once_as_max_concurrency() -> Non
         max_concurrency=20,
     )
     assert (result.successes, result.errors) == (20, 0), result.rows[0].error
+
+
+def test_tuples_hold_callables_where_lists_do() -> None:
+    result = evalh.evaluate(
+        {
+            "prompts": ["{{x}}"],
+            "providers": ("echo", suffixed_bang),
+            "tests": ({"vars": {"x": "a"}, "assert": (lambda output: output.startswith("a"),)},),
+        }
+    )
+    assert [(row.provider.id, row.status.value, row.output) for row in result.rows] == [
+        ("echo", "PASS", "a"),
+        ("suffixed_bang", "PASS", "a!"),
+    ]

@@ -168,15 +168,20 @@ class _Taker:
         return item
 
     def assertions(self, items: Any, where: str) -> Any:
-        if not isinstance(items, list):
+        if not isinstance(items, list | tuple):
             return items
         return [self.assertion(item, f"{where}[{i}]") for i, item in enumerate(items)]
+
+    def tests(self, items: Any, where: str) -> Any:
+        if not isinstance(items, list | tuple):
+            return items
+        return [self.test(item, f"{where}[{i}]") for i, item in enumerate(items)]
 
     def test(self, test: Any, where: str) -> Any:
         if not isinstance(test, Mapping):
             return test
         test = dict(test)
-        test["assert"] = self.assertions(test.get("assert"), f"{where}.assert")
+        test["assert"] = self.assertions(test.get("assert"), f"{where}.assert")  # a tuple as a list
         if test["assert"] is None:
             del test["assert"]
         options = test.get("options")
@@ -220,12 +225,12 @@ def take_callables(
     taker = _Taker(reserved)
     config = dict(data)
     providers = config.get("providers")
-    if isinstance(providers, list):
+    if isinstance(providers, list | tuple):  # Python code writes tuples where YAML has lists
         config["providers"] = [taker.provider(p, f"providers[{i}]") for i, p in enumerate(providers)]
     elif providers is not None:
         config["providers"] = taker.provider(providers, "providers")
-    if isinstance(config.get("tests"), list):
-        config["tests"] = [taker.test(t, f"tests[{i}]") for i, t in enumerate(config["tests"])]
+    if "tests" in config:
+        config["tests"] = taker.tests(config["tests"], "tests")
     if "defaultTest" in config:
         config["defaultTest"] = taker.test(config["defaultTest"], "defaultTest")
     _leftover(config, "")
