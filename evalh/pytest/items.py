@@ -52,7 +52,7 @@ class EvalhFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         shard = self.config.getoption("evalh_shard")
-        settings = RunSettings(shard=None if shard is None else parse_shard(shard))
+        settings = RunSettings(shard=None if shard is None else parse_shard(shard, "--evalh-shard"))
         suite, _notes = load_for_run(self.path, settings)
         jobs = plan_for_run(suite, settings)
         if shard is not None:

@@ -70,23 +70,24 @@ class Shard:
         return f"{self.index}/{self.total}"
 
 
-def parse_shard(text: str) -> Shard:
-    """``--shard``'s value; ConfigError (exit 2) unless it is ``i/N`` with 1 <= i <= N."""
+def parse_shard(text: str, flag: str = "--shard") -> Shard:
+    """``--shard``'s value (or ``flag``'s: pytest's ``--evalh-shard``); ConfigError (exit 2) unless it is
+    ``i/N`` with 1 <= i <= N <= MAX_SHARDS."""
     match = _SHAPE.fullmatch(text)
     if match is None:
-        raise ConfigError(f"expects i/N, got {text!r}", where="--shard", hint=_HINT)
+        raise ConfigError(f"expects i/N, got {text!r}", where=flag, hint=_HINT)
     index, total = int(match.group(1)), int(match.group(2))
     if total > MAX_SHARDS:
         raise ConfigError(
             f"{text.strip()!r} splits the run into {total} shares; at most {MAX_SHARDS} are allowed",
-            where="--shard",
+            where=flag,
             hint=_HINT,
         )
     if total < 1 or not 1 <= index <= total:
         within = f"from 1 to {total}" if total else "from 1 to N, and N at least 1"
         raise ConfigError(
             f"{text.strip()!r} names share {index} of {total}; it must be {within}",
-            where="--shard",
+            where=flag,
             hint=_HINT,
         )
     return Shard(index, total)

@@ -158,7 +158,7 @@ def test_evalh_shard_collects_the_share_evalh_run_shard_runs(pytester: pytest.Py
     }
     assert {name.split(" (")[0] for name in shares[0]} == ran, cli.output
     bad = pytester.runpytest(*PLUGIN, "--evalh-shard", "3/2", "-p", "no:cacheprovider")
-    bad.stdout.fnmatch_lines(["*--shard*'3/2' names share 3 of 2*"])
+    bad.stdout.fnmatch_lines(["*--evalh-shard: '3/2' names share 3 of 2*"])  # the flag pytest was given
 
 
 def test_an_empty_share_passes_as_evalh_run_shard_does(pytester: pytest.Pytester) -> None:
