@@ -230,3 +230,17 @@ def test_the_gitlab_pipeline_shards_and_merges_its_example(tmp_path: Path) -> No
         assert (merge_dir / path).is_file(), path
     merged = [(row["testIdx"], row["success"]) for row in rows(merge_dir / "merged.json")]
     assert merged == [(row["testIdx"], row["success"]) for row in unsharded_rows(tmp_path)]
+
+
+def test_every_github_upload_can_be_re_run() -> None:
+    # upload-artifact@v4 refuses a name already in the workflow run, and a re-run is the same run
+    workflow = yaml.safe_load(GITHUB.read_text(encoding="utf-8"))
+    uploads = [
+        step
+        for job in workflow["jobs"].values()
+        for step in job["steps"]
+        if str(step.get("uses", "")).startswith("actions/upload-artifact@")
+    ]
+    assert len(uploads) == 2
+    for step in uploads:
+        assert step["with"].get("overwrite") is True, step
