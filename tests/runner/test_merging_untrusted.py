@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from evalh.cli import app
 from evalh.limits import MAX_SHARDS
+from evalh.reports.markdown import escape_inline
 
 SUITE = """
 description: merged suite
@@ -117,7 +118,6 @@ def test_every_report_of_a_merge_carries_one_run_id(shards: list[Path], tmp_path
     assert code == 1, output  # test b fails
     eval_id = json.loads(merged.read_text(encoding="utf-8"))["evalId"]
     assert eval_id.startswith("eval-")
-    shown = eval_id.replace("-", "\\-").replace(":", "\\:")  # as the Markdown summary escapes it
-    assert f"run {shown}" in summary.read_text(encoding="utf-8")
+    assert f"run {escape_inline(eval_id)}" in summary.read_text(encoding="utf-8")  # escaped as Markdown
     assert eval_id in page.read_text(encoding="utf-8")
     assert f"Comparing {eval_id}" in output
