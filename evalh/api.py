@@ -120,7 +120,8 @@ class CheckFailed(AssertionError):
 
 
 def failure_text(row: TestResult) -> str:
-    """A row's verdict, each assertion's result and the output: a failure's readable report."""
+    """A row's verdict, each assertion's result and the output: a failure's readable report, with the
+    run's secret values redacted (it goes to pytest's output and its --junitxml file)."""
     lines = [f"{row.status.value}: {row.reason}"]
     for graded in row.assertions:
         mark = "ERROR" if graded.error else ("PASS" if graded.passed else "FAIL")
@@ -130,7 +131,7 @@ def failure_text(row: TestResult) -> str:
     output = row.output if isinstance(row.output, str) else repr(row.output)
     shown = output if len(output) <= _OUTPUT_LIMIT else output[:_OUTPUT_LIMIT] + "…"
     lines.append(f"output: {shown}")
-    return "\n".join(lines)
+    return redact_text("\n".join(lines))
 
 
 class Options(TypedDict, total=False):

@@ -178,3 +178,22 @@ def test_an_empty_share_passes_as_evalh_run_shard_does(pytester: pytest.Pytester
     assert sorted(outcomes, key=lambda item: -item[1]) == [(0, 1), (0, 0), (0, 0), (0, 0), (0, 0)]
     nothing = pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider", "-k", "nosuchtest")
     assert nothing.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # without --evalh-shard, pytest's rule
+
+
+def test_a_failed_rows_report_holds_no_secret_value(pytester: pytest.Pytester) -> None:
+    secret = "sk-live-plugin-0123456789abcdef"
+    _write(
+        pytester,
+        "evalh.yaml",
+        f"""
+        prompts: ["token {{{{apiKey}}}}"]
+        providers: [echo]
+        tests:
+          - {{description: leaks, vars: {{apiKey: {secret}}}, assert: [{{type: equals, value: "{{{{apiKey}}}}"}}]}}
+        """,
+    )
+    result = pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider", "--junitxml=junit.xml")
+    result.assert_outcomes(failed=1)
+    shown = "\n".join(result.outlines)
+    assert "output: token [REDACTED]" in shown
+    assert secret not in shown and secret not in (pytester.path / "junit.xml").read_text(encoding="utf-8")
