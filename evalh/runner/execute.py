@@ -16,11 +16,11 @@ import gc
 import signal
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from evalh.assertions.base import AssertionContext, EmbedRequest
 from evalh.errors import TemplateError
@@ -52,6 +52,11 @@ from evalh.templating import template_env
 __all__ = ["ResultCallback", "run_suite"]
 
 ResultCallback = Callable[[TestResult], None]
+
+_T = TypeVar("_T")
+
+# Rows in flight at once, at least (see _Execution.in_flight).
+_MIN_IN_FLIGHT = 1024
 
 # The context of a job is built once and re-targeted at each assertion by grading.
 _NO_SPEC = AssertionSpec(type="")
@@ -249,21 +254,37 @@ class _Execution:
         else:
             await self.grade(item)
 
+    def in_flight(self) -> int:
+        """Rows worked on at once: enough to keep every provider's (and grader's) semaphore full, as
+        each row waits for one call at a time; bounded, so 50,000 rows are not 50,000 tasks at once."""
+        return max(_MIN_IN_FLIGHT, 2 * self.pool.max_concurrency * max(1, len(self.suite.providers)))
+
     async def run(self, jobs: Sequence[Job]) -> None:
         deferred: list[tuple[_Output, list[EmbedRequest]]] = []
         try:
             if self.memory is None:
-                await asyncio.gather(*(self.first_pass(job, deferred) for job in jobs))
+                await _each(jobs, lambda job: self.first_pass(job, deferred), self.in_flight())
             else:
                 for job in jobs:
                     await self.first_pass(job, deferred)
             if deferred:
                 await self.services.embeddings.prefetch([r for _, requests in deferred for r in requests])
                 deferred.sort(key=lambda pair: pair[0].job.index)
-                await asyncio.gather(*(self.grade(item) for item, _ in deferred))
+                await _each([item for item, _ in deferred], self.grade, self.in_flight())
         finally:
             await self.pool.aclose()
             self.cache.close()
+
+
+async def _each(items: Sequence[_T], work: Callable[[_T], Awaitable[None]], in_flight: int) -> None:
+    """``work`` on every item, started in order, at most ``in_flight`` at a time."""
+    pending = iter(items)
+
+    async def worker() -> None:
+        for item in pending:
+            await work(item)
+
+    await asyncio.gather(*(worker() for _ in range(min(in_flight, len(items)))))
 
 
 @contextlib.contextmanager

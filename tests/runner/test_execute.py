@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import textwrap
 from pathlib import Path
@@ -20,7 +21,7 @@ from evalh.model import (
     TestCase,
 )
 from evalh.runner import services
-from evalh.runner.execute import run_suite
+from evalh.runner.execute import _MIN_IN_FLIGHT, _each, run_suite
 from evalh.runner.plan import plan_jobs
 
 NO_CACHE = EvaluateOptions(cache=False)
@@ -185,3 +186,28 @@ def test_embedding_provider_override_by_test_options() -> None:
     run = run_suite(Suite(tests=(test,)), NO_CACHE)
     assert run.results[0].status is Status.PASS
     assert [u.provider for u in run.provider_usage] == ["fake"]
+
+
+def test_rows_start_in_plan_order_and_a_bounded_number_are_in_flight() -> None:
+    started: list[int] = []
+    running = peak = 0
+
+    async def work(item: int) -> None:
+        nonlocal running, peak
+        started.append(item)
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0)
+        running -= 1
+
+    asyncio.run(_each(range(10), work, 3))
+    assert (started, peak) == (list(range(10)), 3)
+
+
+def test_a_run_with_more_rows_than_are_in_flight_at_once_keeps_every_row_in_order() -> None:
+    count = _MIN_IN_FLIGHT + 77
+    contains = [AssertionSpec(type="contains", value=str(i)) for i in range(count)]
+    tests = tuple(recorded(i, f"answer {i}", spec) for i, spec in enumerate(contains))
+    result = run_suite(Suite(tests=tests), NO_CACHE)
+    assert [row.test.index for row in result.results] == list(range(count))
+    assert all(row.status is Status.PASS for row in result.results)
