@@ -45,6 +45,7 @@ from evalh.reports.textutil import output_text
 from evalh.secrets import redact_config as redact
 
 __all__ = [
+    "MEMO_LIMIT",
     "aggregates_to_json",
     "flatten_components",
     "new_eval_id",
@@ -54,6 +55,10 @@ __all__ = [
     "to_promptfoo_json",
     "usage_to_json",
 ]
+
+# Conversions a streaming memo keeps: the rows of a test (its prompts x providers x repeats) finish
+# close together, and the specs every test shares (defaultTest's) are used by every row.
+MEMO_LIMIT = 4096
 
 _FAILURE_REASON = {Status.PASS: 0, Status.FAIL: 1, Status.ERROR: 2}
 
@@ -73,18 +78,26 @@ def usage_to_json(usage: Usage | None) -> dict[str, Any]:
 class _Memo:
     """Converted specs and tests, reused by every row sharing them (the report is read-only data).
 
-    Keyed by ``id()``; the object is kept alongside so an id is never reused while cached.
+    Keyed by ``id()``; the object is kept alongside so an id is never reused while cached. With a
+    ``limit``, the least recently used conversions are dropped beyond it: a run's rows are converted
+    as they finish, and keeping every test's conversion would hold a second copy of the suite.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self._items: dict[int, tuple[object, Any]] = {}
+        self._limit = limit
 
     def get(self, obj: object, build: Callable[[], Any]) -> Any:
-        hit = self._items.get(id(obj))
+        key = id(obj)
+        hit = self._items.get(key)
         if hit is not None and hit[0] is obj:
+            if self._limit is not None:  # most recently used last
+                self._items[key] = self._items.pop(key)
             return hit[1]
         value = build()
-        self._items[id(obj)] = (obj, value)
+        self._items[key] = (obj, value)
+        if self._limit is not None and len(self._items) > self._limit:
+            del self._items[next(iter(self._items))]
         return value
 
 
@@ -360,8 +373,9 @@ def new_eval_id(started_at: str) -> str:
 
 
 def new_memo() -> _Memo:
-    """A conversion cache for :func:`result_to_json` over many rows (see JsonlStream)."""
-    return _Memo()
+    """A conversion cache for :func:`result_to_json` over rows converted one by one as a run goes (see
+    ``reports/streamed.py``): it keeps the :data:`MEMO_LIMIT` most recently used conversions."""
+    return _Memo(MEMO_LIMIT)
 
 
 def to_promptfoo_json(run: RunResult, *, eval_id: str | None = None) -> dict[str, Any]:

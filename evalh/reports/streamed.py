@@ -15,13 +15,13 @@ from __future__ import annotations
 import json
 import tempfile
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, NamedTuple
 
 from evalh.model import RunResult, TestResult
 from evalh.reports.json import new_memo, report_document, result_to_json
 from evalh.reports.serialize import dumps, encode_json
-from evalh.secrets import redact_text
+from evalh.secrets import redact_config, redact_text
 
 __all__ = ["EncodedRow", "ReportFrame", "RowSpool", "encode_row", "row_text"]
 
@@ -103,11 +103,14 @@ class RowSpool:
 class ReportFrame:
     """The JSON report of a run without its rows, built once per set of files (one ``evalId`` and
     ``exportedAt`` for all of them): the rows' texts are written into it (:meth:`chunks`), or their
-    dicts put in (:meth:`with_rows`)."""
+    dicts put in (:meth:`with_rows`). The config (every test of the suite) is written piece by piece
+    too, never copied whole."""
 
     def __init__(self, run: RunResult, *, eval_id: str | None = None) -> None:
-        self._marker = f"evalh-rows-{uuid.uuid4().hex}"  # a row list no report holds
-        self.document = report_document(run, [self._marker], eval_id=eval_id)
+        token = uuid.uuid4().hex  # markers no report holds
+        self._rows, self._config = f"evalh-rows-{token}", f"evalh-config-{token}"
+        self._raw_config = run.suite.raw_config
+        self.document = report_document(run, [self._rows], eval_id=eval_id, config=self._config)
 
     def chunks(self, texts: Iterable[str], *, indent: int | None = None) -> Iterator[str]:
         """The report's text in pieces whose concatenation is ``dumps`` of the whole document
@@ -116,12 +119,35 @@ class ReportFrame:
         if indent is not None:
             yield row_text(self.with_rows([json.loads(text) for text in texts]), indent=indent)
             return
-        head, tail = row_text(self.document).split(json.dumps(self._marker), 1)
+        head, rest = row_text(self.document).split(json.dumps(self._rows), 1)
+        middle, tail = rest.split(json.dumps(self._config), 1)
         yield head
         for position, text in enumerate(texts):
             yield f", {text}" if position else text
+        yield middle
+        yield from _config_chunks(self._raw_config)
         yield tail
 
     def with_rows(self, rows: list[Any]) -> dict[str, Any]:
         """The whole document with ``rows`` (for YAML and HTML, and the small indented report)."""
-        return {**self.document, "results": {**self.document["results"], "results": rows}}
+        results = {**self.document["results"], "results": rows}
+        return {**self.document, "results": results, "config": redact_config(self._raw_config)}
+
+
+def _config_chunks(config: Any) -> Iterator[str]:
+    """:func:`row_text` of ``redact_config(config)`` in pieces: each item of a top-level list (the
+    tests) on its own. Each piece is redacted by ``redact_config`` itself, so its rules stay in one
+    place: a key whose empty list it keeps as a list is a key whose items it redacts one by one."""
+    if not isinstance(config, Mapping) or not config:
+        yield row_text(redact_config(config))
+        return
+    for position, (key, value) in enumerate(config.items()):
+        name = key if type(key) is str else str(key)
+        yield ("{" if position == 0 else ", ") + row_text(name) + ": "
+        if isinstance(value, list | tuple) and value and isinstance(redact_config({name: []})[name], list):
+            for index, item in enumerate(value):
+                yield ("[" if index == 0 else ", ") + row_text(redact_config([item])[0])
+            yield "]"
+        else:
+            yield row_text(redact_config({name: value})[name])
+    yield "}"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from evalh.model import RunResult
-from evalh.reports.json import to_promptfoo_json
+from evalh.reports.json import MEMO_LIMIT, new_memo, to_promptfoo_json
 from evalh.reports.serialize import dumps, encode_json
 from evalh.reports.streamed import ReportFrame, RowSpool, encode_row
 from evalh.reports.writers import PRETTY_JSON_MAX_ROWS, write_each_report
@@ -138,3 +138,46 @@ def test_an_interrupted_run_streams_a_valid_report_of_its_finished_rows(tmp_path
     block = document["results"]["evalh"]
     assert (block["interrupted"], block["interruptedBy"], block["notRun"]) == (True, "SIGTERM", 1001)
     assert document["results"]["stats"]["successes"] + document["results"]["stats"]["failures"] == 2002
+
+
+def test_a_streaming_memo_keeps_only_the_recent_conversions() -> None:
+    memo = new_memo()
+    objects = [object() for _ in range(MEMO_LIMIT + 1)]
+    builds: list[int] = []
+
+    def convert(index: int) -> str:
+        return memo.get(objects[index], lambda: builds.append(index) or f"converted {index}")  # type: ignore[no-any-return]
+
+    for index in range(len(objects)):
+        convert(index)
+    assert convert(MEMO_LIMIT) == f"converted {MEMO_LIMIT}" and builds.count(MEMO_LIMIT) == 1  # kept
+    assert convert(0) == "converted 0" and builds.count(0) == 2  # the oldest was dropped, made again
+    rows = large_run(800, 5).results  # more conversions than the limit: rows are still converted in full
+    shared = new_memo()
+    assert [encode_row(row, shared).text for row in rows] == [encode_row(row).text for row in rows]
+
+
+def test_the_config_is_written_piece_by_piece_with_the_same_redaction(tmp_path: Path) -> None:
+    tests = [
+        {"vars": {"q": f"question {i}", "url": "https://user:pw@example.com/x?sig=abc"}, "assert": ["x"]}
+        for i in range(3)
+    ]
+    raw_config = {
+        "description": "many tests",
+        "providers": [{"id": "openai:gpt-4o", "config": {"apiKey": "sk-live-1234567890"}}, "echo"],
+        "tests": tests,
+        "apiKey": ["sk-one", "sk-two"],  # a secret-named key holding a list: redacted whole
+        "env": {"TOKEN": "t0k3n-value"},
+        "tags": ("a", "b"),
+        "threshold": math.nan,
+        "empty": [],
+        7: "a key that is not a string",
+    }
+    planned = large_run(PRETTY_JSON_MAX_ROWS + 1, 1)
+    run = dataclasses.replace(planned, suite=dataclasses.replace(planned.suite, raw_config=raw_config))
+    written = _written(run, tmp_path / "r.json")
+    _same_bytes(written, _whole_document_bytes(run, indent=None))
+    config = json.loads(written)["config"]
+    assert (config["apiKey"], config["env"]) == ("[REDACTED]", {"TOKEN": "[REDACTED]"})
+    assert config["threshold"] is None
+    assert "sk-live" not in written.decode() and config["tests"][2]["vars"]["q"] == "question 2"
