@@ -9,6 +9,7 @@ warning, and the run goes on.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,11 @@ BATCH_ROWS = 100
 def json_text(value: Any) -> str:
     """``value`` as the JSON text the store keeps: lone surrogates escaped, secret values redacted."""
     return row_text(value)
+
+
+def _json_path(key: str) -> str:
+    """SQLite's JSON path of a top-level key (quoted: a key may hold any character)."""
+    return "$." + json.dumps(key)
 
 
 class RunRecorder:
@@ -69,14 +75,18 @@ class RunRecorder:
 
     def finish(self, header: Mapping[str, Any], *, interrupted: bool) -> None:
         """Write the last rows and the run's report around them (``header``: the JSON report without
-        rows); the run's state becomes ``complete`` or ``interrupted``."""
+        rows); the run's state becomes ``complete`` or ``interrupted``. Each key of ``header`` is set
+        in the header stored at the start, so a key left out (the config, which can be big: every
+        test) keeps what was stored then, and is neither encoded nor written again."""
         self._flush()
         if not self.working:
             return
         results = header.get("results") or {}
         stats = results.get("stats") or {}
+        keys = [str(key) for key in header]
+        paths = ", ".join("?, json(?)" for _ in keys)
         values = (
-            json_text(header),
+            *[value for key in keys for value in (_json_path(key), json_text(header[key]))],
             "interrupted" if interrupted else "complete",
             self._position,
             self._counts["pass"],
@@ -86,8 +96,8 @@ class RunRecorder:
             self._seq,
         )
         sql = (
-            "UPDATE runs SET header = ?, state = ?, row_count = ?, passed = ?, failed = ?, errors = ?, "
-            "duration_ms = ? WHERE seq = ?"
+            f"UPDATE runs SET header = json_set(header, {paths}), state = ?, row_count = ?, passed = ?, "
+            "failed = ?, errors = ?, duration_ms = ? WHERE seq = ?"
         )
         try:
             with self._store.transaction() as db:

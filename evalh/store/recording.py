@@ -28,9 +28,8 @@ _ID_ATTEMPTS = 20
 class Recording:
     """The store's side of one run: ``add`` each finished row, then ``finish`` with the result."""
 
-    def __init__(self, recorder: RunRecorder | None, config: Any = None) -> None:
+    def __init__(self, recorder: RunRecorder | None) -> None:
         self._recorder = recorder
-        self._config = config  # the suite's config, redacted at load (it can be big: every test)
 
     @property
     def run_id(self) -> str | None:
@@ -44,7 +43,8 @@ class Recording:
 
     def finish(self, result: RunResult) -> None:
         if self._recorder is not None:
-            header = report_document(result, [], eval_id=self._recorder.run_id, config=self._config)
+            header = report_document(result, [], eval_id=self._recorder.run_id, config={})
+            del header["config"]  # stored when the run started (it can be big: every test)
             self._recorder.finish(header, interrupted=result.interrupted)
 
 
@@ -86,6 +86,6 @@ def recording(suite: Suite, started_at: str, *, enabled: bool) -> Iterator[Recor
         except StoreError as error:
             warn(f"{error.render()}; this run is not recorded")
             recorder = None
-        yield Recording(recorder, config)
+        yield Recording(recorder)
     finally:
         store.close()

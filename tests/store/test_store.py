@@ -36,7 +36,10 @@ def test_a_run_is_stored_as_its_json_report(tmp_path: Path) -> None:
     assert run.config_path == str(config.resolve())
     assert _without_ids(stored["results"]["results"]) == _without_ids(written["results"]["results"])
     assert stored["results"]["stats"] == written["results"]["stats"]
-    assert stored["config"] == written["config"]
+    assert stored["config"] == written["config"]  # stored when the run started, kept at its end
+    assert list(stored) == list(written)  # evalId, results, config, shareableUrl, metadata
+    assert stored["metadata"]["evalhVersion"] == written["metadata"]["evalhVersion"]
+    assert stored["results"]["aggregates"] == written["results"]["aggregates"]
 
 
 def test_each_row_is_encoded_once_for_the_store_and_every_report(tmp_path: Path) -> None:
