@@ -225,7 +225,9 @@ def _execute(
     streamed = [Path(p) for p, fmt in formats.items() if fmt == "jsonl" and retry is None]
     written = [Path(p) for p in formats if Path(p) not in streamed]
     failures: list[ReportError] = []
-    with RowSpool() as spool:  # each row encoded once, for every report and the store
+    # each row is encoded once as it finishes, when the store or a JSON report takes its text
+    encode = settings.record or any(fmt in ("json", "jsonl") for fmt in formats.values())
+    with RowSpool() as spool:
         with ExitStack() as stack, _environment(suite.env), strict_mode(options.strict), _user_filters(suite):
             streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
             record = stack.enter_context(recording(suite, _now(), enabled=settings.record))
@@ -233,21 +235,22 @@ def _execute(
             advance = stack.enter_context(progress(len(jobs) if show_progress else 0, calls=calls))
 
             def on_result(row: TestResult) -> None:
-                encoded = spool.add(row)
-                for stream in tuple(streams):
-                    try:
-                        stream.write_text(encoded.text)
-                    except ReportError as error:
-                        failures.append(error)
-                        streams.remove(stream)
-                if retry is None:
-                    record.add(encoded)
+                if encode:
+                    encoded = spool.add(row)
+                    for stream in tuple(streams):
+                        try:
+                            stream.write_text(encoded.text)
+                        except ReportError as error:
+                            failures.append(error)
+                            streams.remove(stream)
+                    if retry is None:
+                        record.add(encoded)
                 advance(1)
 
             result = run_suite(suite, options, on_result=on_result, stop_signals=stop_signals, jobs=jobs)
             if retry is not None:  # the merged run is the one recorded and reported
                 result = merged_run(result, earlier, retry.suite)
-                for row in result.results:
+                for row in result.results if settings.record else ():
                     record.add(spool.add(row))
             record.finish(result)
         eval_id = record.run_id or new_eval_id(result.started_at)
