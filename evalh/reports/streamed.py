@@ -12,6 +12,7 @@ document (:func:`~evalh.reports.json.to_promptfoo_json`): the compact form separ
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 import uuid
@@ -54,11 +55,14 @@ class RowSpool:
     """The encoded text of each finished row of a run, in a temporary file (deleted on close).
 
     Rows finish in any order; :meth:`texts` reads them back in the order asked (the run's plan order).
-    A row never added (the earlier rows of a ``--retry-errors`` run) is encoded when it is read.
+    A row never added (the earlier rows of a ``--retry-errors`` run), or added when no temporary file
+    could be made or written, is encoded again when it is read.
     """
 
     def __init__(self) -> None:
-        self._file: IO[bytes] | None = tempfile.TemporaryFile(prefix="evalh-rows-")  # noqa: SIM115
+        self._file: IO[bytes] | None = None
+        with contextlib.suppress(OSError):  # no temporary file: rows are encoded again when written
+            self._file = tempfile.TemporaryFile(prefix="evalh-rows-")  # noqa: SIM115
         self._end = 0
         # by id(row); the row is kept beside its place so an id is never reused while spooled
         self._places: dict[int, tuple[TestResult, int, int]] = {}
@@ -69,8 +73,12 @@ class RowSpool:
         encoded = encode_row(row, self._memo)
         if self._file is not None:
             data = encoded.text.encode("utf-8")
-            self._file.seek(self._end)
-            self._file.write(data)
+            try:
+                self._file.seek(self._end)
+                self._file.write(data)
+            except OSError:  # a full disk: the rows are encoded again when written
+                self.close()
+                return encoded
             self._places[id(row)] = (row, self._end, len(data))
             self._end += len(data)
         return encoded
@@ -80,8 +88,12 @@ class RowSpool:
         place = self._places.get(id(row))
         if place is None or place[0] is not row or self._file is None:
             return encode_row(row, self._memo).text
-        self._file.seek(place[1])
-        return self._file.read(place[2]).decode("utf-8")
+        try:
+            self._file.seek(place[1])
+            return self._file.read(place[2]).decode("utf-8")
+        except OSError:
+            self.close()
+            return encode_row(row, self._memo).text
 
     def texts(self, rows: Iterable[TestResult]) -> Iterator[str]:
         return (self.text_of(row) for row in rows)
@@ -90,8 +102,9 @@ class RowSpool:
         """Delete the file; calling it again does nothing (rows are then encoded when read)."""
         if self._file is not None:
             file, self._file = self._file, None
-            file.close()
             self._places.clear()
+            with contextlib.suppress(OSError):  # nothing of it is needed any more
+                file.close()
 
     def __enter__(self) -> RowSpool:
         return self

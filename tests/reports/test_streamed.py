@@ -7,6 +7,7 @@ import dataclasses
 import json
 import math
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -181,3 +182,15 @@ def test_the_config_is_written_piece_by_piece_with_the_same_redaction(tmp_path: 
     assert (config["apiKey"], config["env"]) == ("[REDACTED]", {"TOKEN": "[REDACTED]"})
     assert config["threshold"] is None
     assert "sk-live" not in written.decode() and config["tests"][2]["vars"]["q"] == "question 2"
+
+
+def test_without_a_temporary_file_the_rows_are_encoded_when_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))  # TemporaryFile fails there
+    run = large_run(PRETTY_JSON_MAX_ROWS + 1, 2)
+    with RowSpool() as spool:
+        texts = [spool.add(row).text for row in run.results]
+        written = _written(run, tmp_path / "r.json", spool)
+    assert texts == [encode_row(row).text for row in run.results]
+    _same_bytes(written, _whole_document_bytes(run, indent=None))
