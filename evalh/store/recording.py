@@ -44,7 +44,7 @@ class Recording:
     def finish(self, result: RunResult) -> None:
         if self._recorder is not None:
             header = report_document(result, [], eval_id=self._recorder.run_id, config={})
-            del header["config"]  # stored when the run started (it can be big: every test)
+            del header["config"]  # stored in its own column when the run started (every test: big)
             self._recorder.finish(header, interrupted=result.interrupted)
 
 
@@ -52,13 +52,11 @@ def _start(store: RunStore, suite: Suite, started_at: str, config: Any) -> RunRe
     config_path = str(Path(suite.config_path).resolve()) if suite.config_path else None
     for _ in range(_ID_ATTEMPTS):
         run_id = new_eval_id(started_at)
-        header = {
-            "evalId": run_id,
-            "results": {"version": 3, "timestamp": started_at, "results": []},
-            "config": config,
-        }
+        header = {"evalId": run_id, "results": {"version": 3, "timestamp": started_at, "results": []}}
         try:
-            return store.start(run_id, header, config_path=config_path, description=suite.description)
+            return store.start(
+                run_id, header, config=config, config_path=config_path, description=suite.description
+            )
         except sqlite3.IntegrityError:
             continue  # two runs started in the same second drew the same id: draw again
     raise StoreError("cannot find a free run id", where=str(store.path))

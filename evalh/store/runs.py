@@ -174,9 +174,9 @@ class RunStore:
     def load_run(self, ref: str) -> dict[str, Any]:
         """The run as its JSON report (``evalId``, ``results.results`` and the rest)."""
         summary = self.resolve(ref)
-        sql = "SELECT header FROM runs WHERE seq = ?"
-        (header,) = self._query(lambda db: db.execute(sql, (summary.seq,)).fetchone())
-        document: dict[str, Any] = json.loads(header)
+        sql = "SELECT header, config FROM runs WHERE seq = ?"
+        header, config = self._query(lambda db: db.execute(sql, (summary.seq,)).fetchone())
+        document = _with_config(json.loads(header), config)
         results = document.setdefault("results", {})
         results["results"] = list(self.iter_rows(summary.id))
         results.setdefault("evalh", {})["store"] = {"state": summary.state, "source": summary.source}
@@ -204,22 +204,25 @@ class RunStore:
         run_id: str,
         header: Mapping[str, Any],
         *,
+        config: Any,
         config_path: str | None,
         description: str | None,
         source: str = "run",
     ) -> RunRecorder:
         """Record a new run: its row is written now (state ``running``); rows follow through the
-        recorder as they finish, and :meth:`RunRecorder.finish` completes it."""
+        recorder as they finish, and :meth:`RunRecorder.finish` completes it. ``config`` (already
+        redacted by key name) is encoded once, into its own column, and not held afterwards: the
+        header (without it) is what finishing the run rewrites."""
         created = str(header.get("results", {}).get("timestamp") or "")
-        values = (run_id, created, description, config_path, source, "running", json_text(header))
+        sql = (
+            "INSERT INTO runs (id, created_at, description, config_path, source, state, header, config) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        )
 
         def insert(db: sqlite3.Connection) -> int:
+            values = (run_id, created, description, config_path, source, "running", json_text(header))
             with self.transaction():
-                cursor = db.execute(
-                    "INSERT INTO runs (id, created_at, description, config_path, source, state, header) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    values,
-                )
+                cursor = db.execute(sql, (*values, json_text(config)))
             return int(cursor.lastrowid or 0)
 
         return RunRecorder(self, run_id, self._query(insert))
@@ -229,8 +232,8 @@ class RunStore:
         redacted again and every registered secret value scrubbed. ConfigError when a run with its
         ``evalId`` is stored already."""
         rows = document["results"]["results"]
-        header = {**document, "results": {**document["results"], "results": []}}
-        header["config"] = redact_config(document.get("config") or {})
+        header = {key: value for key, value in document.items() if key != "config"}
+        header["results"] = {**document["results"], "results": []}
         run_id = str(document.get("evalId") or "")
         if not run_id:
             raise ConfigError(
@@ -243,11 +246,29 @@ class RunStore:
             )
         config = document.get("config") if isinstance(document.get("config"), Mapping) else {}
         description = (config or {}).get("description")
-        recorder = self.start(run_id, header, config_path=source, description=description, source="import")
+        redacted = redact_config(document.get("config") or {})
+        recorder = self.start(
+            run_id, header, config=redacted, config_path=source, description=description, source="import"
+        )
         for row in rows:
             recorder.add(_redacted_row(row))
         recorder.finish(header, interrupted=bool(document["results"].get("evalh", {}).get("interrupted")))
         return self.resolve(run_id)
+
+
+def _with_config(header: dict[str, Any], config: str | None) -> dict[str, Any]:
+    """The stored header with the run's config (its own column since schema version 3) put back
+    after ``results``, where a JSON report has it; a run stored without one gets none."""
+    if config is None:
+        return header
+    document: dict[str, Any] = {}
+    for key, value in header.items():
+        document[key] = value
+        if key == "results":
+            document["config"] = json.loads(config)
+    if "config" not in document:  # a header without ``results`` (not written by evalh)
+        document["config"] = json.loads(config)
+    return document
 
 
 def _redacted_row(row: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -3,7 +3,9 @@
 Version 1 holds runs (their JSON report without rows, as ``header``) and rows (one promptfoo
 ``EvaluateResult`` each, as ``body``). Version 2 adds each row's test identity (``test_key``, see
 :mod:`evalh.store.identity`), backfilled from the stored bodies, so one test can be followed across
-runs. A store is migrated when opened, inside one ``BEGIN IMMEDIATE`` transaction, so two processes
+runs. Version 3 moves each run's config out of its header into a column of its own (``config``),
+so finishing a run rewrites only the small header, never the config (every test: tens of MB at
+50,000 tests). A store is migrated when opened, inside one ``BEGIN IMMEDIATE`` transaction, so two processes
 opening an old store at once migrate it once. A store written by a newer evalh is refused, never
 downgraded.
 """
@@ -19,7 +21,7 @@ from evalh.store.identity import test_key
 
 __all__ = ["SCHEMA_VERSION", "NewerStore", "migrate", "stored_version"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL);
@@ -62,8 +64,18 @@ def _to_v2(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS rows_by_test ON rows (test_key)")
 
 
+def _to_v3(db: sqlite3.Connection) -> None:
+    db.execute("ALTER TABLE runs ADD COLUMN config TEXT")
+    # In SQL, one run at a time: a stored header may hold a config of tens of MB. ``json_quote`` of
+    # the extracted value keeps it JSON text whatever its type (an object passes through unchanged).
+    db.execute(
+        "UPDATE runs SET config = json_quote(json_extract(header, '$.config')), "
+        "header = json_remove(header, '$.config') WHERE json_type(header, '$.config') IS NOT NULL"
+    )
+
+
 # Each step takes the store from the version before it to its own; never edit a released step.
-_STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_v1, 2: _to_v2}
+_STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_v1, 2: _to_v2, 3: _to_v3}
 
 
 class NewerStore(Exception):

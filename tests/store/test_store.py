@@ -148,6 +148,40 @@ def test_migration_from_version_1(tmp_path: Path) -> None:
     assert keys == [test_key(row) for row in rows] and len(set(keys)) == 2
 
 
+def test_migration_from_version_2_moves_each_config_out_of_its_header(tmp_path: Path) -> None:
+    path = store_path()
+    path.parent.mkdir(parents=True)
+    with sqlite3.connect(path) as db:
+        db.executescript((FIXTURES / "store_v2.sql").read_text(encoding="utf-8"))
+    db.close()
+    shown = evalh("runs", "show", "eval-v2a", "--json")
+    assert shown.exit_code == 0, shown.output
+    document = json.loads(shown.output)
+    assert list(document) == ["evalId", "results", "config", "shareableUrl", "metadata"]  # report order
+    assert document["config"]["providers"][0]["config"]["apiKey"] == "[REDACTED]"
+    assert document["config"]["tests"] == [{"description": "capital", "vars": {"country": "France"}}]
+    assert [row["description"] for row in document["results"]["results"]] == ["capital"]
+    with open_store() as store:
+        assert "config" not in store.load_run("eval-v2b")  # stored without one, loaded without one
+    with sqlite3.connect(path) as db:
+        stored = dict(db.execute("SELECT id, header FROM runs").fetchall())
+        configs = dict(db.execute("SELECT id, config FROM runs").fetchall())
+    db.close()
+    assert all("config" not in json.loads(header) for header in stored.values())  # finishing: small
+    assert configs["eval-v2b-2026-02-03T04:05:07"] is None
+    assert json.loads(configs["eval-v2a-2026-02-03T04:05:06"])["description"] == "v2 fixture"
+
+
+def test_the_config_is_stored_once_beside_a_small_header(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"one?": "yes"})
+    assert evalh("run", config, "--no-table").exit_code == 0
+    with sqlite3.connect(store_path()) as db:
+        ((header, stored),) = db.execute("SELECT header, config FROM runs").fetchall()
+    db.close()
+    assert "config" not in json.loads(header) and "metadata" in json.loads(header)
+    assert json.loads(stored)["tests"][0]["vars"] == {"q": "one?"}
+
+
 def test_two_processes_recording_at_once_do_not_corrupt_it(tmp_path: Path) -> None:
     config = echo_config(tmp_path, 250)  # three batches each, so the writers interleave
     command = [sys.executable, "-m", "evalh", "run", str(config), "--no-table", "--no-cache"]
