@@ -130,12 +130,18 @@ def test_a_store_of_a_newer_evalh_is_refused_not_changed(
     assert not list(store_path().parent.glob("*.corrupt-*"))
 
 
-def test_migration_from_version_1(tmp_path: Path) -> None:
+def _old_store(fixture: str) -> Path:
+    """The user's store as an older evalh left it (``fixture``: its SQL dump)."""
     path = store_path()
     path.parent.mkdir(parents=True)
     with sqlite3.connect(path) as db:
-        db.executescript((FIXTURES / "store_v1.sql").read_text(encoding="utf-8"))
+        db.executescript((FIXTURES / fixture).read_text(encoding="utf-8"))
     db.close()
+    return path
+
+
+def test_migration_from_version_1(tmp_path: Path) -> None:
+    _old_store("store_v1.sql")
     with open_store() as store:
         (run,) = store.list_runs()
         rows = list(store.iter_rows(run.id))
@@ -149,11 +155,7 @@ def test_migration_from_version_1(tmp_path: Path) -> None:
 
 
 def test_migration_from_version_2_moves_each_config_out_of_its_header(tmp_path: Path) -> None:
-    path = store_path()
-    path.parent.mkdir(parents=True)
-    with sqlite3.connect(path) as db:
-        db.executescript((FIXTURES / "store_v2.sql").read_text(encoding="utf-8"))
-    db.close()
+    path = _old_store("store_v2.sql")
     shown = evalh("runs", "show", "eval-v2a", "--json")
     assert shown.exit_code == 0, shown.output
     document = json.loads(shown.output)
