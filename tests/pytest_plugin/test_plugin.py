@@ -189,7 +189,9 @@ def test_a_failed_rows_report_holds_no_secret_value(pytester: pytest.Pytester) -
         prompts: ["token {{{{apiKey}}}}"]
         providers: [echo]
         tests:
-          - {{description: leaks, vars: {{apiKey: {secret}}}, assert: [{{type: equals, value: "{{{{apiKey}}}}"}}]}}
+          - description: leaks
+            vars: {{apiKey: {secret}}}
+            assert: [{{type: equals, value: "{{{{apiKey}}}}"}}]
         """,
     )
     result = pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider", "--junitxml=junit.xml")
