@@ -23,6 +23,7 @@ Every byte written goes through :func:`~evalh.secrets.redact_bytes` (secret valu
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -178,7 +179,12 @@ def combine_report_errors(failures: Sequence[ReportError]) -> ReportError:
 
 
 def _render(
-    fmt: str, run: RunResult, frame: Callable[[], ReportFrame], texts: _Texts, summary: Callable[[], str]
+    fmt: str,
+    run: RunResult,
+    frame: Callable[[], ReportFrame],
+    texts: _Texts,
+    summary: Callable[[], str],
+    document: Callable[[], dict[str, Any]],
 ) -> Iterator[bytes]:
     """The report's bytes in pieces: a big JSON or JSONL report is never whole in memory."""
     if fmt == "json":
@@ -193,11 +199,11 @@ def _render(
     elif fmt == "csv":
         yield to_csv_text(run).encode("utf-8", errors="backslashreplace")
     elif fmt == "yaml":
-        yield to_yaml_text(_document(run, frame())).encode("utf-8")
+        yield to_yaml_text(document()).encode("utf-8")
     elif fmt == "markdown":
         yield summary().encode("utf-8", errors="backslashreplace")
     else:
-        yield to_html(_document(run, frame())).encode("utf-8", errors="backslashreplace")
+        yield to_html(document()).encode("utf-8", errors="backslashreplace")
 
 
 def _document(run: RunResult, frame: ReportFrame) -> dict[str, Any]:
@@ -242,12 +248,9 @@ def write_each_report(
     ``comparison``: the run compared with ``--baseline`` (its JSON), for the Markdown summary;
     ``spool``: the rows' texts, encoded as they finished (rows it lacks are encoded here)."""
     formats = [(Path(p), report_format(p)) for p in paths]
-    cached: list[ReportFrame] = []
-
-    def frame() -> ReportFrame:
-        if not cached:  # one evalId and exportedAt for every file of this call
-            cached.append(ReportFrame(run, eval_id=eval_id))
-        return cached[0]
+    # one evalId and exportedAt for every file of this call; the whole document built once for YAML and HTML
+    frame = functools.cache(lambda: ReportFrame(run, eval_id=eval_id))
+    document = functools.cache(lambda: _document(run, frame()))
 
     def texts() -> Iterator[str]:
         if spool is not None:
@@ -262,7 +265,7 @@ def write_each_report(
     with _gc_paused():
         for path, fmt in formats:
             try:
-                _write_atomically(path, _render(fmt, run, frame, texts, summary))
+                _write_atomically(path, _render(fmt, run, frame, texts, summary, document))
             except ReportError as error:
                 failures.append(error)
     return failures
