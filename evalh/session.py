@@ -225,8 +225,9 @@ def _execute(
     streamed = [Path(p) for p, fmt in formats.items() if fmt == "jsonl" and retry is None]
     written = [Path(p) for p in formats if Path(p) not in streamed]
     failures: list[ReportError] = []
-    # each row is encoded once as it finishes, when the store or a JSON report takes its text
-    encode = settings.record or any(fmt in ("json", "jsonl") for fmt in formats.values())
+    # each row is encoded once as it finishes, when the store or a JSON report takes its text; a retry
+    # encodes its rows once merged (a row it spooled as it finished would be spooled again)
+    encode = retry is None and (settings.record or any(fmt in ("json", "jsonl") for fmt in formats.values()))
     with RowSpool() as spool:
         with ExitStack() as stack, _environment(suite.env), strict_mode(options.strict), _user_filters(suite):
             streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
@@ -243,8 +244,7 @@ def _execute(
                         except ReportError as error:
                             failures.append(error)
                             streams.remove(stream)
-                    if retry is None:
-                        record.add(encoded)
+                    record.add(encoded)
                 advance(1)
 
             result = run_suite(suite, options, on_result=on_result, stop_signals=stop_signals, jobs=jobs)
