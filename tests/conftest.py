@@ -41,6 +41,14 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """evalh wraps to ``COLUMNS`` when it is set; the runner's own (pytest-xdist workers get 80, a
+    developer may export one) must not reflow the output tests read. A test wanting a width sets it."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def _fresh_secret_registry() -> Iterator[None]:
     """Secret values registered by one test (run-scoped in evalh) are not redacted in the next."""
     yield
