@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from difflib import get_close_matches
@@ -55,10 +55,18 @@ class _LocatingLoader(SafeLoader):
         keys = [key.value for key, _ in node.value if isinstance(key, yaml.ScalarNode)]
         if len(keys) != len(set(keys)):
             self.has_duplicates = True
-        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
-        if all(isinstance(key, str) for key in mapping):
-            return mapping
-        return {key_text(key): value for key, value in mapping.items()}
+        self.flatten_mapping(node)  # merge keys (``<<``), as SafeConstructor.construct_mapping does
+        mapping: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                problem = "found unhashable key"
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark, problem, key_node.start_mark
+                )
+            # each key made text as it is read: ``1:`` and ``true:`` were one Python key before
+            mapping[key_text(key)] = self.construct_object(value_node, deep=deep)
+        return mapping
 
 
 def format_path(path: JsonPath) -> str:
