@@ -63,7 +63,9 @@ def calling(name: str) -> Iterator[CallMark]:
     """Mark one call of provider ``name`` as in flight for the block."""
     mark = CallMark()
     with _lock:
-        state = _states.setdefault(name, _State())
+        state = _states.get(name)
+        if state is None:  # once per provider, not a _State built and dropped for every call
+            state = _states[name] = _State()
         call_id = next(_ids)
         state.starts[call_id] = time.monotonic()
     token = _current.set(name)

@@ -206,3 +206,39 @@ def test_nunjucks_filters_and_output(template: str, expected: str) -> None:
 def test_nunjucks_pair_loops_walk_a_mappings_items(template: str, value: object, expected: str) -> None:
     # Jinja alone would unpack each key ("a" cannot be unpacked into k, v); Nunjucks walks the items
     assert render_template(template, {"x": value}, where="w") == expected
+
+
+_SOLE_VALUES = ["text", "", "é {{ not rendered }}", 0, 5, 5.0, 2.5, 1e20, -0.0, True, False, None]
+_SOLE_VALUES += [[1, "a", None], {"a": {"b": [1, 2.0]}, "c": "é"}, ("t", 1)]
+
+
+@pytest.mark.parametrize("value", _SOLE_VALUES, ids=repr)
+@pytest.mark.parametrize("template", ["{{answer}}", "{{ answer }}", "{{\tanswer\n}}"])
+def test_a_prompt_of_one_variable_prints_what_jinja_prints(template: str, value: object) -> None:
+    expected = templating._compile(template)[0].render({"env": {}, "answer": value})
+    assert render_template(template, {"answer": value}, where="w") == expected
+
+
+@pytest.mark.parametrize(
+    ("template", "variables", "expected"),
+    [
+        ("{{ true }}", {"true": "var"}, "true"),  # a constant, not the variable
+        ("{{ none }}", {"none": "var"}, ""),
+        ("{{ env }}", {"env": "mine"}, "mine"),  # the vars' env replaces the environment
+        ("{{ answer }}x", {"answer": "a"}, "ax"),
+        ("{{- answer -}}", {"answer": "a"}, "a"),
+    ],
+)
+def test_templates_near_one_variable_render_as_jinja_does(
+    template: str, variables: dict[str, object], expected: str
+) -> None:
+    assert render_template(template, variables, where="w") == expected
+
+
+def test_a_prompt_of_one_undefined_variable_still_warns() -> None:
+    shown: list[str] = []
+    with warnings_to(shown.append):
+        assert render_template("{{answer}}", {"question": "q"}, where="evalh.yaml:2:5 prompts[0]") == ""
+    assert len(shown) == 1 and "undefined variable 'answer'" in shown[0]
+    with warnings_to(None, strict=True), pytest.raises(TemplateError, match="undefined variable 'answer'"):
+        render_template("{{answer}}", {"question": "q"}, where="w")

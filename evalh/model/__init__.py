@@ -28,6 +28,7 @@ from evalh.model.aggregates import (
     TypeFigures,
 )
 from evalh.model.results import (
+    NO_USAGE,
     AssertionResult,
     GradedAssertion,
     Measurement,
@@ -50,6 +51,7 @@ from evalh.model.suite import (
 )
 
 __all__ = [
+    "NO_USAGE",
     "Aggregates",
     "AssertionResult",
     "AssertionSpec",

@@ -13,6 +13,7 @@ from typing import Any
 from evalh.model.suite import AssertionSpec, Prompt, ProviderSpec, TestCase
 
 __all__ = [
+    "NO_USAGE",
     "AssertionResult",
     "GradedAssertion",
     "Measurement",
@@ -39,6 +40,10 @@ class Usage:
     latency_ms: float = 0.0
 
     def __add__(self, other: Usage) -> Usage:
+        if other is NO_USAGE:  # most rows add nothing (no tokens, no grader): no new object for them
+            return self
+        if self is NO_USAGE:
+            return other
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
@@ -49,6 +54,10 @@ class Usage:
             cost=self.cost + other.cost,
             latency_ms=self.latency_ms + other.latency_ms,
         )
+
+
+# The usage of nothing, shared (frozen): the default of a response's and a row's usage.
+NO_USAGE = Usage()
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,7 @@ class ProviderResponse:
 
     output: Any = None
     error: str | None = None
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     latency_ms: float | None = None
     cached: bool = False
     cost: float | None = None
@@ -187,8 +196,8 @@ class TestResult:
     latency_ms: float | None = None
     cached: bool = False
     cost: float | None = None
-    usage: Usage = field(default_factory=Usage)  # provider usage for the output
-    grading_usage: Usage = field(default_factory=Usage)  # graders and embedders
+    usage: Usage = NO_USAGE  # provider usage for the output
+    grading_usage: Usage = NO_USAGE  # graders and embedders
     assertions: tuple[GradedAssertion, ...] = ()
     named_scores: Mapping[str, float] = field(default_factory=dict)
     named_score_weights: Mapping[str, float] = field(default_factory=dict)

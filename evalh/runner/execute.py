@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from evalh.assertions.base import AssertionContext, EmbedRequest
 from evalh.errors import TemplateError
 from evalh.model import (
+    NO_USAGE,
     AssertionSpec,
     EvaluateOptions,
     GradedAssertion,
@@ -95,7 +96,7 @@ class _Output:
 
 
 def _usage_of(graded: Sequence[GradedAssertion]) -> Usage:
-    total = Usage()
+    total = NO_USAGE
     for item in graded:
         if item.usage is not None:
             total = total + item.usage

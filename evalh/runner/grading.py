@@ -13,7 +13,7 @@ from evalh.assertions.base import AssertionContext, EmbedRequest
 from evalh.assertions.registry import AssertionDef, get_assertion
 from evalh.errors import EvalhError
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement
-from evalh.runner.scoring import decide, finalize
+from evalh.runner.scoring import decide, finalize, settle
 from evalh.runner.transforming import transform_for_assertion, transforms_assertion
 
 __all__ = ["collect_prefetch", "effective_threshold", "grade_assertion", "positive_verdict"]
@@ -37,7 +37,12 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
         transformed = await transform_for_assertion(aimed) if transforms_assertion(spec) else aimed
         if isinstance(transformed, AssertionResult):
             return finalize(spec, transformed)
-        result = await positive_verdict(definition, transformed)
+        measured = await _measure(definition, transformed)
+        if not isinstance(measured, AssertionResult):
+            return settle(
+                spec, measured, transformed.threshold, definition.direction, _binary(definition, spec)
+            )
+        result = measured
     except EvalhError as error:
         result = AssertionResult.failure(error.render())
     except Exception as error:  # a bug in a handler must not stop the run; --verbose shows the trace
@@ -50,23 +55,32 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
 
 async def positive_verdict(definition: AssertionDef, ctx: AssertionContext) -> AssertionResult:
     """Run the handler on ``ctx`` (threshold already effective) and decide its measurement."""
-    direction = definition.direction
+    measured = await _measure(definition, ctx)
+    if isinstance(measured, AssertionResult):
+        return measured
+    return decide(measured, ctx.threshold, definition.direction, _binary(definition, ctx.spec))
+
+
+def _binary(definition: AssertionDef, spec: AssertionSpec) -> bool:
+    return definition.binary_score or spec.config.get("binary") is True
+
+
+async def _measure(definition: AssertionDef, ctx: AssertionContext) -> AssertionResult | Measurement:
+    """The handler's measurement on ``ctx``, or the ERROR of a threshold it cannot take."""
     if definition.requires_threshold and ctx.threshold is None:  # validate reports it first
         return AssertionResult.failure(
             f"{definition.name} needs a threshold: the {definition.threshold_meaning} that passes"
         )
     problem = (
-        None if direction is None or ctx.threshold is None else definition.threshold_problem(ctx.threshold)
+        None
+        if definition.direction is None or ctx.threshold is None
+        else definition.threshold_problem(ctx.threshold)
     )
     if problem:  # validate reports it first; a suite built in code reaches here
         return AssertionResult.failure(f"{definition.name}: {problem}")
     outcome = definition.fn(ctx)
     # an isinstance of the two outcome classes is cheaper than inspect.isawaitable, on every assertion
-    measured = outcome if isinstance(outcome, AssertionResult | Measurement) else await outcome
-    if isinstance(measured, AssertionResult):
-        return measured
-    binary = definition.binary_score or ctx.spec.config.get("binary") is True
-    return decide(measured, ctx.threshold, direction, binary)
+    return outcome if isinstance(outcome, AssertionResult | Measurement) else await outcome
 
 
 def collect_prefetch(specs: Sequence[AssertionSpec], ctx: AssertionContext) -> list[EmbedRequest]:

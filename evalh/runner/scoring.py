@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from evalh.model import (
     AssertionResult,
@@ -27,10 +27,20 @@ from evalh.model import (
     GradedAssertion,
     Measurement,
     Status,
+    Usage,
     weighted_mean,
 )
 
-__all__ = ["TestVerdict", "decide", "finalize", "meets", "named_scores", "relation", "score_test"]
+__all__ = [
+    "TestVerdict",
+    "decide",
+    "finalize",
+    "meets",
+    "named_scores",
+    "relation",
+    "score_test",
+    "settle",
+]
 
 # Scores computed two ways (a cosine of equal vectors, a mean of means) may differ in the last bit.
 _EPSILON = 1e-12
@@ -66,11 +76,47 @@ def decide(
     m = measurement
     if direction is None:  # a pass/fail type: no threshold applies (validate warns about one)
         threshold = None
-    details = {**m.details, "threshold": threshold} if threshold is not None else dict(m.details)
     if not m.applicable:
+        details = _details(m, threshold)
         return AssertionResult(False, 0.0, m.subject, details=details, usage=m.usage, applicable=False)
     if m.children:
         return _decide_set(m, threshold)
+    passed, score, reason = _verdict(m, threshold, direction, binary)
+    return AssertionResult(
+        passed, score, reason, details=_details(m, threshold), usage=m.usage, value=m.value
+    )
+
+
+def settle(
+    spec: AssertionSpec,
+    measurement: Measurement,
+    threshold: float | None,
+    direction: Literal["higher", "lower"] | None,
+    binary: bool = False,
+) -> GradedAssertion:
+    """``finalize(spec, decide(...))`` in one step: the same rules, without the positive-form result in
+    between (one object less for each of the 30,000 assertions of a 5,000-row run)."""
+    m = measurement
+    if not m.applicable or m.children:
+        return finalize(spec, decide(m, threshold, direction, binary))
+    if direction is None:
+        threshold = None
+    passed, score, reason = _verdict(m, threshold, direction, binary)
+    return _graded(spec, passed, float(score), reason, _details(m, threshold), m.usage, (), m.value)
+
+
+def _details(m: Measurement, threshold: float | None) -> dict[str, Any]:
+    return {**m.details, "threshold": threshold} if threshold is not None else dict(m.details)
+
+
+def _verdict(
+    m: Measurement,
+    threshold: float | None,
+    direction: Literal["higher", "lower"] | None,
+    binary: bool,
+) -> tuple[bool, float, str]:
+    """Pass, score and reason of an applicable measurement without children (``threshold`` is None
+    for a type without a direction)."""
     if threshold is None or direction is None or not m.compared:
         passed = m.verdict if m.verdict is not None else m.value > 0
         reason = m.plain if m.plain is not None else _unthresholded(m, passed)
@@ -81,7 +127,7 @@ def decide(
     score = m.score if m.score is not None else m.value
     if binary:
         score = 1.0 if passed else 0.0
-    return AssertionResult(passed, score, reason, details=details, usage=m.usage, value=m.value)
+    return passed, score, reason
 
 
 def _unthresholded(m: Measurement, passed: bool) -> str:
@@ -115,7 +161,29 @@ def finalize(spec: AssertionSpec, result: AssertionResult) -> GradedAssertion:
             usage=result.usage,
             children=result.children,
         )
-    passed, score, reason = result.passed, float(result.score), result.reason
+    return _graded(
+        spec,
+        result.passed,
+        float(result.score),
+        result.reason,
+        result.details,
+        result.usage,
+        result.children,
+        result.value,
+    )
+
+
+def _graded(
+    spec: AssertionSpec,
+    passed: bool,
+    score: float,
+    reason: str,
+    details: Mapping[str, Any],
+    usage: Usage | None,
+    children: tuple[GradedAssertion, ...],
+    value: float | None,
+) -> GradedAssertion:
+    """The graded assertion of a positive-form verdict that ran: ``not-`` and weight 0 applied."""
     if spec.negate:
         # clamped: a negative cosine or a dot product above 1 must not give a score outside [0, 1]
         passed, score = not passed, min(1.0, max(0.0, 1.0 - score))
@@ -128,10 +196,10 @@ def finalize(spec: AssertionSpec, result: AssertionResult) -> GradedAssertion:
         passed=passed,
         score=score,
         reason=reason,
-        details=result.details,
-        usage=result.usage,
-        children=result.children,
-        value=result.value,
+        details=details,
+        usage=usage,
+        children=children,
+        value=value,
     )
 
 

@@ -129,6 +129,9 @@ class ProviderPool:
         self._traits.clear()
 
 
+_ONE_REQUEST = Usage(requests=1)
+
+
 def _redacted(response: ProviderResponse) -> ProviderResponse:
     """``response`` with every secret value of the run replaced in its output, before assertions and the
     cache see it. Its error is left alone: an HTTP error was redacted where it was made (the HTTP layer
@@ -237,7 +240,7 @@ class RunServices:
         if response.latency_ms is None:
             filled["latency_ms"] = elapsed
         if response.usage.requests == 0 and not response.cached:
-            filled["usage"] = response.usage + Usage(requests=1)
+            filled["usage"] = response.usage + _ONE_REQUEST
         return dataclasses.replace(response, **filled) if filled else response
 
     async def complete(

@@ -238,6 +238,19 @@ def _compile(template: str) -> tuple[jinja2.Template, frozenset[str], frozenset[
     return _ENV.from_string(ast), names, _required_env(ast)
 
 
+# A prompt that is one variable and nothing else ("{{answer}}"): rendered for every row, and printing
+# that value as the compiled template does needs no Jinja context (20 us a row).
+_SOLE_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _sole_variable(template: str) -> str | None:
+    """The name in a template that is only ``{{ name }}``, else None. The caller also checks that Jinja
+    reads it as that variable (``{{ true }}`` is a constant)."""
+    match = _SOLE_VARIABLE.fullmatch(template)
+    return match.group(1) if match else None
+
+
 def _required_env(ast: jinja2.nodes.Template) -> frozenset[str]:
     """``env.NAME`` / ``env['NAME']`` not guarded by ``default`` or ``is defined`` (nor a method call)."""
     guarded = {id(node.node) for node in ast.find_all(jinja2.nodes.Call)}
@@ -337,7 +350,10 @@ def render_template(
     missing: list[str] = []
     token = _MISSING.set(missing)
     try:
-        compiled = _compile(template)[0]
+        compiled, names, _env_names = _compile(template)
+        sole = _sole_variable(template)
+        if sole is not None and sole in variables and names == {sole}:
+            return str(finalize(variables[sole]))  # what the compiled template prints: str(finalize(value))
         text = compiled.render({"env": env if env is not None else _PROCESS_ENV, **variables})
     except jinja2.TemplateSyntaxError as error:
         raise _syntax_error(error, where) from None

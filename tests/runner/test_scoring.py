@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 
-from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Status
-from evalh.runner.scoring import finalize, named_scores, score_test
+from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement, Status
+from evalh.runner.scoring import decide, finalize, named_scores, score_test, settle
 
 
 def graded(
@@ -87,3 +89,41 @@ def test_named_scores_are_weighted_means_and_children_bubble_up() -> None:
     assert means == {"tone": pytest.approx((1.0 + 1.0) / 3), "facts": 0.0}
     assert weights == {"tone": 3.0, "facts": 1.0}
     assert score_test([], None).named_scores == {}
+
+
+_MEASUREMENTS = [
+    Measurement.pass_fail(True, "Output contains 'a'", found=["a"]),
+    Measurement.pass_fail(False, "Output does not contain 'a'"),
+    Measurement(value=0.8, subject="Similarity 0.80", details={"reference": "r"}),
+    Measurement(value=0.2, subject="Similarity 0.20", suffix=" (2 of 3)", score=0.4),
+    Measurement(value=3.0, subject="Distance 3", score=0.25, verdict=False),
+    Measurement(value=0.9, subject="Refused", plain="Refused as expected", compared=False),
+    Measurement(value=-0.1, subject="Cosine -0.10"),
+    Measurement.not_applicable("Output is empty"),
+]
+
+
+@pytest.mark.parametrize("measurement", _MEASUREMENTS, ids=lambda m: m.subject)
+@pytest.mark.parametrize("negate", [False, True])
+@pytest.mark.parametrize("weight", [1.0, 0.0])
+@pytest.mark.parametrize(
+    ("threshold", "direction", "binary"),
+    [
+        (None, None, False),
+        (0.5, "higher", False),
+        (0.5, "higher", True),
+        (2.0, "lower", False),
+        (None, "higher", False),
+    ],
+)
+def test_settle_is_decide_then_finalize(
+    measurement: Measurement,
+    negate: bool,
+    weight: float,
+    threshold: float | None,
+    direction: Literal["higher", "lower"] | None,
+    binary: bool,
+) -> None:
+    spec = AssertionSpec(type="similar", negate=negate, weight=weight)
+    expected = finalize(spec, decide(measurement, threshold, direction, binary))
+    assert settle(spec, measurement, threshold, direction, binary) == expected
