@@ -10,6 +10,7 @@ rendered once (see evalh.templating); --var values and files' contents are data,
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import sys
@@ -64,9 +65,14 @@ class Defaults:
     cli_vars: Mapping[str, str] = field(default_factory=dict)
     env: EnvVars = field(default_factory=template_env)
     stored: frozenset[str] = frozenset()  # names options.storeOutputAs stores outputs under
+    # read once per load rather than once per test
+    no_expansion: bool = field(default_factory=lambda: _env_flag("PROMPTFOO_DISABLE_VAR_EXPANSION"))
+    # options.provider's choice (or the error it raised), made at the first test that takes it
+    choice: list[ProviderChoice | ConfigError] = field(default_factory=list)
 
-    @property
-    def vars(self) -> dict[str, Any]:
+    @functools.cached_property
+    def vars(self) -> Mapping[str, Any]:
+        """defaultTest's vars with the --var values over them (shared by every test: not to change)."""
         return {**(self.data.get("vars") or {}), **self.cli_vars}
 
 
@@ -96,8 +102,9 @@ def build_tests(
         ctx.problems.add_exception(error)
         return []
     options = {**(defaults.data.get("options") or {}), **(data.get("options") or {})}
-    merged = {**defaults.vars, **own}
-    disabled = options.get("disableVarExpansion") or _env_flag("PROMPTFOO_DISABLE_VAR_EXPANSION")
+    # ``own`` is load_vars' copy, so it can be the merged vars (their values change, never their names)
+    merged = {**defaults.vars, **own} if defaults.vars else own
+    disabled = options.get("disableVarExpansion") or defaults.no_expansion
     if not disabled:
         literal = frozenset(defaults.cli_vars).difference(own)
         try:
@@ -118,17 +125,17 @@ def build_tests(
     return [test for test in built if test is not None]
 
 
-def expand_vars(variables: Mapping[str, Any]) -> list[dict[str, Any]]:
+def expand_vars(variables: dict[str, Any]) -> list[dict[str, Any]]:
     """One mapping per combination of the vars that are lists of strings (their cartesian product,
-    the last var varying fastest), or just ``variables`` when there is none. As in promptfoo, a list
-    whose first item is not a string (numbers, objects, an empty list) stays one value."""
+    the last var varying fastest), or just ``variables`` itself when there is none. As in promptfoo, a
+    list whose first item is not a string (numbers, objects, an empty list) stays one value."""
     lists = [
         name
         for name, value in variables.items()
         if isinstance(value, list) and value and isinstance(value[0], str)
     ]
     if not lists:
-        return [dict(variables)]
+        return [variables]
     return [
         {**variables, **dict(zip(lists, combination, strict=True))}
         for combination in itertools.product(*(variables[name] for name in lists))
@@ -183,9 +190,10 @@ def _build_one(
             where = format_path((*shown, "options")) if own_options else "defaultTest.options"
             options = {**options, "rubricPrompt": _rubric(options["rubricPrompt"], ctx, where)}
         scope = _Scope(variables, defaults.env)
+        path = format_path(shown)
         asserts = [
-            *_assertions(default.get("assert") or [], (), defaults.origin, ("defaultTest",), scope, ctx),
-            *_assertions(data.get("assert") or [], (), origin, shown, scope, ctx, raw.refused_asserts),
+            *_assertions(default.get("assert"), (), defaults.origin, "defaultTest", scope, ctx),
+            *_assertions(data.get("assert"), (), origin, path, scope, ctx, raw.refused_asserts),
         ]
     except ConfigError as error:
         ctx.problems.add_exception(error)
@@ -193,16 +201,13 @@ def _build_one(
     if any(spec is None for spec in asserts):
         return None
     check_test_transforms(options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx)
-    provider = options.get("provider")
     choice = None
-    if provider is not None:
-        place = _options_where(data, shown, origin, defaults, ctx)
+    if options.get("provider") is not None:
         try:
-            choice = parse_choice(provider, _options_path(data, shown), str(ctx.base_dir), place)
+            choice = _test_choice(data, shown, origin, options, defaults, ctx)
         except ConfigError as error:
             ctx.problems.add_exception(error)
             return None
-        check_choice(choice, place, ctx)
     has_output = "output" in data or "providerOutput" in data
     threshold = data.get("threshold", default.get("threshold"))
     return TestCase(
@@ -211,12 +216,12 @@ def _build_one(
         vars=variables,
         asserts=tuple(spec for spec in asserts if spec is not None),
         threshold=float(threshold) if threshold is not None else None,
-        options=dict(options),
+        options=options,
         provider=choice,
         metadata={**(default.get("metadata") or {}), **(data.get("metadata") or {})},
         output=data.get("output", data.get("providerOutput")),
         has_output=has_output,
-        path=format_path(shown),
+        path=path,
         prompts=merged_prompt_refs(data, default),
         late_vars=late,
     )
@@ -228,6 +233,36 @@ def _option_where(
     if key in (data.get("options") or {}) or defaults.origin is None:
         return ctx.where(origin, ("options", key), (*shown, "options", key))
     return ctx.where(defaults.origin, ("options", key), ("defaultTest", "options", key))
+
+
+def _test_choice(
+    data: Mapping[str, Any],
+    shown: JsonPath,
+    origin: Origin,
+    options: Mapping[str, Any],
+    defaults: Defaults,
+    ctx: LoadContext,
+) -> ProviderChoice:
+    """The test's ``options.provider``, parsed and checked. defaultTest's is the same for every test
+    that does not set its own: it is parsed and checked once, at the first such test (where its
+    problems were reported first when each test did it), and that test's choice is theirs too."""
+    from_default = "provider" not in (data.get("options") or {}) and defaults.origin is not None
+    if from_default and defaults.choice:
+        outcome = defaults.choice[0]
+        if isinstance(outcome, ConfigError):
+            raise outcome
+        return outcome
+    place = _options_where(data, shown, origin, defaults, ctx)
+    try:
+        choice = parse_choice(options["provider"], _options_path(data, shown), str(ctx.base_dir), place)
+    except ConfigError as error:
+        if from_default:
+            defaults.choice.append(error)
+        raise
+    check_choice(choice, place, ctx)
+    if from_default:
+        defaults.choice.append(choice)
+    return choice
 
 
 def _options_path(data: Mapping[str, Any], shown: JsonPath) -> str:
@@ -311,30 +346,29 @@ def resolve_vars(
 
 
 def _assertions(
-    items: list[Any],
+    items: list[Any] | None,
     inner: JsonPath,
     origin: Origin | None,
-    shown: JsonPath,
+    shown: str,
     scope: _Scope,
     ctx: LoadContext,
     refused: frozenset[int] = frozenset(),
 ) -> list[AssertionSpec | None]:
-    """The specs of ``items``; those the schema ``refused`` (reported already) are left out, so the
-    others are still checked (each keeps its own index in messages)."""
+    """The specs of ``items`` (the ``assert`` list of what ``shown`` names: ``tests[3]``); those the
+    schema ``refused`` (reported already) are left out, so the others are still checked (each keeps
+    its own index in messages)."""
+    if not items:
+        return []
     specs: list[AssertionSpec | None] = []
-    listed = format_path((*shown, "assert"))  # put into words once for the whole list
+    listed = f"{shown}.assert"  # format_path's words, put together once for the whole list
     for index, item in enumerate(items):
         if index in refused:
             continue
-        path_inner, path_shown, path = (
-            (*inner, "assert", index),
-            (*shown, "assert", index),
-            f"{listed}[{index}]",
-        )
+        path_inner, path = (*inner, "assert", index), f"{listed}[{index}]"
         # the spec's path as the words: a place kept for each of 300,000 assertions holds no more
         where = Place(_placed, origin, path_inner, path) if origin else path
         try:
-            specs.append(build_assertion(item, path_inner, path_shown, origin, scope, ctx, where, path))
+            specs.append(build_assertion(item, path_inner, origin, scope, ctx, where, path))
         except ConfigError as error:
             ctx.problems.add_exception(error)
             specs.append(None)
@@ -348,41 +382,40 @@ def _placed(origin: Origin, inner: JsonPath, words: str) -> str:
 def build_assertion(
     item: Mapping[str, Any],
     inner: JsonPath,
-    shown: JsonPath,
     origin: Origin | None,
     scope: _Scope,
     ctx: LoadContext,
     where: Where,
     path: str,
 ) -> AssertionSpec:
-    """One assertion with its value and metric rendered (children built for assert-set); ``path`` is
-    ``shown`` in words."""
-    kind, negate = base_type(item["type"])
-    kind = sys.intern(kind)  # "contains" of "not-contains", once rather than in each assertion
-    children = _assertions(item["assert"], inner, origin, shown, scope, ctx) if item.get("assert") else []
-    if any(child is None for child in children):
-        raise ConfigError("an assertion of this assert-set is invalid (see above)", where=where)
+    """One assertion with its value and metric rendered (children built for assert-set); ``path``:
+    its place in words (``tests[3].assert[1]``)."""
+    kind, negate = _base_type(item["type"])
+    children = _children(item, inner, origin, path, scope, ctx, where) if item.get("assert") else ()
     threshold = item.get("threshold")
     metric = item.get("metric")
     config = dict(item["config"]) if item.get("config") else _NO_CONFIG
-    choice = _assertion_choice(kind, item, config, shown, ctx, where)
-    for key in ("transform", "contextTransform"):
-        problem = transform_problem(item[key], ctx.base_dir) if key in item else None
-        if problem:
-            raise ConfigError(problem, where=then(where, f".{key}"))
-    if "contextTransform" in item:
-        unused_context_transform(kind, then(where, ".contextTransform"))
+    choice = (
+        _assertion_choice(kind, item, config, path, ctx, where)
+        if "provider" in item or "providers" in config
+        else None
+    )
+    if "transform" in item or "contextTransform" in item:
+        _check_transforms(kind, item, ctx, where)
     rubric = item.get("rubricPrompt")
+    value = item.get("value")
+    if not _plain_text(value):  # most values are as written, with nothing to render or place
+        value = _render_value(kind, value, scope, ctx, where, ".value" if "value" in item else "")
     spec = AssertionSpec(
         type=kind,
         negate=negate,
-        value=_render_value(kind, item.get("value"), scope, ctx, where, ".value" if "value" in item else ""),
+        value=value,
         threshold=float(threshold) if threshold is not None else None,
         weight=float(item.get("weight", 1.0)),
         metric=scope.render(metric, then(where, ".metric")) if metric is not None else None,
         provider=choice,
         config=config,
-        children=tuple(child for child in children if child is not None),
+        children=children,
         rubric_prompt=_rubric(rubric, ctx, where) if rubric is not None else None,
         raw=item,
         path=path,
@@ -391,11 +424,53 @@ def build_assertion(
     return spec
 
 
+def _children(
+    item: Mapping[str, Any],
+    inner: JsonPath,
+    origin: Origin | None,
+    path: str,
+    scope: _Scope,
+    ctx: LoadContext,
+    where: Where,
+) -> tuple[AssertionSpec, ...]:
+    """An assert-set's assertions."""
+    children = _assertions(item["assert"], inner, origin, path, scope, ctx)
+    built = [child for child in children if child is not None]
+    if len(built) < len(children):
+        raise ConfigError("an assertion of this assert-set is invalid (see above)", where=where)
+    return tuple(built)
+
+
+def _plain_text(value: Any) -> bool:
+    """Text, or a list of texts, with no template and no file:// (nothing to render or read)."""
+    if type(value) is str:
+        return "{" not in value and not value.startswith(FILE_PREFIX)  # has_template needs a brace
+    if type(value) is not list:
+        return False
+    return all(type(item) is str and "{" not in item and not item.startswith(FILE_PREFIX) for item in value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _base_type(full_type: str) -> tuple[str, bool]:
+    """base_type, its name interned ("contains" of "not-contains" once, not in each assertion)."""
+    kind, negate = base_type(full_type)
+    return sys.intern(kind), negate
+
+
+def _check_transforms(kind: str, item: Mapping[str, Any], ctx: LoadContext, where: Where) -> None:
+    for key in ("transform", "contextTransform"):
+        problem = transform_problem(item[key], ctx.base_dir) if key in item else None
+        if problem:
+            raise ConfigError(problem, where=then(where, f".{key}"))
+    if "contextTransform" in item:
+        unused_context_transform(kind, then(where, ".contextTransform"))
+
+
 def _assertion_choice(
     kind: str,
     item: Mapping[str, Any],
     config: Mapping[str, Any],
-    shown: JsonPath,
+    path: str,
     ctx: LoadContext,
     where: Where,
 ) -> ProviderChoice | None:
@@ -415,13 +490,12 @@ def _assertion_choice(
                 "such as similar",
             )
     choice = (
-        parse_choice(provider, format_path((*shown, "provider")), base_dir, then(where, ".provider"))
+        parse_choice(provider, f"{path}.provider", base_dir, then(where, ".provider"))
         if provider is not None
         else None
     )
     if listed is not None and not (choice and choice.models):
-        path = format_path((*shown, "config", "providers"))
-        models = parse_models(listed, path, base_dir, then(where, ".config.providers"))
+        models = parse_models(listed, f"{path}.config.providers", base_dir, then(where, ".config.providers"))
         choice = replace(choice or ProviderChoice(), models=models)
     if choice is not None:
         check_choice(
@@ -437,7 +511,7 @@ def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, owner:
     A value that is code is never rendered (see evalh/config/code_values.py). ``key`` (``.value``)
     follows the ``owner`` assertion's place in messages."""
     if isinstance(value, str) and not has_template(value) and not is_file_ref(value):
-        return value  # most values: as written, nothing to place
+        return value  # as written, nothing to place
     where = then(owner, key)
     definition = get_assertion(kind)
     language = definition.code_language if definition is not None else None

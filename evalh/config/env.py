@@ -11,7 +11,6 @@ outputs are data and are not rendered at all.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +23,7 @@ __all__ = ["config_env", "render_config_env"]
 
 _HTTP_TEMPLATES = frozenset({"body", "queryParams", "url"})  # rendered per call by providers/webhttp.py
 _OUTPUTS = frozenset({"output", "providerOutput"})
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def config_env(document: Document, ctx: LoadContext) -> dict[str, str]:
@@ -51,23 +51,50 @@ def _render(value: Any, env: EnvVars, document: Document, ctx: LoadContext, path
     """``value`` rendered; a mapping or list in which nothing is rendered is returned as it is, not
     copied (most of a large config: the copy cost time and, while both were alive, memory)."""
     if isinstance(value, str):
-        if not uses_env(value) or rendered_later(path, value):
-            return value  # most strings: no position needed (locating 100,000s of them took ~0.9 s)
-        try:
-            return render_env(value, env, where=document.place(path))
-        except ConfigError as error:
-            ctx.problems.add_exception(error)
-            return value
-    if type(value) is dict or isinstance(value, Mapping):  # a dict without the ABC check
-        rendered = {
-            key: item if path == () and key == "env" else _render(item, env, document, ctx, (*path, key))
-            for key, item in value.items()
-        }
-        return value if all(map(operator.is_, rendered.values(), value.values())) else rendered
-    if isinstance(value, list):
-        items = [_render(item, env, document, ctx, (*path, i)) for i, item in enumerate(value)]
-        return value if all(map(operator.is_, items, value)) else items
+        return _render_text(value, env, document, ctx, path)
+    kind = type(value)
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):  # no ABC check for a dict
+        changed: dict[Any, Any] | None = None
+        for key, item in value.items():
+            if path == () and key == "env":
+                continue
+            new = _render_item(item, env, document, ctx, path, key)
+            if new is not item:
+                changed = changed if changed is not None else dict(value)
+                changed[key] = new
+        return value if changed is None else changed
+    if kind is list or isinstance(value, list):
+        items: list[Any] | None = None
+        for index, item in enumerate(value):
+            new = _render_item(item, env, document, ctx, path, index)
+            if new is not item:
+                items = items if items is not None else list(value)
+                items[index] = new
+        return value if items is None else items
     return value
+
+
+def _render_item(
+    item: Any, env: EnvVars, document: Document, ctx: LoadContext, path: JsonPath, key: Any
+) -> Any:
+    """``item`` (at ``key`` below ``path``) rendered; a string without ``env`` (most of them) is answered
+    here, without its path or a call (a large config holds 100,000s)."""
+    kind = type(item)
+    if kind is str:
+        return item if not uses_env(item) else _render_text(item, env, document, ctx, (*path, key))
+    if kind in _SCALARS:
+        return item
+    return _render(item, env, document, ctx, (*path, key))
+
+
+def _render_text(value: str, env: EnvVars, document: Document, ctx: LoadContext, path: JsonPath) -> str:
+    if not uses_env(value) or rendered_later(path, value):
+        return value  # most strings: no position needed (locating 100,000s of them took ~0.9 s)
+    try:
+        return render_env(value, env, where=document.place(path))
+    except ConfigError as error:
+        ctx.problems.add_exception(error)
+        return value
 
 
 def rendered_later(path: JsonPath, value: str) -> bool:

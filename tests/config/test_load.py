@@ -61,6 +61,43 @@ tests:
     assert [a.value for a in second.asserts] == ["default-a"]
 
 
+def test_default_test_provider_is_one_choice_for_the_tests_without_their_own(project: WriteFiles) -> None:
+    config = project(
+        """
+prompts: ["{{x}}"]
+providers: [echo]
+defaultTest: {options: {provider: {embedding: local, text: fake}}}
+tests:
+  - vars: {x: a}
+  - vars: {x: b}
+    options: {provider: fake}
+  - vars: {x: c}
+"""
+    )
+    first, own, third = load_suite(config).tests
+    # parsed and checked once for a 5,000-test suite, not once per test
+    assert first.provider is not None and first.provider is third.provider
+    assert first.provider.for_kind("text").path == "defaultTest.options.provider.text"  # type: ignore[union-attr]
+    assert own.provider is not None and own.provider.default is not None
+    assert own.provider.default.path == "tests[1].options.provider"
+
+
+def test_a_bad_default_test_provider_is_reported_once(project: WriteFiles) -> None:
+    config = project(
+        """
+prompts: ["{{x}}"]
+providers: [echo]
+defaultTest: {options: {provider: {text: opneai:chat:gpt-4o}}}
+tests: [{vars: {x: a}}, {vars: {x: b}}]
+"""
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_suite(config)
+    message = caught.value.render()
+    assert message.count("unknown provider id 'opneai:chat:gpt-4o'") == 1
+    assert "defaultTest.options.provider.text" in message
+
+
 def test_cli_vars_override_default_vars_but_not_test_vars(project: WriteFiles) -> None:
     config = project(
         """

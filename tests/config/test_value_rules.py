@@ -229,6 +229,13 @@ def test_schema_command_prints_and_writes_the_assembled_schema(tmp_path: Path) -
             "config.baseline",
         ),
         ("{type: llm-rubric, value: fair}", "{type: llm-rubric, value: '  '}", "value"),
+        # True equals 1 (and hashes as 1) in Python: a shape must still tell a flag from a number
+        ("{type: equals, value: HI, weight: 1}", "{type: equals, value: HI, weight: true}", "weight"),
+        (
+            "{type: llm-rubric, value: fair, threshold: 0.5}",
+            "{type: llm-rubric, value: fair, threshold: .nan}",
+            "threshold",
+        ),
     ],
 )
 def test_a_bad_value_is_refused_after_a_good_one_of_the_same_shape(
