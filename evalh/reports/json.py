@@ -21,8 +21,9 @@ import re
 import secrets
 import sys
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from evalh import __version__
 from evalh.model import (
@@ -56,10 +57,11 @@ __all__ = [
     "usage_to_json",
 ]
 
-# Conversions a streaming memo keeps: the rows of a test (its prompts x providers x repeats) finish
-# close together, and the specs every test shares (defaultTest's) are used by every row.
-MEMO_LIMIT = 4096
+# Tests (and prompts) whose conversion a streaming memo keeps: the rows of a test (its prompts x
+# providers x repeats) finish close together, within the run's in-flight window (1,024 rows at least).
+MEMO_LIMIT = 1024
 
+_FIGURES = ("threshold", "weight", "metric")  # left out of a component's assertion when null
 _FAILURE_REASON = {Status.PASS: 0, Status.FAIL: 1, Status.ERROR: 2}
 
 
@@ -76,44 +78,65 @@ def usage_to_json(usage: Usage | None) -> dict[str, Any]:
 
 
 class _Memo:
-    """Converted specs and tests, reused by every row sharing them (the report is read-only data).
+    """Converted tests and prompts, reused by every row sharing them (the report is read-only data).
 
     Keyed by ``id()``; the object is kept alongside so an id is never reused while cached. With a
     ``limit``, the least recently used conversions are dropped beyond it: a run's rows are converted
-    as they finish, and keeping every test's conversion would hold a second copy of the suite.
+    as they finish, and keeping every test's conversion would hold a second copy of the suite. An
+    OrderedDict, not a dict: dropping the oldest of a dict whose front was deleted again and again
+    scans every deleted slot (a third of the conversion time at 5,000 tests).
     """
 
     def __init__(self, limit: int | None = None) -> None:
-        self._items: dict[int, tuple[object, Any]] = {}
+        self._items: OrderedDict[int, tuple[object, Any]] = OrderedDict()
         self._limit = limit
 
-    def get(self, obj: object, build: Callable[[], Any]) -> Any:
+    def get(self, obj: object, build: Callable[..., Any], *args: Any) -> Any:
+        """The conversion of ``obj``: ``build(*args)`` the first time, the kept result after."""
         key = id(obj)
         hit = self._items.get(key)
         if hit is not None and hit[0] is obj:
-            if self._limit is not None:  # most recently used last
-                self._items[key] = self._items.pop(key)
+            if self._limit is not None:
+                self._items.move_to_end(key)
             return hit[1]
-        value = build()
+        value = build(*args)
         self._items[key] = (obj, value)
-        if self._limit is not None and len(self._items) > self._limit:
-            del self._items[next(iter(self._items))]
+        if self._limit is not None:
+            self._items.move_to_end(key)
+            if len(self._items) > self._limit:
+                self._items.popitem(last=False)
         return value
 
 
-def _as_written(spec: AssertionSpec, memo: _Memo) -> dict[str, Any]:
-    """The assertion as the config wrote it, secrets redacted (shared by ``testCase`` and components)."""
-    return memo.get(spec.raw, lambda: redact(spec.raw))  # type: ignore[no-any-return]
+class _TestJson(NamedTuple):
+    """A test's share of each of its rows (its prompts x providers x repeats), converted and redacted
+    once: ``vars`` and ``metadata`` (each row's and its ``testCase``'s), ``testCase``, and the report
+    form of each of its assertions, assert-set members included (by ``id``, the spec kept beside it)."""
+
+    vars: dict[str, Any]
+    metadata: dict[str, Any]
+    case: dict[str, Any]
+    assertions: dict[int, tuple[AssertionSpec, dict[str, Any]]]
+
+    def assertion(self, spec: AssertionSpec) -> dict[str, Any]:
+        """``spec`` as a component's ``assertion`` (converted now if it is not one of the test's)."""
+        hit = self.assertions.get(id(spec))
+        if hit is not None and hit[0] is spec:
+            return hit[1]
+        return _assertion_to_json(spec, redact(spec.raw) if spec.raw else None)
 
 
-def _assertion_to_json(spec: AssertionSpec, memo: _Memo) -> dict[str, Any]:
-    out: dict[str, Any] = dict(_as_written(spec, memo)) if spec.raw else {}
+def _assertion_to_json(spec: AssertionSpec, written: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A component's ``assertion``: ``written`` (the spec as the config wrote it, redacted) with the
+    type in full and the figures that apply."""
+    out: dict[str, Any] = dict(written) if written else {}
     out["type"] = spec.full_type
-    for key in ("threshold", "weight", "metric"):
-        if out.get(key) is None:
-            out.pop(key, None)
-    if spec.value is not None:
-        out["value"] = redact(spec.value) if isinstance(spec.value, Mapping) else spec.value
+    for key in _FIGURES:
+        if key in out and out[key] is None:
+            del out[key]
+    value = spec.value
+    if value is not None:
+        out["value"] = redact(value) if type(value) is not str and isinstance(value, Mapping) else value
     if spec.threshold is not None:
         out["threshold"] = spec.threshold
     if spec.weight != 1.0 or "weight" in out:
@@ -123,12 +146,12 @@ def _assertion_to_json(spec: AssertionSpec, memo: _Memo) -> dict[str, Any]:
     return out
 
 
-def _component_to_json(graded: GradedAssertion, memo: _Memo) -> dict[str, Any]:
+def _component_to_json(graded: GradedAssertion, test: _TestJson) -> dict[str, Any]:
     out: dict[str, Any] = {
         "pass": graded.passed,
         "score": graded.score,
         "reason": graded.reason,
-        "assertion": memo.get(graded.spec, lambda: _assertion_to_json(graded.spec, memo)),
+        "assertion": test.assertion(graded.spec),
         "metadata": dict(graded.details),
     }
     if graded.error:
@@ -136,16 +159,19 @@ def _component_to_json(graded: GradedAssertion, memo: _Memo) -> dict[str, Any]:
     if graded.usage is not None:
         out["tokensUsed"] = usage_to_json(graded.usage)
     if graded.children:
-        out["componentResults"] = flatten_components(graded.children, memo)
+        out["componentResults"] = _flatten(graded.children, test)
     return out
 
 
-def flatten_components(graded: Iterable[GradedAssertion], memo: _Memo | None = None) -> list[dict[str, Any]]:
+def flatten_components(graded: Iterable[GradedAssertion]) -> list[dict[str, Any]]:
     """Component results as promptfoo lists them: each assert-set, then its children flattened after it."""
-    memo = memo or _Memo()
+    return _flatten(graded, _TestJson({}, {}, {}, {}))
+
+
+def _flatten(graded: Iterable[GradedAssertion], test: _TestJson) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for item in graded:
-        component = _component_to_json(item, memo)
+        component = _component_to_json(item, test)
         out.append(component)
         out.extend(component.get("componentResults", ()))
     return out
@@ -157,20 +183,30 @@ def _prompt_id(prompt: Prompt) -> str:
     return hashlib.sha256(f"{prompt.label}:{output_text(prompt.raw)}".encode(errors="replace")).hexdigest()
 
 
-def _test_case_to_json(test: TestCase, memo: _Memo) -> dict[str, Any]:
-    out: dict[str, Any] = {"vars": dict(test.vars)}
+def _test_json(test: TestCase) -> _TestJson:
+    variables, metadata = dict(test.vars), dict(test.metadata)
+    assertions: dict[int, tuple[AssertionSpec, dict[str, Any]]] = {}
+
+    def convert(spec: AssertionSpec) -> dict[str, Any]:
+        """Redacted once: the spec as written (testCase's ``assert``) and as its components show it."""
+        raw = redact(spec.raw) if spec.raw else None
+        assertions[id(spec)] = (spec, _assertion_to_json(spec, raw))
+        for child in spec.children:
+            convert(child)
+        return raw if raw is not None else assertions[id(spec)][1]
+
+    written = [convert(spec) for spec in test.asserts]
+    case: dict[str, Any] = {"vars": variables}
     if test.description is not None:
-        out["description"] = test.description
-    out["assert"] = [
-        _as_written(spec, memo) if spec.raw else _assertion_to_json(spec, memo) for spec in test.asserts
-    ]
-    out["options"] = redact(test.options)
-    out["metadata"] = dict(test.metadata)
+        case["description"] = test.description
+    case["assert"] = written
+    case["options"] = redact(test.options)
+    case["metadata"] = metadata
     if test.threshold is not None:
-        out["threshold"] = test.threshold
+        case["threshold"] = test.threshold
     if test.has_output:
-        out["output"] = test.output
-    return out
+        case["output"] = test.output
+    return _TestJson(variables, metadata, case, assertions)
 
 
 def _error_text(row: TestResult) -> str | None:
@@ -181,7 +217,7 @@ def _error_text(row: TestResult) -> str | None:
     return row.error or row.reason or "Evaluation error"
 
 
-def _grading_result(row: TestResult, memo: _Memo) -> dict[str, Any] | None:
+def _grading_result(row: TestResult, test: _TestJson) -> dict[str, Any] | None:
     if row.status is Status.ERROR and not row.assertions:
         return None
     return {
@@ -191,7 +227,7 @@ def _grading_result(row: TestResult, memo: _Memo) -> dict[str, Any] | None:
         "namedScores": dict(row.named_scores),
         "namedScoreWeights": dict(row.named_score_weights),
         "tokensUsed": usage_to_json(row.grading_usage),
-        "componentResults": flatten_components(row.assertions, memo),
+        "componentResults": _flatten(row.assertions, test),
         "assertion": None,
     }
 
@@ -199,10 +235,11 @@ def _grading_result(row: TestResult, memo: _Memo) -> dict[str, Any] | None:
 def result_to_json(row: TestResult, *, memo: _Memo | None = None) -> dict[str, Any]:
     """One row as promptfoo's ``EvaluateResult`` (one JSONL line, one ``results.results[]`` item).
 
-    ``memo`` (from :func:`new_memo`) shares the conversion of specs and tests between rows; the dicts
+    ``memo`` (from :func:`new_memo`) shares the conversion of tests and prompts between rows; the dicts
     returned may then share sub-objects, so treat them as read-only.
     """
     memo = memo or _Memo()
+    test: _TestJson = memo.get(row.test, _test_json, row.test)
     latency = row.latency_ms if row.latency_ms is not None else 0.0
     cost = row.cost if row.cost is not None else 0.0
     token_usage = usage_to_json(row.usage)
@@ -213,12 +250,12 @@ def result_to_json(row: TestResult, *, memo: _Memo | None = None) -> dict[str, A
         "promptIdx": row.prompt_index,
         "providerIdx": row.provider_index,
         "repeatIdx": row.repeat_index,
-        "promptId": memo.get(row.prompt, lambda: _prompt_id(row.prompt)),  # a sha256 per prompt, not per row
+        "promptId": memo.get(row.prompt, _prompt_id, row.prompt),  # a sha256 per prompt, not per row
         "description": row.test.description,
         "provider": {"id": row.provider.id, "label": row.provider.display},
         "prompt": {"raw": output_text(row.rendered_prompt), "label": row.prompt.label},
-        "vars": dict(row.test.vars),
-        "testCase": memo.get(row.test, lambda: _test_case_to_json(row.test, memo)),
+        "vars": test.vars,
+        "testCase": test.case,
         "response": {
             "output": row.output,
             "tokenUsage": usage_to_json(row.usage),
@@ -235,8 +272,8 @@ def result_to_json(row: TestResult, *, memo: _Memo | None = None) -> dict[str, A
         "cost": cost,
         "namedScores": dict(row.named_scores),
         "tokenUsage": token_usage,
-        "metadata": dict(row.test.metadata),
-        "gradingResult": _grading_result(row, memo),
+        "metadata": test.metadata,
+        "gradingResult": _grading_result(row, test),
     }
 
 
