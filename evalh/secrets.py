@@ -23,7 +23,6 @@ import base64
 import functools
 import html
 import json
-import operator
 import re
 import sys
 import threading
@@ -214,22 +213,58 @@ def redact_config(value: Any) -> Any:
     if kind in _PLAIN:
         return value
     if kind is dict or isinstance(value, Mapping):  # a dict without the ABC check: 100,000s of values
-        out: dict[str, Any] = {}
-        same = kind is dict
-        for key, item in value.items():
-            name = key if type(key) is str else str(key)
-            if _is_secret_name(name) and _filled(item):
-                out[name] = MARKER
-            elif name == "env" and isinstance(item, Mapping):
-                out[name] = {str(k): MARKER if _filled(v) else v for k, v in item.items()}
-            else:
-                out[name] = item if type(item) in _PLAIN else redact_config(item)
-            same = same and out[name] is item and name is key
-        return value if same else out
+        return _redact_mapping(value, kind is dict)
     if isinstance(value, list | tuple):
-        items = [item if type(item) in _PLAIN else redact_config(item) for item in value]
-        return value if kind is list and all(map(operator.is_, items, value)) else items
+        return _redact_items(value, kind is list)
     return value
+
+
+# The walk below handles strings and plain values in its loops rather than by a call per value: a
+# 5,000-test config is 450,000 values, and a call each cost a fifth of the time to redact it.
+
+
+def _redact_mapping(value: Mapping[Any, Any], is_dict: bool) -> Any:
+    forms = _REGISTRY.text_forms()
+    out: dict[str, Any] = {}
+    same = is_dict
+    for key, item in value.items():
+        name = key if type(key) is str else str(key)
+        kind = type(item)
+        new: Any
+        if kind is str:
+            if item and _is_secret_name(name):
+                new = MARKER
+            else:
+                new = _redact_string(item) if forms or "://" in item else item
+        elif _is_secret_name(name) and _filled(item):
+            new = MARKER
+        elif name == "env" and isinstance(item, Mapping):
+            new = {str(k): MARKER if _filled(v) else v for k, v in item.items()}
+        elif kind in _PLAIN:
+            new = item
+        else:
+            new = redact_config(item)
+        out[name] = new
+        same = same and new is item and name is key
+    return value if same else out
+
+
+def _redact_items(value: list[Any] | tuple[Any, ...], is_list: bool) -> Any:
+    forms = _REGISTRY.text_forms()
+    items: list[Any] = []
+    same = is_list
+    for item in value:
+        kind = type(item)
+        new: Any
+        if kind is str:
+            new = _redact_string(item) if forms or "://" in item else item
+        elif kind in _PLAIN:
+            new = item
+        else:
+            new = redact_config(item)
+        items.append(new)
+        same = same and new is item
+    return value if same else items
 
 
 def _redact_string(text: str) -> str:

@@ -163,6 +163,44 @@ def test_redact_config_shares_what_has_nothing_to_redact() -> None:
     assert redact_config(tests) is tests
 
 
+@pytest.mark.parametrize("registered_value", [False, True])
+def test_redact_config_edge_values_in_mappings_and_lists(registered_value: bool) -> None:
+    """Every kind of value under every kind of key, with and without a registered secret (the walk
+    takes a shorter way for strings and plain values in both cases)."""
+    if registered_value:
+        register("sk-listed-998877")
+    config = {
+        "apiKey": "",  # an empty secret stays empty
+        "token": None,
+        "password": False,
+        "secret": 0,  # a number under a secret name is a secret
+        "credentials": ["a", "b"],
+        "key": {"nested": "x"},
+        "env": {"A": "", "B": "x", "C": None},
+        7: "a key that is not a string",
+        "urls": ("https://u:pw-55@h/x?sig=abc", 1, None, {"apiKey": "z"}, "sk-listed-998877 in text"),
+        "plain": ["a", 2, 3.5, True, None],
+        "apiKeyEnvar": "MY_KEY",
+    }
+    shown = redact_config(config)
+    value = "[REDACTED] in text" if registered_value else "sk-listed-998877 in text"
+    assert shown == {
+        "apiKey": "",
+        "token": None,
+        "password": False,
+        "secret": MARKER,
+        "credentials": MARKER,
+        "key": MARKER,
+        "env": {"A": "", "B": MARKER, "C": None},
+        "7": "a key that is not a string",
+        "urls": [f"https://u:{MARKER}@h/x?sig={MARKER}", 1, None, {"apiKey": MARKER}, value],
+        "plain": ["a", 2, 3.5, True, None],
+        "apiKeyEnvar": "MY_KEY",
+    }
+    assert shown["plain"] is config["plain"]  # nothing to redact: shared, not copied
+    assert redact_config(("a", "b")) == ["a", "b"] and redact_config(["https://x.y/"]) == ["https://x.y/"]
+
+
 def test_registered_values_and_their_derived_forms_are_redacted() -> None:
     register("sk-live-0123456789")
     register_url("http://alice:PASSWORD-X@h/x")
