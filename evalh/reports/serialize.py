@@ -31,17 +31,26 @@ def json_default(value: Any) -> Any:
     return str(value)
 
 
+# What json.dumps(value, ensure_ascii=False, default=json_default, allow_nan=False) uses, made once:
+# every report row and stored row is encoded with it.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, default=json_default, allow_nan=False)
+
+
 def dumps(value: Any, *, indent: int | None = None) -> str:
     """Strict JSON text of ``value``, non-ASCII kept readable. NaN and infinities, which JSON lacks, become
     null; lone surrogates are left for :func:`encode_json`."""
     try:
-        return json.dumps(value, ensure_ascii=False, indent=indent, default=json_default, allow_nan=False)
+        return _encode(value, indent)
     except ValueError as error:
         if "Out of range float" not in str(error):
             raise
-    return json.dumps(
-        _finite(value), ensure_ascii=False, indent=indent, default=json_default, allow_nan=False
-    )
+    return _encode(_finite(value), indent)
+
+
+def _encode(value: Any, indent: int | None) -> str:
+    if indent is None:
+        return _COMPACT.encode(value)
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=json_default, allow_nan=False)
 
 
 def _finite(value: Any) -> Any:

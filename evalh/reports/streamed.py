@@ -26,6 +26,8 @@ from evalh.secrets import redact_config, redact_text
 
 __all__ = ["EncodedRow", "ReportFrame", "RowSpool", "encode_row", "row_text"]
 
+_BUFFER = 1 << 18  # bytes: the spool is written in pieces of a few dozen rows, not a few KB
+
 
 class EncodedRow(NamedTuple):
     """A finished row as the reports write it: the ``EvaluateResult`` dict (for the fields a consumer
@@ -62,8 +64,9 @@ class RowSpool:
     def __init__(self) -> None:
         self._file: IO[bytes] | None = None
         with contextlib.suppress(OSError):  # no temporary file: rows are encoded again when written
-            self._file = tempfile.TemporaryFile(prefix="evalh-rows-")  # noqa: SIM115
+            self._file = tempfile.TemporaryFile(prefix="evalh-rows-", buffering=_BUFFER)  # noqa: SIM115
         self._end = 0
+        self._at_end = True  # no read since the last write: the next write needs no seek
         # by id(row); the row is kept beside its place so an id is never reused while spooled
         self._places: dict[int, tuple[TestResult, int, int]] = {}
         self._memo = new_memo()
@@ -74,7 +77,9 @@ class RowSpool:
         if self._file is not None:
             data = encoded.text.encode("utf-8")
             try:
-                self._file.seek(self._end)
+                if not self._at_end:  # a seek flushes the write buffer: only after a read moved away
+                    self._file.seek(self._end)
+                    self._at_end = True
                 self._file.write(data)
             except OSError:  # a full disk: the rows are encoded again when written
                 self.close()
@@ -89,6 +94,7 @@ class RowSpool:
         if place is None or place[0] is not row or self._file is None:
             return encode_row(row, self._memo).text
         try:
+            self._at_end = False
             self._file.seek(place[1])
             return self._file.read(place[2]).decode("utf-8")
         except OSError:

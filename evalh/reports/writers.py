@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -45,6 +46,7 @@ from evalh.secrets import redact_bytes
 
 __all__ = [
     "PRETTY_JSON_MAX_ROWS",
+    "WRITE_BLOCK",
     "JsonlStream",
     "check_report_paths",
     "combine_report_errors",
@@ -58,6 +60,10 @@ __all__ = [
 
 # Indented JSON goes through the pure-Python encoder (4x slower); bigger reports are written compact.
 PRETTY_JSON_MAX_ROWS = 2000
+
+# A JSON report's pieces (a row each) are joined into blocks of this many characters before they are
+# encoded, redacted and written: a call of each per row cost more than the bytes.
+WRITE_BLOCK = 1 << 20
 
 _Texts = Callable[[], Iterator[str]]  # the rows' JSON texts, in the run's order, each time it is called
 
@@ -189,11 +195,9 @@ def _render(
     """The report's bytes in pieces: a big JSON or JSONL report is never whole in memory."""
     if fmt == "json":
         indent = 2 if len(run.results) <= PRETTY_JSON_MAX_ROWS else None
-        for chunk in frame().chunks(texts(), indent=indent):
-            yield encode_json(chunk)
-        yield b"\n"
+        yield from _joined(itertools.chain(frame().chunks(texts(), indent=indent), ["\n"]))
     elif fmt == "jsonl":
-        yield from (encode_json(text + "\n") for text in texts())
+        yield from _joined(text + "\n" for text in texts())
     elif fmt == "junit":
         yield to_junit_xml(run)
     elif fmt == "csv":
@@ -204,6 +208,20 @@ def _render(
         yield summary().encode("utf-8", errors="backslashreplace")
     else:
         yield to_html(document()).encode("utf-8", errors="backslashreplace")
+
+
+def _joined(pieces: Iterable[str]) -> Iterator[bytes]:
+    """``pieces`` as UTF-8 bytes (:func:`encode_json`) in blocks of about :data:`WRITE_BLOCK` characters."""
+    block: list[str] = []
+    size = 0
+    for piece in pieces:
+        block.append(piece)
+        size += len(piece)
+        if size >= WRITE_BLOCK:
+            yield encode_json("".join(block))
+            block, size = [], 0
+    if block:
+        yield encode_json("".join(block))
 
 
 def _document(run: RunResult, frame: ReportFrame) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from evalh.model import RunResult
 from evalh.reports.json import MEMO_LIMIT, new_memo, to_promptfoo_json
 from evalh.reports.serialize import dumps, encode_json
 from evalh.reports.streamed import ReportFrame, RowSpool, encode_row
-from evalh.reports.writers import PRETTY_JSON_MAX_ROWS, write_each_report
+from evalh.reports.writers import PRETTY_JSON_MAX_ROWS, WRITE_BLOCK, write_each_report
 from evalh.secrets import redact_bytes
 from tests.reports.sample import NASTY_OUTPUT, large_run, sample_run, with_results
 
@@ -61,6 +61,7 @@ def test_a_compact_report_is_the_whole_document_byte_for_byte(tmp_path: Path) ->
     run = large_run(PRETTY_JSON_MAX_ROWS + 1, 3)
     written = _written(run, tmp_path / "r.json")
     assert b'\n  "evalId"' not in written  # compact beyond the limit
+    assert len(written) > 2 * WRITE_BLOCK  # written in several blocks of rows joined
     _same_bytes(written, _whole_document_bytes(run, indent=None))
 
 
@@ -75,6 +76,19 @@ def test_rows_spooled_out_of_order_are_written_in_the_runs_order(tmp_path: Path)
     _same_bytes(written, _whole_document_bytes(run, indent=None))
     lines = jsonl.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["id"] for line in lines] == [row.id for row in run.results]
+
+
+def test_rows_added_after_a_read_go_after_the_earlier_rows() -> None:
+    rows = large_run(6, 2).results
+    with RowSpool() as spool:
+        for row in rows[:3]:
+            spool.add(row)
+        assert spool.text_of(rows[0]) == encode_row(rows[0]).text  # a read moves the file's position
+        for row in rows[3:]:
+            spool.add(row)
+        assert spool.text_of(rows[4]) == encode_row(rows[4]).text
+        spool.add(rows[5])  # again after a read: it replaces nothing written before
+        assert list(spool.texts(rows)) == [encode_row(row).text for row in rows]
 
 
 def test_a_row_the_spool_never_saw_is_encoded_when_written(tmp_path: Path) -> None:
