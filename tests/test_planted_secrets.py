@@ -83,9 +83,10 @@ def config(url: str) -> str:
           options:
             sessionToken: {SECRETS["session_token"]}
         tests:
-          - vars: {{q: plainly}}
+          - vars: {{q: plainly, note: "key {SECRETS["api_key"]} via {web}"}}
             assert:
               - {{type: contains, value: plainly}}
+              - {{type: not-contains, value: "{SECRETS["judge_key"]}"}}
               - type: llm-rubric
                 value: is fine
                 provider:
@@ -135,6 +136,10 @@ def test_no_planted_secret_reaches_any_output(
     report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     assert "[REDACTED]" in report["results"]["results"][0]["response"]["output"]
     assert report["results"]["results"][0]["testCase"]["options"]["sessionToken"] == "[REDACTED]"
+    # a secret in a test's vars and in an assertion's value, in each of the test's rows (one per provider)
+    for row in report["results"]["results"]:
+        assert row["vars"]["note"].startswith("key [REDACTED] via http://")
+        assert row["testCase"]["assert"][1]["value"] == "[REDACTED]"
     outputs = {
         "stdout": result.stdout.encode(),
         "stderr": result.stderr.encode(),

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from evalh.model import Status
-from evalh.reports.json import result_to_json, to_promptfoo_json
+from evalh.reports import json as report_json
+from evalh.reports.json import new_memo, result_to_json, to_promptfoo_json
 from evalh.reports.writers import JsonlStream, write_reports
 from evalh.secrets import redact_config as redact
 from tests.reports.golden import assert_golden
@@ -166,6 +167,25 @@ def test_not_assertions_keep_full_type_and_metric() -> None:
     assert components[1]["metadata"]["similarity"] == 0.91
     last = result_to_json(sample_run().results[-1])["gradingResult"]["componentResults"][0]
     assert last["assertion"]["type"] == "not-regex" and last["pass"] is False
+
+
+def test_the_rows_of_a_test_share_its_conversion_redacted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test's rows (2 prompts x 2 providers) share its testCase, vars and assertions: its config is
+    redacted once, not once per row."""
+    redacted: list[Any] = []
+    monkeypatch.setattr(report_json, "redact", lambda value: redacted.append(value) or redact(value))
+    memo = new_memo()
+    rows = [row for row in sample_run().results if row.test.index == 1]
+    documents = [result_to_json(row, memo=memo) for row in rows]
+    assert len(documents) == 4 and len({id(document["testCase"]) for document in documents}) == 1
+    assert all(document["vars"] is document["testCase"]["vars"] for document in documents)
+    assert len(redacted) == 5  # not-contains, the assert-set and its 2 members as written; the options
+    assert documents[3]["testCase"]["options"]["provider"]["config"]["api_key"] == "[REDACTED]"
+    graded = next(n for n, document in enumerate(documents) if document["gradingResult"])
+    components = documents[graded]["gradingResult"]["componentResults"]
+    types = ["not-contains", "assert-set", "equals", "icontains"]
+    assert [component["assertion"]["type"] for component in components] == types
+    assert components == result_to_json(rows[graded])["gradingResult"]["componentResults"]
 
 
 def test_secrets_are_redacted_everywhere(tmp_path: Path) -> None:
