@@ -454,7 +454,9 @@ def validate(
             lambda loaded: check_report_paths(loaded.output_paths, loaded.input_files),
             lambda loaded: filter_by_description(loaded, filter_pattern),
         )
-        suite = load_suite(paths, grader=grader, cli_vars=_parse_vars(var or []), checks=checks)
+        suite = load_suite(
+            paths, grader=grader, cli_vars=_parse_vars(var or []), checks=checks, report_config=False
+        )
         suite = filter_by_description(suite, filter_pattern)
         count = sum(len(test.asserts) for test in suite.tests)
         shown = " + ".join(str(path) for path in paths)

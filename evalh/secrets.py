@@ -366,20 +366,16 @@ def register_config(value: Any, *, under_secret: bool = False) -> None:
     elif type(value) is dict or isinstance(value, Mapping):  # a dict without the ABC check
         for key, item in value.items():
             secret = under_secret or _is_secret_name(key if type(key) is str else str(key))
-            if secret or _may_hold_secret(item):
+            kind = type(item)  # a number, or text without a URL (most of a config): nothing to register
+            if secret or ("://" in item if kind is str else kind not in _PLAIN):
                 register_config(item, under_secret=secret)
     elif isinstance(value, list | tuple):
         for item in value:
-            if under_secret or _may_hold_secret(item):
+            kind = type(item)
+            if under_secret or ("://" in item if kind is str else kind not in _PLAIN):
                 register_config(item, under_secret=under_secret)
     elif under_secret and isinstance(value, int | float) and not isinstance(value, bool):
         register(str(value))
-
-
-def _may_hold_secret(item: Any) -> bool:
-    """False for a number or a text without a URL (most of a config), unless under a secret key."""
-    kind = type(item)
-    return "://" in item if kind is str else kind not in _PLAIN
 
 
 def registered() -> frozenset[str]:

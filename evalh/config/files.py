@@ -109,6 +109,7 @@ class LoadContext:
     allow_outside: bool = False  # evaluateOptions.allowFileOutsideConfigDir: data files may name any file
     other_configs: tuple[Path, ...] = ()  # -c b.yaml -c c.yaml merged into config_file's (inputs too)
     run_transforms: bool = False  # run options.transformVars: loading to run, not to validate
+    report_config: bool = True  # make Suite.raw_config (a redacted walk of the whole config) for reports
     _texts: dict[Path, str] = field(default_factory=dict)
     _bytes: dict[Path, bytes] = field(default_factory=dict)
     _data: dict[Path, Document] = field(default_factory=dict)

@@ -93,18 +93,20 @@ def load_suite(
     grader: str | None = None,
     run_transforms: bool = False,
     checks: Sequence[SuiteCheck] = (),
+    report_config: bool = True,
 ) -> Suite:
     """Read, check and resolve a config (several: merged as promptfoo merges ``-c a -c b``; relative
     paths inside the merged tests resolve from the first one's directory). Raises ConfigError (or a
     subclass) listing every problem: those of the schema, of files, values and providers, and those
     ``checks`` raise about the resolved suite (validate's report paths and filters), in one list.
     ``run_transforms``: run each test's ``options.transformVars`` (loading to run; validating runs no
-    code)."""
+    code). ``report_config=False``: no report is written from the suite (validate), so its
+    ``raw_config``, the report's redacted copy of the config, is left empty."""
     paths: list[Path] = []
     for given in [path] if isinstance(path, str | Path) else path:
         with path_errors(str(given), None):
             paths.append(Path(given).resolve())
-    ctx = LoadContext(config_file=paths[0], run_transforms=run_transforms)
+    ctx = LoadContext(config_file=paths[0], run_transforms=run_transforms, report_config=report_config)
     with _cyclic_gc_paused():
         documents = [load_document(config_file) for config_file in paths]
         for document in documents:
@@ -338,7 +340,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         env=env,
         metadata=dict(skip.value(data, "metadata") or {}),
         config_path=str(ctx.config_file),
-        raw_config=redact_config(data),
+        raw_config=redact_config(data) if ctx.report_config else {},
         input_files=tuple(str(path) for path in (ctx.config_file, *ctx.other_configs, *ctx.files_read)),
         derived_metrics=derived,
     )
