@@ -196,7 +196,10 @@ class _SyntaxError(ConfigError):
 
 
 def _parse_yaml(text: str, file: str) -> Document:
-    plain = load_plain(text, located=False)
+    try:
+        plain = load_plain(text, located=False)
+    except LimitError as error:
+        raise _beyond_bound(file, error) from None
     if plain is not None:
         return Document(data=plain[0], file=file, text=text)
     loader = _LocatingLoader(text)
@@ -206,9 +209,7 @@ def _parse_yaml(text: str, file: str) -> Document:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except LimitError as error:
-        raise ConfigError(
-            error.problem or "", where=_mark_text(file, error.problem_mark), hint=error.hint
-        ) from None
+        raise _beyond_bound(file, error) from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = _mark_text(file, mark)
@@ -229,6 +230,10 @@ def _parse_yaml(text: str, file: str) -> Document:
     if node is not None and loader.has_duplicates:
         raise ConfigError("\n\n".join(_duplicate_keys(node, (), file)))
     return Document(data=data, file=file, root=node)
+
+
+def _beyond_bound(file: str, error: LimitError) -> ConfigError:
+    return ConfigError(error.problem or "", where=_mark_text(file, error.problem_mark), hint=error.hint)
 
 
 def _mark_text(file: str, mark: yaml.Mark | None) -> str:

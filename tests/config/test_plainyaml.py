@@ -10,6 +10,7 @@ import pytest
 from evalh.config.load import load_suite
 from evalh.config.locate import Document, _LocatingLoader, parse_document
 from evalh.config.plainyaml import load_plain
+from evalh.config.safeload import LimitError
 from evalh.errors import ConfigError, Place, then
 from evalh.notices import warnings_to
 
@@ -21,12 +22,18 @@ PLAIN = [
     "'<<': 1\na: ! 12\n1.5: z\nnull: y\n",
     "",
     "just text\n",
+    "a: &x 1\nb: *x\nc: &y [1, {d: e}]\nf: *y\n",  # anchors and aliases
+    "<<: {a: 1, b: 2}\nb: 3\n",  # merge keys
+    "a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nc: {w: 0, <<: [*a, *b], x: 3}\nd: {<<: *b}\n",
 ]
 NOT_PLAIN = [
-    "a: &x 1\nb: *x\n",  # anchors and aliases
     "- !!str 1\n",  # explicit tags
     "x: !!int 3\n",
-    "<<: {a: 1}\n",  # merge keys
+    "a: *x\n",  # an undefined alias
+    "a: &x 1\nb: &x 2\n",  # an anchor defined twice
+    "<<: 1\n",  # merging what is not a mapping
+    "a: <<\n",  # a merge key as a value
+    "{<<: {a: 1}, <<: {b: 2}}",  # two merge keys in one mapping
     "? [a]\n: 1\n",  # a collection as a key
     "a: 1\na: 2\n",  # duplicate keys: the full loader locates each one
     "---\na\n---\nb\n",  # two documents
@@ -54,6 +61,12 @@ def test_plain_documents_read_as_the_locating_loader_reads_them(text: str) -> No
 @pytest.mark.parametrize("text", NOT_PLAIN)
 def test_other_documents_take_the_full_path(text: str) -> None:
     assert load_plain(text) is None
+
+
+def test_aliases_past_a_bound_are_refused_by_the_full_loaders_check() -> None:
+    # not read a second time by the full loader to say the same
+    with pytest.raises(LimitError, match=r"the alias \*x is inside the node it refers to"):
+        load_plain("a: &x [1, *x]\n")
 
 
 def test_keys_true_and_1_stay_apart() -> None:

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalh.config.locate import _LocatingLoader, parse_document
-from evalh.config.plainyaml import Positions, load_plain
+from evalh.config.plainyaml import Positions, key_text, load_plain
+from evalh.config.safeload import LimitError, check_structure
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 YAML_FILES = sorted(
@@ -37,7 +38,7 @@ true True TRUE tRue false False FALSE yes no on Off y n ~ null Null NULL nUll
 """
 SCALARS = [
     *_WORDS.split(),
-    *["! 12", "!!str 1", "!!int 3", "&a 1", "*a"],
+    *["! 12", "!!str 1", "!!int 3", "&a 1", "*a", "&a {k: 1, 2: v}", "&b [x, y]", "*b", "&a [a, b]"],
     "9" * 30,
     "7" * 4001,
     "a b",
@@ -49,7 +50,27 @@ SCALARS = [
     "[1, {a: b}, [], {}]",
     "{a: 1, 'b': [2, three]}",
 ]
-KEYS = ["a", "b", "type", "value", "1", "1.5", "true", "null", "~", "0x1F", "'a'", '"b"', "<<", "? c"]
+KEYS = [
+    "a",
+    "b",
+    "k",
+    "type",
+    "1",
+    "1.5",
+    "true",
+    "null",
+    "~",
+    "0x1F",
+    "'a'",
+    '"b"',
+    "<<",
+    "<<",
+    "? c",
+    "*a ",
+]
+ALIASES = ["*a", "*b", "*c", "[*a]", "[*a, *c]", "[*c, {k: 2}]"]
+MAPPINGS = ["{k: 1, 2: v}", "{1: x, k: [1]}", "{~: 1, b: {c: d}}", "{}", "\n    k: 1\n    true: t"]
+MERGED = [*ALIASES, *MAPPINGS, "[]", "[*a, {k: 3}, *b]"]
 
 
 def _full(text: str) -> tuple[Any, yaml.Node | None]:
@@ -71,13 +92,23 @@ def _marks(positions: Positions) -> Iterator[tuple[int, int]]:
 
 def _node_marks(node: yaml.Node | None) -> Iterator[tuple[int, int]]:
     if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
+        # merge keys are flattened into the tree, a merged key before the mapping's own one: the
+        # last pair of a key gives its mark, in the order its first pair comes
+        pairs = {_key(key): (key, value) for key, value in node.value}
+        for key, value in pairs.values():
             yield key.start_mark.line, key.start_mark.column
             yield from _node_marks(value)
     elif isinstance(node, yaml.SequenceNode):
         for item in node.value:
             yield item.start_mark.line, item.start_mark.column
             yield from _node_marks(item)
+
+
+def _key(node: yaml.Node) -> Any:
+    """A key node's key in the data (``~`` and ``null`` are one key)."""
+    if not isinstance(node, yaml.ScalarNode) or node.tag == "tag:yaml.org,2002:str":
+        return node.value
+    return key_text(_full(node.value)[0])
 
 
 def _typed(value: Any) -> Any:
@@ -93,7 +124,13 @@ def _typed(value: Any) -> Any:
 
 def assert_same_as_full_loader(text: str) -> bool:
     """True when the fast path read ``text`` (and read it as the full loader does)."""
-    fast = load_plain(text, located=True)
+    try:
+        fast = load_plain(text, located=True)
+    except LimitError as error:  # the full loader's first check finds the same
+        with pytest.raises(LimitError) as full:
+            check_structure(text)
+        assert str(full.value) == str(error)
+        return False
     if fast is None:
         return False
     unlocated = load_plain(text, located=False)
@@ -125,18 +162,21 @@ def documents(draw: st.DrawFn, depth: int = 0) -> str:
     """A YAML document in block or flow style; a block value is written after its key or dash."""
     kind = draw(st.sampled_from(["scalar", "mapping", "sequence"] if depth < 4 else ["scalar"]))
     if kind == "scalar":
-        return draw(st.sampled_from(SCALARS) | st.text(alphabet="ab1_.-+:#'\"~ eE0x", max_size=6))
+        return draw(st.sampled_from(SCALARS + ALIASES) | st.text(alphabet="ab1_.-+:#'\"~ eE0x", max_size=6))
     indent = "  " * depth
     count = draw(st.integers(0 if depth else 1, 4))
     if draw(st.booleans()):  # flow style
-        items = [draw(st.sampled_from(SCALARS[:60])) for _ in range(count)]
+        items = [draw(st.sampled_from(SCALARS[:60] + ALIASES)) for _ in range(count)]
         if kind == "sequence":
             return "[" + ", ".join(items) + "]"
         return "{" + ", ".join(f"{draw(st.sampled_from(KEYS))}: {item}" for item in items) + "}"
     lines = []
     for _ in range(max(count, 1)):
-        child = draw(documents(depth + 1)).replace("\n", "\n" + indent + "  ")
         lead = "- " if kind == "sequence" else draw(st.sampled_from(KEYS)) + ": "
+        if lead == "<<: " and draw(st.booleans()):
+            child = draw(st.sampled_from(MERGED))
+        else:
+            child = draw(documents(depth + 1)).replace("\n", "\n" + indent + "  ")
         lines.append(f"{indent}{lead}{child}")
     return "\n" + "\n".join(lines)
 
@@ -149,9 +189,22 @@ _EDITS = ["&a ", "*a", "<<: *a\n", "!!str ", "! ", "[", "]", "{", "}", ": ", "- 
 
 
 @st.composite
+def anchored_documents(draw: st.DrawFn) -> str:
+    """Anchors first, then a document whose values and merge keys (``<<``) may name them."""
+    anchors = "".join(
+        f"  {name}: &{name} {draw(st.sampled_from(SCALARS[:60]) | st.sampled_from(MAPPINGS))}\n"
+        for name in "abc"
+    )
+    return f"anchors:\n{anchors}uses: {draw(documents(1))}\n"
+
+
+@st.composite
 def edited_documents(draw: st.DrawFn) -> str:
-    if draw(st.booleans()):
+    source = draw(st.sampled_from(["generated", "anchored", "dumped"]))
+    if source == "generated":
         text = draw(documents()).lstrip("\n") + "\n"
+    elif source == "anchored":
+        text = draw(anchored_documents())
     else:
         leaves = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
         data = draw(st.recursive(leaves, _collections, max_leaves=12))
@@ -186,3 +239,24 @@ def test_generated_documents_read_as_the_full_loader_reads_them(text: str) -> No
 def test_keys_1_and_true_stay_apart_on_both_paths(text: str, expected: dict[str, Any]) -> None:
     # Python's dict merged 1, 1.0 and True before they became text; the full loader kept only one
     assert parse_document(text, "f.yaml").data == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x 1\nb: *x\nc: &y [1, {d: e}]\nf: *y\ng: [*x, *y]\n",
+        "<<: {a: 1, b: 2}\nb: 3\n",
+        "a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nc: {w: 0, <<: [*a, *b], x: 3}\nd: {<<: *b}\ne: {<<: []}\n",
+        "base: &base\n  type: contains\n  value: x\ntests:\n  - assert:\n      - <<: *base\n"
+        "        value: y\n      - *base\n  - {assert: [*base]}\n",
+        "a: &a {k: 1}\nb: &b {<<: *a, j: 2}\nc:\n  <<: *b\n  k: 3\n",  # a merge of a merged mapping
+        "a: &k 1\n*k : one\n",  # an alias as a key
+    ],
+)
+def test_anchors_aliases_and_merge_keys_take_the_fast_path(text: str) -> None:
+    assert assert_same_as_full_loader(text)
+
+
+def test_an_alias_is_the_anchored_value_itself_as_in_the_full_loader() -> None:
+    data = parse_document("a: &a {x: [1]}\nb: *a\nc: {<<: *a}\n", "f.yaml").data
+    assert data["b"] is data["a"] and data["c"]["x"] is data["a"]["x"]
