@@ -230,7 +230,7 @@ async def score_similar(ctx: AssertionContext, metric: str) -> AssertionResult |
         models.append(ModelScore(provider.display, raw, tuple(raws), best, usage))
     raw = sum(m.raw for m in models) / len(models)
     binary = bool(ctx.config.get("binary", False))
-    usage = sum((m.usage for m in models), Usage())
+    usage = models[0].usage if len(models) == 1 else sum((m.usage for m in models), Usage())
     return Measurement(
         value=raw,
         score=sum(_to_score(metric, m.raw) for m in models) / len(models),

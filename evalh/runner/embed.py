@@ -47,6 +47,7 @@ from evalh.runner.cache import Cache
 __all__ = ["DEFAULT_BATCH_SIZE", "EmbeddingStore", "ProviderSource"]
 
 DEFAULT_BATCH_SIZE = 64
+_NO_USAGE = Usage()  # what a read from memory costs (Usage is frozen, so one is shared)
 
 
 class ProviderSource(Protocol):
@@ -153,8 +154,10 @@ class EmbeddingStore:
     async def embed(self, provider: ProviderSpec, texts: Sequence[str]) -> Embeddings:
         """Vectors of ``texts`` in order (a 2-D float32 array); ``usage`` is what this call cost."""
         slot = self._slot(provider, "embedding")
-        usage = await self._ensure(slot, _KINDS["embedding"], list(texts))
         memory = slot.memory["embedding"]
+        usage = _NO_USAGE
+        if not all(text in memory for text in texts):  # else prefetched, the usual case: nothing to wait for
+            usage = await self._ensure(slot, _KINDS["embedding"], list(texts))
         rows = [memory[text] for text in texts]
         if not rows:
             return Embeddings(vectors=np.zeros((0, 0), dtype=np.float32), usage=usage)
@@ -250,9 +253,10 @@ class EmbeddingStore:
 
     async def _fetch(self, slot: _Slot, kind: _Kind, texts: list[str]) -> Usage:
         """Read the cache, then call the provider in batches for the rest; fill memory and the cache."""
-        keys = {text: Cache.key(slot.identity, text) for text in texts}
+        # no keys without a cache: each is two sha256 and a canonical JSON (0.15 s of 5,389 texts)
+        keys = {text: Cache.key(slot.identity, text) for text in texts} if self.cache.enabled else {}
         cached: dict[str, bytes] = {}
-        if self.cache.enabled:
+        if keys:
             cached = await asyncio.to_thread(self.cache.get_many, kind.name, list(keys.values()))
         memory = slot.memory[kind.name]
         for text, key in keys.items():

@@ -221,3 +221,51 @@ def test_a_missing_file_in_a_providers_options_is_reported_at_load(tmp_path: Pat
     assert result.exit_code == 2
     assert "providers[0].config.transformResponse[0]" in result.output and "nowhere.py" in result.output
     assert "here.json" not in result.output
+
+
+def test_tests_inheriting_default_test_provider_share_one_spec(tmp_path: Path) -> None:
+    # one spec object for every inheriting test: the run keys pool, gate, usage and embedding batches on
+    # it, and a copy per test was parsed, checked and hashed again 5,000 times in sim-5000
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: ["{{answer}}"]
+        providers: [echo]
+        defaultTest:
+          options:
+            provider:
+              embedding: {id: "openai:embedding:text-embedding-3-small", config: {apiKey: sk-x}}
+        tests:
+          - vars: {answer: a}
+          - vars: {answer: b}
+          - vars: {answer: c}
+            options: {provider: local}
+        """,
+    )
+    tests = load_suite(config).tests
+    assert tests[0].provider is not None and tests[0].provider is tests[1].provider
+    assert tests[0].provider.embedding is not None
+    assert tests[0].provider.embedding.config == {"apiKey": "sk-x"}
+    assert tests[2].provider is not None and tests[2].provider.default is not None
+    assert tests[2].provider.default.id == "local"
+
+
+def test_a_bad_default_test_provider_is_one_problem_for_every_test(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: ["{{answer}}"]
+        providers: [echo]
+        defaultTest:
+          options:
+            provider: {embedding: "opneai:embedding:x"}
+        tests:
+          - vars: {answer: a}
+          - vars: {answer: b}
+        """,
+    )
+    with pytest.raises(ConfigError) as raised:
+        load_suite(config)
+    message = raised.value.render()
+    assert message.count("unknown provider id 'opneai:embedding:x'") == 1
+    assert "defaultTest.options.provider" in message

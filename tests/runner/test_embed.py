@@ -195,3 +195,30 @@ def test_usage_is_kept_per_provider_label(loopback: LoopbackServer) -> None:
     cheap = usage["cheap"]
     assert cheap.requests == 1 and cheap.texts == 2 and cheap.cost == pytest.approx(5 / 1000)
     assert cheap.latency_ms > 0
+
+
+def test_no_cache_keys_are_made_without_a_cache(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each key is a canonical JSON and two sha256: --no-cache made 5,389 of them for nothing in sim-5000
+    loopback.route("POST", "/v1/embeddings", openai_embeddings)
+    spec = openai_spec(loopback)
+    texts = list(dict.fromkeys(suite_texts(40)))
+    made: list[str] = []
+    key = Cache.key
+
+    def counted(identity: object, text: str) -> str:
+        made.append(text)
+        return key(identity, text)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Cache, "key", staticmethod(counted))
+
+    async def scenario(enabled: bool) -> np.ndarray:
+        store = new_store(enabled)
+        await store.prefetch([EmbedRequest(spec, tuple(texts))])
+        return (await store.embed(spec, texts)).vectors
+
+    np.testing.assert_allclose(asyncio.run(scenario(False)), expected(texts), atol=1e-6)
+    assert made == []
+    asyncio.run(scenario(True))  # the cache on: one key per text
+    assert sorted(made) == sorted(texts)
