@@ -223,16 +223,21 @@ def test_a_missing_file_in_a_providers_options_is_reported_at_load(tmp_path: Pat
     assert "here.json" not in result.output
 
 
+# an echo suite whose defaultTest options continue in the test's own text
+ECHO_WITH_DEFAULT_OPTIONS = """
+        prompts: ["{{answer}}"]
+        providers: [echo]
+        defaultTest:
+          options:"""
+
+
 def test_tests_inheriting_default_test_provider_share_one_spec(tmp_path: Path) -> None:
     # one spec object for every inheriting test: the run keys pool, gate, usage and embedding batches on
     # it, and a copy per test was parsed, checked and hashed again 5,000 times in sim-5000
     config = write(
         tmp_path / "c.yaml",
-        """
-        prompts: ["{{answer}}"]
-        providers: [echo]
-        defaultTest:
-          options:
+        ECHO_WITH_DEFAULT_OPTIONS
+        + """
             provider:
               embedding: {id: "openai:embedding:text-embedding-3-small", config: {apiKey: sk-x}}
         tests:
@@ -253,11 +258,8 @@ def test_tests_inheriting_default_test_provider_share_one_spec(tmp_path: Path) -
 def test_a_bad_default_test_provider_is_one_problem_for_every_test(tmp_path: Path) -> None:
     config = write(
         tmp_path / "c.yaml",
-        """
-        prompts: ["{{answer}}"]
-        providers: [echo]
-        defaultTest:
-          options:
+        ECHO_WITH_DEFAULT_OPTIONS
+        + """
             provider: {embedding: "opneai:embedding:x"}
         tests:
           - vars: {answer: a}
