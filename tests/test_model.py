@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
+import inspect
 from pathlib import Path
 
+import pytest
+
 import evalh.model
+from evalh.model import AssertionSpec, GradedAssertion, Measurement
 
 PACKAGE = Path(evalh.model.__file__).parent
 
@@ -32,3 +37,33 @@ def test_every_public_name_of_the_submodules_is_exported_by_the_package() -> Non
     names = {name for module in submodules for name in module.__all__}
     assert names == set(evalh.model.__all__)
     assert all(getattr(evalh.model, name) is getattr(m, name) for m in submodules for name in m.__all__)
+
+
+@pytest.mark.parametrize("cls", [Measurement, GradedAssertion])
+def test_a_hand_written_init_takes_the_fields_with_their_defaults(cls: type) -> None:
+    parameters = list(inspect.signature(cls).parameters.values())
+    assert [p.name for p in parameters] == [f.name for f in dataclasses.fields(cls)]
+    for parameter, declared in zip(parameters, dataclasses.fields(cls), strict=True):
+        if declared.default is not dataclasses.MISSING:
+            assert parameter.default == declared.default, declared.name
+        elif declared.default_factory is dataclasses.MISSING:
+            assert parameter.default is inspect.Parameter.empty, declared.name
+
+
+def _made() -> list[Measurement | GradedAssertion]:
+    spec = AssertionSpec(type="contains")
+    return [
+        Measurement(value=1.0, subject="s"),
+        GradedAssertion(spec=spec, passed=True, score=1.0, reason="r"),
+    ]
+
+
+def test_hand_written_inits_keep_results_frozen_and_their_details_their_own() -> None:
+    made = _made()
+    for one, other in zip(made, _made(), strict=True):
+        assert one == other and one.details == {} and one.details is not other.details
+        assert isinstance(one.details, dict)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            one.details = {}  # type: ignore[misc]
+    graded = made[1]
+    assert isinstance(graded, GradedAssertion) and dataclasses.replace(graded, passed=False).passed is False

@@ -8,6 +8,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from evalh.model.suite import AssertionSpec, Prompt, ProviderSpec, TestCase
@@ -107,7 +108,12 @@ class AssertionResult:
         return cls(passed=False, score=0.0, reason=reason, error=True, details=details)
 
 
-@dataclass(frozen=True)
+# The default of a hand-written __init__'s ``details``: each instance gets a dict of its own, as from
+# the field's default_factory.
+_NEW_DICT: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, init=False)
 class Measurement:
     """What an assertion with a threshold returns: the figure it measured, never a verdict.
 
@@ -135,6 +141,37 @@ class Measurement:
     applicable: bool = True
     children: tuple[GradedAssertion, ...] = ()  # assert-set: scored like a test's assertions
 
+    def __init__(
+        self,
+        value: float,
+        subject: str,
+        suffix: str = "",
+        plain: str | None = None,
+        score: float | None = None,
+        verdict: bool | None = None,
+        compared: bool = True,
+        details: Mapping[str, Any] = _NEW_DICT,
+        usage: Usage | None = None,
+        applicable: bool = True,
+        children: tuple[GradedAssertion, ...] = (),
+    ) -> None:
+        # Python 3.11's frozen __init__ sets each field with object.__setattr__; filling the instance's
+        # dict at once takes half the time, and every assertion of every row makes one (a test checks
+        # that this signature stays the fields')
+        vars(self).update(
+            value=value,
+            subject=subject,
+            suffix=suffix,
+            plain=plain,
+            score=score,
+            verdict=verdict,
+            compared=compared,
+            details={} if details is _NEW_DICT else details,
+            usage=usage,
+            applicable=applicable,
+            children=children,
+        )
+
     @classmethod
     def pass_fail(cls, passed: bool, reason: str, **details: Any) -> Measurement:
         """A pass/fail check's measurement: 1 or 0 with its reason (scoring passes ``value > 0``)."""
@@ -145,7 +182,7 @@ class Measurement:
         return cls(value=0.0, subject=reason, applicable=False, details=details)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class GradedAssertion:
     """An assertion with its final verdict: negation, weight 0 and threshold applied by the scorer."""
 
@@ -160,6 +197,31 @@ class GradedAssertion:
     # The measured figure in its type's units, before threshold, negation and binary (a distance, a
     # similarity; None for a pass/fail check): what ``evalh calibrate`` fits thresholds to.
     value: float | None = None
+
+    def __init__(
+        self,
+        spec: AssertionSpec,
+        passed: bool,
+        score: float,
+        reason: str,
+        error: bool = False,
+        details: Mapping[str, Any] = _NEW_DICT,
+        usage: Usage | None = None,
+        children: tuple[GradedAssertion, ...] = (),
+        value: float | None = None,
+    ) -> None:
+        # one per assertion of every row: the fields in one update, as Measurement's
+        vars(self).update(
+            spec=spec,
+            passed=passed,
+            score=score,
+            reason=reason,
+            error=error,
+            details={} if details is _NEW_DICT else details,
+            usage=usage,
+            children=children,
+            value=value,
+        )
 
 
 def weighted_mean(graded: Sequence[GradedAssertion]) -> float:
