@@ -19,7 +19,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from evalh import __version__
-from evalh.cliargs import PromptfooCommand
+from evalh.cliargs import EvalhGroup, PromptfooCommand
 from evalh.commands import calibrate, diff, merge, runs, view
 from evalh.errors import (
     EXIT_FAILED,
@@ -47,6 +47,7 @@ _SIGNAL_EXIT = {"SIGHUP": EXIT_HANGUP, "SIGINT": EXIT_INTERRUPTED, "SIGTERM": EX
 
 app = typer.Typer(
     name="evalh",
+    cls=EvalhGroup,
     help="A declarative, YAML-driven evaluator for LLM outputs, with semantic scoring offline.\n\n"
     + EXIT_CODES_HELP,
     no_args_is_help=True,

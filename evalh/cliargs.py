@@ -13,10 +13,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import typer.core
-from typer._click.core import Context
+from typer._click.core import Context, Parameter
 from typer._click.exceptions import UsageError
 
-__all__ = ["UNSUPPORTED_FLAGS", "PromptfooCommand", "promptfoo_args"]
+from evalh.cliconvert import convert_lazily
+
+__all__ = ["UNSUPPORTED_FLAGS", "EvalhGroup", "PromptfooCommand", "promptfoo_args"]
 
 REPORT_SUFFIXES = (".json", ".jsonl", ".xml", ".csv", ".yaml", ".yml", ".html", ".txt", ".md")
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
@@ -101,7 +103,8 @@ def _more_values(args: Sequence[str], index: int, flag: str, out: list[str], con
 
 
 class PromptfooCommand(typer.core.TyperCommand):
-    """A Typer command that reads promptfoo's habits (see the module docstring) first."""
+    """A Typer command that reads promptfoo's habits (see the module docstring) first, and converts
+    its values without pydantic where typer's own checks suffice (evalh.cliconvert)."""
 
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         _refuse_unsupported(args)
@@ -114,3 +117,13 @@ class PromptfooCommand(typer.core.TyperCommand):
             for name in param.opts
         ]
         return super().parse_args(ctx, promptfoo_args(args, value_options))
+
+    def get_params(self, ctx: Context) -> list[Parameter]:
+        return convert_lazily(super().get_params(ctx))
+
+
+class EvalhGroup(typer.core.TyperGroup):
+    """evalh's command group: its own options (``--version``) converted without pydantic too."""
+
+    def get_params(self, ctx: Context) -> list[Parameter]:
+        return convert_lazily(super().get_params(ctx))

@@ -23,9 +23,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evalh.assertions.base import EmbedRequest
 from evalh.errors import EvalhError, ProviderError
@@ -43,6 +41,12 @@ from evalh.providers.base import (
 )
 from evalh.providers.identity import UsageBook, cache_identity, load_hash_key, provider_key
 from evalh.runner.cache import Cache
+from evalh.vectors import Deferred
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = Deferred("numpy")  # every run builds the store; only a run that embeds loads numpy (0.1 s)
 
 __all__ = ["DEFAULT_BATCH_SIZE", "EmbeddingStore", "ProviderSource"]
 
