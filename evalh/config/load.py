@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import copy
 import functools
-import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from evalh import gc_policy
 from evalh.config.build import Defaults, build_tests, load_vars
 from evalh.config.checks import AssertionChecker
 from evalh.config.derived import load_derived_metrics
@@ -107,7 +106,7 @@ def load_suite(
         with path_errors(str(given), None):
             paths.append(Path(given).resolve())
     ctx = LoadContext(config_file=paths[0], run_transforms=run_transforms, report_config=report_config)
-    with _cyclic_gc_paused():
+    with gc_policy.loading():
         documents = [load_document(config_file) for config_file in paths]
         for document in documents:
             if not isinstance(document.data, Mapping):
@@ -134,7 +133,7 @@ def load_suite_data(
     ``base_dir``; ``data`` is copied, never changed."""
     document = Document(data=copy.deepcopy(dict(data)), file=MAPPING_CONFIG)
     ctx = LoadContext(config_file=base_dir.resolve() / MAPPING_CONFIG, run_transforms=run_transforms)
-    with _cyclic_gc_paused(), strict_mode(_config_strict(document.data)):
+    with gc_policy.loading(), strict_mode(_config_strict(document.data)):
         return _load(document, ctx, cli_vars, grader, ())
 
 
@@ -168,21 +167,6 @@ def _load(
             ctx.problems.add_exception(error)
     ctx.problems.raise_if_any(document.file)
     return suite
-
-
-@contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """Loading allocates millions of long-lived objects (YAML nodes, test mappings, specs) and no
-    garbage cycles worth chasing; the collector's repeated passes over them were ~40% of the CPU
-    time of a 10,000-test load. Reference counting still frees everything as usual."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -32,6 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
+from evalh import gc_policy
 from evalh.errors import ConfigError, ReportError
 from evalh.model import RunResult, TestResult
 from evalh.reports.csv import to_csv_text
@@ -280,26 +280,13 @@ def write_each_report(
         return to_markdown(run, eval_id=eval_id, comparison=comparison)
 
     failures: list[ReportError] = []
-    with _gc_paused():
+    with gc_policy.paused():
         for path, fmt in formats:
             try:
                 _write_atomically(path, _render(fmt, run, frame, texts, summary, document))
             except ReportError as error:
                 failures.append(error)
     return failures
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Reports build millions of short-lived, acyclic dicts; the cycle collector scanning the whole run
-    again and again would take a third of the time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class JsonlStream:

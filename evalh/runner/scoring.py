@@ -208,25 +208,28 @@ def named_scores(graded: Sequence[GradedAssertion]) -> tuple[dict[str, float], d
     script's returned ``namedScores`` count as scores of those names, with the assertion's weight."""
     sums: dict[str, float] = defaultdict(float)
     weights: dict[str, float] = defaultdict(float)
-
-    def add(name: str, score: float, weight: float) -> None:
-        sums[name] += float(score) * weight
-        weights[name] += weight
-
-    def visit(items: Sequence[GradedAssertion]) -> None:
-        for item in items:  # every assertion of every row: nothing is built for one without names
-            returned = item.details.get("namedScores")
-            if returned is not None and isinstance(returned, Mapping):  # a script's; an ABC check is slow
-                for name, score in returned.items():
-                    add(name, score, item.spec.weight)
-            if item.spec.metric:
-                add(item.spec.metric, item.score, item.spec.weight)
-            if item.children:
-                visit(item.children)
-
-    visit(graded)
+    _sum_named_scores(graded, sums, weights)
     means = {name: (sums[name] / weights[name] if weights[name] > 0 else 0.0) for name in sums}
     return means, dict(weights)
+
+
+def _sum_named_scores(
+    items: Sequence[GradedAssertion], sums: dict[str, float], weights: dict[str, float]
+) -> None:
+    # A module function, not a closure in named_scores: a nested function that calls itself holds a
+    # reference to itself, a reference cycle per row that only the cyclic collector could free.
+    for item in items:  # every assertion of every row: nothing is built for one without names
+        weight = item.spec.weight
+        returned = item.details.get("namedScores")
+        if returned is not None and isinstance(returned, Mapping):  # a script's; an ABC check is slow
+            for name, score in returned.items():
+                sums[name] += float(score) * weight
+                weights[name] += weight
+        if item.spec.metric:
+            sums[item.spec.metric] += float(item.score) * weight
+            weights[item.spec.metric] += weight
+        if item.children:
+            _sum_named_scores(item.children, sums, weights)
 
 
 @dataclass(frozen=True)
