@@ -17,6 +17,7 @@ every so often, every object; on a 5,000-test run its passes found nothing and c
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -53,14 +54,28 @@ def loading() -> Iterator[None]:
         gc.enable()
 
 
+# Runs under way in this process (evaluate in threads): the first to start sets the run's policy and
+# the last to end restores the host's, else a run ending inside another restored the raised threshold.
+_runs_lock = threading.Lock()
+_runs = 0
+_host_threshold: tuple[int, ...] = ()
+
+
 @contextmanager
 def running() -> Iterator[None]:
-    """The suite frozen and collections rarer for the run; both undone when it ends."""
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(RUN_THRESHOLD, *threshold[1:])
+    """The suite frozen and collections rarer for the run; both undone when the last run ends."""
+    global _runs, _host_threshold
+    with _runs_lock:
+        if _runs == 0:
+            _host_threshold = gc.get_threshold()
+            gc.set_threshold(RUN_THRESHOLD, *_host_threshold[1:])
+        _runs += 1
+        gc.freeze()
     try:
         yield
     finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
+        with _runs_lock:
+            _runs -= 1
+            if _runs == 0:
+                gc.set_threshold(*_host_threshold)
+                gc.unfreeze()

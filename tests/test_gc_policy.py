@@ -4,12 +4,14 @@ code leaves no cyclic garbage, so collecting rarely during a run costs no memory
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import evalh
 from evalh import gc_policy
 from evalh.config.load import load_suite_data
 from evalh.errors import ConfigError
@@ -113,3 +115,34 @@ def test_cycles_a_run_makes_are_still_collected() -> None:
     finally:
         gc.callbacks.remove(count)
     assert sum(collected) > 0
+
+
+def test_overlapping_runs_leave_the_collectors_threshold_as_found() -> None:
+    """Two evalh.evaluate runs in threads, the first ending while the second runs: when both have
+    ended the process's threshold is its own again (the second run had taken the first run's raised
+    threshold for the one to restore, and left every later allocation of the host 70x less collected)."""
+    found = gc.get_threshold()
+    first_in, second_in, first_done = threading.Event(), threading.Event(), threading.Event()
+
+    def first(prompt: str) -> str:
+        first_in.set()
+        assert second_in.wait(30)
+        return prompt
+
+    def second(prompt: str) -> str:
+        second_in.set()
+        assert first_done.wait(30)
+        return prompt
+
+    def run(provider: Any) -> None:
+        evalh.evaluate({"prompts": ["{{q}}"], "providers": [provider], "tests": [{"vars": {"q": "x"}}]})
+
+    later = threading.Thread(target=run, args=(second,))
+    earlier = threading.Thread(target=run, args=(first,))
+    earlier.start()
+    assert first_in.wait(30)
+    later.start()
+    earlier.join()
+    first_done.set()
+    later.join()
+    assert gc.get_threshold() == found
