@@ -16,7 +16,13 @@ import typer.core
 from typer._click.core import Context, Parameter
 from typer._click.exceptions import UsageError
 
-from evalh.cliconvert import convert_lazily
+try:
+    from evalh.cliconvert import convert_lazily
+except ImportError:  # typer < 0.29: none of the per-option adapters (nor the internals) it avoids
+
+    def convert_lazily(params: list[Parameter]) -> list[Parameter]:
+        return params
+
 
 __all__ = ["UNSUPPORTED_FLAGS", "EvalhGroup", "PromptfooCommand", "promptfoo_args"]
 
