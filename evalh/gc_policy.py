@@ -43,15 +43,11 @@ def loading() -> Iterator[None]:
     """Paused while loading; on success, what was built is frozen before the collector runs again
     (its first pass would otherwise scan the whole suite, and the next ones again: 0.17 s of
     5,000 tests). Inside another pause (a nested load), the outer one decides."""
-    if not gc.isenabled():
+    outermost = gc.isenabled()
+    with paused():
         yield
-        return
-    gc.disable()
-    try:
-        yield
-        gc.freeze()
-    finally:
-        gc.enable()
+        if outermost:
+            gc.freeze()
 
 
 # Runs under way in this process (evaluate in threads): the first to start sets the run's policy and
