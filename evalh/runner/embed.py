@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from evalh.assertions.base import EmbedRequest
 from evalh.errors import EvalhError, ProviderError
-from evalh.model import ProviderSpec, Usage
+from evalh.model import NO_USAGE, ProviderSpec, Usage
 from evalh.providers.base import (
     Batched,
     EmbeddingProvider,
@@ -51,7 +51,6 @@ else:
 __all__ = ["DEFAULT_BATCH_SIZE", "EmbeddingStore", "ProviderSource"]
 
 DEFAULT_BATCH_SIZE = 64
-_NO_USAGE = Usage()  # what a read from memory costs (Usage is frozen, so one is shared)
 
 
 class ProviderSource(Protocol):
@@ -159,7 +158,7 @@ class EmbeddingStore:
         """Vectors of ``texts`` in order (a 2-D float32 array); ``usage`` is what this call cost."""
         slot = self._slot(provider, "embedding")
         memory = slot.memory["embedding"]
-        usage = _NO_USAGE
+        usage = NO_USAGE  # what a read from memory costs
         if not all(text in memory for text in texts):  # else prefetched, the usual case: nothing to wait for
             usage = await self._ensure(slot, _KINDS["embedding"], list(texts))
         rows = [memory[text] for text in texts]
