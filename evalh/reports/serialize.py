@@ -32,8 +32,11 @@ def json_default(value: Any) -> Any:
 
 
 # What json.dumps(value, ensure_ascii=False, default=json_default, allow_nan=False) uses, made once:
-# every report row and stored row is encoded with it.
-_COMPACT = json.JSONEncoder(ensure_ascii=False, default=json_default, allow_nan=False)
+# every report row and stored row is encoded with it. Without the check for cycles (an id set per
+# dict and list: an eighth of a row's encoding): a cycle, which report values never have, ends in
+# RecursionError, and the value is then encoded again with the check, which names it as json.dumps does.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, default=json_default, allow_nan=False, check_circular=False)
+_CHECKED = json.JSONEncoder(ensure_ascii=False, default=json_default, allow_nan=False)
 
 
 def dumps(value: Any, *, indent: int | None = None) -> str:
@@ -49,7 +52,10 @@ def dumps(value: Any, *, indent: int | None = None) -> str:
 
 def _encode(value: Any, indent: int | None) -> str:
     if indent is None:
-        return _COMPACT.encode(value)
+        try:
+            return _COMPACT.encode(value)
+        except RecursionError:  # a cycle (ValueError from the check) or a value too deep for either
+            return _CHECKED.encode(value)
     return json.dumps(value, ensure_ascii=False, indent=indent, default=json_default, allow_nan=False)
 
 
