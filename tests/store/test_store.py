@@ -174,6 +174,28 @@ def test_migration_from_version_2_moves_each_config_out_of_its_header(tmp_path: 
     assert json.loads(configs["eval-v2a-2026-02-03T04:05:06"])["description"] == "v2 fixture"
 
 
+def test_migration_to_version_4_keeps_every_row_in_a_rowid_table(tmp_path: Path) -> None:
+    path = _old_store("store_v2.sql")
+    with sqlite3.connect(path) as db:
+        before = db.execute(
+            "SELECT run_seq, position, status, body, test_key FROM rows ORDER BY 1, 2"
+        ).fetchall()
+    db.close()
+    with open_store() as store:
+        (run,) = [run for run in store.list_runs() if run.id.startswith("eval-v2a")]
+        assert [row["description"] for row in store.iter_rows(run.id)] == ["capital"]
+    with sqlite3.connect(path) as db:
+        after = db.execute(
+            "SELECT run_seq, position, status, body, test_key FROM rows ORDER BY 1, 2"
+        ).fetchall()
+        (table,) = db.execute("SELECT sql FROM sqlite_master WHERE name = 'rows'").fetchone()
+        indexes = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'rows'")}
+    db.close()
+    assert after == before and before
+    assert "WITHOUT ROWID" not in table  # a body of a few KB overflows such a table's pages: slow inserts
+    assert "rows_by_test" in indexes
+
+
 def test_the_config_is_stored_once_beside_a_small_header(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"one?": "yes"})
     assert evalh("run", config, "--no-table").exit_code == 0
