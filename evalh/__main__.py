@@ -1,5 +1,5 @@
 """``python -m evalh`` runs the CLI."""
 
-from evalh.cli import main
+from evalh.entry import run_program
 
-main()
+run_program()
