@@ -10,7 +10,17 @@ from pathlib import Path
 import pytest
 
 import evalh.model
-from evalh.model import AssertionSpec, GradedAssertion, Measurement
+from evalh.assertions.base import AssertionContext
+from evalh.model import (
+    AssertionSpec,
+    GradedAssertion,
+    Measurement,
+    Prompt,
+    ProviderSpec,
+    Status,
+    TestCase,
+    TestResult,
+)
 
 PACKAGE = Path(evalh.model.__file__).parent
 
@@ -39,7 +49,7 @@ def test_every_public_name_of_the_submodules_is_exported_by_the_package() -> Non
     assert all(getattr(evalh.model, name) is getattr(m, name) for m in submodules for name in m.__all__)
 
 
-@pytest.mark.parametrize("cls", [Measurement, GradedAssertion])
+@pytest.mark.parametrize("cls", [Measurement, GradedAssertion, TestResult, AssertionContext])
 def test_a_hand_written_init_takes_the_fields_with_their_defaults(cls: type) -> None:
     parameters = list(inspect.signature(cls).parameters.values())
     assert [p.name for p in parameters] == [f.name for f in dataclasses.fields(cls)]
@@ -67,3 +77,17 @@ def test_hand_written_inits_keep_results_frozen_and_their_details_their_own() ->
             one.details = {}  # type: ignore[misc]
     graded = made[1]
     assert isinstance(graded, GradedAssertion) and dataclasses.replace(graded, passed=False).passed is False
+
+
+def _row() -> TestResult:
+    prompt = Prompt(raw="{{q}}", label="p")
+    return TestResult(TestCase(index=0), prompt, ProviderSpec(id="echo"), 0, 0, "q", Status.PASS, 1.0, "")
+
+
+def test_a_row_from_the_hand_written_init_is_frozen_with_named_scores_of_its_own() -> None:
+    one, other = _row(), _row()
+    assert one == other and one.named_scores == {} and one.named_scores is not other.named_scores
+    assert one.named_score_weights is not other.named_score_weights and one.assertions == ()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.status = Status.FAIL  # type: ignore[misc]
+    assert dataclasses.replace(one, status=Status.FAIL, id="x").status is Status.FAIL

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from evalh.assertions.base import AssertionContext
 from evalh.model import AssertionSpec, TestCase
 
@@ -26,3 +28,15 @@ def test_for_assertion_is_replace_of_spec_and_threshold_and_leaves_the_row_conte
     assert aimed.value == "b" and aimed.output_text == "an output" and aimed.vars == {"q": "x"}
     assert dataclasses.fields(AssertionContext)  # still a dataclass: replace and asdict keep working
     assert dataclasses.replace(aimed, output="other").spec is second
+
+
+def test_the_hand_written_init_gives_each_context_its_own_metadata_and_stays_frozen() -> None:
+    # its signature is checked with the model's hand-written inits in tests/test_model.py
+    made = [
+        AssertionContext(AssertionSpec(type="contains"), "o", TestCase(index=0), None)  # type: ignore[arg-type]
+        for _ in range(2)
+    ]
+    assert made[0] == made[1] and made[0].provider_metadata == {}
+    assert made[0].provider_metadata is not made[1].provider_metadata
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made[0].output = "other"  # type: ignore[misc]
