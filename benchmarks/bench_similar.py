@@ -26,6 +26,7 @@ Every run uses a fresh temporary cache directory; nothing touches the user's cac
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import functools
 import json
@@ -102,6 +103,13 @@ def timed_run(suite: Suite, *, cache: bool) -> tuple[RunResult, float]:
 # -- 1. an OpenAI-compatible server on 127.0.0.1 ------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=65536)
+def base64_of(vector_json: str) -> str:
+    """A vector's JSON floats as OpenAI's ``encoding_format: "base64"`` (little-endian float32), quoted."""
+    vector = np.asarray(json.loads(vector_json), dtype="<f4")
+    return json.dumps(base64.b64encode(vector.tobytes()).decode("ascii"))
+
+
 class _EmbeddingsHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body are two writes: avoid the delayed-ACK stall
@@ -122,7 +130,10 @@ class _EmbeddingsHandler(BaseHTTPRequestHandler):
                 self.counter.value += 1
         if self.latency_s:
             time.sleep(self.latency_s)
-        rows = ",".join(f'{{"index": {i}, "embedding": {self.vector_json(t)}}}' for i, t in enumerate(texts))
+        # like OpenAI: little-endian float32 in base64 when asked (evalh asks), JSON floats otherwise
+        as_base64 = body.get("encoding_format") == "base64"
+        vectors = [base64_of(self.vector_json(t)) if as_base64 else self.vector_json(t) for t in texts]
+        rows = ",".join(f'{{"index": {i}, "embedding": {v}}}' for i, v in enumerate(vectors))
         tokens = sum(len(t.split()) for t in texts)
         usage = f'{{"prompt_tokens": {tokens}, "total_tokens": {tokens}}}'
         payload = f'{{"data": [{rows}], "usage": {usage}}}'.encode()

@@ -15,6 +15,8 @@ layer's ``timeout`` / ``timeoutMs`` / ``maxRetries`` / ``retryBaseDelayS``.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Mapping, Sequence, Sized
 from typing import Any
 
@@ -32,6 +34,7 @@ __all__ = [
     "HttpEmbedder",
     "cost_per_1k",
     "optional_positive_int",
+    "row_of",
     "vectors_from_rows",
 ]
 
@@ -54,6 +57,23 @@ def cost_per_1k(config: Mapping[str, Any], table: Mapping[str, float], model: st
     if config.get("costPer1kTokens") is not None:
         return float(config["costPer1kTokens"])
     return price_by_prefix(table, model)
+
+
+def row_of(embedding: Any, where: str) -> Any:
+    """One reply row as :func:`vectors_from_rows` takes it: a list of numbers stays as it is, and a
+    string is read as OpenAI's ``encoding_format: "base64"`` (little-endian float32, base64) into a
+    float32 array; a ProviderError at ``where`` when the string is not that."""
+    if not isinstance(embedding, str):
+        return embedding
+    try:
+        raw = base64.b64decode(embedding, validate=True)
+    except (binascii.Error, ValueError):
+        raise ProviderError("returned an embedding that is neither numbers nor base64", where=where) from None
+    if len(raw) % 4:
+        raise ProviderError(
+            f"returned a base64 embedding of {len(raw)} bytes, not whole float32 values", where=where
+        )
+    return np.frombuffer(raw, dtype="<f4")
 
 
 def vectors_from_rows(

@@ -5,6 +5,7 @@ Each reply's vectors are ``fake_vector(text, DIM)``, so a test can compute the e
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import numpy as np
@@ -32,12 +33,21 @@ def _tokens(texts: list[str]) -> int:
     return sum(len(words(text)) + 1 for text in texts)
 
 
-def openai_embeddings(request: Request, *, reverse: bool = False) -> Reply:
-    """OpenAI's /v1/embeddings: ``data`` items with ``index`` (optionally out of order) and ``usage``."""
+def openai_embeddings(request: Request, *, reverse: bool = False, honour_base64: bool = True) -> Reply:
+    """OpenAI's /v1/embeddings: ``data`` items with ``index`` (optionally out of order) and ``usage``;
+    each embedding a list of floats, or little-endian float32 in base64 when the request asks for
+    ``encoding_format: "base64"`` and ``honour_base64`` (False: a server that ignores the field)."""
     texts = request.json["input"]
+    as_base64 = honour_base64 and request.json.get("encoding_format") == "base64"
+
+    def encoded(text: str) -> Any:
+        vector = fake_vector(text, DIM)
+        if as_base64:
+            return base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii")
+        return vector.tolist()
+
     data: list[dict[str, Any]] = [
-        {"object": "embedding", "index": i, "embedding": fake_vector(t, DIM).tolist()}
-        for i, t in enumerate(texts)
+        {"object": "embedding", "index": i, "embedding": encoded(t)} for i, t in enumerate(texts)
     ]
     if reverse:
         data.reverse()

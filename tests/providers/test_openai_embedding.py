@@ -34,7 +34,7 @@ def test_embeds_a_batch_with_the_key_only_in_its_header(loopback: LoopbackServer
     np.testing.assert_allclose(result.vectors, expected(texts), atol=1e-6)
     (request,) = loopback.requests
     assert request.path == "/v1/embeddings"
-    assert request.json == {"model": "text-embedding-3-small", "input": texts}
+    assert request.json == {"model": "text-embedding-3-small", "input": texts, "encoding_format": "base64"}
     assert request.header("Authorization") == f"Bearer {KEY}"
     assert request.header("X-Team") == "evals"
     assert KEY not in request.body.decode() and KEY not in request.path
@@ -48,6 +48,28 @@ def test_out_of_order_items_are_put_back_in_input_order(loopback: LoopbackServer
     texts = ["alpha beta", "gamma", "delta epsilon zeta"]
     vectors = asyncio.run(provider(loopback).embed(texts)).vectors
     np.testing.assert_allclose(vectors, expected(texts), atol=1e-6)
+
+
+@pytest.mark.parametrize("honour_base64", [True, False])
+def test_base64_and_float_replies_give_the_same_vectors(
+    loopback: LoopbackServer, honour_base64: bool
+) -> None:
+    # the request asks for base64; a server that ignores it sends floats: both read to the same float32
+    loopback.route("POST", "/v1/embeddings", lambda r: openai_embeddings(r, honour_base64=honour_base64))
+    texts = ["alpha beta", "gamma", "delta epsilon zeta"]
+    vectors = asyncio.run(provider(loopback).embed(texts)).vectors
+    assert vectors.dtype == np.float32
+    np.testing.assert_array_equal(vectors, expected(texts).astype(np.float32))
+    assert loopback.requests[-1].json["encoding_format"] == "base64"
+
+
+def test_passthrough_can_ask_for_floats(loopback: LoopbackServer) -> None:
+    loopback.route("POST", "/v1/embeddings", openai_embeddings)
+    texts = ["alpha beta"]
+    embedder = provider(loopback, passthrough={"encoding_format": "float"})
+    vectors = asyncio.run(embedder.embed(texts)).vectors
+    assert loopback.requests[-1].json["encoding_format"] == "float"
+    np.testing.assert_array_equal(vectors, expected(texts).astype(np.float32))
 
 
 def test_dimensions_are_sent_and_checked(loopback: LoopbackServer) -> None:
