@@ -22,7 +22,7 @@ from evalh.errors import ConfigError, ReportError
 from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
 from evalh.notices import strict_mode
 from evalh.reports.json import new_eval_id, to_promptfoo_json
-from evalh.reports.streamed import RowSpool
+from evalh.reports.streamed import ConfigEcho, RowSpool
 from evalh.reports.table import print_lines, print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
 from evalh.runner.execute import run_suite
@@ -38,6 +38,7 @@ from evalh.runner.retrying import jobs_to_retry, merged_run, rows_from_json
 from evalh.runner.sharding import Shard, select_shard, shard_of_report
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 from evalh.runtimes.user_filters import user_filters as make_user_filters
+from evalh.secrets import redact_config
 from evalh.store.compare import Comparison, compare_reports
 from evalh.store.recording import recording
 from evalh.store.refs import load_report
@@ -147,7 +148,8 @@ def _loaded(config: ConfigSource, settings: RunSettings) -> Suite:
 def _described(suite: Suite, description: str | None) -> Suite:
     if description is None:
         return suite
-    raw = {**suite.raw_config, "description": description}  # the report's config too
+    # the report's config too, redacted as the rest of it was at load (the store takes it as it is)
+    raw = {**suite.raw_config, "description": redact_config(description)}
     return replace(suite, description=description, raw_config=raw)
 
 
@@ -228,10 +230,11 @@ def _execute(
     # each row is encoded once as it finishes, when the store or a JSON report takes its text; a retry
     # encodes its rows once merged (a row it spooled as it finished would be spooled again)
     encode = retry is None and (settings.record or any(fmt in ("json", "jsonl") for fmt in formats.values()))
-    with RowSpool() as spool:
+    # the config the store and the JSON report echo: redacted and encoded once for both
+    with RowSpool() as spool, ConfigEcho(suite.raw_config, keep="json" in formats.values()) as echo:
         with ExitStack() as stack, _environment(suite.env), strict_mode(options.strict), _user_filters(suite):
             streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
-            record = stack.enter_context(recording(suite, _now(), enabled=settings.record))
+            record = stack.enter_context(recording(suite, _now(), enabled=settings.record, echo=echo))
             calls = any(job.uses_provider for job in jobs)
             advance = stack.enter_context(progress(len(jobs) if show_progress else 0, calls=calls))
 
@@ -258,7 +261,9 @@ def _execute(
         if baseline is not None:
             comparison = compare_reports(baseline, to_promptfoo_json(result, eval_id=eval_id))
         summary = comparison.to_json() if comparison else None
-        failures.extend(write_each_report(result, written, eval_id=eval_id, comparison=summary, spool=spool))
+        failures.extend(
+            write_each_report(result, written, eval_id=eval_id, comparison=summary, spool=spool, echo=echo)
+        )
     return result, combine_report_errors(failures) if failures else None, eval_id, comparison
 
 

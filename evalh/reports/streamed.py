@@ -7,11 +7,13 @@ report's whole text is held in memory; the ``.json`` report is then written in p
 (:meth:`ReportFrame.chunks`): its frame (everything but the rows, with the aggregates only known at
 the end) around the spooled rows, in plan order. The bytes are those of ``json.dumps`` of the whole
 document (:func:`~evalh.reports.json.to_promptfoo_json`): the compact form separates list items with
-``", "``, which is how the rows are joined.
+``", "``, which is how the rows are joined. The config the report echoes is encoded once for the
+report and the run store too (:class:`ConfigEcho`).
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import tempfile
@@ -22,11 +24,12 @@ from typing import IO, Any, NamedTuple
 from evalh.model import RunResult, TestResult
 from evalh.reports.json import new_memo, report_document, result_to_json
 from evalh.reports.serialize import dumps, encode_json
-from evalh.secrets import redact_config, redact_text
+from evalh.secrets import redact_config, redact_text, registered
 
-__all__ = ["EncodedRow", "ReportFrame", "RowSpool", "encode_row", "row_text"]
+__all__ = ["ConfigEcho", "EncodedRow", "ReportFrame", "RowSpool", "encode_row", "row_text"]
 
 _BUFFER = 1 << 18  # bytes: the spool is written in pieces of a few dozen rows, not a few KB
+_READ = 1 << 18  # characters of the kept config text written, and bytes read back, per piece
 
 
 class EncodedRow(NamedTuple):
@@ -125,10 +128,14 @@ class ReportFrame:
     dicts put in (:meth:`with_rows`). The config (every test of the suite) is written piece by piece
     too, never copied whole."""
 
-    def __init__(self, run: RunResult, *, eval_id: str | None = None) -> None:
+    def __init__(self, run: RunResult, *, eval_id: str | None = None, echo: ConfigEcho | None = None) -> None:
         token = uuid.uuid4().hex  # markers no report holds
         self._rows, self._config = f"evalh-rows-{token}", f"evalh-config-{token}"
         self._raw_config = run.suite.raw_config
+        # the run's config as the store took it; a run whose config is another (a merged retry) has its own
+        self._echo = (
+            echo if echo is not None and echo.config is self._raw_config else ConfigEcho(self._raw_config)
+        )
         self.document = report_document(run, [self._rows], eval_id=eval_id, config=self._config)
 
     def chunks(self, texts: Iterable[str], *, indent: int | None = None) -> Iterator[str]:
@@ -144,7 +151,7 @@ class ReportFrame:
         for position, text in enumerate(texts):
             yield f", {text}" if position else text
         yield middle
-        yield from _config_chunks(self._raw_config)
+        yield from self._echo.chunks()
         yield tail
 
     def with_rows(self, rows: list[Any]) -> dict[str, Any]:
@@ -170,3 +177,69 @@ def _config_chunks(config: Any) -> Iterator[str]:
         else:
             yield row_text(redact_config({name: value})[name])
     yield "}"
+
+
+class ConfigEcho:
+    """The run's config as the JSON report and the run store echo it: :func:`row_text` of
+    ``redact_config(config)``, redacted and encoded once. The store takes the whole text when the run
+    starts (:meth:`text`); it is kept in a temporary file, not in memory (a 50,000-test config is a
+    43 MB text), for the report to read back (:meth:`chunks`). Redaction stays :mod:`evalh.secrets`':
+    the kept text is only reused while no secret value was registered after it was made."""
+
+    def __init__(self, config: Any, *, keep: bool = True) -> None:
+        self.config = config
+        self._keep = keep  # False: no JSON report will read it back
+        self._file: IO[bytes] | None = None
+        self._redacted_with: frozenset[str] = frozenset()
+
+    def text(self) -> str:
+        """The whole text (for the store), kept for :meth:`chunks` when a temporary file can be made.
+        Not to be kept, the config is taken as redacted (by key name at load, as the store always did):
+        its walk is the report's, and a suite made otherwise is walked when its report is written."""
+        self.close()
+        if not self._keep:
+            return row_text(self.config)
+        forms = registered()  # before the walk: a value registered meanwhile makes the text stale
+        text = "".join(_config_chunks(self.config))
+        try:  # no temporary file, or a full disk: the report encodes the config itself
+            file = tempfile.TemporaryFile(prefix="evalh-config-")  # noqa: SIM115 (closed by close())
+        except OSError:
+            return text
+        try:  # in blocks: a 43 MB text is not encoded whole beside itself
+            for start in range(0, len(text), _READ):
+                file.write(text[start : start + _READ].encode("utf-8"))
+        except OSError:
+            with contextlib.suppress(OSError):
+                file.close()
+            return text
+        self._file, self._redacted_with = file, forms
+        return text
+
+    def chunks(self) -> Iterator[str]:
+        """:func:`_config_chunks` of the config: the kept text while it is still redacted with every
+        registered value (the registry only grows), else encoded now."""
+        if self._file is None or registered() != self._redacted_with:
+            yield from _config_chunks(self.config)
+            return
+        self._file.seek(0)  # an OSError reading it back fails the report's write (a ReportError)
+        yield from _decoded(self._file)
+
+    def close(self) -> None:
+        """Delete the kept text; calling it again does nothing."""
+        if self._file is not None:
+            file, self._file = self._file, None
+            with contextlib.suppress(OSError):  # nothing of it is needed any more
+                file.close()
+
+    def __enter__(self) -> ConfigEcho:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _decoded(file: IO[bytes]) -> Iterator[str]:
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    while block := file.read(_READ):
+        yield decoder.decode(block)
+    yield decoder.decode(b"", final=True)

@@ -40,7 +40,7 @@ from evalh.reports.json import new_memo, result_to_json
 from evalh.reports.junit import to_junit_xml
 from evalh.reports.markdown import to_markdown
 from evalh.reports.serialize import dumps, encode_json
-from evalh.reports.streamed import ReportFrame, RowSpool, encode_row
+from evalh.reports.streamed import ConfigEcho, ReportFrame, RowSpool, encode_row
 from evalh.reports.yamltext import to_yaml_text
 from evalh.secrets import redact_bytes
 
@@ -260,14 +260,16 @@ def write_each_report(
     eval_id: str | None = None,
     comparison: Mapping[str, Any] | None = None,
     spool: RowSpool | None = None,
+    echo: ConfigEcho | None = None,
 ) -> list[ReportError]:
     """:func:`write_reports`, returning the failures (one per path not written) instead of raising.
     ``eval_id``: the run's id in the run store, so the reports carry it as their ``evalId``;
     ``comparison``: the run compared with ``--baseline`` (its JSON), for the Markdown summary;
-    ``spool``: the rows' texts, encoded as they finished (rows it lacks are encoded here)."""
+    ``spool``: the rows' texts, encoded as they finished (rows it lacks are encoded here); ``echo``:
+    the run's config as the run store took it."""
     formats = [(Path(p), report_format(p)) for p in paths]
     # one evalId and exportedAt for every file of this call; the whole document built once for YAML and HTML
-    frame = functools.cache(lambda: ReportFrame(run, eval_id=eval_id))
+    frame = functools.cache(lambda: ReportFrame(run, eval_id=eval_id, echo=echo))
     document = functools.cache(lambda: _document(run, frame()))
 
     def texts() -> Iterator[str]:

@@ -10,12 +10,11 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from evalh.errors import StoreError
 from evalh.model import RunResult, Suite
 from evalh.reports.json import new_eval_id, report_document
-from evalh.reports.streamed import EncodedRow
+from evalh.reports.streamed import ConfigEcho, EncodedRow
 from evalh.store.database import warn
 from evalh.store.recorder import RunRecorder
 from evalh.store.runs import RunStore, open_store
@@ -48,14 +47,18 @@ class Recording:
             self._recorder.finish(header, interrupted=result.interrupted)
 
 
-def _start(store: RunStore, suite: Suite, started_at: str, config: Any) -> RunRecorder:
+def _start(store: RunStore, suite: Suite, started_at: str, config_text: str) -> RunRecorder:
     config_path = str(Path(suite.config_path).resolve()) if suite.config_path else None
     for _ in range(_ID_ATTEMPTS):
         run_id = new_eval_id(started_at)
         header = {"evalId": run_id, "results": {"version": 3, "timestamp": started_at, "results": []}}
         try:
             return store.start(
-                run_id, header, config=config, config_path=config_path, description=suite.description
+                run_id,
+                header,
+                config_text=config_text,
+                config_path=config_path,
+                description=suite.description,
             )
         except sqlite3.IntegrityError:
             continue  # two runs started in the same second drew the same id: draw again
@@ -63,9 +66,12 @@ def _start(store: RunStore, suite: Suite, started_at: str, config: Any) -> RunRe
 
 
 @contextmanager
-def recording(suite: Suite, started_at: str, *, enabled: bool) -> Iterator[Recording]:
+def recording(
+    suite: Suite, started_at: str, *, enabled: bool, echo: ConfigEcho | None = None
+) -> Iterator[Recording]:
     """A :class:`Recording` of the run of ``suite`` in the user's store (a no-op one when not
-    ``enabled`` or when the store cannot be used, with a warning)."""
+    ``enabled`` or when the store cannot be used, with a warning). ``echo``: the suite's config as
+    the run's JSON report echoes it, encoded once for both."""
     if not enabled:
         yield Recording(None)
         return
@@ -76,11 +82,11 @@ def recording(suite: Suite, started_at: str, *, enabled: bool) -> Iterator[Recor
         yield Recording(None)
         return
     try:
-        # Suite.raw_config is redacted by key name at load (as every report has it); the recorder
-        # scrubs registered secret values from every text it stores. No second pass over the config.
-        config = suite.raw_config
+        # the config's text as the JSON report has it (redacted by ConfigEcho), made once for both
+        if echo is None or echo.config is not suite.raw_config:
+            echo = ConfigEcho(suite.raw_config)
         try:
-            recorder: RunRecorder | None = _start(store, suite, started_at, config)
+            recorder: RunRecorder | None = _start(store, suite, started_at, echo.text())
         except StoreError as error:
             warn(f"{error.render()}; this run is not recorded")
             recorder = None

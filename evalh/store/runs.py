@@ -204,15 +204,15 @@ class RunStore:
         run_id: str,
         header: Mapping[str, Any],
         *,
-        config: Any,
+        config_text: str,
         config_path: str | None,
         description: str | None,
         source: str = "run",
     ) -> RunRecorder:
         """Record a new run: its row is written now (state ``running``); rows follow through the
-        recorder as they finish, and :meth:`RunRecorder.finish` completes it. ``config`` (already
-        redacted by key name) is encoded once, into its own column, and not held afterwards: the
-        header (without it) is what finishing the run rewrites."""
+        recorder as they finish, and :meth:`RunRecorder.finish` completes it. ``config_text`` (the
+        redacted config's JSON text, see ``ConfigEcho``) goes into its own column and is not held
+        afterwards: the header (without it) is what finishing the run rewrites."""
         created = str(header.get("results", {}).get("timestamp") or "")
         sql = (
             "INSERT INTO runs (id, created_at, description, config_path, source, state, header, config) "
@@ -222,7 +222,7 @@ class RunStore:
         def insert(db: sqlite3.Connection) -> int:
             values = (run_id, created, description, config_path, source, "running", json_text(header))
             with self.transaction():
-                cursor = db.execute(sql, (*values, json_text(config)))
+                cursor = db.execute(sql, (*values, config_text))
             return int(cursor.lastrowid or 0)
 
         return RunRecorder(self, run_id, self._query(insert))
@@ -246,9 +246,9 @@ class RunStore:
             )
         config = document.get("config") if isinstance(document.get("config"), Mapping) else {}
         description = (config or {}).get("description")
-        redacted = redact_config(document.get("config") or {})
+        redacted = json_text(redact_config(document.get("config") or {}))
         recorder = self.start(
-            run_id, header, config=redacted, config_path=source, description=description, source="import"
+            run_id, header, config_text=redacted, config_path=source, description=description, source="import"
         )
         for row in rows:
             recorder.add(_redacted_row(row))

@@ -8,6 +8,7 @@ import json
 import math
 import re
 import tempfile
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +17,9 @@ import pytest
 from evalh.model import RunResult
 from evalh.reports.json import MEMO_LIMIT, new_memo, to_promptfoo_json
 from evalh.reports.serialize import dumps, encode_json
-from evalh.reports.streamed import ReportFrame, RowSpool, encode_row
+from evalh.reports.streamed import ConfigEcho, ReportFrame, RowSpool, encode_row
 from evalh.reports.writers import PRETTY_JSON_MAX_ROWS, WRITE_BLOCK, write_each_report
-from evalh.secrets import redact_bytes
+from evalh.secrets import MARKER, redact_bytes, register
 from tests.reports.sample import NASTY_OUTPUT, large_run, sample_run, with_results
 
 _EXPORTED = re.compile(rb'"exportedAt": "[^"]*"')
@@ -208,3 +209,38 @@ def test_without_a_temporary_file_the_rows_are_encoded_when_written(
         written = _written(run, tmp_path / "r.json", spool)
     assert texts == [encode_row(row).text for row in run.results]
     _same_bytes(written, _whole_document_bytes(run, indent=None))
+
+
+def test_the_config_text_the_store_took_is_the_one_the_report_echoes(tmp_path: Path) -> None:
+    raw_config = {
+        "providers": [{"id": "openai:gpt-4o", "config": {"apiKey": "sk-live-1234567890"}}],
+        "tests": [{"vars": {"q": "question é", "url": "https://user:pw@example.com/x"}} for _ in range(3)],
+        "env": {"TOKEN": "t0k3n-value"},
+    }
+    planned = large_run(PRETTY_JSON_MAX_ROWS + 1, 1)
+    run = dataclasses.replace(planned, suite=dataclasses.replace(planned.suite, raw_config=raw_config))
+    expected = _written(run, tmp_path / "alone.json")
+    with ConfigEcho(raw_config) as echo:
+        stored = echo.text()
+        path = tmp_path / "shared.json"
+        assert write_each_report(run, [path], eval_id="eval-abc-2025-01-01T00:00:00", echo=echo) == []
+    _same_bytes(path.read_bytes(), expected)
+    assert json.loads(stored) == json.loads(expected)["config"]
+    assert "sk-live" not in stored and "pw@" not in stored and "t0k3n" not in stored
+
+
+def test_a_secret_registered_after_the_config_text_was_made_is_redacted_from_the_report() -> None:
+    secret = f"late-secret-{uuid.uuid4().hex}"  # the registry only grows: one no other test uses
+    raw_config = {"tests": [{"vars": {"q": f"uses {secret}"}}]}
+    with ConfigEcho(raw_config) as echo:
+        assert secret in echo.text()  # not yet registered when the store took it
+        register(secret)
+        echoed = "".join(echo.chunks())
+    assert secret not in echoed and json.loads(echoed)["tests"][0]["vars"]["q"] == f"uses {MARKER}"
+
+
+def test_a_config_text_not_kept_is_encoded_when_the_report_is_written() -> None:
+    raw_config = {"providers": [{"id": "x", "config": {"apiKey": "sk-live-1234567890"}}]}
+    with ConfigEcho(raw_config, keep=False) as echo:
+        echo.text()  # no JSON report will read it back: not kept
+        assert json.loads("".join(echo.chunks()))["providers"][0]["config"]["apiKey"] == MARKER

@@ -226,3 +226,17 @@ def test_two_processes_recording_at_once_do_not_corrupt_it(tmp_path: Path) -> No
             assert sorted(row["vars"]["n"] for row in store.iter_rows(run.id)) == sorted(
                 str(i) for i in range(250)
             )
+
+
+def test_a_description_given_on_the_command_line_is_redacted_in_the_stored_config(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"one?": "yes"})
+    description = "nightly, see https://bot:hunter2-password@ci.example.com/job"
+    for outputs in ([], ["-o", str(tmp_path / "out.json")]):  # the config text kept for a report or not
+        assert evalh("run", config, "--no-table", "--description", description, *outputs).exit_code == 0
+    with sqlite3.connect(store_path()) as db:
+        stored = [json.loads(text) for (text,) in db.execute("SELECT config FROM runs ORDER BY seq")]
+    db.close()
+    assert [run["description"] for run in stored] == [
+        "nightly, see https://bot:[REDACTED]@ci.example.com/job"
+    ] * 2
+    assert stored[1] == report(tmp_path / "out.json")["config"]
