@@ -91,3 +91,10 @@ def test_a_row_from_the_hand_written_init_is_frozen_with_named_scores_of_its_own
     with pytest.raises(dataclasses.FrozenInstanceError):
         one.status = Status.FAIL  # type: ignore[misc]
     assert dataclasses.replace(one, status=Status.FAIL, id="x").status is Status.FAIL
+
+
+@pytest.mark.parametrize("made", [_made()[1], _row()], ids=["graded", "row"])
+def test_kept_results_hold_their_fields_in_slots(made: object) -> None:
+    # every row and its graded assertions live until the run ends: no dict per instance
+    assert not hasattr(made, "__dict__")
+    assert set(type(made).__slots__) == {f.name for f in dataclasses.fields(made)}  # type: ignore[arg-type]

@@ -127,3 +127,13 @@ def test_settle_is_decide_then_finalize(
     spec = AssertionSpec(type="similar", negate=negate, weight=weight)
     expected = finalize(spec, decide(measurement, threshold, direction, binary))
     assert settle(spec, measurement, threshold, direction, binary) == expected
+
+
+def test_equal_reasons_of_different_rows_are_one_string() -> None:
+    # a run keeps every row to its end: a reason that recurs in each row is held once
+    spec = AssertionSpec(type="contains", value="x")
+    measured = (Measurement.pass_fail(False, "".join(["Output lacks ", "x"])) for _ in "ab")
+    one, other = (settle(spec, m, None, None, False) for m in measured)
+    assert one.reason == other.reason == "Output lacks x" and one.reason is other.reason
+    rows = [score_test([graded(False, 0.0)], None) for _ in "ab"]
+    assert rows[0].reason == "contains: r" and rows[0].reason is rows[1].reason
