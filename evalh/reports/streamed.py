@@ -18,7 +18,8 @@ import contextlib
 import json
 import tempfile
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import IO, Any, NamedTuple
 
 from evalh.model import RunResult, TestResult
@@ -26,10 +27,10 @@ from evalh.reports.json import new_memo, report_document, result_to_json
 from evalh.reports.serialize import dumps, encode_json
 from evalh.secrets import redact_config, redact_text, registered
 
-__all__ = ["ConfigEcho", "EncodedRow", "ReportFrame", "RowSpool", "encode_row", "row_text"]
+__all__ = ["ConfigEcho", "EncodedConfig", "EncodedRow", "ReportFrame", "RowSpool", "encode_row", "row_text"]
 
 _BUFFER = 1 << 18  # bytes: the spool is written in pieces of a few dozen rows, not a few KB
-_READ = 1 << 18  # characters of the kept config text written, and bytes read back, per piece
+_READ = 1 << 18  # bytes of the kept config text read back per block (by the store and the report)
 
 
 class EncodedRow(NamedTuple):
@@ -160,31 +161,55 @@ class ReportFrame:
         return {**self.document, "results": results, "config": redact_config(self._raw_config)}
 
 
-def _config_chunks(config: Any) -> Iterator[str]:
+def _config_chunks(config: Any, *, redact: bool = True) -> Iterator[str]:
     """:func:`row_text` of ``redact_config(config)`` in pieces: each item of a top-level list (the
     tests) on its own. Each piece is redacted by ``redact_config`` itself, so its rules stay in one
-    place: a key whose empty list it keeps as a list is a key whose items it redacts one by one."""
+    place: a key whose empty list it keeps as a list is a key whose items it redacts one by one. Not
+    ``redact``: :func:`row_text` of ``config`` itself (taken as redacted), in the same pieces."""
     if not isinstance(config, Mapping) or not config:
-        yield row_text(redact_config(config))
+        yield row_text(redact_config(config) if redact else config)
+        return
+    if not redact and any(type(key) is not str for key in config):
+        yield row_text(config)  # JSON spells such a key its own way (True: "true"); a config seldom has one
         return
     for position, (key, value) in enumerate(config.items()):
         name = key if type(key) is str else str(key)
         yield ("{" if position == 0 else ", ") + row_text(name) + ": "
-        if isinstance(value, list | tuple) and value and isinstance(redact_config({name: []})[name], list):
+        if isinstance(value, list | tuple) and value and (not redact or _redacts_items(name)):
             for index, item in enumerate(value):
-                yield ("[" if index == 0 else ", ") + row_text(redact_config([item])[0])
+                yield ("[" if index == 0 else ", ") + row_text(redact_config([item])[0] if redact else item)
             yield "]"
         else:
-            yield row_text(redact_config({name: value})[name])
+            yield row_text(redact_config({name: value})[name] if redact else value)
     yield "}"
+
+
+def _redacts_items(name: str) -> bool:
+    """Whether ``redact_config`` redacts a list under the key ``name`` item by item (not whole)."""
+    return isinstance(redact_config({name: []})[name], list)
+
+
+class EncodedConfig(NamedTuple):
+    """The config's JSON text for the run store, as UTF-8 bytes: ``size`` of them, read from the
+    start in blocks by each call of ``blocks`` (the store writes them in place, never the whole)."""
+
+    size: int
+    blocks: Callable[[], Iterator[bytes]]
+
+    @classmethod
+    def of_text(cls, text: str) -> EncodedConfig:
+        """A text held whole (an imported report's config, or no temporary file to spool it to)."""
+        data = text.encode("utf-8")  # row_text escaped any lone surrogate
+        return cls(len(data), lambda: iter((data,)))
 
 
 class ConfigEcho:
     """The run's config as the JSON report and the run store echo it: :func:`row_text` of
-    ``redact_config(config)``, redacted and encoded once. The store takes the whole text when the run
-    starts (:meth:`text`); it is kept in a temporary file, not in memory (a 50,000-test config is a
-    43 MB text), for the report to read back (:meth:`chunks`). Redaction stays :mod:`evalh.secrets`':
-    the kept text is only reused while no secret value was registered after it was made."""
+    ``redact_config(config)``, redacted and encoded once. The store takes it when the run starts
+    (:meth:`encoded`), piece by piece through a temporary file, never as one text (a 50,000-test
+    config is 43 MB); the report reads the file back (:meth:`chunks`). Redaction stays
+    :mod:`evalh.secrets`': the kept text is only reused while no secret value was registered after it
+    was made."""
 
     def __init__(self, config: Any, *, keep: bool = True) -> None:
         self.config = config
@@ -192,37 +217,34 @@ class ConfigEcho:
         self._file: IO[bytes] | None = None
         self._redacted_with: frozenset[str] = frozenset()
 
-    def text(self) -> str:
-        """The whole text (for the store), kept for :meth:`chunks` when a temporary file can be made.
-        Not to be kept, the config is taken as redacted (by key name at load, as the store always did):
-        its walk is the report's, and a suite made otherwise is walked when its report is written."""
+    @contextmanager
+    def encoded(self) -> Iterator[EncodedConfig]:
+        """The text for the store, spooled to a temporary file (no file, or a full disk: made whole);
+        kept for :meth:`chunks` after the block when a report will read it, else deleted. Not to be
+        kept, the config is taken as redacted (by key name at load, as the store always did): its walk
+        is the report's, and a suite made otherwise is walked when its report is written."""
         self.close()
-        if not self._keep:
-            return row_text(self.config)
         forms = registered()  # before the walk: a value registered meanwhile makes the text stale
-        text = "".join(_config_chunks(self.config))
-        try:  # no temporary file, or a full disk: the report encodes the config itself
-            file = tempfile.TemporaryFile(prefix="evalh-config-")  # noqa: SIM115 (closed by close())
-        except OSError:
-            return text
-        try:  # in blocks: a 43 MB text is not encoded whole beside itself
-            for start in range(0, len(text), _READ):
-                file.write(text[start : start + _READ].encode("utf-8"))
-        except OSError:
-            with contextlib.suppress(OSError):
-                file.close()
-            return text
+        spooled = _spooled(_config_chunks(self.config, redact=self._keep))
+        if spooled is None:
+            yield EncodedConfig.of_text("".join(_config_chunks(self.config, redact=self._keep)))
+            return
+        file, size = spooled
         self._file, self._redacted_with = file, forms
-        return text
+        try:
+            yield EncodedConfig(size, lambda: _blocks(file))
+        finally:
+            if not self._keep:
+                self.close()
 
     def chunks(self) -> Iterator[str]:
         """:func:`_config_chunks` of the config: the kept text while it is still redacted with every
         registered value (the registry only grows), else encoded now."""
-        if self._file is None or registered() != self._redacted_with:
+        if self._file is None or not self._keep or registered() != self._redacted_with:
             yield from _config_chunks(self.config)
             return
-        self._file.seek(0)  # an OSError reading it back fails the report's write (a ReportError)
-        yield from _decoded(self._file)
+        # an OSError reading it back fails the report's write (a ReportError)
+        yield from _decoded(_blocks(self._file))
 
     def close(self) -> None:
         """Delete the kept text; calling it again does nothing."""
@@ -238,8 +260,33 @@ class ConfigEcho:
         self.close()
 
 
-def _decoded(file: IO[bytes]) -> Iterator[str]:
-    decoder = codecs.getincrementaldecoder("utf-8")()
+def _spooled(pieces: Iterable[str]) -> tuple[IO[bytes], int] | None:
+    """``pieces`` as UTF-8 in a new temporary file, and its size in bytes; None when no temporary
+    file can be made or written."""
+    try:
+        file = tempfile.TemporaryFile(prefix="evalh-config-", buffering=_BUFFER)  # noqa: SIM115 (kept)
+    except OSError:
+        return None
+    size = 0
+    try:
+        for piece in pieces:
+            size += file.write(piece.encode("utf-8"))  # row_text escaped any lone surrogate
+        file.flush()
+    except OSError:
+        with contextlib.suppress(OSError):
+            file.close()
+        return None
+    return file, size
+
+
+def _blocks(file: IO[bytes]) -> Iterator[bytes]:
+    file.seek(0)
     while block := file.read(_READ):
+        yield block
+
+
+def _decoded(blocks: Iterable[bytes]) -> Iterator[str]:
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    for block in blocks:
         yield decoder.decode(block)
     yield decoder.decode(b"", final=True)

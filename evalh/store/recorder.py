@@ -76,8 +76,8 @@ class RunRecorder:
     def finish(self, header: Mapping[str, Any], *, interrupted: bool) -> None:
         """Write the last rows and the run's report around them (``header``: the JSON report without
         rows); the run's state becomes ``complete`` or ``interrupted``. Each key of ``header`` is set
-        in the header stored at the start; the config has its own column (written once by
-        :meth:`RunStore.start`), so only this small header is rewritten, never the config."""
+        in the header stored at the start; the config has its own table (written once by
+        :meth:`RunStore.start`), so only this small row is rewritten, never the config."""
         self._flush()
         if not self.working:
             return

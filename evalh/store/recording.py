@@ -14,7 +14,7 @@ from pathlib import Path
 from evalh.errors import StoreError
 from evalh.model import RunResult, Suite
 from evalh.reports.json import new_eval_id, report_document
-from evalh.reports.streamed import ConfigEcho, EncodedRow
+from evalh.reports.streamed import ConfigEcho, EncodedConfig, EncodedRow
 from evalh.store.database import warn
 from evalh.store.recorder import RunRecorder
 from evalh.store.runs import RunStore, open_store
@@ -43,11 +43,11 @@ class Recording:
     def finish(self, result: RunResult) -> None:
         if self._recorder is not None:
             header = report_document(result, [], eval_id=self._recorder.run_id, config={})
-            del header["config"]  # stored in its own column when the run started (every test: big)
+            del header["config"]  # stored in its own table when the run started (every test: big)
             self._recorder.finish(header, interrupted=result.interrupted)
 
 
-def _start(store: RunStore, suite: Suite, started_at: str, config_text: str) -> RunRecorder:
+def _start(store: RunStore, suite: Suite, started_at: str, config: EncodedConfig) -> RunRecorder:
     config_path = str(Path(suite.config_path).resolve()) if suite.config_path else None
     for _ in range(_ID_ATTEMPTS):
         run_id = new_eval_id(started_at)
@@ -56,7 +56,7 @@ def _start(store: RunStore, suite: Suite, started_at: str, config_text: str) -> 
             return store.start(
                 run_id,
                 header,
-                config_text=config_text,
+                config=config,
                 config_path=config_path,
                 description=suite.description,
             )
@@ -86,7 +86,8 @@ def recording(
         if echo is None or echo.config is not suite.raw_config:
             echo = ConfigEcho(suite.raw_config)
         try:
-            recorder: RunRecorder | None = _start(store, suite, started_at, echo.text())
+            with echo.encoded() as config:
+                recorder: RunRecorder | None = _start(store, suite, started_at, config)
         except StoreError as error:
             warn(f"{error.render()}; this run is not recorded")
             recorder = None

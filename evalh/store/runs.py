@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from evalh.errors import ConfigError, StoreError
+from evalh.reports.streamed import EncodedConfig
 from evalh.secrets import redact_config
 from evalh.sqlite_files import move_aside
 from evalh.store.database import connect, store_path
@@ -174,7 +175,10 @@ class RunStore:
     def load_run(self, ref: str) -> dict[str, Any]:
         """The run as its JSON report (``evalId``, ``results.results`` and the rest)."""
         summary = self.resolve(ref)
-        sql = "SELECT header, config FROM runs WHERE seq = ?"
+        sql = (
+            "SELECT header, CAST(configs.config AS TEXT) FROM runs "
+            "LEFT JOIN configs ON configs.run_seq = runs.seq WHERE seq = ?"
+        )
         header, config = self._query(lambda db: db.execute(sql, (summary.seq,)).fetchone())
         document = _with_config(json.loads(header), config)
         results = document.setdefault("results", {})
@@ -197,6 +201,7 @@ class RunStore:
     def _delete_seqs(self, db: sqlite3.Connection, seqs: list[int]) -> None:
         with self.transaction():
             db.executemany("DELETE FROM rows WHERE run_seq = ?", [(seq,) for seq in seqs])
+            db.executemany("DELETE FROM configs WHERE run_seq = ?", [(seq,) for seq in seqs])
             db.executemany("DELETE FROM runs WHERE seq = ?", [(seq,) for seq in seqs])
 
     def start(
@@ -204,26 +209,28 @@ class RunStore:
         run_id: str,
         header: Mapping[str, Any],
         *,
-        config_text: str,
+        config: EncodedConfig,
         config_path: str | None,
         description: str | None,
         source: str = "run",
     ) -> RunRecorder:
         """Record a new run: its row is written now (state ``running``); rows follow through the
-        recorder as they finish, and :meth:`RunRecorder.finish` completes it. ``config_text`` (the
-        redacted config's JSON text, see ``ConfigEcho``) goes into its own column and is not held
-        afterwards: the header (without it) is what finishing the run rewrites."""
+        recorder as they finish, and :meth:`RunRecorder.finish` completes it. ``config`` (the
+        redacted config's JSON text, see ``ConfigEcho``) goes into a row of its own, written in
+        blocks: never bound whole (sqlite3 keeps a bound value alive with its cached statement), and
+        never rewritten when finishing the run updates its small ``runs`` row."""
         created = str(header.get("results", {}).get("timestamp") or "")
         sql = (
-            "INSERT INTO runs (id, created_at, description, config_path, source, state, header, config) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            "INSERT INTO runs (id, created_at, description, config_path, source, state, header) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)"
         )
 
         def insert(db: sqlite3.Connection) -> int:
             values = (run_id, created, description, config_path, source, "running", json_text(header))
             with self.transaction():
-                cursor = db.execute(sql, (*values, config_text))
-            return int(cursor.lastrowid or 0)
+                seq = int(db.execute(sql, values).lastrowid or 0)
+                _write_config(db, seq, config, where=str(self.path))
+            return seq
 
         return RunRecorder(self, run_id, self._query(insert))
 
@@ -246,9 +253,9 @@ class RunStore:
             )
         config = document.get("config") if isinstance(document.get("config"), Mapping) else {}
         description = (config or {}).get("description")
-        redacted = json_text(redact_config(document.get("config") or {}))
+        redacted = EncodedConfig.of_text(json_text(redact_config(document.get("config") or {})))
         recorder = self.start(
-            run_id, header, config_text=redacted, config_path=source, description=description, source="import"
+            run_id, header, config=redacted, config_path=source, description=description, source="import"
         )
         for row in rows:
             recorder.add(_redacted_row(row))
@@ -256,8 +263,27 @@ class RunStore:
         return self.resolve(run_id)
 
 
+def _write_config(db: sqlite3.Connection, seq: int, config: EncodedConfig, *, where: str) -> None:
+    """The run's config into its row of ``configs``: room for it made (``zeroblob``), then its blocks
+    written in place. StoreError (the caller's transaction is rolled back) when they cannot be read or
+    are not ``config.size`` bytes."""
+    db.execute("INSERT INTO configs (run_seq, config) VALUES (?, zeroblob(?))", (seq, config.size))
+    written = 0
+    try:
+        with db.blobopen("configs", "config", seq) as blob:
+            for block in config.blocks():
+                written += len(block)
+                if written > config.size:
+                    break  # the blob cannot grow: more bytes than announced are a bug
+                blob.write(block)
+    except OSError as error:
+        raise StoreError(f"cannot read the run's config to store it: {error}", where=where) from error
+    if written != config.size:
+        raise StoreError(f"the run's config is not the {config.size} bytes announced", where=where)
+
+
 def _with_config(header: dict[str, Any], config: str | None) -> dict[str, Any]:
-    """The stored header with the run's config (its own column since schema version 3) put back
+    """The stored header with the run's config (its own table since schema version 5) put back
     after ``results``, where a JSON report has it; a run stored without one gets none."""
     if config is None:
         return header

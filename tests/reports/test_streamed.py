@@ -3,12 +3,16 @@ those of ``json.dumps`` of the whole document, whichever order the rows finished
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
 import re
+import resource
+import signal
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +21,7 @@ import pytest
 from evalh.model import RunResult
 from evalh.reports.json import MEMO_LIMIT, new_memo, to_promptfoo_json
 from evalh.reports.serialize import dumps, encode_json
-from evalh.reports.streamed import ConfigEcho, ReportFrame, RowSpool, encode_row
+from evalh.reports.streamed import ConfigEcho, EncodedConfig, ReportFrame, RowSpool, encode_row, row_text
 from evalh.reports.writers import PRETTY_JSON_MAX_ROWS, WRITE_BLOCK, write_each_report
 from evalh.secrets import MARKER, redact_bytes, register
 from tests.reports.sample import NASTY_OUTPUT, large_run, sample_run, with_results
@@ -211,6 +215,13 @@ def test_without_a_temporary_file_the_rows_are_encoded_when_written(
     _same_bytes(written, _whole_document_bytes(run, indent=None))
 
 
+def _stored(encoded: EncodedConfig) -> str:
+    """The text the store writes of ``encoded``: its blocks, which add up to its size."""
+    data = b"".join(encoded.blocks())
+    assert len(data) == encoded.size
+    return data.decode("utf-8")
+
+
 def test_the_config_text_the_store_took_is_the_one_the_report_echoes(tmp_path: Path) -> None:
     raw_config = {
         "providers": [{"id": "openai:gpt-4o", "config": {"apiKey": "sk-live-1234567890"}}],
@@ -221,7 +232,9 @@ def test_the_config_text_the_store_took_is_the_one_the_report_echoes(tmp_path: P
     run = dataclasses.replace(planned, suite=dataclasses.replace(planned.suite, raw_config=raw_config))
     expected = _written(run, tmp_path / "alone.json")
     with ConfigEcho(raw_config) as echo:
-        stored = echo.text()
+        with echo.encoded() as encoded:
+            stored = _stored(encoded)
+            assert _stored(encoded) == stored  # read again from the start (the store retries a taken id)
         path = tmp_path / "shared.json"
         assert write_each_report(run, [path], eval_id="eval-abc-2025-01-01T00:00:00", echo=echo) == []
     _same_bytes(path.read_bytes(), expected)
@@ -233,14 +246,60 @@ def test_a_secret_registered_after_the_config_text_was_made_is_redacted_from_the
     secret = f"late-secret-{uuid.uuid4().hex}"  # the registry only grows: one no other test uses
     raw_config = {"tests": [{"vars": {"q": f"uses {secret}"}}]}
     with ConfigEcho(raw_config) as echo:
-        assert secret in echo.text()  # not yet registered when the store took it
+        with echo.encoded() as encoded:
+            assert secret in _stored(encoded)  # not yet registered when the store took it
         register(secret)
         echoed = "".join(echo.chunks())
     assert secret not in echoed and json.loads(echoed)["tests"][0]["vars"]["q"] == f"uses {MARKER}"
 
 
-def test_a_config_text_not_kept_is_encoded_when_the_report_is_written() -> None:
-    raw_config = {"providers": [{"id": "x", "config": {"apiKey": "sk-live-1234567890"}}]}
-    with ConfigEcho(raw_config, keep=False) as echo:
-        echo.text()  # no JSON report will read it back: not kept
-        assert json.loads("".join(echo.chunks()))["providers"][0]["config"]["apiKey"] == MARKER
+def test_a_config_text_not_kept_is_the_config_as_loaded_and_encoded_again_for_a_report() -> None:
+    raw_config = {
+        "providers": [{"id": "x", "config": {"apiKey": "sk-live-1234567890"}}],  # as no load leaves it
+        "tests": [{"vars": {"q": f"question {i} é \udcff"}, "threshold": math.inf} for i in range(3)],
+        "tags": ("a", "b"),
+        "empty": [],
+        "env": {},
+    }
+    for config in (raw_config, {**raw_config, 7: "a key JSON spells its own way", True: "so is this"}):
+        with ConfigEcho(config, keep=False) as echo:
+            with echo.encoded() as encoded:
+                assert _stored(encoded) == row_text(config)  # the walk is the report's (see ConfigEcho)
+            # no JSON report was to read it back: the report's text is its own walk
+            assert json.loads("".join(echo.chunks()))["providers"][0]["config"]["apiKey"] == MARKER
+
+
+def test_without_a_temporary_file_the_store_takes_the_whole_config_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw_config = {"tests": [{"vars": {"q": f"question {i} é"}} for i in range(3)], "env": {"K": "v"}}
+    expected = "".join(ConfigEcho(raw_config).chunks())
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))  # TemporaryFile fails there
+    for keep in (True, False):
+        with ConfigEcho(raw_config, keep=keep) as echo:
+            with echo.encoded() as encoded:
+                assert _stored(encoded) == (expected if keep else row_text(raw_config))
+            assert "".join(echo.chunks()) == expected
+
+
+@contextlib.contextmanager
+def _files_limited_to(size: int) -> Iterator[None]:
+    """A disk that fills after ``size`` bytes of any one file (a write past it: OSError EFBIG)."""
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # not killed past the limit: an error
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+def test_on_a_full_disk_the_store_takes_the_whole_config_text() -> None:
+    raw_config = {"tests": [{"vars": {"q": f"question {i} é " * 20}} for i in range(4000)]}  # 1.4 MB
+    expected = "".join(ConfigEcho(raw_config).chunks())
+    with ConfigEcho(raw_config) as echo:
+        with _files_limited_to(1 << 20), echo.encoded() as encoded:
+            stored = _stored(encoded)
+        assert stored == expected
+        assert "".join(echo.chunks()) == expected  # encoded again: nothing was kept

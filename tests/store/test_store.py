@@ -8,12 +8,14 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from evalh.errors import ConfigError, StoreError
-from evalh.store import SCHEMA_VERSION, load_report, open_store, store_path, test_key
+from evalh.reports.streamed import EncodedConfig, row_text
+from evalh.store import SCHEMA_VERSION, load_report, open_store, schema, store_path, test_key
 from tests.store.helpers import echo_config, evalh, report, write_config
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -130,6 +132,14 @@ def test_a_store_of_a_newer_evalh_is_refused_not_changed(
     assert not list(store_path().parent.glob("*.corrupt-*"))
 
 
+_CONFIGS = "SELECT id, configs.config FROM runs LEFT JOIN configs ON configs.run_seq = runs.seq"
+# a trigger in the store under test that refuses any change to a stored config
+_NO_UPDATES_OF_CONFIGS = (
+    "CREATE TRIGGER configs_untouched BEFORE UPDATE ON configs "
+    "BEGIN SELECT RAISE(ABORT, 'a stored config was rewritten'); END"
+)
+
+
 def _old_store(fixture: str) -> Path:
     """The user's store as an older evalh left it (``fixture``: its SQL dump)."""
     path = store_path()
@@ -167,7 +177,7 @@ def test_migration_from_version_2_moves_each_config_out_of_its_header(tmp_path: 
         assert "config" not in store.load_run("eval-v2b")  # stored without one, loaded without one
     with sqlite3.connect(path) as db:
         stored = dict(db.execute("SELECT id, header FROM runs").fetchall())
-        configs = dict(db.execute("SELECT id, config FROM runs").fetchall())
+        configs = dict(db.execute(_CONFIGS).fetchall())
     db.close()
     assert all("config" not in json.loads(header) for header in stored.values())  # finishing: small
     assert configs["eval-v2b-2026-02-03T04:05:07"] is None
@@ -196,14 +206,107 @@ def test_migration_to_version_4_keeps_every_row_in_a_rowid_table(tmp_path: Path)
     assert "rows_by_test" in indexes
 
 
-def test_the_config_is_stored_once_beside_a_small_header(tmp_path: Path) -> None:
+def test_migration_to_version_5_moves_each_config_to_a_table_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tests = [{"vars": {"q": f"question {i} é ☃"}, "assert": [{"type": "contains"}]} for i in range(2000)]
+    text = row_text(
+        {"description": "v4 run", "providers": [{"config": {"apiKey": "[REDACTED]"}}], "tests": tests}
+    )
+    header = json.dumps({"evalId": "eval-v4a", "results": {"version": 3, "results": []}, "metadata": {}})
+    path = _old_store("store_v2.sql")
+    with monkeypatch.context() as older:
+        older.setattr(schema, "SCHEMA_VERSION", 4)  # the store as the evalh before this one left it
+        open_store().close()
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM runs")
+        runs = [("eval-v4a", header, text), ("eval-v4b", header.replace("v4a", "v4b"), None)]
+        db.executemany(
+            "INSERT INTO runs (id, created_at, source, state, header, config) "
+            "VALUES (?, 't', 'run', 'complete', ?, ?)",
+            runs,
+        )
+        assert db.execute("SELECT MAX(version) FROM schema_version").fetchone() == (4,)
+    db.close()
+    shown = evalh("runs", "show", "eval-v4a", "--json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output)["config"] == json.loads(text)
+    assert list(json.loads(shown.output)) == ["evalId", "results", "config", "metadata"]  # report order
+    with open_store() as store:
+        assert "config" not in store.load_run("eval-v4b")  # stored without one, loaded without one
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM runs WHERE config IS NOT NULL").fetchone() == (0,)
+        configs = dict(db.execute(_CONFIGS).fetchall())
+        versions = [v for (v,) in db.execute("SELECT version FROM schema_version ORDER BY version")]
+    db.close()
+    assert configs == {"eval-v4a": text.encode("utf-8"), "eval-v4b": None}  # word for word
+    assert versions == [1, 2, 3, 4, 5]
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 4)  # the evalh before this one
+    with pytest.raises(StoreError, match="newer evalh"):
+        open_store()
+
+
+def test_the_config_is_stored_once_in_a_row_of_its_own(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"one?": "yes"})
     assert evalh("run", config, "--no-table").exit_code == 0
     with sqlite3.connect(store_path()) as db:
-        ((header, stored),) = db.execute("SELECT header, config FROM runs").fetchall()
+        ((header, in_runs),) = db.execute("SELECT header, config FROM runs").fetchall()
+        ((stored,),) = db.execute("SELECT config FROM configs").fetchall()
     db.close()
-    assert "config" not in json.loads(header) and "metadata" in json.loads(header)
+    # finishing the run rewrites its runs row: a config there (or in its header) was read and rewritten
+    assert in_runs is None and "config" not in json.loads(header) and "metadata" in json.loads(header)
+    assert isinstance(stored, bytes)  # written in place (zeroblob, then blocks), never bound whole
     assert json.loads(stored)["tests"][0]["vars"] == {"q": "one?"}
+
+
+def test_finishing_a_run_leaves_its_config_row_untouched(tmp_path: Path) -> None:
+    with open_store() as store:
+        recorder = store.start(
+            "eval-abc-2026-01-01T00:00:00",
+            {"evalId": "eval-abc-2026-01-01T00:00:00", "results": {"results": []}},
+            config=EncodedConfig.of_text('{"tests": ["x"]}'),
+            config_path=None,
+            description=None,
+        )
+        with store.transaction() as db:
+            db.execute(_NO_UPDATES_OF_CONFIGS)
+        recorder.finish({"results": {"stats": {"durationMs": 5}}}, interrupted=False)  # aborted if it did
+        assert recorder.working
+        (run,) = store.list_runs()
+        assert (run.state, run.duration_ms) == ("complete", 5)
+        assert store.load_run(run.id)["config"] == {"tests": ["x"]}
+
+
+def test_a_config_is_stored_as_written_and_deleted_with_its_run(tmp_path: Path) -> None:
+    text = json.dumps({"tests": [{"vars": {"q": f"question {i} é ☃ \U0001f600"}} for i in range(3000)]})
+    data = text.encode("utf-8")
+
+    def blocks() -> Iterator[bytes]:
+        return (data[start : start + 1000] for start in range(0, len(data), 1000))
+
+    with open_store() as store:
+        store.start(
+            "eval-a-x", {}, config=EncodedConfig(len(data), blocks), config_path=None, description=None
+        )
+        store.start("eval-b-x", {}, config=EncodedConfig.of_text(text), config_path=None, description=None)
+        with store.transaction() as db:
+            stored = [blob for (blob,) in db.execute("SELECT config FROM configs ORDER BY run_seq")]
+        assert stored == [data, data]  # every block in its place, multi-byte characters across blocks
+        assert store.load_run("eval-a")["config"] == json.loads(text)
+        store.delete("eval-a")
+        store.prune(keep=0)
+        with store.transaction() as db:
+            assert db.execute("SELECT COUNT(*) FROM configs").fetchone() == (0,)
+
+
+@pytest.mark.parametrize("size_off_by", [-1, 1])
+def test_a_config_not_of_its_announced_size_is_not_stored(size_off_by: int) -> None:
+    text = '{"tests": []}'
+    config = EncodedConfig(len(text) + size_off_by, EncodedConfig.of_text(text).blocks)
+    with open_store() as store:
+        with pytest.raises(StoreError, match="bytes announced"):
+            store.start("eval-a-x", {}, config=config, config_path=None, description=None)
+        assert store.list_runs() == []  # the run's row went with its transaction
 
 
 def test_two_processes_recording_at_once_do_not_corrupt_it(tmp_path: Path) -> None:
@@ -234,7 +337,7 @@ def test_a_description_given_on_the_command_line_is_redacted_in_the_stored_confi
     for outputs in ([], ["-o", str(tmp_path / "out.json")]):  # the config text kept for a report or not
         assert evalh("run", config, "--no-table", "--description", description, *outputs).exit_code == 0
     with sqlite3.connect(store_path()) as db:
-        stored = [json.loads(text) for (text,) in db.execute("SELECT config FROM runs ORDER BY seq")]
+        stored = [json.loads(text) for (text,) in db.execute("SELECT config FROM configs ORDER BY run_seq")]
     db.close()
     assert [run["description"] for run in stored] == [
         "nightly, see https://bot:[REDACTED]@ci.example.com/job"
