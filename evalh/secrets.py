@@ -28,7 +28,7 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any, Generic, NamedTuple, TextIO, TypeVar
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
 __all__ = [
@@ -54,6 +54,8 @@ __all__ = [
 
 MARKER = "[REDACTED]"
 MIN_VALUE_LENGTH = 6
+
+_Text = TypeVar("_Text", str, bytes)
 
 # Word parts (of camelCase, snake_case, kebab-case, dotted names) that make a key secret ...
 _SECRET_WORDS = frozenset(
@@ -224,7 +226,7 @@ def redact_config(value: Any) -> Any:
 
 
 def _redact_mapping(value: Mapping[Any, Any], is_dict: bool) -> Any:
-    forms = _REGISTRY.text_forms()
+    forms, _, shortest = _REGISTRY.text  # a text shorter than every form holds none
     out: dict[str, Any] = {}
     same = is_dict
     for key, item in value.items():
@@ -235,7 +237,7 @@ def _redact_mapping(value: Mapping[Any, Any], is_dict: bool) -> Any:
             if item and _is_secret_name(name):
                 new = MARKER
             else:
-                new = _redact_string(item) if forms or "://" in item else item
+                new = _redact_string(item) if (forms and len(item) >= shortest) or "://" in item else item
         elif _is_secret_name(name) and _filled(item):
             new = MARKER
         elif name == "env" and isinstance(item, Mapping):
@@ -250,14 +252,14 @@ def _redact_mapping(value: Mapping[Any, Any], is_dict: bool) -> Any:
 
 
 def _redact_items(value: list[Any] | tuple[Any, ...], is_list: bool) -> Any:
-    forms = _REGISTRY.text_forms()
+    forms, _, shortest = _REGISTRY.text
     items: list[Any] = []
     same = is_list
     for item in value:
         kind = type(item)
         new: Any
         if kind is str:
-            new = _redact_string(item) if forms or "://" in item else item
+            new = _redact_string(item) if (forms and len(item) >= shortest) or "://" in item else item
         elif kind in _PLAIN:
             new = item
         else:
@@ -268,11 +270,10 @@ def _redact_items(value: list[Any] | tuple[Any, ...], is_list: bool) -> Any:
 
 
 def _redact_string(text: str) -> str:
-    """:func:`redact_text` of :func:`scrub_urls`, with the usual case (no URL, no secret registered)
-    answered without either call."""
+    """:func:`redact_text` of :func:`scrub_urls`, with a text without URL not scanned for one."""
     if "://" in text:
         text = scrub_urls(text)
-    return redact_text(text) if _REGISTRY.text_forms() else text
+    return redact_text(text)
 
 
 def _filled(value: Any) -> bool:
@@ -280,6 +281,23 @@ def _filled(value: Any) -> bool:
 
 
 # -- value-based redaction ---------------------------------------------------------------------------
+
+
+class _Forms(NamedTuple, Generic[_Text]):
+    """Registered forms, longest first, and their guards: the forms that contain no other form. Every
+    form contains a guard (or is one), so a text holding no guard, or shorter than the shortest form,
+    holds no form and is returned as it is, without a scan per form (a registered key has half a
+    dozen forms, and a 5,000-test report has a million strings)."""
+
+    forms: tuple[_Text, ...]
+    guards: tuple[_Text, ...]
+    shortest: int
+
+
+def _forms_of(values: Iterable[_Text]) -> _Forms[_Text]:
+    forms = tuple(sorted(values, key=len, reverse=True))
+    guards = tuple(form for form in forms if not any(other != form and other in form for other in forms))
+    return _Forms(forms, guards, min(map(len, forms), default=sys.maxsize))
 
 
 class _Registry:
@@ -292,8 +310,9 @@ class _Registry:
         self._lock = threading.Lock()
         self._values: set[str] = set()
         self._seen: set[str] = set()  # values already expanded: registering one again costs a lookup
-        self._text: tuple[str, ...] = ()
-        self._bytes: tuple[bytes, ...] = ()
+        # each replaced whole, never in place: a reader takes forms and guards of one registry state
+        self.text: _Forms[str] = _forms_of(())
+        self.bytes: _Forms[bytes] = _forms_of(())
 
     def add(self, values: Iterable[str]) -> None:
         new = {value for value in values if value not in self._seen}
@@ -304,23 +323,20 @@ class _Registry:
             self._seen |= new
             if fresh:
                 self._values |= fresh
-                self._text = tuple(sorted(self._values, key=len, reverse=True))
-                self._bytes = tuple(value.encode("utf-8", "surrogatepass") for value in self._text)
+                self.text = _forms_of(self._values)
+                self.bytes = _forms_of(value.encode("utf-8", "surrogatepass") for value in self.text.forms)
 
     def clear(self) -> None:
         with self._lock:
             self._values.clear()
             self._seen.clear()
-            self._text, self._bytes = (), ()
+            self.text, self.bytes = _forms_of(()), _forms_of(())
 
     def values(self) -> frozenset[str]:
         return frozenset(self._values)
 
     def text_forms(self) -> tuple[str, ...]:
-        return self._text
-
-    def bytes_forms(self) -> tuple[bytes, ...]:
-        return self._bytes
+        return self.text.forms
 
 
 def _forms(value: str) -> set[str]:
@@ -390,7 +406,15 @@ def clear_registry() -> None:
 
 def redact_text(text: str) -> str:
     """``text`` with every registered secret form replaced by the marker (longest forms first)."""
-    for form in _REGISTRY.text_forms():
+    forms, guards, shortest = _REGISTRY.text
+    if len(text) < shortest:
+        return text
+    for guard in guards:
+        if guard in text:
+            break
+    else:
+        return text  # no guard, so no form (see _Forms)
+    for form in forms:
         if form in text:
             text = text.replace(form, MARKER)
     return text
@@ -398,8 +422,11 @@ def redact_text(text: str) -> str:
 
 def redact_bytes(data: bytes) -> bytes:
     """:func:`redact_text` for UTF-8 bytes (a report file, a cache value)."""
+    forms, guards, shortest = _REGISTRY.bytes
+    if len(data) < shortest or not any(guard in data for guard in guards):
+        return data
     marker = MARKER.encode()
-    for form in _REGISTRY.bytes_forms():
+    for form in forms:
         if form in data:
             data = data.replace(form, marker)
     return data

@@ -258,3 +258,40 @@ def test_errors_and_stdio_are_redacted() -> None:
     finally:
         sys.stdout = saved
     assert captured.getvalue() == f"printed {MARKER}\n"
+
+
+def test_redaction_skips_only_texts_that_hold_no_form() -> None:
+    """A text is left as it is only when it holds no registered form: forms that contain another form
+    (``Bearer <key>`` holds the key, padded base64 the unpadded one), a form shorter than the others,
+    and texts as short as the shortest form are still redacted, longest form first."""
+    key = "sk-guard-7"
+    register(key)
+    register_headers({"Authorization": f"Bearer {key}"})
+    padded = base64.b64encode(key.encode()).decode()
+    assert padded.endswith("=")  # its unpadded form is registered too, and is a part of it
+    forms = sorted(registered(), key=len, reverse=True)
+
+    def every_form_replaced(text: str) -> str:
+        for form in forms:
+            text = text.replace(form, MARKER)
+        return text
+
+    texts = [
+        key,
+        key[:-1],
+        f"Bearer {key}",
+        f"Bearer%20{key}!",
+        f"x{padded}",
+        padded[:-1],
+        "short",
+        "",
+        f"{key}{key}",
+    ]
+    for text in texts:
+        assert redact_text(text) == every_form_replaced(text), text
+        assert redact_bytes(text.encode()) == every_form_replaced(text).encode(), text
+        assert redact_config({"note": [text]}) == {"note": [every_form_replaced(text)]}, text
+    assert redact_text(f"Bearer {key}") == MARKER
+    assert redact_text(key[:-1]) == key[:-1]
+    register("a-later-secret-value")  # registered after the first texts: redacted from now on
+    assert redact_text("x a-later-secret-value") == f"x {MARKER}"
