@@ -41,7 +41,7 @@ from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.cache import Cache
 from evalh.runner.grading import collect_prefetch, grade_assertion
 from evalh.runner.plan import Job, plan_jobs
-from evalh.runner.scoring import score_test
+from evalh.runner.scoring import reasons_shared, score_test
 from evalh.runner.sequence import RunMemory, runs_in_sequence
 from evalh.runner.services import ProviderPool, RunServices
 from evalh.runner.stopping import DEFAULT_STOP_SIGNALS, run_until_stopped
@@ -306,7 +306,7 @@ def run_suite(
     execution = _Execution(suite, options, collector)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
-    with gc_policy.running():
+    with gc_policy.running(), reasons_shared():
         stopped_by = run_until_stopped(execution.run(jobs), stop_signals)
     results = collector.ordered()
     usage = execution.services.usage_by_provider()

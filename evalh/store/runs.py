@@ -175,8 +175,9 @@ class RunStore:
     def load_run(self, ref: str) -> dict[str, Any]:
         """The run as its JSON report (``evalId``, ``results.results`` and the rest)."""
         summary = self.resolve(ref)
+        # runs.config: a run an older evalh started on a store that a newer one migrated meanwhile
         sql = (
-            "SELECT header, CAST(configs.config AS TEXT) FROM runs "
+            "SELECT header, COALESCE(CAST(configs.config AS TEXT), runs.config) FROM runs "
             "LEFT JOIN configs ON configs.run_seq = runs.seq WHERE seq = ?"
         )
         header, config = self._query(lambda db: db.execute(sql, (summary.seq,)).fetchone())

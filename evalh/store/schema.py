@@ -10,8 +10,9 @@ a ``WITHOUT ROWID`` table's pages, which made each insert cost about twice as mu
 moves each config out of the ``runs`` row into a table of its own (``configs``, one UTF-8 ``BLOB``
 per run, keyed by the run's ``seq``): SQLite rewrites a whole record on UPDATE, so finishing a run
 still read and rewrote its config (70 MB of memory and 0.7 s at 50,000 tests), and a config written
-in place (``zeroblob`` then ``blobopen``) is never held whole. ``runs.config`` stays, always NULL:
-dropping a column needs SQLite 3.35, newer than some systems' Python 3.11 links. A store is
+in place (``zeroblob`` then ``blobopen``) is never held whole. ``runs.config`` stays, NULL but for a
+run an older evalh started before a newer one migrated the store (readers fall back to it): dropping
+a column needs SQLite 3.35, newer than some systems' Python 3.11 links. A store is
 migrated when opened, inside one ``BEGIN IMMEDIATE`` transaction, so two processes opening an old
 store at once migrate it once. A store written by a newer evalh is refused, never
 downgraded.
@@ -109,12 +110,16 @@ _V5_CONFIGS = "CREATE TABLE configs (run_seq INTEGER PRIMARY KEY, config BLOB NO
 
 def _to_v5(db: sqlite3.Connection) -> None:
     db.execute(_V5_CONFIGS)
-    # as UTF-8 bytes, as a config written in place is; readers take it back with CAST(config AS TEXT)
-    db.execute(
-        "INSERT INTO configs (run_seq, config) SELECT seq, CAST(config AS BLOB) FROM runs "
-        "WHERE config IS NOT NULL"
-    )
-    db.execute("UPDATE runs SET config = NULL WHERE config IS NOT NULL")
+    # As UTF-8 bytes, as a config written in place is; readers take it back with CAST(config AS TEXT).
+    # One run at a time: the pages each copy frees are reused by the next, so the file does not grow by
+    # every stored config at once (a store with gigabytes of history needed as much free disk again).
+    seqs = [seq for (seq,) in db.execute("SELECT seq FROM runs WHERE config IS NOT NULL")]
+    for seq in seqs:
+        db.execute(
+            "INSERT INTO configs (run_seq, config) SELECT seq, CAST(config AS BLOB) FROM runs WHERE seq = ?",
+            (seq,),
+        )
+        db.execute("UPDATE runs SET config = NULL WHERE seq = ?", (seq,))
 
 
 # Each step takes the store from the version before it to its own; never edit a released step.

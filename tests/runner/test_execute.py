@@ -211,3 +211,11 @@ def test_a_run_with_more_rows_than_are_in_flight_at_once_keeps_every_row_in_orde
     result = run_suite(Suite(tests=tests), NO_CACHE)
     assert [row.test.index for row in result.results] == list(range(count))
     assert all(row.status is Status.PASS for row in result.results)
+
+
+def test_rows_of_a_run_share_their_equal_reasons() -> None:
+    spec = AssertionSpec(type="contains", value="hello")
+    run = run_suite(Suite(tests=(recorded(0, "bye", spec), recorded(1, "bye!", spec))), NO_CACHE)
+    first, second = run.results
+    assert first.reason == "contains: Output does not contain 'hello'" and first.reason is second.reason
+    assert first.assertions[0].reason is second.assertions[0].reason

@@ -5,7 +5,7 @@ from typing import Literal
 import pytest
 
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement, Status
-from evalh.runner.scoring import decide, finalize, named_scores, score_test, settle
+from evalh.runner.scoring import decide, finalize, named_scores, reasons_shared, score_test, settle
 
 
 def graded(
@@ -129,11 +129,20 @@ def test_settle_is_decide_then_finalize(
     assert settle(spec, measurement, threshold, direction, binary) == expected
 
 
-def test_equal_reasons_of_different_rows_are_one_string() -> None:
+def test_equal_reasons_of_different_rows_are_one_string_during_a_run() -> None:
     # a run keeps every row to its end: a reason that recurs in each row is held once
     spec = AssertionSpec(type="contains", value="x")
-    measured = (Measurement.pass_fail(False, "".join(["Output lacks ", "x"])) for _ in "ab")
-    one, other = (settle(spec, m, None, None, False) for m in measured)
+
+    def two() -> tuple[GradedAssertion, GradedAssertion, str, str]:
+        measured = [Measurement.pass_fail(False, "".join(["Output lacks ", "x"])) for _ in "ab"]
+        one, other = (settle(spec, m, None, None, False) for m in measured)
+        rows = [score_test([graded(False, 0.0)], None) for _ in "ab"]
+        return one, other, rows[0].reason, rows[1].reason
+
+    with reasons_shared():
+        one, other, row, other_row = two()
     assert one.reason == other.reason == "Output lacks x" and one.reason is other.reason
-    rows = [score_test([graded(False, 0.0)], None) for _ in "ab"]
-    assert rows[0].reason == "contains: r" and rows[0].reason is rows[1].reason
+    assert row == "contains: r" and row is other_row
+    # outside a run nothing is kept (a process-wide table would keep every distinct reason forever)
+    one, other, row, other_row = two()
+    assert one.reason == other.reason and one.reason is not other.reason and row is not other_row

@@ -343,3 +343,47 @@ def test_a_description_given_on_the_command_line_is_redacted_in_the_stored_confi
         "nightly, see https://bot:[REDACTED]@ci.example.com/job"
     ] * 2
     assert stored[1] == report(tmp_path / "out.json")["config"]
+
+
+def test_a_run_an_older_evalh_stored_after_the_migration_keeps_its_config(tmp_path: Path) -> None:
+    # an older evalh opened the store at version 4, a newer one migrated it, then the older one started
+    # its run: its config went into runs.config, which every reader still finds
+    open_store().close()
+    header = json.dumps({"evalId": "eval-late", "results": {"version": 3, "results": []}})
+    with sqlite3.connect(store_path()) as db:
+        db.execute(
+            "INSERT INTO runs (id, created_at, source, state, header, config) "
+            "VALUES ('eval-late', 't', 'run', 'complete', ?, ?)",
+            (header, json.dumps({"description": "from v4 é"})),
+        )
+    db.close()
+    with open_store() as store:
+        assert store.load_run("eval-late")["config"] == {"description": "from v4 é"}
+
+
+def test_the_migration_to_version_5_reuses_the_pages_it_frees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _old_store("store_v2.sql")
+    with monkeypatch.context() as older:
+        older.setattr(schema, "SCHEMA_VERSION", 4)
+        open_store().close()
+    big = json.dumps({"tests": ["x" * 1000] * 500})  # 0.5 MB a run: 20 of them
+    with sqlite3.connect(path) as db:
+        db.executemany(
+            "INSERT INTO runs (id, created_at, source, state, header, config) "
+            "VALUES (?, 't', 'run', 'complete', '{}', ?)",
+            [(f"eval-big-{i}", big) for i in range(20)],
+        )
+        db.commit()
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        (before,) = db.execute("PRAGMA page_count").fetchone()
+    db.close()
+    open_store().close()
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        (after,) = db.execute("PRAGMA page_count").fetchone()
+        (moved,) = db.execute("SELECT COUNT(*) FROM configs").fetchone()
+    db.close()
+    # copied all at once, the configs sat twice in the file (before the old copies were freed)
+    assert moved >= 20 and after < before * 1.25
