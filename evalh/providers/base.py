@@ -53,10 +53,13 @@ class CallContext:
 
 @dataclass(frozen=True)
 class Embeddings:
-    """One row per input text, in input order. ``vectors`` is a 2-D float32 array."""
+    """One row per input text, in input order. ``vectors`` is a 2-D float32 array. ``checked``: every
+    row is known to be non-empty, finite and not all zero (the embedding store checks each vector once,
+    as it arrives), so any two rows compare without ``vector_problem``."""
 
     vectors: npt.NDArray[np.float32]
     usage: Usage = field(default_factory=Usage)
+    checked: bool = False
 
 
 @dataclass(frozen=True)

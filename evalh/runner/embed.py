@@ -104,6 +104,19 @@ _KINDS = {
 _GRANULARITY = {"sentence": "embedding", "embedding": "embedding", "tokens": "tokens"}
 
 
+def _sound_texts(texts: Sequence[str], vectors: Sequence[Any]) -> list[str]:
+    """The texts whose vector is non-empty, finite and not all zero: what ``vector_problem`` checks of
+    each vector, done once per fetched batch rather than for every pair scored (two rows of one
+    :meth:`EmbeddingStore.embed` have the same length, or it raises)."""
+    if not texts or any(vector.ndim != 1 or vector.shape != vectors[0].shape for vector in vectors):
+        return []
+    matrix = np.stack(vectors)
+    if matrix.shape[1] == 0:
+        return []
+    fit = np.isfinite(matrix).all(axis=1) & matrix.any(axis=1)
+    return [text for text, ok in zip(texts, fit.tolist(), strict=True) if ok]
+
+
 def _pair_key(pair: tuple[str, str]) -> str:
     return json.dumps(list(pair), ensure_ascii=False)
 
@@ -119,6 +132,7 @@ class _Slot:
     failures: dict[str, dict[str, EvalhError]] = field(default_factory=lambda: defaultdict(dict))
     pending: dict[str, dict[str, asyncio.Future[None]]] = field(default_factory=lambda: defaultdict(dict))
     capabilities: set[str] = field(default_factory=set)  # checked already (a Protocol isinstance is slow)
+    sound: set[str] = field(default_factory=set)  # texts whose embedding is fit to compare (_sound_texts)
 
 
 class EmbeddingStore:
@@ -170,7 +184,7 @@ class EmbeddingStore:
                 f"dimension mismatch: {provider.id} returned vectors of {dimensions} dimensions",
                 where=provider.path or None,
             )
-        return Embeddings(vectors=np.stack(rows), usage=usage)
+        return Embeddings(vectors=np.stack(rows), usage=usage, checked=slot.sound.issuperset(texts))
 
     async def embed_tokens(self, provider: ProviderSpec, texts: Sequence[str]) -> list[TokenEmbedding]:
         """Contextual token vectors of ``texts`` in order."""
@@ -262,10 +276,12 @@ class EmbeddingStore:
         if keys:
             cached = await asyncio.to_thread(self.cache.get_many, kind.name, list(keys.values()))
         memory = slot.memory[kind.name]
-        for text, key in keys.items():
-            if key in cached:
-                memory[text] = kind.decode(cached[key])
-        hits = Usage(cached=sum(1 for key in keys.values() if key in cached))
+        read = [text for text, key in keys.items() if key in cached]
+        for text in read:
+            memory[text] = kind.decode(cached[keys[text]])
+        if kind.name == "embedding":
+            slot.sound.update(_sound_texts(read, [memory[text] for text in read]))
+        hits = Usage(cached=len(read))
         missing = sorted((text for text in texts if text not in memory), key=len)
         size = slot.provider.batch_size if isinstance(slot.provider, Batched) else DEFAULT_BATCH_SIZE
         size = max(1, size or DEFAULT_BATCH_SIZE)
@@ -319,6 +335,8 @@ class EmbeddingStore:
         )
         memory = slot.memory[kind.name]
         memory.update(zip(batch, items, strict=True))
+        if kind.name == "embedding":
+            slot.sound.update(_sound_texts(batch, items))
         if self.cache.enabled:
             entries = {keys[text]: kind.encode(item) for text, item in zip(batch, items, strict=True)}
             await asyncio.to_thread(self.cache.put_many, kind.name, entries)

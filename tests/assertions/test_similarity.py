@@ -160,6 +160,14 @@ def test_a_zero_vector_is_an_error_never_inverted() -> None:
     assert graded.reason == "fake: the embedding of the output is a zero vector"
 
 
+def test_a_zero_vector_of_a_value_is_named_as_the_value() -> None:
+    # the store checks each vector once as it arrives; the pair check names the side that is unfit
+    values = [PARAPHRASE, "?!"]
+    ctx = make_context("similar", value=values, output=PARIS, services=services(), provider=FAKE)
+    graded = grade_full(ctx)
+    assert graded.error and graded.reason == "fake: the embedding of value '?!' is a zero vector"
+
+
 @pytest.mark.parametrize("output", ["", "  \n\t"])
 @pytest.mark.parametrize("kind", ["similar", "similar:euclidean", "bertscore", "bertscore-like"])
 def test_an_empty_output_fails_both_the_type_and_its_negation(kind: str, output: str) -> None:

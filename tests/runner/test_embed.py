@@ -89,6 +89,24 @@ def test_a_second_run_reads_the_cache(loopback: LoopbackServer, tmp_path: Path) 
     assert all(b"answer number" not in f.read_bytes() for f in cache_files)  # keys hash the text
 
 
+def test_each_vector_is_checked_once_as_it_arrives(loopback: LoopbackServer) -> None:
+    # "?!" has no words: its vector is all zeros, which a pair of it must still be checked for
+    loopback.route("POST", "/v1/embeddings", openai_embeddings)
+    spec = openai_spec(loopback)
+
+    async def checked(store: EmbeddingStore) -> tuple[bool, bool, bool]:
+        await store.prefetch([EmbedRequest(spec, ("alpha beta", "gamma", "?!"))])
+        fit = await store.embed(spec, ["alpha beta", "gamma"])
+        with_zero = await store.embed(spec, ["gamma", "?!"])
+        fetched_later = await store.embed(spec, ["delta epsilon"])  # not declared: fetched on demand
+        return fit.checked, with_zero.checked, fetched_later.checked
+
+    assert asyncio.run(checked(new_store())) == (True, False, True)  # from the provider
+    requests = len(loopback.requests)
+    assert asyncio.run(checked(new_store())) == (True, False, True)  # from the cache
+    assert len(loopback.requests) == requests
+
+
 def test_no_cache_embeds_again(loopback: LoopbackServer) -> None:
     loopback.route("POST", "/v1/embeddings", openai_embeddings)
     spec = openai_spec(loopback)
