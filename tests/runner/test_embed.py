@@ -62,6 +62,8 @@ def test_prefetch_sends_each_unique_text_once_in_batches(loopback: LoopbackServe
         return vectors
 
     vectors = asyncio.run(scenario())
+    assert vectors.dtype == np.float32 and vectors.shape == (len(texts), vectors.shape[1])
+    assert vectors.flags.c_contiguous and vectors.flags.writeable  # a matrix of its own, as np.stack made
     assert len(loopback.requests) == math.ceil(len(unique) / 16)
     assert all(len(request.json["input"]) <= 16 for request in loopback.requests)
     assert sorted(sent_texts(loopback)) == sorted(unique)  # nothing sent twice
