@@ -15,14 +15,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalh.errors import StoreError
-from evalh.reports.streamed import row_text
+from evalh.reports.streamed import EncodedConfig, row_text
 from evalh.store.database import warn
 from evalh.store.identity import row_status, test_key
 
 if TYPE_CHECKING:
     from evalh.store.runs import RunStore
 
-__all__ = ["BATCH_ROWS", "RunRecorder", "json_text"]
+__all__ = ["BATCH_ROWS", "RunRecorder", "json_text", "write_config"]
 
 BATCH_ROWS = 100
 
@@ -73,11 +73,13 @@ class RunRecorder:
         except (sqlite3.Error, StoreError) as error:
             self._give_up(error)
 
-    def finish(self, header: Mapping[str, Any], *, interrupted: bool) -> None:
+    def finish(
+        self, header: Mapping[str, Any], *, interrupted: bool, config: EncodedConfig | None = None
+    ) -> None:
         """Write the last rows and the run's report around them (``header``: the JSON report without
         rows); the run's state becomes ``complete`` or ``interrupted``. Each key of ``header`` is set
-        in the header stored at the start; the config has its own table (written once by
-        :meth:`RunStore.start`), so only this small row is rewritten, never the config."""
+        in the header stored at the start; ``config``, when the run was started without one, goes into
+        its own table (:func:`write_config`), so only the small ``runs`` row is rewritten."""
         self._flush()
         if not self.working:
             return
@@ -101,6 +103,8 @@ class RunRecorder:
         )
         try:
             with self._store.transaction() as db:
+                if config is not None:
+                    write_config(db, self._seq, config, where=str(self._store.path))
                 db.execute(sql, values)
         except (sqlite3.Error, StoreError) as error:
             self._give_up(error)
@@ -111,3 +115,24 @@ class RunRecorder:
             f"cannot record the run {self.run_id} in the run store {self._store.path} ({error}); the run "
             "goes on and its reports are written, but the store holds it only in part"
         )
+
+
+def write_config(db: sqlite3.Connection, seq: int, config: EncodedConfig, *, where: str) -> None:
+    """The run's config into its row of ``configs``: room for it made (``zeroblob``), then its blocks
+    written in place, never bound whole (sqlite3 keeps a bound value alive with its cached statement)
+    and never in the ``runs`` row that finishing a run updates (SQLite rewrites a record whole).
+    StoreError (the caller's transaction is rolled back) when they cannot be read or are not
+    ``config.size`` bytes."""
+    db.execute("INSERT INTO configs (run_seq, config) VALUES (?, zeroblob(?))", (seq, config.size))
+    written = 0
+    try:
+        with db.blobopen("configs", "config", seq) as blob:
+            for block in config.blocks():
+                written += len(block)
+                if written > config.size:
+                    break  # the blob cannot grow: more bytes than announced are a bug
+                blob.write(block)
+    except OSError as error:
+        raise StoreError(f"cannot read the run's config to store it: {error}", where=where) from error
+    if written != config.size:
+        raise StoreError(f"the run's config is not the {config.size} bytes announced", where=where)

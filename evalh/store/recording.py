@@ -14,7 +14,7 @@ from pathlib import Path
 from evalh.errors import StoreError
 from evalh.model import RunResult, Suite
 from evalh.reports.json import new_eval_id, report_document
-from evalh.reports.streamed import ConfigEcho, EncodedConfig, EncodedRow
+from evalh.reports.streamed import ConfigEcho, EncodedRow
 from evalh.store.database import warn
 from evalh.store.recorder import RunRecorder
 from evalh.store.runs import RunStore, open_store
@@ -25,10 +25,14 @@ _ID_ATTEMPTS = 20
 
 
 class Recording:
-    """The store's side of one run: ``add`` each finished row, then ``finish`` with the result."""
+    """The store's side of one run: ``add`` each finished row, then ``finish`` with the result, which
+    stores the run's config (``echo``) too: made then, its text is redacted with every secret value
+    the run registered (an HTTP provider's ``Bearer`` header, say), so the JSON report, written next,
+    takes the same text rather than encoding the config again."""
 
-    def __init__(self, recorder: RunRecorder | None) -> None:
+    def __init__(self, recorder: RunRecorder | None, echo: ConfigEcho | None = None) -> None:
         self._recorder = recorder
+        self._echo = echo
 
     @property
     def run_id(self) -> str | None:
@@ -41,13 +45,15 @@ class Recording:
             self._recorder.add(row.document, row.text)
 
     def finish(self, result: RunResult) -> None:
-        if self._recorder is not None:
-            header = report_document(result, [], eval_id=self._recorder.run_id, config={})
-            del header["config"]  # stored in its own table when the run started (every test: big)
-            self._recorder.finish(header, interrupted=result.interrupted)
+        if self._recorder is None or self._echo is None:
+            return
+        header = report_document(result, [], eval_id=self._recorder.run_id, config={})
+        del header["config"]  # stored in a table of its own (every test: big)
+        with self._echo.encoded() as config:
+            self._recorder.finish(header, interrupted=result.interrupted, config=config)
 
 
-def _start(store: RunStore, suite: Suite, started_at: str, config: EncodedConfig) -> RunRecorder:
+def _start(store: RunStore, suite: Suite, started_at: str) -> RunRecorder:
     config_path = str(Path(suite.config_path).resolve()) if suite.config_path else None
     for _ in range(_ID_ATTEMPTS):
         run_id = new_eval_id(started_at)
@@ -56,7 +62,7 @@ def _start(store: RunStore, suite: Suite, started_at: str, config: EncodedConfig
             return store.start(
                 run_id,
                 header,
-                config=config,
+                config=None,  # stored when the run finishes (Recording.finish)
                 config_path=config_path,
                 description=suite.description,
             )
@@ -86,11 +92,10 @@ def recording(
         if echo is None or echo.config is not suite.raw_config:
             echo = ConfigEcho(suite.raw_config)
         try:
-            with echo.encoded() as config:
-                recorder: RunRecorder | None = _start(store, suite, started_at, config)
+            recorder: RunRecorder | None = _start(store, suite, started_at)
         except StoreError as error:
             warn(f"{error.render()}; this run is not recorded")
             recorder = None
-        yield Recording(recorder)
+        yield Recording(recorder, echo)
     finally:
         store.close()

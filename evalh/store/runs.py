@@ -23,7 +23,7 @@ from evalh.reports.streamed import EncodedConfig
 from evalh.secrets import redact_config
 from evalh.sqlite_files import move_aside
 from evalh.store.database import connect, store_path
-from evalh.store.recorder import RunRecorder, json_text
+from evalh.store.recorder import RunRecorder, json_text, write_config
 
 __all__ = ["RunStore", "RunSummary", "open_store"]
 
@@ -210,16 +210,15 @@ class RunStore:
         run_id: str,
         header: Mapping[str, Any],
         *,
-        config: EncodedConfig,
+        config: EncodedConfig | None,
         config_path: str | None,
         description: str | None,
         source: str = "run",
     ) -> RunRecorder:
         """Record a new run: its row is written now (state ``running``); rows follow through the
         recorder as they finish, and :meth:`RunRecorder.finish` completes it. ``config`` (the
-        redacted config's JSON text, see ``ConfigEcho``) goes into a row of its own, written in
-        blocks: never bound whole (sqlite3 keeps a bound value alive with its cached statement), and
-        never rewritten when finishing the run updates its small ``runs`` row."""
+        redacted config's JSON text, see ``ConfigEcho``; None: :meth:`RunRecorder.finish` stores it)
+        goes into a row of its own (:func:`~evalh.store.recorder.write_config`)."""
         created = str(header.get("results", {}).get("timestamp") or "")
         sql = (
             "INSERT INTO runs (id, created_at, description, config_path, source, state, header) "
@@ -230,7 +229,8 @@ class RunStore:
             values = (run_id, created, description, config_path, source, "running", json_text(header))
             with self.transaction():
                 seq = int(db.execute(sql, values).lastrowid or 0)
-                _write_config(db, seq, config, where=str(self.path))
+                if config is not None:
+                    write_config(db, seq, config, where=str(self.path))
             return seq
 
         return RunRecorder(self, run_id, self._query(insert))
@@ -262,25 +262,6 @@ class RunStore:
             recorder.add(_redacted_row(row))
         recorder.finish(header, interrupted=bool(document["results"].get("evalh", {}).get("interrupted")))
         return self.resolve(run_id)
-
-
-def _write_config(db: sqlite3.Connection, seq: int, config: EncodedConfig, *, where: str) -> None:
-    """The run's config into its row of ``configs``: room for it made (``zeroblob``), then its blocks
-    written in place. StoreError (the caller's transaction is rolled back) when they cannot be read or
-    are not ``config.size`` bytes."""
-    db.execute("INSERT INTO configs (run_seq, config) VALUES (?, zeroblob(?))", (seq, config.size))
-    written = 0
-    try:
-        with db.blobopen("configs", "config", seq) as blob:
-            for block in config.blocks():
-                written += len(block)
-                if written > config.size:
-                    break  # the blob cannot grow: more bytes than announced are a bug
-                blob.write(block)
-    except OSError as error:
-        raise StoreError(f"cannot read the run's config to store it: {error}", where=where) from error
-    if written != config.size:
-        raise StoreError(f"the run's config is not the {config.size} bytes announced", where=where)
 
 
 def _with_config(header: dict[str, Any], config: str | None) -> dict[str, Any]:

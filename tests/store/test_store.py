@@ -3,19 +3,25 @@ stores, migrations from version 1, and two processes recording at once."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from evalh.errors import ConfigError, StoreError
-from evalh.reports.streamed import EncodedConfig, row_text
+from evalh.reports.streamed import ConfigEcho, EncodedConfig, row_text
+from evalh.reports.writers import write_each_report
+from evalh.secrets import MARKER, register
 from evalh.store import SCHEMA_VERSION, load_report, open_store, schema, store_path, test_key
+from evalh.store.recording import recording
+from tests.reports.sample import sample_run
 from tests.store.helpers import echo_config, evalh, report, write_config
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -387,3 +393,24 @@ def test_the_migration_to_version_5_reuses_the_pages_it_frees(
     db.close()
     # copied all at once, the configs sat twice in the file (before the old copies were freed)
     assert moved >= 20 and after < before * 1.25
+
+
+def test_the_stored_config_is_redacted_with_the_secrets_the_run_registered(tmp_path: Path) -> None:
+    # an HTTP provider registers its `Bearer <key>` header when the run builds it, after the run started:
+    # the config is stored when the run finishes, so the store and the JSON report hold one text
+    secret = f"mid-run-{uuid.uuid4().hex}"  # the registry only grows: one no other test uses
+    planned = sample_run()
+    raw_config = {"description": "mid-run secret", "tests": [{"vars": {"q": f"uses {secret}"}}]}
+    run = dataclasses.replace(planned, suite=dataclasses.replace(planned.suite, raw_config=raw_config))
+    path = tmp_path / "report.json"
+    with ConfigEcho(raw_config) as echo:
+        with recording(run.suite, "2026-01-01T00:00:00+00:00", enabled=True, echo=echo) as record:
+            register(secret)
+            record.finish(run)
+            eval_id = record.run_id
+        assert eval_id is not None
+        assert write_each_report(run, [path], eval_id=eval_id, echo=echo) == []
+    with open_store() as store:
+        stored = store.load_run(eval_id)["config"]
+    assert stored == json.loads(path.read_text(encoding="utf-8"))["config"]
+    assert stored["tests"][0]["vars"]["q"] == f"uses {MARKER}"
