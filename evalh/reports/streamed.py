@@ -205,9 +205,9 @@ class EncodedConfig(NamedTuple):
 
 class ConfigEcho:
     """The run's config as the JSON report and the run store echo it: :func:`row_text` of
-    ``redact_config(config)``, redacted and encoded once. The store takes it when the run starts
+    ``redact_config(config)``, redacted and encoded once. The store takes it when the run finishes
     (:meth:`encoded`), piece by piece through a temporary file, never as one text (a 50,000-test
-    config is 43 MB); the report reads the file back (:meth:`chunks`). Redaction stays
+    config is 43 MB); the report, written next, reads the file back (:meth:`chunks`). Redaction stays
     :mod:`evalh.secrets`': the kept text is only reused while no secret value was registered after it
     was made."""
 
