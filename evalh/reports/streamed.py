@@ -20,7 +20,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, Self
 
 from evalh.model import RunResult, TestResult
 from evalh.reports.json import new_memo, report_document, result_to_json
@@ -57,7 +57,26 @@ def encode_row(row: TestResult, memo: Any = None) -> EncodedRow:
     return EncodedRow(document, row_text(document))
 
 
-class RowSpool:
+class _KeptFile:
+    """A temporary file kept until :meth:`close` deletes it (closing again does nothing); used as a
+    context manager, closed on the way out."""
+
+    _file: IO[bytes] | None = None
+
+    def close(self) -> None:
+        if self._file is not None:
+            file, self._file = self._file, None
+            with contextlib.suppress(OSError):  # nothing of it is needed any more
+                file.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class RowSpool(_KeptFile):
     """The encoded text of each finished row of a run, in a temporary file (deleted on close).
 
     Rows finish in any order; :meth:`texts` reads them back in the order asked (the run's plan order).
@@ -66,7 +85,6 @@ class RowSpool:
     """
 
     def __init__(self) -> None:
-        self._file: IO[bytes] | None = None
         with contextlib.suppress(OSError):  # no temporary file: rows are encoded again when written
             self._file = tempfile.TemporaryFile(prefix="evalh-rows-", buffering=_BUFFER)  # noqa: SIM115
         self._end = 0
@@ -110,17 +128,8 @@ class RowSpool:
 
     def close(self) -> None:
         """Delete the file; calling it again does nothing (rows are then encoded when read)."""
-        if self._file is not None:
-            file, self._file = self._file, None
-            self._places.clear()
-            with contextlib.suppress(OSError):  # nothing of it is needed any more
-                file.close()
-
-    def __enter__(self) -> RowSpool:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        self._places.clear()
+        super().close()
 
 
 class ReportFrame:
@@ -203,7 +212,7 @@ class EncodedConfig(NamedTuple):
         return cls(len(data), lambda: iter((data,)))
 
 
-class ConfigEcho:
+class ConfigEcho(_KeptFile):
     """The run's config as the JSON report and the run store echo it: :func:`row_text` of
     ``redact_config(config)``, redacted and encoded once. The store takes it when the run finishes
     (:meth:`encoded`), piece by piece through a temporary file, never as one text (a 50,000-test
@@ -214,7 +223,6 @@ class ConfigEcho:
     def __init__(self, config: Any, *, keep: bool = True) -> None:
         self.config = config
         self._keep = keep  # False: no JSON report will read it back
-        self._file: IO[bytes] | None = None
         self._redacted_with: frozenset[str] = frozenset()
 
     @contextmanager
@@ -245,19 +253,6 @@ class ConfigEcho:
             return
         # an OSError reading it back fails the report's write (a ReportError)
         yield from _decoded(_blocks(self._file))
-
-    def close(self) -> None:
-        """Delete the kept text; calling it again does nothing."""
-        if self._file is not None:
-            file, self._file = self._file, None
-            with contextlib.suppress(OSError):  # nothing of it is needed any more
-                file.close()
-
-    def __enter__(self) -> ConfigEcho:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def _spooled(pieces: Iterable[str]) -> tuple[IO[bytes], int] | None:
