@@ -53,6 +53,7 @@ __all__ = [
 ]
 
 MARKER = "[REDACTED]"
+_MARKER_BYTES = MARKER.encode()
 MIN_VALUE_LENGTH = 6
 
 _Text = TypeVar("_Text", str, bytes)
@@ -406,7 +407,16 @@ def clear_registry() -> None:
 
 def redact_text(text: str) -> str:
     """``text`` with every registered secret form replaced by the marker (longest forms first)."""
-    forms, guards, shortest = _REGISTRY.text
+    return _redacted(text, _REGISTRY.text, MARKER)
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """:func:`redact_text` for UTF-8 bytes (a report file, a cache value)."""
+    return _redacted(data, _REGISTRY.bytes, _MARKER_BYTES)
+
+
+def _redacted(text: _Text, registered_forms: _Forms[_Text], marker: _Text) -> _Text:
+    forms, guards, shortest = registered_forms
     if len(text) < shortest:
         return text
     for guard in guards:
@@ -416,20 +426,8 @@ def redact_text(text: str) -> str:
         return text  # no guard, so no form (see _Forms)
     for form in forms:
         if form in text:
-            text = text.replace(form, MARKER)
+            text = text.replace(form, marker)
     return text
-
-
-def redact_bytes(data: bytes) -> bytes:
-    """:func:`redact_text` for UTF-8 bytes (a report file, a cache value)."""
-    forms, guards, shortest = _REGISTRY.bytes
-    if len(data) < shortest or not any(guard in data for guard in guards):
-        return data
-    marker = MARKER.encode()
-    for form in forms:
-        if form in data:
-            data = data.replace(form, marker)
-    return data
 
 
 def redact_value(value: Any) -> Any:
