@@ -46,6 +46,7 @@ __all__ = [
     "cosine",
     "dot",
     "euclidean",
+    "fit_rows",
     "greedy_match",
     "matrix_problem",
     "unit_rows",
@@ -69,6 +70,20 @@ def vector_problem(a: FloatArray, b: FloatArray, *, a_name: str = "a", b_name: s
         if not vector.any():
             return f"the embedding of {name} is a zero vector"
     return None
+
+
+def fit_rows(vectors: Sequence[FloatArray]) -> list[bool]:
+    """For each of ``vectors`` (one fetched batch), whether it passes :func:`vector_problem`'s checks of
+    one vector: one-dimensional, non-empty, finite and not all zero; checked in one step for the batch
+    rather than for every pair scored. Vectors of unequal lengths are all reported unfit (each pair
+    then goes through :func:`vector_problem`, which names the mismatch)."""
+    if not vectors or any(vector.ndim != 1 or vector.shape != vectors[0].shape for vector in vectors):
+        return [False] * len(vectors)
+    matrix = np.stack(vectors)
+    if matrix.shape[1] == 0:
+        return [False] * len(vectors)
+    fit = np.logical_and(np.all(np.isfinite(matrix), axis=1), np.any(matrix, axis=1))
+    return [bool(ok) for ok in fit]
 
 
 def _norm(vector: FloatArray) -> float:

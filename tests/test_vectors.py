@@ -15,6 +15,7 @@ from evalh.vectors import (
     cosine,
     dot,
     euclidean,
+    fit_rows,
     greedy_match,
     matrix_problem,
     vector_problem,
@@ -116,3 +117,10 @@ def test_greedy_match_weights_tokens() -> None:
     assert plain.precision == pytest.approx((1.0 + np.sqrt(0.5)) / 2)
     # all-zero weights fall back to the plain mean instead of dividing by zero
     assert greedy_match(candidate, reference, np.zeros(2), np.zeros(2)).f1 == pytest.approx(plain.f1)
+
+
+def test_fit_rows_agrees_with_vector_problem_one_vector_at_a_time() -> None:
+    rows = [np.array(v, dtype=np.float32) for v in ([1.0, 2.0], [0.0, 0.0], [np.nan, 1.0], [np.inf, 0.0])]
+    assert fit_rows(rows) == [vector_problem(row, row) is None for row in rows] == [True, False, False, False]
+    assert fit_rows([np.array([1.0]), np.array([1.0, 2.0])]) == [False, False]  # unequal: each pair checks
+    assert fit_rows([np.zeros(0), np.zeros(0)]) == [False, False] and fit_rows([]) == []

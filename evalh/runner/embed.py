@@ -41,7 +41,7 @@ from evalh.providers.base import (
 )
 from evalh.providers.identity import UsageBook, cache_identity, load_hash_key, provider_key
 from evalh.runner.cache import Cache
-from evalh.vectors import Deferred
+from evalh.vectors import Deferred, fit_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -105,16 +105,9 @@ _GRANULARITY = {"sentence": "embedding", "embedding": "embedding", "tokens": "to
 
 
 def _sound_texts(texts: Sequence[str], vectors: Sequence[Any]) -> list[str]:
-    """The texts whose vector is non-empty, finite and not all zero: what ``vector_problem`` checks of
-    each vector, done once per fetched batch rather than for every pair scored (two rows of one
-    :meth:`EmbeddingStore.embed` have the same length, or it raises)."""
-    if not texts or any(vector.ndim != 1 or vector.shape != vectors[0].shape for vector in vectors):
-        return []
-    matrix = np.stack(vectors)
-    if matrix.shape[1] == 0:
-        return []
-    fit = np.isfinite(matrix).all(axis=1) & matrix.any(axis=1)
-    return [text for text, ok in zip(texts, fit.tolist(), strict=True) if ok]
+    """The texts whose vector is fit to compare (:func:`~evalh.vectors.fit_rows`): two rows of one
+    :meth:`EmbeddingStore.embed` have the same length, or it raises."""
+    return [text for text, ok in zip(texts, fit_rows(vectors), strict=True) if ok]
 
 
 def _pair_key(pair: tuple[str, str]) -> str:
