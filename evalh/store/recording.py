@@ -6,6 +6,7 @@ run goes on unrecorded (its reports are still written).
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,11 +46,12 @@ class Recording:
             self._recorder.add(row.document, row.text)
 
     def finish(self, result: RunResult) -> None:
-        if self._recorder is None or self._echo is None:
+        if self._recorder is None:
             return
         header = report_document(result, [], eval_id=self._recorder.run_id, config={})
         del header["config"]  # stored in a table of its own (every test: big)
-        with self._echo.encoded() as config:
+        encoded = self._echo.encoded() if self._echo is not None else contextlib.nullcontext()
+        with encoded as config:
             self._recorder.finish(header, interrupted=result.interrupted, config=config)
 
 

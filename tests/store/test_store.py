@@ -20,7 +20,7 @@ from evalh.reports.streamed import ConfigEcho, EncodedConfig, row_text
 from evalh.reports.writers import write_each_report
 from evalh.secrets import MARKER, register
 from evalh.store import SCHEMA_VERSION, load_report, open_store, schema, store_path, test_key
-from evalh.store.recording import recording
+from evalh.store.recording import Recording, recording
 from tests.reports.sample import sample_run
 from tests.store.helpers import echo_config, evalh, report, write_config
 
@@ -414,3 +414,13 @@ def test_the_stored_config_is_redacted_with_the_secrets_the_run_registered(tmp_p
         stored = store.load_run(eval_id)["config"]
     assert stored == json.loads(path.read_text(encoding="utf-8"))["config"]
     assert stored["tests"][0]["vars"]["q"] == f"uses {MARKER}"
+
+
+def test_a_recording_without_a_config_echo_still_finishes_its_run(tmp_path: Path) -> None:
+    header = {"evalId": "eval-no-echo", "results": {"version": 3, "results": []}}
+    with open_store() as store:
+        recorder = store.start("eval-no-echo", header, config=None, config_path=None, description=None)
+        Recording(recorder).finish(sample_run())
+        (run,) = [run for run in store.list_runs() if run.id == "eval-no-echo"]
+        loaded = store.load_run("eval-no-echo")
+    assert run.state == "complete" and "config" not in loaded
