@@ -105,6 +105,44 @@ class SafeLoader(_BaseLoader):  # type: ignore[valid-type,misc]
             return resolve_plain(value) if implicit[0] else _STR
         return _SEQ if kind is yaml.SequenceNode else _MAP
 
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """Merge keys as the YAML merge spec and js-yaml read them, whatever PyYAML's version: of
+        ``<<: [*a, *b]`` an earlier mapping wins over a later one, and the mapping's own keys win over
+        both. PyYAML 6.0.4 changed this (a later mapping won for keys of more than one character), so
+        evalh keeps the rule here, where the fast path (plainyaml) keeps the same one."""
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
+        index = 0
+        while index < len(node.value):
+            key_node, value_node = node.value[index]
+            if key_node.tag == _MERGE:
+                del node.value[index]
+                merged.extend(self._merged_pairs(node, value_node))
+            elif key_node.tag == "tag:yaml.org,2002:value":
+                key_node.tag = _STR
+                index += 1
+            else:
+                index += 1
+        if merged:
+            node.value = merged + node.value
+
+    def _merged_pairs(self, node: yaml.MappingNode, value: yaml.Node) -> list[tuple[yaml.Node, yaml.Node]]:
+        """The pairs one merge key brings, the last source's first so that an earlier source's pair,
+        constructed later, wins."""
+        sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
+        pairs: list[tuple[yaml.Node, yaml.Node]] = []
+        for source in reversed(sources):
+            if not isinstance(source, yaml.MappingNode):
+                expected = "a mapping" if source is not value else "a mapping or list of mappings"
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"expected {expected} for merging, but found {source.id}",
+                    source.start_mark,
+                )
+            self.flatten_mapping(source)
+            pairs.extend(source.value)
+        return pairs
+
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         return None
 
@@ -186,6 +224,12 @@ def check_structure(text: str) -> None:
     loader = SafeLoader(text)
     try:
         _scan(loader)
+    except yaml.MarkedYAMLError as error:
+        # libyaml 0.2.6 (PyYAML 6.0.4's wheels) stops at 1,000 levels itself, scanning ahead of the
+        # events: the same bound, in evalh's words
+        if "maximum nesting depth" not in str(error.problem):
+            raise
+        raise LimitError(f"nested deeper than {MAX_DEPTH} levels", error.problem_mark, _DEPTH_HINT) from None
     finally:
         loader.dispose()
 

@@ -68,6 +68,13 @@ def test_merge_keys_still_work() -> None:
     assert data["other"] == {"a": 1, "b": 3}
 
 
+@pytest.mark.parametrize("tag", ["", "!!map "])  # plain: the fast path; a tag: the full loader
+def test_of_several_merged_mappings_the_earlier_wins_on_both_paths(tag: str) -> None:
+    # the YAML merge spec and js-yaml (promptfoo); PyYAML 6.0.4's own loader let the later one win
+    text = f"a: &a {{xx: 1, yy: 1}}\nb: &b {{yy: 2, zz: 2}}\nc: {tag}{{ww: 0, <<: [*a, *b], xx: 3}}\n"
+    assert parse_document(text, "x.yaml").data["c"] == {"ww": 0, "xx": 3, "yy": 1, "zz": 2}
+
+
 def test_a_billion_laughs_is_refused_before_anything_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
     levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for previous, name in zip("abcdefgh", "bcdefghi", strict=True):
