@@ -61,13 +61,20 @@ app.add_typer(cache_app, name="cache")
 _state = {"verbose": False}
 
 
+def _echo(text: str, *, err: bool = False) -> None:
+    """A message that may quote data (a report's field, a row's test, a path): controls escaped."""
+    from evalh.reports.console import echo  # rich, loaded only when there is something to print
+
+    echo(text, err=err)
+
+
 def _fail(error: EvalhError) -> NoReturn:
-    typer.echo(f"evalh: error: {error.render()}", err=True)
+    _echo(f"evalh: error: {error.render()}", err=True)
     raise typer.Exit(error.exit_code)
 
 
 def _warning(text: str) -> None:
-    typer.echo(f"evalh: warning: {text}", err=True)
+    _echo(f"evalh: warning: {text}", err=True)
 
 
 @contextmanager
@@ -92,7 +99,7 @@ def _user_errors(*, strict: bool = False) -> Iterator[None]:
         except Exception as error:
             if _state["verbose"]:
                 traceback.print_exc()
-            typer.echo(
+            _echo(
                 f"evalh: internal error: {type(error).__name__}: {error}. This is a bug in evalh; "
                 "run again with --verbose for the traceback and report it.",
                 err=True,
@@ -399,13 +406,13 @@ def _run(
         show_progress=show_progress,
         verbose=verbose,
         cell_limit=table_cell_max_length,
-        note=lambda text: typer.echo(f"evalh: {text}", err=True),
+        note=lambda text: _echo(f"evalh: {text}", err=True),
         baseline=baseline,
     )
     run_result = outcome.result
     if run_result.interrupted:
         signal_name = run_result.interrupted_by or "SIGINT"
-        typer.echo(
+        _echo(
             f"evalh: interrupted by {signal_name}: {len(run_result.results)} finished row(s) written, "
             f"{run_result.not_run} not run",
             err=True,
@@ -461,7 +468,7 @@ def validate(
         suite = filter_by_description(suite, filter_pattern)
         count = sum(len(test.asserts) for test in suite.tests)
         shown = " + ".join(str(path) for path in paths)
-        typer.echo(
+        _echo(
             f"{shown}: valid ({len(suite.tests)} tests, {count} assertions, "
             f"{max(1, len(suite.prompts))} prompts, {max(1, len(suite.providers))} providers)"
         )
@@ -483,7 +490,7 @@ def schema(
         if output is None:
             typer.echo(schema_text(name), nl=False)
         else:
-            typer.echo(f"wrote {write_schema(output, name)}")
+            _echo(f"wrote {write_schema(output, name)}")
 
 
 @app.command("list")
@@ -513,7 +520,7 @@ def init(
         from evalh.session import write_starter
 
         path = write_starter(directory, force=force)
-        typer.echo(f"Wrote {path}. Run it with: evalh run {path}")
+        _echo(f"Wrote {path}. Run it with: evalh run {path}")
 
 
 @cache_app.command("info")
@@ -523,7 +530,7 @@ def cache_info() -> None:
         from evalh.runner.cache import Cache
 
         info = Cache.open().info()
-        typer.echo(f"path: {info['path']}")
+        _echo(f"path: {info['path']}")
         typer.echo(f"size: {info['bytes']:,} bytes")
         entries = info["entries"] or {"(empty)": 0}
         for namespace, count in entries.items():

@@ -26,14 +26,9 @@ from evalh.reports.streamed import ConfigEcho, RowSpool
 from evalh.reports.table import print_lines, print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
 from evalh.runner.execute import run_suite
-from evalh.runner.filters import (
-    Filters,
-    apply_filters,
-    filter_by_description,
-    filter_by_report,
-    read_report_file,
-)
+from evalh.runner.filters import Filters, apply_filters, filter_by_description, filter_by_report
 from evalh.runner.plan import Job, plan_jobs
+from evalh.runner.report_file import read_report_file
 from evalh.runner.retrying import jobs_to_retry, merged_run, rows_from_json
 from evalh.runner.sharding import Shard, select_shard, shard_of_report
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS

@@ -68,6 +68,7 @@ def calibrate(
     from evalh.calibration.analysis import calibrate_samples
     from evalh.calibration.collect import collect
     from evalh.reports.calibration import histogram_lines, print_calibrations
+    from evalh.reports.console import echo
 
     if pick not in _PICKS:
         raise ConfigError(
@@ -96,28 +97,29 @@ def calibrate(
             hint="Add the assertion whose threshold you want to the tests (or defaultTest)",
         )
     if unlabelled:
-        typer.echo(f"{unlabelled} result row(s) had no metadata.label and were left out.")
+        echo(f"{unlabelled} result row(s) had no metadata.label and were left out.")
     print_calibrations(calibrations, precision=precision)
     if histogram:
         for c in calibrations:
-            typer.echo("\n".join(histogram_lines(c)))
+            echo("\n".join(histogram_lines(c)))
     _outputs(calibrations, output, plot)
     if write:
-        typer.echo("\n".join(_suggestions(calibrations, pick)))
+        echo("\n".join(_suggestions(calibrations, pick)))
     raise typer.Exit(EXIT_OK if any(c.problem is None for c in calibrations) else EXIT_FAILED)
 
 
 def _outputs(items: Sequence[Calibration], output: Path | None, plot: Path | None) -> None:
+    from evalh.reports.console import echo
     from evalh.reports.writers import write_json_file
 
     if output is not None:
         write_json_file(output, {"calibrations": [c.to_json() for c in items]})
-        typer.echo(f"Wrote {output}")
+        echo(f"Wrote {output}")
     if plot is not None:
         from evalh.reports.calibration_plot import write_plot
 
         write_plot(plot, items)
-        typer.echo(f"Wrote {plot}")
+        echo(f"Wrote {plot}")
 
 
 def _suggestions(calibrations: Sequence[Calibration], pick: str) -> list[str]:

@@ -6,7 +6,6 @@ in B, and tests new in B that fail); 2 a reference that names no run or file.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -46,6 +45,7 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
 ) -> None:
     """Compare run A (the baseline) with run B."""
+    from evalh.reports.console import echo, echo_json
     from evalh.reports.writers import check_report_paths, write_json_file
     from evalh.store import load_report, open_store
     from evalh.store.compare import compare_reports
@@ -63,10 +63,10 @@ def diff(
     if output is not None:
         write_json_file(output, comparison.to_json())
     if as_json:
-        typer.echo(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
+        echo_json(comparison.to_json())
     else:
         for line in comparison.lines():
-            typer.echo(line)
+            echo(line)
     raise typer.Exit(EXIT_FAILED if comparison.failed else EXIT_OK)
 
 

@@ -77,11 +77,12 @@ def merge(
 ) -> None:
     """Merge shard reports into one run."""
     from evalh.commands.diff import check_fail_on
+    from evalh.reports.console import echo
     from evalh.reports.json import new_eval_id, to_promptfoo_json
     from evalh.reports.table import print_lines, print_summary
     from evalh.reports.writers import check_report_paths, combine_report_errors, write_each_report
-    from evalh.runner.filters import read_report_file
     from evalh.runner.merging import check_shards, merge_shards
+    from evalh.runner.report_file import read_report_file
     from evalh.store.compare import compare_reports
     from evalh.store.refs import load_report
 
@@ -93,10 +94,10 @@ def merge(
     checked = check_shards([(str(path), read_report_file(path, where=str(path))) for path in shards])
     run = merge_shards(checked)
     shares = ", ".join(f"{shard.share} {shard.path}" for shard in checked)
-    typer.echo(f"evalh: merged {len(checked)} shards ({shares}): {len(run.results)} rows", err=True)
+    echo(f"evalh: merged {len(checked)} shards ({shares}): {len(run.results)} rows", err=True)
     for shard in checked:
         if shard.block.get("interrupted"):
-            typer.echo(
+            echo(
                 f"evalh: shard {shard.share} ({shard.path}) was interrupted: its rows are incomplete",
                 err=True,
             )

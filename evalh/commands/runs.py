@@ -41,17 +41,18 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List the stored runs, newest first: id, start time, pass counts, state, description."""
+    from evalh.reports.console import echo
     from evalh.store import open_store
 
     with open_store() as store:
         runs = store.list_runs(limit or None)
         if as_json:
-            typer.echo(json.dumps([run.to_json() for run in runs], indent=2))
+            echo(json.dumps([run.to_json() for run in runs], indent=2))
             return
         if not runs:
-            typer.echo(f"No runs in {store.path} yet: evalh run records every run unless --no-write.")
+            echo(f"No runs in {store.path} yet: evalh run records every run unless --no-write.")
         for run in runs:
-            typer.echo(_line(run))
+            echo(_line(run))
 
 
 def show(
@@ -63,6 +64,7 @@ def show(
     ] = None,
 ) -> None:
     """Show one stored run: its summary and results table (or, with --json, its JSON report)."""
+    from evalh.reports.console import echo, echo_json
     from evalh.reports.table import print_report
     from evalh.store import open_store
 
@@ -70,23 +72,24 @@ def show(
         summary = store.resolve(ref)
         document = store.load_run(summary.id)
     if as_json:
-        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        echo_json(document)
         return
-    typer.echo(_line(summary))
+    echo(_line(summary))
     if summary.config_path:
-        typer.echo(f"config: {summary.config_path}")
+        echo(f"config: {summary.config_path}")
     print_report(document, verbose=verbose, cell_limit=table_cell_max_length)
 
 
 def delete(refs: Annotated[list[str], typer.Argument(help="The runs to delete (REF ...).")]) -> None:
     """Delete stored runs."""
+    from evalh.reports.console import echo
     from evalh.store import open_store
 
     with open_store() as store:
         doomed = [store.resolve(ref) for ref in refs]  # every reference checked before any delete
         for run in doomed:
             store.delete(run.id)
-            typer.echo(f"Deleted {run.id}")
+            echo(f"Deleted {run.id}")
 
 
 def prune(
@@ -104,13 +107,14 @@ def import_(
     reports: Annotated[list[Path], typer.Argument(help="JSON reports (evalh or promptfoo -o FILE.json).")],
 ) -> None:
     """Bring JSON reports (e.g. CI artifacts) into the run store, each as a run."""
+    from evalh.reports.console import echo
     from evalh.store import open_store, read_report_file
 
     documents = [(path, read_report_file(path)) for path in reports]  # all readable before any import
     with open_store() as store:
         for path, document in documents:
             run = store.import_report(document, source=str(path.resolve()))
-            typer.echo(f"Imported {path} as {run.id} ({run.passed}/{run.rows} passed)")
+            echo(f"Imported {path} as {run.id} ({run.passed}/{run.rows} passed)")
 
 
 def register(app: typer.Typer, guard: Any) -> None:

@@ -84,9 +84,11 @@ def view(
     port: PortOption = 0,
     no_open: NoOpenOption = False,
 ) -> None:
+    from evalh.reports.console import echo
+
     source = _source(list(runs or ()))
     server = _start(source, host, port)
-    typer.echo(f"evalh view: {len(source.runs())} run(s) at {server.url} (Ctrl-C to stop)")
+    echo(f"evalh view: {len(source.runs())} run(s) at {server.url} (Ctrl-C to stop)")
     if not no_open and sys.stdin.isatty() and sys.stdout.isatty():
         webbrowser.open(server.url)
     try:

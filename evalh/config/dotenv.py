@@ -50,6 +50,7 @@ def parse_dotenv(text: str, file: str) -> dict[str, str]:
             position, line = end + 1, line + 1
             continue
         value, consumed = _value(text, position + match.end())
+        _refuse_nul(text, position, consumed, file, line)
         values[match.group(1)] = value
         line += text.count("\n", position, consumed) + 1
         position = consumed + 1
@@ -88,6 +89,20 @@ def _closing(text: str, start: int, quote: str) -> int:
 
 def _unescape(raw: str) -> str:
     return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), raw)
+
+
+def _refuse_nul(text: str, start: int, end: int, file: str, line: int) -> None:
+    """A NUL in a value cannot enter the environment (the operating system ends strings at it): a located
+    error rather than a crash when the run sets it."""
+    nul = text.find("\0", start, end)
+    if nul >= 0:
+        row = line + text.count("\n", start, nul)
+        column = nul - (text.rfind("\n", 0, nul) + 1) + 1
+        raise ConfigError(
+            "the value holds a NUL character, which no environment variable can",
+            where=f"{file}:{row}:{column}",
+            hint="Remove the NUL byte (the file may be binary, or saved as UTF-16: save it as UTF-8 text)",
+        )
 
 
 def _malformed(file: str, line: int) -> None:

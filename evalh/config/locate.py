@@ -240,30 +240,33 @@ def _mark_text(file: str, mark: yaml.Mark | None) -> str:
     return f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
 
 
-def read_bytes_file(path: Path, where: Where | None) -> bytes:
+def read_bytes_file(
+    path: Path, where: Where | None, *, limit: int | None = None, too_large: str = ""
+) -> bytes:
     """A file's bytes. Raises ConfigFileError located at ``where`` (the place that names the file;
     None for the config itself); FileNotFoundError is left to the caller.
 
-    Only regular files of at most MAX_FILE_BYTES are read: a FIFO would block forever and
-    ``/dev/zero`` would fill the memory."""
+    Only regular files of at most ``limit`` bytes are read: a FIFO would block forever and
+    ``/dev/zero`` would fill the memory. ``too_large``: what to do about a larger file (the hint)."""
     shown = display_path(path)
+    limit = MAX_FILE_BYTES if limit is None else limit
     try:
-        _check_regular_file(path, shown, where)
+        _check_regular_file(path, shown, where, limit, too_large)
         with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+            data = handle.read(limit + 1)
     except FileNotFoundError:
         raise
     except (OSError, ValueError) as error:
         raise ConfigFileError(f"cannot read {shown}: {os_reason(error)}", where=where) from None
-    if len(data) > MAX_FILE_BYTES:
-        raise _too_large(shown, where)
+    if len(data) > limit:
+        raise _too_large(shown, where, limit, too_large)
     return data
 
 
-def read_text_file(path: Path, where: Where | None) -> str:
+def read_text_file(path: Path, where: Where | None, *, limit: int | None = None, too_large: str = "") -> str:
     """A UTF-8 text file, a leading BOM dropped (see :func:`read_bytes_file` for the rest)."""
     shown = display_path(path)
-    data = read_bytes_file(path, where)
+    data = read_bytes_file(path, where, limit=limit, too_large=too_large)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -293,7 +296,7 @@ def path_errors(text: str, where: Where | None) -> Iterator[None]:
         raise ConfigFileError(f"cannot use the path {text!r}: {os_reason(error)}", where=where) from None
 
 
-def _check_regular_file(path: Path, shown: str, where: Where | None) -> None:
+def _check_regular_file(path: Path, shown: str, where: Where | None, limit: int, too_large: str) -> None:
     """A ConfigFileError unless ``path`` is a regular file small enough to read."""
     info = path.stat()
     if stat.S_ISDIR(info.st_mode):
@@ -304,8 +307,8 @@ def _check_regular_file(path: Path, shown: str, where: Where | None) -> None:
             where=where,
             hint="Name a text file; evalh does not read devices, FIFOs or sockets",
         )
-    if info.st_size > MAX_FILE_BYTES:
-        raise _too_large(shown, where)
+    if info.st_size > limit:
+        raise _too_large(shown, where, limit, too_large)
 
 
 def _file_kind(mode: int) -> str:
@@ -313,11 +316,12 @@ def _file_kind(mode: int) -> str:
     return next((name for test, name in kinds.items() if test(mode)), "socket or other special file")
 
 
-def _too_large(shown: str, where: Where | None) -> ConfigFileError:
+def _too_large(shown: str, where: Where | None, limit: int, hint: str) -> ConfigFileError:
     return ConfigFileError(
-        f"{shown} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+        f"{shown} is larger than {limit // (1024 * 1024)} MiB",
         where=where,
-        hint="evalh reads config and data files of at most this size; split the tests into several files",
+        hint=hint
+        or "evalh reads config and data files of at most this size; split the tests into several files",
     )
 
 

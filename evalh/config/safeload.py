@@ -301,8 +301,16 @@ def _json_int(text: str) -> int:
     return int(text)
 
 
-def parse_json(text: str, file: str, line: int | None = None) -> Any:
-    """JSON text (one JSONL line when ``line`` is given). Raises ConfigError located in ``file``."""
+def parse_json(
+    text: str,
+    file: str,
+    line: int | None = None,
+    *,
+    max_depth: int = MAX_DEPTH,
+    depth_hint: str = _DEPTH_HINT,
+) -> Any:
+    """JSON text (one JSONL line when ``line`` is given), nested at most ``max_depth`` levels. Raises
+    ConfigError located in ``file``."""
     where = f"{file}:{line}" if line is not None else file
     try:
         data = json.loads(text, parse_int=_json_int)
@@ -317,19 +325,42 @@ def parse_json(text: str, file: str, line: int | None = None) -> Any:
         ) from None
     except RecursionError:
         data = None
-        depth = MAX_DEPTH + 1
+        depth = max_depth + 1
     else:
-        depth = nesting_depth(data)
-    if depth > MAX_DEPTH:
-        raise ConfigError(f"nested deeper than {MAX_DEPTH} levels", where=where, hint=_DEPTH_HINT)
+        depth = nesting_depth(data, max_depth)
+    if depth > max_depth:
+        place = _too_deep_at(text, max_depth) if line is None else ""
+        raise ConfigError(
+            f"nested deeper than {max_depth} levels",
+            where=f"{where}:{place}" if place else where,
+            hint=depth_hint,
+        )
     return data
 
 
-def nesting_depth(value: Any) -> int:
-    """How many lists/mappings deep ``value`` goes (without recursion; stops just past MAX_DEPTH)."""
+_JSON_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')  # strings skipped whole: a "[" in one is text
+
+
+def _too_deep_at(text: str, max_depth: int) -> str:
+    """``line:column`` of the bracket opening level ``max_depth + 1`` of a JSON text ("" if none)."""
+    depth = 0
+    for match in _JSON_BRACKET.finditer(text):
+        char = match.group()[0]
+        if char in "[{":
+            depth += 1
+            if depth > max_depth:
+                offset = match.start()
+                return f"{text.count(chr(10), 0, offset) + 1}:{offset - text.rfind(chr(10), 0, offset)}"
+        elif char in "]}":
+            depth -= 1
+    return ""
+
+
+def nesting_depth(value: Any, max_depth: int = MAX_DEPTH) -> int:
+    """How many lists/mappings deep ``value`` goes (without recursion; stops just past ``max_depth``)."""
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack and deepest <= MAX_DEPTH:
+    while stack and deepest <= max_depth:
         item, depth = stack.pop()
         if isinstance(item, dict):
             stack.extend((child, depth + 1) for child in item.values())

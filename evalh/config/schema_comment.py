@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from evalh.config.locate import read_text_file
 from evalh.errors import ConfigError
 from evalh.notices import warn
 
@@ -33,9 +34,9 @@ def _local_path(target: str, config: Path) -> Path | None:
 
 def check_schema_comment(config: Path) -> None:
     """Warn (located at the comment's line) when the config's schema comment names a missing local file."""
-    try:
-        text = config.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    try:  # bounded: /dev/zero or a FIFO named as the config must not hang here
+        text = read_text_file(config, None)
+    except (OSError, ConfigError):
         return  # loading the config reports an unreadable file properly
     if _MARKER not in text:
         return  # most configs: no line to look at (a 5,000-test config has 250,000)

@@ -4,7 +4,9 @@ ASCII boxes anywhere else.
 Off a terminal (a pipe, a CI log, a captured stream) nothing is wrapped to a width, unless ``COLUMNS``
 asks for one: each table row stays on its line and no word is cut, so ``evalh ... | grep WORD`` finds
 whole words. Every string taken from a run is shown as :class:`rich.text.Text` with control characters
-escaped, so neither rich markup nor terminal escape sequences in an output can take effect.
+escaped, so neither rich markup nor terminal escape sequences in an output can take effect. Plain lines
+(a command's messages, ``runs list``, ``diff``) go through :func:`echo`, JSON through :func:`echo_json`:
+every command prints text from runs, reports and configs only through them or a rich ``Text``.
 
 Colour follows the conventions, not rich's reading of them: ``NO_COLOR`` (any non-empty value) always
 turns colour off, and ``FORCE_COLOR`` set to ``0``, ``false`` or nothing turns it off too (rich treats
@@ -13,7 +15,9 @@ any set ``FORCE_COLOR`` but the empty one as "force"); other values force it, as
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 from typing import Any, TextIO
 
@@ -23,10 +27,13 @@ from rich.text import Text
 
 from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
 
-__all__ = ["UNWRAPPED_WIDTH", "colour_options", "make_console", "safe_text", "table_box"]
+__all__ = ["UNWRAPPED_WIDTH", "colour_options", "echo", "echo_json", "make_console", "safe_text", "table_box"]
 
 UNWRAPPED_WIDTH = 100_000  # off a terminal: wide enough that rich never wraps or folds a line
 _FALSE_WORDS = frozenset({"", "0", "false", "no", "off"})
+# What JSON text may still hold raw after json.dumps(ensure_ascii=False), which escapes C0 controls only:
+# DEL and C1 controls (0x9b is an 8-bit CSI) and lone surrogates (which no terminal encoding can write).
+_JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f\ud800-\udfff]")
 
 
 def _isatty(file: TextIO) -> bool:
@@ -65,3 +72,17 @@ def safe_text(value: Any, limit: int, style: str = "") -> Text:
     """``value`` on one line, controls escaped, cut to ``limit`` characters (0: never cut)."""
     text = escape_controls(collapse_whitespace(output_text(value)), one_line=True)
     return Text(truncate(text, limit), style=style)
+
+
+def echo(text: str, *, err: bool = False) -> None:
+    """Print ``text`` and a newline as plain text (never read as markup) with control characters escaped,
+    so an escape sequence from a run's data (an OSC retitling the terminal, a CSI clearing it) shows as
+    ``\\x1b`` instead of acting."""
+    print(escape_controls(text), file=sys.stderr if err else sys.stdout, flush=True)
+
+
+def echo_json(value: Any) -> None:
+    """Print ``value`` as indented JSON on stdout, non-ASCII text kept, every control character escaped
+    as JSON (``\\u009b``): the same JSON value, safe on a terminal."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    print(_JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text), flush=True)

@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from evalh.errors import ConfigError, ConfigFileError
+from evalh.errors import ConfigError
 from evalh.model import Suite, TestCase
+from evalh.runner.report_file import read_report_file
 
 __all__ = [
     "Filters",
@@ -25,7 +26,6 @@ __all__ = [
     "filter_by_description",
     "filter_by_report",
     "parse_metadata_filters",
-    "read_report_file",
     "test_identity",
 ]
 
@@ -180,25 +180,6 @@ def _by_name(
 def test_identity(description: Any, variables: Any) -> str:
     """What matches a test to a report's row: its description and vars."""
     return json.dumps({"d": description or None, "v": variables or {}}, sort_keys=True, default=str)
-
-
-def read_report_file(report: Path, *, where: str | None = None) -> dict[str, Any]:
-    """A JSON report (evalh's or promptfoo's ``-o results.json``) whose ``results.results`` is a list
-    of result objects; ConfigError (exit 2) naming the file when it is missing or is not a report."""
-    try:
-        data = json.loads(report.read_text(encoding="utf-8"))
-        rows = data["results"]["results"]
-        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-            raise TypeError("results.results is not a list of result objects")
-    except FileNotFoundError:
-        raise ConfigFileError(f"report not found: {report}", where=where) from None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-        raise ConfigError(
-            f"{report} is not an evalh or promptfoo JSON report ({type(error).__name__}: {error})",
-            where=where,
-            hint="Pass a file written with -o results.json",
-        ) from None
-    return data  # type: ignore[no-any-return]
 
 
 def _report_identities(report: Path, errors_only: bool, flag: str) -> tuple[set[str], int]:

@@ -27,7 +27,8 @@ from evalh.store.recorder import RunRecorder, json_text, write_config
 
 __all__ = ["RunStore", "RunSummary", "open_store"]
 
-_LATEST = re.compile(r"latest(?:~(\d+))?")
+_LATEST = re.compile(r"latest(?:~([0-9]+))?")
+_MAX_BACK_DIGITS = 18  # latest~N: N below 10**18 fits SQLite's 64-bit OFFSET
 _COLUMNS = (
     "seq, id, created_at, description, config_path, source, state, row_count, passed, failed, errors, "
     "duration_ms"
@@ -144,9 +145,14 @@ class RunStore:
         ref = ref.strip()
         latest = _LATEST.fullmatch(ref)
         if latest:
-            back = int(latest.group(1) or 0)
+            back = latest.group(1) or "0"
             sql = f"SELECT {_COLUMNS} FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?"
-            found = self._query(lambda db: db.execute(sql, (back,)).fetchall())
+            # beyond SQLite's 64-bit integers no store has that many runs: "no run", not an overflow
+            found = (
+                []
+                if len(back) > _MAX_BACK_DIGITS
+                else self._query(lambda db: db.execute(sql, (int(back),)).fetchall())
+            )
         else:
             sql = f"SELECT {_COLUMNS} FROM runs WHERE id = ? OR substr(id, 1, length(?)) = ? ORDER BY seq"
             found = self._query(lambda db: db.execute(sql, (ref, ref, ref)).fetchall())

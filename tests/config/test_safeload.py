@@ -145,8 +145,12 @@ def test_json_limits_are_located() -> None:
         parse_json('{"n": ' + "9" * 5000 + "}", "t.jsonl", 3)
     with pytest.raises(ConfigError, match=r"^t\.jsonl:2: nested deeper than 100 levels"):
         parse_json("[" * 101 + "]" * 101, "t.jsonl", 2)
-    with pytest.raises(ConfigError, match=r"^t\.json: nested deeper than 100 levels"):
+    with pytest.raises(ConfigError, match=r"^t\.json:1:101: nested deeper than 100 levels"):
         parse_json("[" * 100_000 + "]" * 100_000, "t.json")  # beyond the json module's recursion
+    with pytest.raises(
+        ConfigError, match=r"^t\.json:2:7: nested deeper than 2 levels"
+    ):  # the bracket of level 3
+        parse_json('{"a": "[[[[",\n "b":[[[1]]]}', "t.json", max_depth=2)
     with pytest.raises(ConfigError, match=r"^t\.jsonl:4:7: invalid JSON"):
         parse_json('{"a": }', "t.jsonl", 4)
     assert parse_json("[" * 100 + "]" * 100, "t.json") is not None
@@ -156,7 +160,7 @@ def test_a_json_file_that_is_not_yaml_still_loads_but_keeps_the_bounds() -> None
     # YAML keys are at most 1,024 characters long; JSON's are not: such files are read as JSON
     key = "k" * 1100
     assert parse_document(f'{{"{key}": 1}}', "t.json", json_fallback=True).data == {key: 1}
-    with pytest.raises(ConfigError, match=r"t\.json: nested deeper"):
+    with pytest.raises(ConfigError, match=r"t\.json:1:\d+: nested deeper"):
         parse_document(f'{{"{key}": ' + "[" * 200 + "]" * 200 + "}", "t.json", json_fallback=True)
 
 

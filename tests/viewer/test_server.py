@@ -120,8 +120,9 @@ def test_bad_report_files_are_located_errors(tmp_path: Path) -> None:
     (tmp_path / "other.json").write_text(json.dumps({"results": {"stats": {}}}), encoding="utf-8")
     expected = {
         "missing.json": f"evalh view: report not found: {tmp_path / 'missing.json'}",
-        "text.json": f"evalh view: {tmp_path / 'text.json'} is not an evalh or promptfoo JSON report",
-        "other.json": f"evalh view: {tmp_path / 'other.json'} is not an evalh or promptfoo JSON report",
+        "text.json": f"evalh view: {tmp_path / 'text.json'}:1:1: invalid JSON",
+        "other.json": f"evalh view: {tmp_path / 'other.json'}: is not an evalh or promptfoo JSON report: "
+        "results.results is missing",
     }
     for name, message in expected.items():
         with pytest.raises(ConfigError) as caught:

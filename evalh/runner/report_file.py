@@ -1,0 +1,271 @@
+"""A JSON report read from disk (evalh's or promptfoo's ``-o results.json``): read, bounded and checked
+here, once, before anything uses it.
+
+Every command that takes a report file reads it through :func:`read_report_file`: ``evalh diff``,
+``runs import``, ``merge``, ``view``, and ``run``'s ``--baseline``, ``--retry-errors`` and
+``--filter-failing``. A report is untrusted input (a CI artifact, a file from elsewhere), so:
+
+- only a regular file of at most :data:`MAX_REPORT_BYTES` is read (never a device or a FIFO);
+- the JSON may nest at most :data:`MAX_REPORT_DEPTH` levels, and whole numbers have at most 4,000 digits;
+- every field evalh reads has the type evalh reads it as (:data:`REPORT_SHAPE`: ``results.results`` a
+  list of row objects, ``score`` a finite number, ``testIdx`` a whole number, ``vars`` an object...).
+  A field may be absent or null (promptfoo's and older evalh's reports leave some out), and fields evalh
+  does not read may hold anything.
+
+A report that fails is a ConfigError (exit 2) naming the file and the JSON path of the bad field, so the
+code after this never meets a string where it reads an object. :func:`check_report` and
+:func:`check_row` check a document or a row already parsed (a stored run, a streamed row).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalh.config.locate import read_text_file
+from evalh.config.safeload import MAX_DEPTH, parse_json
+from evalh.errors import ConfigError, ConfigFileError
+
+__all__ = [
+    "MAX_REPORT_BYTES",
+    "MAX_REPORT_DEPTH",
+    "REPORT_SHAPE",
+    "Shape",
+    "check_report",
+    "check_row",
+    "read_report_file",
+]
+
+MAX_REPORT_BYTES = 1024 * 1024 * 1024
+# A report holds data nested up to MAX_DEPTH (its config, vars) a few levels down, and outputs that the
+# run did not bound; twice MAX_DEPTH leaves them room and stays far below what Python's recursion limit
+# allows later walks (json.dumps, redaction, the viewer's data).
+MAX_REPORT_DEPTH = 2 * MAX_DEPTH
+_MAX_INDEX = 2**53  # an index or a count: exact as a float too, as promptfoo (JavaScript) writes it
+_HINT = (
+    "Pass a JSON report as evalh run -o FILE.json or promptfoo eval -o FILE.json wrote it; "
+    "if it was edited, fix that field"
+)
+
+
+@dataclass
+class Shape:
+    """What a field holds: one of ``kinds`` (``object``, ``list``, ``text``, ``number``, ``index``,
+    ``bool``, ``any``), or null unless ``required``; an object's known ``fields``, a list's ``items``, an
+    object's ``values`` (every value, for a map of names)."""
+
+    kinds: tuple[str, ...]
+    fields: dict[str, Shape] = field(default_factory=dict)
+    items: Shape | None = None
+    values: Shape | None = None
+    required: bool = False
+
+
+def _obj(
+    fields: dict[str, Shape] | None = None, *, values: Shape | None = None, required: bool = False
+) -> Shape:
+    return Shape(("object",), fields or {}, values=values, required=required)
+
+
+def _list(items: Shape | None = None, *, required: bool = False) -> Shape:
+    return Shape(("list",), items=items, required=required)
+
+
+_TEXT, _NUMBER, _INDEX, _BOOL = Shape(("text",)), Shape(("number",)), Shape(("index",)), Shape(("bool",))
+_SCORES = _obj(values=_NUMBER)
+_TOKENS = _obj({name: _INDEX for name in ("total", "prompt", "completion", "cached", "numRequests")})
+_ASSERTION = _obj({"type": _TEXT, "threshold": _NUMBER, "weight": _NUMBER})
+_COMPONENT = _obj(
+    {
+        "pass": _BOOL,
+        "score": _NUMBER,
+        "error": _BOOL,
+        "metadata": _obj({"threshold": _NUMBER, "steps": _list()}),
+        "tokensUsed": _TOKENS,
+        "assertion": _ASSERTION,
+    }
+)
+_COMPONENT.fields["componentResults"] = _list(_COMPONENT)  # an assert-set's children
+_ROW = _obj(
+    {
+        "success": _BOOL,
+        "failureReason": _INDEX,
+        "score": _NUMBER,
+        "latencyMs": _NUMBER,
+        "cost": _NUMBER,
+        "vars": _obj(),
+        "namedScores": _SCORES,
+        **{name: _INDEX for name in ("testIdx", "promptIdx", "providerIdx", "repeatIdx")},
+        "prompt": _obj({"raw": _TEXT}),
+        "provider": _obj(),
+        "response": _obj({"tokenUsage": _TOKENS}),
+        "tokenUsage": _obj({"assertions": _TOKENS}),
+        "gradingResult": _obj({"namedScoreWeights": _SCORES, "componentResults": _list(_COMPONENT)}),
+        "testCase": _obj(
+            {
+                "vars": _obj(),
+                "assert": _list(),
+                "threshold": _NUMBER,
+                "options": _obj(),
+                "metadata": _obj(),
+            }
+        ),
+    },
+    required=True,
+)
+_USAGE = _obj(
+    {
+        "tokens": _obj({name: _INDEX for name in ("total", "prompt", "completion")}),
+        **{name: _INDEX for name in ("requests", "cacheHits", "texts")},
+        "cost": _NUMBER,
+        "latencyMs": _NUMBER,
+    }
+)
+REPORT_SHAPE = _obj(
+    {
+        "evalId": _TEXT,
+        "config": _obj({"derivedMetrics": _list()}),
+        "results": _obj(
+            {
+                "results": _list(_ROW, required=True),
+                "prompts": _list(_obj({"promptIdx": _INDEX, "providerIdx": _INDEX})),
+                "stats": _obj(
+                    {name: _INDEX for name in ("successes", "failures", "errors")} | {"durationMs": _NUMBER}
+                ),
+                "evalh": _obj({"notRun": _INDEX, "passRate": _NUMBER, "providerUsage": _list(_USAGE)}),
+                "aggregates": _obj(),
+            },
+            required=True,
+        ),
+    },
+    required=True,
+)
+
+_KIND_WORDS = {
+    "object": "an object",
+    "list": "a list",
+    "text": "a string",
+    "number": "a finite number",
+    "index": f"a whole number from 0 to {_MAX_INDEX:,}",
+    "bool": "true or false",
+}
+
+
+def _fits(value: Any, kind: str) -> bool:
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "list":
+        return isinstance(value, list)
+    if kind == "text":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if kind == "index":
+        return isinstance(value, int) and 0 <= value <= _MAX_INDEX
+    return math.isfinite(value)
+
+
+def _described(value: Any) -> str:
+    if value is None:
+        return "null"
+    for kind, word in (
+        ("bool", "a boolean"),
+        ("object", "an object"),
+        ("list", "a list"),
+        ("text", "a string"),
+    ):
+        if _fits(value, kind):
+            return f"{word} ({_shown(value)})" if kind in ("bool", "text") else word
+    return f"the number {_shown(value)}"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)  # repr: control characters escaped, never sent raw to a terminal
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _path(parent: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    plain = key.isidentifier()
+    return f"{parent}.{key}" if plain and parent else key if plain else f"{parent}[{key!r}]"
+
+
+_ABSENT = object()  # a required key the object lacks
+
+
+def _problem(path: str, shape: Shape, value: Any) -> str | None:
+    """The first field under ``value`` that does not have its shape, as ``path: must be ...``."""
+    stack: list[tuple[str, Shape, Any]] = [(path, shape, value)]
+    while stack:  # without recursion: a shape recurses (an assert-set's components)
+        where, expected, item = stack.pop()
+        if item is _ABSENT:
+            return f"{where} is missing"
+        if item is None and not expected.required:
+            continue
+        if not any(_fits(item, kind) for kind in expected.kinds):
+            wanted = " or ".join(_KIND_WORDS[kind] for kind in expected.kinds)
+            if not expected.required:
+                wanted += " or null"
+            return f"{where or 'the document'} must be {wanted}, not {_described(item)}"
+        if isinstance(item, dict):
+            children = [(key, expected.fields.get(key, expected.values)) for key in item]
+            stack.extend((_path(where, key), sub, item[key]) for key, sub in reversed(children) if sub)
+            stack.extend(
+                (_path(where, key), sub, _ABSENT)
+                for key, sub in expected.fields.items()
+                if sub.required and key not in item
+            )
+        elif isinstance(item, list) and expected.items is not None:
+            stack.extend(
+                (_path(where, index), expected.items, child)
+                for index, child in reversed(list(enumerate(item)))
+            )
+    return None
+
+
+def check_report(data: Any, file: str) -> dict[str, Any]:
+    """``data`` (a parsed JSON report) when every field evalh reads has its shape; ConfigError (exit 2)
+    naming ``file`` and the JSON path of the first field that does not."""
+    problem = _problem("", REPORT_SHAPE, data)
+    if problem is not None:
+        raise ConfigError(f"is not an evalh or promptfoo JSON report: {problem}", where=file, hint=_HINT)
+    document: dict[str, Any] = data
+    return document
+
+
+def check_row(row: Any, file: str, index: int) -> Mapping[str, Any]:
+    """One row of ``results.results`` (the ``index``-th) checked as :func:`check_report` checks it."""
+    problem = _problem(f"results.results[{index}]", _ROW, row)
+    if problem is not None:
+        raise ConfigError(f"is not an evalh or promptfoo JSON report: {problem}", where=file, hint=_HINT)
+    checked: Mapping[str, Any] = row
+    return checked
+
+
+def read_report_file(report: Path, *, where: str | None = None) -> dict[str, Any]:
+    """The JSON report in ``report``, read within the bounds and checked (see the module docstring).
+    ConfigFileError when it is missing or not a regular file, ConfigError when it is not a report; both
+    name the file (after ``where``, the flag or argument that named it, when given)."""
+    shown = f"{where}: {report}" if where and where != str(report) else str(report)
+    try:
+        text = read_text_file(
+            report,
+            where,
+            limit=MAX_REPORT_BYTES,
+            too_large="evalh reads JSON reports of at most this size; keep fewer rows per report "
+            "(evalh run --shard i/N writes one report per share)",
+        )
+    except FileNotFoundError:
+        raise ConfigFileError(f"report not found: {report}", where=where) from None
+    depth_hint = (
+        f"evalh reads JSON reports nested at most {MAX_REPORT_DEPTH} levels deep (evalh and promptfoo write "
+        "far less); pass a report as evalh run -o FILE.json wrote it"
+    )
+    data = parse_json(text, shown, max_depth=MAX_REPORT_DEPTH, depth_hint=depth_hint)
+    return check_report(data, shown)
