@@ -81,8 +81,9 @@ def merge(
     from evalh.reports.json import new_eval_id, to_promptfoo_json
     from evalh.reports.table import print_lines, print_summary
     from evalh.reports.writers import check_report_paths, combine_report_errors, write_each_report
-    from evalh.runner.merging import check_shards, merge_shards
+    from evalh.runner.merging import merge_shards
     from evalh.runner.report_file import read_report_file
+    from evalh.runner.shard_reports import check_shards
     from evalh.store.compare import compare_reports
     from evalh.store.refs import load_report
 

@@ -44,6 +44,7 @@ from evalh.secrets import redact_config, redact_text
 __all__ = [
     "Shard",
     "assign_shards",
+    "identity_keys",
     "parse_shard",
     "run_fingerprint",
     "select_shard",
@@ -95,10 +96,14 @@ def parse_shard(text: str, flag: str = "--shard") -> Shard:
 
 def shard_keys(tests: Sequence[TestCase]) -> list[str]:
     """Each test's key: sha256 of its identity and its position among the tests of that identity."""
+    return identity_keys([test_identity(test.description, dict(test.vars)) for test in tests])
+
+
+def identity_keys(identities: Sequence[str]) -> list[str]:
+    """:func:`shard_keys` of tests given by their identities (:func:`test_identity`), in the run's order."""
     seen: Counter[str] = Counter()
     keys = []
-    for test in tests:
-        identity = test_identity(test.description, dict(test.vars))
+    for identity in identities:
         keys.append(hashlib.sha256(f"{identity}\0{seen[identity]}".encode(errors="replace")).hexdigest())
         seen[identity] += 1
     return keys
