@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 
 from evalh.cli import app
 from evalh.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, ConfigError
+from evalh.reports.serialize import dumps, encode_json
 from evalh.viewer.compare import compare_runs
 from evalh.viewer.sources import GivenRuns, StoredRuns, UnknownRun
 
@@ -164,8 +165,8 @@ def _viewer_problem(load: Any) -> str | None:
     """What is wrong with the viewer's data for a run (its page data, a comparison, encoded as served)."""
     try:
         view, report = load()
-        json.dumps(view, allow_nan=False)
-        json.dumps(compare_runs(report, _SEED_DATA["whole.json"], ("a", "b")), allow_nan=False)
+        encode_json(dumps(view))  # as the server sends them
+        encode_json(dumps(compare_runs(report, _SEED_DATA["whole.json"], ("a", "b"))))
     except (ConfigError, UnknownRun):
         return None  # a clean refusal, named
     except Exception as error:
