@@ -17,7 +17,8 @@ __all__ = ["EXIT_CODES", "HELP", "check_fail_on", "diff"]
 
 EXIT_CODES = (
     "Exit codes: 0 no new failures; 1 new failures (a test that passed in A and fails or errors in B, or "
-    "a test new in B that fails); 2 a reference that names no stored run or JSON report."
+    "a test new in B that fails); 2 a reference that names no stored run or a JSON report that cannot be "
+    "read (the error names the file and the field)."
 )
 HELP = (
     "Compare two runs row by row: regressions, fixes, score changes, added and removed tests. A and B "

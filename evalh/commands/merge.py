@@ -7,7 +7,8 @@ written (any format ``run`` writes: .json, .junit.xml, .md, .html, .csv...).
 Exit codes, as ``evalh run``'s: 0 every row passed (or the pass rate is at least --fail-under; with
 --fail-on regressions, no new failure since --baseline); 1 a row failed or errored, a shard was
 interrupted (its report is incomplete) or a report could not be written; 2 a report that is not a
-shard's, shards of different runs (another config, flags or N), a share given twice or missing.
+shard's, shards of different runs (another config, flags or N), a share given twice or missing, or a
+shard's rows that are not its own (evalh/runner/shard_reports.py).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ EXIT_CODES = (
     "Exit codes: 0 every row passed (or the pass rate is at least --fail-under; with --fail-on regressions, "
     "no new failure since --baseline); 1 a row failed or errored, a shard was interrupted, or a report "
     "could not be written; 2 a file that is not a shard's JSON report, shards of different runs, a shard "
-    "given twice or missing."
+    "given twice or missing, or rows that are not their shard's."
 )
 HELP = (
     "Join the JSON reports of the shards of one run (evalh run --shard i/N -o shard.json) into one run: "

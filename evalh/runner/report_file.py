@@ -77,7 +77,8 @@ def _list(items: Shape | None = None, *, required: bool = False) -> Shape:
 _TEXT, _NUMBER, _INDEX, _BOOL = Shape(("text",)), Shape(("number",)), Shape(("index",)), Shape(("bool",))
 _SCORES = _obj(values=_NUMBER)
 _TOKENS = _obj({name: _INDEX for name in ("total", "prompt", "completion", "cached", "numRequests")})
-_ASSERTION = _obj({"type": _TEXT, "threshold": _NUMBER, "weight": _NUMBER})
+_ASSERTION = _obj({"type": _TEXT, "threshold": _NUMBER, "weight": _NUMBER, "metric": _TEXT})
+_ASSERTION.fields["assert"] = _list(_ASSERTION)  # an assert-set's children, as the config wrote them
 _COMPONENT = _obj(
     {
         "pass": _BOOL,
@@ -107,7 +108,7 @@ _ROW = _obj(
         "testCase": _obj(
             {
                 "vars": _obj(),
-                "assert": _list(),
+                "assert": _list(_ASSERTION),
                 "threshold": _NUMBER,
                 "options": _obj(),
                 "metadata": _obj(),

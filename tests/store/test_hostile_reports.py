@@ -138,6 +138,14 @@ def test_the_viewer_and_merge_read_reports_through_the_same_check(good: Path) ->
     )
     with pytest.raises(ConfigError, match=r"results\.results\[1\]\.response\.tokenUsage must be an object"):
         GivenRuns([str(bad)])
+    metric = _hostile(
+        good,
+        "metric.json",
+        lambda d: _row(d)["gradingResult"]["componentResults"][0]["assertion"].update(metric={}),
+    )
+    merged = evalh("merge", metric)  # merge would make it a key of the named scores: unhashable
+    assert merged.exit_code == 2, merged.output
+    assert "results.results[1].gradingResult.componentResults[0].assertion.metric must be" in merged.stderr
     merged = evalh("merge", bad)
     assert (
         merged.exit_code == 2 and "results.results[1].response.tokenUsage must be an object" in merged.stderr
