@@ -59,26 +59,46 @@ def _row(data: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-BROKEN: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "evalh block a list": lambda d: d["results"].__setitem__("evalh", [1]),
-    "config a list": lambda d: d.__setitem__("config", [1]),
-    "a prompt column a number": lambda d: d["results"].__setitem__("prompts", [1]),
-    "provider usage tokens a string": lambda d: d["results"]["evalh"].__setitem__(
-        "providerUsage", [{"provider": "echo", "tokens": "many"}]
+# each damage, and the JSON path the refusal names (the check of every report file read: issue 23)
+BROKEN: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
+    "evalh block a list": (
+        lambda d: d["results"].__setitem__("evalh", [1]),
+        "results.evalh must be an object",
     ),
-    "testIdx a word": lambda d: _row(d).__setitem__("testIdx", "abc"),
-    "score a word": lambda d: _row(d).__setitem__("score", "high"),
-    "stats a list": lambda d: d["results"].__setitem__("stats", [1]),
-    "notRun a word": lambda d: d["results"]["evalh"].__setitem__("notRun", "some"),
+    "config a list": (lambda d: d.__setitem__("config", [1]), "config must be an object"),
+    "a prompt column a number": (
+        lambda d: d["results"].__setitem__("prompts", [1]),
+        "results.prompts[0] must be an object",
+    ),
+    "provider usage tokens a string": (
+        lambda d: d["results"]["evalh"].__setitem__(
+            "providerUsage", [{"provider": "echo", "tokens": "many"}]
+        ),
+        "results.evalh.providerUsage[0].tokens must be an object",
+    ),
+    "testIdx a word": (
+        lambda d: _row(d).__setitem__("testIdx", "abc"),
+        "results.results[0].testIdx must be a whole",
+    ),
+    "score a word": (
+        lambda d: _row(d).__setitem__("score", "high"),
+        "results.results[0].score must be a finite",
+    ),
+    "stats a list": (lambda d: d["results"].__setitem__("stats", [1]), "results.stats must be an object"),
+    "notRun a word": (
+        lambda d: d["results"]["evalh"].__setitem__("notRun", "some"),
+        "results.evalh.notRun must be a whole number",
+    ),
 }
 
 
 @pytest.mark.parametrize("damage", BROKEN, ids=list(BROKEN))
 def test_a_malformed_shard_report_is_refused_by_name(shards: list[Path], damage: str) -> None:
-    broken = edited(shards[0], BROKEN[damage])
+    change, path = BROKEN[damage]
+    broken = edited(shards[0], change)
     code, output = evalh("merge", broken, shards[1], "--no-table")
     assert code == 2, output
-    assert f"{broken}: is not a well-formed shard report" in output, output
+    assert f"{broken}: is not an evalh or promptfoo JSON report: {path}" in output, output
     assert "internal error" not in output
 
 
@@ -121,3 +141,46 @@ def test_every_report_of_a_merge_carries_one_run_id(shards: list[Path], tmp_path
     assert f"run {escape_inline(eval_id)}" in summary.read_text(encoding="utf-8")  # escaped as Markdown
     assert eval_id in page.read_text(encoding="utf-8")
     assert f"Comparing {eval_id}" in output
+
+
+def _moved(shards: list[Path], take: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> list[Path]:
+    """The shards with the rows ``take`` picks from shard 2's moved into shard 1's report."""
+    one, two = (json.loads(path.read_text(encoding="utf-8")) for path in shards)
+    moved = take(two["results"]["results"])
+    one["results"]["results"] += moved
+    two["results"]["results"] = [row for row in two["results"]["results"] if row not in moved]
+    paths = [path.with_name(f"moved-{path.name}") for path in shards]
+    for path, data in zip(paths, (one, two), strict=True):
+        path.write_text(json.dumps(data), encoding="utf-8")
+    return paths
+
+
+def test_rows_are_refused_in_a_shard_that_does_not_own_them(shards: list[Path]) -> None:
+    """Each shard's report holds its own tests' rows only, as its shard record says (issue 23)."""
+    tests = {
+        k: {row["testIdx"] for row in json.loads(p.read_text())["results"]["results"]}
+        for k, p in enumerate(shards)
+    }
+    assert tests[0] and tests[1] and not tests[0] & tests[1]
+    code, output = evalh("merge", *_moved(shards, lambda rows: rows[:1]), "--no-table")
+    assert code == 2 and "moved-shard-1.json: holds rows of" in output and "says shard 1/2 ran" in output, (
+        output
+    )
+
+    def relabel(data: dict[str, Any]) -> None:  # shard 1's record claims one more test than it ran
+        data["results"]["evalh"]["shard"]["tests"] += 1
+
+    code, output = evalh(
+        "merge",
+        edited(_moved(shards, lambda rows: rows[:1])[0], relabel),
+        _moved(shards, lambda rows: rows[:1])[1],
+        "--no-table",
+    )
+    assert code == 2 and "which --shard 2/2 runs, not this shard (1/2)" in output, output
+    forged = copy.deepcopy(json.loads(shards[0].read_text())["results"]["results"][0])
+    forged["description"] = forged["testCase"]["description"] = "forged"
+    code, output = evalh(
+        "merge", edited(shards[0], lambda d: d["results"]["results"].append(forged)), shards[1], "--no-table"
+    )
+    assert code == 2 and "whose description or vars differ from its row" in output, output
+    assert evalh("merge", *shards, "--no-table")[0] in (0, 1)  # the shards as written still merge

@@ -218,7 +218,7 @@ _HOMES = iter(range(10**9))
 
 @settings(
     # EVALH_FUZZ_EXAMPLES=5000 explores further (and with fresh random inputs) on a developer's machine
-    max_examples=int(os.environ.get("EVALH_FUZZ_EXAMPLES", "150")),
+    max_examples=int(os.environ.get("EVALH_FUZZ_EXAMPLES", "80")),
     derandomize="EVALH_FUZZ_EXAMPLES" not in os.environ,
     deadline=None,
     database=None,
