@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from typer.testing import CliRunner
 
 from evalh.cli import app
 from evalh.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
+from tests.fuzzing import paths, replaced, value_at
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SEED_DIRS = (ROOT / "examples" / "configs", ROOT / "tests" / "fixtures" / "broken")
@@ -121,29 +121,6 @@ _TOKENS = [
 ]
 
 
-def _paths(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield at
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _paths(item, (*at, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _paths(item, (*at, index))
-
-
-def _replace(root: Any, path: tuple[Any, ...], new: Any, delete: bool = False) -> Any:
-    if not path:
-        return new
-    parent = root
-    for part in path[:-1]:
-        parent = parent[part]
-    if delete:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = new
-    return root
-
-
 @st.composite
 def mutated_configs(draw: st.DrawFn) -> tuple[str, str, bytes]:
     directory, name = draw(st.sampled_from(SEEDS))
@@ -153,19 +130,19 @@ def mutated_configs(draw: st.DrawFn) -> tuple[str, str, bytes]:
     except yaml.YAMLError:  # a broken seed: its text is mutated as it is
         return directory, name, _mutate_text(draw, text)
     for _ in range(draw(st.integers(0, 4))):
-        path = draw(st.sampled_from(list(_paths(data))))
-        old = _at(data, path)
+        path = draw(st.sampled_from(list(paths(data))))
+        old = value_at(data, path)
         action = draw(st.sampled_from(["delete", "odd", "wrap-list", "wrap-map", "stringify"]))
         if action == "delete" and path:
-            data = _replace(data, path, None, delete=True)
+            data = replaced(data, path, None, delete=True)
         elif action == "wrap-list":
-            data = _replace(data, path, [old])
+            data = replaced(data, path, [old])
         elif action == "wrap-map":
-            data = _replace(data, path, {draw(st.sampled_from(["id", "value", "x"])): old})
+            data = replaced(data, path, {draw(st.sampled_from(["id", "value", "x"])): old})
         elif action == "stringify":
-            data = _replace(data, path, str(old))
+            data = replaced(data, path, str(old))
         else:
-            data = _replace(data, path, copy.deepcopy(draw(ODD_VALUES)))  # never share the constants
+            data = replaced(data, path, copy.deepcopy(draw(ODD_VALUES)))  # never share the constants
     return (
         directory,
         name,
@@ -188,12 +165,6 @@ def _mutate_text(draw: st.DrawFn, text: str) -> bytes:
 
 def _seed_dir(directory: str) -> Path:
     return next(path for path in SEED_DIRS if path.name == directory)
-
-
-def _at(root: Any, path: tuple[Any, ...]) -> Any:
-    for part in path:
-        root = root[part]
-    return root
 
 
 @pytest.fixture(scope="module")

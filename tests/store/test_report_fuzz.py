@@ -15,7 +15,6 @@ import copy
 import json
 import os
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -30,6 +29,7 @@ from evalh.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, ConfigError
 from evalh.reports.serialize import dumps, encode_json
 from evalh.viewer.compare import compare_runs
 from evalh.viewer.sources import GivenRuns, StoredRuns, UnknownRun
+from tests.fuzzing import paths, replaced, value_at
 
 SUITE = """
 description: fuzzed reports
@@ -62,39 +62,12 @@ ODD_VALUES = st.one_of(
 _TOKENS = ["[", "]", "{", "}", ",", '"', ":", "\\", "\x00", "NaN", "-Infinity", "1e999", "\ufeff"]
 
 
-def _paths(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield at
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _paths(item, (*at, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _paths(item, (*at, index))
-
-
-def _at(root: Any, path: tuple[Any, ...]) -> Any:
-    for part in path:
-        root = root[part]
-    return root
-
-
 def _has(root: Any, path: tuple[Any, ...]) -> bool:
     for part in path:
         if not isinstance(root, dict) or part not in root:
             return False
         root = root[part]
     return True
-
-
-def _set(root: Any, path: tuple[Any, ...], new: Any, *, delete: bool = False) -> Any:
-    if not path:
-        return new
-    parent = _at(root, path[:-1])
-    if delete:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = new
-    return root
 
 
 @st.composite
@@ -104,19 +77,19 @@ def mutated_reports(draw: st.DrawFn) -> tuple[str, bytes]:
     for _ in range(draw(st.integers(1, 4))):
         # mostly the rows and the run's figures (what evalh reads), sometimes anywhere (the config...)
         under = draw(st.sampled_from([("results", "results"), ("results", "results"), ("results",), ()]))
-        path = draw(st.sampled_from(list(_paths(_at(data, under), under)) if _has(data, under) else [()]))
-        old = _at(data, path)
+        path = draw(st.sampled_from(list(paths(value_at(data, under), under)) if _has(data, under) else [()]))
+        old = value_at(data, path)
         action = draw(st.sampled_from(["delete", "odd", "odd", "wrap-list", "wrap-map", "stringify"]))
         if action == "delete" and path:
-            data = _set(data, path, None, delete=True)
+            data = replaced(data, path, None, delete=True)
         elif action == "wrap-list":
-            data = _set(data, path, [old])
+            data = replaced(data, path, [old])
         elif action == "wrap-map":
-            data = _set(data, path, {draw(st.sampled_from(["id", "raw", ESCAPES])): old})
+            data = replaced(data, path, {draw(st.sampled_from(["id", "raw", ESCAPES])): old})
         elif action == "stringify":
-            data = _set(data, path, str(old))
+            data = replaced(data, path, str(old))
         else:
-            data = _set(data, path, copy.deepcopy(draw(ODD_VALUES)))
+            data = replaced(data, path, copy.deepcopy(draw(ODD_VALUES)))
     text = json.dumps(data, ensure_ascii=False)
     text = text.replace(json.dumps(_DEEP), "[" * 3000 + "]" * 3000).replace(json.dumps(_HUGE), "9" * 5000)
     if draw(st.integers(0, 4)) == 0:  # the text too, now and then (most such texts are not JSON)
