@@ -357,16 +357,15 @@ def _too_deep_at(text: str, max_depth: int) -> str:
 
 
 def nesting_depth(value: Any, max_depth: int = MAX_DEPTH) -> int:
-    """How many lists/mappings deep ``value`` goes (without recursion; stops just past ``max_depth``)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack and deepest <= max_depth:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
-        else:
-            continue
-        deepest = max(deepest, depth + 1)
-    return deepest
+    """How many lists/mappings deep ``value`` goes (without recursion; stops just past ``max_depth``).
+    Level by level, keeping only the containers of each: a 50,000-row report is walked in about the
+    time json.loads takes to read it."""
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level and depth <= max_depth:
+        depth += 1
+        children: list[Any] = []
+        for item in level:
+            children.extend(item.values() if isinstance(item, dict) else item)
+        level = [child for child in children if isinstance(child, dict | list)]
+    return depth

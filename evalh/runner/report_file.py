@@ -53,28 +53,32 @@ _HINT = (
 
 @dataclass
 class Shape:
-    """What a field holds: one of ``kinds`` (``object``, ``list``, ``text``, ``number``, ``index``,
-    ``bool``, ``any``), or null unless ``required``; an object's known ``fields``, a list's ``items``, an
-    object's ``values`` (every value, for a map of names)."""
+    """What a field holds: ``kind`` (``object``, ``list``, ``text``, ``number``, ``index``, ``bool``), or
+    null unless ``required``; an object's known ``fields``, a list's ``items``, an object's ``values``
+    (every value, for a map of names)."""
 
-    kinds: tuple[str, ...]
+    kind: str
     fields: dict[str, Shape] = field(default_factory=dict)
     items: Shape | None = None
     values: Shape | None = None
     required: bool = False
 
+    @property
+    def leaf(self) -> bool:
+        return not (self.fields or self.items or self.values)
+
 
 def _obj(
     fields: dict[str, Shape] | None = None, *, values: Shape | None = None, required: bool = False
 ) -> Shape:
-    return Shape(("object",), fields or {}, values=values, required=required)
+    return Shape("object", fields or {}, values=values, required=required)
 
 
 def _list(items: Shape | None = None, *, required: bool = False) -> Shape:
-    return Shape(("list",), items=items, required=required)
+    return Shape("list", items=items, required=required)
 
 
-_TEXT, _NUMBER, _INDEX, _BOOL = Shape(("text",)), Shape(("number",)), Shape(("index",)), Shape(("bool",))
+_TEXT, _NUMBER, _INDEX, _BOOL = Shape("text"), Shape("number"), Shape("index"), Shape("bool")
 _SCORES = _obj(values=_NUMBER)
 _TOKENS = _obj({name: _INDEX for name in ("total", "prompt", "completion", "cached", "numRequests")})
 _ASSERTION = _obj({"type": _TEXT, "threshold": _NUMBER, "weight": _NUMBER, "metric": _TEXT})
@@ -155,20 +159,39 @@ _KIND_WORDS = {
 }
 
 
+_PYTHON_TYPES: dict[str, type] = {"object": dict, "list": list, "text": str, "bool": bool}
+
+
 def _fits(value: Any, kind: str) -> bool:
-    if kind == "object":
-        return isinstance(value, dict)
-    if kind == "list":
-        return isinstance(value, list)
-    if kind == "text":
-        return isinstance(value, str)
-    if kind == "bool":
-        return isinstance(value, bool)
+    wanted = _PYTHON_TYPES.get(kind)
+    if wanted is not None:
+        return isinstance(value, wanted)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
     if kind == "index":
         return isinstance(value, int) and 0 <= value <= _MAX_INDEX
     return math.isfinite(value)
+
+
+def _valid(value: Any, shape: Shape) -> bool:
+    """Whether ``value`` has ``shape``: the fast walk, without paths (:func:`_problem` names the field
+    when it fails). It visits the fields of the shape only, so a row's unread fields cost nothing."""
+    if value is None:
+        return not shape.required
+    if not _fits(value, shape.kind):
+        return False
+    if isinstance(value, dict):
+        for key, sub in shape.fields.items():
+            item = value.get(key)
+            if item is None:
+                if sub.required:
+                    return False
+            elif not (_fits(item, sub.kind) if sub.leaf else _valid(item, sub)):
+                return False
+        every = shape.values
+        return every is None or all(_valid(item, every) for item in value.values())
+    items = shape.items
+    return items is None or not isinstance(value, list) or all(_valid(item, items) for item in value)
 
 
 def _described(value: Any) -> str:
@@ -209,8 +232,8 @@ def _problem(path: str, shape: Shape, value: Any) -> str | None:
             return f"{where} is missing"
         if item is None and not expected.required:
             continue
-        if not any(_fits(item, kind) for kind in expected.kinds):
-            wanted = " or ".join(_KIND_WORDS[kind] for kind in expected.kinds)
+        if not _fits(item, expected.kind):
+            wanted = _KIND_WORDS[expected.kind]
             if not expected.required:
                 wanted += " or null"
             return f"{where or 'the document'} must be {wanted}, not {_described(item)}"
@@ -233,7 +256,7 @@ def _problem(path: str, shape: Shape, value: Any) -> str | None:
 def check_report(data: Any, file: str) -> dict[str, Any]:
     """``data`` (a parsed JSON report) when every field evalh reads has its shape; ConfigError (exit 2)
     naming ``file`` and the JSON path of the first field that does not."""
-    problem = _problem("", REPORT_SHAPE, data)
+    problem = None if _valid(data, REPORT_SHAPE) else _problem("", REPORT_SHAPE, data)
     if problem is not None:
         raise ConfigError(f"is not an evalh or promptfoo JSON report: {problem}", where=file, hint=_HINT)
     document: dict[str, Any] = data
@@ -242,7 +265,7 @@ def check_report(data: Any, file: str) -> dict[str, Any]:
 
 def check_row(row: Any, file: str, index: int) -> Mapping[str, Any]:
     """One row of ``results.results`` (the ``index``-th) checked as :func:`check_report` checks it."""
-    problem = _problem(f"results.results[{index}]", _ROW, row)
+    problem = None if _valid(row, _ROW) else _problem(f"results.results[{index}]", _ROW, row)
     if problem is not None:
         raise ConfigError(f"is not an evalh or promptfoo JSON report: {problem}", where=file, hint=_HINT)
     checked: Mapping[str, Any] = row
