@@ -24,7 +24,7 @@ from typing import Any
 from evalh.reports.matrix import column_label
 from evalh.reports.textutil import escape_controls, output_text
 
-__all__ = ["run_summary", "run_view"]
+__all__ = ["line_key", "run_columns", "run_summary", "run_view", "view_lines"]
 
 
 def _is_chat(value: Any) -> bool:
@@ -159,7 +159,8 @@ def _cell(row: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
-def _columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def run_columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The matrix columns: the report's ``prompts``, and any other column a row of ``rows`` is in."""
     columns: dict[tuple[int, int], dict[str, Any]] = {}
     for prompt in results.get("prompts") or ():
         key = (prompt.get("promptIdx", 0), prompt.get("providerIdx", 0))
@@ -217,12 +218,22 @@ def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
     """The whole run as the viewer draws it (see the module docstring)."""
     results = report.get("results") or {}
     rows = [row for row in results.get("results") or () if isinstance(row, Mapping)]
-    columns = _columns(results, rows)
+    columns = run_columns(results, rows)
+    metrics: dict[str, None] = {}
+    lines = view_lines(rows, columns, metrics)
+    return {"run": run_summary(report, ref), "columns": columns, "metrics": sorted(metrics), "lines": lines}
+
+
+def view_lines(
+    rows: Sequence[Mapping[str, Any]], columns: Sequence[Mapping[str, Any]], metrics: dict[str, None] | None = None
+) -> list[dict[str, Any]]:
+    """The matrix lines of ``rows`` (in the order they are stored), in test order; every metric name
+    met is added to ``metrics``. A line is made whole from its rows alone, so a page of lines (the
+    viewer's) is made from the rows of those lines."""
     position = {tuple(column["key"]): index for index, column in enumerate(columns)}
     lines: dict[tuple[int, int], dict[str, Any]] = {}
-    metrics: dict[str, None] = {}
     for row in rows:
-        key = (int(row.get("testIdx") or 0), int(row.get("repeatIdx") or 0))
+        key = line_key(row)
         line = lines.get(key)
         if line is None:
             variables = row.get("vars") or {}
@@ -234,11 +245,12 @@ def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
                 "cells": [None] * len(columns),
             }
         cell = _cell(row)
-        metrics.update(dict.fromkeys(cell.get("namedScores", ())))
+        if metrics is not None:
+            metrics.update(dict.fromkeys(cell.get("namedScores", ())))
         line["cells"][position[row.get("promptIdx", 0), row.get("providerIdx", 0)]] = cell
-    return {
-        "run": run_summary(report, ref),
-        "columns": columns,
-        "metrics": sorted(metrics),
-        "lines": [lines[key] for key in sorted(lines)],
-    }
+    return [lines[key] for key in sorted(lines)]
+
+
+def line_key(row: Mapping[str, Any]) -> tuple[int, int]:
+    """The matrix line a row is drawn on: its test and repeat."""
+    return int(row.get("testIdx") or 0), int(row.get("repeatIdx") or 0)

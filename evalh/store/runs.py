@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +23,7 @@ from evalh.reports.streamed import EncodedConfig
 from evalh.secrets import redact_config
 from evalh.sqlite_files import move_aside
 from evalh.store.database import connect, store_path
+from evalh.store.export import JSONItems, JSONText
 from evalh.store.recorder import RunRecorder, json_text, write_config
 
 __all__ = ["RunStore", "RunSummary", "open_store"]
@@ -33,6 +34,7 @@ _COLUMNS = (
     "duration_ms"
 )
 T = TypeVar("T")
+_POSITIONS_PER_QUERY = 500  # bound parameters per query (SQLite allows 999 before 3.32)
 
 
 @dataclass(frozen=True)
@@ -166,14 +168,18 @@ class RunStore:
 
     def iter_rows(self, ref: str) -> Iterator[dict[str, Any]]:
         """The rows of a run, in the order they finished, one at a time."""
-        seq = self.resolve(ref).seq
+        return self._rows(self.resolve(ref).seq)
+
+    def _rows(self, seq: int) -> Iterator[dict[str, Any]]:
         sql = "SELECT body FROM rows WHERE run_seq = ? ORDER BY position"
         cursor = self._query(lambda db: db.execute(sql, (seq,)))
         for (body,) in cursor:
             yield json.loads(body)
 
-    def load_run(self, ref: str) -> dict[str, Any]:
-        """The run as its JSON report (``evalId``, ``results.results`` and the rest)."""
+    def load_run(self, ref: str, *, lazy: bool = False) -> dict[str, Any]:
+        """The run as its JSON report (``evalId``, ``results.results`` and the rest). ``lazy``: its config
+        as :class:`~evalh.store.export.JSONText` and its rows as :class:`~evalh.store.export.JSONItems`
+        (read from the store as they are written out, see :func:`~evalh.store.export.indented_report`)."""
         summary = self.resolve(ref)
         # runs.config: a run an older evalh started on a store that a newer one migrated meanwhile
         sql = (
@@ -181,11 +187,42 @@ class RunStore:
             "LEFT JOIN configs ON configs.run_seq = runs.seq WHERE seq = ?"
         )
         header, config = self._query(lambda db: db.execute(sql, (summary.seq,)).fetchone())
-        document = _with_config(json.loads(header), config)
-        results = document.setdefault("results", {})
-        results["results"] = list(self.iter_rows(summary.id))
-        results.setdefault("evalh", {})["store"] = {"state": summary.state, "source": summary.source}
-        return document
+        document = json.loads(header)
+        if config is not None:
+            document = _with_config(document, JSONText(config) if lazy else json.loads(config))
+        rows = self._rows(summary.seq)
+        return _with_rows(document, summary, JSONItems(rows) if lazy else list(rows))
+
+    def load_head(self, ref: str) -> dict[str, Any]:
+        """The run's JSON report without its rows and its config (its figures, for a summary)."""
+        summary = self.resolve(ref)
+        sql = "SELECT header FROM runs WHERE seq = ?"
+        (header,) = self._query(lambda db: db.execute(sql, (summary.seq,)).fetchone())
+        return _with_rows(json.loads(header), summary, [])
+
+    def row_fields(self, ref: str, *paths: str) -> Iterator[tuple[int, list[Any]]]:
+        """Each row's position and its values at ``paths`` (two or more SQLite JSON paths, ``$.testIdx``),
+        read by SQLite: no row is decoded whole in Python."""
+        if len(paths) < 2:
+            raise ValueError("row_fields takes two or more paths")  # one path answers a value, not a list
+        seq = self.resolve(ref).seq
+        marks = ", ".join("?" for _ in paths)
+        sql = f"SELECT position, json_extract(body, {marks}) FROM rows WHERE run_seq = ? ORDER BY position"
+        cursor = self._query(lambda db: db.execute(sql, (*paths, seq)))
+        for position, values in cursor:
+            yield position, json.loads(values)
+
+    def rows_at(self, ref: str, positions: Iterable[int]) -> Iterator[dict[str, Any]]:
+        """The rows of the run at ``positions`` (see :meth:`row_fields`), in stored order."""
+        seq = self.resolve(ref).seq
+        wanted = sorted(set(positions))
+        for start in range(0, len(wanted), _POSITIONS_PER_QUERY):
+            chunk = wanted[start : start + _POSITIONS_PER_QUERY]
+            marks = ", ".join("?" for _ in chunk)
+            sql = f"SELECT body FROM rows WHERE run_seq = ? AND position IN ({marks}) ORDER BY position"
+            found = self._query(lambda db, sql=sql, chunk=chunk: db.execute(sql, (seq, *chunk)).fetchall())
+            for (body,) in found:
+                yield json.loads(body)
 
     def delete(self, ref: str) -> RunSummary:
         summary = self.resolve(ref)
@@ -264,18 +301,24 @@ class RunStore:
         return self.resolve(run_id)
 
 
-def _with_config(header: dict[str, Any], config: str | None) -> dict[str, Any]:
+def _with_rows(document: dict[str, Any], summary: RunSummary, rows: Any) -> dict[str, Any]:
+    """The stored report with ``rows`` and the run's state in the store."""
+    results = document.setdefault("results", {})
+    results["results"] = rows
+    results.setdefault("evalh", {})["store"] = {"state": summary.state, "source": summary.source}
+    return document
+
+
+def _with_config(header: dict[str, Any], config: Any) -> dict[str, Any]:
     """The stored header with the run's config (its own table since schema version 5) put back
-    after ``results``, where a JSON report has it; a run stored without one gets none."""
-    if config is None:
-        return header
+    after ``results``, where a JSON report has it."""
     document: dict[str, Any] = {}
     for key, value in header.items():
         document[key] = value
         if key == "results":
-            document["config"] = json.loads(config)
+            document["config"] = config
     if "config" not in document:  # a header without ``results`` (not written by evalh)
-        document["config"] = json.loads(config)
+        document["config"] = config
     return document
 
 
