@@ -18,7 +18,7 @@ out, which halves a large run's data; the page fills them back in.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evalh.reports.matrix import column_label
@@ -163,10 +163,10 @@ def run_columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -
     """The matrix columns: the report's ``prompts``, and any other column a row of ``rows`` is in."""
     columns: dict[tuple[int, int], dict[str, Any]] = {}
     for prompt in results.get("prompts") or ():
-        key = (prompt.get("promptIdx", 0), prompt.get("providerIdx", 0))
+        key = _column_key(prompt)
         columns[key] = {"prompt": str(prompt.get("label", "")), "provider": str(prompt.get("provider", ""))}
     for row in rows:  # a report without ``prompts`` (a hand-made or older file): columns from the rows
-        key = (row.get("promptIdx", 0), row.get("providerIdx", 0))
+        key = _column_key(row)
         if key not in columns:
             provider = row.get("provider") or {}
             label = (row.get("prompt") or {}).get("label", "")
@@ -215,23 +215,43 @@ def _rate(passed: int, total: int) -> float:
 
 
 def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
-    """The whole run as the viewer draws it (see the module docstring)."""
+    """The whole run as the viewer draws it (see the module docstring). The report's rows are read
+    once, one at a time (they may come from a generator): only the lines are kept."""
     results = report.get("results") or {}
-    rows = [row for row in results.get("results") or () if isinstance(row, Mapping)]
-    columns = run_columns(results, rows)
+    rows = (row for row in results.get("results") or () if isinstance(row, Mapping))
+    listed = {_column_key(prompt) for prompt in results.get("prompts") or ()}
     metrics: dict[str, None] = {}
-    lines = view_lines(rows, columns, metrics)
-    return {"run": run_summary(report, ref), "columns": columns, "metrics": sorted(metrics), "lines": lines}
+    lines, firsts = _lines(rows, metrics, listed)
+    columns = run_columns(results, firsts)
+    return {
+        "run": run_summary(report, ref),
+        "columns": columns,
+        "metrics": sorted(metrics),
+        "lines": _placed(lines, columns),
+    }
 
 
 def view_lines(
-    rows: Sequence[Mapping[str, Any]], columns: Sequence[Mapping[str, Any]], metrics: dict[str, None] | None = None
+    rows: Iterable[Mapping[str, Any]], columns: Sequence[Mapping[str, Any]], metrics: dict[str, None] | None = None
 ) -> list[dict[str, Any]]:
     """The matrix lines of ``rows`` (in the order they are stored), in test order; every metric name
     met is added to ``metrics``. A line is made whole from its rows alone, so a page of lines (the
     viewer's) is made from the rows of those lines."""
-    position = {tuple(column["key"]): index for index, column in enumerate(columns)}
+    return _placed(_lines(rows, {} if metrics is None else metrics, set())[0], columns)
+
+
+def _column_key(item: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The column of a row or of a report's prompt: its prompt's and its provider's index."""
+    return item.get("promptIdx", 0), item.get("providerIdx", 0)
+
+
+def _lines(
+    rows: Iterable[Mapping[str, Any]], metrics: dict[str, None], listed: set[tuple[Any, Any]]
+) -> tuple[dict[tuple[int, int], dict[str, Any]], list[Mapping[str, Any]]]:
+    """The lines of ``rows`` with their cells by column key, and the first row of each column not in
+    ``listed`` (to label it)."""
     lines: dict[tuple[int, int], dict[str, Any]] = {}
+    firsts: dict[tuple[Any, Any], Mapping[str, Any]] = {}
     for row in rows:
         key = line_key(row)
         line = lines.get(key)
@@ -242,12 +262,25 @@ def view_lines(
                 "repeat": key[1],
                 "description": _text(row.get("description")),
                 "vars": {str(name): _text(value) for name, value in variables.items()},
-                "cells": [None] * len(columns),
+                "cells": {},
             }
         cell = _cell(row)
-        if metrics is not None:
-            metrics.update(dict.fromkeys(cell.get("namedScores", ())))
-        line["cells"][position[row.get("promptIdx", 0), row.get("providerIdx", 0)]] = cell
+        metrics.update(dict.fromkeys(cell.get("namedScores", ())))
+        column = _column_key(row)
+        line["cells"][column] = cell
+        if column not in listed and column not in firsts:
+            firsts[column] = row
+    return lines, list(firsts.values())
+
+
+def _placed(
+    lines: dict[tuple[int, int], dict[str, Any]], columns: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The lines in test order, each with a cell (or None) per column."""
+    keys = [tuple(column["key"]) for column in columns]
+    for line in lines.values():
+        cells = line["cells"]
+        line["cells"] = [cells.get(key) for key in keys]
     return [lines[key] for key in sorted(lines)]
 
 

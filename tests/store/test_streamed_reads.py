@@ -17,6 +17,7 @@ import pytest
 from evalh.commands.diff import diff
 from evalh.commands.runs import show
 from evalh.reports.streamed import EncodedConfig
+from evalh.reports.yamltext import to_yaml_chunks, to_yaml_text
 from evalh.store import open_store
 from evalh.store.compare import compare_reports
 from evalh.store.export import JSONItems, JSONText, indented_report
@@ -133,3 +134,10 @@ def test_show_and_diff_hold_no_run_whole(tmp_path: Path) -> None:
     show_peak, diff_peak = _peak(lambda: show("latest", as_json=True)), _peak(lambda: diff("latest~1", "latest"))
     print(f"peaks: whole run {whole:,}, show --json {show_peak:,}, diff {diff_peak:,}")
     assert show_peak < whole / 2 and diff_peak < whole / 2
+
+
+@pytest.mark.parametrize("rows", [[], [{"a": 1, "b": [1, {"c": "ü: x"}]}, "s", [], {}], [{"results": "x"}]])
+def test_yaml_in_pieces_is_the_whole_yaml(rows: list[Any]) -> None:
+    document = {"evalId": "e", "results": {"version": 3, "results": None, "stats": {"x": 1}}, "config": {"t": [1]}}
+    whole = to_yaml_text({**document, "results": {**document["results"], "results": rows}})
+    assert "".join(to_yaml_chunks(document, iter(rows))) == whole
