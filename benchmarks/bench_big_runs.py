@@ -108,7 +108,9 @@ def measure_viewer(evalh: list[str], env: dict[str, str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=50_000)
-    parser.add_argument("--home", type=Path, help="EVALH_HOME to use (kept); two runs are made when it has none")
+    parser.add_argument(
+        "--home", type=Path, help="EVALH_HOME to use (kept); two runs are made when it has none"
+    )
     args = parser.parse_args()
     evalh = [sys.executable, "-m", "evalh"]
     with tempfile.TemporaryDirectory() as tmp:

@@ -232,7 +232,9 @@ def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
 
 
 def view_lines(
-    rows: Iterable[Mapping[str, Any]], columns: Sequence[Mapping[str, Any]], metrics: dict[str, None] | None = None
+    rows: Iterable[Mapping[str, Any]],
+    columns: Sequence[Mapping[str, Any]],
+    metrics: dict[str, None] | None = None,
 ) -> list[dict[str, Any]]:
     """The matrix lines of ``rows`` (in the order they are stored), in test order; every metric name
     met is added to ``metrics``. A line is made whole from its rows alone, so a page of lines (the

@@ -73,7 +73,8 @@ def indented_report(document: Any) -> Iterator[str]:
 
 
 def _list_pieces(items: Iterable[Any], prefix: str) -> Iterator[str]:
-    """A list at ``prefix``, its items dumped one at a time (an empty list is ``[]``, as json.dumps has it)."""
+    """A list at ``prefix``, its items dumped one at a time (an empty list is ``[]``, as json.dumps
+    has it)."""
     inner = prefix + " " * _INDENT
     empty = True
     for item in items:

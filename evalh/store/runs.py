@@ -8,6 +8,7 @@ holds, so diff, import and the viewer treat both alike.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
@@ -220,8 +221,7 @@ class RunStore:
             chunk = wanted[start : start + _POSITIONS_PER_QUERY]
             marks = ", ".join("?" for _ in chunk)
             sql = f"SELECT body FROM rows WHERE run_seq = ? AND position IN ({marks}) ORDER BY position"
-            found = self._query(lambda db, sql=sql, chunk=chunk: db.execute(sql, (seq, *chunk)).fetchall())
-            for (body,) in found:
+            for (body,) in self._query(functools.partial(_fetch_all, sql, (seq, *chunk))):
                 yield json.loads(body)
 
     def delete(self, ref: str) -> RunSummary:
@@ -299,6 +299,10 @@ class RunStore:
             recorder.add(_redacted_row(row))
         recorder.finish(header, interrupted=bool(document["results"].get("evalh", {}).get("interrupted")))
         return self.resolve(run_id)
+
+
+def _fetch_all(sql: str, values: tuple[Any, ...], db: sqlite3.Connection) -> list[Any]:
+    return db.execute(sql, values).fetchall()
 
 
 def _with_rows(document: dict[str, Any], summary: RunSummary, rows: Any) -> dict[str, Any]:

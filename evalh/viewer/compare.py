@@ -17,7 +17,9 @@ _GROUPS = ("regressions", "newFailures", "fixes", "scoreChanges", "added", "remo
 
 
 def compare_runs(
-    baseline: tuple[Mapping[str, Any], RunRows], current: tuple[Mapping[str, Any], RunRows], refs: tuple[str, str]
+    baseline: tuple[Mapping[str, Any], RunRows],
+    current: tuple[Mapping[str, Any], RunRows],
+    refs: tuple[str, str],
 ) -> dict[str, Any]:
     """``Comparison.to_json()`` of the two runs (each: its report, whose rows are not read, and its
     rows), with ``column`` on every change and the runs' summaries (as the history lists them) as

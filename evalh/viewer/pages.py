@@ -50,7 +50,9 @@ def index_stored_run(store: RunStore, ref: str) -> LineIndex:
     metrics: dict[str, None] = {}
     for position, (test, repeat, prompt, provider, scores) in store.row_fields(summary.id, *_FIELDS):
         lines.setdefault((int(test or 0), int(repeat or 0)), []).append(position)
-        first_in_column.setdefault((0 if prompt is None else prompt, 0 if provider is None else provider), position)
+        first_in_column.setdefault(
+            (0 if prompt is None else prompt, 0 if provider is None else provider), position
+        )
         if isinstance(scores, Mapping):
             metrics.update(dict.fromkeys(str(name) for name in scores))
     results = head.get("results") or {}
@@ -70,7 +72,12 @@ def page_of_view(view: Mapping[str, Any], offset: int, limit: int) -> dict[str, 
     return _page(view["run"], view["columns"], view["metrics"], chosen, offset, len(lines))
 
 
-def _page(
-    run: Any, columns: Any, metrics: Any, lines: list[Any], offset: int, total: int
-) -> dict[str, Any]:
-    return {"run": run, "columns": columns, "metrics": metrics, "lines": lines, "offset": offset, "total": total}
+def _page(run: Any, columns: Any, metrics: Any, lines: list[Any], offset: int, total: int) -> dict[str, Any]:
+    return {
+        "run": run,
+        "columns": columns,
+        "metrics": metrics,
+        "lines": lines,
+        "offset": offset,
+        "total": total,
+    }

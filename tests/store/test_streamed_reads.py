@@ -65,7 +65,10 @@ def _suite(directory: Path, tests: int, *, width: int = 40) -> Path:
         {
             "description": f"t{i} ✓",
             "vars": {"n": str(i), "text": f"{i} " + "wörd " * (width // 5)},
-            "assert": [{"type": "icontains", "value": "{{ n }}"}, {"type": "javascript", "value": f"{i} % 3 != 0"}],
+            "assert": [
+                {"type": "icontains", "value": "{{ n }}"},
+                {"type": "javascript", "value": f"{i} % 3 != 0"},
+            ],
         }
         for i in range(tests)
     ]
@@ -87,7 +90,11 @@ def test_show_json_of_a_run_without_rows(tmp_path: Path) -> None:
     header = {"evalId": "eval-empty", "results": {"version": 3, "timestamp": "now", "results": []}}
     with open_store() as store:
         recorder = store.start(
-            "eval-empty", header, config=EncodedConfig.of_text('{"tests": []}'), config_path=None, description=None
+            "eval-empty",
+            header,
+            config=EncodedConfig.of_text('{"tests": []}'),
+            config_path=None,
+            description=None,
         )
         recorder.finish(header, interrupted=False)
         expected = json.dumps(store.load_run("eval-empty"), indent=2, ensure_ascii=False) + "\n"
@@ -131,13 +138,20 @@ def test_show_and_diff_hold_no_run_whole(tmp_path: Path) -> None:
     with open_store() as store:
         whole = _peak(lambda: store.load_run("latest"))  # the run as one report: its rows as dicts
     assert whole > 10_000_000
-    show_peak, diff_peak = _peak(lambda: show("latest", as_json=True)), _peak(lambda: diff("latest~1", "latest"))
+    show_peak, diff_peak = (
+        _peak(lambda: show("latest", as_json=True)),
+        _peak(lambda: diff("latest~1", "latest")),
+    )
     print(f"peaks: whole run {whole:,}, show --json {show_peak:,}, diff {diff_peak:,}")
     assert show_peak < whole / 2 and diff_peak < whole / 2
 
 
 @pytest.mark.parametrize("rows", [[], [{"a": 1, "b": [1, {"c": "ü: x"}]}, "s", [], {}], [{"results": "x"}]])
 def test_yaml_in_pieces_is_the_whole_yaml(rows: list[Any]) -> None:
-    document = {"evalId": "e", "results": {"version": 3, "results": None, "stats": {"x": 1}}, "config": {"t": [1]}}
+    document = {
+        "evalId": "e",
+        "results": {"version": 3, "results": None, "stats": {"x": 1}},
+        "config": {"t": [1]},
+    }
     whole = to_yaml_text({**document, "results": {**document["results"], "results": rows}})
     assert "".join(to_yaml_chunks(document, iter(rows))) == whole

@@ -21,7 +21,10 @@ from tests.store.helpers import evalh
 
 _CONFIG = {
     "description": "pages ✓",
-    "prompts": [{"id": "a", "label": "a", "raw": "Say {{ n }}"}, {"id": "b", "label": "b", "raw": "Tell {{ n }}"}],
+    "prompts": [
+        {"id": "a", "label": "a", "raw": "Say {{ n }}"},
+        {"id": "b", "label": "b", "raw": "Tell {{ n }}"},
+    ],
     "providers": ["echo"],
     "evaluateOptions": {"repeat": 2},
     "tests": [
