@@ -7,7 +7,7 @@ the viewer, the server process over all its requests). The suite has N tests wit
 three assertions each (one test in seven fails), so the runs need no network. Its two runs go into a
 store of their own (``EVALH_HOME`` in a temporary directory, or ``--home DIR`` to keep and reuse it).
 
-    python benchmarks/bench_big_runs.py [--tests 50000] [--home DIR]
+    python benchmarks/bench_big_runs.py [--tests 50000] [--home DIR]     (from the repository's root)
 
 Targets at 50,000 rows: peak <= 500 MiB for show, diff and the viewer; the viewer's first page of a run
 in under 2 s.
@@ -27,28 +27,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+from bench_viewer import write_suite  # its suite: N tests of recorded outputs, 3 assertions each
+
 FORMATS = ("json", "xml", "csv", "html", "yaml", "jsonl")
 TARGET_MIB, TARGET_FIRST_PAGE_S = 500, 2.0
-
-
-def write_suite(directory: Path, tests: int) -> Path:
-    rows = [
-        {
-            "description": f"order {i}",
-            "vars": {"order": i, "question": f"Where is order {i}?"},
-            "output": f"Order {i} has {'shipped' if i % 7 else 'been lost'}; it left the warehouse.",
-            "assert": [
-                {"type": "icontains", "value": f"order {i}"},
-                {"type": "contains", "value": "shipped"},
-                {"type": "regex", "value": r"warehouse\.$"},
-            ],
-        }
-        for i in range(tests)
-    ]
-    (directory / "tests.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    config = directory / "bench.yaml"
-    config.write_text("description: big runs bench\ntests: file://tests.jsonl\n", encoding="utf-8")
-    return config
 
 
 def measured(name: str, command: list[str], env: dict[str, str]) -> None:
