@@ -35,7 +35,7 @@ from evalh import gc_policy
 from evalh.errors import ConfigError, ReportError
 from evalh.model import RunResult, TestResult
 from evalh.reports.csv import to_csv_text
-from evalh.reports.html import to_html
+from evalh.reports.html import html_chunks
 from evalh.reports.json import new_memo, result_to_json
 from evalh.reports.junit import to_junit_xml
 from evalh.reports.markdown import to_markdown
@@ -204,25 +204,32 @@ def _render(
         yield to_csv_text(run).encode("utf-8", errors="backslashreplace")
     elif fmt == "yaml":
         head = frame().with_rows([])
-        yield from (piece.encode("utf-8") for piece in to_yaml_chunks(head, row_dicts()))
+        yield from (block.encode("utf-8") for block in _blocks(to_yaml_chunks(head, row_dicts())))
     elif fmt == "markdown":
         yield summary().encode("utf-8", errors="backslashreplace")
     else:
-        yield to_html(frame().with_rows(row_dicts())).encode("utf-8", errors="backslashreplace")
+        pieces = html_chunks(frame().with_rows(row_dicts()))
+        yield from (block.encode("utf-8", errors="backslashreplace") for block in _blocks(pieces))
 
 
 def _joined(pieces: Iterable[str]) -> Iterator[bytes]:
     """``pieces`` as UTF-8 bytes (:func:`encode_json`) in blocks of about :data:`WRITE_BLOCK` characters."""
+    return (encode_json(block) for block in _blocks(pieces))
+
+
+def _blocks(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` joined into blocks of about :data:`WRITE_BLOCK` characters (a piece is never cut:
+    each block then encodes as its pieces would)."""
     block: list[str] = []
     size = 0
     for piece in pieces:
         block.append(piece)
         size += len(piece)
         if size >= WRITE_BLOCK:
-            yield encode_json("".join(block))
+            yield "".join(block)
             block, size = [], 0
     if block:
-        yield encode_json("".join(block))
+        yield "".join(block)
 
 
 def _row_dicts(run: RunResult) -> Iterator[dict[str, Any]]:

@@ -16,7 +16,9 @@ import pytest
 
 from evalh.commands.diff import diff
 from evalh.commands.runs import show
+from evalh.reports.html import _inline_json, html_chunks
 from evalh.reports.streamed import EncodedConfig
+from evalh.reports.viewdata import run_view
 from evalh.reports.yamltext import to_yaml_chunks, to_yaml_text
 from evalh.store import open_store
 from evalh.store.compare import compare_reports
@@ -155,3 +157,16 @@ def test_yaml_in_pieces_is_the_whole_yaml(rows: list[Any]) -> None:
     }
     whole = to_yaml_text({**document, "results": {**document["results"], "results": rows}})
     assert "".join(to_yaml_chunks(document, iter(rows))) == whole
+
+
+def test_html_in_pieces_inlines_the_whole_view(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, 4)
+    suite.write_text(suite.read_text(encoding="utf-8").replace("wörd", "</script><wörd"), encoding="utf-8")
+    _run(suite)
+    with open_store() as store:
+        report = store.load_run("latest")
+    view = run_view(report, str(report["evalId"]))
+    data = f'<script type="application/json" id="evalh-data">{_inline_json({"view": view})}</script>\n'
+    rows = report["results"]["results"]
+    page = "".join(html_chunks({**report, "results": {**report["results"], "results": iter(rows)}}))
+    assert data in page and page.count("</script>") == 2 and "<wörd" not in page
