@@ -92,8 +92,8 @@ class RunStore:
         self._settle_abandoned()
 
     def _settle_abandoned(self) -> None:
-        """Runs whose recording process died (SIGKILL, a crash) become ``incomplete`` now; a store
-        busy or damaged here is left for the caller's first query to report."""
+        """Runs whose recording process died (SIGKILL, a crash) become ``incomplete`` now. A store busy
+        with another writer is settled at a later opening; a damaged one was moved aside (StoreError)."""
         try:
             self._query(lambda db: settle_abandoned(db, self.path, self.transaction))
         except StoreError:
