@@ -165,19 +165,25 @@ def test_sigterm_stops_calls_in_flight_to_a_slow_http_server(
     _assert_interrupted_reports(tmp_path, signal.SIGTERM)
 
 
-def test_ctrl_c_does_not_wait_for_python_code_running_in_a_thread(tmp_path: Path) -> None:
-    _write(
-        tmp_path / "slow_provider.py",
-        """
-        import time
+# User Python whose calls for anything but "fast" take ten minutes: a provider and an assertion
+_SLOW_PYTHON = """
+import time
 
-        def call_api(prompt, options, context):
-            if prompt != "fast":
-                time.sleep(600)
-            return {"output": "done"}
-        """,
-    )
-    process = _start(_config(tmp_path, '"file://slow_provider.py"'), tmp_path)
+def call_api(prompt, options, context):
+    if prompt != "fast":
+        time.sleep(600)
+    return {"output": "done"}
+
+def check(output, context):
+    if output != "fast":
+        time.sleep(600)
+    return True
+"""
+
+
+def test_ctrl_c_does_not_wait_for_python_code_running_in_a_thread(tmp_path: Path) -> None:
+    _write(tmp_path / "slow_code.py", _SLOW_PYTHON)
+    process = _start(_config(tmp_path, '"file://slow_code.py"'), tmp_path)
     stderr = _stop(process, tmp_path, signal.SIGINT)
     assert process.returncode == 130, stderr
     _assert_interrupted_reports(tmp_path, signal.SIGINT)
@@ -189,22 +195,7 @@ QUEUED = 12  # slow rows: more than the run's two Python workers, so most wait f
 def _python_config(tmp_path: Path, kind: str) -> Path:
     """A run whose fast rows finish and whose slow ones hold (or wait for) a Python worker: a
     ``python:`` provider, or a ``python`` assertion on the echo provider's output."""
-    _write(
-        tmp_path / "slow_code.py",
-        """
-        import time
-
-        def call_api(prompt, options, context):
-            if prompt != "fast":
-                time.sleep(600)
-            return {"output": "done"}
-
-        def check(output, context):
-            if output != "fast":
-                time.sleep(600)
-            return True
-        """,
-    )
+    _write(tmp_path / "slow_code.py", _SLOW_PYTHON)
     provider, check = {
         "provider": ('"python:slow_code.py"', "{type: equals, value: done}"),
         "assertion": ("echo", "{type: python, value: file://slow_code.py:check}"),
