@@ -20,6 +20,7 @@ import pytest
 
 from evalh.store import RunSummary, open_store
 from evalh.store.liveness import live_dir
+from evalh.store.recorder import BATCH_ROWS
 from tests.store.helpers import evalh
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and flock")
@@ -111,3 +112,19 @@ def test_a_run_that_finishes_is_complete_and_leaves_no_lock_file(tmp_path: Path)
     assert evalh("run", str(tmp_path / "ok.yaml"), "--no-table").exit_code == 0
     assert (_only_run().state, _only_run().rows) == ("complete", 1)
     assert list(live_dir(Path(os.environ["EVALH_HOME"]) / "runs.sqlite3").iterdir()) == []
+
+
+def test_a_run_held_in_this_process_is_live_and_one_given_up_is_settled() -> None:
+    with open_store() as store:
+        recorder = store.start(
+            "eval-live", {"results": {"timestamp": "t"}}, config=None, config_path=None, description=None
+        )
+        for _ in range(BATCH_ROWS):  # one whole batch: written at once
+            recorder.add({"success": True, "failureReason": 0, "testCase": {}, "vars": {}})
+    with open_store() as store:  # another open file of this process: the lock is held, the run live
+        (run,) = store.list_runs()
+        assert (run.state, run.rows, run.passed) == ("running", BATCH_ROWS, BATCH_ROWS)
+        recorder._give_up(OSError("disk full"))  # recording stops; the lock is let go, its file kept
+    with open_store() as store:
+        (run,) = store.list_runs()
+        assert (run.state, run.rows, run.passed) == ("incomplete", BATCH_ROWS, BATCH_ROWS)
