@@ -23,6 +23,7 @@ from evalh.reports.streamed import EncodedConfig
 from evalh.secrets import redact_config
 from evalh.sqlite_files import move_aside
 from evalh.store.database import connect, store_path
+from evalh.store.liveness import RunLock, settle_abandoned
 from evalh.store.recorder import RunRecorder, json_text, write_config
 
 __all__ = ["RunStore", "RunSummary", "open_store"]
@@ -37,8 +38,9 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One stored run, without its rows. ``state``: ``running`` (still recording, or its process died),
-    ``complete`` or ``interrupted``; ``source``: ``run`` or ``import``."""
+    """One stored run, without its rows. ``state``: ``running`` (still recording), ``complete``,
+    ``interrupted`` (stopped by a signal) or ``incomplete`` (its process ended without finishing it:
+    killed, crashed; see :mod:`evalh.store.liveness`); ``source``: ``run`` or ``import``."""
 
     seq: int
     id: str
@@ -87,6 +89,16 @@ class RunStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or store_path()
         self._db: sqlite3.Connection | None = connect(self.path)
+        self._settle_abandoned()
+
+    def _settle_abandoned(self) -> None:
+        """Runs whose recording process died (SIGKILL, a crash) become ``incomplete`` now. A store busy
+        with another writer is settled at a later opening; a damaged one was moved aside (StoreError)."""
+        try:
+            self._query(lambda db: settle_abandoned(db, self.path, self.transaction))
+        except StoreError:
+            if self._db is None:  # damaged, and moved aside: the store cannot be used
+                raise
 
     def __enter__(self) -> RunStore:
         return self
@@ -233,7 +245,8 @@ class RunStore:
                     write_config(db, seq, config, where=str(self.path))
             return seq
 
-        return RunRecorder(self, run_id, self._query(insert))
+        seq = self._query(insert)
+        return RunRecorder(self, run_id, seq, RunLock.hold(self.path, seq, run_id))
 
     def import_report(self, document: Mapping[str, Any], *, source: str) -> RunSummary:
         """Store a JSON report (an evalh or promptfoo ``-o results.json``) as a run; its config is
