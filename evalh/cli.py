@@ -401,6 +401,7 @@ def _run(
         cell_limit=table_cell_max_length,
         note=lambda text: typer.echo(f"evalh: {text}", err=True),
         baseline=baseline,
+        fail_on_regressions=fail_on_regressions,
     )
     run_result = outcome.result
     if run_result.interrupted:
@@ -439,13 +440,14 @@ def validate(
     Warnings (an undefined variable, an unknown key) are printed and still valid, unless --strict.
     Exit codes: 0 valid; 2 invalid (each problem is printed with file:line:column and its path).
     """
-    from evalh.config.dotenv import dotenv_environment
+    from evalh.config.dotenv import dotenv_environment, environment_overlay
 
     _state["verbose"] = verbose
     with _user_errors(strict=strict), dotenv_environment(env_file or []):
         from evalh.config.load import load_suite
         from evalh.config.schema_comment import check_schema_comment
         from evalh.reports.writers import check_report_paths
+        from evalh.runner.credentials import keyless_providers, missing_keys_error
         from evalh.runner.filters import filter_by_description
 
         paths = _config_path(config, config_option)
@@ -459,6 +461,10 @@ def validate(
             paths, grader=grader, cli_vars=_parse_vars(var or []), checks=checks, report_config=False
         )
         suite = filter_by_description(suite, filter_pattern)
+        with environment_overlay(suite.env):  # as run sees it
+            keyless = keyless_providers(suite)
+        if keyless:  # secrets are the environment's, not the config's: never an error here, even --strict
+            _warning(missing_keys_error(keyless, where=suite.config_path, validating=True).render())
         count = sum(len(test.asserts) for test in suite.tests)
         shown = " + ".join(str(path) for path in paths)
         typer.echo(
