@@ -275,9 +275,9 @@ def run(
         str | None,
         typer.Option(
             "--baseline",
-            help="After the run, compare it with this run: a run id, latest, latest~N (read before this "
-            "run is recorded) or a JSON report; prints regressions, fixes, score changes, added and "
-            "removed tests.",
+            help="After the run, compare it with this run: a run id, latest, latest~N (this config's "
+            "runs, read before this run is recorded) or a JSON report; prints regressions, fixes, score "
+            "changes, added and removed tests.",
         ),
     ] = None,
     fail_on: Annotated[
@@ -325,8 +325,9 @@ def run(
     """Run a suite: check the config, get outputs, grade them, print and write the results.
 
     Exit codes: 0 all passed; 1 a test failed or errored (or the pass rate is under --fail-under;
-    with --fail-on regressions: a new failure since --baseline); 2 invalid config or usage, a filter
-    that selects no test, or a --baseline that names no run or report; 130 Ctrl-C, 143 SIGTERM, 129
+    with --fail-on regressions: a new failure since --baseline); 2 invalid config or usage, a provider
+    in use without its API key (before any call), a filter that selects no test, or a --baseline that
+    names no run or report; 130 Ctrl-C, 143 SIGTERM, 129
     SIGHUP (the results finished so far are still written to every report, marked interrupted).
     """
     from evalh.config.dotenv import dotenv_environment
