@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+import evalh
 from evalh.cli import app
 from tests.loopback import LoopbackServer, Reply
 
@@ -111,6 +112,13 @@ def test_openai_itself_without_a_key_stops_the_run(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "openai:gpt-4o-mini (providers[0]) needs OPENAI_API_KEY" in result.stderr
     assert "point config.apiBaseUrl at an OpenAI-compatible server" in result.stderr
+
+
+def test_the_python_api_raises_before_any_call(loopback: LoopbackServer) -> None:
+    _answering(loopback)
+    with pytest.raises(evalh.ConfigError, match="needs PREFLIGHT_KEY") as raised:
+        evalh.evaluate(_keyed_suite(loopback))
+    assert "ANTHROPIC_API_KEY" in str(raised.value) and loopback.requests == []
 
 
 def test_a_suite_default_grader_is_named_once(tmp_path: Path) -> None:
