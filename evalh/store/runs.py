@@ -26,7 +26,7 @@ from evalh.store.database import connect, store_path
 from evalh.store.liveness import RunLock, settle_abandoned
 from evalh.store.recorder import RunRecorder, json_text, write_config
 
-__all__ = ["RunStore", "RunSummary", "open_store"]
+__all__ = ["RunStore", "RunSummary", "latest_offset", "open_store"]
 
 _LATEST = re.compile(r"latest(?:~(\d+))?")
 _COLUMNS = (
@@ -75,6 +75,12 @@ class RunSummary:
             "passRate": self.pass_rate,
             "durationMs": self.duration_ms,
         }
+
+
+def latest_offset(ref: str) -> int | None:
+    """N for ``latest~N`` (0 for ``latest``), None for any other reference."""
+    latest = _LATEST.fullmatch(ref.strip())
+    return int(latest.group(1) or 0) if latest else None
 
 
 def open_store(path: Path | None = None) -> RunStore:
@@ -154,9 +160,8 @@ class RunStore:
     def resolve(self, ref: str) -> RunSummary:
         """The run ``ref`` names (see the module docstring); ConfigError (exit 2) when none or several."""
         ref = ref.strip()
-        latest = _LATEST.fullmatch(ref)
-        if latest:
-            back = int(latest.group(1) or 0)
+        back = latest_offset(ref)
+        if back is not None:
             sql = f"SELECT {_COLUMNS} FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?"
             found = self._query(lambda db: db.execute(sql, (back,)).fetchall())
         else:
@@ -175,6 +180,16 @@ class RunStore:
             )
         ids = ", ".join(row[1] for row in found[:5])
         raise ConfigError(f"{ref!r} names {len(found)} runs ({ids})", hint="Give more of the run id")
+
+    def latest_of(self, config_path: str | None, description: str | None, back: int = 0) -> RunSummary | None:
+        """The newest run (``back`` runs before it) recorded from this config path with this description,
+        or None (``--baseline latest`` compares a run with the runs of its own config)."""
+        sql = (
+            f"SELECT {_COLUMNS} FROM runs WHERE config_path IS ? AND description IS ? "
+            "ORDER BY seq DESC LIMIT 1 OFFSET ?"
+        )
+        found = self._query(lambda db: db.execute(sql, (config_path, description, back)).fetchall())
+        return RunSummary(*found[0]) if found else None
 
     def iter_rows(self, ref: str) -> Iterator[dict[str, Any]]:
         """The rows of a run, in the order they finished, one at a time."""
