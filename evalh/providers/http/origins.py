@@ -63,4 +63,5 @@ async def follow_same_origin(client: httpx.AsyncClient, response: httpx.Response
                 response.status_code,
             )
         response = await client.send(following, stream=True)  # its body is read, bounded, by the caller
+    await response.aclose()
     raise RefusedRedirect(f"was redirected more than {MAX_REDIRECTS} times", response.status_code)
