@@ -36,6 +36,7 @@ from evalh.config.stored_outputs import CONVERSATION_VAR, stored_names
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, ConfigFileError, SchemaError
+from evalh.limits import max_reply_bytes
 from evalh.model import EvaluateOptions, Prompt, ProviderSpec, Suite, TestCase
 from evalh.notices import is_strict, strict_mode, warn
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY
@@ -165,6 +166,10 @@ def _load(
             check(suite)
         except ConfigError as error:
             ctx.problems.add_exception(error)
+    try:
+        max_reply_bytes()  # a bad EVALH_MAX_REPLY_MB stops the run before any call, not on each row
+    except ConfigError as error:
+        ctx.problems.add_exception(error)
     ctx.problems.raise_if_any(document.file)
     return suite
 
