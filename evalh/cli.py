@@ -446,6 +446,7 @@ def validate(
         from evalh.config.load import load_suite
         from evalh.config.schema_comment import check_schema_comment
         from evalh.reports.writers import check_report_paths
+        from evalh.runner.cache import warn_latency_with_cache
         from evalh.runner.filters import filter_by_description
 
         paths = _config_path(config, config_option)
@@ -459,6 +460,7 @@ def validate(
             paths, grader=grader, cli_vars=_parse_vars(var or []), checks=checks, report_config=False
         )
         suite = filter_by_description(suite, filter_pattern)
+        warn_latency_with_cache(suite)
         count = sum(len(test.asserts) for test in suite.tests)
         shown = " + ".join(str(path) for path in paths)
         typer.echo(

@@ -100,7 +100,7 @@ def test_a_file_where_the_cache_directory_goes_means_no_cache(
     assert warnings_of(caplog) == [
         f"evalh: warning: cannot use the cache {blocker / 'cache.sqlite3'} ({blocker} is a file, not a "
         "directory); this run goes on without a cache. Set EVALH_CACHE_DIR to a writable directory, or "
-        "pass --no-cache to silence this."
+        "EVALH_CACHE_ENABLED=false to silence this."
     ]
     assert cache.clear() == 0
     assert cache.info()["entries"] == {}
