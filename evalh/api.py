@@ -92,7 +92,7 @@ class RunResult:
 
     @property
     def cache_summary(self) -> str | None:
-        """"19 of 19 outputs from the cache; cache=False calls the providers" (None when no provider
+        """ "19 of 19 outputs from the cache; cache=False calls the providers" (None when no provider
         was asked for an output): cached outputs predate any change of the app since they were cached."""
         return self.run.cache_share.sentence(flag="cache=False")
 
@@ -135,7 +135,9 @@ def failure_text(row: TestResult) -> str:
     run's secret values redacted (it goes to pytest's output and its --junitxml file)."""
     lines = [f"{row.status.value}: {row.reason}"]
     for graded in row.assertions:
-        mark = "ERROR" if graded.error else "SKIPPED" if graded.skipped else "PASS" if graded.passed else "FAIL"
+        mark = (
+            "ERROR" if graded.error else "SKIPPED" if graded.skipped else "PASS" if graded.passed else "FAIL"
+        )
         lines.append(f"  [{mark}] {graded.spec.type} (score {graded.score:.3g}): {graded.reason}")
     if row.error and row.status is Status.ERROR:
         lines.append(f"error: {row.error}")

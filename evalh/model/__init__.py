@@ -28,6 +28,7 @@ from evalh.model.aggregates import (
     ScoreStats,
     TypeFigures,
 )
+from evalh.model.caching import CacheMode, CacheShare
 from evalh.model.results import (
     NO_USAGE,
     AssertionResult,
@@ -40,7 +41,6 @@ from evalh.model.results import (
     Usage,
     weighted_mean,
 )
-from evalh.model.caching import CacheMode, CacheShare
 from evalh.model.suite import (
     RECORDED_PROVIDER_ID,
     AssertionSpec,

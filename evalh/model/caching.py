@@ -51,7 +51,7 @@ class CacheShare:
         return cls(outputs, from_cache, mode)
 
     def sentence(self, flag: str = "--no-cache") -> str | None:
-        """"19 of 19 outputs from the cache; --no-cache calls the providers", or None when no output
+        """ "19 of 19 outputs from the cache; --no-cache calls the providers", or None when no output
         was asked of a provider (the cache played no part in the outputs). ``flag``: how the caller's
         users turn the cache's reading off (``cache=False`` from Python)."""
         if self.outputs == 0:

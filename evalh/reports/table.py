@@ -296,7 +296,9 @@ def print_report(
         grid.add_row(name, figure)
     console.print(grid)
     extra = results.get("evalh")
-    _print_cache_share(console, CacheShare.from_json(extra.get("cache") if isinstance(extra, Mapping) else None))
+    _print_cache_share(
+        console, CacheShare.from_json(extra.get("cache") if isinstance(extra, Mapping) else None)
+    )
 
 
 class _ActivityProgress(Progress):

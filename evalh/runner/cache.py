@@ -108,11 +108,11 @@ def warn_latency_with_cache(suite: Suite) -> None:
     found = [spec for test in suite.tests for spec in _latency_checks(test.asserts)]
     if not found:
         return
-    where = found[0].path or "latency"
+    where = " ".join(filter(None, (suite.config_path, found[0].path))) or "latency"
     count = f"{len(found)} latency assertions" if len(found) > 1 else "a latency assertion"
     error = ConfigError(
-        f"the suite has {count} and the cache is on: a cached output was not timed, so latency is "
-        "skipped (not applicable) on every row answered from the cache",
+        f"the suite has {count} and the cache is on: a cached output is not timed, so latency is "
+        "skipped (not applicable) on each row answered from the cache",
         where=where,
         hint="Run with --no-cache to time every call (evaluateOptions.cache: false does the same), or "
         "set cache: false in the config of the provider under test",
