@@ -35,7 +35,7 @@ def _ms(value: float) -> str:
 @assertion(
     "latency",
     family="runtime",
-    description="The provider answered within threshold milliseconds (needs a threshold; skipped for cached outputs)",
+    description="The provider answered within threshold milliseconds (needs a threshold; cached: skipped)",
     threshold_meaning="max ms",
     requires_threshold=True,
     direction="lower",

@@ -1,9 +1,10 @@
 """A run as GitHub-flavoured Markdown (``-o summary.md``): a CI job summary or a pull-request comment.
 
 The layout: a headline (pass rate and counts, the run's id, how many outputs came from the cache), the
-pass rate of each provider x prompt column, the named metrics, with ``--baseline`` what changed since that run (regressions, new failing
-tests, fixes, score changes), then the failed rows with each failed assertion's reason, and the errored
-rows with their error. A list longer than :data:`OPEN_LIMIT` rows is folded in a ``<details>`` block.
+pass rate of each provider x prompt column, the named metrics, with ``--baseline`` what changed since
+that run (regressions, new failing tests, fixes, score changes), then the failed rows with each failed
+assertion's reason, and the errored rows with their error. A list longer than :data:`OPEN_LIMIT` rows is
+folded in a ``<details>`` block.
 
 Every text that comes from the run (test descriptions and vars, labels, reasons quoting an output,
 error texts) is untrusted and goes through :func:`markdown_text`: redacted of the run's secret values

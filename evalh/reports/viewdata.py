@@ -65,8 +65,9 @@ def _tokens(usage: Any) -> dict[str, Any]:
 # Left out of a cell or an assertion when they hold these values (the page puts them back): a 10,000-row
 # run's data is half the size, and the page (the HTML report above all) is read that much sooner.
 _DEFAULTS: dict[str, Any] = {
-    "error": False, "skipped": False, "cached": False, "depth": 0, "weight": 1.0, "latencyMs": 0.0, "cost": 0.0, "prompt": "",
-    "reason": "", "metric": None, "value": None, "judge": None, "threshold": None, "namedScores": {},
+    "error": False, "skipped": False, "cached": False, "depth": 0, "weight": 1.0, "latencyMs": 0.0,
+    "cost": 0.0, "prompt": "", "reason": "", "metric": None, "value": None, "judge": None, "threshold": None,
+    "namedScores": {},
 }  # fmt: skip
 _NO_TOKENS = {"total": 0, "prompt": 0, "completion": 0, "cached": 0}
 

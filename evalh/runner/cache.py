@@ -228,7 +228,8 @@ class Cache:
         self.enabled = False
         _warn(
             f"evalh: warning: cannot use the cache {self.path} ({reason}); this run goes on without a "
-            "cache. Set EVALH_CACHE_DIR to a writable directory, or EVALH_CACHE_ENABLED=false to silence this."
+            "cache. Set EVALH_CACHE_DIR to a writable directory, or EVALH_CACHE_ENABLED=false to silence "
+            "this."
         )
 
     def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:

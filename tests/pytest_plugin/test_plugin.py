@@ -218,7 +218,8 @@ def test_the_summary_says_how_many_outputs_came_from_the_cache_and_no_cache_refr
         "evalh.yaml",
         f"""
         prompts: ["Hi {{{{name}}}}"]
-        providers: [{{id: "openai:chat:app", config: {{apiBaseUrl: "{loopback.url}/v1", apiKey: sk-t-123456}}}}]
+        providers:
+          - {{id: "openai:chat:app", config: {{apiBaseUrl: "{loopback.url}/v1", apiKey: sk-t-123456}}}}
         tests:
           - vars: {{name: Ada}}
             assert: [{{type: contains, value: new}}, {{type: latency, threshold: 600000}}]
