@@ -303,7 +303,13 @@ def run(
     repeat: Annotated[
         int | None, typer.Option("--repeat", min=1, max=MAX_REPEAT, help="Run every test N times.")
     ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Call every provider instead of reading the cache, and write their answers to it.",
+        ),
+    ] = False,
     fail_under: Annotated[
         float | None,
         typer.Option(
@@ -520,13 +526,16 @@ def init(
 
 @cache_app.command("info")
 def cache_info() -> None:
-    """Where the cache is, its size and entries."""
+    """Where the cache is, its size, how long an entry is read (EVALH_CACHE_TTL) and its entries."""
     with _user_errors():
         from evalh.runner.cache import Cache
 
         info = Cache.open().info()
         typer.echo(f"path: {info['path']}")
         typer.echo(f"size: {info['bytes']:,} bytes")
+        typer.echo(
+            f"entries are read for {info['ttlSeconds']:,.0f} s after they are written (EVALH_CACHE_TTL)"
+        )
         entries = info["entries"] or {"(empty)": 0}
         for namespace, count in entries.items():
             typer.echo(f"{namespace}: {count:,} entries")

@@ -173,3 +173,12 @@ def test_validate_warns_of_latency_checks_with_the_cache_on(live: App, tmp_path:
     quiet = CliRunner().invoke(app, ["validate", str(suite)])
     assert quiet.exit_code == 0 and "the cache is on" not in quiet.output
     assert live.calls == 0
+
+
+def test_cache_info_says_how_long_entries_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALH_CACHE_TTL", "3600")
+    shown = CliRunner().invoke(app, ["cache", "info"])
+    assert shown.exit_code == 0 and "entries are read for 3,600 s after they are written" in shown.output
+    monkeypatch.setenv("EVALH_CACHE_TTL", "-1")
+    refused = CliRunner().invoke(app, ["cache", "info"])
+    assert refused.exit_code == 2 and "EVALH_CACHE_TTL must be a number of seconds above 0" in refused.output
