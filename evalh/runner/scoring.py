@@ -152,27 +152,19 @@ def _decide_set(m: Measurement, threshold: float | None) -> AssertionResult:
 
 def finalize(spec: AssertionSpec, result: AssertionResult) -> GradedAssertion:
     """Apply negation and weight 0 to an assertion function's positive-form result."""
-    if result.skipped:  # does not apply to this row: neither form is judged, the row's score leaves it out
+    if result.skipped or result.error or not result.applicable:
+        # skipped: it does not apply to this row, so it passes and the row's score leaves it out; an error,
+        # or nothing to measure: neither the type nor its not- form can pass
         return GradedAssertion(
             spec=spec,
-            passed=True,
-            score=0.0,
-            reason=result.reason,
-            details=result.details,
-            usage=result.usage,
-            skipped=True,
-        )
-    if result.error or not result.applicable:
-        # an error, or nothing to measure: neither the type nor its not- form can pass
-        return GradedAssertion(
-            spec=spec,
-            passed=False,
+            passed=result.skipped,
             score=0.0,
             reason=result.reason,
             error=result.error,
             details=result.details,
             usage=result.usage,
             children=result.children,
+            skipped=result.skipped,
         )
     return _graded(
         spec,
