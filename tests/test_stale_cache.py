@@ -7,6 +7,7 @@ with its reason, never an ERROR."""
 
 from __future__ import annotations
 
+import io
 import json
 import textwrap
 from pathlib import Path
@@ -18,6 +19,7 @@ from typer.testing import CliRunner, Result
 import evalh
 from evalh.cli import app
 from evalh.model import CacheMode
+from evalh.reports.table import print_report
 from tests.loopback import LoopbackServer, Reply, Request
 
 CACHED_ALL = "2 of 2 outputs from the cache; --no-cache calls the providers"
@@ -92,6 +94,9 @@ def test_a_re_run_says_it_read_the_cache_and_no_cache_refreshes_it(live: App, tm
     block = report(tmp_path / "stale.json")["results"]["evalh"]["cache"]
     assert block == {"outputs": 2, "fromCache": 2, "mode": "use", "summary": CACHED_ALL}
     assert "> [!NOTE]" in (tmp_path / "summary.md").read_text(encoding="utf-8")
+    shown = io.StringIO()  # a stored run shown again (evalh runs show) says it too
+    print_report(report(tmp_path / "stale.json"), console_file=shown)
+    assert CACHED_ALL + "." in shown.getvalue()
     # latency cannot be timed on a cached row: skipped with its reason, and the rows pass
     assert stale.exit_code == 0
     for row in report(tmp_path / "stale.json")["results"]["results"]:
