@@ -25,6 +25,7 @@ from evalh.reports.json import new_eval_id, to_promptfoo_json
 from evalh.reports.streamed import ConfigEcho, RowSpool
 from evalh.reports.table import print_lines, print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
+from evalh.runner.cache import cache_ttl_s
 from evalh.runner.execute import run_suite
 from evalh.runner.filters import (
     Filters,
@@ -218,6 +219,7 @@ def _execute(
     # the reports a filter reads are inputs, never overwritten; --retry-errors rewrites the one it read
     inputs.extend(path for path in (settings.filter_failing, settings.filter_errors_only) if path is not None)
     formats = check_report_paths(settings.outputs or suite.output_paths, inputs)  # before any call
+    cache_ttl_s()  # a bad EVALH_CACHE_TTL is refused before the run is recorded
     jobs = plan_for_run(retry.suite if retry else suite, settings)  # every prompt checked now
     earlier: list[TestResult] = []
     if retry is not None:  # the earlier rows are read before any call: a mismatch costs nothing

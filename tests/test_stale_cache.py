@@ -186,4 +186,15 @@ def test_cache_info_says_how_long_entries_are_read(monkeypatch: pytest.MonkeyPat
     assert shown.exit_code == 0 and "entries are read for 3,600 s after they are written" in shown.output
     monkeypatch.setenv("EVALH_CACHE_TTL", "-1")
     refused = CliRunner().invoke(app, ["cache", "info"])
-    assert refused.exit_code == 2 and "EVALH_CACHE_TTL must be a number of seconds above 0" in refused.output
+    assert refused.exit_code == 2 and "EVALH_CACHE_TTL: must be a number of seconds above 0" in refused.output
+
+
+def test_a_bad_ttl_is_refused_before_the_run_is_recorded(
+    live: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVALH_CACHE_TTL", "soon")
+    refused = CliRunner().invoke(app, ["run", str(config(tmp_path, live)), "--no-progress-bar"])
+    assert refused.exit_code == 2 and "EVALH_CACHE_TTL: must be a number of seconds" in refused.output
+    assert live.calls == 0
+    listed = CliRunner().invoke(app, ["runs", "list"])
+    assert "running" not in listed.output and "eval-" not in listed.output

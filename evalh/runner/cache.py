@@ -86,7 +86,7 @@ def cache_ttl_s() -> float:
         seconds = -1.0
     if not 0 < seconds < float("inf"):
         raise ConfigError(
-            f"{name} must be a number of seconds above 0 (got {value!r})",
+            f"must be a number of seconds above 0 (got {value!r})",
             where=name,
             hint=f"Set {name}=1209600 for 14 days, or unset it for that default",
         )

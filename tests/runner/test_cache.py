@@ -203,4 +203,4 @@ def test_the_ttl_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("EVALH_CACHE_TTL", "a week")
     with pytest.raises(ConfigError) as raised:
         Cache.open()
-    assert raised.value.render().startswith("EVALH_CACHE_TTL: EVALH_CACHE_TTL must be a number of seconds")
+    assert raised.value.render().startswith("EVALH_CACHE_TTL: must be a number of seconds above 0 (got")
