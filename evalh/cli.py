@@ -275,9 +275,9 @@ def run(
         str | None,
         typer.Option(
             "--baseline",
-            help="After the run, compare it with this run: a run id, latest, latest~N (read before this "
-            "run is recorded) or a JSON report; prints regressions, fixes, score changes, added and "
-            "removed tests.",
+            help="After the run, compare it with this run: a run id, latest, latest~N (this config's "
+            "runs, read before this run is recorded) or a JSON report; prints regressions, fixes, score "
+            "changes, added and removed tests.",
         ),
     ] = None,
     fail_on: Annotated[
@@ -331,8 +331,9 @@ def run(
     """Run a suite: check the config, get outputs, grade them, print and write the results.
 
     Exit codes: 0 all passed; 1 a test failed or errored (or the pass rate is under --fail-under;
-    with --fail-on regressions: a new failure since --baseline); 2 invalid config or usage, a filter
-    that selects no test, or a --baseline that names no run or report; 130 Ctrl-C, 143 SIGTERM, 129
+    with --fail-on regressions: a new failure since --baseline); 2 invalid config or usage, a provider
+    in use without its API key (before any call), a filter that selects no test, or a --baseline that
+    names no run or report; 130 Ctrl-C, 143 SIGTERM, 129
     SIGHUP (the results finished so far are still written to every report, marked interrupted).
     """
     from evalh.config.dotenv import dotenv_environment
@@ -407,6 +408,7 @@ def _run(
         cell_limit=table_cell_max_length,
         note=lambda text: typer.echo(f"evalh: {text}", err=True),
         baseline=baseline,
+        fail_on_regressions=fail_on_regressions,
     )
     run_result = outcome.result
     if run_result.interrupted:
@@ -445,7 +447,7 @@ def validate(
     Warnings (an undefined variable, an unknown key) are printed and still valid, unless --strict.
     Exit codes: 0 valid; 2 invalid (each problem is printed with file:line:column and its path).
     """
-    from evalh.config.dotenv import dotenv_environment
+    from evalh.config.dotenv import dotenv_environment, environment_overlay
 
     _state["verbose"] = verbose
     with _user_errors(strict=strict), dotenv_environment(env_file or []):
@@ -453,6 +455,7 @@ def validate(
         from evalh.config.schema_comment import check_schema_comment
         from evalh.reports.writers import check_report_paths
         from evalh.runner.cache import warn_latency_with_cache
+        from evalh.runner.credentials import keyless_providers, missing_keys_error
         from evalh.runner.filters import filter_by_description
 
         paths = _config_path(config, config_option)
@@ -466,7 +469,11 @@ def validate(
             paths, grader=grader, cli_vars=_parse_vars(var or []), checks=checks, report_config=False
         )
         suite = filter_by_description(suite, filter_pattern)
-        warn_latency_with_cache(suite)
+        with environment_overlay(suite.env):  # as run sees it
+            keyless = keyless_providers(suite)
+            warn_latency_with_cache(suite)  # EVALH_CACHE_ENABLED may come from the config's env:
+        if keyless:  # secrets are the environment's, not the config's: never an error here, even --strict
+            _warning(missing_keys_error(keyless, where=suite.config_path, validating=True).render())
         count = sum(len(test.asserts) for test in suite.tests)
         shown = " + ".join(str(path) for path in paths)
         typer.echo(

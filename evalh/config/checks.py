@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, resolve_provider
+from evalh.assertions.base import needed_providers
 from evalh.assertions.registry import AssertionDef, all_assertions
 from evalh.config.files import LoadContext
 from evalh.config.locate import close_matches, format_path
@@ -177,16 +177,11 @@ class AssertionChecker:
             warn(ConfigError(message, where=place, hint=hint), where=place, subject="threshold")
 
     def _check_need(self, spec: AssertionSpec, test: TestCase, need: str, where: Where) -> None:
-        if need != "text" and spec.provider is not None and spec.provider.models:
-            for model in spec.provider.models:  # a list of models: each must serve the need
-                self._check_capability(spec, model, need, where)
-            return
-        fallback = None if need == "text" else DEFAULT_EMBEDDING_PROVIDER
-        provider = resolve_provider(spec, test, need, self.suite_default, fallback)
-        if provider is None:
+        providers = needed_providers(spec, test, need, self.suite_default)
+        if not providers:
             self.needs_grader.append(f"{where} ({spec.full_type})")
-            return
-        self._check_capability(spec, provider, need, where)
+        for provider in providers:  # a list of models: each must serve the need
+            self._check_capability(spec, provider, need, where)
 
     def _check_capability(self, spec: AssertionSpec, provider: ProviderSpec, need: str, where: Where) -> None:
         if need == "text" and provider.id in _CANNOT_GRADE:

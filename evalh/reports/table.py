@@ -19,6 +19,7 @@ from rich.text import Text
 from evalh import activity
 from evalh.model import CacheShare, RunResult, Status, TestResult
 from evalh.reports.console import make_console, safe_text, table_box
+from evalh.reports.errorreasons import error_reasons_line
 from evalh.reports.json import aggregates_to_json
 from evalh.reports.matrix import Matrix, matrix_of_report, matrix_of_results
 from evalh.reports.results_table import hidden_note, results_table
@@ -246,6 +247,9 @@ def print_summary(
     _print_aggregates(console, aggregates_to_json(run.aggregates), verbose)
     console.print(_summary_table(run))
     _print_cache_share(console, run.cache_share)
+    reasons = None if show_table else error_reasons_line(run.results)
+    if reasons is not None:  # no table shows them: CI logs still say why rows errored
+        console.print(reasons)
     if run.provider_usage:
         console.print(_usage_table(console, run))
 
