@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-from evalh.model import Aggregates, GradedAssertion, Status, Suite, TestResult
+from evalh.model import Aggregates, CacheShare, GradedAssertion, Status, Suite, TestResult
 from evalh.model import RunResult as Run
 from evalh.providers.registry import find_entry
 from evalh.reports.json import to_promptfoo_json
@@ -86,6 +86,17 @@ class RunResult:
         return self.run.interrupted
 
     @property
+    def cache_share(self) -> CacheShare:
+        """How many outputs came from the cache (``from_cache`` of ``outputs``; ``mode``)."""
+        return self.run.cache_share
+
+    @property
+    def cache_summary(self) -> str | None:
+        """ "19 of 19 outputs from the cache; cache=False calls the providers" (None when no provider
+        was asked for an output): cached outputs predate any change of the app since they were cached."""
+        return self.run.cache_share.sentence(flag="cache=False")
+
+    @property
     def aggregates(self) -> Aggregates:
         """Per prompt x provider columns, per assertion type and named-score figures."""
         return self.run.aggregates
@@ -124,7 +135,9 @@ def failure_text(row: TestResult) -> str:
     run's secret values redacted (it goes to pytest's output and its --junitxml file)."""
     lines = [f"{row.status.value}: {row.reason}"]
     for graded in row.assertions:
-        mark = "ERROR" if graded.error else ("PASS" if graded.passed else "FAIL")
+        mark = (
+            "ERROR" if graded.error else "SKIPPED" if graded.skipped else "PASS" if graded.passed else "FAIL"
+        )
         lines.append(f"  [{mark}] {graded.spec.type} (score {graded.score:.3g}): {graded.reason}")
     if row.error and row.status is Status.ERROR:
         lines.append(f"error: {row.error}")

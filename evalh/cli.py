@@ -303,7 +303,13 @@ def run(
     repeat: Annotated[
         int | None, typer.Option("--repeat", min=1, max=MAX_REPEAT, help="Run every test N times.")
     ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Call every provider instead of reading the cache, and write their answers to it.",
+        ),
+    ] = False,
     fail_under: Annotated[
         float | None,
         typer.Option(
@@ -448,6 +454,7 @@ def validate(
         from evalh.config.load import load_suite
         from evalh.config.schema_comment import check_schema_comment
         from evalh.reports.writers import check_report_paths
+        from evalh.runner.cache import warn_latency_with_cache
         from evalh.runner.credentials import keyless_providers, missing_keys_error
         from evalh.runner.filters import filter_by_description
 
@@ -464,6 +471,7 @@ def validate(
         suite = filter_by_description(suite, filter_pattern)
         with environment_overlay(suite.env):  # as run sees it
             keyless = keyless_providers(suite)
+            warn_latency_with_cache(suite)  # EVALH_CACHE_ENABLED may come from the config's env:
         if keyless:  # secrets are the environment's, not the config's: never an error here, even --strict
             _warning(missing_keys_error(keyless, where=suite.config_path, validating=True).render())
         count = sum(len(test.asserts) for test in suite.tests)
@@ -525,13 +533,16 @@ def init(
 
 @cache_app.command("info")
 def cache_info() -> None:
-    """Where the cache is, its size and entries."""
+    """Where the cache is, its size, how long an entry is read (EVALH_CACHE_TTL) and its entries."""
     with _user_errors():
         from evalh.runner.cache import Cache
 
         info = Cache.open().info()
         typer.echo(f"path: {info['path']}")
         typer.echo(f"size: {info['bytes']:,} bytes")
+        typer.echo(
+            f"entries are read for {info['ttlSeconds']:,.0f} s after they are written (EVALH_CACHE_TTL)"
+        )
         entries = info["entries"] or {"(empty)": 0}
         for namespace, count in entries.items():
             typer.echo(f"{namespace}: {count:,} entries")

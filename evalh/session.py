@@ -25,6 +25,7 @@ from evalh.reports.json import new_eval_id, to_promptfoo_json
 from evalh.reports.streamed import ConfigEcho, RowSpool
 from evalh.reports.table import print_lines, print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
+from evalh.runner.cache import cache_ttl_s
 from evalh.runner.credentials import keyless_providers, missing_keys_error
 from evalh.runner.execute import run_suite
 from evalh.runner.filters import (
@@ -225,6 +226,7 @@ def _execute(
             _user_filters(suite),
         ):
             _check_keys(suite, jobs)  # before any call, file or record: nothing is lost
+            cache_ttl_s()  # likewise a bad EVALH_CACHE_TTL (the config's env: may set it)
             streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
             record = stack.enter_context(recording(suite, _now(), enabled=settings.record, echo=echo))
             calls = any(job.uses_provider for job in jobs)

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalh.model.caching import CacheMode, CacheShare
 from evalh.model.results import ProviderUsage, Status, TestResult, Usage
 from evalh.model.suite import Prompt, ProviderSpec, Suite
 
@@ -120,6 +121,7 @@ class RunResult:
     interrupted_by: str | None = None  # the signal that stopped the run: "SIGINT", "SIGTERM", "SIGHUP"
     not_run: int = 0  # rows the run planned but did not finish (interrupted)
     aggregates: Aggregates = field(default_factory=Aggregates)
+    cache_mode: CacheMode | None = None  # None: not known (a run merged from reports)
 
     def count(self, status: Status) -> int:
         return sum(1 for r in self.results if r.status is status)
@@ -130,3 +132,8 @@ class RunResult:
         if not self.results:
             return 100.0
         return 100.0 * self.count(Status.PASS) / len(self.results)
+
+    @property
+    def cache_share(self) -> CacheShare:
+        """How many of the outputs providers were asked for came from the cache."""
+        return CacheShare.of_rows(self.results, self.cache_mode)

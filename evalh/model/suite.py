@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "RECORDED_PROVIDER_ID",
     "AssertionSpec",
     "EvaluateOptions",
     "Prompt",
@@ -16,6 +17,7 @@ __all__ = [
     "ShardInfo",
     "Suite",
     "TestCase",
+    "asks_provider",
 ]
 
 
@@ -99,6 +101,10 @@ class AssertionSpec:
         return f"not-{self.type}" if self.negate else self.type
 
 
+# The provider of rows whose output the test records: no provider is called and no prompt rendered.
+RECORDED_PROVIDER_ID = "recorded"
+
+
 @dataclass(frozen=True, slots=True)
 class TestCase:
     """One test after the defaultTest merge. ``output`` is a recorded output, graded without a provider."""
@@ -164,3 +170,8 @@ class Suite:
     # config (evalh/runtimes/callables.py): a rerun of this suite calls them again.
     callables: Mapping[str, Any] = field(default_factory=dict)
     shard: ShardInfo | None = None  # the share of the run it is (--shard), None for a whole run
+
+
+def asks_provider(test: TestCase, provider: ProviderSpec) -> bool:
+    """Whether the row of ``test`` x ``provider`` asks the provider for its output (not recorded)."""
+    return not test.has_output and provider.id != RECORDED_PROVIDER_ID

@@ -1,9 +1,10 @@
 """A run as GitHub-flavoured Markdown (``-o summary.md``): a CI job summary or a pull-request comment.
 
-The layout: a headline (pass rate and counts, the run's id), the pass rate of each provider x prompt
-column, the named metrics, with ``--baseline`` what changed since that run (regressions, new failing
-tests, fixes, score changes), then the failed rows with each failed assertion's reason, and the errored
-rows with their error. A list longer than :data:`OPEN_LIMIT` rows is folded in a ``<details>`` block.
+The layout: a headline (pass rate and counts, the run's id, how many outputs came from the cache), the
+pass rate of each provider x prompt column, the named metrics, with ``--baseline`` what changed since
+that run (regressions, new failing tests, fixes, score changes), then the failed rows with each failed
+assertion's reason, and the errored rows with their error. A list longer than :data:`OPEN_LIMIT` rows is
+folded in a ``<details>`` block.
 
 Every text that comes from the run (test descriptions and vars, labels, reasons quoting an output,
 error texts) is untrusted and goes through :func:`markdown_text`: redacted of the run's secret values
@@ -107,11 +108,21 @@ def _headline(run: RunResult, eval_id: str | None) -> list[str]:
         counts.insert(3, f"mean score {figures.mean_score:.2f}")
     if eval_id:
         counts.append(f"run {markdown_text(eval_id, NAME_LIMIT)}")
-    lines = [f"## {mark} {title}", "", " · ".join(counts)]
+    lines = [f"## {mark} {title}", "", " · ".join(counts), *_cache_lines(run)]
     if run.interrupted:
         signal = markdown_text(run.interrupted_by or "a signal", NAME_LIMIT)
         lines += ["", "> [!WARNING]", f"> Interrupted by {signal}: {run.not_run} planned rows did not run."]
     return lines
+
+
+def _cache_lines(run: RunResult) -> list[str]:
+    """The run's cache sentence: a note when outputs came from the cache (they may be stale)."""
+    share = run.cache_share
+    sentence = share.sentence()
+    if sentence is None:
+        return []
+    text = escape_inline(sentence[0].upper() + sentence[1:] + ".")
+    return ["", "> [!NOTE]", f"> {text}"] if share.from_cache else ["", text]
 
 
 def _column_row(column: Column) -> list[str]:

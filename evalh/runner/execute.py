@@ -38,7 +38,7 @@ from evalh.model import (
 )
 from evalh.providers.base import CallContext
 from evalh.runner.aggregates import compute_aggregates
-from evalh.runner.cache import Cache
+from evalh.runner.cache import Cache, cache_mode
 from evalh.runner.grading import collect_prefetch, grade_assertion
 from evalh.runner.plan import Job, plan_jobs
 from evalh.runner.scoring import reasons_shared, score_test
@@ -156,7 +156,8 @@ class _Execution:
         timeout_s = options.timeout_ms / 1000 if options.timeout_ms else None
         # storeOutputAs / _conversation: rows read earlier rows, so they run one at a time, in order
         self.memory = RunMemory(template_env(suite.env)) if runs_in_sequence(suite) else None
-        self.cache = Cache.open(enabled=options.cache and options.repeat <= 1)
+        self.cache_mode = cache_mode(options)
+        self.cache = Cache.open(self.cache_mode)
         self.pool = ProviderPool(str(self.config_dir or ""), options.max_concurrency)
         self.services = RunServices(
             self.pool, self.cache, default_choice=suite.default_provider, timeout_s=timeout_s
@@ -332,4 +333,5 @@ def run_suite(
         interrupted_by=stopped_by,
         not_run=len(jobs) - len(results),
         aggregates=compute_aggregates(suite, results),
+        cache_mode=execution.cache_mode,
     )

@@ -24,6 +24,8 @@ from evalh.errors import ConfigError
 from evalh.limits import MAX_SHARDS
 from evalh.model import (
     AssertionSpec,
+    CacheMode,
+    CacheShare,
     Prompt,
     ProviderSpec,
     ProviderUsage,
@@ -366,7 +368,15 @@ def merge_shards(shards: Sequence[ShardReport]) -> RunResult:
         interrupted_by=None if by is None else str(by),
         not_run=sum(not_run for _, _, not_run in times),
         aggregates=compute_aggregates(suite, results),
+        cache_mode=_cache_mode(shards),
     )
+
+
+def _cache_mode(shards: Sequence[ShardReport]) -> CacheMode | None:
+    """The shards' cache mode when they all ran with the same one (given the same flags, they do)."""
+    shares = [CacheShare.from_json(shard.block.get("cache")) for shard in shards]
+    modes = {share.mode if share is not None else None for share in shares}
+    return modes.pop() if len(modes) == 1 else None
 
 
 def _times(shard: ShardReport) -> tuple[str, float, int]:

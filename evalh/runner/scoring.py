@@ -152,17 +152,19 @@ def _decide_set(m: Measurement, threshold: float | None) -> AssertionResult:
 
 def finalize(spec: AssertionSpec, result: AssertionResult) -> GradedAssertion:
     """Apply negation and weight 0 to an assertion function's positive-form result."""
-    if result.error or not result.applicable:
-        # an error, or nothing to measure: neither the type nor its not- form can pass
+    if result.skipped or result.error or not result.applicable:
+        # skipped: it does not apply to this row, so it passes and the row's score leaves it out; an error,
+        # or nothing to measure: neither the type nor its not- form can pass
         return GradedAssertion(
             spec=spec,
-            passed=False,
+            passed=result.skipped,
             score=0.0,
             reason=result.reason,
             error=result.error,
             details=result.details,
             usage=result.usage,
             children=result.children,
+            skipped=result.skipped,
         )
     return _graded(
         spec,
@@ -222,6 +224,8 @@ def _sum_named_scores(
     # A module function, not a closure in named_scores: a nested function that calls itself holds a
     # reference to itself, a reference cycle per row that only the cyclic collector could free.
     for item in items:  # every assertion of every row: nothing is built for one without names
+        if item.skipped:
+            continue
         weight = item.spec.weight
         returned = item.details.get("namedScores")
         if returned is not None and isinstance(returned, Mapping):  # a script's; an ABC check is slow
@@ -278,6 +282,9 @@ def score_test(
     if first_error is not None:
         reason = f"{first_error.spec.full_type}: {first_error.reason}"
         return TestVerdict(Status.ERROR, 0.0, _shared(reason), means, weights)
+    if all(g.skipped for g in graded):  # nothing applied: as a test without assertions, saying why
+        reason = f"{graded[0].spec.full_type}: {graded[0].reason}"
+        return TestVerdict(Status.PASS, 1.0, _shared(reason), means, weights)
     score = weighted_mean(graded)
     if threshold is not None:
         passed = meets(score, threshold, "higher")
