@@ -69,7 +69,7 @@ def with_embedder(suite: Suite, reference: str) -> Suite:
 
     def swapped(test: TestCase) -> TestCase:
         asserts = tuple(
-            dataclasses.replace(a, provider=choice) if _embeds(a.type) else a for a in test.asserts
+            dataclasses.replace(a, provider=choice) if _embeds(a.base_type) else a for a in test.asserts
         )
         return dataclasses.replace(test, asserts=asserts)
 
@@ -108,7 +108,7 @@ def _gather(result: RunResult, provider: str, samples: dict[tuple[str, str], Sam
             direction = _direction(graded)
             if direction is None:
                 continue
-            name = graded.spec.full_type + (f" [{graded.spec.metric}]" if graded.spec.metric else "")
+            name = graded.spec.type + (f" [{graded.spec.metric}]" if graded.spec.metric else "")
             entry = samples.setdefault((name, provider), Samples(name, provider, direction))
             if graded.error or graded.value is None:
                 entry.errors += 1
@@ -131,7 +131,7 @@ def _flattened(graded: Sequence[GradedAssertion]) -> Iterator[GradedAssertion]:
 
 def _direction(graded: GradedAssertion) -> Direction | None:
     """The registry's direction, flipped for a ``not-`` assertion; None for a pass/fail check."""
-    definition = get_assertion(graded.spec.type)
+    definition = get_assertion(graded.spec.base_type)
     if definition is None or definition.direction is None:
         return None
     if graded.spec.negate:

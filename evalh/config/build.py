@@ -390,7 +390,7 @@ def build_assertion(
 ) -> AssertionSpec:
     """One assertion with its value and metric rendered (children built for assert-set); ``path``:
     its place in words (``tests[3].assert[1]``)."""
-    kind, negate = _base_type(item["type"])
+    written, kind, negate = _types(item["type"])
     children = _children(item, inner, origin, path, scope, ctx, where) if item.get("assert") else ()
     threshold = item.get("threshold")
     metric = item.get("metric")
@@ -407,7 +407,7 @@ def build_assertion(
     if not _plain_text(value):  # most values are as written, with nothing to render or place
         value = _render_value(kind, value, scope, ctx, where, ".value" if "value" in item else "")
     spec = AssertionSpec(
-        type=kind,
+        type=written,
         negate=negate,
         value=value,
         threshold=float(threshold) if threshold is not None else None,
@@ -451,10 +451,11 @@ def _plain_text(value: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
-def _base_type(full_type: str) -> tuple[str, bool]:
-    """base_type, its name interned ("contains" of "not-contains" once, not in each assertion)."""
+def _types(full_type: str) -> tuple[str, str, bool]:
+    """The type as written, its base type and whether it is negated; names interned ("not-contains"
+    once, not in each assertion)."""
     kind, negate = base_type(full_type)
-    return sys.intern(kind), negate
+    return sys.intern(full_type), kind, negate
 
 
 def _check_transforms(kind: str, item: Mapping[str, Any], ctx: LoadContext, where: Where) -> None:
