@@ -30,7 +30,7 @@ from evalh.errors import (
     ConfigError,
     EvalhError,
 )
-from evalh.limits import MAX_CONCURRENCY, MAX_REPEAT
+from evalh.limits import RUN_OPTION_BOUNDS
 from evalh.secrets import redacted_stdio
 
 __all__ = ["app", "main"]
@@ -59,6 +59,7 @@ cache_app = typer.Typer(help="Inspect or clear the embedding and completion cach
 app.add_typer(cache_app, name="cache")
 
 _state = {"verbose": False}
+_CONCURRENCY, _REPEAT = RUN_OPTION_BOUNDS["max_concurrency"], RUN_OPTION_BOUNDS["repeat"]
 
 
 def _fail(error: EvalhError) -> NoReturn:
@@ -192,7 +193,11 @@ def run(
     max_concurrency: Annotated[
         int | None,
         typer.Option(
-            "--max-concurrency", "-j", min=1, max=MAX_CONCURRENCY, help="Parallel calls per provider [4]."
+            "--max-concurrency",
+            "-j",
+            min=_CONCURRENCY.low,
+            max=_CONCURRENCY.high,
+            help="Parallel calls per provider [4].",
         ),
     ] = None,
     filter_pattern: Annotated[
@@ -301,7 +306,8 @@ def run(
         list[str] | None, typer.Option("--var", help="Set a variable for every test: key=value.")
     ] = None,
     repeat: Annotated[
-        int | None, typer.Option("--repeat", min=1, max=MAX_REPEAT, help="Run every test N times.")
+        int | None,
+        typer.Option("--repeat", min=_REPEAT.low, max=_REPEAT.high, help="Run every test N times."),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     fail_under: Annotated[
