@@ -81,9 +81,7 @@ def _user_errors(*, strict: bool = False) -> Iterator[None]:
     with redacted_stdio(), warnings_to(_warning, strict=strict):
         try:
             yield
-        except EvalhError as error:
-            if _state["verbose"]:
-                traceback.print_exc()
+        except EvalhError as error:  # the user's to fix: its message says where and how, never a traceback
             _fail(error)
         except KeyboardInterrupt:
             typer.echo("evalh: interrupted", err=True)
@@ -458,8 +456,8 @@ def validate(
         for path in paths:
             check_schema_comment(path)
         checks = (  # outputPath as run would check it, and the filter: reported with the rest
-            lambda loaded: check_report_paths(loaded.output_paths, loaded.input_files),
-            lambda loaded: filter_by_description(loaded, filter_pattern),
+            lambda loaded, _where: check_report_paths(loaded.output_paths, loaded.input_files),
+            lambda loaded, _where: filter_by_description(loaded, filter_pattern),
         )
         suite = load_suite(
             paths, grader=grader, cli_vars=_parse_vars(var or []), checks=checks, report_config=False

@@ -26,6 +26,7 @@ from evalh.config.files import (
     FILE_PREFIX,
     LoadContext,
     Origin,
+    TestSource,
     is_file_ref,
     is_glob,
     script_path,
@@ -50,7 +51,7 @@ from evalh.templating import (
     template_strings,
 )
 
-__all__ = ["Defaults", "build_tests", "expand_vars", "load_vars", "resolve_vars"]
+__all__ = ["Defaults", "build_tests", "expand_vars", "load_vars", "resolve_vars", "test_key_where"]
 
 _NO_CONFIG: Mapping[str, Any] = {}  # shared by the assertions without a config (never changed)
 
@@ -122,7 +123,26 @@ def build_tests(
             _build_one(raw, shown, first_index + offset, variables, own, options, defaults, ctx)
             for offset, variables in enumerate(combinations)
         ]
-    return [test for test in built if test is not None]
+    made = [test for test in built if test is not None]
+    for test in made:  # for checks made after loading (calibrate's labels), which name a key of a test
+        ctx.test_sources[id(test)] = (data, shown, origin, defaults.origin)
+    return made
+
+
+def test_key_where(ctx: LoadContext, test: TestCase, section: str, key: str) -> Where:
+    """Where ``test``'s ``section.key`` (``metadata.label``) was written: in the test, or else in the
+    defaultTest it took the key from (``file:line:col path``)."""
+    source = ctx.test_sources.get(id(test))
+    if source is None:  # not a test of this load
+        return format_path((test.path or "tests", section, key))
+    return _key_where(ctx, source, section, key)
+
+
+def _key_where(ctx: LoadContext, source: TestSource, section: str, key: str) -> Where:
+    data, shown, origin, default_origin = source
+    if key in (data.get(section) or {}) or default_origin is None:
+        return ctx.where(origin, (section, key), (*shown, section, key))
+    return ctx.where(default_origin, (section, key), ("defaultTest", section, key))
 
 
 def expand_vars(variables: dict[str, Any]) -> list[dict[str, Any]]:
@@ -230,9 +250,7 @@ def _build_one(
 def _option_where(
     key: str, data: Mapping[str, Any], shown: JsonPath, origin: Origin, defaults: Defaults, ctx: LoadContext
 ) -> Where:
-    if key in (data.get("options") or {}) or defaults.origin is None:
-        return ctx.where(origin, ("options", key), (*shown, "options", key))
-    return ctx.where(defaults.origin, ("options", key), ("defaultTest", "options", key))
+    return _key_where(ctx, (data, shown, origin, defaults.origin), "options", key)
 
 
 def _test_choice(
