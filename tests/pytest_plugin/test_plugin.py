@@ -199,3 +199,22 @@ def test_a_failed_rows_report_holds_no_secret_value(pytester: pytest.Pytester) -
     shown = "\n".join(result.outlines)
     assert "output: token [REDACTED]" in shown
     assert secret not in shown and secret not in (pytester.path / "junit.xml").read_text(encoding="utf-8")
+
+
+# issue 23: a not- assertion's failure names the type as written
+NEGATED_SUITE = """
+prompts: ["Hi {{name}}"]
+providers: [echo]
+tests:
+  - description: no shouting
+    vars: {name: BOB}
+    assert: [{type: not-icontains, value: bob}]
+"""
+
+
+def test_a_negated_failure_names_not_icontains(pytester: pytest.Pytester) -> None:
+    (pytester.path / "evalh.yaml").write_text(textwrap.dedent(NEGATED_SUITE), encoding="utf-8")
+    result = pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]FAIL] not-icontains (score 0): *(not-icontains expects the opposite)*"])
+    result.stdout.no_fnmatch_line("*[[]FAIL] icontains*")
