@@ -19,6 +19,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
+from evalh.assertions.registry import base_type, get_assertion
+from evalh.config.locate import close_matches
+from evalh.errors import ConfigError
+from evalh.limits import RUN_OPTION_BOUNDS
 from evalh.model import Aggregates, CacheShare, GradedAssertion, Status, Suite, TestResult
 from evalh.model import RunResult as Run
 from evalh.providers.registry import find_entry
@@ -41,10 +45,11 @@ __all__ = [
     "failure_text",
 ]
 
+_CHECK_EXAMPLE = '[{"type": "contains", "value": "Paris"}]'
 _OUTPUT_LIMIT = 500  # characters of an output shown in a failure's report
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # the generated repr printed every row: 100 KB for 50 tests
 class RunResult:
     """A finished run: its rows (one per test x prompt x provider x repeat, in plan order), their
     assertions' results, the run's figures, and :meth:`to_dict` in the JSON report's shape."""
@@ -52,6 +57,10 @@ class RunResult:
     run: Run  # the record every report is written from
     eval_id: str = ""  # the ``evalId`` of the run's reports: its id in the run store when recorded
     comparison: Comparison | None = None  # with the ``baseline`` option: what changed since that run
+
+    def __repr__(self) -> str:
+        eval_id = f"eval_id={self.eval_id!r}, " if self.eval_id else ""
+        return f"RunResult({eval_id}{self.run.summary()})"
 
     @property
     def rows(self) -> tuple[TestResult, ...]:
@@ -162,6 +171,7 @@ class Options(TypedDict, total=False):
 
 
 def _settings(options: Options) -> RunSettings:
+    _check_options(options)
     return RunSettings(
         outputs=tuple(str(path) for path in options.get("outputs", ())),
         max_concurrency=options.get("max_concurrency"),
@@ -172,6 +182,22 @@ def _settings(options: Options) -> RunSettings:
         grader=options.get("grader"),
         record=options.get("write", False),
     )
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    """Refuse an option evaluate() does not have (a typo would be ignored) or a number outside the
+    bounds of its ``evalh run`` flag, before anything is loaded."""
+    known = list(Options.__annotations__)
+    for name, value in options.items():
+        if name not in known:
+            match = close_matches(name, known)
+            hint = f"Did you mean {match}?" if match else f"The options are {', '.join(known)}"
+            raise ConfigError(f"evaluate() has no option {name!r}", hint=hint)
+        bound = RUN_OPTION_BOUNDS.get(name)
+        problem = bound.problem(value) if bound else None
+        if bound and problem:
+            hint = f"The bounds are those of evalh run's {bound.flag}"
+            raise ConfigError(f"{name} {problem}", where=f"evaluate({name}=...)", hint=hint)
 
 
 def _run(config: str | ConfigSource, settings: RunSettings, baseline: str | None) -> RunResult:
@@ -233,6 +259,11 @@ def check(
     config's is) and return the row; raise :class:`CheckFailed`, an ``AssertionError`` listing each
     assertion's result, when it does not pass. For evals written as test functions; a function in
     ``assertions`` is a ``python`` assertion (``fn(output, context)``)."""
+    if isinstance(assertions, str):
+        raise _bare_type(assertions, "check(output, assertions)")
+    for index, spec in enumerate(assertions):
+        if isinstance(spec, str):
+            raise _bare_type(spec, f"check(output, assertions): assertions[{index}]")
     asserts = [spec if callable(spec) else dict(spec) for spec in assertions]
     test: dict[str, Any] = {"output": output, "assert": asserts}
     if vars:
@@ -243,3 +274,21 @@ def check(
     if row.status is not Status.PASS:
         raise CheckFailed(row)
     return row
+
+
+def _bare_type(written: str, where: str) -> ConfigError:
+    """A type name where an assertion (a mapping) belongs: say what to write instead, with the value
+    the type needs (``check("x", "contains")`` would otherwise fail on the letters of the name)."""
+    definition = get_assertion(base_type(written)[0])
+    if definition is None:
+        message, example = f"an assertion is a mapping, not the text {written!r}", _CHECK_EXAMPLE
+    elif definition.requires_value:
+        message = f"{written} needs a value, but only its type name {written!r} was given"
+        example = f'[{{"type": "{written}", "value": ...}}]'
+    else:
+        message, example = (
+            f"an assertion is a mapping, not the type name {written!r}",
+            f'[{{"type": "{written}"}}]',
+        )
+    hint = f"Pass a list of assertions written as a test's assert: list is: check(output, {example})"
+    return ConfigError(message, where=where, hint=hint)

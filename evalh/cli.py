@@ -30,7 +30,7 @@ from evalh.errors import (
     ConfigError,
     EvalhError,
 )
-from evalh.limits import MAX_CONCURRENCY, MAX_REPEAT
+from evalh.limits import RUN_OPTION_BOUNDS
 from evalh.secrets import redacted_stdio
 
 __all__ = ["app", "main"]
@@ -59,6 +59,7 @@ cache_app = typer.Typer(help="Inspect or clear the embedding and completion cach
 app.add_typer(cache_app, name="cache")
 
 _state = {"verbose": False}
+_CONCURRENCY, _REPEAT = RUN_OPTION_BOUNDS["max_concurrency"], RUN_OPTION_BOUNDS["repeat"]
 
 
 def _fail(error: EvalhError) -> NoReturn:
@@ -80,9 +81,7 @@ def _user_errors(*, strict: bool = False) -> Iterator[None]:
     with redacted_stdio(), warnings_to(_warning, strict=strict):
         try:
             yield
-        except EvalhError as error:
-            if _state["verbose"]:
-                traceback.print_exc()
+        except EvalhError as error:  # the user's to fix: its message says where and how, never a traceback
             _fail(error)
         except KeyboardInterrupt:
             typer.echo("evalh: interrupted", err=True)
@@ -192,7 +191,11 @@ def run(
     max_concurrency: Annotated[
         int | None,
         typer.Option(
-            "--max-concurrency", "-j", min=1, max=MAX_CONCURRENCY, help="Parallel calls per provider [4]."
+            "--max-concurrency",
+            "-j",
+            min=_CONCURRENCY.low,
+            max=_CONCURRENCY.high,
+            help="Parallel calls per provider [4].",
         ),
     ] = None,
     filter_pattern: Annotated[
@@ -301,7 +304,8 @@ def run(
         list[str] | None, typer.Option("--var", help="Set a variable for every test: key=value.")
     ] = None,
     repeat: Annotated[
-        int | None, typer.Option("--repeat", min=1, max=MAX_REPEAT, help="Run every test N times.")
+        int | None,
+        typer.Option("--repeat", min=_REPEAT.low, max=_REPEAT.high, help="Run every test N times."),
     ] = None,
     no_cache: Annotated[
         bool,
@@ -462,8 +466,8 @@ def validate(
         for path in paths:
             check_schema_comment(path)
         checks = (  # outputPath as run would check it, and the filter: reported with the rest
-            lambda loaded: check_report_paths(loaded.output_paths, loaded.input_files),
-            lambda loaded: filter_by_description(loaded, filter_pattern),
+            lambda loaded, _where: check_report_paths(loaded.output_paths, loaded.input_files),
+            lambda loaded, _where: filter_by_description(loaded, filter_pattern),
         )
         suite = load_suite(
             paths, grader=grader, cli_vars=_parse_vars(var or []), checks=checks, report_config=False

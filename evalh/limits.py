@@ -9,10 +9,20 @@ without importing the model (``evalh --help`` stays fast).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from evalh.errors import ConfigError
 
-__all__ = ["MAX_CONCURRENCY", "MAX_REPEAT", "MAX_REPLY_ENV", "MAX_SHARDS", "max_reply_bytes", "reply_size"]
+__all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_REPEAT",
+    "MAX_REPLY_ENV",
+    "MAX_SHARDS",
+    "RUN_OPTION_BOUNDS",
+    "Bound",
+    "max_reply_bytes",
+    "reply_size",
+]
 
 MAX_REPEAT = 10_000
 MAX_CONCURRENCY = 1_000
@@ -51,3 +61,25 @@ def reply_size(limit: int) -> str:
     if limit < 1024 * 1024:
         return f"{limit} bytes"
     return f"{limit / (1024 * 1024):g} MiB"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The whole numbers a run option takes, and its command-line flag (what a message names)."""
+
+    flag: str
+    low: int
+    high: int
+
+    def problem(self, value: object) -> str | None:
+        """What is wrong with ``value`` for this option ("must be ... (got -5)"), or None."""
+        if isinstance(value, int) and not isinstance(value, bool) and self.low <= value <= self.high:
+            return None
+        return f"must be a whole number from {self.low:,} to {self.high:,} (got {value!r})"
+
+
+# evaluate()'s numbers, with the bounds of `evalh run`'s flags (which declare them from here too).
+RUN_OPTION_BOUNDS = {
+    "max_concurrency": Bound("--max-concurrency / -j", 1, MAX_CONCURRENCY),
+    "repeat": Bound("--repeat", 1, MAX_REPEAT),
+}

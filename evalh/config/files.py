@@ -34,6 +34,7 @@ __all__ = [
     "DocOrigin",
     "LoadContext",
     "Origin",
+    "TestSource",
     "data_file_refs",
     "is_file_ref",
     "is_glob",
@@ -98,6 +99,10 @@ class CsvOrigin:
         return f"{self.file}:{self.row}"
 
 
+# A built test's source: its data as written, its path in words, its origin and defaultTest's origin.
+TestSource = tuple[Mapping[str, Any], JsonPath, Origin, "Origin | None"]
+
+
 @dataclass
 class LoadContext:
     """State shared while loading one config: its directory, the problems found, files read."""
@@ -106,6 +111,7 @@ class LoadContext:
     problems: Problems = field(default_factory=Problems)
     test_checker: ShapeCachedValidator = field(default_factory=lambda: ShapeCachedValidator(test_validator()))
     where_of: dict[int, Where] = field(default_factory=dict)  # id(spec or prompt) -> "file:line:col path"
+    test_sources: dict[int, TestSource] = field(default_factory=dict)  # id(test) -> where it was written
     allow_outside: bool = False  # evaluateOptions.allowFileOutsideConfigDir: data files may name any file
     other_configs: tuple[Path, ...] = ()  # -c b.yaml -c c.yaml merged into config_file's (inputs too)
     run_transforms: bool = False  # run options.transformVars: loading to run, not to validate

@@ -108,7 +108,7 @@ class Aggregates:
     labelled: bool = False  # some test has metadata.label: columns carry a classification
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # the generated repr printed every row and the whole suite
 class RunResult:
     """Everything a report needs."""
 
@@ -125,6 +125,15 @@ class RunResult:
 
     def count(self, status: Status) -> int:
         return sum(1 for r in self.results if r.status is status)
+
+    def __repr__(self) -> str:
+        return f"RunResult({self.summary()})"
+
+    def summary(self) -> str:
+        """The run in a line: its rows by status, pass rate, and whether it was stopped early."""
+        counts = ", ".join(f"{status.name.lower()}={self.count(status)}" for status in Status)
+        stopped = f", interrupted by {self.interrupted_by or 'a stop'}" if self.interrupted else ""
+        return f"rows={len(self.results)}, {counts}, pass_rate={self.pass_rate:.1f}%{stopped}"
 
     @property
     def pass_rate(self) -> float:

@@ -25,7 +25,17 @@ from evalh.providers.keys import (
 )
 from evalh.runtimes.callables import lookup
 
-__all__ = ["PROVIDERS", "ProviderEntry", "build_provider", "capabilities_of", "find_entry", "missing_key"]
+__all__ = [
+    "PROVIDERS",
+    "ProviderEntry",
+    "build_provider",
+    "capabilities_of",
+    "find_entry",
+    "is_web_http",
+    "missing_key",
+]
+
+_WEB_HTTP = "evalh.providers.webhttp:make_http"  # the generic http provider (http, https, a URL id)
 
 
 @dataclass(frozen=True)
@@ -225,22 +235,22 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
     ),
     ProviderEntry(
         "http",
-        "evalh.providers.webhttp:make_http",
+        _WEB_HTTP,
         ("text",),
         "your own HTTP endpoint (config: url, method, headers, body with {{prompt}}, responsePath)",
         "http",
     ),
-    ProviderEntry("https", "evalh.providers.webhttp:make_http", ("text",), "alias of http", "https"),
+    ProviderEntry("https", _WEB_HTTP, ("text",), "alias of http", "https"),
     ProviderEntry(
         "http://",
-        "evalh.providers.webhttp:make_http",
+        _WEB_HTTP,
         ("text",),
         "your own HTTP endpoint at this URL",
         "http://localhost:8000/chat",
     ),
     ProviderEntry(
         "https://",
-        "evalh.providers.webhttp:make_http",
+        _WEB_HTTP,
         ("text",),
         "your own HTTPS endpoint at this URL",
         "https://example.com/chat",
@@ -279,6 +289,13 @@ def _find_static(provider_id: str) -> ProviderEntry | None:
     if not candidates:
         return None
     return max(candidates, key=lambda entry: (not entry.is_prefix, len(entry.pattern)))
+
+
+def is_web_http(provider_id: str) -> bool:
+    """The id names the generic ``http`` provider (``http``, ``https`` or a URL), whose config
+    templates (url, body, queryParams, headers) are rendered for each call."""
+    entry = find_entry(provider_id)
+    return entry is not None and entry.target == _WEB_HTTP
 
 
 @lru_cache(maxsize=256)  # PROVIDERS is fixed; the embedding assertions ask on every row

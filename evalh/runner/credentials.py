@@ -99,7 +99,7 @@ def _providers_in_use(suite: Suite, jobs: Sequence[Job] | None) -> Iterator[tupl
     definitions = all_assertions()
     for test in tests:
         for assertion in _flattened(test.asserts):
-            definition = definitions.get(assertion.type)
+            definition = definitions.get(assertion.base_type)
             for need in definition.needs if definition is not None else ():
                 for provider in needed_providers(assertion, test, need, suite.default_provider):
                     yield provider, f"{_ROLES.get(need, need)} at {provider.path or assertion.path}"

@@ -197,11 +197,9 @@ def _spec(
     """An assertion as the report shows it: ``written`` as the config wrote it (``testCase.assert``),
     ``shown`` as it was graded (its component's ``assertion``: value rendered, threshold, weight)."""
     full = str(shown.get("type") or written.get("type") or "")
-    negate = full.startswith("not-")
     weight = shown.get("weight")
     return AssertionSpec(
-        type=full.removeprefix("not-") if negate else full,
-        negate=negate,
+        type=full,  # a "not-" type is negated by AssertionSpec itself
         value=shown.get("value"),
         threshold=shown.get("threshold"),
         weight=1.0 if weight is None else float(weight),

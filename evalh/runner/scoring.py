@@ -193,7 +193,7 @@ def _graded(
         # clamped: a negative cosine or a dot product above 1 must not give a score outside [0, 1]
         passed, score = not passed, min(1.0, max(0.0, 1.0 - score))
         if not passed:
-            reason = f"{reason} (not-{spec.type} expects the opposite)"
+            reason = f"{reason} ({spec.type} expects the opposite)"
     if spec.weight == 0:
         passed = True
     return GradedAssertion(
@@ -280,7 +280,7 @@ def score_test(
         return TestVerdict(Status.PASS, 1.0, "No assertions", means, weights)
     first_error = next((g for g in graded if g.error), None)
     if first_error is not None:
-        reason = f"{first_error.spec.full_type}: {first_error.reason}"
+        reason = f"{first_error.spec.type}: {first_error.reason}"
         return TestVerdict(Status.ERROR, 0.0, _shared(reason), means, weights)
     if all(g.skipped for g in graded):  # nothing applied: as a test without assertions, saying why
         reason = f"{graded[0].spec.full_type}: {graded[0].reason}"
@@ -293,6 +293,6 @@ def score_test(
         return TestVerdict(Status.PASS if passed else Status.FAIL, score, reason, means, weights)
     first_failed = next((g for g in graded if not g.passed), None)
     if first_failed is not None:
-        reason = f"{first_failed.spec.full_type}: {first_failed.reason}"
+        reason = f"{first_failed.spec.type}: {first_failed.reason}"
         return TestVerdict(Status.FAIL, score, _shared(reason), means, weights)
     return TestVerdict(Status.PASS, score, "All assertions passed", means, weights)

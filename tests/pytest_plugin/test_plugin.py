@@ -237,3 +237,22 @@ def test_the_summary_says_how_many_outputs_came_from_the_cache_and_no_cache_refr
     )
     pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert len(loopback.requests) == 2
+
+
+# issue 23: a not- assertion's failure names the type as written
+NEGATED_SUITE = """
+prompts: ["Hi {{name}}"]
+providers: [echo]
+tests:
+  - description: no shouting
+    vars: {name: BOB}
+    assert: [{type: not-icontains, value: bob}]
+"""
+
+
+def test_a_negated_failure_names_not_icontains(pytester: pytest.Pytester) -> None:
+    (pytester.path / "evalh.yaml").write_text(textwrap.dedent(NEGATED_SUITE), encoding="utf-8")
+    result = pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]FAIL] not-icontains (score 0): *(not-icontains expects the opposite)*"])
+    result.stdout.no_fnmatch_line("*[[]FAIL] icontains*")
