@@ -198,3 +198,25 @@ def test_a_bad_ttl_is_refused_before_the_run_is_recorded(
     assert live.calls == 0
     listed = CliRunner().invoke(app, ["runs", "list"])
     assert "running" not in listed.output and "eval-" not in listed.output
+
+
+@pytest.mark.parametrize("body", [{"user": "{{ user }}", "q": "{{ prompt }}"}, {"all": "{{ vars }}"}])
+def test_an_http_reply_is_cached_per_request_not_per_prompt(
+    loopback: LoopbackServer, body: dict[str, str]
+) -> None:
+    # one prompt, two users in the body: two requests, two answers, also when read back from the cache
+    loopback.route("POST", "/app", lambda request: Reply.json({"out": f"for {request.json}"}))
+    suite = {
+        "prompts": ["same question"],
+        "providers": [
+            {"id": f"{loopback.url}/app", "config": {"cache": True, "body": body, "responsePath": "out"}}
+        ],
+        "tests": [
+            {"vars": {"user": name}, "assert": [{"type": "icontains", "value": name}]}
+            for name in ("ada", "bob")
+        ],
+    }
+    for run in range(2):
+        result = evalh.evaluate(suite, max_concurrency=1)
+        assert [row.status.value for row in result.rows] == ["PASS", "PASS"], [r.output for r in result.rows]
+    assert len(loopback.requests) == 2  # the second run came from the cache, per user

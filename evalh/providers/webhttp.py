@@ -117,6 +117,13 @@ class WebHttpProvider:
         self._header_templates = {
             str(name): str(value) for name, value in configured.items() if has_template(str(value))
         }
+        # the test vars the request templates read: they shape the request as the prompt does
+        self._read_vars = frozenset(
+            name
+            for key in _TEMPLATE_KEYS
+            for text in template_strings(self.config.get(key))
+            for name in referenced_names(text, where=f"config.{key}")
+        ) - {"prompt", "env"}
 
     @property
     def cacheable(self) -> bool:
@@ -131,6 +138,17 @@ class WebHttpProvider:
             "method": self.method,
             "templates": hide_secrets(templates),
         }
+
+    def request_vars(self, variables: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The vars this call's request is rendered with (all of them when a template reads ``vars``),
+        secret-named ones as Secret: two tests with one prompt and other vars are other requests."""
+        read = (
+            variables
+            if "vars" in self._read_vars
+            else {n: variables[n] for n in self._read_vars if n in variables}
+        )
+        hidden: Mapping[str, Any] = hide_secrets(dict(read))
+        return hidden
 
     async def complete(
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext | None = None
