@@ -216,7 +216,7 @@ def test_an_http_reply_is_cached_per_request_not_per_prompt(
             for name in ("ada", "bob")
         ],
     }
-    for run in range(2):
+    for _run in range(2):
         result = evalh.evaluate(suite, max_concurrency=1)
         assert [row.status.value for row in result.rows] == ["PASS", "PASS"], [r.output for r in result.rows]
     assert len(loopback.requests) == 2  # the second run came from the cache, per user

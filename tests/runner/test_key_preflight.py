@@ -132,11 +132,12 @@ def test_a_suite_default_grader_is_named_once(tmp_path: Path) -> None:
 
 def test_a_negated_judge_needs_its_grader_key_too(tmp_path: Path) -> None:
     # `not-similar` is looked up by its base type: the type as written named no registry entry
-    asserts = [{"type": "not-similar", "value": "rude", "provider": "openai:embedding:text-embedding-3-small"}]
+    embedder = "openai:embedding:text-embedding-3-small"
+    asserts = [{"type": "not-similar", "value": "rude", "provider": embedder}]
     config = _config(tmp_path, {"prompts": ["hi"], "providers": ["echo"], "tests": [{"assert": asserts}]})
     result = _evalh("run", config, "--no-table", "--no-write")
     assert result.exit_code == 2, result.output
-    assert "openai:embedding:text-embedding-3-small (embedder at tests[0].assert[0].provider)" in result.stderr
+    assert f"{embedder} (embedder at tests[0].assert[0].provider)" in result.stderr
 
 
 def test_validate_only_warns_even_strict(tmp_path: Path, loopback: LoopbackServer) -> None:
