@@ -5,7 +5,7 @@ The viewer draws a run as a matrix: one line per test (and repeat), one column p
 each cell one result row. :func:`run_view` turns the report into exactly that, once, in Python, so the
 browser only filters, sorts and draws::
 
-    {run: {summary}, columns: [{label, prompt, provider}], metrics: [names],
+    {run: {summary, cache: sentence}, columns: [{label, prompt, provider}], metrics: [names],
      lines: [{test, repeat, description, vars: {name: text}, cells: [cell | null per column]}]}
 
 Every text a page shows is a string here (outputs and vars that are JSON values become compact JSON);
@@ -21,6 +21,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from evalh.model import CacheShare
 from evalh.reports.matrix import column_label
 from evalh.reports.textutil import escape_controls, output_text
 
@@ -64,8 +65,9 @@ def _tokens(usage: Any) -> dict[str, Any]:
 # Left out of a cell or an assertion when they hold these values (the page puts them back): a 10,000-row
 # run's data is half the size, and the page (the HTML report above all) is read that much sooner.
 _DEFAULTS: dict[str, Any] = {
-    "error": False, "cached": False, "depth": 0, "weight": 1.0, "latencyMs": 0.0, "cost": 0.0, "prompt": "",
-    "reason": "", "metric": None, "value": None, "judge": None, "threshold": None, "namedScores": {},
+    "error": False, "skipped": False, "cached": False, "depth": 0, "weight": 1.0, "latencyMs": 0.0,
+    "cost": 0.0, "prompt": "", "reason": "", "metric": None, "value": None, "judge": None, "threshold": None,
+    "namedScores": {},
 }  # fmt: skip
 _NO_TOKENS = {"total": 0, "prompt": 0, "completion": 0, "cached": 0}
 
@@ -103,6 +105,7 @@ def _assertion(component: Mapping[str, Any], depth: int) -> dict[str, Any]:
             "type": str(spec.get("type", "?")),
             "pass": bool(component.get("pass")),
             "error": bool(component.get("error")),
+            "skipped": component.get("skipped") is True,
             "score": _number(component.get("score")),
             "threshold": _number(threshold),
             "weight": _number(spec.get("weight", 1)),
@@ -207,7 +210,14 @@ def run_summary(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
         "interrupted": bool(extra.get("interrupted")),
         "interruptedBy": extra.get("interruptedBy"),
         "notRun": int(extra.get("notRun") or 0),
+        "cache": _cache_sentence(extra.get("cache")),
     }
+
+
+def _cache_sentence(block: Any) -> str | None:
+    """The run's cache sentence in evalh's own words from the report's figures (never the file's text)."""
+    share = CacheShare.from_json(block)
+    return share.sentence() if share is not None else None
 
 
 def _rate(passed: int, total: int) -> float:

@@ -25,9 +25,10 @@ from evalh.secrets import redact_config
 from evalh.sqlite_files import move_aside
 from evalh.store.database import connect, store_path
 from evalh.store.export import JSONItems, JSONText
+from evalh.store.liveness import RunLock, settle_abandoned
 from evalh.store.recorder import RunRecorder, json_text, write_config
 
-__all__ = ["RunStore", "RunSummary", "open_store"]
+__all__ = ["RunStore", "RunSummary", "latest_offset", "open_store"]
 
 _LATEST = re.compile(r"latest(?:~(\d+))?")
 _COLUMNS = (
@@ -40,8 +41,9 @@ _POSITIONS_PER_QUERY = 500  # bound parameters per query (SQLite allows 999 befo
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One stored run, without its rows. ``state``: ``running`` (still recording, or its process died),
-    ``complete`` or ``interrupted``; ``source``: ``run`` or ``import``."""
+    """One stored run, without its rows. ``state``: ``running`` (still recording), ``complete``,
+    ``interrupted`` (stopped by a signal) or ``incomplete`` (its process ended without finishing it:
+    killed, crashed; see :mod:`evalh.store.liveness`); ``source``: ``run`` or ``import``."""
 
     seq: int
     id: str
@@ -78,6 +80,12 @@ class RunSummary:
         }
 
 
+def latest_offset(ref: str) -> int | None:
+    """N for ``latest~N`` (0 for ``latest``), None for any other reference."""
+    latest = _LATEST.fullmatch(ref.strip())
+    return int(latest.group(1) or 0) if latest else None
+
+
 def open_store(path: Path | None = None) -> RunStore:
     """The run store (default ``$EVALH_HOME/runs.sqlite3``), created if missing. StoreError when it
     cannot be used; a damaged file is moved aside with a warning first."""
@@ -90,6 +98,16 @@ class RunStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or store_path()
         self._db: sqlite3.Connection | None = connect(self.path)
+        self._settle_abandoned()
+
+    def _settle_abandoned(self) -> None:
+        """Runs whose recording process died (SIGKILL, a crash) become ``incomplete`` now. A store busy
+        with another writer is settled at a later opening; a damaged one was moved aside (StoreError)."""
+        try:
+            self._query(lambda db: settle_abandoned(db, self.path, self.transaction))
+        except StoreError:
+            if self._db is None:  # damaged, and moved aside: the store cannot be used
+                raise
 
     def __enter__(self) -> RunStore:
         return self
@@ -145,9 +163,8 @@ class RunStore:
     def resolve(self, ref: str) -> RunSummary:
         """The run ``ref`` names (see the module docstring); ConfigError (exit 2) when none or several."""
         ref = ref.strip()
-        latest = _LATEST.fullmatch(ref)
-        if latest:
-            back = int(latest.group(1) or 0)
+        back = latest_offset(ref)
+        if back is not None:
             sql = f"SELECT {_COLUMNS} FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?"
             found = self._query(lambda db: db.execute(sql, (back,)).fetchall())
         else:
@@ -166,6 +183,16 @@ class RunStore:
             )
         ids = ", ".join(row[1] for row in found[:5])
         raise ConfigError(f"{ref!r} names {len(found)} runs ({ids})", hint="Give more of the run id")
+
+    def latest_of(self, config_path: str | None, description: str | None, back: int = 0) -> RunSummary | None:
+        """The newest run (``back`` runs before it) recorded from this config path with this description,
+        or None (``--baseline latest`` compares a run with the runs of its own config)."""
+        sql = (
+            f"SELECT {_COLUMNS} FROM runs WHERE config_path IS ? AND description IS ? "
+            "ORDER BY seq DESC LIMIT 1 OFFSET ?"
+        )
+        found = self._query(lambda db: db.execute(sql, (config_path, description, back)).fetchall())
+        return RunSummary(*found[0]) if found else None
 
     def iter_rows(self, ref: str) -> Iterator[dict[str, Any]]:
         """The rows of a run, in the order they finished, one at a time."""
@@ -270,7 +297,8 @@ class RunStore:
                     write_config(db, seq, config, where=str(self.path))
             return seq
 
-        return RunRecorder(self, run_id, self._query(insert))
+        seq = self._query(insert)
+        return RunRecorder(self, run_id, seq, RunLock.hold(self.path, seq, run_id))
 
     def import_report(self, document: Mapping[str, Any], *, source: str) -> RunSummary:
         """Store a JSON report (an evalh or promptfoo ``-o results.json``) as a run; its config is

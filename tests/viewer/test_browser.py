@@ -57,6 +57,12 @@ def test_find_a_failing_reason_from_the_history_in_two_clicks(viewer: ViewerServ
     page.click("a.run-link >> text=current.json")  # click 1: the run
     _ready(page)
     assert page.locator("#summary").inner_text().count("Failed") == 1
+    # the run says how many outputs came from the cache (made with --no-cache: none)
+    assert (
+        page.locator("#cache-note")
+        .inner_text()
+        .startswith("0 of 6 outputs from the cache; --no-cache called")
+    )
     page.locator("#matrix td.cell.FAIL").first.click()  # click 2: a failing cell
     detail = page.locator("#detail")
     assert detail.is_visible()

@@ -42,7 +42,9 @@ EV.runSummary = function (run) {
       item("Errors", run.errors, "error"), item("Pass rate", EV.percent(run.passRate)),
       item("Duration", EV.ms(run.durationMs)), item("Started", EV.when(run.timestamp)),
       run.interrupted ? item("Interrupted by", (run.interruptedBy || "SIGINT") + ": " + run.notRun + " not run",
-        "error") : null));
+        "error") : null),
+    // how many outputs came from the cache (they may predate a change of the app): set as text
+    run.cache ? EV.el("p", {class: "cache-note", id: "cache-note"}, run.cache + ".") : null);
 };
 
 EV.runToolbar = function (state, redraw) {

@@ -61,7 +61,7 @@ EV.api = async function (path) {
 EV.NO_TOKENS = Object.freeze({total: 0, prompt: 0, completion: 0, cached: 0});
 EV.CELL_DEFAULTS = {reason: "", error: null, prompt: "", latencyMs: 0, cost: 0, cached: false,
   namedScores: Object.freeze({}), tokens: EV.NO_TOKENS, gradingTokens: EV.NO_TOKENS, assertions: []};
-EV.ASSERTION_DEFAULTS = {pass: false, error: false, score: null, threshold: null, weight: 1, metric: null,
+EV.ASSERTION_DEFAULTS = {pass: false, error: false, skipped: false, score: null, threshold: null, weight: 1, metric: null,
   value: null, reason: "", depth: 0, judge: null, tokens: null};
 
 EV.withDefaults = function (item, defaults) {
