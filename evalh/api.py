@@ -19,7 +19,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-from evalh.model import Aggregates, GradedAssertion, Status, Suite, TestResult
+from evalh.assertions.registry import base_type, get_assertion
+from evalh.config.locate import close_matches
+from evalh.errors import ConfigError
+from evalh.limits import RUN_OPTION_BOUNDS
+from evalh.model import Aggregates, CacheShare, GradedAssertion, Status, Suite, TestResult
 from evalh.model import RunResult as Run
 from evalh.providers.registry import find_entry
 from evalh.reports.json import to_promptfoo_json
@@ -41,10 +45,11 @@ __all__ = [
     "failure_text",
 ]
 
+_CHECK_EXAMPLE = '[{"type": "contains", "value": "Paris"}]'
 _OUTPUT_LIMIT = 500  # characters of an output shown in a failure's report
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # the generated repr printed every row: 100 KB for 50 tests
 class RunResult:
     """A finished run: its rows (one per test x prompt x provider x repeat, in plan order), their
     assertions' results, the run's figures, and :meth:`to_dict` in the JSON report's shape."""
@@ -52,6 +57,10 @@ class RunResult:
     run: Run  # the record every report is written from
     eval_id: str = ""  # the ``evalId`` of the run's reports: its id in the run store when recorded
     comparison: Comparison | None = None  # with the ``baseline`` option: what changed since that run
+
+    def __repr__(self) -> str:
+        eval_id = f"eval_id={self.eval_id!r}, " if self.eval_id else ""
+        return f"RunResult({eval_id}{self.run.summary()})"
 
     @property
     def rows(self) -> tuple[TestResult, ...]:
@@ -84,6 +93,17 @@ class RunResult:
     def interrupted(self) -> bool:
         """Stopped early (Ctrl-C): ``rows`` holds the rows finished before the stop."""
         return self.run.interrupted
+
+    @property
+    def cache_share(self) -> CacheShare:
+        """How many outputs came from the cache (``from_cache`` of ``outputs``; ``mode``)."""
+        return self.run.cache_share
+
+    @property
+    def cache_summary(self) -> str | None:
+        """ "19 of 19 outputs from the cache; cache=False calls the providers" (None when no provider
+        was asked for an output): cached outputs predate any change of the app since they were cached."""
+        return self.run.cache_share.sentence(flag="cache=False")
 
     @property
     def aggregates(self) -> Aggregates:
@@ -124,7 +144,9 @@ def failure_text(row: TestResult) -> str:
     run's secret values redacted (it goes to pytest's output and its --junitxml file)."""
     lines = [f"{row.status.value}: {row.reason}"]
     for graded in row.assertions:
-        mark = "ERROR" if graded.error else ("PASS" if graded.passed else "FAIL")
+        mark = (
+            "ERROR" if graded.error else "SKIPPED" if graded.skipped else "PASS" if graded.passed else "FAIL"
+        )
         lines.append(f"  [{mark}] {graded.spec.type} (score {graded.score:.3g}): {graded.reason}")
     if row.error and row.status is Status.ERROR:
         lines.append(f"error: {row.error}")
@@ -149,6 +171,7 @@ class Options(TypedDict, total=False):
 
 
 def _settings(options: Options) -> RunSettings:
+    _check_options(options)
     return RunSettings(
         outputs=tuple(str(path) for path in options.get("outputs", ())),
         max_concurrency=options.get("max_concurrency"),
@@ -159,6 +182,22 @@ def _settings(options: Options) -> RunSettings:
         grader=options.get("grader"),
         record=options.get("write", False),
     )
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    """Refuse an option evaluate() does not have (a typo would be ignored) or a number outside the
+    bounds of its ``evalh run`` flag, before anything is loaded."""
+    known = list(Options.__annotations__)
+    for name, value in options.items():
+        if name not in known:
+            match = close_matches(name, known)
+            hint = f"Did you mean {match}?" if match else f"The options are {', '.join(known)}"
+            raise ConfigError(f"evaluate() has no option {name!r}", hint=hint)
+        bound = RUN_OPTION_BOUNDS.get(name)
+        problem = bound.problem(value) if bound else None
+        if bound and problem:
+            hint = f"The bounds are those of evalh run's {bound.flag}"
+            raise ConfigError(f"{name} {problem}", where=f"evaluate({name}=...)", hint=hint)
 
 
 def _run(config: str | ConfigSource, settings: RunSettings, baseline: str | None) -> RunResult:
@@ -220,6 +259,11 @@ def check(
     config's is) and return the row; raise :class:`CheckFailed`, an ``AssertionError`` listing each
     assertion's result, when it does not pass. For evals written as test functions; a function in
     ``assertions`` is a ``python`` assertion (``fn(output, context)``)."""
+    if isinstance(assertions, str):
+        raise _bare_type(assertions, "check(output, assertions)")
+    for index, spec in enumerate(assertions):
+        if isinstance(spec, str):
+            raise _bare_type(spec, f"check(output, assertions): assertions[{index}]")
     asserts = [spec if callable(spec) else dict(spec) for spec in assertions]
     test: dict[str, Any] = {"output": output, "assert": asserts}
     if vars:
@@ -230,3 +274,21 @@ def check(
     if row.status is not Status.PASS:
         raise CheckFailed(row)
     return row
+
+
+def _bare_type(written: str, where: str) -> ConfigError:
+    """A type name where an assertion (a mapping) belongs: say what to write instead, with the value
+    the type needs (``check("x", "contains")`` would otherwise fail on the letters of the name)."""
+    definition = get_assertion(base_type(written)[0])
+    if definition is None:
+        message, example = f"an assertion is a mapping, not the text {written!r}", _CHECK_EXAMPLE
+    elif definition.requires_value:
+        message = f"{written} needs a value, but only its type name {written!r} was given"
+        example = f'[{{"type": "{written}", "value": ...}}]'
+    else:
+        message, example = (
+            f"an assertion is a mapping, not the type name {written!r}",
+            f'[{{"type": "{written}"}}]',
+        )
+    hint = f"Pass a list of assertions written as a test's assert: list is: check(output, {example})"
+    return ConfigError(message, where=where, hint=hint)

@@ -30,7 +30,7 @@ from evalh.errors import (
     ConfigError,
     EvalhError,
 )
-from evalh.limits import MAX_CONCURRENCY, MAX_REPEAT
+from evalh.limits import RUN_OPTION_BOUNDS
 from evalh.secrets import redacted_stdio
 
 __all__ = ["app", "main"]
@@ -59,6 +59,7 @@ cache_app = typer.Typer(help="Inspect or clear the embedding and completion cach
 app.add_typer(cache_app, name="cache")
 
 _state = {"verbose": False}
+_CONCURRENCY, _REPEAT = RUN_OPTION_BOUNDS["max_concurrency"], RUN_OPTION_BOUNDS["repeat"]
 
 
 def _echo(text: str, *, err: bool = False) -> None:
@@ -87,9 +88,7 @@ def _user_errors(*, strict: bool = False) -> Iterator[None]:
     with redacted_stdio(), warnings_to(_warning, strict=strict):
         try:
             yield
-        except EvalhError as error:
-            if _state["verbose"]:
-                traceback.print_exc()
+        except EvalhError as error:  # the user's to fix: its message says where and how, never a traceback
             _fail(error)
         except KeyboardInterrupt:
             typer.echo("evalh: interrupted", err=True)
@@ -199,7 +198,11 @@ def run(
     max_concurrency: Annotated[
         int | None,
         typer.Option(
-            "--max-concurrency", "-j", min=1, max=MAX_CONCURRENCY, help="Parallel calls per provider [4]."
+            "--max-concurrency",
+            "-j",
+            min=_CONCURRENCY.low,
+            max=_CONCURRENCY.high,
+            help="Parallel calls per provider [4].",
         ),
     ] = None,
     filter_pattern: Annotated[
@@ -282,9 +285,9 @@ def run(
         str | None,
         typer.Option(
             "--baseline",
-            help="After the run, compare it with this run: a run id, latest, latest~N (read before this "
-            "run is recorded) or a JSON report; prints regressions, fixes, score changes, added and "
-            "removed tests.",
+            help="After the run, compare it with this run: a run id, latest, latest~N (this config's "
+            "runs, read before this run is recorded) or a JSON report; prints regressions, fixes, score "
+            "changes, added and removed tests.",
         ),
     ] = None,
     fail_on: Annotated[
@@ -308,9 +311,16 @@ def run(
         list[str] | None, typer.Option("--var", help="Set a variable for every test: key=value.")
     ] = None,
     repeat: Annotated[
-        int | None, typer.Option("--repeat", min=1, max=MAX_REPEAT, help="Run every test N times.")
+        int | None,
+        typer.Option("--repeat", min=_REPEAT.low, max=_REPEAT.high, help="Run every test N times."),
     ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Call every provider instead of reading the cache, and write their answers to it.",
+        ),
+    ] = False,
     fail_under: Annotated[
         float | None,
         typer.Option(
@@ -332,8 +342,9 @@ def run(
     """Run a suite: check the config, get outputs, grade them, print and write the results.
 
     Exit codes: 0 all passed; 1 a test failed or errored (or the pass rate is under --fail-under;
-    with --fail-on regressions: a new failure since --baseline); 2 invalid config or usage, a filter
-    that selects no test, or a --baseline that names no run or report; 130 Ctrl-C, 143 SIGTERM, 129
+    with --fail-on regressions: a new failure since --baseline); 2 invalid config or usage, a provider
+    in use without its API key (before any call), a filter that selects no test, or a --baseline that
+    names no run or report; 130 Ctrl-C, 143 SIGTERM, 129
     SIGHUP (the results finished so far are still written to every report, marked interrupted).
     """
     from evalh.config.dotenv import dotenv_environment
@@ -408,6 +419,7 @@ def _run(
         cell_limit=table_cell_max_length,
         note=lambda text: _echo(f"evalh: {text}", err=True),
         baseline=baseline,
+        fail_on_regressions=fail_on_regressions,
     )
     run_result = outcome.result
     if run_result.interrupted:
@@ -446,26 +458,33 @@ def validate(
     Warnings (an undefined variable, an unknown key) are printed and still valid, unless --strict.
     Exit codes: 0 valid; 2 invalid (each problem is printed with file:line:column and its path).
     """
-    from evalh.config.dotenv import dotenv_environment
+    from evalh.config.dotenv import dotenv_environment, environment_overlay
 
     _state["verbose"] = verbose
     with _user_errors(strict=strict), dotenv_environment(env_file or []):
         from evalh.config.load import load_suite
         from evalh.config.schema_comment import check_schema_comment
         from evalh.reports.writers import check_report_paths
+        from evalh.runner.cache import warn_latency_with_cache
+        from evalh.runner.credentials import keyless_providers, missing_keys_error
         from evalh.runner.filters import filter_by_description
 
         paths = _config_path(config, config_option)
         for path in paths:
             check_schema_comment(path)
         checks = (  # outputPath as run would check it, and the filter: reported with the rest
-            lambda loaded: check_report_paths(loaded.output_paths, loaded.input_files),
-            lambda loaded: filter_by_description(loaded, filter_pattern),
+            lambda loaded, _where: check_report_paths(loaded.output_paths, loaded.input_files),
+            lambda loaded, _where: filter_by_description(loaded, filter_pattern),
         )
         suite = load_suite(
             paths, grader=grader, cli_vars=_parse_vars(var or []), checks=checks, report_config=False
         )
         suite = filter_by_description(suite, filter_pattern)
+        with environment_overlay(suite.env):  # as run sees it
+            keyless = keyless_providers(suite)
+            warn_latency_with_cache(suite)  # EVALH_CACHE_ENABLED may come from the config's env:
+        if keyless:  # secrets are the environment's, not the config's: never an error here, even --strict
+            _warning(missing_keys_error(keyless, where=suite.config_path, validating=True).render())
         count = sum(len(test.asserts) for test in suite.tests)
         shown = " + ".join(str(path) for path in paths)
         _echo(
@@ -525,13 +544,16 @@ def init(
 
 @cache_app.command("info")
 def cache_info() -> None:
-    """Where the cache is, its size and entries."""
+    """Where the cache is, its size, how long an entry is read (EVALH_CACHE_TTL) and its entries."""
     with _user_errors():
         from evalh.runner.cache import Cache
 
         info = Cache.open().info()
         _echo(f"path: {info['path']}")
         typer.echo(f"size: {info['bytes']:,} bytes")
+        typer.echo(
+            f"entries are read for {info['ttlSeconds']:,.0f} s after they are written (EVALH_CACHE_TTL)"
+        )
         entries = info["entries"] or {"(empty)": 0}
         for namespace, count in entries.items():
             typer.echo(f"{namespace}: {count:,} entries")

@@ -6,16 +6,16 @@ console output, for use from Python.
 
 from __future__ import annotations
 
-import os
 import signal
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from evalh.config.dotenv import environment_overlay
 from evalh.config.load import load_suite, load_suite_data
 from evalh.config.schema import write_schema
 from evalh.errors import ConfigError, ReportError
@@ -25,6 +25,8 @@ from evalh.reports.json import new_eval_id, to_promptfoo_json
 from evalh.reports.streamed import ConfigEcho, RowSpool
 from evalh.reports.table import print_lines, print_summary, progress
 from evalh.reports.writers import JsonlStream, check_report_paths, combine_report_errors, write_each_report
+from evalh.runner.cache import cache_ttl_s
+from evalh.runner.credentials import keyless_providers, missing_keys_error
 from evalh.runner.execute import run_suite
 from evalh.runner.filters import Filters, apply_filters, filter_by_description, filter_by_report
 from evalh.runner.plan import Job, plan_jobs
@@ -35,8 +37,8 @@ from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 from evalh.runtimes.user_filters import user_filters as make_user_filters
 from evalh.secrets import redact_config
 from evalh.store.compare import Comparison, compare_reports
-from evalh.store.recording import recording
-from evalh.store.refs import load_report
+from evalh.store.recording import recording, stored_config_path
+from evalh.store.refs import check_baseline, load_baseline
 from evalh.templating import user_filters
 
 STARTER_SCHEMA_PLACEHOLDER = "EVALH_SCHEMA_URI"
@@ -173,21 +175,6 @@ def _options(suite: Suite, settings: RunSettings) -> EvaluateOptions:
     )
 
 
-@contextmanager
-def _environment(overrides: Mapping[str, str]) -> Iterator[None]:
-    """The config's ``env:`` map is visible to providers during the run only."""
-    saved = {key: os.environ.get(key) for key in overrides}
-    os.environ.update({key: str(value) for key, value in overrides.items()})
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 def _user_filters(suite: Suite) -> AbstractContextManager[None]:
     """The renders of the run (prompts, rubric prompts, HTTP bodies) see the config's nunjucksFilters."""
     config_dir = Path(suite.config_path).parent if suite.config_path else None
@@ -227,7 +214,14 @@ def _execute(
     encode = retry is None and (settings.record or any(fmt in ("json", "jsonl") for fmt in formats.values()))
     # the config the store and the JSON report echo: redacted and encoded once for both
     with RowSpool() as spool, ConfigEcho(suite.raw_config, keep="json" in formats.values()) as echo:
-        with ExitStack() as stack, _environment(suite.env), strict_mode(options.strict), _user_filters(suite):
+        with (
+            ExitStack() as stack,
+            environment_overlay(suite.env),
+            strict_mode(options.strict),
+            _user_filters(suite),
+        ):
+            _check_keys(suite, jobs)  # before any call, file or record: nothing is lost
+            cache_ttl_s()  # likewise a bad EVALH_CACHE_TTL (the config's env: may set it)
             streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
             record = stack.enter_context(recording(suite, _now(), enabled=settings.record, echo=echo))
             calls = any(job.uses_provider for job in jobs)
@@ -262,6 +256,12 @@ def _execute(
     return result, combine_report_errors(failures) if failures else None, eval_id, comparison
 
 
+def _check_keys(suite: Suite, jobs: Sequence[Job]) -> None:
+    keyless = keyless_providers(suite, jobs)
+    if keyless:
+        raise missing_keys_error(keyless, where=suite.config_path or None)
+
+
 def plan_for_run(suite: Suite, settings: RunSettings) -> list[Job]:
     """Every row the run of ``suite`` makes, in report order; an undefined variable in a prompt is a
     warning, or an error under ``strict``."""
@@ -274,8 +274,18 @@ def run_jobs(suite: Suite, jobs: Sequence[Job], settings: RunSettings) -> RunRes
     """Run some of :func:`plan_for_run`'s rows (the pytest plugin runs one per item): no report is
     written and nothing is recorded."""
     options = _options(suite, settings)
-    with _environment(suite.env), strict_mode(options.strict), _user_filters(suite):
+    with environment_overlay(suite.env), strict_mode(options.strict), _user_filters(suite):
         return run_suite(suite, options, jobs=jobs)
+
+
+def _baseline(ref: str, suite: Suite, *, where: str, gate: bool = False) -> dict[str, Any]:
+    """The report ``ref`` names, read before the run starts: ``latest`` is this config's latest run;
+    another config's run is warned about, and refused as a guess under a regressions ``gate``."""
+    chosen = load_baseline(
+        ref, config_path=stored_config_path(suite), description=suite.description, where=where
+    )
+    check_baseline(chosen, ref, gate=gate)
+    return chosen.report
 
 
 def _now() -> str:
@@ -301,7 +311,7 @@ def evaluate(
     (``interrupted_by``)."""
     settings = settings or RunSettings()
     suite, _notes, retry = _load(config, settings)
-    before = load_report(baseline, where="baseline") if baseline is not None else None
+    before = _baseline(baseline, suite, where="baseline") if baseline is not None else None
     result, failure, eval_id, comparison = _execute(
         suite, settings, show_progress=False, retry=retry, baseline=before
     )
@@ -320,14 +330,18 @@ def run_config(
     note: Callable[[str], None] = lambda text: None,
     cell_limit: int | None = None,
     baseline: str | None = None,
+    fail_on_regressions: bool = False,
 ) -> RunOutcome:
     """The CLI's ``run``: :func:`evaluate` plus a progress bar, notes on what the filters kept, the
     console summary (printed even when a report could not be written, before that error is raised)
     and, with a ``baseline`` (a stored run or a JSON report, read before the run starts), what changed
-    since it. SIGTERM and SIGHUP stop the run like Ctrl-C (``interrupted_by`` names the signal), and
+    since it (a ``latest`` of another config is refused when ``fail_on_regressions`` would rest on it).
+    SIGTERM and SIGHUP stop the run like Ctrl-C (``interrupted_by`` names the signal), and
     every report is still written."""
     suite, notes, retry = _load(config_path, settings)
-    before = load_report(baseline, where="--baseline") if baseline is not None else None
+    before = None
+    if baseline is not None:
+        before = _baseline(baseline, suite, where="--baseline", gate=fail_on_regressions)
     for text in notes:
         note(text)
     result, failure, eval_id, comparison = _execute(

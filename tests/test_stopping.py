@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 from junitparser import Error, JUnitXml
 
+import evalh
 from evalh.runner.stopping import run_until_stopped
 from evalh.store import open_store
 from tests.loopback import LoopbackServer, Reply, Request
@@ -164,22 +165,74 @@ def test_sigterm_stops_calls_in_flight_to_a_slow_http_server(
     _assert_interrupted_reports(tmp_path, signal.SIGTERM)
 
 
-def test_ctrl_c_does_not_wait_for_python_code_running_in_a_thread(tmp_path: Path) -> None:
-    _write(
-        tmp_path / "slow_provider.py",
-        """
-        import time
+# User Python whose calls for anything but "fast" take ten minutes: a provider and an assertion
+_SLOW_PYTHON = """
+import time
 
-        def call_api(prompt, options, context):
-            if prompt != "fast":
-                time.sleep(600)
-            return {"output": "done"}
-        """,
-    )
-    process = _start(_config(tmp_path, '"file://slow_provider.py"'), tmp_path)
+def call_api(prompt, options, context):
+    if prompt != "fast":
+        time.sleep(600)
+    return {"output": "done"}
+
+def check(output, context):
+    if output != "fast":
+        time.sleep(600)
+    return True
+"""
+
+
+def test_ctrl_c_does_not_wait_for_python_code_running_in_a_thread(tmp_path: Path) -> None:
+    _write(tmp_path / "slow_code.py", _SLOW_PYTHON)
+    process = _start(_config(tmp_path, '"file://slow_code.py"'), tmp_path)
     stderr = _stop(process, tmp_path, signal.SIGINT)
     assert process.returncode == 130, stderr
     _assert_interrupted_reports(tmp_path, signal.SIGINT)
+
+
+QUEUED = 12  # slow rows: more than the run's two Python workers, so most wait for one when the stop comes
+
+
+def _python_config(tmp_path: Path, kind: str) -> Path:
+    """A run whose fast rows finish and whose slow ones hold (or wait for) a Python worker: a
+    ``python:`` provider, or a ``python`` assertion on the echo provider's output."""
+    _write(tmp_path / "slow_code.py", _SLOW_PYTHON)
+    provider, check = {
+        "provider": ('"python:slow_code.py"', "{type: equals, value: done}"),
+        "assertion": ("echo", "{type: python, value: file://slow_code.py:check}"),
+    }[kind]
+    tests = "\n".join(f"  - vars: {{q: {'fast' if i < FAST else 'slow'}}}" for i in range(FAST + QUEUED))
+    return _write(
+        tmp_path / "slow.yaml",
+        f'prompts: ["{{{{q}}}}"]\nproviders: [{provider}]\n'
+        f"defaultTest:\n  assert: [{check}]\ntests:\n{tests}\n",
+    )
+
+
+@pytest.mark.parametrize("kind", ["provider", "assertion"])
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_python_rows_abandoned_by_a_stop_are_not_run_rather_than_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, sig: signal.Signals, code: int
+) -> None:
+    monkeypatch.setenv("EVALH_PYTHON_WORKERS", "2")
+    _python_config(tmp_path, kind)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evalh", "run", "slow.yaml", "-j", "20", "-o", "r.jsonl", "-o", "r.json"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,  # the results table is not read
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    stderr = _stop(process, tmp_path, sig)
+    assert process.returncode == code, stderr
+    assert f"{FAST} finished row(s) written, {QUEUED} not run" in stderr
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    rows = report["results"]["results"]
+    assert [(row["vars"]["q"], row["error"]) for row in rows] == [("fast", None)] * FAST
+    assert (report["results"]["evalh"]["interruptedBy"], report["results"]["evalh"]["notRun"]) == (
+        sig.name,
+        QUEUED,
+    )
+    assert "deque" not in json.dumps(report) and "Traceback" not in stderr
 
 
 # -- the stop machinery, in process --------------------------------------------------------------
@@ -235,3 +288,22 @@ def test_a_run_that_ends_reports_no_signal_and_exceptions_propagate() -> None:
     assert run_until_stopped(fine()) is None
     with pytest.raises(ValueError, match="a bug"):
         run_until_stopped(broken())
+
+
+@pytest.mark.usefixtures("restored_signals")
+def test_a_row_whose_code_turns_the_stop_into_an_answer_is_not_run() -> None:
+    async def provider(prompt: str) -> dict[str, str]:
+        if prompt == "stop":
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(3600)
+        if prompt == "slow":
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:  # user code that answers instead of letting the stop through
+                return {"error": "cancelled while waiting"}
+        return {"output": "done"}
+
+    tests = [{"vars": {"q": q}} for q in ("fast", "slow", "slow", "stop")]
+    result = evalh.evaluate({"prompts": ["{{q}}"], "providers": [provider], "tests": tests})
+    assert (result.run.interrupted_by, result.run.not_run) == ("SIGINT", 3)
+    assert [(row.rendered_prompt, row.error) for row in result.rows] == [("fast", None)]

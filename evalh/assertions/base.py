@@ -34,6 +34,7 @@ __all__ = [
     "AssertionContext",
     "EmbedRequest",
     "GradingServices",
+    "needed_providers",
     "output_as_text",
     "resolve_provider",
 ]
@@ -184,6 +185,19 @@ def resolve_provider(
         if picked is not None:
             return picked
     return fallback
+
+
+def needed_providers(
+    spec: AssertionSpec, test: TestCase, need: str, suite_default: ProviderChoice | None
+) -> tuple[ProviderSpec, ...]:
+    """The providers ``spec`` calls for ``need`` ("text", "embedding", "tokens"): each of its ``models``
+    when it lists several embedders, else the one :func:`resolve_provider` picks (``local`` for vectors);
+    empty when a judge has no grader."""
+    if need != "text" and spec.provider is not None and spec.provider.models:
+        return spec.provider.models
+    fallback = None if need == "text" else DEFAULT_EMBEDDING_PROVIDER
+    provider = resolve_provider(spec, test, need, suite_default, fallback)
+    return () if provider is None else (provider,)
 
 
 def output_as_text(output: Any) -> str:

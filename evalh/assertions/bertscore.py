@@ -104,7 +104,7 @@ def suite_references(tests: Sequence[TestCase], assertion_type: str = "bertscore
     for test in tests:
         for top in test.asserts:
             for spec in _specs_of(top):
-                refs = references(spec.value) if spec.type == assertion_type else []
+                refs = references(spec.value) if spec.base_type == assertion_type else []
                 if isinstance(refs, list):
                     found.update(dict.fromkeys(refs))
     return tuple(found)

@@ -1,9 +1,11 @@
 """Runtime assertions: ``latency`` (the provider call took at most ``threshold`` milliseconds) and
 ``cost`` (the provider reported a cost of at most ``threshold``).
 
-A cached response or a recorded ``output`` has no latency, so the assertion cannot run on it: that is an
-ERROR row telling the user to run with ``--no-cache``, never a silent pass. Likewise an output whose
-provider reported no cost is an ERROR for ``cost``.
+A recorded ``output`` has no latency, so the assertion cannot run on it: that is an ERROR, never a
+silent pass. A cached output has none either, but there the check simply does not apply to this run: it
+is skipped with the reason (the row is scored on its other assertions), and the run's cache sentence
+says how many outputs came from the cache. Likewise an output whose provider reported no cost is an
+ERROR for ``cost``.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion, no_value
 from evalh.model import AssertionResult, Measurement
 
-__all__ = ["COST_UNKNOWN", "LATENCY_UNKNOWN"]
+__all__ = ["COST_UNKNOWN", "LATENCY_OF_CACHED", "LATENCY_UNKNOWN"]
 
-LATENCY_UNKNOWN = "latency is unknown for cached or recorded outputs; run with --no-cache"
+LATENCY_UNKNOWN = "latency is unknown for recorded outputs: they were not timed"
+LATENCY_OF_CACHED = (
+    "not applicable: the output came from the cache, so no call was timed; run with --no-cache to time it"
+)
 COST_UNKNOWN = (
     "the provider reported no cost for this output (recorded outputs and providers without pricing have none)"
 )
@@ -30,7 +35,7 @@ def _ms(value: float) -> str:
 @assertion(
     "latency",
     family="runtime",
-    description="The provider answered within threshold milliseconds (needs a threshold and --no-cache)",
+    description="The provider answered within threshold milliseconds (needs a threshold; cached: skipped)",
     threshold_meaning="max ms",
     requires_threshold=True,
     direction="lower",
@@ -39,7 +44,9 @@ def _ms(value: float) -> str:
     value_schema=no_value("latency", "put the maximum milliseconds in threshold"),
 )
 def latency(ctx: AssertionContext) -> AssertionResult | Measurement:
-    if ctx.cached or ctx.latency_ms is None:
+    if ctx.cached:
+        return AssertionResult.skip(LATENCY_OF_CACHED)
+    if ctx.latency_ms is None:
         return AssertionResult.failure(LATENCY_UNKNOWN)
     elapsed = ctx.latency_ms
     return Measurement(

@@ -109,13 +109,21 @@ def deep_equal(left: Any, right: Any) -> bool:
     return type(left) is type(right) and bool(left == right)
 
 
+_NESTED_TOO_DEEPLY = "nested too deeply to read (evalh reads JSON nested up to about 900 levels)"
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
 def loads_strict(text: str) -> Any:
-    """``json.loads`` as strict as JavaScript's JSON.parse: NaN and Infinity are rejected."""
-    return json.loads(text, parse_constant=_reject_constant)
+    """``json.loads`` as strict as JavaScript's JSON.parse: NaN and Infinity are rejected. JSON nested
+    past Python's recursion bound (about 1,000 levels) is a ValueError too: it is an answer that fails
+    a JSON check, not a crash of the check."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError(_NESTED_TOO_DEEPLY) from None
 
 
 def parse_json_output(output: Any) -> tuple[bool, Any, str]:

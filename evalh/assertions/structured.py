@@ -25,6 +25,7 @@ from evalh.model import Measurement
 __all__ = ["extract_json_objects", "schema_problem", "schema_violation"]
 
 _MAX_OBJECT_CHARS = 100_000  # promptfoo's cap on one extracted object
+_TOO_DEEP_TO_CHECK = "nested too deeply to check against the schema (about 250 levels at most)"
 _SCAN_BUDGET_PER_CHAR = 20  # characters scanned per character of text, in all, by extract_json_objects
 
 
@@ -84,8 +85,12 @@ def schema_problem(value: Any) -> str | None:
 
 
 def schema_violation(validator: Validator, instance: Any) -> str | None:
-    """The most relevant violation as ``$.path: message``, or None when ``instance`` is valid."""
-    error = best_match(validator.iter_errors(instance))
+    """The most relevant violation as ``$.path: message``, or None when ``instance`` is valid. A
+    document too deep for the validator's recursion is a violation, not a crash."""
+    try:
+        error = best_match(validator.iter_errors(instance))
+    except RecursionError:
+        return f"$: {_TOO_DEEP_TO_CHECK}"
     if error is None:
         return None
     return f"{error.json_path}: {error.message}"

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Literal
 
 from evalh.assertions.registry import get_assertion
+from evalh.config.load import TestKeyWhere, load_suite
 from evalh.config.providers import parse_spec
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, Where
 from evalh.model import GradedAssertion, ProviderChoice, RunResult, Suite, TestCase
-from evalh.session import RunSettings, evaluate, load_for_run
+from evalh.session import evaluate
 
-__all__ = ["LABEL_KEY", "Samples", "collect", "label_of", "with_embedder"]
+__all__ = ["LABEL_KEY", "Samples", "check_labels", "collect", "label_of", "with_embedder"]
 
 LABEL_KEY = "label"
 _LABELS = {"pass": True, "fail": False}
@@ -53,13 +54,25 @@ def label_of(test: TestCase) -> bool | None:
         return None
     label = _LABELS.get(str(raw).strip().lower())
     if label is None:
-        where = f"{test.path or 'tests'}[{test.index}].metadata.{LABEL_KEY}"
-        raise ConfigError(
-            f"a calibration label is pass or fail (got {raw!r})",
-            where=where,
-            hint="Write metadata: {label: pass} or {label: fail} (in a CSV, a __metadata:label column)",
-        )
+        raise _bad_label(raw, f"{test.path or 'tests'}.metadata.{LABEL_KEY}")
     return label
+
+
+def check_labels(suite: Suite, locate: TestKeyWhere) -> None:
+    """Every test's label is pass or fail (or none): checked as the config loads, before the first
+    provider call, and located where it was written (``tests.yaml:7:14 tests[2].metadata.label``)."""
+    for test in suite.tests:
+        raw = test.metadata.get(LABEL_KEY)
+        if raw is not None and str(raw).strip().lower() not in _LABELS:
+            raise _bad_label(raw, locate(test, "metadata", LABEL_KEY))
+
+
+def _bad_label(raw: object, where: Where) -> ConfigError:
+    return ConfigError(
+        f"a calibration label is pass or fail (got {raw!r})",
+        where=where,
+        hint="Write metadata: {label: pass} or {label: fail} (in a CSV, a __metadata:label column)",
+    )
 
 
 def with_embedder(suite: Suite, reference: str) -> Suite:
@@ -69,7 +82,7 @@ def with_embedder(suite: Suite, reference: str) -> Suite:
 
     def swapped(test: TestCase) -> TestCase:
         asserts = tuple(
-            dataclasses.replace(a, provider=choice) if _embeds(a.type) else a for a in test.asserts
+            dataclasses.replace(a, provider=choice) if _embeds(a.base_type) else a for a in test.asserts
         )
         return dataclasses.replace(test, asserts=asserts)
 
@@ -84,10 +97,8 @@ def _embeds(assertion_type: str) -> bool:
 def collect(config: Path | Sequence[Path], providers: Sequence[str]) -> tuple[list[Samples], int]:
     """Every scored assertion's samples, per provider (the configured embedders when none is given),
     and how many result rows had no label."""
-    suite, _notes = load_for_run(config, RunSettings())
+    suite = load_suite(config, run_transforms=True, checks=(check_labels,))  # as `evalh run` loads it
     suite = dataclasses.replace(suite, output_paths=())  # calibrating writes none of the run's reports
-    for test in suite.tests:
-        label_of(test)  # every label checked before the first provider call
     runs = [(p, evaluate(with_embedder(suite, p)).result) for p in providers]
     runs = runs or [("configured", evaluate(suite).result)]
     samples: dict[tuple[str, str], Samples] = {}
@@ -108,7 +119,7 @@ def _gather(result: RunResult, provider: str, samples: dict[tuple[str, str], Sam
             direction = _direction(graded)
             if direction is None:
                 continue
-            name = graded.spec.full_type + (f" [{graded.spec.metric}]" if graded.spec.metric else "")
+            name = graded.spec.type + (f" [{graded.spec.metric}]" if graded.spec.metric else "")
             entry = samples.setdefault((name, provider), Samples(name, provider, direction))
             if graded.error or graded.value is None:
                 entry.errors += 1
@@ -131,7 +142,7 @@ def _flattened(graded: Sequence[GradedAssertion]) -> Iterator[GradedAssertion]:
 
 def _direction(graded: GradedAssertion) -> Direction | None:
     """The registry's direction, flipped for a ``not-`` assertion; None for a pass/fail check."""
-    definition = get_assertion(graded.spec.type)
+    definition = get_assertion(graded.spec.base_type)
     if definition is None or definition.direction is None:
         return None
     if graded.spec.negate:

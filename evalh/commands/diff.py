@@ -48,19 +48,19 @@ def diff(
     """Compare run A (the baseline) with run B."""
     from evalh.reports.console import echo, echo_json
     from evalh.reports.writers import check_report_paths, write_json_file
-    from evalh.store import load_report, open_store
-    from evalh.store.compare import compare_reports
-    from evalh.store.refs import is_report_file
+    from evalh.store import open_store
+    from evalh.store.compare import compare_rows
+    from evalh.store.refs import is_report_file, run_rows
 
     if output is not None:  # before anything is read: never over A or B
         check_report_paths([output], [ref for ref in (baseline, current) if is_report_file(ref)])
     if is_report_file(baseline) and is_report_file(current):
-        before, after = load_report(baseline, where="A"), load_report(current, where="B")
+        before, after = run_rows(baseline, None, where="A"), run_rows(current, None, where="B")
+        comparison = compare_rows(before, after, tolerance=tolerance)
     else:
-        with open_store() as store:
-            before = load_report(baseline, store, where="A")
-            after = load_report(current, store, where="B")
-    comparison = compare_reports(before, after, tolerance=tolerance)
+        with open_store() as store:  # a stored run's rows are read as they are compared
+            before, after = run_rows(baseline, store, where="A"), run_rows(current, store, where="B")
+            comparison = compare_rows(before, after, tolerance=tolerance)
     if output is not None:
         write_json_file(output, comparison.to_json())
     if as_json:

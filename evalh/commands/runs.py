@@ -7,6 +7,7 @@ machines.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -64,20 +65,37 @@ def show(
     ] = None,
 ) -> None:
     """Show one stored run: its summary and results table (or, with --json, its JSON report)."""
-    from evalh.reports.console import echo, echo_json
+    from evalh.reports.console import echo
     from evalh.reports.table import print_report
     from evalh.store import open_store
+    from evalh.store.export import indented_report
 
     with open_store() as store:
         summary = store.resolve(ref)
+        if as_json:  # written as it is read: a large run is never held whole
+            _echo_pieces(indented_report(store.load_run(summary.id, lazy=True)))
+            return
         document = store.load_run(summary.id)
-    if as_json:
-        echo_json(document)
-        return
     echo(_line(summary))
     if summary.config_path:
         echo(f"config: {summary.config_path}")
     print_report(document, verbose=verbose, cell_limit=table_cell_max_length)
+
+
+def _echo_pieces(pieces: Iterable[str]) -> None:
+    """``pieces`` of JSON text on stdout as one text and a line break, in writes of about 64 KB, with
+    the control characters JSON text may hold raw escaped (a run's data never drives the terminal)."""
+    from evalh.reports.console import terminal_json
+
+    batch: list[str] = []
+    size = 0
+    for piece in pieces:
+        batch.append(piece)
+        size += len(piece)
+        if size >= 1 << 16:
+            typer.echo(terminal_json("".join(batch)), nl=False)
+            batch, size = [], 0
+    typer.echo(terminal_json("".join(batch)))
 
 
 def delete(refs: Annotated[list[str], typer.Argument(help="The runs to delete (REF ...).")]) -> None:

@@ -26,6 +26,7 @@ from evalh.config.files import (
     FILE_PREFIX,
     LoadContext,
     Origin,
+    TestSource,
     is_file_ref,
     is_glob,
     script_path,
@@ -50,7 +51,7 @@ from evalh.templating import (
     template_strings,
 )
 
-__all__ = ["Defaults", "build_tests", "expand_vars", "load_vars", "resolve_vars"]
+__all__ = ["Defaults", "build_tests", "expand_vars", "load_vars", "resolve_vars", "test_key_where"]
 
 _NO_CONFIG: Mapping[str, Any] = {}  # shared by the assertions without a config (never changed)
 
@@ -122,7 +123,26 @@ def build_tests(
             _build_one(raw, shown, first_index + offset, variables, own, options, defaults, ctx)
             for offset, variables in enumerate(combinations)
         ]
-    return [test for test in built if test is not None]
+    made = [test for test in built if test is not None]
+    for test in made:  # for checks made after loading (calibrate's labels), which name a key of a test
+        ctx.test_sources[id(test)] = (data, shown, origin, defaults.origin)
+    return made
+
+
+def test_key_where(ctx: LoadContext, test: TestCase, section: str, key: str) -> Where:
+    """Where ``test``'s ``section.key`` (``metadata.label``) was written: in the test, or else in the
+    defaultTest it took the key from (``file:line:col path``)."""
+    source = ctx.test_sources.get(id(test))
+    if source is None:  # not a test of this load
+        return format_path((test.path or "tests", section, key))
+    return _key_where(ctx, source, section, key)
+
+
+def _key_where(ctx: LoadContext, source: TestSource, section: str, key: str) -> Where:
+    data, shown, origin, default_origin = source
+    if key in (data.get(section) or {}) or default_origin is None:
+        return ctx.where(origin, (section, key), (*shown, section, key))
+    return ctx.where(default_origin, (section, key), ("defaultTest", section, key))
 
 
 def expand_vars(variables: dict[str, Any]) -> list[dict[str, Any]]:
@@ -230,9 +250,7 @@ def _build_one(
 def _option_where(
     key: str, data: Mapping[str, Any], shown: JsonPath, origin: Origin, defaults: Defaults, ctx: LoadContext
 ) -> Where:
-    if key in (data.get("options") or {}) or defaults.origin is None:
-        return ctx.where(origin, ("options", key), (*shown, "options", key))
-    return ctx.where(defaults.origin, ("options", key), ("defaultTest", "options", key))
+    return _key_where(ctx, (data, shown, origin, defaults.origin), "options", key)
 
 
 def _test_choice(
@@ -390,7 +408,7 @@ def build_assertion(
 ) -> AssertionSpec:
     """One assertion with its value and metric rendered (children built for assert-set); ``path``:
     its place in words (``tests[3].assert[1]``)."""
-    kind, negate = _base_type(item["type"])
+    written, kind, negate = _types(item["type"])
     children = _children(item, inner, origin, path, scope, ctx, where) if item.get("assert") else ()
     threshold = item.get("threshold")
     metric = item.get("metric")
@@ -407,7 +425,7 @@ def build_assertion(
     if not _plain_text(value):  # most values are as written, with nothing to render or place
         value = _render_value(kind, value, scope, ctx, where, ".value" if "value" in item else "")
     spec = AssertionSpec(
-        type=kind,
+        type=written,
         negate=negate,
         value=value,
         threshold=float(threshold) if threshold is not None else None,
@@ -451,10 +469,11 @@ def _plain_text(value: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
-def _base_type(full_type: str) -> tuple[str, bool]:
-    """base_type, its name interned ("contains" of "not-contains" once, not in each assertion)."""
+def _types(full_type: str) -> tuple[str, str, bool]:
+    """The type as written, its base type and whether it is negated; names interned ("not-contains"
+    once, not in each assertion)."""
     kind, negate = base_type(full_type)
-    return sys.intern(kind), negate
+    return sys.intern(full_type), kind, negate
 
 
 def _check_transforms(kind: str, item: Mapping[str, Any], ctx: LoadContext, where: Where) -> None:

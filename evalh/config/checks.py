@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, resolve_provider
+from evalh.assertions.base import needed_providers
 from evalh.assertions.registry import AssertionDef, all_assertions
 from evalh.config.files import LoadContext
 from evalh.config.locate import close_matches, format_path
@@ -106,7 +106,7 @@ class AssertionChecker:
                 "enclosing set, so each level doubles its size)",
             )
             return
-        definition = self.registry.get(spec.type)
+        definition = self.registry.get(spec.base_type)
         if definition is None:
             self._unknown_type(spec, where)
             return
@@ -119,23 +119,26 @@ class AssertionChecker:
 
     def _check_value(self, spec: AssertionSpec, definition: AssertionDef, where: Where) -> None:
         if spec.value is None and definition.requires_value:
-            self.ctx.problems.add(f"{spec.full_type} needs a value", where=where, hint="Add value: ... to it")
+            self.ctx.problems.add(f"{spec.type} needs a value", where=where, hint="Add value: ... to it")
             return
         checked = definition.value_schema is not None and _checked_as_written(spec)
         for problem in value_problems(definition, spec.value, spec.config, shape_checked=checked):
             place = f"{where}.{format_path(problem.path)}"
-            error = ConfigError(f"{spec.full_type}: {problem.message}", where=place, hint=problem.hint)
+            error = ConfigError(f"{spec.type}: {problem.message}", where=place, hint=problem.hint)
             if problem.ignorable and not is_strict():
                 warn(error, where=place, subject=problem.message)
             else:
                 self.ctx.problems.add_exception(error)
 
     def _unknown_type(self, spec: AssertionSpec, where: Where) -> None:
-        match = close_matches(spec.type, list(self.registry))
+        match = close_matches(spec.base_type, list(self.registry))
+        prefix = "not-" if spec.negate else ""
         hint = (
-            f"Did you mean {match!r}?" if match else "Run `evalh list assertions` for the types evalh knows"
+            f"Did you mean {prefix + match!r}?"
+            if match
+            else "Run `evalh list assertions` for the types evalh knows"
         )
-        self.ctx.problems.add(f"unknown assertion type {spec.full_type!r}", where=where, hint=hint)
+        self.ctx.problems.add(f"unknown assertion type {spec.type!r}", where=where, hint=hint)
 
     def _check_threshold(self, spec: AssertionSpec, definition: AssertionDef, where: Where) -> None:
         if spec.threshold is None:
@@ -169,7 +172,7 @@ class AssertionChecker:
         an error under --strict), since the author expected it to matter."""
         place = f"{where}.threshold"
         shown = f"threshold {spec.threshold:g}"
-        message = f"{spec.full_type} has no threshold (it passes or fails), so {shown} is ignored"
+        message = f"{spec.type} has no threshold (it passes or fails), so {shown} is ignored"
         hint = "Remove the threshold, or use a scored type (`evalh list assertions` shows which take one)"
         if is_strict():
             self.ctx.problems.add(message, where=place, hint=hint)
@@ -177,16 +180,11 @@ class AssertionChecker:
             warn(ConfigError(message, where=place, hint=hint), where=place, subject="threshold")
 
     def _check_need(self, spec: AssertionSpec, test: TestCase, need: str, where: Where) -> None:
-        if need != "text" and spec.provider is not None and spec.provider.models:
-            for model in spec.provider.models:  # a list of models: each must serve the need
-                self._check_capability(spec, model, need, where)
-            return
-        fallback = None if need == "text" else DEFAULT_EMBEDDING_PROVIDER
-        provider = resolve_provider(spec, test, need, self.suite_default, fallback)
-        if provider is None:
+        providers = needed_providers(spec, test, need, self.suite_default)
+        if not providers:
             self.needs_grader.append(f"{where} ({spec.full_type})")
-            return
-        self._check_capability(spec, provider, need, where)
+        for provider in providers:  # a list of models: each must serve the need
+            self._check_capability(spec, provider, need, where)
 
     def _check_capability(self, spec: AssertionSpec, provider: ProviderSpec, need: str, where: Where) -> None:
         if need == "text" and provider.id in _CANNOT_GRADE:
@@ -196,11 +194,11 @@ class AssertionChecker:
         if capabilities is None:
             return  # an unknown id: reported where the provider is written
         if need in capabilities or (
-            need == "embedding" and "similarity" in capabilities and spec.type in _SIMILARITY_OK
+            need == "embedding" and "similarity" in capabilities and spec.base_type in _SIMILARITY_OK
         ):
             return
         self.ctx.problems.add(
-            f"{spec.full_type} needs {_NEED_WORDS.get(need, need)}, but provider {provider.id!r} "
+            f"{spec.type} needs {_NEED_WORDS.get(need, need)}, but provider {provider.id!r} "
             f"({_source(provider)}) only offers {', '.join(capabilities) or 'nothing'}",
             where=where,
             hint=_capability_hint(spec, need, capabilities),
@@ -213,7 +211,7 @@ class AssertionChecker:
             return
         self.refused_graders.add(key)
         self.ctx.problems.add(
-            f"{spec.full_type} needs a model to grade, but provider {provider.id!r} ({_source(provider)}) "
+            f"{spec.type} needs a model to grade, but provider {provider.id!r} ({_source(provider)}) "
             "cannot grade: it answers without a model, so every verdict would be a pass",
             where=where,
             hint=_capability_hint(spec, "text", ()),

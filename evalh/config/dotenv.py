@@ -25,7 +25,7 @@ from evalh.errors import ConfigError, ConfigFileError
 from evalh.notices import warn
 from evalh.secrets import register_config
 
-__all__ = ["DEFAULT_ENV_FILE", "dotenv_environment", "parse_dotenv"]
+__all__ = ["DEFAULT_ENV_FILE", "dotenv_environment", "environment_overlay", "parse_dotenv"]
 
 DEFAULT_ENV_FILE = ".env"
 _LINE = re.compile(r"\A[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*")
@@ -138,6 +138,18 @@ def dotenv_environment(
     os.environ.update(loaded)
     try:
         yield loaded
+    finally:
+        _restore(saved)
+
+
+@contextmanager
+def environment_overlay(values: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, the process environment has ``values`` over it (a config's ``env:`` map, which
+    providers read during the run); restored afterwards."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update({key: str(value) for key, value in values.items()})
+    try:
+        yield
     finally:
         _restore(saved)
 

@@ -2,11 +2,11 @@
 
 promptfoo renders ``env`` expressions everywhere at load. evalh renders each value once instead: a
 string that is rendered later as a template (a prompt, a var, an assertion's value or metric, a rubric
-prompt, an HTTP provider's body / queryParams / url) is left alone here and sees ``env`` when it is
-rendered, so an environment value goes in as data (a PR title holding ``{{ 7*7 }}`` stays literal).
-Every other string (a provider's apiBaseUrl or headers, a file:// path, a description) has its ``env``
-expressions rendered now, and the result is final text: nothing renders it again. Recorded model
-outputs are data and are not rendered at all.
+prompt, an HTTP provider's body / queryParams / url, the http provider's headers) is left alone here
+and sees ``env`` when it is rendered, so an environment value goes in as data (a PR title holding
+``{{ 7*7 }}`` stays literal). Every other string (a provider's apiBaseUrl, another provider's
+headers, a file:// path, a description) has its ``env`` expressions rendered now, and the result is
+final text: nothing renders it again. Recorded model outputs are data and are not rendered at all.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from evalh.config.files import LoadContext, is_file_ref
 from evalh.config.locate import Document, JsonPath
 from evalh.errors import ConfigError
+from evalh.providers.registry import is_web_http
 from evalh.templating import EnvVars, render_env, template_env, uses_env
 
 __all__ = ["config_env", "render_config_env"]
@@ -88,7 +89,7 @@ def _render_item(
 
 
 def _render_text(value: str, env: EnvVars, document: Document, ctx: LoadContext, path: JsonPath) -> str:
-    if not uses_env(value) or rendered_later(path, value):
+    if not uses_env(value) or rendered_later(path, value) or _http_header(document.data, path):
         return value  # most strings: no position needed (locating 100,000s of them took ~0.9 s)
     try:
         return render_env(value, env, where=document.place(path))
@@ -137,3 +138,21 @@ def _in_assertion(rest: JsonPath, value: str) -> bool:
     if key == "rubricPrompt":
         return not (len(rest) == 1 and is_file_ref(value))
     return key == "metric"
+
+
+def _http_header(data: Any, path: JsonPath) -> bool:
+    """True for a header value of an ``http`` provider's ``config.headers``: the provider renders it
+    for each call with the test's vars and ``env`` (as promptfoo does), so it must not be rendered now."""
+    if len(path) < 4 or path[-3:-1] != ("config", "headers"):
+        return False
+    owner: Any = data
+    for step in path[:-3]:
+        try:
+            owner = owner[step]
+        except (KeyError, IndexError, TypeError):
+            return False
+    if isinstance(owner, Mapping) and isinstance(owner.get("id"), str):
+        provider_id = owner["id"]
+    else:  # promptfoo's one-key form, {<id>: {config: ...}}: the id is the key above
+        provider_id = path[-4] if len(path) >= 4 and isinstance(path[-4], str) else ""
+    return is_web_http(str(provider_id))

@@ -34,6 +34,7 @@ __all__ = [
     "DocOrigin",
     "LoadContext",
     "Origin",
+    "TestSource",
     "data_file_refs",
     "is_file_ref",
     "is_glob",
@@ -98,6 +99,10 @@ class CsvOrigin:
         return f"{self.file}:{self.row}"
 
 
+# A built test's source: its data as written, its path in words, its origin and defaultTest's origin.
+TestSource = tuple[Mapping[str, Any], JsonPath, Origin, "Origin | None"]
+
+
 @dataclass
 class LoadContext:
     """State shared while loading one config: its directory, the problems found, files read."""
@@ -106,6 +111,7 @@ class LoadContext:
     problems: Problems = field(default_factory=Problems)
     test_checker: ShapeCachedValidator = field(default_factory=lambda: ShapeCachedValidator(test_validator()))
     where_of: dict[int, Where] = field(default_factory=dict)  # id(spec or prompt) -> "file:line:col path"
+    test_sources: dict[int, TestSource] = field(default_factory=dict)  # id(test) -> where it was written
     allow_outside: bool = False  # evaluateOptions.allowFileOutsideConfigDir: data files may name any file
     other_configs: tuple[Path, ...] = ()  # -c b.yaml -c c.yaml merged into config_file's (inputs too)
     run_transforms: bool = False  # run options.transformVars: loading to run, not to validate
@@ -156,10 +162,7 @@ class LoadContext:
                     hint=f"Name the files with a glob, e.g. file://{text.rstrip('/')}/*.yaml",
                 )
             return [path]
-        with path_errors(text, where):
-            pattern = str(self.base_dir / Path(text).expanduser())
-            matches = sorted(Path(match).resolve() for match in glob.glob(pattern, recursive=True))
-            files = [match for match in matches if match.is_file()]
+        files = self._glob_files(text, where)
         if not files:
             raise ConfigFileError(
                 f"no file matches {text!r}",
@@ -167,6 +170,13 @@ class LoadContext:
                 hint="Check the pattern; paths are relative to the config",
             )
         return files
+
+    def _glob_files(self, pattern: str, where: Where | None) -> list[Path]:
+        """The files a glob (relative to the config's directory) matches, sorted, links followed."""
+        with path_errors(pattern, where):
+            absolute = str(self.base_dir / Path(pattern).expanduser())
+            matches = sorted(Path(match).resolve() for match in glob.glob(absolute, recursive=True))
+            return [match for match in matches if match.is_file()]
 
     def missing(self, path: Path, where: Where) -> ConfigFileError:
         return ConfigFileError(
@@ -265,9 +275,13 @@ class LoadContext:
         return confined
 
     def _confine(self, ref: str, where: Where) -> None:
-        """A ConfigFileError unless ``ref`` names a path inside the config's directory tree."""
-        path = self.resolve(script_path(ref.removeprefix(_PYTHON_PREFIX)), where)
-        if not path.is_relative_to(self.base_dir):
+        """A ConfigFileError unless ``ref`` names a path inside the config's directory tree; a glob
+        must too, and so must every file it matches (a link inside the tree may point out of it)."""
+        text = script_path(ref.removeprefix(_PYTHON_PREFIX))
+        paths = [self.resolve(text, where)]
+        if is_glob(text):
+            paths.extend(self._glob_files(text, where))
+        if not all(path.is_relative_to(self.base_dir) for path in paths):
             raise ConfigFileError(
                 f"{ref!r} names a file outside the config's directory ({display_path(self.base_dir)})",
                 where=where,

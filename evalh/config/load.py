@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh import gc_policy
-from evalh.config.build import Defaults, build_tests, load_vars
+from evalh.config.build import Defaults, build_tests, load_vars, test_key_where
 from evalh.config.checks import AssertionChecker
 from evalh.config.derived import load_derived_metrics
 from evalh.config.env import config_env, render_config_env
@@ -35,7 +35,8 @@ from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.stored_outputs import CONVERSATION_VAR, stored_names
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.config.unknown_keys import drop_unknown_keys
-from evalh.errors import ConfigError, ConfigFileError, SchemaError
+from evalh.errors import ConfigError, ConfigFileError, SchemaError, Where
+from evalh.limits import max_reply_bytes
 from evalh.model import EvaluateOptions, Prompt, ProviderSpec, Suite, TestCase
 from evalh.notices import is_strict, strict_mode, warn
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY
@@ -48,6 +49,7 @@ __all__ = [
     "CONFIG_NAMES",
     "MAPPING_CONFIG",
     "SuiteCheck",
+    "TestKeyWhere",
     "find_config",
     "load_suite",
     "load_suite_data",
@@ -82,7 +84,9 @@ def find_config(start: Path | None = None) -> Path:
     )
 
 
-SuiteCheck = Callable[[Suite], object]
+# A check of the resolved suite; ``locate(test, "metadata", "label")`` says where a test's key was written.
+TestKeyWhere = Callable[[TestCase, str, str], Where]
+SuiteCheck = Callable[[Suite, TestKeyWhere], object]
 
 
 def load_suite(
@@ -160,11 +164,16 @@ def _load(
     options = document.data.get("evaluateOptions") if "evaluateOptions" not in skip.keys else None
     ctx.allow_outside = isinstance(options, Mapping) and options.get("allowFileOutsideConfigDir") is True
     suite = _resolve(document, ctx, _Inputs(env, cli_vars, grader, skip))
+    locate = functools.partial(test_key_where, ctx)
     for check in checks:
         try:
-            check(suite)
+            check(suite, locate)
         except ConfigError as error:
             ctx.problems.add_exception(error)
+    try:
+        max_reply_bytes()  # a bad EVALH_MAX_REPLY_MB stops the run before any call, not on each row
+    except ConfigError as error:
+        ctx.problems.add_exception(error)
     ctx.problems.raise_if_any(document.file)
     return suite
 

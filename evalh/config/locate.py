@@ -223,6 +223,8 @@ def _parse_yaml(text: str, file: str) -> Document:
             where=where,
             hint="Check the indentation and quoting around this line (quote values containing ': ' or '#')",
         ) from None
+    except yaml.reader.ReaderError as error:
+        raise _unreadable_character(text, file, error) from None
     except yaml.YAMLError as error:
         raise _SyntaxError(f"invalid YAML: {error}", where=file) from None
     finally:
@@ -230,6 +232,20 @@ def _parse_yaml(text: str, file: str) -> Document:
     if node is not None and loader.has_duplicates:
         raise ConfigError("\n\n".join(_duplicate_keys(node, (), file)))
     return Document(data=data, file=file, root=node)
+
+
+def _unreadable_character(text: str, file: str, error: yaml.reader.ReaderError) -> ConfigError:
+    """A character YAML may not hold raw (a control character): located by line and column, which
+    PyYAML gives only as an offset into the text."""
+    offset = min(max(error.position, 0), len(text))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    code = error.character if isinstance(error.character, int) else ord(error.character)
+    return _SyntaxError(
+        f"invalid YAML: the character U+{code:04X} (a control or non-printable character) must be escaped",
+        where=f"{file}:{line}:{column}",
+        hint=f'Remove it, or write it as an escape inside a double-quoted string ("\\u{code:04x}")',
+    )
 
 
 def _beyond_bound(file: str, error: LimitError) -> ConfigError:

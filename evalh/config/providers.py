@@ -20,7 +20,7 @@ from evalh.config.files import FILE_PREFIX, LoadContext, is_file_ref, script_pat
 from evalh.config.locate import Document, JsonPath, close_matches, format_path, path_errors
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.errors import ConfigError, SchemaError, Where, then
-from evalh.model import Prompt, ProviderChoice, ProviderSpec
+from evalh.model import RECORDED_PROVIDER_ID, Prompt, ProviderChoice, ProviderSpec
 from evalh.notices import warn
 from evalh.providers.registry import PROVIDERS, find_entry
 from evalh.runtimes.transforms import transform_problem
@@ -42,8 +42,6 @@ _SCRIPT_PREFIXES = ("python:", FILE_PREFIX)
 # Keys of a provider object or typed map: never the id of the one-key form ``{<id>: {label, config}}``.
 _RESERVED = frozenset({"id", "label", "config", "embedding", "text"})
 
-# The column of rows whose output the test records: no provider is called and no prompt rendered.
-RECORDED_PROVIDER_ID = "recorded"
 RECORDED_PROVIDER = ProviderSpec(id=RECORDED_PROVIDER_ID, label="recorded", path="(recorded outputs)")
 RECORDED_PROMPT = Prompt(raw="", label="recorded")
 

@@ -353,7 +353,9 @@ def _is_type_mismatch(error: ValidationError) -> bool:
 
 def _expand(error: ValidationError) -> list[ValidationError]:
     """For anyOf/oneOf, every error of the branch the user most likely meant: one of the value's
-    type, with the fewest errors (so a typo in one key is reported as that typo)."""
+    type, with the fewest errors (so a typo in one key is reported as that typo), and of those the one
+    whose errors lie deepest (its keys matched: ``{id, config: {apiKey: 7}}`` is a provider with a bad
+    key, not a ``{embedding, text}`` map with two unknown ones)."""
     if error.validator not in ("anyOf", "oneOf") or not error.context:
         return [error]
     branches: dict[Any, list[ValidationError]] = {}
@@ -366,7 +368,7 @@ def _expand(error: ValidationError) -> list[ValidationError]:
         return [error]
     fewest = min(len(subs) for subs in candidates.values())
     tied = [sub for subs in candidates.values() if len(subs) == fewest for sub in subs]
-    branch = max(tied, key=relevance).relative_schema_path[0]
+    branch = max(tied, key=lambda sub: (len(sub.path), relevance(sub))).relative_schema_path[0]
     return [leaf for sub in candidates[branch] for leaf in _expand(sub)]
 
 

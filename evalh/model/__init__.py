@@ -8,6 +8,7 @@ Import from here (``from evalh.model import Suite``); the submodules only group 
 * :mod:`evalh.model.results`: providers' replies, assertions' measurements and verdicts, one
   :class:`TestResult` row (:class:`ProviderResponse`, :class:`Usage`, :class:`Measurement`,
   :class:`AssertionResult`, :class:`GradedAssertion`, :class:`Status`);
+* :mod:`evalh.model.caching`: how a run used the cache (:class:`CacheMode`, :class:`CacheShare`);
 * :mod:`evalh.model.aggregates`: a finished :class:`RunResult` and its figures (:class:`Aggregates`,
   :class:`Column`, :class:`RowFigures`, ...).
 
@@ -27,6 +28,7 @@ from evalh.model.aggregates import (
     ScoreStats,
     TypeFigures,
 )
+from evalh.model.caching import CacheMode, CacheShare
 from evalh.model.results import (
     NO_USAGE,
     AssertionResult,
@@ -40,6 +42,7 @@ from evalh.model.results import (
     weighted_mean,
 )
 from evalh.model.suite import (
+    RECORDED_PROVIDER_ID,
     AssertionSpec,
     EvaluateOptions,
     Prompt,
@@ -48,13 +51,17 @@ from evalh.model.suite import (
     ShardInfo,
     Suite,
     TestCase,
+    asks_provider,
 )
 
 __all__ = [
     "NO_USAGE",
+    "RECORDED_PROVIDER_ID",
     "Aggregates",
     "AssertionResult",
     "AssertionSpec",
+    "CacheMode",
+    "CacheShare",
     "Column",
     "EvaluateOptions",
     "GradedAssertion",
@@ -75,5 +82,6 @@ __all__ = [
     "TestResult",
     "TypeFigures",
     "Usage",
+    "asks_provider",
     "weighted_mean",
 ]

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalh.model.caching import CacheMode, CacheShare
 from evalh.model.results import ProviderUsage, Status, TestResult, Usage
 from evalh.model.suite import Prompt, ProviderSpec, Suite
 
@@ -107,7 +108,7 @@ class Aggregates:
     labelled: bool = False  # some test has metadata.label: columns carry a classification
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # the generated repr printed every row and the whole suite
 class RunResult:
     """Everything a report needs."""
 
@@ -120,9 +121,19 @@ class RunResult:
     interrupted_by: str | None = None  # the signal that stopped the run: "SIGINT", "SIGTERM", "SIGHUP"
     not_run: int = 0  # rows the run planned but did not finish (interrupted)
     aggregates: Aggregates = field(default_factory=Aggregates)
+    cache_mode: CacheMode | None = None  # None: not known (a run merged from reports)
 
     def count(self, status: Status) -> int:
         return sum(1 for r in self.results if r.status is status)
+
+    def __repr__(self) -> str:
+        return f"RunResult({self.summary()})"
+
+    def summary(self) -> str:
+        """The run in a line: its rows by status, pass rate, and whether it was stopped early."""
+        counts = ", ".join(f"{status.name.lower()}={self.count(status)}" for status in Status)
+        stopped = f", interrupted by {self.interrupted_by or 'a stop'}" if self.interrupted else ""
+        return f"rows={len(self.results)}, {counts}, pass_rate={self.pass_rate:.1f}%{stopped}"
 
     @property
     def pass_rate(self) -> float:
@@ -130,3 +141,8 @@ class RunResult:
         if not self.results:
             return 100.0
         return 100.0 * self.count(Status.PASS) / len(self.results)
+
+    @property
+    def cache_share(self) -> CacheShare:
+        """How many of the outputs providers were asked for came from the cache."""
+        return CacheShare.of_rows(self.results, self.cache_mode)

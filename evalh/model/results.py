@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from evalh.model.suite import AssertionSpec, Prompt, ProviderSpec, TestCase
+from evalh.model.suite import AssertionSpec, Prompt, ProviderSpec, TestCase, asks_provider
 
 __all__ = [
     "NO_USAGE",
@@ -89,7 +89,9 @@ class AssertionResult:
 
     ``error`` means the assertion could not run (bad value, provider failure): the row is an ERROR,
     and negation never turns it into a pass. ``applicable`` false means there was nothing to measure
-    (an empty output for ``similar``): it fails both the type and its ``not-`` form.
+    (an empty output for ``similar``): it fails both the type and its ``not-`` form. ``skipped``: the
+    check does not apply to this row for a reason outside the output (``latency`` of a cached output):
+    it neither passes nor fails, and the row is scored on its other assertions.
     """
 
     passed: bool
@@ -101,11 +103,17 @@ class AssertionResult:
     children: tuple[GradedAssertion, ...] = ()
     applicable: bool = True
     value: float | None = None  # the measured figure in its own units (a distance), before scoring
+    skipped: bool = False
 
     @classmethod
     def failure(cls, reason: str, **details: Any) -> AssertionResult:
         """An assertion that could not run: an ERROR, never a pass."""
         return cls(passed=False, score=0.0, reason=reason, error=True, details=details)
+
+    @classmethod
+    def skip(cls, reason: str, **details: Any) -> AssertionResult:
+        """An assertion that does not apply to this row (see ``skipped``): never an error nor a failure."""
+        return cls(passed=False, score=0.0, reason=reason, details=details, skipped=True)
 
 
 # The default of a hand-written __init__'s ``details``: each instance gets a dict of its own, as from
@@ -200,6 +208,8 @@ class GradedAssertion:
     # The measured figure in its type's units, before threshold, negation and binary (a distance, a
     # similarity; None for a pass/fail check): what ``evalh calibrate`` fits thresholds to.
     value: float | None = None
+    # Did not apply to this row (AssertionResult.skipped): passed, and left out of the row's score.
+    skipped: bool = False
 
     def __init__(
         self,
@@ -212,6 +222,7 @@ class GradedAssertion:
         usage: Usage | None = None,
         children: tuple[GradedAssertion, ...] = (),
         value: float | None = None,
+        skipped: bool = False,
     ) -> None:
         # one per assertion of every row, kept to the end of the run: slots rather than a dict per
         # instance hold a row in 2.9 KB rather than 4.4 (a 50,000-test run keeps 300,000 of them)
@@ -224,14 +235,16 @@ class GradedAssertion:
         _set(self, "usage", usage)
         _set(self, "children", children)
         _set(self, "value", value)
+        _set(self, "skipped", skipped)
 
 
 def weighted_mean(graded: Sequence[GradedAssertion]) -> float:
-    """Σ(score·weight) / Σweight over graded assertions; 0 when every weight is 0 (promptfoo's rule)."""
-    total_weight = sum(g.spec.weight for g in graded)
+    """Σ(score·weight) / Σweight over graded assertions that applied (skipped ones are left out); 0 when
+    every weight is 0 (promptfoo's rule)."""
+    total_weight = sum(g.spec.weight for g in graded if not g.skipped)
     if total_weight <= 0:
         return 0.0
-    return sum(g.score * g.spec.weight for g in graded) / total_weight
+    return sum(g.score * g.spec.weight for g in graded if not g.skipped) / total_weight
 
 
 class Status(enum.Enum):
@@ -318,3 +331,8 @@ class TestResult:
     @property
     def passed(self) -> bool:
         return self.status is Status.PASS
+
+    @property
+    def asked_provider(self) -> bool:
+        """Whether a provider was asked for the output (else the test recorded it)."""
+        return asks_provider(self.test, self.provider)

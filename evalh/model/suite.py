@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "RECORDED_PROVIDER_ID",
     "AssertionSpec",
     "EvaluateOptions",
     "Prompt",
@@ -16,6 +17,7 @@ __all__ = [
     "ShardInfo",
     "Suite",
     "TestCase",
+    "asks_provider",
 ]
 
 
@@ -77,7 +79,9 @@ class Prompt:
 class AssertionSpec:
     """One assertion of one test, after the defaultTest merge and template rendering of its value.
 
-    ``type`` is the base type (``similar:cosine``), ``negate`` is true for ``not-`` types.
+    ``type`` is the type as written (``not-icontains``): what every message, report and ``spec.type``
+    shows. ``negate`` is true for a ``not-`` type and ``base_type`` names its registry entry
+    (``icontains``); ``AssertionSpec(type="icontains", negate=True)`` is the same assertion.
     ``threshold`` is what the config says (None when unset); the registry supplies defaults.
     """
 
@@ -94,9 +98,26 @@ class AssertionSpec:
     raw: Mapping[str, Any] = field(default_factory=dict)  # the assertion as written, for reports
     path: str = ""  # "tests[3].assert[1]"
 
+    def __post_init__(self) -> None:
+        # one spelling of a negated type, whichever half the caller gave: "not-x", or "x" with negate
+        if self.negate and not self.type.startswith("not-"):
+            object.__setattr__(self, "type", f"not-{self.type}")
+        elif not self.negate and self.type.startswith("not-"):
+            object.__setattr__(self, "negate", True)
+
+    @property
+    def base_type(self) -> str:
+        """The registry's name of the type: ``icontains`` for ``not-icontains``."""
+        return self.type[4:] if self.negate else self.type
+
     @property
     def full_type(self) -> str:
-        return f"not-{self.type}" if self.negate else self.type
+        """The type as written; the same as ``type`` (kept for callers that name it so)."""
+        return self.type
+
+
+# The provider of rows whose output the test records: no provider is called and no prompt rendered.
+RECORDED_PROVIDER_ID = "recorded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,3 +185,8 @@ class Suite:
     # config (evalh/runtimes/callables.py): a rerun of this suite calls them again.
     callables: Mapping[str, Any] = field(default_factory=dict)
     shard: ShardInfo | None = None  # the share of the run it is (--shard), None for a whole run
+
+
+def asks_provider(test: TestCase, provider: ProviderSpec) -> bool:
+    """Whether the row of ``test`` x ``provider`` asks the provider for its output (not recorded)."""
+    return not test.has_output and provider.id != RECORDED_PROVIDER_ID

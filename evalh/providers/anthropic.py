@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalh.model import ProviderSpec, Usage
-from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
+from evalh.providers.chat import ChatProvider, ChatReply, Pricing
 from evalh.providers.http import HttpClient, HttpReply
+from evalh.providers.keys import anthropic_api_key, config_or_env, missing_anthropic_key
 
 __all__ = ["DEFAULT_ANTHROPIC_BASE_URL", "AnthropicMessages", "make_messages", "split_system"]
 
@@ -79,7 +80,7 @@ class AnthropicMessages(ChatProvider):
 def make_messages(spec: ProviderSpec) -> AnthropicMessages:
     config = spec.config
     model = str(config.get("model") or spec.id.split(":", 2)[2])
-    api_key = config_or_env(config, "apiKey", str(config.get("apiKeyEnvar") or "ANTHROPIC_API_KEY"))
+    api_key = anthropic_api_key(config)
     base_url = config_or_env(config, "apiBaseUrl", "ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_BASE_URL
     headers = {"anthropic-version": str(config.get("anthropicVersion") or ANTHROPIC_VERSION)}
     if api_key:
@@ -90,8 +91,9 @@ def make_messages(spec: ProviderSpec) -> AnthropicMessages:
         headers=headers,
         secrets=(api_key,) if api_key else (),
     )
-    missing = None if api_key else "no API key: set ANTHROPIC_API_KEY (or config.apiKey)"
     pricing = Pricing.resolve(
         config, ANTHROPIC_PRICES if base_url == DEFAULT_ANTHROPIC_BASE_URL else {}, model
     )
-    return AnthropicMessages(spec, model=model, http=http, pricing=pricing, missing_key=missing)
+    return AnthropicMessages(
+        spec, model=model, http=http, pricing=pricing, missing_key=missing_anthropic_key(spec)
+    )

@@ -15,16 +15,16 @@ from typing import Any
 
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec
-from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
+from evalh.providers.chat import ChatProvider, ChatReply, Pricing
 from evalh.providers.embedhttp import HttpEmbedder, cost_per_1k
 from evalh.providers.http import HttpClient, HttpReply
+from evalh.providers.keys import MissingKey, azure_ad_token, azure_api_key, config_or_env, missing_azure_key
 from evalh.providers.openai import parse_openai_chat, parse_openai_embeddings
 
 __all__ = [
     "DEFAULT_AZURE_API_VERSION",
     "AzureChat",
     "AzureEmbedding",
-    "azure_api_key",
     "azure_base_url",
     "azure_headers",
     "make_chat",
@@ -50,16 +50,10 @@ def azure_base_url(spec: ProviderSpec) -> str:
     )
 
 
-def azure_api_key(config: Mapping[str, Any]) -> str | None:
-    envar = config.get("apiKeyEnvar")
-    names = (str(envar),) if envar else ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY")
-    return config_or_env(config, "apiKey", *names)
-
-
 def azure_headers(config: Mapping[str, Any], api_key: str | None) -> dict[str, str]:
     """``api-key`` (or a bearer token from ``config.azureAdToken`` / ``AZURE_OPENAI_AD_TOKEN``)."""
     headers: dict[str, str] = {}
-    token = config_or_env(config, "azureAdToken", "AZURE_OPENAI_AD_TOKEN")
+    token = azure_ad_token(config)
     if api_key:
         headers["api-key"] = api_key
     elif token:
@@ -68,12 +62,8 @@ def azure_headers(config: Mapping[str, Any], api_key: str | None) -> dict[str, s
 
 
 def azure_secrets(config: Mapping[str, Any], api_key: str | None) -> tuple[str, ...]:
-    token = config_or_env(config, "azureAdToken", "AZURE_OPENAI_AD_TOKEN")
+    token = azure_ad_token(config)
     return tuple(s for s in (api_key, token) if s)
-
-
-def missing_azure_key(secrets: tuple[str, ...]) -> str | None:
-    return None if secrets else "no API key: set AZURE_OPENAI_API_KEY (or AZURE_API_KEY, or config.apiKey)"
 
 
 class AzureChat(ChatProvider):
@@ -103,7 +93,7 @@ class _AzureConnection:
     deployment: str
     api_version: str
     http: HttpClient
-    missing_key: str | None
+    missing_key: MissingKey | None
 
 
 def _connect(spec: ProviderSpec) -> _AzureConnection:
@@ -117,7 +107,7 @@ def _connect(spec: ProviderSpec) -> _AzureConnection:
         deployment=str(config.get("deployment") or spec.id.split(":", 2)[2]),
         api_version=str(config.get("apiVersion") or DEFAULT_AZURE_API_VERSION),
         http=http,
-        missing_key=missing_azure_key(secrets),
+        missing_key=missing_azure_key(spec),
     )
 
 

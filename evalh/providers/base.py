@@ -37,6 +37,7 @@ __all__ = [
     "SimilarityProvider",
     "TokenEmbedding",
     "TokenEmbeddingProvider",
+    "VarsInRequest",
     "supports",
 ]
 
@@ -155,6 +156,14 @@ class CacheableCompletions(Protocol):
     def cacheable(self) -> bool: ...
 
     def cache_identity(self) -> Mapping[str, Any]: ...
+
+
+@runtime_checkable
+class VarsInRequest(Protocol):
+    """A provider whose request is rendered with the test's vars as well as the prompt (the ``http``
+    provider's body, headers, query): its cache key takes the vars it reads."""
+
+    def request_vars(self, variables: Mapping[str, Any]) -> Mapping[str, Any]: ...
 
 
 @runtime_checkable

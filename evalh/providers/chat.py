@@ -11,7 +11,6 @@ the spec, the model, the client, a missing key, and how a reply of the wrong sha
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -21,6 +20,7 @@ from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
 from evalh.providers.http import HttpClient, HttpReply
 from evalh.providers.identity import hide_secrets, request_identity
+from evalh.providers.keys import MissingKey
 
 __all__ = [
     "REPLY_SHAPE_ERRORS",
@@ -28,7 +28,6 @@ __all__ = [
     "ChatReply",
     "HttpModelProvider",
     "Pricing",
-    "config_or_env",
     "price_by_prefix",
     "to_messages",
 ]
@@ -74,17 +73,6 @@ def _json_messages(text: str) -> list[dict[str, Any]] | None:
         return None
     if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
         return value
-    return None
-
-
-def config_or_env(config: Mapping[str, Any], key: str, *env_names: str) -> str | None:
-    """``config[key]`` if set, else the first environment variable of ``env_names`` that is set."""
-    value = config.get(key)
-    if value not in (None, ""):
-        return str(value)
-    for name in env_names:
-        if os.environ.get(name):
-            return os.environ[name]
     return None
 
 
@@ -137,14 +125,15 @@ class HttpModelProvider:
     path: str = ""  # where to POST, relative to the client's base URL (or absolute)
 
     def __init__(
-        self, spec: ProviderSpec, *, model: str, http: HttpClient, missing_key: str | None = None
+        self, spec: ProviderSpec, *, model: str, http: HttpClient, missing_key: MissingKey | None = None
     ) -> None:
         self.id = spec.id
         self.spec = spec
         self.model = model
         self.config: Mapping[str, Any] = spec.config
         self.http = http
-        self.missing_key = missing_key  # an error text when a required key is absent
+        # the error every call answers when a required key is absent (run stops before, see preflight)
+        self.missing_key = missing_key.message if missing_key else None
 
     def malformed(self, reply: HttpReply, error: Exception) -> str:
         """What is wrong with a reply the protocol's parser could not read, with its start (redacted)."""
@@ -167,7 +156,7 @@ class ChatProvider(HttpModelProvider):
         model: str,
         http: HttpClient,
         pricing: Pricing | None = None,
-        missing_key: str | None = None,
+        missing_key: MissingKey | None = None,
     ) -> None:
         super().__init__(spec, model=model, http=http, missing_key=missing_key)
         self.pricing = pricing or Pricing()

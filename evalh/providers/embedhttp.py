@@ -28,6 +28,7 @@ from evalh.providers.base import Embeddings
 from evalh.providers.chat import REPLY_SHAPE_ERRORS, HttpModelProvider, price_by_prefix
 from evalh.providers.http import HttpClient, HttpReply
 from evalh.providers.identity import hide_secrets, request_identity
+from evalh.providers.keys import MissingKey
 
 __all__ = [
     "DEFAULT_EMBEDDING_BATCH",
@@ -115,7 +116,7 @@ class HttpEmbedder(HttpModelProvider):
         model: str,
         http: HttpClient,
         price_per_1k: float | None = None,
-        missing_key: str | None = None,
+        missing_key: MissingKey | None = None,
     ) -> None:
         super().__init__(spec, model=model, http=http, missing_key=missing_key)
         self.price_per_1k = price_per_1k

@@ -24,7 +24,6 @@ import numpy as np
 from evalh.errors import ProviderError
 from evalh.model import ProviderSpec, Usage
 from evalh.providers.base import Similarities
-from evalh.providers.chat import config_or_env
 from evalh.providers.embedhttp import (
     HttpEmbedder,
     cost_per_1k,
@@ -33,16 +32,14 @@ from evalh.providers.embedhttp import (
 )
 from evalh.providers.http import HttpClient
 from evalh.providers.identity import request_identity
+from evalh.providers.keys import hf_base_url, hf_token, missing_hf_token
 
 __all__ = [
-    "DEFAULT_HF_BASE_URL",
     "HuggingFaceFeatureExtraction",
     "HuggingFaceSentenceSimilarity",
     "make_feature_extraction",
     "make_sentence_similarity",
 ]
-
-DEFAULT_HF_BASE_URL = "https://router.huggingface.co/hf-inference"
 
 
 def _model_of(spec: ProviderSpec) -> str:
@@ -51,8 +48,8 @@ def _model_of(spec: ProviderSpec) -> str:
 
 def _client(spec: ProviderSpec) -> HttpClient:
     config = spec.config
-    token = config_or_env(config, "apiKey", "HF_TOKEN", "HF_API_TOKEN")
-    base = config_or_env(config, "apiBaseUrl", "HF_API_BASE_URL") or DEFAULT_HF_BASE_URL
+    token = hf_token(config)
+    base = hf_base_url(config)
     return HttpClient.for_spec(
         spec,
         base_url=base.rstrip("/"),
@@ -148,7 +145,11 @@ def make_feature_extraction(spec: ProviderSpec) -> HuggingFaceFeatureExtraction:
     http = _client(spec)
     model = _model_of(spec)
     provider = HuggingFaceFeatureExtraction(
-        spec, model=model, http=http, price_per_1k=cost_per_1k(spec.config, {}, model)
+        spec,
+        model=model,
+        http=http,
+        price_per_1k=cost_per_1k(spec.config, {}, model),
+        missing_key=missing_hf_token(spec),
     )
     provider.path = _path(spec, "feature-extraction")
     return provider

@@ -149,13 +149,18 @@ def request_identity(url: str, headers: Mapping[str, Any]) -> dict[str, Any]:
     return identity
 
 
-def cache_identity(provider: object, spec: ProviderSpec, hash_key: bytes) -> str:
-    """The canonical identity of a built provider for cache keys, each Secret as a keyed hash."""
+def cache_identity(
+    provider: object, spec: ProviderSpec, hash_key: bytes, request_vars: Mapping[str, Any] | None = None
+) -> str:
+    """The canonical identity of a built provider for cache keys, each Secret as a keyed hash; with
+    ``request_vars``, the vars one call's request is rendered with too."""
     fields = (
         dict(provider.cache_identity())
         if isinstance(provider, CacheIdentified)
         else {"provider": spec.id, "config": hide_secrets(spec.config)}
     )
+    if request_vars:
+        fields["requestVars"] = request_vars
     return _canonical_json(_hashed(fields, hash_key))
 
 

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalh.model import ProviderSpec, Usage
-from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
+from evalh.providers.chat import ChatProvider, ChatReply, Pricing
 from evalh.providers.embedhttp import HttpEmbedder, cost_per_1k, vectors_from_rows
 from evalh.providers.http import HttpClient, HttpReply
+from evalh.providers.keys import config_or_env
 
 __all__ = [
     "DEFAULT_OLLAMA_BASE_URL",

@@ -3,7 +3,8 @@
 ``openai:chat:<model>`` / ``openai:<model>`` POST ``{apiBaseUrl}/chat/completions``. The base URL comes
 from ``config.apiBaseUrl`` (or ``apiHost``), ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE_URL`` /
 ``OPENAI_API_HOST``, else ``https://api.openai.com/v1``; the key from ``config.apiKey``,
-``config.apiKeyEnvar`` or ``OPENAI_API_KEY`` (optional for servers other than api.openai.com).
+``config.apiKeyEnvar`` or ``OPENAI_API_KEY`` (evalh.providers.keys: optional for servers other than
+api.openai.com, unless ``apiKeyEnvar`` names the variable that holds it).
 """
 
 from __future__ import annotations
@@ -12,22 +13,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalh.model import ProviderSpec, Usage
-from evalh.providers.chat import ChatProvider, ChatReply, Pricing, config_or_env
+from evalh.providers.chat import ChatProvider, ChatReply, Pricing
 from evalh.providers.embedhttp import HttpEmbedder, cost_per_1k, row_of, vectors_from_rows
 from evalh.providers.http import HttpClient, HttpReply
+from evalh.providers.keys import (
+    DEFAULT_OPENAI_BASE_URL,
+    config_or_env,
+    missing_openai_key,
+    openai_api_key,
+    openai_base_url,
+)
 
-__all__ = [
-    "DEFAULT_OPENAI_BASE_URL",
-    "OpenAIChat",
-    "OpenAIEmbedding",
-    "make_chat",
-    "make_embedding",
-    "openai_api_key",
-    "openai_base_url",
-    "openai_headers",
-]
-
-DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+__all__ = ["OpenAIChat", "OpenAIEmbedding", "make_chat", "make_embedding", "openai_headers"]
 
 # Dollars per million (input, output) tokens; `config.inputCost` / `outputCost` override.
 OPENAI_PRICES: Mapping[str, tuple[float, float]] = {
@@ -41,23 +38,6 @@ OPENAI_PRICES: Mapping[str, tuple[float, float]] = {
 }
 
 
-def openai_base_url(config: Mapping[str, Any]) -> str:
-    """The API base URL, ending in ``/v1`` for OpenAI itself (``apiHost`` is a bare host name)."""
-    base = config_or_env(config, "apiBaseUrl", "OPENAI_BASE_URL", "OPENAI_API_BASE_URL")
-    if base:
-        return base.rstrip("/")
-    host = config_or_env(config, "apiHost", "OPENAI_API_HOST")
-    if host:
-        return (host if "://" in host else f"https://{host}").rstrip("/") + "/v1"
-    return DEFAULT_OPENAI_BASE_URL
-
-
-def openai_api_key(config: Mapping[str, Any]) -> str | None:
-    envar = config.get("apiKeyEnvar")
-    names = (str(envar),) if envar else ("OPENAI_API_KEY",)
-    return config_or_env(config, "apiKey", *names)
-
-
 def openai_headers(config: Mapping[str, Any], api_key: str | None) -> dict[str, str]:
     """Authorization and organization (``config.headers`` are added by the client)."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -65,15 +45,6 @@ def openai_headers(config: Mapping[str, Any], api_key: str | None) -> dict[str, 
     if organization:
         headers["OpenAI-Organization"] = organization
     return headers
-
-
-def missing_openai_key(base_url: str, api_key: str | None) -> str | None:
-    if api_key or not base_url.startswith(DEFAULT_OPENAI_BASE_URL):
-        return None
-    return (
-        "no API key: set OPENAI_API_KEY (or config.apiKey), or point config.apiBaseUrl at an "
-        "OpenAI-compatible server such as Ollama or vLLM"
-    )
 
 
 class OpenAIChat(ChatProvider):
@@ -138,7 +109,7 @@ def make_chat(spec: ProviderSpec) -> OpenAIChat:
         http=http,
         # The price table is OpenAI's; a self-hosted server is free unless the config sets costs.
         pricing=Pricing.resolve(config, OPENAI_PRICES if base_url == DEFAULT_OPENAI_BASE_URL else {}, model),
-        missing_key=missing_openai_key(base_url, api_key),
+        missing_key=missing_openai_key(spec),
     )
 
 
@@ -202,5 +173,5 @@ def make_embedding(spec: ProviderSpec) -> OpenAIEmbedding:
         model=model,
         http=http,
         price_per_1k=cost_per_1k(config, table, model),
-        missing_key=missing_openai_key(base_url, api_key),
+        missing_key=missing_openai_key(spec),
     )

@@ -16,9 +16,26 @@ from functools import lru_cache
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec
 from evalh.providers.base import Provider
+from evalh.providers.keys import (
+    MissingKey,
+    missing_anthropic_key,
+    missing_azure_key,
+    missing_hf_token,
+    missing_openai_key,
+)
 from evalh.runtimes.callables import lookup
 
-__all__ = ["PROVIDERS", "ProviderEntry", "build_provider", "capabilities_of", "find_entry"]
+__all__ = [
+    "PROVIDERS",
+    "ProviderEntry",
+    "build_provider",
+    "capabilities_of",
+    "find_entry",
+    "is_web_http",
+    "missing_key",
+]
+
+_WEB_HTTP = "evalh.providers.webhttp:make_http"  # the generic http provider (http, https, a URL id)
 
 
 @dataclass(frozen=True)
@@ -28,6 +45,8 @@ class ProviderEntry:
     capabilities: tuple[str, ...]  # among "text", "embedding", "similarity", "tokens"
     description: str
     example: str
+    # whether a provider of this id would lack its API key (evalh.providers.keys); None: it needs none
+    key_check: Callable[[ProviderSpec], MissingKey | None] | None = None
 
     @property
     def is_prefix(self) -> bool:
@@ -103,6 +122,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("embedding",),
         "any OpenAI-compatible /v1/embeddings endpoint",
         "openai:embedding:text-embedding-3-small",
+        key_check=missing_openai_key,
     ),
     ProviderEntry(
         "openai:embeddings:",
@@ -110,6 +130,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("embedding",),
         "alias of openai:embedding:",
         "openai:embeddings:text-embedding-3-small",
+        key_check=missing_openai_key,
     ),
     ProviderEntry(
         "openai:chat:",
@@ -117,6 +138,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("text",),
         "any OpenAI-compatible /v1/chat/completions endpoint",
         "openai:chat:gpt-4o-mini",
+        key_check=missing_openai_key,
     ),
     ProviderEntry(
         "openai:",
@@ -124,6 +146,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("text",),
         "short for openai:chat:<model>",
         "openai:gpt-4o-mini",
+        key_check=missing_openai_key,
     ),
     ProviderEntry(
         "azureopenai:embedding:",
@@ -131,6 +154,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("embedding",),
         "an Azure OpenAI embedding deployment (config.apiHost)",
         "azureopenai:embedding:my-ada",
+        key_check=missing_azure_key,
     ),
     ProviderEntry(
         "azureopenai:embeddings:",
@@ -138,6 +162,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("embedding",),
         "alias of azureopenai:embedding:",
         "azureopenai:embeddings:my-ada",
+        key_check=missing_azure_key,
     ),
     ProviderEntry(
         "azureopenai:chat:",
@@ -145,6 +170,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("text",),
         "an Azure OpenAI chat deployment (config.apiHost)",
         "azureopenai:chat:my-gpt4o",
+        key_check=missing_azure_key,
     ),
     ProviderEntry(
         "anthropic:messages:",
@@ -152,6 +178,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("text",),
         "Anthropic's Messages API",
         "anthropic:messages:claude-sonnet-4-5",
+        key_check=missing_anthropic_key,
     ),
     ProviderEntry(
         "ollama:embeddings:",
@@ -180,6 +207,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("embedding",),
         "Hugging Face Inference API feature extraction (HF_TOKEN)",
         "huggingface:feature-extraction:sentence-transformers/all-MiniLM-L6-v2",
+        key_check=missing_hf_token,
     ),
     ProviderEntry(
         "huggingface:sentence-similarity:",
@@ -187,6 +215,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("similarity",),
         "Hugging Face Inference API sentence similarity (cosine only)",
         "huggingface:sentence-similarity:sentence-transformers/all-MiniLM-L6-v2",
+        key_check=missing_hf_token,
     ),
     ProviderEntry(
         "hf:feature-extraction:",
@@ -194,6 +223,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("embedding",),
         "alias of huggingface:feature-extraction:",
         "hf:feature-extraction:BAAI/bge-small-en-v1.5",
+        key_check=missing_hf_token,
     ),
     ProviderEntry(
         "hf:sentence-similarity:",
@@ -201,25 +231,26 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("similarity",),
         "alias of huggingface:sentence-similarity:",
         "hf:sentence-similarity:sentence-transformers/all-MiniLM-L6-v2",
+        key_check=missing_hf_token,
     ),
     ProviderEntry(
         "http",
-        "evalh.providers.webhttp:make_http",
+        _WEB_HTTP,
         ("text",),
         "your own HTTP endpoint (config: url, method, headers, body with {{prompt}}, responsePath)",
         "http",
     ),
-    ProviderEntry("https", "evalh.providers.webhttp:make_http", ("text",), "alias of http", "https"),
+    ProviderEntry("https", _WEB_HTTP, ("text",), "alias of http", "https"),
     ProviderEntry(
         "http://",
-        "evalh.providers.webhttp:make_http",
+        _WEB_HTTP,
         ("text",),
         "your own HTTP endpoint at this URL",
         "http://localhost:8000/chat",
     ),
     ProviderEntry(
         "https://",
-        "evalh.providers.webhttp:make_http",
+        _WEB_HTTP,
         ("text",),
         "your own HTTPS endpoint at this URL",
         "https://example.com/chat",
@@ -260,6 +291,13 @@ def _find_static(provider_id: str) -> ProviderEntry | None:
     return max(candidates, key=lambda entry: (not entry.is_prefix, len(entry.pattern)))
 
 
+def is_web_http(provider_id: str) -> bool:
+    """The id names the generic ``http`` provider (``http``, ``https`` or a URL), whose config
+    templates (url, body, queryParams, headers) are rendered for each call."""
+    entry = find_entry(provider_id)
+    return entry is not None and entry.target == _WEB_HTTP
+
+
 @lru_cache(maxsize=256)  # PROVIDERS is fixed; the embedding assertions ask on every row
 def capabilities_of(provider_id: str) -> tuple[str, ...]:
     entry = find_entry(provider_id)
@@ -279,3 +317,11 @@ def build_provider(spec: ProviderSpec) -> Provider:
     module_name, _, function_name = entry.target.partition(":")
     factory: Callable[[ProviderSpec], Provider] = getattr(importlib.import_module(module_name), function_name)
     return factory(spec)
+
+
+def missing_key(spec: ProviderSpec) -> MissingKey | None:
+    """The API key ``spec`` needs and cannot find (in its config, ``apiKeyEnvar`` or the environment as
+    it is now), by its family's rule; None when it has one or needs none (local, echo, exec:, python,
+    ollama, http, an unknown id)."""
+    entry = find_entry(spec.id)
+    return entry.key_check(spec) if entry is not None and entry.key_check is not None else None

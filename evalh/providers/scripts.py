@@ -23,10 +23,11 @@ from typing import Any
 
 from evalh.deadlines import PROVIDER_SCRIPT_TIMEOUT_S, call_timeout_s
 from evalh.errors import ConfigError, ProviderError
+from evalh.limits import MAX_REPLY_ENV, max_reply_bytes, reply_size
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext, Embeddings
 from evalh.runtimes.callables import CallFailed, call_function
-from evalh.runtimes.processes import TimedOut, run_program
+from evalh.runtimes.processes import OutputTooLarge, TimedOut, run_program
 from evalh.runtimes.python import (
     FileFunction,
     LoadProblem,
@@ -87,6 +88,7 @@ class ExecProvider:
         call_timeout_s(
             self.config, None, PROVIDER_SCRIPT_TIMEOUT_S, where=spec.path or spec.id
         )  # checked early
+        self.max_output_bytes = max_reply_bytes()
 
     async def complete(
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext
@@ -96,7 +98,11 @@ class ExecProvider:
         timeout = call_timeout_s(self.config, context.timeout_s, PROVIDER_SCRIPT_TIMEOUT_S)
         started = time.perf_counter()
         try:
-            finished = await run_program(argv, cwd=self.cwd, timeout_s=timeout)
+            finished = await run_program(
+                argv, cwd=self.cwd, timeout_s=timeout, max_output_bytes=self.max_output_bytes
+            )
+        except OutputTooLarge as error:
+            return ProviderResponse(error=_too_large(f"exec: {self.argv[0]}", "wrote", error.limit))
         except OSError as error:
             return ProviderResponse(error=f"exec: cannot start {self.argv[0]!r}: {error.strerror or error}")
         except TimedOut as error:
@@ -130,8 +136,25 @@ def _usage_from(payload: Mapping[str, Any]) -> Usage:
     return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=total, requests=1)
 
 
+def _too_large(who: str, verb: str, limit: int) -> str:
+    return (
+        f"{who} {verb} more than {reply_size(limit)}, the cap on one provider reply: its output was dropped "
+        f"(write a shorter output, or raise the cap with the environment variable {MAX_REPLY_ENV}, in MiB)"
+    )
+
+
 def _response(result: Any, name: str) -> ProviderResponse:
-    """What a Python provider returned: a string (any value) or ``{output, error, tokenUsage, cost}``."""
+    """What a Python provider returned: a string (any value) or ``{output, error, tokenUsage, cost}``;
+    a text output longer than the cap on one reply is an error (it came whole from the function, but
+    must not reach the reports)."""
+    output = result.get("output") if isinstance(result, Mapping) else result
+    limit = max_reply_bytes()
+    if (
+        isinstance(output, str)
+        and len(output) > limit // 4
+        and len(output.encode("utf-8", "replace")) > limit
+    ):
+        return ProviderResponse(error=_too_large(name, "returned", limit))
     if isinstance(result, Foreign):
         return ProviderResponse(
             error=f"{name} returned a {result.type_name}, not a string or {{output, ...}}"

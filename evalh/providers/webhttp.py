@@ -4,18 +4,20 @@
 
     config:
       method: POST                       # default POST (GET sends no body)
-      headers: {Authorization: "Bearer {{ env.MY_TOKEN }}"}  # header values are redacted from errors
+      headers: {Authorization: "Bearer {{ env.MY_TOKEN }}", X-User: "{{ user_id }}"}
       body: {question: "{{prompt}}", user: "{{ user_id }}"}   # any JSON value, or a string
       queryParams: {q: "{{prompt}}"}
       responsePath: data.answer[0].text   # where the output is in the JSON reply (default: the whole reply)
 
-Strings in ``body``, ``queryParams`` and ``config.url`` are templates over ``prompt``, the test's vars
-(also as ``vars.x``) and ``env``, rendered once per call in evalh's one sandboxed environment (the
+Strings in ``body``, ``queryParams``, ``headers`` and ``config.url`` are templates over ``prompt``, the
+test's vars (also as ``vars.x``) and ``env``, rendered once per call (promptfoo renders headers with the
+vars too) in evalh's one sandboxed environment (the
 prompt and the vars are data in them, never rendered again). A string that is exactly ``{{prompt}}`` is
 replaced by the prompt itself, so a chat message list stays a JSON list. A URL given as the provider's
 id is used as written (its ``{{ env.X }}`` was rendered when the config was loaded). Replies are not
 cached unless ``config.cache: true`` (your app changes between runs; a model with fixed settings does
-not).
+not). A secret-looking header's rendered value (``Authorization``, ``X-Api-Key``...) is redacted from
+every message and report; a rendered header value may not hold a line break (a var cannot add headers).
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
 from evalh.providers.http import HttpClient, HttpReply
 from evalh.providers.identity import hide_secrets, request_identity
-from evalh.secrets import register_config
-from evalh.templating import referenced_names, render_template, template_strings
+from evalh.secrets import register_config, register_headers
+from evalh.templating import has_template, referenced_names, render_template, template_strings
 
 __all__ = ["WebHttpProvider", "extract_path", "make_http"]
 
@@ -40,7 +42,7 @@ _WHOLE_PROMPT = re.compile(r"^\{\{\s*prompt\s*\}\}$")
 _PATH_TOKEN = re.compile(r"[^.\[\]]+|\[(\d+)\]")
 _MISSING = object()
 
-_TEMPLATE_KEYS = ("url", "body", "queryParams")
+_TEMPLATE_KEYS = ("url", "body", "queryParams", "headers")
 
 
 def extract_path(payload: Any, path: str) -> Any:
@@ -110,6 +112,18 @@ class WebHttpProvider:
         self.method = str(self.config.get("method") or "POST").upper()
         self.http = http
         self._timeout_in_config = any(self.config.get(k) is not None for k in ("timeout", "timeoutMs"))
+        configured = self.config.get("headers") or {}
+        # the headers with a template, rendered for each call (the client sends the others as written)
+        self._header_templates = {
+            str(name): str(value) for name, value in configured.items() if has_template(str(value))
+        }
+        # the test vars the request templates read: they shape the request as the prompt does
+        self._read_vars = frozenset(
+            name
+            for key in _TEMPLATE_KEYS
+            for text in template_strings(self.config.get(key))
+            for name in referenced_names(text, where=f"config.{key}")
+        ) - {"prompt", "env"}
 
     @property
     def cacheable(self) -> bool:
@@ -124,6 +138,17 @@ class WebHttpProvider:
             "method": self.method,
             "templates": hide_secrets(templates),
         }
+
+    def request_vars(self, variables: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The vars this call's request is rendered with (all of them when a template reads ``vars``),
+        secret-named ones as Secret: two tests with one prompt and other vars are other requests."""
+        read = (
+            variables
+            if "vars" in self._read_vars
+            else {n: variables[n] for n in self._read_vars if n in variables}
+        )
+        hidden: Mapping[str, Any] = hide_secrets(dict(read))
+        return hidden
 
     async def complete(
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext | None = None
@@ -154,7 +179,7 @@ class WebHttpProvider:
         if params:
             params = render_value(params, prompt, variables, "config.queryParams")
             url += ("&" if "?" in url else "?") + urlencode({k: str(v) for k, v in params.items()})
-        headers: dict[str, str] = {}
+        headers = self._render_headers(prompt, variables)
         if self.method == "GET":
             register_config({"url": url, "queryParams": params})
             return url, None, None, headers
@@ -171,6 +196,26 @@ class WebHttpProvider:
         except ValueError:
             headers["Content-Type"] = "text/plain; charset=utf-8"
         return url, None, body, headers
+
+    def _render_headers(
+        self, prompt: str | Sequence[Mapping[str, Any]], variables: Mapping[str, Any]
+    ) -> dict[str, str]:
+        """``config.headers``' templates rendered for this call; secret-looking values registered for
+        redaction before anything can quote them."""
+        headers: dict[str, str] = {}
+        for name, template in self._header_templates.items():
+            value = render_value(template, prompt, variables, f"config.headers.{name}")
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            if any(mark in text for mark in "\r\n\0"):
+                register_headers({name: text})
+                raise TemplateError(
+                    f"header {name} renders to a value with a line break",
+                    where=f"config.headers.{name}",
+                    hint="A header is one line: take the line breaks out of the vars it uses",
+                )
+            headers[name] = text
+        register_headers(headers)
+        return headers
 
     def _response(self, reply: HttpReply) -> ProviderResponse:
         metadata = {"attempts": reply.attempts, "status": reply.status}

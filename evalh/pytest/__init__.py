@@ -13,16 +13,19 @@ from pathlib import Path
 import pytest
 
 __all__ = [
+    "CACHED_PROPERTY",
     "SHARED_A_CONFIG",
     "pytest_addoption",
     "pytest_collect_file",
     "pytest_configure",
     "pytest_sessionfinish",
+    "pytest_terminal_summary",
 ]
 
 DEFAULT_PATTERNS = ["evalh.yaml", "evalh.yml", "*.evalh.yaml", "*.evalh.yml"]
 _EXPLICIT = pytest.StashKey[set[Path]]()
 SHARED_A_CONFIG = pytest.StashKey[bool]()  # --evalh-shard took its share of a config (maybe no row)
+CACHED_PROPERTY = "evalh_cached"  # an item's user property: whether its output came from the cache
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -40,6 +43,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="I/N",
         help="collect only the I-th of N shares of each config's tests (1-based), the share `evalh run "
         "--shard I/N` runs",
+    )
+    group.addoption(
+        "--evalh-no-cache",
+        action="store_true",
+        default=False,
+        help="call the providers instead of reading evalh's cache, and write their answers to it (as "
+        "`evalh run --no-cache`)",
     )
     parser.addini(
         "evalh_files",
@@ -74,3 +84,23 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     tests, pytest's "no tests collected" (exit 5) would fail a job that had nothing to do."""
     if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and session.config.stash.get(SHARED_A_CONFIG, False):
         session.exitstatus = pytest.ExitCode.OK
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Say how many rows' outputs came from the cache, as ``evalh run`` does: a cached output may
+    predate a change of the app under test."""
+    flags = [
+        value
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if getattr(report, "when", None) == "call"
+        for name, value in getattr(report, "user_properties", ())
+        if name == CACHED_PROPERTY
+    ]
+    if not flags:
+        return
+    from evalh.model.caching import CacheMode, CacheShare
+
+    mode = CacheMode.REFRESH if config.getoption("evalh_no_cache") else CacheMode.USE
+    sentence = CacheShare(len(flags), sum(bool(flag) for flag in flags), mode).sentence("--evalh-no-cache")
+    terminalreporter.write_line(f"evalh: {sentence}")

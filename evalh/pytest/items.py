@@ -12,7 +12,7 @@ import pytest
 from evalh.api import failure_text
 from evalh.errors import EvalhError
 from evalh.model import Status, Suite, TestResult
-from evalh.pytest import SHARED_A_CONFIG
+from evalh.pytest import CACHED_PROPERTY, SHARED_A_CONFIG
 from evalh.runner.plan import Job
 from evalh.runner.sharding import parse_shard
 from evalh.session import RunSettings, load_for_run, plan_for_run, run_jobs
@@ -52,7 +52,10 @@ class EvalhFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         shard = self.config.getoption("evalh_shard")
-        settings = RunSettings(shard=None if shard is None else parse_shard(shard, "--evalh-shard"))
+        settings = RunSettings(
+            shard=None if shard is None else parse_shard(shard, "--evalh-shard"),
+            cache=not self.config.getoption("evalh_no_cache"),
+        )
         suite, _notes = load_for_run(self.path, settings)
         jobs = plan_for_run(suite, settings)
         if shard is not None:
@@ -89,6 +92,8 @@ class EvalhItem(pytest.Item):
             raise KeyboardInterrupt
         row = result.results[0]
         self.user_properties.append(("evalh_score", row.score))
+        if row.asked_provider:  # for the session's cache sentence (user properties cross xdist)
+            self.user_properties.append((CACHED_PROPERTY, row.cached))
         if row.status is not Status.PASS:
             raise RowFailed(row)
 

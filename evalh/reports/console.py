@@ -27,7 +27,16 @@ from rich.text import Text
 
 from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
 
-__all__ = ["UNWRAPPED_WIDTH", "colour_options", "echo", "echo_json", "make_console", "safe_text", "table_box"]
+__all__ = [
+    "UNWRAPPED_WIDTH",
+    "colour_options",
+    "echo",
+    "echo_json",
+    "make_console",
+    "safe_text",
+    "table_box",
+    "terminal_json",
+]
 
 UNWRAPPED_WIDTH = 100_000  # off a terminal: wide enough that rich never wraps or folds a line
 _FALSE_WORDS = frozenset({"", "0", "false", "no", "off"})
@@ -81,8 +90,12 @@ def echo(text: str, *, err: bool = False) -> None:
     print(escape_controls(text), file=sys.stderr if err else sys.stdout, flush=True)
 
 
+def terminal_json(text: str) -> str:
+    """JSON text (or a piece of it) with every control character escaped as JSON (``\\u009b``): the
+    same JSON value, safe on a terminal."""
+    return _JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def echo_json(value: Any) -> None:
-    """Print ``value`` as indented JSON on stdout, non-ASCII text kept, every control character escaped
-    as JSON (``\\u009b``): the same JSON value, safe on a terminal."""
-    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    print(_JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text), flush=True)
+    """Print ``value`` as indented JSON on stdout, non-ASCII text kept, control characters escaped."""
+    print(terminal_json(json.dumps(value, indent=2, ensure_ascii=False, default=str)), flush=True)

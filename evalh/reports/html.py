@@ -15,14 +15,16 @@ import base64
 import hashlib
 import html
 import importlib.resources
-from collections.abc import Mapping
+import json
+import uuid
+from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
 from evalh.reports.serialize import dumps
 from evalh.reports.viewdata import run_view
 
-__all__ = ["SCRIPTS", "STYLESHEET", "asset", "script_bundle", "server_page", "to_html"]
+__all__ = ["SCRIPTS", "STYLESHEET", "asset", "html_chunks", "script_bundle", "server_page", "to_html"]
 
 SCRIPTS = ("util.js", "history.js", "run.js", "detail.js", "compare.js", "app.js")
 STYLESHEET = "app.css"
@@ -97,6 +99,13 @@ def _noscript(summary: Mapping[str, Any]) -> str:
 
 def to_html(report: Mapping[str, Any]) -> str:
     """The ``.html`` report of a run, from its JSON report (``reports.json.to_promptfoo_json``)."""
+    return "".join(html_chunks(report))
+
+
+def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
+    """:func:`to_html` in pieces: the page around its data, and the data a matrix line at a time (a
+    50,000-row run's data is 80 MB of JSON, never made as one text). ``report``'s rows may come from a
+    generator: they are read once."""
     view = run_view(report, ref=str(report.get("evalId") or "run"))
     script = script_bundle()
     style = asset(STYLESHEET)
@@ -105,11 +114,20 @@ def to_html(report: Mapping[str, Any]) -> str:
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     description = view["run"]["description"]
-    return _PAGE.format(
+    mark = f"evalh-data-{uuid.uuid4().hex}"  # no page holds it
+    page = _PAGE.format(
         csp=f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">\n',
         title=html.escape(f"evalh report: {description}" if description else "evalh report"),
         style=f"<style>{style}</style>",
         noscript=_noscript(view["run"]),
-        data=f'<script type="application/json" id="evalh-data">{_inline_json({"view": view})}</script>\n',
+        data=mark,
         scripts=f"<script>{script}</script>",
     )
+    before, after = page.split(mark, 1)
+    yield before + '<script type="application/json" id="evalh-data">'
+    lines = view["lines"]
+    head, tail = _inline_json({"view": {**view, "lines": [mark]}}).split(json.dumps(mark), 1)
+    yield head
+    for position, line in enumerate(lines):  # compact JSON separates list items with ", "
+        yield (", " if position else "") + _inline_json(line)
+    yield tail + "</script>\n" + after

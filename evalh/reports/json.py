@@ -156,6 +156,8 @@ def _component_to_json(graded: GradedAssertion, test: _TestJson) -> dict[str, An
     }
     if graded.error:
         out["error"] = True
+    if graded.skipped:
+        out["skipped"] = True
     if graded.usage is not None:
         out["tokensUsed"] = usage_to_json(graded.usage)
     if graded.children:
@@ -388,6 +390,7 @@ def _evalh_block(run: RunResult) -> dict[str, Any]:
         "interruptedBy": run.interrupted_by,
         "notRun": run.not_run,
         "passRate": run.pass_rate,
+        "cache": run.cache_share.to_json(),
         **({"shard": _shard_to_json(run.suite.shard)} if run.suite.shard is not None else {}),
     }
 

@@ -1,9 +1,10 @@
 """A run as GitHub-flavoured Markdown (``-o summary.md``): a CI job summary or a pull-request comment.
 
-The layout: a headline (pass rate and counts, the run's id), the pass rate of each provider x prompt
-column, the named metrics, with ``--baseline`` what changed since that run (regressions, new failing
-tests, fixes, score changes), then the failed rows with each failed assertion's reason, and the errored
-rows with their error. A list longer than :data:`OPEN_LIMIT` rows is folded in a ``<details>`` block.
+The layout: a headline (pass rate and counts, the run's id, how many outputs came from the cache), the
+pass rate of each provider x prompt column, the named metrics, with ``--baseline`` what changed since
+that run (regressions, new failing tests, fixes, score changes), then the failed rows with each failed
+assertion's reason, and the errored rows with their error. A list longer than :data:`OPEN_LIMIT` rows is
+folded in a ``<details>`` block.
 
 Every text that comes from the run (test descriptions and vars, labels, reasons quoting an output,
 error texts) is untrusted and goes through :func:`markdown_text`: redacted of the run's secret values
@@ -13,9 +14,11 @@ and ``&`` as entities), no Markdown markup, math or table break (punctuation bac
 autolink (``:`` and ``.`` escaped), no @mention nor issue reference (a zero-width space after ``@`` and
 ``#``). The only markup in the file is evalh's own.
 
-Lists are cut to fit a character budget each, and together to what the rest of the file leaves of
-:data:`TOTAL_BUDGET`, so the whole file stays under GitHub's 65,536 characters for a comment even with
-failures, errors and every group of a comparison; the full run is in the JSON report.
+Every table is cut to fit a character budget of its own (:data:`FIGURES_BUDGET` for the columns and the
+named metrics, :data:`BUDGET` for each list of rows), and all together to what the rest of the file leaves
+of :data:`TOTAL_BUDGET`, so the whole file stays under GitHub's 65,536 characters for a comment even with
+thousands of columns or metrics, failures, errors and every group of a comparison; a cut table ends with
+a line saying how many more there are, and the full run is in the JSON report.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ REASON_LIMIT = 300  # characters of one reason or error
 OUTPUT_LIMIT = 200  # characters of a failed row's output
 ASSERTIONS_LISTED = 5  # failed assertions listed per row
 BUDGET = 24_000  # characters of one list (failures, errors, each comparison group)
+FIGURES_BUDGET = 8_000  # characters of the columns' table, and of the named metrics' table
 TOTAL_BUDGET = 60_000  # characters of the whole file: a GitHub comment holds at most 65,536
 
 _ZERO_WIDTH_SPACE = "\u200b"
@@ -104,11 +108,21 @@ def _headline(run: RunResult, eval_id: str | None) -> list[str]:
         counts.insert(3, f"mean score {figures.mean_score:.2f}")
     if eval_id:
         counts.append(f"run {markdown_text(eval_id, NAME_LIMIT)}")
-    lines = [f"## {mark} {title}", "", " · ".join(counts)]
+    lines = [f"## {mark} {title}", "", " · ".join(counts), *_cache_lines(run)]
     if run.interrupted:
         signal = markdown_text(run.interrupted_by or "a signal", NAME_LIMIT)
         lines += ["", "> [!WARNING]", f"> Interrupted by {signal}: {run.not_run} planned rows did not run."]
     return lines
+
+
+def _cache_lines(run: RunResult) -> list[str]:
+    """The run's cache sentence: a note when outputs came from the cache (they may be stale)."""
+    share = run.cache_share
+    sentence = share.sentence()
+    if sentence is None:
+        return []
+    text = escape_inline(sentence[0].upper() + sentence[1:] + ".")
+    return ["", "> [!NOTE]", f"> {text}"] if share.from_cache else ["", text]
 
 
 def _column_row(column: Column) -> list[str]:
@@ -124,23 +138,28 @@ def _column_row(column: Column) -> list[str]:
     ]
 
 
-def _columns(run: RunResult) -> list[str]:
+def _columns(run: RunResult, budget: _Budget) -> list[str]:
     columns = run.aggregates.columns
     if not columns:
         return []
     header = ["Provider", "Prompt", "Pass rate", "Passed", "Failed", "Errors", "Mean score"]
-    return ["### Pass rate by provider and prompt", "", *_table(header, map(_column_row, columns), "..rrrrr")]
+    rows = [_column_row(column) for column in columns]
+    title = "Pass rate by provider and prompt"
+    return _listed(title, header, rows, "..rrrrr", budget, cap=FIGURES_BUDGET, noun="columns", fold=False)
 
 
-def _metrics(run: RunResult) -> list[str]:
+def _metrics(run: RunResult, budget: _Budget) -> list[str]:
     named = run.aggregates.named_scores
     if not named:
         return []
-    rows = (
+    rows = [
         [markdown_text(name, NAME_LIMIT), _score(s.mean), _score(s.min), _score(s.max), str(s.count)]
         for name, s in named.items()
+    ]
+    header = ["Metric", "Mean", "Min", "Max", "Rows"]
+    return _listed(
+        "Named metrics", header, rows, ".rrrr", budget, cap=FIGURES_BUDGET, noun="metrics", fold=False
     )
-    return ["### Named metrics", "", *_table(["Metric", "Mean", "Min", "Max", "Rows"], rows, ".rrrr")]
 
 
 class _Budget:
@@ -154,15 +173,24 @@ class _Budget:
     def spend(self, lines: Sequence[str]) -> None:
         self.left -= sum(len(line) + 1 for line in lines) + 2  # blocks are joined by a blank line
 
-    def for_a_list(self) -> int:
-        return max(0, min(BUDGET, self.left))
+    def for_a_list(self, cap: int = BUDGET) -> int:
+        return max(0, min(cap, self.left))
 
 
 def _listed(
-    title: str, header: Sequence[str], rows: Sequence[Sequence[str]], align: str, budget: _Budget
+    title: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    align: str,
+    budget: _Budget,
+    *,
+    cap: int = BUDGET,
+    noun: str = "rows",
+    fold: bool = True,
 ) -> list[str]:
-    """``rows`` as a table under ``title``, cut to the budget, folded when longer than OPEN_LIMIT."""
-    limit = budget.for_a_list() - 2 * len(title) - 200  # the title, the fold, the note on what is cut
+    """``rows`` as a table under ``title``, cut to the budget (at most ``cap`` characters), folded
+    when longer than OPEN_LIMIT (with ``fold``); ``noun`` names what the rows are."""
+    limit = budget.for_a_list(cap) - 2 * len(title) - 200  # the title, the fold, the note on what is cut
     shown: list[Sequence[str]] = []
     used = sum(len(cell) + 3 for cell in header) * 2
     for row in rows:
@@ -172,15 +200,16 @@ def _listed(
         shown.append(row)
     table = _table(header, shown, align) if shown else []
     if len(shown) < len(rows):
-        table += ["", f"… and {len(rows) - len(shown)} more (the JSON report has every row)."]
-    if len(rows) <= OPEN_LIMIT:
+        every = "every row" if noun == "rows" else f"all the {noun}"
+        table += ["", f"… and {len(rows) - len(shown)} more (the JSON report has {every})."]
+    if len(rows) <= OPEN_LIMIT or not fold:
         lines = [f"### {title}", "", *table]
     else:
         lines = [
             f"### {title}",
             "",
             "<details>",
-            f"<summary>{len(rows)} rows</summary>",
+            f"<summary>{len(rows)} {noun}</summary>",
             "",
             *table,
             "",
@@ -317,8 +346,9 @@ def to_markdown(
     run: RunResult, *, eval_id: str | None = None, comparison: Mapping[str, Any] | None = None
 ) -> str:
     """The run's Markdown summary; ``comparison`` is a baseline comparison's JSON (``--baseline``)."""
-    figures = (_headline(run, eval_id), _columns(run), _metrics(run))
-    budget = _Budget(figures)
+    headline = _headline(run, eval_id)
+    budget = _Budget([headline])
+    figures = (headline, _columns(run, budget), _metrics(run, budget))
     # in this order: the comparison's lists first, then the failures, then the errors
     sections = (*figures, _comparison(comparison, budget), _failures(run, budget), _errors(run, budget))
     blocks = [block for block in sections if block]

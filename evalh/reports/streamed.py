@@ -164,8 +164,9 @@ class ReportFrame:
         yield from self._echo.chunks()
         yield tail
 
-    def with_rows(self, rows: list[Any]) -> dict[str, Any]:
-        """The whole document with ``rows`` (for YAML and HTML, and the small indented report)."""
+    def with_rows(self, rows: Iterable[Any]) -> dict[str, Any]:
+        """The whole document with ``rows`` (for YAML and HTML, and the small indented report; the HTML
+        report reads them from a generator, one at a time)."""
         results = {**self.document["results"], "results": rows}
         return {**self.document, "results": results, "config": redact_config(self._raw_config)}
 

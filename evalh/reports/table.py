@@ -17,8 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 from evalh import activity
-from evalh.model import RunResult, Status, TestResult
+from evalh.model import CacheShare, RunResult, Status, TestResult
 from evalh.reports.console import make_console, safe_text, table_box
+from evalh.reports.errorreasons import error_reasons_line
 from evalh.reports.json import aggregates_to_json
 from evalh.reports.matrix import Matrix, matrix_of_report, matrix_of_results
 from evalh.reports.results_table import hidden_note, results_table
@@ -245,8 +246,19 @@ def print_summary(
         _print_matrix(console, matrix_of_results(run.results, max_rows), verbose, cell_limit)
     _print_aggregates(console, aggregates_to_json(run.aggregates), verbose)
     console.print(_summary_table(run))
+    _print_cache_share(console, run.cache_share)
+    reasons = None if show_table else error_reasons_line(run.results)
+    if reasons is not None:  # no table shows them: CI logs still say why rows errored
+        console.print(reasons)
     if run.provider_usage:
         console.print(_usage_table(console, run))
+
+
+def _print_cache_share(console: Console, share: CacheShare | None) -> None:
+    """The run's cache sentence, on a line of its own (with or without the table)."""
+    sentence = share.sentence() if share is not None else None
+    if sentence is not None:
+        console.print(Text(sentence + "."))
 
 
 def _print_matrix(console: Console, matrix: Matrix, verbose: bool, cell_limit: int | None) -> None:
@@ -287,6 +299,10 @@ def print_report(
     ):
         grid.add_row(name, figure)
     console.print(grid)
+    extra = results.get("evalh")
+    _print_cache_share(
+        console, CacheShare.from_json(extra.get("cache") if isinstance(extra, Mapping) else None)
+    )
 
 
 class _ActivityProgress(Progress):

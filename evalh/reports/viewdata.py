@@ -5,7 +5,7 @@ The viewer draws a run as a matrix: one line per test (and repeat), one column p
 each cell one result row. :func:`run_view` turns the report into exactly that, once, in Python, so the
 browser only filters, sorts and draws::
 
-    {run: {summary}, columns: [{label, prompt, provider}], metrics: [names],
+    {run: {summary, cache: sentence}, columns: [{label, prompt, provider}], metrics: [names],
      lines: [{test, repeat, description, vars: {name: text}, cells: [cell | null per column]}]}
 
 Every text a page shows is a string here (outputs and vars that are JSON values become compact JSON);
@@ -18,13 +18,14 @@ out, which halves a large run's data; the page fills them back in.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from evalh.model import CacheShare
 from evalh.reports.matrix import column_label
 from evalh.reports.textutil import escape_controls, output_text
 
-__all__ = ["run_summary", "run_view"]
+__all__ = ["line_key", "run_columns", "run_summary", "run_view", "view_lines"]
 
 
 def _is_chat(value: Any) -> bool:
@@ -64,8 +65,9 @@ def _tokens(usage: Any) -> dict[str, Any]:
 # Left out of a cell or an assertion when they hold these values (the page puts them back): a 10,000-row
 # run's data is half the size, and the page (the HTML report above all) is read that much sooner.
 _DEFAULTS: dict[str, Any] = {
-    "error": False, "cached": False, "depth": 0, "weight": 1.0, "latencyMs": 0.0, "cost": 0.0, "prompt": "",
-    "reason": "", "metric": None, "value": None, "judge": None, "threshold": None, "namedScores": {},
+    "error": False, "skipped": False, "cached": False, "depth": 0, "weight": 1.0, "latencyMs": 0.0,
+    "cost": 0.0, "prompt": "", "reason": "", "metric": None, "value": None, "judge": None, "threshold": None,
+    "namedScores": {},
 }  # fmt: skip
 _NO_TOKENS = {"total": 0, "prompt": 0, "completion": 0, "cached": 0}
 
@@ -103,6 +105,7 @@ def _assertion(component: Mapping[str, Any], depth: int) -> dict[str, Any]:
             "type": str(spec.get("type", "?")),
             "pass": bool(component.get("pass")),
             "error": bool(component.get("error")),
+            "skipped": component.get("skipped") is True,
             "score": _number(component.get("score")),
             "threshold": _number(threshold),
             "weight": _number(spec.get("weight", 1)),
@@ -159,13 +162,14 @@ def _cell(row: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
-def _columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def run_columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The matrix columns: the report's ``prompts``, and any other column a row of ``rows`` is in."""
     columns: dict[tuple[int, int], dict[str, Any]] = {}
     for prompt in results.get("prompts") or ():
-        key = (prompt.get("promptIdx", 0), prompt.get("providerIdx", 0))
+        key = _column_key(prompt)
         columns[key] = {"prompt": str(prompt.get("label", "")), "provider": str(prompt.get("provider", ""))}
     for row in rows:  # a report without ``prompts`` (a hand-made or older file): columns from the rows
-        key = (row.get("promptIdx", 0), row.get("providerIdx", 0))
+        key = _column_key(row)
         if key not in columns:
             provider = row.get("provider") or {}
             label = (row.get("prompt") or {}).get("label", "")
@@ -206,7 +210,14 @@ def run_summary(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
         "interrupted": bool(extra.get("interrupted")),
         "interruptedBy": extra.get("interruptedBy"),
         "notRun": int(extra.get("notRun") or 0),
+        "cache": _cache_sentence(extra.get("cache")),
     }
+
+
+def _cache_sentence(block: Any) -> str | None:
+    """The run's cache sentence in evalh's own words from the report's figures (never the file's text)."""
+    share = CacheShare.from_json(block)
+    return share.sentence() if share is not None else None
 
 
 def _rate(passed: int, total: int) -> float:
@@ -214,15 +225,47 @@ def _rate(passed: int, total: int) -> float:
 
 
 def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
-    """The whole run as the viewer draws it (see the module docstring)."""
+    """The whole run as the viewer draws it (see the module docstring). The report's rows are read
+    once, one at a time (they may come from a generator): only the lines are kept."""
     results = report.get("results") or {}
-    rows = [row for row in results.get("results") or () if isinstance(row, Mapping)]
-    columns = _columns(results, rows)
-    position = {tuple(column["key"]): index for index, column in enumerate(columns)}
-    lines: dict[tuple[int, int], dict[str, Any]] = {}
+    rows = (row for row in results.get("results") or () if isinstance(row, Mapping))
+    listed = {_column_key(prompt) for prompt in results.get("prompts") or ()}
     metrics: dict[str, None] = {}
+    lines, firsts = _lines(rows, metrics, listed)
+    columns = run_columns(results, firsts)
+    return {
+        "run": run_summary(report, ref),
+        "columns": columns,
+        "metrics": sorted(metrics),
+        "lines": _placed(lines, columns),
+    }
+
+
+def view_lines(
+    rows: Iterable[Mapping[str, Any]],
+    columns: Sequence[Mapping[str, Any]],
+    metrics: dict[str, None] | None = None,
+) -> list[dict[str, Any]]:
+    """The matrix lines of ``rows`` (in the order they are stored), in test order; every metric name
+    met is added to ``metrics``. A line is made whole from its rows alone, so a page of lines (the
+    viewer's) is made from the rows of those lines."""
+    return _placed(_lines(rows, {} if metrics is None else metrics, set())[0], columns)
+
+
+def _column_key(item: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The column of a row or of a report's prompt: its prompt's and its provider's index."""
+    return item.get("promptIdx", 0), item.get("providerIdx", 0)
+
+
+def _lines(
+    rows: Iterable[Mapping[str, Any]], metrics: dict[str, None], listed: set[tuple[Any, Any]]
+) -> tuple[dict[tuple[int, int], dict[str, Any]], list[Mapping[str, Any]]]:
+    """The lines of ``rows`` with their cells by column key, and the first row of each column not in
+    ``listed`` (to label it)."""
+    lines: dict[tuple[int, int], dict[str, Any]] = {}
+    firsts: dict[tuple[Any, Any], Mapping[str, Any]] = {}
     for row in rows:
-        key = (int(row.get("testIdx") or 0), int(row.get("repeatIdx") or 0))
+        key = line_key(row)
         line = lines.get(key)
         if line is None:
             variables = row.get("vars") or {}
@@ -231,14 +274,28 @@ def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
                 "repeat": key[1],
                 "description": _text(row.get("description")),
                 "vars": {str(name): _text(value) for name, value in variables.items()},
-                "cells": [None] * len(columns),
+                "cells": {},
             }
         cell = _cell(row)
         metrics.update(dict.fromkeys(cell.get("namedScores", ())))
-        line["cells"][position[row.get("promptIdx", 0), row.get("providerIdx", 0)]] = cell
-    return {
-        "run": run_summary(report, ref),
-        "columns": columns,
-        "metrics": sorted(metrics),
-        "lines": [lines[key] for key in sorted(lines)],
-    }
+        column = _column_key(row)
+        line["cells"][column] = cell
+        if column not in listed and column not in firsts:
+            firsts[column] = row
+    return lines, list(firsts.values())
+
+
+def _placed(
+    lines: dict[tuple[int, int], dict[str, Any]], columns: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The lines in test order, each with a cell (or None) per column."""
+    keys = [tuple(column["key"]) for column in columns]
+    for line in lines.values():
+        cells = line["cells"]
+        line["cells"] = [cells.get(key) for key in keys]
+    return [lines[key] for key in sorted(lines)]
+
+
+def line_key(row: Mapping[str, Any]) -> tuple[int, int]:
+    """The matrix line a row is drawn on: its test and repeat."""
+    return int(row.get("testIdx") or 0), int(row.get("repeatIdx") or 0)

@@ -35,13 +35,13 @@ from evalh import gc_policy
 from evalh.errors import ConfigError, ReportError
 from evalh.model import RunResult, TestResult
 from evalh.reports.csv import to_csv_text
-from evalh.reports.html import to_html
+from evalh.reports.html import html_chunks
 from evalh.reports.json import new_memo, result_to_json
 from evalh.reports.junit import to_junit_xml
 from evalh.reports.markdown import to_markdown
 from evalh.reports.serialize import dumps, encode_json
 from evalh.reports.streamed import ConfigEcho, ReportFrame, RowSpool, encode_row
-from evalh.reports.yamltext import to_yaml_text
+from evalh.reports.yamltext import to_yaml_chunks
 from evalh.secrets import redact_bytes
 
 __all__ = [
@@ -190,7 +190,7 @@ def _render(
     frame: Callable[[], ReportFrame],
     texts: _Texts,
     summary: Callable[[], str],
-    document: Callable[[], dict[str, Any]],
+    row_dicts: Callable[[], Iterator[dict[str, Any]]],
 ) -> Iterator[bytes]:
     """The report's bytes in pieces: a big JSON or JSONL report is never whole in memory."""
     if fmt == "json":
@@ -203,31 +203,39 @@ def _render(
     elif fmt == "csv":
         yield to_csv_text(run).encode("utf-8", errors="backslashreplace")
     elif fmt == "yaml":
-        yield to_yaml_text(document()).encode("utf-8")
+        head = frame().with_rows([])
+        yield from (block.encode("utf-8") for block in _blocks(to_yaml_chunks(head, row_dicts())))
     elif fmt == "markdown":
         yield summary().encode("utf-8", errors="backslashreplace")
     else:
-        yield to_html(document()).encode("utf-8", errors="backslashreplace")
+        pieces = html_chunks(frame().with_rows(row_dicts()))
+        yield from (block.encode("utf-8", errors="backslashreplace") for block in _blocks(pieces))
 
 
 def _joined(pieces: Iterable[str]) -> Iterator[bytes]:
     """``pieces`` as UTF-8 bytes (:func:`encode_json`) in blocks of about :data:`WRITE_BLOCK` characters."""
+    return (encode_json(block) for block in _blocks(pieces))
+
+
+def _blocks(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` joined into blocks of about :data:`WRITE_BLOCK` characters (a piece is never cut:
+    each block then encodes as its pieces would)."""
     block: list[str] = []
     size = 0
     for piece in pieces:
         block.append(piece)
         size += len(piece)
         if size >= WRITE_BLOCK:
-            yield encode_json("".join(block))
+            yield "".join(block)
             block, size = [], 0
     if block:
-        yield encode_json("".join(block))
+        yield "".join(block)
 
 
-def _document(run: RunResult, frame: ReportFrame) -> dict[str, Any]:
-    """The whole JSON document, for the formats that are made from it (YAML, HTML)."""
+def _row_dicts(run: RunResult) -> Iterator[dict[str, Any]]:
+    """The rows as JSON report dicts, made one at a time (YAML and HTML read each once)."""
     memo = new_memo()
-    return frame.with_rows([result_to_json(row, memo=memo) for row in run.results])
+    return (result_to_json(row, memo=memo) for row in run.results)
 
 
 def write_json_file(path: str | Path, value: Any) -> None:
@@ -268,9 +276,8 @@ def write_each_report(
     ``spool``: the rows' texts, encoded as they finished (rows it lacks are encoded here); ``echo``:
     the run's config as the run store took it."""
     formats = [(Path(p), report_format(p)) for p in paths]
-    # one evalId and exportedAt for every file of this call; the whole document built once for YAML and HTML
+    # one evalId and exportedAt for every file of this call
     frame = functools.cache(lambda: ReportFrame(run, eval_id=eval_id, echo=echo))
-    document = functools.cache(lambda: _document(run, frame()))
 
     def texts() -> Iterator[str]:
         if spool is not None:
@@ -285,7 +292,7 @@ def write_each_report(
     with gc_policy.paused():
         for path, fmt in formats:
             try:
-                _write_atomically(path, _render(fmt, run, frame, texts, summary, document))
+                _write_atomically(path, _render(fmt, run, frame, texts, summary, lambda: _row_dicts(run)))
             except ReportError as error:
                 failures.append(error)
     return failures

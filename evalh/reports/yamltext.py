@@ -15,12 +15,13 @@ import functools
 import json
 import math
 import re
-from collections.abc import Mapping
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from evalh.reports.serialize import json_default
 
-__all__ = ["to_yaml_text"]
+__all__ = ["to_yaml_chunks", "to_yaml_text"]
 
 _PLAIN = re.compile(r"[A-Za-z_](?:[A-Za-z0-9_.\-/ ,'()+=?!;]*[A-Za-z0-9_.\-/)])?\Z")
 _KEYWORDS = frozenset(
@@ -133,3 +134,33 @@ def to_yaml_text(document: Any) -> str:
     else:
         return _scalar(document) + "\n"
     return "\n".join(out) + "\n"
+
+
+def to_yaml_chunks(document: Mapping[str, Any], rows: Iterable[Any]) -> Iterator[str]:
+    """:func:`to_yaml_text` of a JSON report with ``rows`` as its ``results.results``, in pieces: the
+    rows are emitted one at a time (they may come from a generator), never all held."""
+    rows = iter(rows)
+    first = next(rows, _NO_ROW)
+    mark = f"evalhrows{uuid.uuid4().hex}"  # a plain scalar no report holds
+    results = {**(document.get("results") or {}), "results": [] if first is _NO_ROW else mark}
+    text = to_yaml_text({**document, "results": results})
+    at = text.find(f": {mark}\n")
+    if first is _NO_ROW or at < 0:
+        yield text
+        return
+    line_start = text.rfind("\n", 0, at) + 1
+    indent = len(text[line_start:at]) - len(text[line_start:at].lstrip(" ")) + 2
+    yield text[: at + 1]
+    for row in _chained(first, rows):
+        out: list[str] = []
+        _emit_list([row], indent, out)
+        yield "\n" + "\n".join(out)
+    yield text[at + len(mark) + 2 :]
+
+
+_NO_ROW = object()
+
+
+def _chained(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
+    yield first
+    yield from rest

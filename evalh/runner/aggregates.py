@@ -150,7 +150,8 @@ def _assertion_types(rows: Sequence[TestResult]) -> dict[str, TypeFigures]:
     groups: dict[str, list[GradedAssertion]] = defaultdict(list)
     for row in rows:
         for item in _flatten(row.assertions):
-            groups[item.spec.full_type].append(item)
+            if not item.skipped:  # did not apply: neither a pass nor a score of the type
+                groups[item.spec.full_type].append(item)
     summary: dict[str, TypeFigures] = {}
     for name in sorted(groups):
         items = groups[name]
@@ -239,7 +240,7 @@ def derived_metrics(
 
 
 def _column(first: TestResult, rows: Sequence[TestResult], labelled: bool, suite: Suite) -> Column:
-    graded = [item for row in rows for item in _flatten(row.assertions)]
+    graded = [item for row in rows for item in _flatten(row.assertions) if not item.skipped]
     passed = sum(1 for item in graded if item.passed)
     totals = _named_totals(rows)
     return Column(

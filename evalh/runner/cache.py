@@ -2,8 +2,13 @@
 
 Keys are sha256 of canonical JSON of non-secret identity fields (provider id, model, dimensions, ...)
 plus sha256 of the text, so no API key or raw text is stored in a key. Location: ``$EVALH_CACHE_DIR``,
-else the user cache dir (``$XDG_CACHE_HOME/evalh`` or ``~/.cache/evalh``). A disabled cache
-(``--no-cache``) answers every lookup with a miss and stores nothing.
+else the user cache dir (``$XDG_CACHE_HOME/evalh`` or ``~/.cache/evalh``).
+
+A run uses the cache in one of three ways (:func:`cache_mode`): it reads and writes it; with
+``--no-cache`` it reads nothing but writes every fresh answer (so the next plain run sees the live app's
+answers, not the ones from before the app changed); with ``--repeat`` above 1 or
+``EVALH_CACHE_ENABLED=false`` it neither reads nor writes. An entry older than ``EVALH_CACHE_TTL``
+seconds (14 days by default, as promptfoo's ``PROMPTFOO_CACHE_TTL``) is a miss, and is replaced.
 
 A cache is never a reason for a row to fail. A damaged file (not SQLite, truncated, "malformed") is
 moved aside to ``<name>.corrupt-<timestamp>`` and a new one is started; a cache that cannot be used at all
@@ -21,14 +26,16 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evalh.errors import EvalhError
+from evalh.errors import ConfigError, EvalhError
+from evalh.model import AssertionSpec, CacheMode, EvaluateOptions, Suite
+from evalh.notices import warn
 from evalh.sqlite_files import SIDE_FILES, DamagedDatabase, check_header, move_aside
 
-__all__ = ["Cache", "cache_dir"]
+__all__ = ["DEFAULT_TTL_S", "Cache", "cache_dir", "cache_mode", "cache_ttl_s", "warn_latency_with_cache"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -41,8 +48,76 @@ CREATE TABLE IF NOT EXISTS entries (
 """
 _CHUNK = 500  # SQLite's bound-parameter limit is 999 on old builds
 
+DEFAULT_TTL_S = 14 * 24 * 3600  # promptfoo's default PROMPTFOO_CACHE_TTL
+# evalh's name first; promptfoo's is honoured so a migrated CI job keeps its setting
+_ENABLED_VARS = ("EVALH_CACHE_ENABLED", "PROMPTFOO_CACHE_ENABLED")
+_TTL_VARS = ("EVALH_CACHE_TTL", "PROMPTFOO_CACHE_TTL")
+_FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
 log = logging.getLogger("evalh.cache")
 T = TypeVar("T")
+
+
+def _setting(names: Sequence[str]) -> tuple[str, str] | None:
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return name, value
+    return None
+
+
+def cache_mode(options: EvaluateOptions) -> CacheMode:
+    """How a run with ``options`` uses the cache (see the module docstring)."""
+    enabled = _setting(_ENABLED_VARS)
+    if options.repeat > 1 or (enabled is not None and enabled[1].lower() in _FALSE_WORDS):
+        return CacheMode.OFF
+    return CacheMode.USE if options.cache else CacheMode.REFRESH
+
+
+def cache_ttl_s() -> float:
+    """How old an entry may be and still be read, in seconds (``EVALH_CACHE_TTL``)."""
+    setting = _setting(_TTL_VARS)
+    if setting is None:
+        return DEFAULT_TTL_S
+    name, value = setting
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise ConfigError(
+            f"must be a number of seconds above 0 (got {value!r})",
+            where=name,
+            hint=f"Set {name}=1209600 for 14 days, or unset it for that default",
+        )
+    return seconds
+
+
+def _latency_checks(specs: Sequence[AssertionSpec]) -> Iterator[AssertionSpec]:
+    for spec in specs:
+        if spec.type == "latency":
+            yield spec
+        yield from _latency_checks(spec.children)
+
+
+def warn_latency_with_cache(suite: Suite) -> None:
+    """``evalh validate``: a latency check is skipped on every cached output, so with the cache on it
+    may time nothing at all; one warning names the first and how many there are."""
+    if cache_mode(suite.evaluate_options) is not CacheMode.USE:
+        return
+    found = [spec for test in suite.tests for spec in _latency_checks(test.asserts)]
+    if not found:
+        return
+    where = " ".join(filter(None, (suite.config_path, found[0].path))) or "latency"
+    count = f"{len(found)} latency assertions" if len(found) > 1 else "a latency assertion"
+    error = ConfigError(
+        f"the suite has {count} and the cache is on: a cached output is not timed, so latency is "
+        "skipped (not applicable) on each row answered from the cache",
+        where=where,
+        hint="Run with --no-cache to time every call (evaluateOptions.cache: false does the same), or "
+        "set cache: false in the config of the provider under test",
+    )
+    warn(error, where=where, subject="latency with the cache on")
 
 
 def cache_dir() -> Path:
@@ -54,17 +129,31 @@ def cache_dir() -> Path:
 
 
 class Cache:
-    """Namespaced key -> bytes store. Thread-safe; opened lazily on first use."""
+    """Namespaced key -> bytes store. Thread-safe; opened lazily on first use.
 
-    def __init__(self, path: Path | None, *, enabled: bool = True) -> None:
+    ``enabled`` False: every lookup misses and nothing is stored. ``read`` False (``--no-cache``):
+    every lookup misses, and what is stored replaces the old entry. An entry older than ``ttl_s``
+    seconds misses."""
+
+    def __init__(
+        self, path: Path | None, *, enabled: bool = True, read: bool = True, ttl_s: float = DEFAULT_TTL_S
+    ) -> None:
         self.path = path
         self.enabled = enabled and path is not None
+        self.read = read
+        self.ttl_s = ttl_s
         self._connection: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, enabled: bool = True) -> Cache:
-        return cls(cache_dir() / "cache.sqlite3", enabled=enabled)
+    def open(cls, mode: CacheMode | bool = CacheMode.USE) -> Cache:
+        """The user's cache, used as ``mode`` says (True: USE, False: OFF); raises ConfigError for a bad
+        ``EVALH_CACHE_TTL``."""
+        if isinstance(mode, bool):
+            mode = CacheMode.USE if mode else CacheMode.OFF
+        enabled = mode is not CacheMode.OFF
+        ttl_s = cache_ttl_s() if enabled else DEFAULT_TTL_S
+        return cls(cache_dir() / "cache.sqlite3", enabled=enabled, read=mode is CacheMode.USE, ttl_s=ttl_s)
 
     @staticmethod
     def key(identity: Mapping[str, Any], text: str) -> str:
@@ -139,13 +228,15 @@ class Cache:
         self.enabled = False
         _warn(
             f"evalh: warning: cannot use the cache {self.path} ({reason}); this run goes on without a "
-            "cache. Set EVALH_CACHE_DIR to a writable directory, or pass --no-cache to silence this."
+            "cache. Set EVALH_CACHE_DIR to a writable directory, or EVALH_CACHE_ENABLED=false to silence "
+            "this."
         )
 
     def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
-        if not self.enabled or not keys:
+        if not self.enabled or not self.read or not keys:
             return {}
         unique = list(dict.fromkeys(keys))
+        oldest = time.time() - self.ttl_s
 
         def select(db: sqlite3.Connection) -> dict[str, bytes]:
             found: dict[str, bytes] = {}
@@ -153,8 +244,9 @@ class Cache:
                 chunk = unique[start : start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
                 rows = db.execute(
-                    f"SELECT key, value FROM entries WHERE namespace = ? AND key IN ({marks})",
-                    (namespace, *chunk),
+                    "SELECT key, value FROM entries WHERE namespace = ? AND created >= ? "
+                    f"AND key IN ({marks})",
+                    (namespace, oldest, *chunk),
                 )
                 found.update({key: bytes(value) for key, value in rows})
             return found
@@ -192,7 +284,13 @@ class Cache:
         size = 0
         if self.path.parent.is_dir():
             size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
-        return {"path": str(self.path), "bytes": size, "entries": counts, "enabled": self.enabled}
+        return {
+            "path": str(self.path),
+            "bytes": size,
+            "entries": counts,
+            "enabled": self.enabled,
+            "ttlSeconds": self.ttl_s,
+        }
 
     def clear(self) -> int:
         """Delete every entry; returns how many there were. A cache that cannot be read (damaged,

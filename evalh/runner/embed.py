@@ -121,6 +121,7 @@ class _Slot:
     provider: Provider
     spec: ProviderSpec  # the usage key; its label or id names it in messages
     identity: Mapping[str, Any]
+    cached: bool  # the cache may hold its vectors (its config does not say cache: false)
     memory: dict[str, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))
     failures: dict[str, dict[str, EvalhError]] = field(default_factory=lambda: defaultdict(dict))
     pending: dict[str, dict[str, asyncio.Future[None]]] = field(default_factory=lambda: defaultdict(dict))
@@ -226,7 +227,8 @@ class EmbeddingStore:
             )
         if key not in self._slots:
             identity = {"provider": cache_identity(provider, spec, self.cache_hash_key)}
-            self._slots[key] = _Slot(provider=provider, spec=spec, identity=identity)
+            cached = spec.config.get("cache") is not False
+            self._slots[key] = _Slot(provider=provider, spec=spec, identity=identity, cached=cached)
         self._slots[key].capabilities.add(capability)
         return self._slots[key]
 
@@ -265,7 +267,8 @@ class EmbeddingStore:
     async def _fetch(self, slot: _Slot, kind: _Kind, texts: list[str]) -> Usage:
         """Read the cache, then call the provider in batches for the rest; fill memory and the cache."""
         # no keys without a cache: each is two sha256 and a canonical JSON (0.15 s of 5,389 texts)
-        keys = {text: Cache.key(slot.identity, text) for text in texts} if self.cache.enabled else {}
+        use_cache = self.cache.enabled and slot.cached
+        keys = {text: Cache.key(slot.identity, text) for text in texts} if use_cache else {}
         cached: dict[str, bytes] = {}
         if keys:
             cached = await asyncio.to_thread(self.cache.get_many, kind.name, list(keys.values()))
@@ -331,7 +334,7 @@ class EmbeddingStore:
         memory.update(zip(batch, items, strict=True))
         if kind.name == "embedding":
             slot.sound.update(_sound_texts(batch, items))
-        if self.cache.enabled:
+        if keys:  # made only when this provider's vectors go in the cache
             entries = {keys[text]: kind.encode(item) for text, item in zip(batch, items, strict=True)}
             await asyncio.to_thread(self.cache.put_many, kind.name, entries)
         self._usage.add(slot.spec, usage)

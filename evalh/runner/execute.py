@@ -38,7 +38,7 @@ from evalh.model import (
 )
 from evalh.providers.base import CallContext
 from evalh.runner.aggregates import compute_aggregates
-from evalh.runner.cache import Cache
+from evalh.runner.cache import Cache, cache_mode
 from evalh.runner.grading import collect_prefetch, grade_assertion
 from evalh.runner.plan import Job, plan_jobs
 from evalh.runner.scoring import reasons_shared, score_test
@@ -72,13 +72,23 @@ def _raised(what: str, error: BaseException) -> str:
 
 
 class _Collector:
-    """Finished rows by job index, so an interrupted run still reports what it finished."""
+    """Finished rows by job index, so an interrupted run still reports what it finished.
+
+    Once a stop signal arrived, rows are refused: work cancelled by the stop may still unwind into a
+    row (user code or a runtime that turned the cancellation into an error), and such a row was
+    abandoned, not run, so it is counted as not run rather than written as an ERROR."""
 
     def __init__(self, on_result: ResultCallback | None) -> None:
         self.rows: dict[int, TestResult] = {}
         self.on_result = on_result
+        self.stopped = False
+
+    def stop(self) -> None:
+        self.stopped = True
 
     def add(self, job: Job, row: TestResult) -> None:
+        if self.stopped:
+            return
         self.rows[job.index] = row
         if self.on_result is not None:
             self.on_result(row)
@@ -146,7 +156,8 @@ class _Execution:
         timeout_s = options.timeout_ms / 1000 if options.timeout_ms else None
         # storeOutputAs / _conversation: rows read earlier rows, so they run one at a time, in order
         self.memory = RunMemory(template_env(suite.env)) if runs_in_sequence(suite) else None
-        self.cache = Cache.open(enabled=options.cache and options.repeat <= 1)
+        self.cache_mode = cache_mode(options)
+        self.cache = Cache.open(self.cache_mode)
         self.pool = ProviderPool(str(self.config_dir or ""), options.max_concurrency)
         self.services = RunServices(
             self.pool, self.cache, default_choice=suite.default_provider, timeout_s=timeout_s
@@ -231,6 +242,8 @@ class _Execution:
         self.collector.add(item.job, _row(item.job, response, graded))
 
     async def first_pass(self, job: Job, deferred: list[tuple[_Output, list[EmbedRequest]]]) -> None:
+        if self.collector.stopped:  # a worker whose code swallowed the stop takes no new job
+            return
         try:
             if self.memory is not None:
                 job = self.memory.prepare(job)
@@ -307,7 +320,7 @@ def run_suite(
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
     with gc_policy.running(), reasons_shared():
-        stopped_by = run_until_stopped(execution.run(jobs), stop_signals)
+        stopped_by = run_until_stopped(execution.run(jobs), stop_signals, collector.stop)
     results = collector.ordered()
     usage = execution.services.usage_by_provider()
     return RunResult(
@@ -320,4 +333,5 @@ def run_suite(
         interrupted_by=stopped_by,
         not_run=len(jobs) - len(results),
         aggregates=compute_aggregates(suite, results),
+        cache_mode=execution.cache_mode,
     )

@@ -29,7 +29,7 @@ def _context_for(spec: AssertionSpec, definition: AssertionDef, ctx: AssertionCo
 
 async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedAssertion:
     """Run ``spec`` against ``ctx``'s output; a crash in the handler becomes an ERROR result."""
-    definition = get_assertion(spec.type)
+    definition = get_assertion(spec.base_type)
     if definition is None:
         return finalize(spec, AssertionResult.failure(f"unknown assertion type {spec.type!r}"))
     try:
@@ -47,7 +47,7 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
         result = AssertionResult.failure(error.render())
     except Exception as error:  # a bug in a handler must not stop the run; --verbose shows the trace
         result = AssertionResult.failure(
-            f"{spec.full_type} crashed: {type(error).__name__}: {error}",
+            f"{spec.type} crashed: {type(error).__name__}: {error}",
             traceback=traceback.format_exc(),
         )
     return finalize(spec, result)
@@ -89,7 +89,7 @@ def collect_prefetch(specs: Sequence[AssertionSpec], ctx: AssertionContext) -> l
     for spec in specs:
         if spec.children:
             requests.extend(collect_prefetch(spec.children, ctx))
-        definition = get_assertion(spec.type)
+        definition = get_assertion(spec.base_type)
         if definition is None or definition.prefetch is None:
             continue
         try:

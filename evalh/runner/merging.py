@@ -20,6 +20,8 @@ from typing import Any
 from evalh.errors import ConfigError
 from evalh.model import (
     AssertionSpec,
+    CacheMode,
+    CacheShare,
     Prompt,
     ProviderSpec,
     ProviderUsage,
@@ -67,11 +69,9 @@ def _spec(
     """An assertion as the report shows it: ``written`` as the config wrote it (``testCase.assert``),
     ``shown`` as it was graded (its component's ``assertion``: value rendered, threshold, weight)."""
     full = str(shown.get("type") or written.get("type") or "")
-    negate = full.startswith("not-")
     weight = shown.get("weight")
     return AssertionSpec(
-        type=full.removeprefix("not-") if negate else full,
-        negate=negate,
+        type=full,  # a "not-" type is negated by AssertionSpec itself
         value=shown.get("value"),
         threshold=shown.get("threshold"),
         weight=1.0 if weight is None else float(weight),
@@ -238,7 +238,15 @@ def merge_shards(shards: Sequence[ShardReport]) -> RunResult:
         interrupted_by=None if by is None else str(by),
         not_run=sum(not_run for _, _, not_run in times),
         aggregates=compute_aggregates(suite, results),
+        cache_mode=_cache_mode(shards),
     )
+
+
+def _cache_mode(shards: Sequence[ShardReport]) -> CacheMode | None:
+    """The shards' cache mode when they all ran with the same one (given the same flags, they do)."""
+    shares = [CacheShare.from_json(shard.block.get("cache")) for shard in shards]
+    modes = {share.mode if share is not None else None for share in shares}
+    return modes.pop() if len(modes) == 1 else None
 
 
 def _times(shard: ShardReport) -> tuple[str, float, int]:

@@ -11,10 +11,10 @@ from typing import Any
 
 from evalh.config.load import prompt_warning_key
 from evalh.config.prompt_refs import runs_prompt
-from evalh.config.providers import RECORDED_PROMPT, RECORDED_PROVIDER, RECORDED_PROVIDER_ID
+from evalh.config.providers import RECORDED_PROMPT, RECORDED_PROVIDER
 from evalh.config.stored_outputs import run_placeholders
 from evalh.errors import ConfigError
-from evalh.model import Prompt, ProviderSpec, Suite, TestCase
+from evalh.model import Prompt, ProviderSpec, Suite, TestCase, asks_provider
 from evalh.templating import EnvVars, render_prompt, template_env
 
 __all__ = ["MAX_ROWS", "Job", "check_run_size", "count_rows", "plan_jobs", "render_job_prompt", "run_matrix"]
@@ -39,7 +39,7 @@ class Job:
 
     @property
     def uses_provider(self) -> bool:
-        return not self.test.has_output and self.provider.id != RECORDED_PROVIDER_ID
+        return asks_provider(self.test, self.provider)
 
 
 def _render(

@@ -125,6 +125,7 @@ def _graded(
                 score=float(component.get("score") or 0.0),
                 reason=str(component.get("reason") or ""),
                 error=bool(component.get("error")),
+                skipped=component.get("skipped") is True,
                 details=dict(component.get("metadata") or {}),
                 usage=_usage(component["tokensUsed"]) if "tokensUsed" in component else None,
                 children=_graded(spec.children, children) if spec.children else (),

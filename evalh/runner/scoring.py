@@ -152,17 +152,19 @@ def _decide_set(m: Measurement, threshold: float | None) -> AssertionResult:
 
 def finalize(spec: AssertionSpec, result: AssertionResult) -> GradedAssertion:
     """Apply negation and weight 0 to an assertion function's positive-form result."""
-    if result.error or not result.applicable:
-        # an error, or nothing to measure: neither the type nor its not- form can pass
+    if result.skipped or result.error or not result.applicable:
+        # skipped: it does not apply to this row, so it passes and the row's score leaves it out; an error,
+        # or nothing to measure: neither the type nor its not- form can pass
         return GradedAssertion(
             spec=spec,
-            passed=False,
+            passed=result.skipped,
             score=0.0,
             reason=result.reason,
             error=result.error,
             details=result.details,
             usage=result.usage,
             children=result.children,
+            skipped=result.skipped,
         )
     return _graded(
         spec,
@@ -191,7 +193,7 @@ def _graded(
         # clamped: a negative cosine or a dot product above 1 must not give a score outside [0, 1]
         passed, score = not passed, min(1.0, max(0.0, 1.0 - score))
         if not passed:
-            reason = f"{reason} (not-{spec.type} expects the opposite)"
+            reason = f"{reason} ({spec.type} expects the opposite)"
     if spec.weight == 0:
         passed = True
     return GradedAssertion(
@@ -222,6 +224,8 @@ def _sum_named_scores(
     # A module function, not a closure in named_scores: a nested function that calls itself holds a
     # reference to itself, a reference cycle per row that only the cyclic collector could free.
     for item in items:  # every assertion of every row: nothing is built for one without names
+        if item.skipped:
+            continue
         weight = item.spec.weight
         returned = item.details.get("namedScores")
         if returned is not None and isinstance(returned, Mapping):  # a script's; an ABC check is slow
@@ -276,8 +280,11 @@ def score_test(
         return TestVerdict(Status.PASS, 1.0, "No assertions", means, weights)
     first_error = next((g for g in graded if g.error), None)
     if first_error is not None:
-        reason = f"{first_error.spec.full_type}: {first_error.reason}"
+        reason = f"{first_error.spec.type}: {first_error.reason}"
         return TestVerdict(Status.ERROR, 0.0, _shared(reason), means, weights)
+    if all(g.skipped for g in graded):  # nothing applied: as a test without assertions, saying why
+        reason = f"{graded[0].spec.full_type}: {graded[0].reason}"
+        return TestVerdict(Status.PASS, 1.0, _shared(reason), means, weights)
     score = weighted_mean(graded)
     if threshold is not None:
         passed = meets(score, threshold, "higher")
@@ -286,6 +293,6 @@ def score_test(
         return TestVerdict(Status.PASS if passed else Status.FAIL, score, reason, means, weights)
     first_failed = next((g for g in graded if not g.passed), None)
     if first_failed is not None:
-        reason = f"{first_failed.spec.full_type}: {first_failed.reason}"
+        reason = f"{first_failed.spec.type}: {first_failed.reason}"
         return TestVerdict(Status.FAIL, score, _shared(reason), means, weights)
     return TestVerdict(Status.PASS, score, "All assertions passed", means, weights)

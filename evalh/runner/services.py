@@ -39,6 +39,7 @@ from evalh.providers.base import (
     Provider,
     Similarities,
     TokenEmbedding,
+    VarsInRequest,
 )
 from evalh.providers.identity import UsageBook, cache_identity, provider_key
 from evalh.providers.registry import build_provider, capabilities_of
@@ -200,7 +201,8 @@ class RunServices:
         key = None
         try:
             if self.cache.enabled and traits.cacheable is not None and traits.cacheable.cacheable:
-                identity = cache_identity(provider, built, self.cache_hash_key)
+                shaping = provider.request_vars(context.vars) if isinstance(provider, VarsInRequest) else None
+                identity = cache_identity(provider, built, self.cache_hash_key, shaping)
                 key = Cache.key({"provider": identity}, json.dumps(prompt, sort_keys=True))
                 if (blob := self.cache.get("completion", key)) is not None:
                     response = _response_from_bytes(blob)

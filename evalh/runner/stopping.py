@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -75,10 +75,15 @@ def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def run_until_stopped(
-    main: Coroutine[Any, Any, None], signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS
+    main: Coroutine[Any, Any, None],
+    signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,
+    on_stop: Callable[[], None] | None = None,
 ) -> str | None:
     """Run ``main`` to its end and return None, or return the name of the signal (``"SIGTERM"``) that
-    stopped it early. Exceptions from ``main`` propagate."""
+    stopped it early. Exceptions from ``main`` propagate.
+
+    ``on_stop`` is called once, when the first signal arrives and before anything is cancelled: what
+    finishes after it was abandoned by the stop (a cancelled call that unwound into an error), not done."""
     loop = asyncio.new_event_loop()
     executor = ThreadPoolExecutor(thread_name_prefix="evalh-run")
     loop.set_default_executor(executor)
@@ -89,6 +94,8 @@ def run_until_stopped(
     def stop(sig: signal.Signals) -> None:
         if not stopped:
             stopped.append(sig.name)
+            if on_stop is not None:
+                on_stop()
             task.cancel()
 
     replaced = _install(loop, signals, stop)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "Finished",
+    "OutputTooLarge",
     "TimedOut",
     "forget_group",
     "kill_all_groups",
@@ -62,6 +63,14 @@ class TimedOut(Exception):
         self.seconds = seconds
 
 
+class OutputTooLarge(Exception):
+    """The program wrote more than ``limit`` bytes to stdout; it was killed and its output dropped."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"wrote more than {limit} bytes to stdout")
+        self.limit = limit
+
+
 @dataclass(frozen=True)
 class Finished:
     returncode: int
@@ -72,13 +81,25 @@ class Finished:
 class _Collect(asyncio.SubprocessProtocol):
     """Gathers a program's output; ``exited`` resolves when the program itself ends (not its pipes)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, limit: int | None) -> None:
         self.output = {1: bytearray(), 2: bytearray()}
+        self.limit = limit
         self.exited: asyncio.Future[None] = loop.create_future()
         self.closed: asyncio.Future[None] = loop.create_future()
+        self.overflowed: asyncio.Future[None] = loop.create_future()
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        self.output[fd] += data.encode() if isinstance(data, str) else data
+        if self.overflowed.done():
+            return
+        kept = self.output[fd]
+        kept += data.encode() if isinstance(data, str) else data
+        if self.limit is None or len(kept) <= self.limit:
+            return
+        if fd == 1:  # stdout is the result: past the cap it is dropped, and the caller kills the program
+            kept.clear()
+            self.overflowed.set_result(None)
+        else:  # stderr only explains a failure: its end is enough
+            del kept[: len(kept) - _STDERR_TAIL]
 
     def process_exited(self) -> None:
         if not self.exited.done():
@@ -90,16 +111,19 @@ class _Collect(asyncio.SubprocessProtocol):
 
 
 _DRAIN_S = 1.0  # after the program exits, the output still in its pipes is read within this
+_STDERR_TAIL = 64 * 1024  # of a program's stderr past the output cap, the last bytes are kept
 
 
-async def _start(argv: Sequence[str], cwd: str | None) -> tuple[asyncio.SubprocessTransport, _Collect]:
+async def _start(
+    argv: Sequence[str], cwd: str | None, limit: int | None
+) -> tuple[asyncio.SubprocessTransport, _Collect]:
     """``loop.subprocess_exec`` in a new session, shielded from cancellation: cancelled while it connects
     the pipes, asyncio would wait for them to close, forever if a child holds them. Cancelled, it lets
     the start finish, kills the group and re-raises."""
     loop = asyncio.get_running_loop()
     starting = asyncio.ensure_future(
         loop.subprocess_exec(
-            lambda: _Collect(loop),
+            lambda: _Collect(loop, limit),
             *argv,
             cwd=cwd,
             stdin=subprocess.DEVNULL,
@@ -126,26 +150,34 @@ async def _end(transport: asyncio.SubprocessTransport, protocol: _Collect) -> No
     transport.close()
 
 
-async def run_program(argv: Sequence[str], *, cwd: str | None, timeout_s: float) -> Finished:
+async def run_program(
+    argv: Sequence[str], *, cwd: str | None, timeout_s: float, max_output_bytes: int | None = None
+) -> Finished:
     """Run ``argv`` (no shell, stdin empty) in its own process group, at most ``timeout_s`` in all.
 
     When the program exits, what it left running in its group is killed, so a child that still holds
     stdout (``sleep 1000 &``) cannot hold the call open. On timeout (TimedOut), cancellation or evalh's
-    exit the whole group is killed. OSError when the program cannot start."""
-    transport, protocol = await _start(argv, cwd)
+    exit the whole group is killed. OSError when the program cannot start. With ``max_output_bytes``,
+    a program writing more to stdout is killed as soon as it does (OutputTooLarge): nothing past the
+    cap is kept."""
+    transport, protocol = await _start(argv, cwd, max_output_bytes)
     pid = transport.get_pid()
     remember_group(pid)
     try:
         try:
             async with asyncio.timeout(timeout_s):
-                # shielded: a cancellation must not cancel the exit future itself, which _end waits on
-                await asyncio.shield(protocol.exited)
+                # asyncio.wait leaves the futures as they are when cancelled: _end still waits on exited
+                await asyncio.wait(
+                    [protocol.exited, protocol.overflowed], return_when=asyncio.FIRST_COMPLETED
+                )
         except TimeoutError:
             raise TimedOut(timeout_s) from None
         kill_group(pid)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(_DRAIN_S):
                 await protocol.closed
+        if protocol.overflowed.done():  # while it ran, or in what its pipes held when it exited
+            raise OutputTooLarge(max_output_bytes or 0)
         returncode = transport.get_returncode()
         return Finished(
             returncode if returncode is not None else -1, bytes(protocol.output[1]), bytes(protocol.output[2])

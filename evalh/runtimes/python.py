@@ -186,7 +186,9 @@ class _Pool:
                 if turn.done() and not turn.cancelled():
                     self._hand_over()
                 else:
-                    self.waiting.remove(turn)
+                    # a stop cancels every waiter at once: a release may have skipped this one already
+                    with contextlib.suppress(ValueError):
+                        self.waiting.remove(turn)
                 raise
         while self.idle:
             worker = self.idle.pop()

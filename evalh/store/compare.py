@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from evalh.reports.matrix import column_label
 from evalh.store.identity import describe_test, row_status, test_key
 
-__all__ = ["DEFAULT_TOLERANCE", "Comparison", "RowChange", "compare_reports"]
+__all__ = ["DEFAULT_TOLERANCE", "Comparison", "RowChange", "RunRows", "compare_reports", "compare_rows"]
 
 DEFAULT_TOLERANCE = 0.01
 _REASON_LIMIT = 160
@@ -160,16 +160,36 @@ def _state(row: Mapping[str, Any]) -> RowState:
     return RowState(status, number, str(reason) if status != "pass" else "")
 
 
-def _keyed(rows: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """What a comparison keeps of a row: its state and labels, not the row (a run's rows are read one at
+    a time, so two runs of 50,000 rows are never held whole)."""
+
+    state: RowState
+    test: str
+    prompt: str
+    provider: str
+
+
+def _kept(row: Mapping[str, Any]) -> _Kept:
+    return _Kept(
+        _state(row),
+        describe_test(row),
+        _label(row.get("prompt"), "label", "raw"),
+        _label(row.get("provider"), "label", "id"),
+    )
+
+
+def _keyed(rows: Iterable[Mapping[str, Any]]) -> dict[str, _Kept]:
     """Rows by identity; a repeated identity (two identical tests) gets ``#2``, ``#3``... in order."""
-    keyed: dict[str, Mapping[str, Any]] = {}
+    keyed: dict[str, _Kept] = {}
     for row in rows:
         key = base = test_key(row)
         count = 1
         while key in keyed:
             count += 1
             key = f"{base}#{count}"
-        keyed[key] = row
+        keyed[key] = _kept(row)
     return keyed
 
 
@@ -179,35 +199,50 @@ def _label(value: Any, *keys: str) -> str:
     return str(value or "")
 
 
-def _change(key: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> RowChange:
+def _change(key: str, before: _Kept | None, after: _Kept | None) -> RowChange:
     row = after if after is not None else before
     assert row is not None
     return RowChange(
         key=key,
-        test=describe_test(row),
-        prompt=_label(row.get("prompt"), "label", "raw"),
-        provider=_label(row.get("provider"), "label", "id"),
-        before=_state(before) if before is not None else None,
-        after=_state(after) if after is not None else None,
+        test=row.test,
+        prompt=row.prompt,
+        provider=row.provider,
+        before=before.state if before is not None else None,
+        after=after.state if after is not None else None,
     )
 
 
-def _side(document: Mapping[str, Any], rows: Mapping[str, Mapping[str, Any]]) -> RunSide:
-    passed = sum(1 for row in rows.values() if row_status(row) == "pass")
-    return RunSide(str(document.get("evalId") or "?"), len(rows), passed)
+def _side(run_id: str, rows: Mapping[str, _Kept]) -> RunSide:
+    passed = sum(1 for row in rows.values() if row.state.status == "pass")
+    return RunSide(run_id, len(rows), passed)
 
 
 def compare_reports(
     baseline: Mapping[str, Any], current: Mapping[str, Any], *, tolerance: float = DEFAULT_TOLERANCE
 ) -> Comparison:
     """Compare two JSON reports (stored runs or report files) row by row."""
-    before = _keyed(baseline["results"]["results"])
-    after = _keyed(current["results"]["results"])
-    result = Comparison(_side(baseline, before), _side(current, after), tolerance)
+    return compare_rows(
+        RunRows(str(baseline.get("evalId") or "?"), baseline["results"]["results"]),
+        RunRows(str(current.get("evalId") or "?"), current["results"]["results"]),
+        tolerance=tolerance,
+    )
+
+
+class RunRows(NamedTuple):
+    """A run's id and its rows, which may be read one at a time (:meth:`RunStore.iter_rows`)."""
+
+    id: str
+    rows: Iterable[Mapping[str, Any]]
+
+
+def compare_rows(baseline: RunRows, current: RunRows, *, tolerance: float = DEFAULT_TOLERANCE) -> Comparison:
+    """Compare two runs row by row; each run's rows are read once, the baseline's first."""
+    before = _keyed(baseline.rows)
+    after = _keyed(current.rows)
+    result = Comparison(_side(baseline.id, before), _side(current.id, after), tolerance)
     unchanged = 0
     for key, row in after.items():
-        old = before.get(key)
-        change = _change(key, old, row)
+        change = _change(key, before.get(key), row)
         assert change.after is not None
         now_passes = change.after.status == "pass"
         if change.before is None:

@@ -83,6 +83,8 @@ def connect(path: Path | None = None) -> sqlite3.Connection:
             if isinstance(error, sqlite3.OperationalError) or attempt:
                 raise _cannot(path, str(error)) from error
             _set_aside(path, str(error))
+        except OSError as error:  # a directory where the file goes, a file that cannot be read
+            raise _cannot(path, f"it cannot be read ({error.strerror or error})") from error
     raise AssertionError("unreachable")  # pragma: no cover
 
 

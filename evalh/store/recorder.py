@@ -1,7 +1,10 @@
 """Recording one run into the store as its rows finish: rows are buffered and written
-:data:`BATCH_ROWS` at a time, one transaction per batch, so memory stays bounded and a concurrent run
-waits at most one batch for the write lock. Every text stored goes through :mod:`evalh.secrets`
-(registered secret values replaced; the config is redacted by the caller with ``redact_config``).
+:data:`BATCH_ROWS` at a time, or :data:`FLUSH_AFTER_S` after the first of them finished when they come
+slowly, one transaction per batch, so memory stays bounded, a concurrent run waits at most one batch for
+the write lock, and a run whose process is killed loses at most its last second of rows. Each batch
+updates the run's counts too, so a run still recording is listed with its progress. Every text stored
+goes through :mod:`evalh.secrets` (registered secret values replaced; the config is redacted by the caller
+with ``redact_config``).
 
 Recording is never a reason for a run to fail: the first problem turns the recorder off with one
 warning, and the run goes on.
@@ -9,6 +12,7 @@ warning, and the run goes on.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from collections.abc import Mapping
@@ -20,11 +24,14 @@ from evalh.store.database import warn
 from evalh.store.identity import row_status, test_key
 
 if TYPE_CHECKING:
+    from evalh.store.liveness import RunLock
     from evalh.store.runs import RunStore
 
-__all__ = ["BATCH_ROWS", "RunRecorder", "json_text", "write_config"]
+__all__ = ["BATCH_ROWS", "FLUSH_AFTER_S", "RunRecorder", "json_text", "write_config"]
 
 BATCH_ROWS = 100
+# Rows wait at most this long for their batch (in the run's event loop): a SIGKILL loses at most them.
+FLUSH_AFTER_S = 1.0
 
 
 def json_text(value: Any) -> str:
@@ -40,13 +47,15 @@ def _json_path(key: str) -> str:
 class RunRecorder:
     """Writes the rows of one run (made by :meth:`RunStore.start`)."""
 
-    def __init__(self, store: RunStore, run_id: str, seq: int) -> None:
+    def __init__(self, store: RunStore, run_id: str, seq: int, lock: RunLock | None = None) -> None:
         self.run_id = run_id
         self._store = store
         self._seq = seq
+        self._lock = lock  # held while recording: see evalh.store.liveness
         self._pending: list[tuple[int, int, str, str, str]] = []
         self._position = 0
         self._counts = {"pass": 0, "fail": 0, "error": 0}
+        self._timer: asyncio.TimerHandle | None = None
         self.working = True
 
     def add(self, row: Mapping[str, Any], text: str | None = None) -> None:
@@ -61,15 +70,39 @@ class RunRecorder:
         self._position += 1
         if len(self._pending) >= BATCH_ROWS:
             self._flush()
+        elif self._timer is None:
+            self._flush_soon()
+
+    def _flush_soon(self) -> None:
+        """Write the pending rows :data:`FLUSH_AFTER_S` from now, in the run's event loop (none: an
+        import, which finishes at once)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._timer = loop.call_later(FLUSH_AFTER_S, self._flush)
 
     def _flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         pending, self._pending = self._pending, []
         if not pending or not self.working:
             return
         sql = "INSERT INTO rows (run_seq, position, status, test_key, body) VALUES (?, ?, ?, ?, ?)"
+        counts = (
+            self._position,
+            self._counts["pass"],
+            self._counts["fail"],
+            self._counts["error"],
+            self._seq,
+        )
         try:
             with self._store.transaction() as db:
                 db.executemany(sql, pending)
+                db.execute(
+                    "UPDATE runs SET row_count = ?, passed = ?, failed = ?, errors = ? WHERE seq = ?", counts
+                )
         except (sqlite3.Error, StoreError) as error:
             self._give_up(error)
 
@@ -108,9 +141,14 @@ class RunRecorder:
                 db.execute(sql, values)
         except (sqlite3.Error, StoreError) as error:
             self._give_up(error)
+            return
+        if self._lock is not None:
+            self._lock.release(finished=True)
 
     def _give_up(self, error: Exception) -> None:
         self.working = False
+        if self._lock is not None:  # the run stays "running" until the next opening settles it
+            self._lock.release(finished=False)
         warn(
             f"cannot record the run {self.run_id} in the run store {self._store.path} ({error}); the run "
             "goes on and its reports are written, but the store holds it only in part"

@@ -20,7 +20,7 @@ from evalh.store.database import warn
 from evalh.store.recorder import RunRecorder
 from evalh.store.runs import RunStore, open_store
 
-__all__ = ["Recording", "recording"]
+__all__ = ["Recording", "recording", "stored_config_path"]
 
 _ID_ATTEMPTS = 20
 
@@ -55,8 +55,14 @@ class Recording:
             self._recorder.finish(header, interrupted=result.interrupted, config=config)
 
 
+def stored_config_path(suite: Suite) -> str | None:
+    """The config path a run of ``suite`` is stored under (absolute): with its description, what
+    ``--baseline latest`` matches to find the runs of the same config."""
+    return str(Path(suite.config_path).resolve()) if suite.config_path else None
+
+
 def _start(store: RunStore, suite: Suite, started_at: str) -> RunRecorder:
-    config_path = str(Path(suite.config_path).resolve()) if suite.config_path else None
+    config_path = stored_config_path(suite)
     for _ in range(_ID_ATTEMPTS):
         run_id = new_eval_id(started_at)
         header = {"evalId": run_id, "results": {"version": 3, "timestamp": started_at, "results": []}}

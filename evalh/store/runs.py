@@ -8,10 +8,11 @@ holds, so diff, import and the viewer treat both alike.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,23 +24,27 @@ from evalh.reports.streamed import EncodedConfig
 from evalh.secrets import redact_config
 from evalh.sqlite_files import move_aside
 from evalh.store.database import connect, store_path
+from evalh.store.export import JSONItems, JSONText
+from evalh.store.liveness import RunLock, settle_abandoned
 from evalh.store.recorder import RunRecorder, json_text, write_config
 
-__all__ = ["RunStore", "RunSummary", "open_store"]
+__all__ = ["RunStore", "RunSummary", "latest_offset", "open_store"]
 
 _LATEST = re.compile(r"latest(?:~([0-9]+))?")
-_MAX_BACK_DIGITS = 18  # latest~N: N below 10**18 fits SQLite's 64-bit OFFSET
+_BEYOND_ANY_STORE = 2**63 - 1  # SQLite's largest integer: latest~N beyond it names no run, as N does
 _COLUMNS = (
     "seq, id, created_at, description, config_path, source, state, row_count, passed, failed, errors, "
     "duration_ms"
 )
 T = TypeVar("T")
+_POSITIONS_PER_QUERY = 500  # bound parameters per query (SQLite allows 999 before 3.32)
 
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One stored run, without its rows. ``state``: ``running`` (still recording, or its process died),
-    ``complete`` or ``interrupted``; ``source``: ``run`` or ``import``."""
+    """One stored run, without its rows. ``state``: ``running`` (still recording), ``complete``,
+    ``interrupted`` (stopped by a signal) or ``incomplete`` (its process ended without finishing it:
+    killed, crashed; see :mod:`evalh.store.liveness`); ``source``: ``run`` or ``import``."""
 
     seq: int
     id: str
@@ -76,6 +81,17 @@ class RunSummary:
         }
 
 
+def latest_offset(ref: str) -> int | None:
+    """N for ``latest~N`` (0 for ``latest``), None for any other reference. An N no store can reach
+    (SQLite's OFFSET is a 64-bit integer; Python refuses to read 4,300 digits) is kept just within it, so
+    it names no run rather than overflowing."""
+    latest = _LATEST.fullmatch(ref.strip())
+    if latest is None:
+        return None
+    digits = latest.group(1) or "0"
+    return int(digits) if len(digits) < len(str(_BEYOND_ANY_STORE)) else _BEYOND_ANY_STORE
+
+
 def open_store(path: Path | None = None) -> RunStore:
     """The run store (default ``$EVALH_HOME/runs.sqlite3``), created if missing. StoreError when it
     cannot be used; a damaged file is moved aside with a warning first."""
@@ -88,6 +104,16 @@ class RunStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or store_path()
         self._db: sqlite3.Connection | None = connect(self.path)
+        self._settle_abandoned()
+
+    def _settle_abandoned(self) -> None:
+        """Runs whose recording process died (SIGKILL, a crash) become ``incomplete`` now. A store busy
+        with another writer is settled at a later opening; a damaged one was moved aside (StoreError)."""
+        try:
+            self._query(lambda db: settle_abandoned(db, self.path, self.transaction))
+        except StoreError:
+            if self._db is None:  # damaged, and moved aside: the store cannot be used
+                raise
 
     def __enter__(self) -> RunStore:
         return self
@@ -143,16 +169,10 @@ class RunStore:
     def resolve(self, ref: str) -> RunSummary:
         """The run ``ref`` names (see the module docstring); ConfigError (exit 2) when none or several."""
         ref = ref.strip()
-        latest = _LATEST.fullmatch(ref)
-        if latest:
-            back = latest.group(1) or "0"
+        back = latest_offset(ref)
+        if back is not None:
             sql = f"SELECT {_COLUMNS} FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?"
-            # beyond SQLite's 64-bit integers no store has that many runs: "no run", not an overflow
-            found = (
-                []
-                if len(back) > _MAX_BACK_DIGITS
-                else self._query(lambda db: db.execute(sql, (int(back),)).fetchall())
-            )
+            found = self._query(lambda db: db.execute(sql, (back,)).fetchall())
         else:
             sql = f"SELECT {_COLUMNS} FROM runs WHERE id = ? OR substr(id, 1, length(?)) = ? ORDER BY seq"
             found = self._query(lambda db: db.execute(sql, (ref, ref, ref)).fetchall())
@@ -170,16 +190,30 @@ class RunStore:
         ids = ", ".join(row[1] for row in found[:5])
         raise ConfigError(f"{ref!r} names {len(found)} runs ({ids})", hint="Give more of the run id")
 
+    def latest_of(self, config_path: str | None, description: str | None, back: int = 0) -> RunSummary | None:
+        """The newest run (``back`` runs before it) recorded from this config path with this description,
+        or None (``--baseline latest`` compares a run with the runs of its own config)."""
+        sql = (
+            f"SELECT {_COLUMNS} FROM runs WHERE config_path IS ? AND description IS ? "
+            "ORDER BY seq DESC LIMIT 1 OFFSET ?"
+        )
+        found = self._query(lambda db: db.execute(sql, (config_path, description, back)).fetchall())
+        return RunSummary(*found[0]) if found else None
+
     def iter_rows(self, ref: str) -> Iterator[dict[str, Any]]:
         """The rows of a run, in the order they finished, one at a time."""
-        seq = self.resolve(ref).seq
+        return self._rows(self.resolve(ref).seq)
+
+    def _rows(self, seq: int) -> Iterator[dict[str, Any]]:
         sql = "SELECT body FROM rows WHERE run_seq = ? ORDER BY position"
         cursor = self._query(lambda db: db.execute(sql, (seq,)))
         for (body,) in cursor:
             yield json.loads(body)
 
-    def load_run(self, ref: str) -> dict[str, Any]:
-        """The run as its JSON report (``evalId``, ``results.results`` and the rest)."""
+    def load_run(self, ref: str, *, lazy: bool = False) -> dict[str, Any]:
+        """The run as its JSON report (``evalId``, ``results.results`` and the rest). ``lazy``: its config
+        as :class:`~evalh.store.export.JSONText` and its rows as :class:`~evalh.store.export.JSONItems`
+        (read from the store as they are written out, see :func:`~evalh.store.export.indented_report`)."""
         summary = self.resolve(ref)
         # runs.config: a run an older evalh started on a store that a newer one migrated meanwhile
         sql = (
@@ -187,11 +221,41 @@ class RunStore:
             "LEFT JOIN configs ON configs.run_seq = runs.seq WHERE seq = ?"
         )
         header, config = self._query(lambda db: db.execute(sql, (summary.seq,)).fetchone())
-        document = _with_config(json.loads(header), config)
-        results = document.setdefault("results", {})
-        results["results"] = list(self.iter_rows(summary.id))
-        results.setdefault("evalh", {})["store"] = {"state": summary.state, "source": summary.source}
-        return document
+        document = json.loads(header)
+        if config is not None:
+            document = _with_config(document, JSONText(config) if lazy else json.loads(config))
+        rows = self._rows(summary.seq)
+        return _with_rows(document, summary, JSONItems(rows) if lazy else list(rows))
+
+    def load_head(self, ref: str) -> dict[str, Any]:
+        """The run's JSON report without its rows and its config (its figures, for a summary)."""
+        summary = self.resolve(ref)
+        sql = "SELECT header FROM runs WHERE seq = ?"
+        (header,) = self._query(lambda db: db.execute(sql, (summary.seq,)).fetchone())
+        return _with_rows(json.loads(header), summary, [])
+
+    def row_fields(self, ref: str, *paths: str) -> Iterator[tuple[int, list[Any]]]:
+        """Each row's position and its values at ``paths`` (two or more SQLite JSON paths, ``$.testIdx``),
+        read by SQLite: no row is decoded whole in Python."""
+        if len(paths) < 2:
+            raise ValueError("row_fields takes two or more paths")  # one path answers a value, not a list
+        seq = self.resolve(ref).seq
+        marks = ", ".join("?" for _ in paths)
+        sql = f"SELECT position, json_extract(body, {marks}) FROM rows WHERE run_seq = ? ORDER BY position"
+        cursor = self._query(lambda db: db.execute(sql, (*paths, seq)))
+        for position, values in cursor:
+            yield position, json.loads(values)
+
+    def rows_at(self, ref: str, positions: Iterable[int]) -> Iterator[dict[str, Any]]:
+        """The rows of the run at ``positions`` (see :meth:`row_fields`), in stored order."""
+        seq = self.resolve(ref).seq
+        wanted = sorted(set(positions))
+        for start in range(0, len(wanted), _POSITIONS_PER_QUERY):
+            chunk = wanted[start : start + _POSITIONS_PER_QUERY]
+            marks = ", ".join("?" for _ in chunk)
+            sql = f"SELECT body FROM rows WHERE run_seq = ? AND position IN ({marks}) ORDER BY position"
+            for (body,) in self._query(functools.partial(_fetch_all, sql, (seq, *chunk))):
+                yield json.loads(body)
 
     def delete(self, ref: str) -> RunSummary:
         summary = self.resolve(ref)
@@ -239,7 +303,8 @@ class RunStore:
                     write_config(db, seq, config, where=str(self.path))
             return seq
 
-        return RunRecorder(self, run_id, self._query(insert))
+        seq = self._query(insert)
+        return RunRecorder(self, run_id, seq, RunLock.hold(self.path, seq, run_id))
 
     def import_report(self, document: Mapping[str, Any], *, source: str) -> RunSummary:
         """Store a JSON report (an evalh or promptfoo ``-o results.json``) as a run; its config is
@@ -270,18 +335,28 @@ class RunStore:
         return self.resolve(run_id)
 
 
-def _with_config(header: dict[str, Any], config: str | None) -> dict[str, Any]:
+def _fetch_all(sql: str, values: tuple[Any, ...], db: sqlite3.Connection) -> list[Any]:
+    return db.execute(sql, values).fetchall()
+
+
+def _with_rows(document: dict[str, Any], summary: RunSummary, rows: Any) -> dict[str, Any]:
+    """The stored report with ``rows`` and the run's state in the store."""
+    results = document.setdefault("results", {})
+    results["results"] = rows
+    results.setdefault("evalh", {})["store"] = {"state": summary.state, "source": summary.source}
+    return document
+
+
+def _with_config(header: dict[str, Any], config: Any) -> dict[str, Any]:
     """The stored header with the run's config (its own table since schema version 5) put back
-    after ``results``, where a JSON report has it; a run stored without one gets none."""
-    if config is None:
-        return header
+    after ``results``, where a JSON report has it."""
     document: dict[str, Any] = {}
     for key, value in header.items():
         document[key] = value
         if key == "results":
-            document["config"] = json.loads(config)
+            document["config"] = config
     if "config" not in document:  # a header without ``results`` (not written by evalh)
-        document["config"] = json.loads(config)
+        document["config"] = config
     return document
 
 

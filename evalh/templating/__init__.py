@@ -12,7 +12,8 @@ stays literal text. An undefined variable renders empty, as in Nunjucks, with a 
 template's place and the variable (evalh.notices: shown once; an error under ``--strict``).
 Objects render as JSON and booleans as ``true``/``false``, as Nunjucks does. Compiled templates are
 cached, and strings without template markers never reach Jinja, so loading 10,000 tests stays fast.
-The filters and the size limits live in ``nunjucks.py``.
+The filters and the size limits live in ``nunjucks.py``; each render's budget (steps, a deadline, the
+size of what it builds and writes) in ``budget.py``, and how a template is charged to it in ``metering.py``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from evalh.errors import TemplateError, Where, then
 from evalh.notices import is_strict, warn
 from evalh.secrets import is_secret_key, register
+from evalh.templating import budget
+from evalh.templating.budget import BUDGET_FILTERS, BudgetExceeded, end_budget, start_budget
+from evalh.templating.metering import METERING_FILTERS, meter_loops_and_joins, metered_filter
 from evalh.templating.nunjucks import (
     FILTERS,
     call_is_safe,
@@ -65,6 +69,12 @@ __all__ = [
 _ENV_EXPRESSION = re.compile(r"\{\{(\s*env\s*(?:\.|\[)[^{}]*)\}\}")
 _UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined")
 _ENV_NOT_SET = re.compile(r"environment variable '([^']+)' is not set")
+_BUDGET_HINT = (
+    f"A render may take {budget.MAX_STEPS:,} loop iterations, calls and filters, "
+    f"{budget.RENDER_DEADLINE_S:g} s, and write about {budget.BASE_SIZE:,} characters (plus twice its "
+    "variables' text): simplify the template, or compute large or repeated values in code (a "
+    "transformVars, a python prompt function)"
+)
 _SANDBOX_HINT = (
     "Templates are sandboxed: they read variables and their fields ({{ vars.x }}, {{ env.NAME }}), "
     "never Python internals, and cannot build huge values"
@@ -139,7 +149,7 @@ class _Undefined(jinja2.ChainableUndefined):
 class _Sandbox(ImmutableSandboxedEnvironment):
     """The sandbox, plus limits on the operators that can build huge values cheaply."""
 
-    intercepted_binops = frozenset({"*", "**", "%"})
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
 
     def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
         if operator == "*" and not repeat_is_safe(left, right):
@@ -148,7 +158,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             raise SecurityError("the template would compute a number too large to render")
         if operator == "%" and isinstance(left, str) and not format_width_is_safe(left, right):
             raise SecurityError("the template's format string asks for a width too large to render")
-        return super().call_binop(context, operator, left, right)
+        return budget.built(super().call_binop(context, operator, left, right))  # '+' doubles in a loop
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
         # Jinja returns an Undefined here, which a later step reports as a confusing "has no
@@ -163,7 +173,9 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         # a width can also come from an argument ('a'.ljust(n), '%*d' % (n, 1), '{:{}}'.format(x, n))
         if not call_is_safe(__obj, args, kwargs):
             raise SecurityError("the template pads a text to a width too large to render")
-        return super().call(__context, __obj, *args, **kwargs)
+        budget.step()  # macros and loop(...) recurse through here
+        args = budget.call_fits(__obj, args, kwargs)
+        return budget.built(super().call(__context, __obj, *args, **kwargs))
 
     def wrap_str_format(self, value: Any) -> Any:
         wrapped = super().wrap_str_format(value)
@@ -186,11 +198,12 @@ class _Filters(dict[str, Any]):
 
     def __getitem__(self, name: str) -> Any:
         user = _USER_FILTERS.get()
-        return user[name] if name in user else super().__getitem__(name)
+        return metered_filter(user[name] if name in user else super().__getitem__(name))
 
     def get(self, name: str, default: Any = None) -> Any:
         user = _USER_FILTERS.get()
-        return user[name] if name in user else super().get(name, default)
+        found = user[name] if name in user else super().get(name, default)
+        return found if found is default else metered_filter(found)
 
     def __contains__(self, name: object) -> bool:
         return name in _USER_FILTERS.get() or super().__contains__(name)
@@ -210,12 +223,15 @@ _ENV = _Sandbox(
     undefined=_Undefined,
     autoescape=False,
     keep_trailing_newline=True,
-    finalize=finalize,
+    finalize=lambda value: budget.output(finalize(value)),  # each {{ }} charged to the output's size
 )
 _ENV.filters = _Filters(_ENV.filters)
 _ENV.filters.update(FILTERS)
+_ENV.filters.update(BUDGET_FILTERS)
+# a filter name no template can write (a '-' is not part of a name): added by the parse steps below
 _PAIRS_FILTER = "for-pairs"
 _ENV.filters[_PAIRS_FILTER] = for_pairs
+_ENV.filters.update(METERING_FILTERS)
 del _ENV.globals["lipsum"]  # not in Nunjucks, and lipsum(n=10**9) is a cheap way to exhaust memory
 
 
@@ -234,6 +250,7 @@ def _compile(template: str) -> tuple[jinja2.Template, frozenset[str], frozenset[
     ast = _ENV.parse(template)
     _refuse_internal_attributes(ast)
     _pair_loops_over_items(ast)
+    meter_loops_and_joins(ast, _ENV, finalize)
     names = frozenset(jinja2.meta.find_undeclared_variables(ast)) - frozenset(_ENV.globals) - {"env"}
     return _ENV.from_string(ast), names, _required_env(ast)
 
@@ -354,9 +371,17 @@ def render_template(
         sole = _sole_variable(template)
         if sole is not None and sole in variables and names == {sole}:
             return str(finalize(variables[sole]))  # what the compiled template prints: str(finalize(value))
-        text = compiled.render({"env": env if env is not None else _PROCESS_ENV, **variables})
+        budget_token = start_budget(variables)
+        try:
+            text = compiled.render({"env": env if env is not None else _PROCESS_ENV, **variables})
+        finally:
+            end_budget(budget_token)
     except jinja2.TemplateSyntaxError as error:
         raise _syntax_error(error, where) from None
+    except BudgetExceeded as error:
+        raise TemplateError(
+            f"template {_excerpt(template)!r} was stopped: {error}", where=where, hint=_BUDGET_HINT
+        ) from None
     except SecurityError as error:
         raise _refused(error, template, where) from None
     except jinja2.UndefinedError as error:

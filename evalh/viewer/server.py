@@ -6,7 +6,7 @@ ever reaches the file system) and a JSON API over a :class:`~evalh.viewer.source
     GET /                                   the page (evalh.reports.html.server_page)
     GET /static/evalh.js, /static/app.css   the viewer's scripts (as one file) and its stylesheet
     GET /api/runs                           {runs: [summary, ...]}, newest first
-    GET /api/runs/REF                       one run as the viewer's data
+    GET /api/runs/REF?offset=O&limit=L      a page of one run's viewer data (evalh.viewer.pages)
     GET /api/compare?baseline=A&current=B   two runs compared as `evalh diff` compares them
 
 Anything else is 404, any other method 405. Every answer carries a strict Content-Security-Policy (only
@@ -29,6 +29,7 @@ from evalh.errors import EvalhError
 from evalh.reports.html import STYLESHEET, asset, script_bundle, server_page
 from evalh.reports.serialize import dumps, encode_json
 from evalh.viewer.compare import compare_runs
+from evalh.viewer.pages import FIRST_PAGE_LINES, MAX_PAGE_LINES
 from evalh.viewer.sources import RunSource, UnknownRun
 
 __all__ = ["CONTENT_SECURITY_POLICY", "ViewerServer", "is_loopback"]
@@ -38,7 +39,6 @@ CONTENT_SECURITY_POLICY = (
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
-_ENCODED_RUNS = 4
 
 
 def is_loopback(host: str) -> bool:
@@ -55,8 +55,18 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     source: RunSource
     allowed_hosts: frozenset[str] | None
-    encoded: dict[int, tuple[object, bytes]]  # the JSON of recent runs (a 10,000-row run takes ~1 s)
-    lock: threading.Lock
+
+
+def _span(query: dict[str, list[str]]) -> tuple[int, int] | None:
+    """The page a run's request asks for: (offset, limit), limit at most MAX_PAGE_LINES; None when bad."""
+    try:
+        offset = int(query.get("offset", ["0"])[0])
+        limit = int(query.get("limit", [str(FIRST_PAGE_LINES)])[0])
+    except ValueError:
+        return None
+    if offset < 0 or limit < 1:
+        return None
+    return offset, min(limit, MAX_PAGE_LINES)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -115,10 +125,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if route == "runs":
                 self._json({"runs": source.runs()})
             elif route.startswith("runs/"):
-                self._run(source.view(urllib.parse.unquote(route[len("runs/") :])))
+                span = _span(query)
+                if span is None:
+                    self._json({"error": "offset and limit are whole numbers, limit at least 1"}, 400)
+                else:
+                    self._json(source.page(urllib.parse.unquote(route[len("runs/") :]), *span))
             elif route == "compare" and query.get("baseline") and query.get("current"):
                 refs = (query["baseline"][0], query["current"][0])
-                self._json(compare_runs(source.report(refs[0]), source.report(refs[1]), refs))
+                with source.rows(refs[0]) as baseline, source.rows(refs[1]) as current:
+                    self._json(compare_runs(baseline, current, refs))
             else:
                 self._not_found("/api/" + route)
         except UnknownRun as error:
@@ -128,17 +143,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         except Exception as error:  # a bug: the page says so instead of waiting on a dropped connection
             self.log_error("%s", traceback.format_exc())
             self._json({"error": f"internal error: {type(error).__name__}: {error}; a bug in evalh"}, 500)
-
-    def _run(self, view: dict[str, Any]) -> None:
-        """One run's data, encoded once per run object the source hands out (a source keeps the object
-        of a run it has read; the object is kept here too, so its id is not reused while cached)."""
-        with self.server.lock:
-            hit = self.server.encoded.get(id(view))
-            if hit is None or hit[0] is not view:
-                if len(self.server.encoded) >= _ENCODED_RUNS:
-                    self.server.encoded.pop(next(iter(self.server.encoded)))
-                hit = self.server.encoded[id(view)] = (view, encode_json(dumps(view)))
-        self._send(200, hit[1], "application/json; charset=utf-8")
 
     def _refuse(self) -> None:
         self.send_response(405)
@@ -155,8 +159,6 @@ class ViewerServer:
     def __init__(self, source: RunSource, host: str = "127.0.0.1", port: int = 0) -> None:
         self._httpd = _Server((host, port), _Handler)
         self._httpd.source = source
-        self._httpd.encoded = {}
-        self._httpd.lock = threading.Lock()
         self.host = host
         self.port = int(self._httpd.server_address[1])
         shown = f"[{host}]" if ":" in host else host

@@ -3,21 +3,24 @@ line (``evalh view results.json latest~1``: JSON report files or stored runs, as
 them).
 
 A source lists run summaries (newest first), gives one run as the viewer's data
-(:func:`evalh.reports.viewdata.run_view`) and as its JSON report (for comparisons), by ref. Runs are
-read-only.
+(:func:`evalh.reports.viewdata.run_view`) a page of lines at a time, and its rows (for comparisons), by
+ref. Runs are read-only.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
 from evalh.errors import ConfigError
 from evalh.reports.viewdata import run_view
 from evalh.store import RunSummary, is_report_file, load_report, open_store
+from evalh.store.compare import RunRows
+from evalh.viewer.pages import LineIndex, index_stored_run, page_of_view
 
 __all__ = ["GivenRuns", "RunSource", "StoredRuns", "UnknownRun"]
 
@@ -31,12 +34,14 @@ class RunSource(Protocol):
         """Every run's summary (the shape of ``run_view(...)["run"]``), newest first."""
         ...
 
-    def view(self, ref: str) -> dict[str, Any]:
-        """One run as the viewer's data; :class:`UnknownRun` when no run has ``ref``."""
+    def page(self, ref: str, offset: int, limit: int) -> dict[str, Any]:
+        """Lines ``offset`` to ``offset + limit`` of a run's viewer data (:mod:`evalh.viewer.pages`);
+        :class:`UnknownRun` when no run has ``ref``."""
         ...
 
-    def report(self, ref: str) -> dict[str, Any]:
-        """One run as its JSON report; :class:`UnknownRun` when no run has ``ref``."""
+    def rows(self, ref: str) -> AbstractContextManager[tuple[dict[str, Any], RunRows]]:
+        """One run, for a comparison: its JSON report (its rows may be left out) and its rows, which
+        may be read one at a time while the context lasts; :class:`UnknownRun` when no run has ``ref``."""
         ...
 
 
@@ -61,35 +66,44 @@ def _summary(run: RunSummary) -> dict[str, Any]:
 
 
 class StoredRuns:
-    """The run store's runs. A finished run's data is kept once read; a run still recording is read anew."""
+    """The run store's runs. A finished run's line index is kept once read; a run still recording is
+    read anew. Rows are read from the store a page at a time, never a whole run."""
 
     def __init__(self) -> None:
-        self._views: dict[str, dict[str, Any]] = {}
+        self._indexes: dict[str, LineIndex] = {}
         self._lock = threading.Lock()
 
     def runs(self) -> list[dict[str, Any]]:
         with open_store() as store:
             return [_summary(run) for run in store.list_runs()]
 
-    def report(self, ref: str) -> dict[str, Any]:
-        try:
-            with open_store() as store:
-                return store.load_run(ref)
-        except ConfigError:  # the store's "no run 'x'" (or an ambiguous prefix)
-            raise UnknownRun(ref) from None
-
-    def view(self, ref: str) -> dict[str, Any]:
-        with self._lock:
-            if ref in self._views:
-                return self._views[ref]
-        report = self.report(ref)
-        run_id = str(report.get("evalId") or ref)
-        view = run_view(report, run_id)
-        state = (report.get("results") or {}).get("evalh", {}).get("store", {}).get("state")
-        if state != "running" and ref == run_id:  # latest~N moves; an id names one run for good
+    def page(self, ref: str, offset: int, limit: int) -> dict[str, Any]:
+        with _known(ref), open_store() as store:
+            summary = store.resolve(ref)
             with self._lock:
-                self._views[ref] = view
-        return view
+                index = self._indexes.get(summary.id)
+            if index is None:
+                index = index_stored_run(store, summary.id)
+                if summary.state != "running":  # a finished run's rows never change
+                    with self._lock:
+                        self._indexes[summary.id] = index
+            return index.page(store, offset, limit)
+
+    @contextmanager
+    def rows(self, ref: str) -> Iterator[tuple[dict[str, Any], RunRows]]:
+        with _known(ref), open_store() as store:
+            summary = store.resolve(ref)
+            head = {**store.load_head(summary.id), "config": {"description": summary.description}}
+            yield head, RunRows(summary.id, store.iter_rows(summary.id))
+
+
+@contextmanager
+def _known(ref: str) -> Iterator[None]:
+    """The store's "no run 'x'" (or an ambiguous prefix) as :class:`UnknownRun`."""
+    try:
+        yield
+    except ConfigError:
+        raise UnknownRun(ref) from None
 
 
 class GivenRuns:
@@ -112,17 +126,18 @@ class GivenRuns:
     def runs(self) -> list[dict[str, Any]]:
         return [view["run"] for view in self._views.values()]
 
-    def view(self, ref: str) -> dict[str, Any]:
-        try:
-            return self._views[ref]
-        except KeyError:
-            raise UnknownRun(ref) from None
+    def page(self, ref: str, offset: int, limit: int) -> dict[str, Any]:
+        if ref not in self._views:
+            raise UnknownRun(ref)
+        return page_of_view(self._views[ref], offset, limit)
 
-    def report(self, ref: str) -> dict[str, Any]:
+    @contextmanager
+    def rows(self, ref: str) -> Iterator[tuple[dict[str, Any], RunRows]]:
         """Read again when asked (a comparison), rather than kept: a large run's report is big."""
         if ref not in self._loaders:
             raise UnknownRun(ref)
-        return self._loaders[ref]()
+        report = self._loaders[ref]()
+        yield report, RunRows(str(report.get("evalId") or "?"), report["results"]["results"])
 
 
 def _names(refs: Sequence[str], reports: Sequence[dict[str, Any]]) -> list[str]:

@@ -123,9 +123,9 @@ def make_context(
 
 
 def grade(ctx: AssertionContext) -> AssertionResult:
-    """Run the registered handler of ``ctx.spec.type`` (awaiting it if async) and decide its
+    """Run the registered handler of ``ctx.spec.base_type`` (awaiting it if async) and decide its
     measurement as the runner does; positive form."""
-    return asyncio.run(positive_verdict(definition_of(ctx.spec.type), ctx))
+    return asyncio.run(positive_verdict(definition_of(ctx.spec.base_type), ctx))
 
 
 def declared_problems(assertion: Mapping[str, Any]) -> list[str]:

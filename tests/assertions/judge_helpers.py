@@ -86,7 +86,7 @@ def judge(
 
 async def _run(ctx: AssertionContext, services: RunServices) -> AssertionResult:
     try:
-        return await positive_verdict(definition_of(ctx.spec.type), ctx)
+        return await positive_verdict(definition_of(ctx.spec.base_type), ctx)
     finally:
         await services.pool.aclose()
 

@@ -30,7 +30,7 @@ def services(
 
 
 async def _positive(ctx: AssertionContext) -> AssertionResult:
-    definition = get_assertion(ctx.spec.type)
+    definition = get_assertion(ctx.spec.base_type)
     assert definition is not None
     return await positive_verdict(definition, ctx)
 
@@ -56,7 +56,7 @@ def grade_full(ctx: AssertionContext) -> GradedAssertion:
 
 
 async def _prefetch(ctx: AssertionContext) -> None:
-    definition = get_assertion(ctx.spec.type)
+    definition = get_assertion(ctx.spec.base_type)
     services = ctx.services
     if definition and definition.prefetch and isinstance(services, RunServices):
         await services.embeddings.prefetch(definition.prefetch(ctx))

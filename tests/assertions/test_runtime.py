@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from evalh.assertions.registry import all_assertions
-from evalh.assertions.runtime import COST_UNKNOWN, LATENCY_UNKNOWN
+from evalh.assertions.runtime import COST_UNKNOWN, LATENCY_OF_CACHED, LATENCY_UNKNOWN
 from evalh.config.checks import value_problem
 from evalh.config.load import load_suite
 from evalh.errors import ConfigError
 from evalh.model import AssertionResult, EvaluateOptions, GradedAssertion, Status
 from evalh.runner.execute import run_suite
-from evalh.runner.scoring import finalize
+from evalh.runner.scoring import finalize, score_test
 from tests.assertions.helpers import declared_problems, definition_of, grade, make_context
 
 
@@ -62,12 +62,35 @@ def test_latency_without_a_threshold_is_an_error() -> None:
     assert "needs a threshold" in result.reason
 
 
-@pytest.mark.parametrize(("latency_ms", "cached"), [(None, False), (None, True), (35.0, True)])
-def test_latency_of_cached_or_recorded_outputs_is_unknown(latency_ms: float | None, cached: bool) -> None:
-    result = run(1000, latency_ms, cached=cached)
+def test_latency_of_a_recorded_output_is_unknown() -> None:
+    result = run(1000, None)
     assert result.error and not result.passed
     assert result.reason == LATENCY_UNKNOWN
+
+
+@pytest.mark.parametrize("latency_ms", [None, 35.0])
+def test_latency_of_a_cached_output_is_skipped_with_the_reason(latency_ms: float | None) -> None:
+    result = run(1000, latency_ms, cached=True)
+    assert result.skipped and not result.error
+    assert result.reason == LATENCY_OF_CACHED
     assert "--no-cache" in result.reason
+
+
+@pytest.mark.parametrize("negate", [False, True])
+def test_a_skipped_latency_neither_fails_nor_scores_its_row(negate: bool) -> None:
+    ctx = make_context(("not-" if negate else "") + "latency", output="ok", threshold=10, cached=True)
+    skipped = finalize(ctx.spec, grade(ctx))
+    assert skipped.skipped and skipped.passed and not skipped.error
+    contains = make_context("contains", output="ok", value="nope")
+    failed = finalize(contains.spec, grade(contains))
+    verdict = score_test([skipped, failed], threshold=None)
+    assert verdict.status is Status.FAIL and verdict.reason.startswith("contains:")
+    found = make_context("contains", output="ok", value="ok")
+    passed = score_test([skipped, finalize(found.spec, grade(found))], threshold=0.75)
+    assert (passed.status, passed.score) == (Status.PASS, 1.0)  # the skipped one is left out of the mean
+    alone = score_test([skipped], threshold=None)
+    assert alone.status is Status.PASS
+    assert alone.reason == f"{skipped.spec.full_type}: {LATENCY_OF_CACHED}"
 
 
 def test_negative_threshold_is_an_error() -> None:

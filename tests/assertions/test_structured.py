@@ -253,3 +253,33 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
     "is-json": {"value": {"type": "object"}, "output": '{"a": 1}'},
     "contains-json": {"output": 'here: {"a": 1}'},
 }
+
+
+# ------------------------------------------------------------------------------- deeply nested JSON
+
+DEEP = "[" * 100_000 + "]" * 100_000  # past json.loads' recursion bound
+DEEPISH = "[" * 800 + "]" * 800  # parses, but deeper than the schema validator's recursion
+
+
+@pytest.mark.parametrize("schema", [None, {"type": "array"}])
+def test_is_json_on_json_nested_too_deeply_fails_with_a_reason(schema: Any) -> None:
+    result = run("is-json", DEEP, schema)
+    assert not result.passed and not result.error
+    reading = "nested too deeply to read (evalh reads JSON nested up to about 900 levels)"
+    assert result.reason == f"Output is not valid JSON ({reading})"
+
+
+def test_a_schema_check_of_json_too_deep_to_validate_fails_with_a_reason() -> None:
+    schema = {"type": "array", "items": {"$ref": "#"}}
+    result = run("is-json", DEEPISH, schema)
+    assert not result.passed and not result.error
+    assert result.reason.endswith(
+        "$: nested too deeply to check against the schema (about 250 levels at most)"
+    )
+    assert run("is-json", DEEPISH).passed  # without a schema it is valid JSON
+
+
+def test_contains_json_skips_an_object_nested_too_deeply() -> None:
+    result = run("contains-json", '{"a": ' * 1_200 + "1" + "}" * 1_200)
+    assert not result.passed and not result.error  # a failed candidate, not a crash
+    assert result.reason.startswith("Output contains no JSON object")

@@ -204,3 +204,48 @@ def test_a_tests_files_plain_vars_path_cannot_read_outside_the_config_directory(
     assert "tests[0].vars: '../secret.yaml' names a file outside the config's directory" in message
     assert "tests[1].vars[0]: '../secret.yaml' names a file outside the config's directory" in message
     assert "top secret" not in message
+
+
+# --- globs in data files: each match is confined like a plain path ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("files", "where"),
+    [
+        ({"t.csv": "q\nfile://data/*.txt\n"}, "t.csv:2:1 tests[0].vars.q: 'file://data/*.txt'"),
+        ({"t.csv": "q\nfile://data/?ink.txt\n"}, "t.csv:2:1 tests[0].vars.q: 'file://data/?ink.txt'"),
+        ({"t.csv": "q\nfile://**/link.txt\n"}, "t.csv:2:1 tests[0].vars.q: 'file://**/link.txt'"),
+        ({"t.jsonl": '{"vars": {"q": "file://data/*"}}\n'}, "t.jsonl:1 tests[0].vars.q: 'file://data/*'"),
+        ({"t.yaml": "- vars: file://data/*.yaml\n"}, "t.yaml:1:3 tests[0].vars: 'file://data/*.yaml'"),
+        (
+            {"t.yaml": "- vars: file://v.yaml\n", "v.yaml": "q: file://data/*\n"},
+            "v.yaml:1:1 q: 'file://data/*'",
+        ),
+    ],
+)
+def test_a_glob_in_a_data_file_cannot_follow_a_link_out_of_the_config_directory(
+    inside_project: WriteFiles, outside: Path, files: dict[str, str], where: str
+) -> None:
+    tests = next(name for name in files if name.startswith("t."))
+    config = inside_project(HEAD + f"tests: file://{tests}\n", {**files, "data/plain.txt": "inside"})
+    os.symlink(outside, config.parent / "data" / "link.txt")
+    os.symlink(outside, config.parent / "data" / "link.yaml")
+    message = _refused(config)
+    assert f"{where} names a file outside the config's directory" in message
+    assert "top secret" not in message
+
+
+def test_a_glob_in_a_data_file_reads_the_files_inside_the_tree(inside_project: WriteFiles) -> None:
+    config = inside_project(
+        HEAD + "tests: file://t.csv\n",
+        {"t.csv": "q\nfile://data/*.txt\n", "data/a.txt": "A", "data/b.txt": "B"},
+    )
+    assert [test.vars["q"] for test in load_suite(config).tests] == ["A", "B"]
+
+
+def test_the_configs_own_glob_may_follow_a_link_out(inside_project: WriteFiles, outside: Path) -> None:
+    config = inside_project(
+        HEAD + "tests: [{vars: {q: 'file://data/*.txt'}}]\n", {"data/plain.txt": "inside"}
+    )
+    os.symlink(outside, config.parent / "data" / "link.txt")
+    assert sorted(test.vars["q"] for test in load_suite(config).tests) == ["inside", "top secret"]

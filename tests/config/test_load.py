@@ -199,7 +199,7 @@ tests:
     assert (group.type, group.threshold, group.weight) == ("assert-set", 0.5, 2.0)
     (child,) = group.children
     assert (child.type, child.negate, child.value, child.weight, child.path) == (
-        "contains",
+        "not-contains",  # the type as written; base_type is "contains"
         True,
         "Bob",
         0.0,

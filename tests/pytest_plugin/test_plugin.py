@@ -14,8 +14,10 @@ from typer.testing import CliRunner
 
 # Imported here, before pytester's in-process runs: each run drops the modules it imported, and numpy
 # (which the run imports) cannot be imported twice in one process.
+import evalh.providers.openai
 import evalh.pytest.items  # noqa: F401
 from evalh.cli import app
+from tests.loopback import LoopbackServer, Reply, Request
 
 pytest_plugins = ["pytester"]
 
@@ -199,3 +201,58 @@ def test_a_failed_rows_report_holds_no_secret_value(pytester: pytest.Pytester) -
     shown = "\n".join(result.outlines)
     assert "output: token [REDACTED]" in shown
     assert secret not in shown and secret not in (pytester.path / "junit.xml").read_text(encoding="utf-8")
+
+
+def test_the_summary_says_how_many_outputs_came_from_the_cache_and_no_cache_refreshes_it(
+    pytester: pytest.Pytester, loopback: LoopbackServer
+) -> None:
+    answer = {"text": "old"}
+
+    def reply(request: Request) -> Reply:
+        message = {"role": "assistant", "content": answer["text"]}
+        return Reply.json({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+
+    loopback.route("POST", "/v1/chat/completions", reply)
+    _write(
+        pytester,
+        "evalh.yaml",
+        f"""
+        prompts: ["Hi {{{{name}}}}"]
+        providers:
+          - {{id: "openai:chat:app", config: {{apiBaseUrl: "{loopback.url}/v1", apiKey: sk-t-123456}}}}
+        tests:
+          - vars: {{name: Ada}}
+            assert: [{{type: contains, value: new}}, {{type: latency, threshold: 600000}}]
+        """,
+    )
+    pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider").assert_outcomes(failed=1)
+    answer["text"] = "new"
+    stale = pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider")
+    stale.assert_outcomes(failed=1)  # the cached answer; latency is skipped, not an error
+    stale.stdout.fnmatch_lines(["evalh: 1 of 1 outputs from the cache; --evalh-no-cache calls the providers"])
+    fresh = pytester.runpytest(*PLUGIN, "--evalh-no-cache", "-p", "no:cacheprovider")
+    fresh.assert_outcomes(passed=1)
+    fresh.stdout.fnmatch_lines(
+        ["evalh: 0 of 1 outputs from the cache; --evalh-no-cache called the providers*"]
+    )
+    pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert len(loopback.requests) == 2
+
+
+# issue 23: a not- assertion's failure names the type as written
+NEGATED_SUITE = """
+prompts: ["Hi {{name}}"]
+providers: [echo]
+tests:
+  - description: no shouting
+    vars: {name: BOB}
+    assert: [{type: not-icontains, value: bob}]
+"""
+
+
+def test_a_negated_failure_names_not_icontains(pytester: pytest.Pytester) -> None:
+    (pytester.path / "evalh.yaml").write_text(textwrap.dedent(NEGATED_SUITE), encoding="utf-8")
+    result = pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]FAIL] not-icontains (score 0): *(not-icontains expects the opposite)*"])
+    result.stdout.no_fnmatch_line("*[[]FAIL] icontains*")

@@ -57,3 +57,35 @@ def test_bidi_controls_in_an_output_are_shown_escaped(tmp_path: Path) -> None:
         assert control not in markdown
     cells = rendered(markdown).cells
     assert "fails \\u202eSSAP\\u202c and \\u2067isolated\\u2069 \u200fmark" in cells
+
+
+def _cut_table(markdown: str, heading: str, noun: str, total: int) -> int:
+    """How many of ``total`` entries the table under ``heading`` shows, checking it says how many more."""
+    section = markdown.split(heading, 1)[1].split("\n### ", 1)[0]
+    shown = sum(1 for line in section.splitlines() if line.startswith("| ")) - 2  # header and rule
+    assert 0 < shown < total
+    assert f"… and {total - shown} more (the JSON report has all the {noun})." in section
+    return shown
+
+
+def test_thousands_of_columns_are_cut_to_the_budget(tmp_path: Path) -> None:
+    prompts = [{"raw": "{{q}} " + str(i), "label": f"prompt {i} " + "p" * 100} for i in range(60)]
+    providers = [{"id": "echo", "label": f"provider {i} " + "e" * 100} for i in range(30)]
+    config = {"prompts": prompts, "providers": providers, "tests": [{"vars": {"q": "x"}}]}
+    summary = tmp_path / "summary.md"
+    assert run(write_config(tmp_path / "evalh.yaml", config), "-o", summary).exit_code == 0
+    markdown = summary.read_text(encoding="utf-8")
+    assert len(markdown) <= TOTAL_BUDGET  # was 463,795 characters
+    _cut_table(markdown, "### Pass rate by provider and prompt", "columns", 60 * 30)
+    assert rendered(markdown).tags <= OWN_TAGS
+
+
+def test_thousands_of_named_metrics_are_cut_to_the_budget(tmp_path: Path) -> None:
+    checks = [{"type": "contains", "value": "x", "metric": f"metric {i} " + "m" * 110} for i in range(600)]
+    config = {"prompts": ["{{q}}"], "providers": ["echo"], "tests": [{"vars": {"q": "x"}, "assert": checks}]}
+    summary = tmp_path / "summary.md"
+    assert run(write_config(tmp_path / "evalh.yaml", config), "-o", summary).exit_code == 0
+    markdown = summary.read_text(encoding="utf-8")
+    assert len(markdown) <= TOTAL_BUDGET  # was 90,417 characters
+    _cut_table(markdown, "### Named metrics", "metrics", 600)
+    assert rendered(markdown).tags <= OWN_TAGS

@@ -3,12 +3,15 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from evalh.runner.cache import Cache, cache_dir
+from evalh.errors import ConfigError
+from evalh.model import CacheMode, EvaluateOptions
+from evalh.runner.cache import DEFAULT_TTL_S, Cache, cache_dir, cache_mode, cache_ttl_s
 
 
 def test_round_trip_and_namespaces(tmp_path: Path) -> None:
@@ -100,7 +103,7 @@ def test_a_file_where_the_cache_directory_goes_means_no_cache(
     assert warnings_of(caplog) == [
         f"evalh: warning: cannot use the cache {blocker / 'cache.sqlite3'} ({blocker} is a file, not a "
         "directory); this run goes on without a cache. Set EVALH_CACHE_DIR to a writable directory, or "
-        "pass --no-cache to silence this."
+        "EVALH_CACHE_ENABLED=false to silence this."
     ]
     assert cache.clear() == 0
     assert cache.info()["entries"] == {}
@@ -153,3 +156,51 @@ def test_clear_deletes_a_damaged_cache(tmp_path: Path) -> None:
     (tmp_path / "cache.sqlite3-wal").write_bytes(b"more garbage")
     assert Cache(path).clear() == 0
     assert not path.exists() and not (tmp_path / "cache.sqlite3-wal").exists()
+
+
+def test_an_entry_older_than_the_ttl_is_a_miss_and_is_replaced(tmp_path: Path) -> None:
+    Cache(tmp_path / "c.sqlite3").put("completion", "k", b"old")
+    expired = Cache(tmp_path / "c.sqlite3", ttl_s=0.001)
+    time.sleep(0.01)
+    assert expired.get("completion", "k") is None
+    expired.put("completion", "k", b"new")
+    assert Cache(tmp_path / "c.sqlite3").get("completion", "k") == b"new"
+
+
+def test_a_refreshing_cache_reads_nothing_and_writes_what_it_is_given(tmp_path: Path) -> None:
+    Cache(tmp_path / "c.sqlite3").put("completion", "k", b"old")
+    refreshing = Cache(tmp_path / "c.sqlite3", read=False)
+    assert refreshing.get("completion", "k") is None
+    refreshing.put("completion", "k", b"new")
+    assert Cache(tmp_path / "c.sqlite3").get("completion", "k") == b"new"
+
+
+@pytest.mark.parametrize(
+    ("environment", "options", "mode"),
+    [
+        ({}, EvaluateOptions(), CacheMode.USE),
+        ({}, EvaluateOptions(cache=False), CacheMode.REFRESH),
+        ({}, EvaluateOptions(repeat=2), CacheMode.OFF),
+        ({"EVALH_CACHE_ENABLED": "false"}, EvaluateOptions(), CacheMode.OFF),
+        ({"PROMPTFOO_CACHE_ENABLED": "0"}, EvaluateOptions(cache=False), CacheMode.OFF),
+        ({"EVALH_CACHE_ENABLED": "true"}, EvaluateOptions(), CacheMode.USE),
+    ],
+)
+def test_how_a_run_uses_the_cache(
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], options: EvaluateOptions, mode: CacheMode
+) -> None:
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert cache_mode(options) is mode
+
+
+def test_the_ttl_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert cache_ttl_s() == DEFAULT_TTL_S == 14 * 24 * 3600
+    monkeypatch.setenv("PROMPTFOO_CACHE_TTL", "60")
+    assert cache_ttl_s() == 60
+    monkeypatch.setenv("EVALH_CACHE_TTL", "3600")
+    assert Cache.open().ttl_s == 3600
+    monkeypatch.setenv("EVALH_CACHE_TTL", "a week")
+    with pytest.raises(ConfigError) as raised:
+        Cache.open()
+    assert raised.value.render().startswith("EVALH_CACHE_TTL: must be a number of seconds above 0 (got")

@@ -12,7 +12,7 @@ import pytest
 
 from evalh.assertions.base import EmbedRequest
 from evalh.errors import ProviderError, ProviderHTTPError
-from evalh.model import ProviderSpec, Usage
+from evalh.model import CacheMode, ProviderSpec, Usage
 from evalh.runner.cache import Cache
 from evalh.runner.embed import EmbeddingStore
 from evalh.runner.services import ProviderPool
@@ -242,3 +242,21 @@ def test_no_cache_keys_are_made_without_a_cache(
     assert made == []
     asyncio.run(scenario(True))  # the cache on: one key per text
     assert sorted(made) == sorted(texts)
+
+
+def test_no_cache_embeds_again_and_refreshes_the_cache(loopback: LoopbackServer) -> None:
+    loopback.route("POST", "/v1/embeddings", openai_embeddings)
+    spec = openai_spec(loopback)
+    asyncio.run(EmbeddingStore(ProviderPool(), Cache.open(CacheMode.REFRESH)).embed(spec, ["alpha"]))
+    assert len(loopback.requests) == 1
+    asyncio.run(new_store().embed(spec, ["alpha"]))  # the refreshed entry is read
+    assert len(loopback.requests) == 1
+
+
+def test_a_provider_whose_config_says_cache_false_is_never_cached(loopback: LoopbackServer) -> None:
+    loopback.route("POST", "/v1/embeddings", openai_embeddings)
+    spec = openai_spec(loopback, cache=False)
+    for _ in range(2):
+        asyncio.run(new_store().embed(spec, ["alpha", "beta"]))
+    assert len(loopback.requests) == 2
+    assert Cache.open().info()["entries"].get("embedding", 0) == 0

@@ -158,8 +158,8 @@ def test_an_imported_report_is_read_back_whole_by_show_and_the_viewer(good: Path
     assert evalh("runs", "import", good).exit_code == 0
     shown = evalh("runs", "show", "latest")
     assert shown.exit_code == 0 and "FAIL" in shown.stdout
-    view = StoredRuns().view("latest")
-    assert len(view["lines"]) == 2
+    page = StoredRuns().page("latest", 0, 10)
+    assert len(page["lines"]) == 2
 
 
 def test_devices_and_fifos_are_refused_not_read(good: Path, tmp_path: Path) -> None:

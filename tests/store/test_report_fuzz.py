@@ -116,6 +116,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
         assert result.exit_code == EXIT_FAILED, result.output  # rows fail and one errors, on purpose
     for seed in SEEDS:
         _SEED_DATA[seed] = json.loads((root / seed).read_text(encoding="utf-8"))
+    _SEED_SOURCES[:] = [GivenRuns([str(root / "whole.json")])]
     return root
 
 
@@ -134,12 +135,13 @@ def _command(args: list[str], allowed: tuple[int, ...]) -> tuple[int, str | None
     return result.exit_code, None
 
 
-def _viewer_problem(load: Any) -> str | None:
-    """What is wrong with the viewer's data for a run (its page data, a comparison, encoded as served)."""
+def _viewer_problem(source: Any) -> str | None:
+    """What is wrong with the viewer's data for a run (its page, a comparison, encoded as served)."""
     try:
-        view, report = load()
-        encode_json(dumps(view))  # as the server sends them
-        encode_json(dumps(compare_runs(report, _SEED_DATA["whole.json"], ("a", "b"))))
+        ref = source().runs()[0]["ref"]
+        encode_json(dumps(source().page(ref, 0, 1000)))  # as the server sends them
+        with source().rows(ref) as run, _seed_source().rows("whole.json") as seed:
+            encode_json(dumps(compare_runs(run, seed, (ref, "whole.json"))))
     except (ConfigError, UnknownRun):
         return None  # a clean refusal, named
     except Exception as error:
@@ -147,15 +149,11 @@ def _viewer_problem(load: Any) -> str | None:
     return None
 
 
-def _given(path: Path) -> tuple[Any, Any]:
-    source = GivenRuns([str(path)])
-    ref = source.runs()[0]["ref"]
-    return source.view(ref), source.report(ref)
+_SEED_SOURCES: list[GivenRuns] = []
 
 
-def _stored(ref: str) -> tuple[Any, Any]:
-    source = StoredRuns()
-    return source.view(ref), source.report(ref)
+def _seed_source() -> GivenRuns:
+    return _SEED_SOURCES[0]
 
 
 def report_problems(workspace: Path, seed: str, raw: bytes, home: Path) -> list[str]:
@@ -168,7 +166,7 @@ def report_problems(workspace: Path, seed: str, raw: bytes, home: Path) -> list[
         problems = [
             _command(["diff", str(path), whole], (ok, failed, usage))[1],
             _command(["diff", whole, str(path)], (ok, failed, usage))[1],
-            _viewer_problem(lambda: _given(path)),
+            _viewer_problem(lambda: GivenRuns([str(path)])),
         ]
         imported, problem = _command(["runs", "import", str(path)], (ok, usage))
         problems.append(problem)
@@ -178,7 +176,7 @@ def report_problems(workspace: Path, seed: str, raw: bytes, home: Path) -> list[
                 _command(["runs", "show", "latest"], (ok,))[1],
                 _command(["runs", "show", "latest", "--json"], (ok,))[1],
                 _command(["diff", "latest", whole], (ok, failed))[1],
-                _viewer_problem(lambda: _stored("latest")),
+                _viewer_problem(StoredRuns),
             ]
         if seed.startswith("shard"):
             merged = str(workspace / "merged.json")

@@ -126,6 +126,23 @@ def test_a_store_that_cannot_be_used_never_stops_a_run(
     assert report(tmp_path / "out.json")["results"]["stats"]["successes"] == 1
 
 
+@pytest.mark.parametrize(("answer", "code"), [("yes", 0), ("no", 1)])
+def test_a_directory_where_the_store_goes_leaves_the_run_unrecorded_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, answer: str, code: int
+) -> None:
+    store_path().mkdir(parents=True)
+    config = write_config(tmp_path, {"one?": answer})
+    result = evalh("run", config, "--no-table", "-o", tmp_path / "out.json")
+    assert result.exit_code == code, result.output  # the tests' verdict, not an internal error
+    assert "internal error" not in result.output
+    (warning,) = [record.getMessage() for record in caplog.records if "run store" in record.getMessage()]
+    assert str(store_path()) in warning and "not recorded" in warning and "Is a directory" in warning
+    assert report(tmp_path / "out.json")["results"]["stats"]["successes"] == (answer == "yes")
+    listed = evalh("runs", "list")  # the store's own commands say so (StoreError: exit 1)
+    assert listed.exit_code == 1 and "cannot use the run store" in listed.output
+    assert "internal error" not in listed.output
+
+
 def test_a_store_of_a_newer_evalh_is_refused_not_changed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -57,6 +57,12 @@ def test_find_a_failing_reason_from_the_history_in_two_clicks(viewer: ViewerServ
     page.click("a.run-link >> text=current.json")  # click 1: the run
     _ready(page)
     assert page.locator("#summary").inner_text().count("Failed") == 1
+    # the run says how many outputs came from the cache (made with --no-cache: none)
+    assert (
+        page.locator("#cache-note")
+        .inner_text()
+        .startswith("0 of 6 outputs from the cache; --no-cache called")
+    )
     page.locator("#matrix td.cell.FAIL").first.click()  # click 2: a failing cell
     detail = page.locator("#detail")
     assert detail.is_visible()
@@ -200,3 +206,31 @@ def test_metric_filter_and_sort_by_the_metric(page: Page, tmp_path: Path) -> Non
     page.select_option("#metric-filter", "")
     page.select_option("#sort", "score-asc")
     assert _matrix_tests(page) == ["2", "1", "0"]  # mean scores 0.38, 0.69, 0.83: lowest first
+
+
+def test_a_stored_run_comes_a_page_first_and_the_rest_after(page: Page, tmp_path: Path) -> None:
+    """600 lines from the run store: the first lines are drawn, the rest arrive in the background, and
+    the pager, filters and last page then cover all of them."""
+    import json
+
+    from evalh.reports.writers import write_reports
+    from evalh.store import open_store
+    from evalh.viewer.sources import StoredRuns
+    from tests.reports.sample import large_run
+
+    (report,) = write_reports(large_run(n_tests=600, n_asserts=1), [tmp_path / "many.json"])
+    with open_store() as store:
+        store.import_report(json.loads(report.read_text(encoding="utf-8")), source=str(report))
+    server = ViewerServer(StoredRuns())
+    server.start()
+    try:
+        page.goto(server.url + "#/run/latest")
+        _ready(page)
+        page.wait_for_selector("body[data-loaded=true]")
+        assert page.locator(".pager .range").inner_text() == "Rows 1–50 of 600"
+        page.select_option(".pagesize", "1000")
+        assert _matrix_tests(page)[-1] == "599" and page.locator("#matrix tbody tr").count() == 600
+        page.select_option("#status-filter", "failures")
+        assert page.locator(".pager .range").inner_text() == "Rows 1–86 of 86"  # 0, 7, ..., 595
+    finally:
+        server.close()

@@ -62,3 +62,16 @@ def test_a_report_without_prompts_takes_its_columns_from_the_rows() -> None:
     assert [c["label"] for c in run_view(report, "r")["columns"]] == [
         "[echo] greet", "[gpt] greet", "[echo] chat", "[gpt] chat",
     ]  # fmt: skip
+
+
+def test_the_run_says_in_its_own_words_how_many_outputs_came_from_the_cache() -> None:
+    report = _report()
+    block = report["results"]["evalh"]["cache"]
+    assert run_view(report, "r1")["run"]["cache"] == block["summary"]
+    block.update(fromCache=3, summary="<script>alert(1)</script>")  # a file's text is never shown
+    expected = f"3 of {block['outputs']} outputs from the cache; --no-cache calls the providers"
+    assert run_view(report, "r1")["run"]["cache"] == expected
+    block["fromCache"] = block["outputs"] + 1  # impossible figures: nothing said
+    assert run_view(report, "r1")["run"]["cache"] is None
+    del report["results"]["evalh"]["cache"]  # a report from before: nothing said
+    assert run_view(report, "r1")["run"]["cache"] is None

@@ -24,9 +24,17 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 from evalh.activity import note_retry
 from evalh.deadlines import HTTP_ATTEMPT_TIMEOUT_S, HTTP_TOTAL_TIMEOUT_S
 from evalh.errors import ProviderHTTPError
+from evalh.limits import MAX_REPLY_ENV, max_reply_bytes, reply_size
 from evalh.model import ProviderSpec
 from evalh.providers.http.origins import REDIRECT_HINT, RefusedRedirect, follow_same_origin, public_url
-from evalh.providers.http.replies import HttpReply, reply_from, requested_wait_s, server_message
+from evalh.providers.http.replies import (
+    HttpReply,
+    ReplyTooLarge,
+    read_bounded,
+    reply_from,
+    requested_wait_s,
+    server_message,
+)
 from evalh.providers.http.retries import Deadline, RetryableError, backoff_s, exhausted_message, out_of_budget
 from evalh.providers.http.settings import HttpSettings
 from evalh.secrets import redact_text, register, register_headers, register_url
@@ -73,6 +81,7 @@ class HttpClient:
         self._shards: list[httpx.AsyncClient] = []
         self._in_flight: list[int] = []
         self._ssl_context: ssl.SSLContext | None = None
+        self.max_reply_bytes = max_reply_bytes()  # read now: a bad EVALH_MAX_REPLY_MB is a config error
 
     @classmethod
     def for_spec(
@@ -206,6 +215,15 @@ class HttpClient:
         except httpx.TransportError as error:
             detail = str(error) or type(error).__name__
             raise RetryableError(f"{method} {public_url(url)} failed: {detail}") from None
+        except ReplyTooLarge:
+            raise self._error(
+                f"the reply to {method} {public_url(url)} is larger than {reply_size(self.max_reply_bytes)}, "
+                "the cap on one provider reply: not read further",
+                None,
+                1,
+                hint=f"Ask for a shorter reply (a max_tokens setting, a smaller batchSize), or raise the cap "
+                f"with the environment variable {MAX_REPLY_ENV} (in MiB)",
+            ) from None
         except RefusedRedirect as refused:
             raise self._error(
                 f"{method} {public_url(url)} {refused}", refused.status, 1, hint=REDIRECT_HINT
@@ -225,7 +243,9 @@ class HttpClient:
         index = self._pick_shard()
         self._in_flight[index] += 1
         try:
-            return await self._send_timed(self._shards[index], method, url, body, content, headers, timeout_s)
+            return await self._send_timed(
+                self._shards[index], method, url, body, content, headers, timeout_s, self.max_reply_bytes
+            )
         finally:
             if index < len(self._in_flight):  # aclose() may have run meanwhile
                 self._in_flight[index] -= 1
@@ -239,16 +259,18 @@ class HttpClient:
         content: str | bytes | None,
         headers: Mapping[str, str],
         timeout_s: float,
+        limit: int,
     ) -> httpx.Response:
         # httpx's timeout bounds each phase; asyncio.timeout bounds the whole call (a trickling server).
         async with asyncio.timeout(timeout_s):
             if body is not None:
-                response = await client.request(method, url, json=body, headers=headers, timeout=timeout_s)
+                request = client.build_request(method, url, json=body, headers=headers, timeout=timeout_s)
             else:
-                response = await client.request(
+                request = client.build_request(
                     method, url, content=content, headers=headers, timeout=timeout_s
                 )
-            return await follow_same_origin(client, response)
+            response = await follow_same_origin(client, await client.send(request, stream=True))
+            return await read_bounded(response, limit)
 
     def _raise_for_status(self, method: str, url: str, response: httpx.Response) -> None:
         status = response.status_code

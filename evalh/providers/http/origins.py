@@ -44,9 +44,10 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
 
 
 async def follow_same_origin(client: httpx.AsyncClient, response: httpx.Response) -> httpx.Response:
-    """Follow ``response``'s redirects while they stay on the request's origin. httpx only strips
-    ``Authorization`` on a cross-origin hop; ``x-api-key``, ``api-key`` and custom auth headers would go
-    along, so such a hop is refused instead."""
+    """Follow ``response``'s redirects while they stay on the request's origin (each one streamed: its
+    body is left for the caller to read, bounded). httpx only strips ``Authorization`` on a
+    cross-origin hop; ``x-api-key``, ``api-key`` and custom auth headers would go along, so such a hop
+    is refused instead."""
     origin = _origin(response.request.url)
     for _ in range(MAX_REDIRECTS):
         following = response.next_request
@@ -61,5 +62,6 @@ async def follow_same_origin(client: httpx.AsyncClient, response: httpx.Response
                 f"was redirected (HTTP {response.status_code}) to another origin, {target}: not followed",
                 response.status_code,
             )
-        response = await client.send(following)
+        response = await client.send(following, stream=True)  # its body is read, bounded, by the caller
+    await response.aclose()
     raise RefusedRedirect(f"was redirected more than {MAX_REDIRECTS} times", response.status_code)

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-__all__ = ["HttpReply", "reply_from", "requested_wait_s", "server_message"]
+__all__ = ["HttpReply", "ReplyTooLarge", "read_bounded", "reply_from", "requested_wait_s", "server_message"]
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
@@ -36,6 +36,39 @@ class HttpReply:
     attempts: int
     latency_ms: float
     text: str = ""
+
+
+class ReplyTooLarge(Exception):
+    """A reply's body (decoded) is larger than the cap on one provider reply; it was not read further."""
+
+
+_BODY_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+
+
+async def read_bounded(response: httpx.Response, limit: int) -> httpx.Response:
+    """``response`` (streamed) with its body read and decoded, at most ``limit`` bytes of it: past that
+    (a declared Content-Length, or the decoded bytes as they arrive: a gzip bomb too) ReplyTooLarge,
+    without buffering the rest. The stream is closed either way."""
+    try:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and "content-encoding" not in response.headers and int(declared) > limit:
+            raise ReplyTooLarge
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise ReplyTooLarge
+            chunks.append(chunk)
+    finally:
+        await response.aclose()
+    # the body is decoded already: the new response must not decode it again
+    headers = [
+        (key, value) for key, value in response.headers.multi_items() if key.lower() not in _BODY_HEADERS
+    ]
+    return httpx.Response(
+        response.status_code, headers=headers, content=b"".join(chunks), request=response.request
+    )
 
 
 def reply_from(response: httpx.Response, attempts: int, started: float) -> HttpReply:

@@ -38,7 +38,7 @@ EV.assertionTable = function (assertions) {
   if (!assertions.length) return EV.el("p", {class: "empty"}, "No assertions.");
   const head = ["", "Type", "Score", "Threshold", "Weight", "Metric", "Reason"];
   const rows = assertions.flatMap((a) => {
-    const verdict = a.error ? "ERROR" : a.pass ? "PASS" : "FAIL";
+    const verdict = a.error ? "ERROR" : a.skipped ? "SKIPPED" : a.pass ? "PASS" : "FAIL";
     const row = EV.el("tr", {class: "assertion " + verdict},
       EV.el("td", {}, EV.statusBadge(verdict)),
       EV.el("td", {class: "type depth-" + Math.min(a.depth, 4)}, a.type,

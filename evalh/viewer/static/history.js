@@ -2,7 +2,8 @@
 "use strict";
 
 EV.runState = function (run) {
-  if (run.state === "running") return "still recording (or its process died)";
+  if (run.state === "running") return "still recording";
+  if (run.state === "incomplete") return "incomplete (its process ended before the run finished)";
   if (run.interrupted) return "interrupted" + (run.interruptedBy ? " (" + run.interruptedBy + ")" : "");
   return "";
 };

@@ -1,6 +1,8 @@
 // One run as a matrix: a line per test (and repeat), a column per prompt × provider.
 // Filters (status, text, provider, prompt, metric), sort by score, pages of lines so that a run of
-// 10,000 lines draws as fast as one of 50; a click on a cell opens its details.
+// 10,000 lines draws as fast as one of 50; a click on a cell opens its details. From the server, the
+// first lines come first and are drawn; the rest follow in the background, and the matrix (its pager,
+// filters and sort) is drawn again as each batch comes.
 "use strict";
 
 EV.STATUS_FILTERS = {
@@ -24,6 +26,11 @@ EV.runPage = async function (root, ref) {
       class: "grid matrix"})));
   EV.drawMatrix(state);
   requestAnimationFrame(() => performance.mark("evalh-matrix-drawn"));
+  const table = document.getElementById("matrix");
+  document.body.dataset.loaded = "false";
+  EV.loadRest(ref, view, () => table.isConnected, () => { state.haystacks = null; EV.drawMatrix(state); })
+    .then(() => { if (table.isConnected) document.body.dataset.loaded = "true"; })
+    .catch((error) => { if (table.isConnected) EV.showError(root, error); });
 };
 
 EV.runSummary = function (run) {
@@ -35,7 +42,9 @@ EV.runSummary = function (run) {
       item("Errors", run.errors, "error"), item("Pass rate", EV.percent(run.passRate)),
       item("Duration", EV.ms(run.durationMs)), item("Started", EV.when(run.timestamp)),
       run.interrupted ? item("Interrupted by", (run.interruptedBy || "SIGINT") + ": " + run.notRun + " not run",
-        "error") : null));
+        "error") : null),
+    // how many outputs came from the cache (they may predate a change of the app): set as text
+    run.cache ? EV.el("p", {class: "cache-note", id: "cache-note"}, run.cache + ".") : null);
 };
 
 EV.runToolbar = function (state, redraw) {

@@ -61,7 +61,7 @@ EV.api = async function (path) {
 EV.NO_TOKENS = Object.freeze({total: 0, prompt: 0, completion: 0, cached: 0});
 EV.CELL_DEFAULTS = {reason: "", error: null, prompt: "", latencyMs: 0, cost: 0, cached: false,
   namedScores: Object.freeze({}), tokens: EV.NO_TOKENS, gradingTokens: EV.NO_TOKENS, assertions: []};
-EV.ASSERTION_DEFAULTS = {pass: false, error: false, score: null, threshold: null, weight: 1, metric: null,
+EV.ASSERTION_DEFAULTS = {pass: false, error: false, skipped: false, score: null, threshold: null, weight: 1, metric: null,
   value: null, reason: "", depth: 0, judge: null, tokens: null};
 
 EV.withDefaults = function (item, defaults) {
@@ -80,9 +80,26 @@ EV.full = function (cell) {
   return cell;
 };
 
+// A run's data: the HTML report's whole, or the server's first page of lines (see EV.loadRest).
+EV.FIRST_LINES = 250;
+EV.MORE_LINES = 5000;
+EV.runLines = (ref, offset, limit) =>
+  EV.api("/api/runs/" + encodeURIComponent(ref) + "?offset=" + offset + "&limit=" + limit);
+
 EV.loadRun = function (ref) {
   const inlined = EV.inlined();
-  return inlined ? Promise.resolve(inlined.view) : EV.api("/api/runs/" + encodeURIComponent(ref));
+  return inlined ? Promise.resolve(inlined.view) : EV.runLines(ref, 0, EV.FIRST_LINES);
+};
+
+// The lines after the first page, fetched in the background; onmore() after each batch. Stops when
+// the page is left (alive() false) or a batch brings nothing.
+EV.loadRest = async function (ref, view, alive, onmore) {
+  while (view.total !== undefined && view.lines.length < view.total && alive()) {
+    const more = await EV.runLines(ref, view.lines.length, EV.MORE_LINES);
+    if (!more.lines.length || !alive()) break;
+    for (const line of more.lines) view.lines.push(line);
+    onmore();
+  }
 };
 
 // A numbered pager: "Rows 1–50 of 812", Previous / Next, page size. onchange(page, size) redraws.
