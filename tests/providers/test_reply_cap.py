@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import json
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from evalh.cli import app
 from evalh.limits import MAX_REPLY_ENV
 from tests.loopback import LoopbackServer, Reply, Request
 from tests.providers.chat_helpers import complete_once
+from tests.test_cli_habits import rows_of, write
 
 CAP = 10_000  # bytes: EVALH_MAX_REPLY_MB below
 TOO_LARGE = "larger than 10000 bytes, the cap on one provider reply"
@@ -32,16 +32,6 @@ def _chat(text: str) -> dict[str, object]:
 
 def _evalh(*args: str) -> Result:
     return CliRunner().invoke(app, list(args))
-
-
-def _write(path: Path, text: str) -> Path:
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
-
-
-def _rows(report: Path) -> list[dict[str, object]]:
-    rows: list[dict[str, object]] = json.loads(report.read_text(encoding="utf-8"))["results"]["results"]
-    return rows
 
 
 def test_an_http_reply_over_the_cap_is_an_error(loopback: LoopbackServer) -> None:
@@ -81,7 +71,7 @@ def test_in_a_run_the_row_over_the_cap_is_an_error_and_the_others_go_on(
         return Reply.json(_chat("y" * 3 * CAP if prompt == "big" else prompt.upper()))
 
     loopback.route("POST", "/v1/chat/completions", answer)
-    config = _write(
+    config = write(
         tmp_path / "evalh.yaml",
         f"""
         prompts: ["{{{{q}}}}"]
@@ -97,14 +87,14 @@ def test_in_a_run_the_row_over_the_cap_is_an_error_and_the_others_go_on(
     report = tmp_path / "r.json"
     result = _evalh("run", str(config), "-o", str(report), "--no-cache")
     assert result.exit_code == 1, result.output
-    rows = _rows(report)
+    rows = rows_of(report)
     assert [row["failureReason"] for row in rows] == [0, 2, 0]
     assert TOO_LARGE in str(rows[1]["error"])
     assert "y" * 100 not in report.read_text(encoding="utf-8")  # the reply is not in the report
 
 
 def test_an_exec_program_printing_past_the_cap_is_an_error_row(tmp_path: Path) -> None:
-    script = _write(
+    script = write(
         tmp_path / "app.py",
         f"""
         import sys, time
@@ -116,7 +106,7 @@ def test_an_exec_program_printing_past_the_cap_is_an_error_row(tmp_path: Path) -
         print(prompt.upper())
         """,
     )
-    config = _write(
+    config = write(
         tmp_path / "evalh.yaml",
         f"""
         prompts: ["{{{{q}}}}"]
@@ -130,7 +120,7 @@ def test_an_exec_program_printing_past_the_cap_is_an_error_row(tmp_path: Path) -
     report = tmp_path / "r.json"
     result = _evalh("run", str(config), "-o", str(report))
     assert result.exit_code == 1, result.output
-    rows = _rows(report)
+    rows = rows_of(report)
     assert [row["failureReason"] for row in rows] == [0, 2]
     assert f"exec: {sys.executable} wrote more than 10000 bytes, the cap on one provider reply" in str(
         rows[1]["error"]
@@ -138,14 +128,14 @@ def test_an_exec_program_printing_past_the_cap_is_an_error_row(tmp_path: Path) -
 
 
 def test_a_python_provider_returning_past_the_cap_is_an_error_row(tmp_path: Path) -> None:
-    _write(
+    write(
         tmp_path / "model.py",
         f"""
         def call_api(prompt, options, context):
             return "w" * {3 * CAP} if prompt == "big" else {{"output": prompt.upper()}}
         """,
     )
-    config = _write(
+    config = write(
         tmp_path / "evalh.yaml",
         """
         prompts: ["{{q}}"]
@@ -159,14 +149,14 @@ def test_a_python_provider_returning_past_the_cap_is_an_error_row(tmp_path: Path
     report = tmp_path / "r.json"
     result = _evalh("run", str(config), "-o", str(report))
     assert result.exit_code == 1, result.output
-    rows = _rows(report)
+    rows = rows_of(report)
     assert [row["failureReason"] for row in rows] == [2, 0]
     assert "model.py returned more than 10000 bytes, the cap on one provider reply" in str(rows[0]["error"])
 
 
 def test_a_bad_cap_is_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(MAX_REPLY_ENV, "lots")
-    config = _write(
+    config = write(
         tmp_path / "evalh.yaml", 'prompts: ["{{q}}"]\nproviders: ["exec:true"]\ntests: [{vars: {q: a}}]\n'
     )
     result = _evalh("run", str(config))
