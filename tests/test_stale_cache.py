@@ -220,3 +220,25 @@ def test_an_http_reply_is_cached_per_request_not_per_prompt(
         result = evalh.evaluate(suite, max_concurrency=1)
         assert [row.status.value for row in result.rows] == ["PASS", "PASS"], [r.output for r in result.rows]
     assert len(loopback.requests) == 2  # the second run came from the cache, per user
+
+
+def test_an_http_reply_is_cached_per_env_value_its_request_reads(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the tenant (or a token) comes from the environment: another value is another request
+    loopback.route("POST", "/app", lambda request: Reply.json({"out": f"for {request.header('x-tenant')}"}))
+    headers = {"X-Tenant": "{{ env.TENANT }}"}
+    provider = {
+        "id": f"{loopback.url}/app",
+        "config": {"cache": True, "headers": headers, "responsePath": "out"},
+    }
+    for tenant in ("alice", "bob", "alice"):
+        monkeypatch.setenv("TENANT", tenant)
+        suite = {
+            "prompts": ["hi"],
+            "providers": [provider],
+            "tests": [{"assert": [{"type": "icontains", "value": tenant}]}],
+        }
+        result = evalh.evaluate(suite)
+        assert [row.status.value for row in result.rows] == ["PASS"], [row.output for row in result.rows]
+    assert len(loopback.requests) == 2  # alice again came from the cache

@@ -33,11 +33,11 @@ __all__ = [
     "Embeddings",
     "PromptConfigured",
     "Provider",
+    "RenderedRequest",
     "Similarities",
     "SimilarityProvider",
     "TokenEmbedding",
     "TokenEmbeddingProvider",
-    "VarsInRequest",
     "supports",
 ]
 
@@ -159,11 +159,13 @@ class CacheableCompletions(Protocol):
 
 
 @runtime_checkable
-class VarsInRequest(Protocol):
-    """A provider whose request is rendered with the test's vars as well as the prompt (the ``http``
-    provider's body, headers, query): its cache key takes the vars it reads."""
+class RenderedRequest(Protocol):
+    """A provider whose request is rendered for each call from the prompt, the test's vars and ``env``
+    (the ``http`` provider's URL, headers, body): its cache key is the request as rendered."""
 
-    def request_vars(self, variables: Mapping[str, Any]) -> Mapping[str, Any]: ...
+    def request_shape(
+        self, prompt: str | Sequence[Mapping[str, Any]], variables: Mapping[str, Any]
+    ) -> Mapping[str, Any] | None: ...
 
 
 @runtime_checkable

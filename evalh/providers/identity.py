@@ -150,17 +150,17 @@ def request_identity(url: str, headers: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def cache_identity(
-    provider: object, spec: ProviderSpec, hash_key: bytes, request_vars: Mapping[str, Any] | None = None
+    provider: object, spec: ProviderSpec, hash_key: bytes, request: Mapping[str, Any] | None = None
 ) -> str:
     """The canonical identity of a built provider for cache keys, each Secret as a keyed hash; with
-    ``request_vars``, the vars one call's request is rendered with too."""
+    ``request``, one call's request as rendered too."""
     fields = (
         dict(provider.cache_identity())
         if isinstance(provider, CacheIdentified)
         else {"provider": spec.id, "config": hide_secrets(spec.config)}
     )
-    if request_vars:
-        fields["requestVars"] = request_vars
+    if request:
+        fields["request"] = request
     return _canonical_json(_hashed(fields, hash_key))
 
 

@@ -117,13 +117,6 @@ class WebHttpProvider:
         self._header_templates = {
             str(name): str(value) for name, value in configured.items() if has_template(str(value))
         }
-        # the test vars the request templates read: they shape the request as the prompt does
-        self._read_vars = frozenset(
-            name
-            for key in _TEMPLATE_KEYS
-            for text in template_strings(self.config.get(key))
-            for name in referenced_names(text, where=f"config.{key}")
-        ) - {"prompt", "env"}
 
     @property
     def cacheable(self) -> bool:
@@ -139,16 +132,17 @@ class WebHttpProvider:
             "templates": hide_secrets(templates),
         }
 
-    def request_vars(self, variables: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The vars this call's request is rendered with (all of them when a template reads ``vars``),
-        secret-named ones as Secret: two tests with one prompt and other vars are other requests."""
-        read = (
-            variables
-            if "vars" in self._read_vars
-            else {n: variables[n] for n in self._read_vars if n in variables}
-        )
-        hidden: Mapping[str, Any] = hide_secrets(dict(read))
-        return hidden
+    def request_shape(
+        self, prompt: str | Sequence[Mapping[str, Any]], variables: Mapping[str, Any]
+    ) -> Mapping[str, Any] | None:
+        """This call's request as rendered (URL, headers, body), secrets as Secret, for its cache key:
+        the vars and ``{{ env.X }}`` values its templates read shape it as the prompt does. None when
+        it does not render (the call then fails with that error, and nothing is cached)."""
+        try:
+            url, body, content, headers = self._render_request(prompt, variables)
+        except TemplateError:
+            return None
+        return {**request_identity(url, headers), "body": hide_secrets(body) if content is None else content}
 
     async def complete(
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext | None = None

@@ -37,9 +37,9 @@ from evalh.providers.base import (
     Embeddings,
     PromptConfigured,
     Provider,
+    RenderedRequest,
     Similarities,
     TokenEmbedding,
-    VarsInRequest,
 )
 from evalh.providers.identity import UsageBook, cache_identity, provider_key
 from evalh.providers.registry import build_provider, capabilities_of
@@ -201,10 +201,15 @@ class RunServices:
         key = None
         try:
             if self.cache.enabled and traits.cacheable is not None and traits.cacheable.cacheable:
-                shaping = provider.request_vars(context.vars) if isinstance(provider, VarsInRequest) else None
-                identity = cache_identity(provider, built, self.cache_hash_key, shaping)
-                key = Cache.key({"provider": identity}, json.dumps(prompt, sort_keys=True))
-                if (blob := self.cache.get("completion", key)) is not None:
+                shaping = (
+                    provider.request_shape(prompt, context.vars)
+                    if isinstance(provider, RenderedRequest)
+                    else {}
+                )
+                if shaping is not None:  # a request that does not render is not cached
+                    identity = cache_identity(provider, built, self.cache_hash_key, shaping)
+                    key = Cache.key({"provider": identity}, json.dumps(prompt, sort_keys=True))
+                if key is not None and (blob := self.cache.get("completion", key)) is not None:
                     response = _response_from_bytes(blob)
                     self.usage.add(spec, response.usage)
                     return response
