@@ -180,6 +180,29 @@ def test_validate_warns_of_latency_checks_with_the_cache_on(live: App, tmp_path:
     assert live.calls == 0
 
 
+@pytest.mark.parametrize(
+    "provider",
+    [
+        "echo",
+        "exec:echo hi",
+        "{id: 'http://127.0.0.1:9/app'}",  # http is cached only with cache: true
+        "{id: openai:chat:app, config: {apiKey: sk-x, temperature: 0.7}}",  # sampling: not cached
+        "{id: openai:chat:app, config: {apiKey: sk-x, cache: false}}",
+    ],
+)
+def test_validate_is_quiet_when_no_provider_under_test_can_answer_from_the_cache(
+    tmp_path: Path, provider: str
+) -> None:
+    suite = tmp_path / "evalh.yaml"
+    suite.write_text(
+        f"prompts: [hi]\nproviders: [{provider}]\ntests:\n  - assert: [{{type: latency, threshold: 500}}]\n",
+        encoding="utf-8",
+    )
+    checked = CliRunner().invoke(app, ["validate", str(suite), "--strict"])
+    assert checked.exit_code == 0, checked.output
+    assert "the cache is on" not in checked.output
+
+
 def test_cache_info_says_how_long_entries_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVALH_CACHE_TTL", "3600")
     shown = CliRunner().invoke(app, ["cache", "info"])

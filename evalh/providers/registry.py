@@ -32,6 +32,7 @@ __all__ = [
     "capabilities_of",
     "find_entry",
     "is_web_http",
+    "may_cache",
     "missing_key",
 ]
 
@@ -47,6 +48,9 @@ class ProviderEntry:
     example: str
     # whether a provider of this id would lack its API key (evalh.providers.keys); None: it needs none
     key_check: Callable[[ProviderSpec], MissingKey | None] | None = None
+    # whether its answers may come from the completion cache: "never" (scripts, echo), "opt-in" (only
+    # with config.cache: true, as the http provider), "default" (the API families, unless they sample)
+    caching: str = "never"
 
     @property
     def is_prefix(self) -> bool:
@@ -139,6 +143,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         "any OpenAI-compatible /v1/chat/completions endpoint",
         "openai:chat:gpt-4o-mini",
         key_check=missing_openai_key,
+        caching="default",
     ),
     ProviderEntry(
         "openai:",
@@ -147,6 +152,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         "short for openai:chat:<model>",
         "openai:gpt-4o-mini",
         key_check=missing_openai_key,
+        caching="default",
     ),
     ProviderEntry(
         "azureopenai:embedding:",
@@ -171,6 +177,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         "an Azure OpenAI chat deployment (config.apiHost)",
         "azureopenai:chat:my-gpt4o",
         key_check=missing_azure_key,
+        caching="default",
     ),
     ProviderEntry(
         "anthropic:messages:",
@@ -179,6 +186,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         "Anthropic's Messages API",
         "anthropic:messages:claude-sonnet-4-5",
         key_check=missing_anthropic_key,
+        caching="default",
     ),
     ProviderEntry(
         "ollama:embeddings:",
@@ -200,6 +208,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("text",),
         "Ollama's native /api/chat",
         "ollama:chat:llama3.2",
+        caching="default",
     ),
     ProviderEntry(
         "huggingface:feature-extraction:",
@@ -239,14 +248,16 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("text",),
         "your own HTTP endpoint (config: url, method, headers, body with {{prompt}}, responsePath)",
         "http",
+        caching="opt-in",
     ),
-    ProviderEntry("https", _WEB_HTTP, ("text",), "alias of http", "https"),
+    ProviderEntry("https", _WEB_HTTP, ("text",), "alias of http", "https", caching="opt-in"),
     ProviderEntry(
         "http://",
         _WEB_HTTP,
         ("text",),
         "your own HTTP endpoint at this URL",
         "http://localhost:8000/chat",
+        caching="opt-in",
     ),
     ProviderEntry(
         "https://",
@@ -254,6 +265,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("text",),
         "your own HTTPS endpoint at this URL",
         "https://example.com/chat",
+        caching="opt-in",
     ),
 )
 
@@ -289,6 +301,22 @@ def _find_static(provider_id: str) -> ProviderEntry | None:
     if not candidates:
         return None
     return max(candidates, key=lambda entry: (not entry.is_prefix, len(entry.pattern)))
+
+
+def may_cache(spec: ProviderSpec) -> bool:
+    """Whether a provider under test may answer from the completion cache, told from its id and config
+    alone (as its built ``cacheable`` would say): never for scripts and echo; with ``config.cache: true``
+    only for the http provider; for the API families unless ``config.cache`` is false or they sample
+    (a temperature above 0) without ``cache: true``."""
+    entry = find_entry(spec.id)
+    caching = entry.caching if entry is not None else "never"
+    explicit = spec.config.get("cache")
+    if caching == "never" or explicit is False:
+        return False
+    if explicit is not None or caching == "opt-in":
+        return bool(explicit)
+    temperature = spec.config.get("temperature")
+    return not isinstance(temperature, int | float) or temperature <= 0
 
 
 def is_web_http(provider_id: str) -> bool:

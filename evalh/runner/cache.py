@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from evalh.errors import ConfigError, EvalhError
 from evalh.model import AssertionSpec, CacheMode, EvaluateOptions, Suite
 from evalh.notices import warn
+from evalh.providers.registry import may_cache
 from evalh.sqlite_files import SIDE_FILES, DamagedDatabase, check_header, move_aside
 
 __all__ = ["DEFAULT_TTL_S", "Cache", "cache_dir", "cache_mode", "cache_ttl_s", "warn_latency_with_cache"]
@@ -103,8 +104,8 @@ def _latency_checks(specs: Sequence[AssertionSpec]) -> Iterator[AssertionSpec]:
 def warn_latency_with_cache(suite: Suite) -> None:
     """``evalh validate``: a latency check is skipped on every cached output, so with the cache on it
     may time nothing at all; one warning names the first and how many there are."""
-    if cache_mode(suite.evaluate_options) is not CacheMode.USE:
-        return
+    if cache_mode(suite.evaluate_options) is not CacheMode.USE or not any(map(may_cache, suite.providers)):
+        return  # no answer of a provider under test can come from the cache: every one is timed
     found = [spec for test in suite.tests for spec in _latency_checks(test.asserts)]
     if not found:
         return
