@@ -162,4 +162,8 @@ class ReportError(EvalhError):
 
 
 class StoreError(EvalhError):
-    """The run store ($EVALH_HOME/runs.sqlite3) cannot be opened or used."""
+    """The run store ($EVALH_HOME/runs.sqlite3) cannot be opened or used. Exit 2, as a setting to fix:
+    1 would read as "a test failed" (or, from ``diff``, as new failures). ``run`` records nothing
+    then and keeps its tests' exit code."""
+
+    exit_code = EXIT_CONFIG

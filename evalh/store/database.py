@@ -56,7 +56,7 @@ def _cannot(path: Path, reason: str) -> StoreError:
     return StoreError(
         f"cannot use the run store: {reason}",
         where=str(path),
-        hint="Set EVALH_HOME to a writable directory, or pass --no-write to run without recording",
+        hint="Set EVALH_HOME to a writable directory (`evalh run --no-write` runs without recording)",
     )
 
 

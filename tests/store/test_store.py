@@ -138,9 +138,14 @@ def test_a_directory_where_the_store_goes_leaves_the_run_unrecorded_with_one_war
     (warning,) = [record.getMessage() for record in caplog.records if "run store" in record.getMessage()]
     assert str(store_path()) in warning and "not recorded" in warning and "Is a directory" in warning
     assert report(tmp_path / "out.json")["results"]["stats"]["successes"] == (answer == "yes")
-    listed = evalh("runs", "list")  # the store's own commands say so (StoreError: exit 1)
-    assert listed.exit_code == 1 and "cannot use the run store" in listed.output
+    listed = evalh("runs", "list")  # the store's own commands say so (StoreError: exit 2)
+    assert listed.exit_code == 2 and "cannot use the run store" in listed.output
     assert "internal error" not in listed.output
+    # exit 1 from diff would read as "new failures", from run --baseline as "a test failed"
+    compared = evalh("diff", "latest", tmp_path / "out.json")
+    assert compared.exit_code == 2 and "cannot use the run store" in compared.output
+    gated = evalh("run", config, "--no-table", "--baseline", "latest", "--fail-on", "regressions")
+    assert gated.exit_code == 2 and "cannot use the run store" in gated.output
 
 
 def test_a_store_of_a_newer_evalh_is_refused_not_changed(
