@@ -80,11 +80,28 @@ def load_baseline(
         return Baseline(read_report_file(Path(ref), where=where))  # named: taken as it is
     with open_store() as store:
         back = latest_offset(ref)
-        own = None if back is None else store.latest_of(config_path, description, back)
+        own = None
+        if back is not None:  # this config's latest finished run, else its latest run of any state
+            own = store.latest_of(config_path, description, back) or store.latest_of(
+                config_path, description, back, complete=False
+            )
         summary = own or store.resolve(ref)
         report = store.load_run(summary.id)
+    if summary.state != "complete":
+        _warn_unfinished(summary)
     same = (summary.config_path, summary.description) == (config_path, description)
     return Baseline(report, None if same else _config_of(summary), guessed=back is not None and not same)
+
+
+def _warn_unfinished(summary: RunSummary) -> None:
+    problem = ConfigError(
+        f"the baseline run {summary.id} is {summary.state} ({summary.rows} rows stored): the tests it lacks "
+        "compare as new tests, and a new test that fails counts as a new failure",
+        where="--baseline",
+        hint="Name a run that finished (`evalh runs list` shows each run's state), or run the config once "
+        "to the end",
+    )
+    warn(problem, where="--baseline", subject="an unfinished baseline")
 
 
 def _config_of(summary: RunSummary) -> str:

@@ -190,11 +190,15 @@ class RunStore:
         ids = ", ".join(row[1] for row in found[:5])
         raise ConfigError(f"{ref!r} names {len(found)} runs ({ids})", hint="Give more of the run id")
 
-    def latest_of(self, config_path: str | None, description: str | None, back: int = 0) -> RunSummary | None:
+    def latest_of(
+        self, config_path: str | None, description: str | None, back: int = 0, *, complete: bool = True
+    ) -> RunSummary | None:
         """The newest run (``back`` runs before it) recorded from this config path with this description,
-        or None (``--baseline latest`` compares a run with the runs of its own config)."""
+        or None (``--baseline latest`` compares a run with the runs of its own config). ``complete``:
+        only runs that finished (an interrupted or killed run lacks rows, which would compare as new)."""
+        finished = "AND state = 'complete' " if complete else ""
         sql = (
-            f"SELECT {_COLUMNS} FROM runs WHERE config_path IS ? AND description IS ? "
+            f"SELECT {_COLUMNS} FROM runs WHERE config_path IS ? AND description IS ? {finished}"
             "ORDER BY seq DESC LIMIT 1 OFFSET ?"
         )
         found = self._query(lambda db: db.execute(sql, (config_path, description, back)).fetchall())

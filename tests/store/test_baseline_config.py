@@ -5,8 +5,10 @@ about; --fail-on regressions refuses one that `latest` only guessed (exit 2, bef
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
+from evalh.store.database import store_path
 from tests.store.helpers import evalh, report, write_config
 
 
@@ -69,3 +71,20 @@ def test_a_description_makes_another_config(tmp_path: Path) -> None:
     assert back.exit_code == 2 and "latest~1 found no stored run of this config" in back.stderr
     latest = evalh("run", config, "--no-table", "--baseline", "latest")
     assert f"with the baseline {plain}" in latest.stdout
+
+
+def test_latest_skips_a_run_that_did_not_finish_and_an_unfinished_baseline_is_warned_about(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path, {"q": "yes", "known failure": "no"})
+    assert evalh("run", config, "--no-table").exit_code == 1
+    finished = _newest_id()
+    assert evalh("run", config, "--no-table").exit_code == 1
+    stopped = _newest_id()
+    with sqlite3.connect(store_path()) as db:  # as a Ctrl-C leaves it (its rows may be missing)
+        db.execute("UPDATE runs SET state = 'interrupted' WHERE id = ?", (stopped,))
+    gated = evalh("run", config, "--no-table", "--baseline", "latest", "--fail-on", "regressions")
+    assert gated.exit_code == 0, gated.output
+    assert f"with the baseline {finished}" in gated.stdout and "unfinished" not in gated.stderr
+    named = evalh("run", config, "--no-table", "--baseline", stopped)
+    assert f"the baseline run {stopped} is interrupted" in " ".join(named.stderr.split())
