@@ -22,6 +22,7 @@ from evalh import __version__
 from evalh.cliargs import EvalhGroup, PromptfooCommand
 from evalh.commands import calibrate, diff, merge, runs, view
 from evalh.errors import (
+    EXIT_BROKEN_PIPE,
     EXIT_FAILED,
     EXIT_HANGUP,
     EXIT_INTERRUPTED,
@@ -95,6 +96,9 @@ def _user_errors(*, strict: bool = False) -> Iterator[None]:
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except (typer.Exit, typer.Abort):
             raise
+        except BrokenPipeError:  # stdout's reader went away (`evalh runs list | head`): stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush fails no more
+            raise typer.Exit(EXIT_BROKEN_PIPE) from None
         except Exception as error:
             if _state["verbose"]:
                 traceback.print_exc()

@@ -26,6 +26,7 @@ from typing import Any
 from evalh.secrets import redact_text, scrub_urls
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_CONFIG",
     "EXIT_FAILED",
     "EXIT_HANGUP",
@@ -53,6 +54,7 @@ EXIT_CONFIG = 2
 # A run stopped by a signal exits 128 + its number, as a shell reports a process the signal killed
 # (the finished rows are still written to every report).
 EXIT_HANGUP = 129  # SIGHUP: the terminal closed
+EXIT_BROKEN_PIPE = 141  # stdout's reader closed it (`| head`), as a shell reports a process ended by SIGPIPE
 EXIT_INTERRUPTED = 130  # SIGINT: Ctrl-C
 EXIT_TERMINATED = 143  # SIGTERM: CI cancellation, timeout, docker stop
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -45,3 +46,25 @@ def test_a_user_error_keeps_its_message_and_exit_code(tmp_path: Path) -> None:
     (tmp_path / "evalh.yaml").write_text(config, encoding="utf-8")
     validate = _program(tmp_path, "validate", "evalh.yaml")
     assert validate.returncode == 2 and "nope" in validate.stderr, validate.stderr
+
+
+def test_a_reader_that_closes_stdout_ends_the_program_quietly(tmp_path: Path) -> None:
+    # `evalh runs list | head -1`: the pipe's reader is gone before evalh writes
+    (tmp_path / "evalh.yaml").write_text(textwrap.dedent(CONFIG), encoding="utf-8")
+    assert _program(tmp_path, "run", "--no-table", "evalh.yaml").returncode == 1
+    code = "import sys\nfrom evalh.entry import run_program\n"
+    code += "sys.argv = ['evalh', 'runs', 'list']\nrun_program()\n"
+    env = {"EVALH_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    read, write = os.pipe()
+    os.close(read)
+    with os.fdopen(write, "wb") as closed:
+        ended = subprocess.run(
+            [sys.executable, "-c", code],
+            stdout=closed,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    assert ended.returncode == 141, ended.stderr
+    assert ended.stderr == ""  # no "internal error", no "Exception ignored"
