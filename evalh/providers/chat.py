@@ -19,7 +19,7 @@ from evalh.errors import ProviderError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
 from evalh.providers.http import HttpClient, HttpReply
-from evalh.providers.identity import hide_secrets, request_identity
+from evalh.providers.identity import caches_answers, hide_secrets, request_identity
 from evalh.providers.keys import MissingKey
 
 __all__ = [
@@ -170,11 +170,7 @@ class ChatProvider(HttpModelProvider):
     def cacheable(self) -> bool:
         """Whether the runner may cache completions: not when sampling with temperature > 0, unless
         ``config.cache`` is true; never when ``config.cache`` is false."""
-        explicit = self.config.get("cache")
-        if explicit is not None:
-            return bool(explicit)
-        temperature = self.config.get("temperature")
-        return temperature is None or float(temperature) <= 0
+        return caches_answers(self.config, by_default=True)
 
     def cache_identity(self) -> Mapping[str, Any]:
         """What fixes the answer: id, model, the full URL and every header (organization, API version,

@@ -33,6 +33,7 @@ __all__ = [
     "Secret",
     "UsageBook",
     "cache_identity",
+    "caches_answers",
     "hide_secrets",
     "load_hash_key",
     "provider_key",
@@ -147,6 +148,20 @@ def request_identity(url: str, headers: Mapping[str, Any]) -> dict[str, Any]:
     if "@" in parts.netloc:
         identity["url_credentials"] = Secret(parts.netloc.rsplit("@", 1)[0])
     return identity
+
+
+def caches_answers(config: Mapping[str, Any], *, by_default: bool) -> bool:
+    """Whether a provider's answers may be cached: as ``config.cache`` says when it is set; else, for a
+    family cached ``by_default`` (the API families), unless it samples (a temperature above 0)."""
+    explicit = config.get("cache")
+    if explicit is not None:
+        return bool(explicit)
+    if not by_default:
+        return False
+    try:
+        return float(config.get("temperature") or 0) <= 0
+    except (TypeError, ValueError):  # not a number: the provider's request reports it
+        return True
 
 
 def cache_identity(

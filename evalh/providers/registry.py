@@ -16,6 +16,7 @@ from functools import lru_cache
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec
 from evalh.providers.base import Provider
+from evalh.providers.identity import caches_answers
 from evalh.providers.keys import (
     MissingKey,
     missing_anthropic_key,
@@ -310,13 +311,7 @@ def may_cache(spec: ProviderSpec) -> bool:
     (a temperature above 0) without ``cache: true``."""
     entry = find_entry(spec.id)
     caching = entry.caching if entry is not None else "never"
-    explicit = spec.config.get("cache")
-    if caching == "never" or explicit is False:
-        return False
-    if explicit is not None or caching == "opt-in":
-        return bool(explicit)
-    temperature = spec.config.get("temperature")
-    return not isinstance(temperature, int | float) or temperature <= 0
+    return caching != "never" and caches_answers(spec.config, by_default=caching == "default")
 
 
 def is_web_http(provider_id: str) -> bool:

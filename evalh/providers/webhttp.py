@@ -32,7 +32,7 @@ from evalh.errors import ConfigError, ProviderError, TemplateError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
 from evalh.providers.http import HttpClient, HttpReply
-from evalh.providers.identity import hide_secrets, request_identity
+from evalh.providers.identity import caches_answers, hide_secrets, request_identity
 from evalh.secrets import register_config, register_headers
 from evalh.templating import has_template, referenced_names, render_template, template_strings
 
@@ -120,7 +120,7 @@ class WebHttpProvider:
 
     @property
     def cacheable(self) -> bool:
-        return bool(self.config.get("cache", False))
+        return caches_answers(self.config, by_default=False)
 
     def cache_identity(self) -> Mapping[str, Any]:
         # Everything that shapes the request; secrets (URL, headers, secret-named body fields) as Secret.
