@@ -34,7 +34,9 @@ from bench_vs_promptfoo import TARGET_RATIO, compile_evalh, evalh_command, evalh
 from yaml._yaml import CParser
 
 DEPENDENCY_IMPORTS = "import yaml, jsonschema, typer, jinja2"
-RUN_IMPORTS = "import evalh.cli, evalh.session, evalh.runner.execute, evalh.reports.writers, evalh.store.runs"
+RUN_IMPORTS = (
+    "import evalh.cli.app, evalh.session.run, evalh.runner.execute, evalh.reports.writers, evalh.store.runs"
+)
 
 
 def child_cpu(command: list[str], cwd: Path, env: dict[str, str]) -> float:

@@ -42,7 +42,7 @@ __all__ = [
     "evaluate",
 ]
 
-__version__ = "0.1.0"
+from evalh.common.version import __version__
 
 # public name -> the module that defines it
 _HOMES = {

@@ -1,5 +1,5 @@
 """``python -m evalh`` runs the CLI."""
 
-from evalh.entry import run_program
+from evalh.cli.entry import run_program
 
 run_program()

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from evalh.assertions.registry import base_type, get_assertion
+from evalh.common.limits import RUN_OPTION_BOUNDS
 from evalh.config.locate import close_matches
 from evalh.errors import ConfigError
-from evalh.limits import RUN_OPTION_BOUNDS
 from evalh.model import Aggregates, CacheShare, GradedAssertion, Status, Suite, TestResult
 from evalh.model import RunResult as Run
 from evalh.providers.registry import find_entry
@@ -30,8 +30,8 @@ from evalh.reports.json import to_promptfoo_json
 from evalh.reports.markdown import to_markdown
 from evalh.runtimes.callables import callables_active, take_callables
 from evalh.secrets import redact_text
-from evalh.session import ConfigSource, RunSettings
-from evalh.session import evaluate as run_session
+from evalh.session.run import ConfigSource, RunSettings
+from evalh.session.run import evaluate as run_session
 from evalh.store.compare import Comparison
 
 __all__ = [

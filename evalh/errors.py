@@ -1,4 +1,4 @@
-"""The one exception tree of evalh. Only ``evalh.cli`` catches these and turns them into exit codes.
+"""The one exception tree of evalh. Only ``evalh.cli.app`` catches these and turns them into exit codes.
 
 ::
 

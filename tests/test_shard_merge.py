@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
 from tests.reports.test_json import SCHEMA_PATH
 
 PROVIDER = """

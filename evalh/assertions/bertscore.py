@@ -33,8 +33,8 @@ from evalh.assertions.similarity import (
     references,
     short,
 )
+from evalh.common.vectors import Deferred, GreedyMatch, greedy_match, matrix_problem
 from evalh.model import AssertionResult, AssertionSpec, Measurement, ProviderSpec, TestCase
-from evalh.vectors import Deferred, GreedyMatch, greedy_match, matrix_problem
 
 if TYPE_CHECKING:
     import numpy as np

@@ -29,7 +29,7 @@ from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
-from evalh.deadlines import REGEX_TIMEOUT_S
+from evalh.common.deadlines import REGEX_TIMEOUT_S
 from evalh.model import AssertionResult, Measurement
 from evalh.runtimes.patterns import Match, Pattern, PatternTimedOut, compile_pattern, find_all
 

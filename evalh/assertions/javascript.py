@@ -29,7 +29,7 @@ from typing import Any
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, assertion
 from evalh.assertions.scripted import interpret_result, script_context
-from evalh.deadlines import JAVASCRIPT_TIMEOUT_S, call_timeout_s, timeout_problem
+from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S, call_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement
 from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript, syntax_problem
 from evalh.runtimes.javascript_source import JsFileProblem, JsSource, file_source, inline_source

@@ -33,9 +33,9 @@ from evalh.assertions.judge_prompts import (
     CONTEXT_RELEVANCE_PROMPT,
 )
 from evalh.assertions.registry import NONBLANK_TEXT, UNUSED_VALUE, assertion
+from evalh.common.vectors import cosine, vector_problem
 from evalh.errors import EvalhError
 from evalh.model import Measurement, ProviderSpec
-from evalh.vectors import cosine, vector_problem
 
 __all__ = ["CONTEXT_TYPES", "context_of", "embedding_provider_for", "split_sentences"]
 

@@ -48,7 +48,7 @@ CodeLanguage = Literal["python", "javascript"]
 NONEMPTY_TEXT: Mapping[str, Any] = {"type": "string", "minLength": 1, "description": "A non-empty text."}
 NONBLANK_PATTERN = r"\S"  # validate words a mismatch as "must not be empty or blank"
 NONBLANK_TEXT: Mapping[str, Any] = {"type": "string", "pattern": NONBLANK_PATTERN, "description": "A text."}
-# The config keys of a type that runs with a time limit (evalh/deadlines.py checks the number).
+# The config keys of a type that runs with a time limit (evalh/common/deadlines.py checks the number).
 TIMEOUT_CONFIG: Mapping[str, Any] = {
     "timeout": {"type": ["number", "string"], "description": "Time limit in seconds."},
     "timeoutMs": {"type": ["number", "string"], "description": "Time limit in milliseconds."},

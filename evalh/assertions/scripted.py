@@ -30,7 +30,7 @@ from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, assertion
-from evalh.deadlines import PYTHON_ASSERTION_TIMEOUT_S, call_timeout_s, timeout_problem
+from evalh.common.deadlines import PYTHON_ASSERTION_TIMEOUT_S, call_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement, TestCase
 from evalh.runtimes.callables import CallFailed, call_function, lookup
 from evalh.runtimes.python import TimedOut, WorkerLost, call_python

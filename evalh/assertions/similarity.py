@@ -21,8 +21,8 @@ from typing import Any
 
 from evalh.assertions.base import DEFAULT_EMBEDDING_PROVIDER, AssertionContext, EmbedRequest
 from evalh.assertions.registry import assertion
+from evalh.common.vectors import compare, vector_problem
 from evalh.model import AssertionResult, Measurement, ProviderSpec, Usage
-from evalh.vectors import compare, vector_problem
 
 __all__ = [
     "AGGREGATIONS",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
-from evalh.deadlines import REGEX_TIMEOUT_S
+from evalh.common.deadlines import REGEX_TIMEOUT_S
 from evalh.model import Measurement
 from evalh.runtimes.patterns import compile_pattern, search
 

@@ -25,7 +25,7 @@ from evalh.assertions.strings import (
     preview,
     stringify_value,
 )
-from evalh.deadlines import REGEX_TIMEOUT_S, configured_timeout_s, timeout_problem
+from evalh.common.deadlines import REGEX_TIMEOUT_S, configured_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement
 from evalh.runtimes.patterns import PatternTimedOut, compile_pattern, search
 

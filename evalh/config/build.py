@@ -20,6 +20,7 @@ from typing import Any
 
 from evalh.assertions.javascript import javascript_file_problem
 from evalh.assertions.registry import base_type, get_assertion
+from evalh.common.notices import warnings_muted
 from evalh.config.code_values import code_value
 from evalh.config.files import (
     DATA_SUFFIXES,
@@ -40,7 +41,6 @@ from evalh.config.transform_checks import check_test_transforms, transformed_var
 from evalh.config.var_files import load_var_file
 from evalh.errors import ConfigError, Place, TemplateError, Where, then
 from evalh.model import AssertionSpec, ProviderChoice, TestCase
-from evalh.notices import warnings_muted
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY, transform_problem
 from evalh.templating import (
     EnvVars,

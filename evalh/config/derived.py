@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from evalh.common.notices import is_strict, warn
 from evalh.config.files import LoadContext
 from evalh.config.locate import Document
 from evalh.errors import ConfigError, Where
 from evalh.model import AssertionSpec, TestCase
-from evalh.notices import is_strict, warn
 from evalh.runtimes.math_expressions import expression_names, expression_problem
 
 __all__ = ["load_derived_metrics"]

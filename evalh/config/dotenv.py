@@ -20,9 +20,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from evalh.common.notices import warn
 from evalh.config.locate import display_path, read_text_file
 from evalh.errors import ConfigError, ConfigFileError
-from evalh.notices import warn
 from evalh.secrets import register_config
 
 __all__ = ["DEFAULT_ENV_FILE", "dotenv_environment", "environment_overlay", "parse_dotenv"]

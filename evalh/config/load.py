@@ -13,7 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evalh import gc_policy
+from evalh.common import gc_policy
+from evalh.common.limits import max_reply_bytes
+from evalh.common.notices import is_strict, strict_mode, warn
 from evalh.config.build import Defaults, build_tests, load_vars, test_key_where
 from evalh.config.checks import AssertionChecker
 from evalh.config.derived import load_derived_metrics
@@ -36,9 +38,7 @@ from evalh.config.stored_outputs import CONVERSATION_VAR, stored_names
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, ConfigFileError, SchemaError, Where
-from evalh.limits import max_reply_bytes
 from evalh.model import EvaluateOptions, Prompt, ProviderSpec, Suite, TestCase
-from evalh.notices import is_strict, strict_mode, warn
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY
 from evalh.runtimes.user_filters import filter_problem
 from evalh.runtimes.user_filters import user_filters as make_user_filters

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from evalh.common.notices import warn
 from evalh.config.files import LoadContext, Origin
 from evalh.config.tests_files import RawTest
 from evalh.errors import ConfigError
 from evalh.model import Prompt, ProviderSpec, TestCase
-from evalh.notices import warn
 
 __all__ = [
     "check_prompt_refs",

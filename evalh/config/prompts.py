@@ -27,13 +27,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from evalh.common.deadlines import timeout_problem
+from evalh.common.notices import is_strict, warn
 from evalh.config.files import FILE_PREFIX, LoadContext
 from evalh.config.locate import Document, JsonPath, format_path
 from evalh.config.prompt_files import PromptRaw, as_raw, prompt_label, read_prompt_file
-from evalh.deadlines import timeout_problem
 from evalh.errors import ConfigError, Where
 from evalh.model import Prompt
-from evalh.notices import is_strict, warn
 from evalh.runtimes.prompt_functions import (
     EXEC_PREFIX,
     PROMPT_FUNCTION_SUFFIXES,

@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalh.common.notices import warn
 from evalh.config.files import FILE_PREFIX, LoadContext, is_file_ref, script_path
 from evalh.config.locate import Document, JsonPath, close_matches, format_path, path_errors
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.errors import ConfigError, SchemaError, Where, then
 from evalh.model import RECORDED_PROVIDER_ID, Prompt, ProviderChoice, ProviderSpec
-from evalh.notices import warn
 from evalh.providers.registry import PROVIDERS, find_entry
 from evalh.runtimes.transforms import transform_problem
 

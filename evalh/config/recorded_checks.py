@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from evalh.common.notices import is_strict, warn
 from evalh.config.files import LoadContext, Origin
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec, TestCase
-from evalh.notices import is_strict, warn
 
 __all__ = ["check_recorded_outputs"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from evalh.common.notices import warn
 from evalh.config.locate import read_text_file
 from evalh.errors import ConfigError
-from evalh.notices import warn
 
 __all__ = ["check_schema_comment"]
 

@@ -7,10 +7,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from evalh.assertions.judged_rag import CONTEXT_TYPES
+from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S
+from evalh.common.notices import warn
 from evalh.config.files import LoadContext
-from evalh.deadlines import JAVASCRIPT_TIMEOUT_S
 from evalh.errors import ConfigError, Where
-from evalh.notices import warn
 from evalh.runtimes.transforms import (
     OUTPUT_TRANSFORM_KEYS,
     VARS_TRANSFORM_KEY,

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
+from evalh.common.notices import is_strict, warn
 from evalh.config.locate import JsonPath
 from evalh.config.schema import SchemaProblem
 from evalh.errors import SchemaError
-from evalh.notices import is_strict, warn
 
 __all__ = ["drop_unknown_keys"]
 

@@ -8,7 +8,7 @@ process (``evalh/runtimes/python.py``), which loads the file once; it may return
 ``{output, error, tokenUsage, cost}``. As an embedding provider it calls ``call_embedding_api(text)``
 (or the named function) once per text, which returns a list of floats or ``{embedding, tokenUsage}``.
 Both have a timeout per call (a batch of texts is one call): ``config.timeout`` (seconds) or
-``config.timeoutMs``, else ``evaluateOptions.timeoutMs``, else 300 s (``evalh/deadlines.py``).
+``config.timeoutMs``, else ``evaluateOptions.timeoutMs``, else 300 s (``evalh/common/deadlines.py``).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalh.deadlines import PROVIDER_SCRIPT_TIMEOUT_S, call_timeout_s
+from evalh.common.deadlines import PROVIDER_SCRIPT_TIMEOUT_S, call_timeout_s
+from evalh.common.limits import MAX_REPLY_ENV, max_reply_bytes, reply_size
 from evalh.errors import ConfigError, ProviderError
-from evalh.limits import MAX_REPLY_ENV, max_reply_bytes, reply_size
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext, Embeddings
 from evalh.runtimes.callables import CallFailed, call_function

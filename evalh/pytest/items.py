@@ -15,7 +15,7 @@ from evalh.model import Status, Suite, TestResult
 from evalh.pytest import CACHED_PROPERTY, SHARED_A_CONFIG
 from evalh.runner.plan import Job
 from evalh.runner.sharding import parse_shard
-from evalh.session import RunSettings, load_for_run, plan_for_run, run_jobs
+from evalh.session.run import RunSettings, load_for_run, plan_for_run, run_jobs
 
 __all__ = ["EvalhFile", "EvalhItem", "RowFailed"]
 

@@ -1,7 +1,7 @@
 """The viewer's page: served by ``evalh view``, or, as the ``.html`` report, one self-contained file.
 
 The file is the same app as the server's (the hand-written scripts and stylesheet in
-``evalh/viewer/static``, inlined) with the run's data inlined as JSON in a
+``evalh/assets/viewer``, inlined) with the run's data inlined as JSON in a
 ``<script type="application/json">``; so a CI artifact filters, sorts, searches and shows a cell's
 details with no server and no network. The scripts set every piece of data as text, never as markup,
 and a Content-Security-Policy lets only these exact scripts and styles run (their sha256 hashes): an
@@ -51,7 +51,7 @@ _PAGE = """<!DOCTYPE html>
 @cache
 def asset(name: str) -> str:
     """The text of one of the viewer's static files (package data shipped in the wheel)."""
-    return (importlib.resources.files("evalh.viewer") / "static" / name).read_text(encoding="utf-8")
+    return (importlib.resources.files("evalh") / "assets" / "viewer" / name).read_text(encoding="utf-8")
 
 
 @cache

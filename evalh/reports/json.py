@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
-from evalh import __version__
+from evalh.common.version import __version__
 from evalh.model import (
     Aggregates,
     AssertionSpec,

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from evalh import activity
+from evalh.common import activity
 from evalh.model import CacheShare, RunResult, Status, TestResult
 from evalh.reports.console import make_console, safe_text, table_box
 from evalh.reports.errorreasons import error_reasons_line

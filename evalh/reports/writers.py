@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from evalh import gc_policy
+from evalh.common import gc_policy
 from evalh.errors import ConfigError, ReportError
 from evalh.model import RunResult, TestResult
 from evalh.reports.csv import to_csv_text

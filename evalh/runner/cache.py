@@ -30,11 +30,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from evalh.common.notices import warn
+from evalh.common.sqlite_files import SIDE_FILES, DamagedDatabase, check_header, move_aside
 from evalh.errors import ConfigError, EvalhError
 from evalh.model import AssertionSpec, CacheMode, EvaluateOptions, Suite
-from evalh.notices import warn
 from evalh.providers.registry import may_cache
-from evalh.sqlite_files import SIDE_FILES, DamagedDatabase, check_header, move_aside
 
 __all__ = ["DEFAULT_TTL_S", "Cache", "cache_dir", "cache_mode", "cache_ttl_s", "warn_latency_with_cache"]
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evalh.assertions.base import EmbedRequest
+from evalh.common.vectors import Deferred, fit_rows
 from evalh.errors import EvalhError, ProviderError
 from evalh.model import NO_USAGE, ProviderSpec, Usage
 from evalh.providers.base import (
@@ -41,7 +42,6 @@ from evalh.providers.base import (
 )
 from evalh.providers.identity import UsageBook, cache_identity, load_hash_key, provider_key
 from evalh.runner.cache import Cache
-from evalh.vectors import Deferred, fit_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -105,7 +105,7 @@ _GRANULARITY = {"sentence": "embedding", "embedding": "embedding", "tokens": "to
 
 
 def _sound_texts(texts: Sequence[str], vectors: Sequence[Any]) -> list[str]:
-    """The texts whose vector is fit to compare (:func:`~evalh.vectors.fit_rows`): two rows of one
+    """The texts whose vector is fit to compare (:func:`~evalh.common.vectors.fit_rows`): two rows of one
     :meth:`EmbeddingStore.embed` have the same length, or it raises."""
     return [text for text, ok in zip(texts, fit_rows(vectors), strict=True) if ok]
 

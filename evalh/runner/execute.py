@@ -20,8 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evalh import gc_policy
 from evalh.assertions.base import AssertionContext, EmbedRequest
+from evalh.common import gc_policy
 from evalh.errors import TemplateError
 from evalh.model import (
     NO_USAGE,

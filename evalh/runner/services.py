@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalh.activity import calling
 from evalh.assertions.base import AssertionContext
+from evalh.common.activity import calling
 from evalh.errors import EvalhError
 from evalh.model import (
     AssertionSpec,

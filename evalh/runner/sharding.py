@@ -32,9 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from evalh.common.limits import MAX_SHARDS
 from evalh.config.prompt_refs import runs_prompt
 from evalh.errors import ConfigError
-from evalh.limits import MAX_SHARDS
 from evalh.model import AssertionSpec, ShardInfo, Suite, TestCase
 from evalh.runner.filters import test_identity
 from evalh.runner.plan import run_matrix

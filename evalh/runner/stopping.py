@@ -5,7 +5,7 @@ signal (Ctrl-C's SIGINT always; the CLI adds SIGTERM and SIGHUP, which CI cancel
 and ``docker stop`` send). The first signal cancels every task: in-flight provider calls and grading
 are abandoned, not awaited, so the run ends within moments whatever it was waiting for. Work already
 handed to a thread cannot be cancelled; the loop does not wait for it (the CLI exits without joining
-such threads, see ``evalh.cli.main``). Further signals while the run is stopping change nothing; once
+such threads, see ``evalh.cli.app.main``). Further signals while the run is stopping change nothing; once
 the loop is closed the handlers are gone, so a signal during report writing has its usual effect
 (reports are written atomically, so none is left half-written).
 """

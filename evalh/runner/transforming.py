@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.deadlines import JAVASCRIPT_TIMEOUT_S
+from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S
 from evalh.model import AssertionResult, AssertionSpec, ProviderResponse, ProviderSpec, TestCase
 from evalh.runtimes.transforms import TransformFailed, apply_transform, output_transform, value_kind
 

@@ -28,8 +28,8 @@ from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Any
 
+from evalh.common.limits import MAX_CONCURRENCY
 from evalh.errors import ConfigError
-from evalh.limits import MAX_CONCURRENCY
 
 __all__ = [
     "CODE_PREFIX",

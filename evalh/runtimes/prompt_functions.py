@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalh.deadlines import EXEC_PROMPT_TIMEOUT_S, PROMPT_FUNCTION_TIMEOUT_S, call_timeout_s
+from evalh.common.deadlines import EXEC_PROMPT_TIMEOUT_S, PROMPT_FUNCTION_TIMEOUT_S, call_timeout_s
 from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript, syntax_problem
 from evalh.runtimes.javascript_source import JsFileProblem, file_source
 from evalh.runtimes.processes import run_program

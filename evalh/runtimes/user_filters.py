@@ -18,7 +18,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalh.deadlines import JAVASCRIPT_TIMEOUT_S
+from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S
 from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
 from evalh.runtimes.javascript_source import JsFileProblem, file_source
 from evalh.runtimes.prompt_functions import script_problem

@@ -13,8 +13,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+from evalh.common.sqlite_files import DamagedDatabase, check_header, move_aside
 from evalh.errors import StoreError
-from evalh.sqlite_files import DamagedDatabase, check_header, move_aside
 from evalh.store.schema import NewerStore, migrate
 
 __all__ = ["connect", "evalh_home", "store_path", "warn"]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalh.common.notices import warn
 from evalh.errors import ConfigError
-from evalh.notices import warn
 from evalh.runner.report_file import read_report_file
 from evalh.store.compare import RunRows
 from evalh.store.runs import RunStore, RunSummary, latest_offset, open_store

@@ -19,10 +19,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+from evalh.common.sqlite_files import move_aside
 from evalh.errors import ConfigError, StoreError
 from evalh.reports.streamed import EncodedConfig
 from evalh.secrets import redact_config
-from evalh.sqlite_files import move_aside
 from evalh.store.database import connect, store_path
 from evalh.store.export import JSONItems, JSONText
 from evalh.store.liveness import RunLock, settle_abandoned

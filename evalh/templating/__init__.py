@@ -9,7 +9,7 @@ cannot build a gigabyte string with ``'a' * 10**9``.
 Each value is rendered once. ``env`` is a variable of every render (the config's ``env:`` map over the
 process environment), so ``{{ env.TITLE }}`` inserts the value as data: a value holding ``{{ 7*7 }}``
 stays literal text. An undefined variable renders empty, as in Nunjucks, with a warning naming the
-template's place and the variable (evalh.notices: shown once; an error under ``--strict``).
+template's place and the variable (evalh.common.notices: shown once; an error under ``--strict``).
 Objects render as JSON and booleans as ``true``/``false``, as Nunjucks does. Compiled templates are
 cached, and strings without template markers never reach Jinja, so loading 10,000 tests stays fast.
 The filters and the size limits live in ``nunjucks.py``; each render's budget (steps, a deadline, the
@@ -34,8 +34,8 @@ import jinja2.nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from evalh.common.notices import is_strict, warn
 from evalh.errors import TemplateError, Where, then
-from evalh.notices import is_strict, warn
 from evalh.secrets import is_secret_key, register
 from evalh.templating import budget
 from evalh.templating.budget import BUDGET_FILTERS, BudgetExceeded, end_budget, start_budget

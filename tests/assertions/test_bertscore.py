@@ -15,12 +15,12 @@ from evalh.assertions.bertscore import (
     word_tokens,
 )
 from evalh.assertions.registry import get_assertion
+from evalh.common.vectors import greedy_match
 from evalh.model import AssertionSpec, ProviderChoice, ProviderSpec, TestCase
 from evalh.providers.base import TokenEmbedding
 from evalh.providers.local import make_local
 from evalh.runner.grading import positive_verdict
 from evalh.runner.services import ProviderPool
-from evalh.vectors import greedy_match
 from tests.assertions.helpers import declared_problems, make_context
 from tests.assertions.semantic_support import grade_full, grade_positive, services
 

@@ -31,7 +31,7 @@ def test_for_assertion_is_replace_of_spec_and_threshold_and_leaves_the_row_conte
 
 
 def test_the_hand_written_init_gives_each_context_its_own_metadata_and_stays_frozen() -> None:
-    # its signature is checked with the model's hand-written inits in tests/test_model.py
+    # its signature is checked with the model's hand-written inits in tests/model/test_model.py
     made = [
         AssertionContext(AssertionSpec(type="contains"), "o", TestCase(index=0), None)  # type: ignore[arg-type]
         for _ in range(2)

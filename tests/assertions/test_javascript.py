@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalh.assertions.registry import all_assertions
-from evalh.cli import app
+from evalh.cli.app import app
 from evalh.model import AssertionResult
 from tests.assertions.helpers import grade, make_context
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from evalh.common.notices import warnings_to
 from evalh.model import ProviderChoice, ProviderSpec
-from evalh.notices import warnings_to
 from tests.assertions.helpers import declared_problems
 from tests.assertions.judge_helpers import (
     OPENAI_PATH,

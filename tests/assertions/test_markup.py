@@ -11,7 +11,7 @@ import pytest
 from evalh.assertions import markup
 from evalh.assertions.registry import all_assertions
 from tests.assertions.test_structured import run
-from tests.test_promptfoo_semantics import evalh, run_rows, write
+from tests.config.test_promptfoo_semantics import evalh, run_rows, write
 
 NOTE = "<note><to>Ada</to><from>Bob</from><body>Hi</body></note>"
 BILLION_LAUGHS = (

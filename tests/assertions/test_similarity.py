@@ -11,11 +11,11 @@ import pytest
 
 from evalh.assertions.registry import get_assertion
 from evalh.assertions.similarity import similarity_provider_problem
+from evalh.common.vectors import cosine
 from evalh.model import ProviderChoice, ProviderSpec, TestCase
 from evalh.providers.fake import fake_vector
 from evalh.providers.local import make_local
 from evalh.runner.services import ProviderPool
-from evalh.vectors import cosine
 from tests.assertions.helpers import declared_problems, make_context
 from tests.assertions.semantic_support import grade_full, grade_positive, services
 from tests.loopback import LoopbackServer, Reply, Request

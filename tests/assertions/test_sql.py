@@ -9,7 +9,7 @@ import pytest
 
 from tests.assertions.test_structured import run
 from tests.assertions.test_text import check  # the value's declared shape, then the type's check
-from tests.test_promptfoo_semantics import evalh, run_rows, write
+from tests.config.test_promptfoo_semantics import evalh, run_rows, write
 
 
 @pytest.mark.parametrize(

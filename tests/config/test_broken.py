@@ -10,10 +10,10 @@ import yaml
 from typer.testing import CliRunner
 
 import evalh.errors
-from evalh.cli import app
+from evalh.cli.app import app
+from evalh.common.notices import warnings_to
 from evalh.config.load import load_suite
 from evalh.errors import EXIT_CONFIG, ConfigError
-from evalh.notices import warnings_to
 from evalh.runner.filters import filter_by_description
 
 BROKEN = Path(__file__).resolve().parent.parent / "fixtures" / "broken"
@@ -35,7 +35,7 @@ def test_broken_config_is_reported(case: dict[str, Any], monkeypatch: pytest.Mon
     monkeypatch.delenv("EVALH_FIXTURE_UNSET_VARIABLE", raising=False)
     with pytest.raises(ConfigError) as caught, warnings_to(None, strict="--strict" in case.get("cli", [])):
         options = dict(case.get("options", {}))
-        pattern = options.pop("filter_pattern", None)  # a run's filter, applied as session.py applies it
+        pattern = options.pop("filter_pattern", None)  # a run's filter, applied as session/run.py applies it
         filter_by_description(load_suite(BROKEN / case["fixture"], **options), pattern)
     error = caught.value
     message = str(error)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
 from evalh.config.code_values import code_value
 from evalh.config.load import load_suite
 from evalh.errors import EXIT_CONFIG, TemplateError

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from evalh.common.notices import warnings_to
 from evalh.config.dotenv import parse_dotenv
-from evalh.notices import warnings_to
 
 
 def test_dotenv_rules() -> None:

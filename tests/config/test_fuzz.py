@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
 from evalh.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
 from tests.fuzzing import paths, replaced, value_at
 

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from evalh.common.notices import warnings_to
 from evalh.config.load import load_suite
 from evalh.config.locate import Document, _LocatingLoader, parse_document
 from evalh.config.plainyaml import load_plain
 from evalh.config.safeload import LimitError
 from evalh.errors import ConfigError, Place, then
-from evalh.notices import warnings_to
 
 CONFIG = "tests:\n  - vars: {a: 1, b: [x, {c: d}]}\n    assert:\n      - type: equals\n        value: 'x'\n"
 PLAIN = [

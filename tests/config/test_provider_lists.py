@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
 from evalh.config.load import load_suite
 from evalh.errors import ConfigError
 from evalh.model import EvaluateOptions, Status

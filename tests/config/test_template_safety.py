@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
+from evalh.common.notices import warnings_to
 from evalh.config.load import load_suite
 from evalh.errors import EXIT_CONFIG, TemplateError
 from evalh.model import ProviderSpec
-from evalh.notices import warnings_to
 from evalh.providers.base import CallContext
 from evalh.providers.registry import build_provider
 from evalh.runner.plan import plan_jobs

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalh.assertions.registry import all_assertions, get_assertion
-from evalh.cli import app
+from evalh.cli.app import app
 from evalh.config.checks import value_problem
 from evalh.config.schema import base_schema, load_schema, schema_path
 
@@ -162,7 +162,7 @@ def shouts(ctx):
     return Measurement.pass_fail(ctx.output_text.isupper() is (ctx.value is not False), "capitals")
 
 
-from evalh.cli import main
+from evalh.cli.app import main
 
 sys.argv = ["evalh", *sys.argv[1:]]
 main()

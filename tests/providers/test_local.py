@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from evalh.common.vectors import cosine
 from evalh.errors import ConfigError, ModelAssetError
 from evalh.model import ProviderSpec
 from evalh.providers import local as local_module
@@ -23,7 +24,6 @@ from evalh.providers.local import (
     make_local,
 )
 from evalh.providers.registry import capabilities_of
-from evalh.vectors import cosine
 
 PARIS = "Paris is the capital of France."
 PARIS_PARAPHRASE = "The capital city of France is Paris."

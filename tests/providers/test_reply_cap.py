@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from evalh.cli import app
-from evalh.limits import MAX_REPLY_ENV
+from evalh.cli.app import app
+from evalh.common.limits import MAX_REPLY_ENV
+from tests.cli.test_cli_habits import rows_of, write
 from tests.loopback import LoopbackServer, Reply, Request
 from tests.providers.chat_helpers import complete_once
-from tests.test_cli_habits import rows_of, write
 
 CAP = 10_000  # bytes: EVALH_MAX_REPLY_MB below
 TOO_LARGE = "larger than 10000 bytes, the cap on one provider reply"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from evalh.common.notices import warnings_to
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec
-from evalh.notices import warnings_to
 from evalh.providers.base import CallContext
 from evalh.providers.registry import build_provider
 from evalh.providers.webhttp import extract_path

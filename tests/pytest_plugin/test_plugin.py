@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 # (which the run imports) cannot be imported twice in one process.
 import evalh.providers.openai
 import evalh.pytest.items  # noqa: F401
-from evalh.cli import app
+from evalh.cli.app import app
 from tests.loopback import LoopbackServer, Reply, Request
 
 pytest_plugins = ["pytester"]

@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalh.assertions.registry import all_assertions
-from evalh.cli import app
+from evalh.cli.app import app
 from evalh.providers.registry import PROVIDERS
 
 

@@ -17,7 +17,7 @@ import cmarkgfm
 from cmarkgfm.cmark import Options
 from typer.testing import CliRunner, Result
 
-from evalh.cli import app
+from evalh.cli.app import app
 from evalh.reports.markdown import BUDGET, escape_inline, markdown_text, to_markdown
 from evalh.secrets import register
 from tests.reports.sample import sample_run

@@ -12,8 +12,8 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from evalh import activity
-from evalh.cli import app
+from evalh.cli.app import app
+from evalh.common import activity
 from evalh.reports import table
 from evalh.reports.table import progress, status_line
 from tests.loopback import LoopbackServer, Reply

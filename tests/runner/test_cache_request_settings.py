@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
 from tests.loopback import LoopbackServer, Reply, Request
 
 

@@ -16,7 +16,7 @@ from evalh.runtimes.math_expressions import (
     expression_names,
     expression_problem,
 )
-from tests.test_promptfoo_semantics import evalh, write
+from tests.config.test_promptfoo_semantics import evalh, write
 
 CONFIG = """
 prompts: ["{{answer}}"]

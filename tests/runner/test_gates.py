@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
 from evalh.model import ProviderSpec
 from evalh.runner import services
 from evalh.runner.cache import Cache

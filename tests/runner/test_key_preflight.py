@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 import evalh
-from evalh.cli import app
+from evalh.cli.app import app
 from tests.loopback import LoopbackServer, Reply
 
 SECRET = "sk-preflight-secret-0123456789"

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from evalh.cli import app
-from evalh.limits import MAX_SHARDS
+from evalh.cli.app import app
+from evalh.common.limits import MAX_SHARDS
 from evalh.reports.markdown import escape_inline
 
 SUITE = """

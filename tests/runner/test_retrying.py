@@ -10,9 +10,9 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
 from evalh.model import Prompt, ProviderSpec, Status, TestCase, TestResult
-from evalh.runner.retrying import merge_retried
+from evalh.session.retry import merge_retried
 
 PROVIDER = """
 import os

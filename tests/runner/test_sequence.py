@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_promptfoo_semantics import evalh, run_rows, write
+from tests.config.test_promptfoo_semantics import evalh, run_rows, write
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "sequence"
 

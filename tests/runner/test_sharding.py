@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
 from evalh.errors import ConfigError
 from evalh.model import Prompt, ProviderSpec, Suite, TestCase
 from evalh.runner.sharding import Shard, assign_shards, parse_shard, select_shard, shard_keys

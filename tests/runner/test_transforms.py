@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
 from tests.assertions.judge_helpers import openai_text
 from tests.loopback import LoopbackServer, Reply, Request
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from typer.testing import CliRunner, Result
 
-from evalh.cli import app
+from evalh.cli.app import app
 
 
 def write_config(directory: Path, answers: dict[str, str], *, name: str = "evalh.yaml") -> Path:

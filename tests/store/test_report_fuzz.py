@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
 from evalh.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, ConfigError
 from evalh.reports.serialize import dumps, encode_json
 from evalh.viewer.compare import compare_runs

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from evalh.commands.diff import diff
-from evalh.commands.runs import show
+from evalh.cli.diff import diff
+from evalh.cli.runs import show
 from evalh.reports.html import _inline_json, html_chunks
 from evalh.reports.streamed import EncodedConfig
 from evalh.reports.viewdata import run_view

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
 from tests.assertions.judge_helpers import OPENAI_PATH, openai_text
 from tests.loopback import LoopbackServer
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from evalh.cli import app
+from evalh.cli.app import app
 
 
 def test_a_missing_report_is_named(tmp_path: Path) -> None:

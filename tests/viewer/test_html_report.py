@@ -115,7 +115,7 @@ def test_figures_readable_without_scripts(tmp_path: Path) -> None:
 def test_every_asset_ships_as_package_data() -> None:
     import importlib.resources
 
-    static = importlib.resources.files("evalh.viewer") / "static"
+    static = importlib.resources.files("evalh") / "assets" / "viewer"
     for name in (*SCRIPTS, STYLESHEET):
         assert (static / name).is_file(), name
         assert "</script" not in asset(name).lower()  # each is inlined in a <script> or <style>

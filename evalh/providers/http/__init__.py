@@ -12,7 +12,7 @@ Retry rules (promptfoo's, with a cap on the total wait):
 * At most ``max_retries`` retries (``max_retries + 1`` attempts), and the sleeps of one call never add up
   to more than ``max_total_wait_s``: a retry that would exceed the budget is not attempted.
 * Each attempt has ``timeout_s`` (60 s) and the whole call, retries included, has ``total_timeout_s``
-  (``evalh/deadlines.py``: 120 s, never less than one attempt's timeout): a hanging server costs one
+  (``evalh/common/deadlines.py``: 120 s, never less than one attempt's timeout): a hanging server costs one
   bounded wait, and the error names the endpoint and the deadline.
 
 Every failure raises :class:`~evalh.errors.ProviderHTTPError` with every secret (API keys, secret header

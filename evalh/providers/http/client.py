@@ -1,8 +1,8 @@
 """The client: one ``httpx`` connection pool set per provider, tenacity retries, redacted failures.
 
 Each attempt has ``timeout_s`` (60 s) and the whole call, retries included, has ``total_timeout_s``
-(``evalh/deadlines.py``: 120 s, never less than one attempt's timeout): a hanging server costs one bounded
-wait, and the error names the endpoint and the deadline. Every failure raises
+(``evalh/common/deadlines.py``: 120 s, never less than one attempt's timeout): a hanging server costs one
+bounded wait, and the error names the endpoint and the deadline. Every failure raises
 :class:`~evalh.errors.ProviderHTTPError` with every secret (API keys, secret header values, URL passwords
 and query secrets: :mod:`evalh.secrets`) redacted from the message, and with ``status`` and ``attempts``
 set. This is where a failed request's secrets are known, so this is where its error is redacted; the
@@ -21,10 +21,10 @@ from typing import Any
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
-from evalh.activity import note_retry
-from evalh.deadlines import HTTP_ATTEMPT_TIMEOUT_S, HTTP_TOTAL_TIMEOUT_S
+from evalh.common.activity import note_retry
+from evalh.common.deadlines import HTTP_ATTEMPT_TIMEOUT_S, HTTP_TOTAL_TIMEOUT_S
+from evalh.common.limits import MAX_REPLY_ENV, max_reply_bytes, reply_size
 from evalh.errors import ProviderHTTPError
-from evalh.limits import MAX_REPLY_ENV, max_reply_bytes, reply_size
 from evalh.model import ProviderSpec
 from evalh.providers.http.origins import REDIRECT_HINT, RefusedRedirect, follow_same_origin, public_url
 from evalh.providers.http.replies import (

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalh.deadlines import HTTP_ATTEMPT_TIMEOUT_S, configured_timeout_s
+from evalh.common.deadlines import HTTP_ATTEMPT_TIMEOUT_S, configured_timeout_s
 from evalh.errors import ConfigError
 
 __all__ = ["HttpSettings"]

@@ -1,0 +1,150 @@
+"""From a config's labelled tests to the samples calibration fits: run the suite (once per embedding
+provider given) through the ordinary run path, and gather each scored assertion's measured value
+with its test's label.
+
+A test's label is ``metadata.label: pass|fail`` (a CSV column ``__metadata:label``). Directions come
+from the assertion registry; a ``not-`` assertion passes the other way, so its direction flips.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from evalh.assertions.registry import get_assertion
+from evalh.config.load import TestKeyWhere, load_suite
+from evalh.config.providers import parse_spec
+from evalh.errors import ConfigError, Where
+from evalh.model import GradedAssertion, ProviderChoice, RunResult, Suite, TestCase
+from evalh.session.run import evaluate
+
+__all__ = ["LABEL_KEY", "Samples", "check_labels", "collect", "label_of", "with_embedder"]
+
+LABEL_KEY = "label"
+_LABELS = {"pass": True, "fail": False}
+Direction = Literal["higher", "lower"]
+
+
+@dataclass
+class Samples:
+    """The measured values of one assertion (type and metric name) under one embedding provider."""
+
+    assertion: str
+    provider: str
+    direction: Direction
+    values: list[float] = field(default_factory=list)
+    labels: list[bool] = field(default_factory=list)
+    thresholds: Counter[float] = field(default_factory=Counter)  # the config's, per assertion
+    errors: int = 0
+
+    @property
+    def current_threshold(self) -> float | None:
+        """The threshold the config uses now (the most common one when tests differ)."""
+        return self.thresholds.most_common(1)[0][0] if self.thresholds else None
+
+
+def label_of(test: TestCase) -> bool | None:
+    """True for ``pass``, False for ``fail``, None for an unlabelled test; anything else is an error."""
+    raw = test.metadata.get(LABEL_KEY)
+    if raw is None:
+        return None
+    label = _LABELS.get(str(raw).strip().lower())
+    if label is None:
+        raise _bad_label(raw, f"{test.path or 'tests'}.metadata.{LABEL_KEY}")
+    return label
+
+
+def check_labels(suite: Suite, locate: TestKeyWhere) -> None:
+    """Every test's label is pass or fail (or none): checked as the config loads, before the first
+    provider call, and located where it was written (``tests.yaml:7:14 tests[2].metadata.label``)."""
+    for test in suite.tests:
+        raw = test.metadata.get(LABEL_KEY)
+        if raw is not None and str(raw).strip().lower() not in _LABELS:
+            raise _bad_label(raw, locate(test, "metadata", LABEL_KEY))
+
+
+def _bad_label(raw: object, where: Where) -> ConfigError:
+    return ConfigError(
+        f"a calibration label is pass or fail (got {raw!r})",
+        where=where,
+        hint="Write metadata: {label: pass} or {label: fail} (in a CSV, a __metadata:label column)",
+    )
+
+
+def with_embedder(suite: Suite, reference: str) -> Suite:
+    """The suite with every embedding assertion scored by the provider ``reference`` names."""
+    spec = parse_spec(reference, "--provider")
+    choice = ProviderChoice(embedding=spec)
+
+    def swapped(test: TestCase) -> TestCase:
+        asserts = tuple(
+            dataclasses.replace(a, provider=choice) if _embeds(a.base_type) else a for a in test.asserts
+        )
+        return dataclasses.replace(test, asserts=asserts)
+
+    return dataclasses.replace(suite, tests=tuple(swapped(t) for t in suite.tests))
+
+
+def _embeds(assertion_type: str) -> bool:
+    definition = get_assertion(assertion_type)
+    return definition is not None and "embedding" in definition.needs
+
+
+def collect(config: Path | Sequence[Path], providers: Sequence[str]) -> tuple[list[Samples], int]:
+    """Every scored assertion's samples, per provider (the configured embedders when none is given),
+    and how many result rows had no label."""
+    suite = load_suite(config, run_transforms=True, checks=(check_labels,))  # as `evalh run` loads it
+    suite = dataclasses.replace(suite, output_paths=())  # calibrating writes none of the run's reports
+    runs = [(p, evaluate(with_embedder(suite, p)).result) for p in providers]
+    runs = runs or [("configured", evaluate(suite).result)]
+    samples: dict[tuple[str, str], Samples] = {}
+    unlabelled = 0
+    for provider, result in runs:
+        unlabelled = _gather(result, provider, samples)
+    return list(samples.values()), unlabelled
+
+
+def _gather(result: RunResult, provider: str, samples: dict[tuple[str, str], Samples]) -> int:
+    unlabelled = 0
+    for row in result.results:
+        label = label_of(row.test)
+        if label is None:
+            unlabelled += 1
+            continue
+        for graded in _flattened(row.assertions):
+            direction = _direction(graded)
+            if direction is None:
+                continue
+            name = graded.spec.type + (f" [{graded.spec.metric}]" if graded.spec.metric else "")
+            entry = samples.setdefault((name, provider), Samples(name, provider, direction))
+            if graded.error or graded.value is None:
+                entry.errors += 1
+                continue
+            entry.values.append(graded.value)
+            entry.labels.append(label)
+            threshold = graded.details.get("threshold")
+            if isinstance(threshold, int | float):
+                entry.thresholds[float(threshold)] += 1
+    return unlabelled
+
+
+def _flattened(graded: Sequence[GradedAssertion]) -> Iterator[GradedAssertion]:
+    for item in graded:
+        if item.children:  # assert-set: its members are calibrated one by one
+            yield from _flattened(item.children)
+        else:
+            yield item
+
+
+def _direction(graded: GradedAssertion) -> Direction | None:
+    """The registry's direction, flipped for a ``not-`` assertion; None for a pass/fail check."""
+    definition = get_assertion(graded.spec.base_type)
+    if definition is None or definition.direction is None:
+        return None
+    if graded.spec.negate:
+        return "lower" if definition.direction == "higher" else "higher"
+    return definition.direction

@@ -1,0 +1,108 @@
+"""What a process of ``evalh run`` / ``evalh validate`` loads: only what the config at hand needs, and
+command-line values converted exactly as typer converts them (evalh/cli/convert.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer._click.core import Context
+from typer._click.exceptions import BadParameter
+from typer._coercion import build_runtime_param
+from typer.main import get_command
+
+from evalh.cli.app import app
+from evalh.cli.convert import convert_lazily
+
+DETERMINISTIC = """
+    prompts: ["{{answer}}"]
+    providers: [echo]
+    tests:
+      - vars: {answer: 'the refund was issued {"a": 1}'}
+        assert:
+          - {type: icontains, value: refund}
+          - {type: regex, value: "ref.nd"}
+          - {type: not-contains, value: error}
+          - {type: equals, value: nope, weight: 2}
+"""
+
+
+def _modules_after(argv: list[str], cwd: Path) -> list[str]:
+    """The modules of ``heavy`` a real ``evalh`` process has loaded when the command ends."""
+    heavy = ["pydantic", "numpy", "onnxruntime", "tokenizers", "httpx"]
+    code = (
+        "import sys\nfrom evalh.cli.app import main\n"
+        f"sys.argv = ['evalh', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print([m for m in {heavy!r} if m in sys.modules], file=sys.stderr)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd)
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("["), result.stderr
+    return list(eval(last))  # the list printed above, nothing else
+
+
+def test_deterministic_run_and_validate_load_no_pydantic_numpy_or_model(tmp_path: Path) -> None:
+    config = tmp_path / "evalh.yaml"
+    config.write_text(textwrap.dedent(DETERMINISTIC), encoding="utf-8")
+    run = ["run", "-c", str(config), "-o", str(tmp_path / "out.json"), "--no-write", "--no-cache"]
+    assert _modules_after(run, tmp_path) == []
+    assert (tmp_path / "out.json").is_file()
+    assert _modules_after(["validate", str(config), "--var", "x=1"], tmp_path) == []
+
+
+def _params(command: str) -> dict[str, Any]:
+    click_command = get_command(app).commands[command]  # type: ignore[attr-defined]
+    return {param.name: param for param in click_command.params}
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("config", "evalh.yaml"),
+        ("config", ""),
+        ("config_option", ("a.yaml", "b/c.yml")),
+        ("output", ("out.json", "x.junit.xml")),
+        ("env_file", (".env",)),
+        ("filter_pattern", "^t[0-9]+$"),
+        ("filter_failing", "/"),  # a directory that exists: typer's path checks run
+        ("fail_on", "regressions"),
+        ("max_concurrency", "7"),
+        ("fail_under", "99.5"),
+    ],
+)
+def test_values_convert_as_typers_own_conversion(name: str, value: Any) -> None:
+    ours = convert_lazily([_params("run")[name]])[0]
+    typers = _params("run")[name]
+    ctx = Context(get_command(app))
+    expected = build_runtime_param(typers.type_descriptor).coerce(value, param=typers, ctx=ctx)
+    converted = ours.process_value(ctx, value)
+    assert converted == expected and type(converted) is type(expected)
+
+
+def test_a_bad_number_gets_typers_message() -> None:
+    ours = convert_lazily([_params("run")["max_concurrency"]])[0]
+    with pytest.raises(BadParameter, match="greater than or equal to 1"):
+        ours.process_value(Context(get_command(app)), "0")
+
+
+def test_options_not_given_build_no_typer_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(descriptor: object) -> None:
+        raise AssertionError(f"typer's adapter built for {descriptor}")
+
+    monkeypatch.setattr("evalh.cli.convert.build_runtime_param", refuse)
+    params = convert_lazily(list(_params("run").values()))
+    ctx = Context(get_command(app))
+    values = {param.name: param.process_value(ctx, None) for param in params}
+    assert values["max_concurrency"] is None and values["output"] == () and values["config"] is None
+    assert values["output"] == () and values["config_option"] == ()
+    assert _params_converted("output", ("a.json",)) == ["a.json"]
+
+
+def _params_converted(name: str, value: Any) -> Any:
+    param = convert_lazily([_params("run")[name]])[0]
+    return param.process_value(Context(get_command(app)), value)
