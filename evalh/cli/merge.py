@@ -78,11 +78,11 @@ def merge(
 ) -> None:
     """Merge shard reports into one run."""
     from evalh.cli.diff import check_fail_on
+    from evalh.reports.codec_check import read_report_file
     from evalh.reports.console import echo
     from evalh.reports.json import new_eval_id, to_promptfoo_json
     from evalh.reports.table import print_lines, print_summary
     from evalh.reports.writers import check_report_paths, combine_report_errors, write_each_report
-    from evalh.runner.report_file import read_report_file
     from evalh.session.merge import merge_shards
     from evalh.session.shard_reports import check_shards
     from evalh.store.compare import compare_reports

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalh.model import Status, TestResult
+from evalh.reports.codec_read import column_indexes, row_cell, row_components, row_description, row_status
 from evalh.reports.textutil import collapse_whitespace, failed_assertion_lines, output_text
 
 __all__ = ["Cell", "Matrix", "MatrixRow", "column_label", "matrix_of_report", "matrix_of_results"]
@@ -126,20 +127,10 @@ def matrix_of_results(rows: Sequence[TestResult], max_rows: int) -> Matrix:
     )
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _report_status(row: Mapping[str, Any]) -> str:
-    if row.get("success"):
-        return Status.PASS.value
-    return Status.ERROR.value if row.get("failureReason") == 2 else Status.FAIL.value
-
-
 def _report_reasons(row: Mapping[str, Any]) -> tuple[str, ...]:
-    if row.get("success"):
+    if row_status(row) is Status.PASS:
         return ()
-    components = (row.get("gradingResult") or {}).get("componentResults") or []
+    components = row_components(row)
     lines = [
         f"- {(c.get('assertion') or {}).get('type', '?')}: {collapse_whitespace(str(c.get('reason') or ''))}"
         for c in components
@@ -152,7 +143,7 @@ def _report_cell(row: Mapping[str, Any]) -> Cell:
     response = row.get("response") or {}
     score = row.get("score")
     number = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else 0.0
-    return Cell(_report_status(row), number, output_text(response.get("output")), _report_reasons(row))
+    return Cell(row_status(row).value, number, output_text(response.get("output")), _report_reasons(row))
 
 
 def _report_label(row: Mapping[str, Any]) -> str:
@@ -168,12 +159,12 @@ def matrix_of_report(rows: Sequence[Mapping[str, Any]], max_rows: int) -> Matrix
     return _build(
         rows,
         max_rows,
-        key_of=lambda r: (_int(r.get("testIdx")), _int(r.get("repeatIdx"))),
-        column_of=lambda r: ((_int(r.get("promptIdx")), _int(r.get("providerIdx"))), _report_label(r)),
-        failing=lambda r: not r.get("success"),
+        key_of=lambda r: (row_cell(r).test, row_cell(r).repeat),
+        column_of=lambda r: (column_indexes(r), _report_label(r)),
+        failing=lambda r: row_status(r) is not Status.PASS,
         row_of=lambda r: MatrixRow(
-            _number(_int(r.get("testIdx")), _int(r.get("repeatIdx"))),
-            r.get("description") or (r.get("testCase") or {}).get("description"),
+            _number(row_cell(r).test, row_cell(r).repeat),
+            row_description(r),
             r.get("vars") if isinstance(r.get("vars"), Mapping) else {},
         ),
         cell_of=_report_cell,

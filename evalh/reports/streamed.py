@@ -23,7 +23,8 @@ from contextlib import contextmanager
 from typing import IO, Any, NamedTuple, Self
 
 from evalh.model import RunResult, TestResult
-from evalh.reports.json import new_memo, report_document, result_to_json
+from evalh.reports.codec import new_memo, result_to_json
+from evalh.reports.json import report_document
 from evalh.reports.serialize import dumps, encode_json
 from evalh.secrets import redact_config, redact_text, registered
 
@@ -51,7 +52,7 @@ def row_text(document: Any, *, indent: int | None = None) -> str:
 
 
 def encode_row(row: TestResult, memo: Any = None) -> EncodedRow:
-    """``row`` as an :class:`EncodedRow`; ``memo`` (:func:`~evalh.reports.json.new_memo`) shares the
+    """``row`` as an :class:`EncodedRow`; ``memo`` (:func:`~evalh.reports.codec.new_memo`) shares the
     conversion of tests and specs between the rows of a run."""
     document = result_to_json(row, memo=memo)
     return EncodedRow(document, row_text(document))

@@ -22,6 +22,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evalh.model import CacheShare
+from evalh.reports.codec_read import (
+    column_indexes,
+    component_children,
+    row_cell,
+    row_components,
+    row_grading,
+    row_status,
+)
 from evalh.reports.matrix import column_label
 from evalh.reports.textutil import escape_controls, output_text
 
@@ -80,12 +88,6 @@ def _compact(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _status(row: Mapping[str, Any]) -> str:
-    if row.get("success") is True:
-        return "PASS"
-    return "ERROR" if row.get("failureReason") == 2 else "FAIL"
-
-
 def _assertion(component: Mapping[str, Any], depth: int) -> dict[str, Any]:
     spec = component.get("assertion") or {}
     details = component.get("metadata") or {}
@@ -130,7 +132,7 @@ def _assertions(flat: Sequence[Any], depth: int = 0) -> list[dict[str, Any]]:
         if not isinstance(component, Mapping):
             index += 1
             continue
-        children = len(component.get("componentResults") or ())
+        children = len(component_children(component))
         out.append(_assertion(component, depth))
         out.extend(_assertions(flat[index + 1 : index + 1 + children], depth + 1))
         index += 1 + children
@@ -139,8 +141,8 @@ def _assertions(flat: Sequence[Any], depth: int = 0) -> list[dict[str, Any]]:
 
 def _cell(row: Mapping[str, Any]) -> dict[str, Any]:
     response = row.get("response") or {}
-    grading = row.get("gradingResult") or {}
-    status = _status(row)
+    grading = row_grading(row)
+    status = row_status(row).value
     token_usage = row.get("tokenUsage") or {}
     output = response.get("output")
     return _compact(
@@ -157,7 +159,7 @@ def _cell(row: Mapping[str, Any]) -> dict[str, Any]:
             "cached": bool(response.get("cached")),
             "tokens": _tokens(response.get("tokenUsage") or token_usage),
             "gradingTokens": _tokens(token_usage.get("assertions")),
-            "assertions": _assertions(grading.get("componentResults") or ()),
+            "assertions": _assertions(row_components(row)),
         }
     )
 
@@ -166,10 +168,10 @@ def run_columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -
     """The matrix columns: the report's ``prompts``, and any other column a row of ``rows`` is in."""
     columns: dict[tuple[int, int], dict[str, Any]] = {}
     for prompt in results.get("prompts") or ():
-        key = _column_key(prompt)
+        key = column_indexes(prompt)
         columns[key] = {"prompt": str(prompt.get("label", "")), "provider": str(prompt.get("provider", ""))}
     for row in rows:  # a report without ``prompts`` (a hand-made or older file): columns from the rows
-        key = _column_key(row)
+        key = column_indexes(row)
         if key not in columns:
             provider = row.get("provider") or {}
             label = (row.get("prompt") or {}).get("label", "")
@@ -229,7 +231,7 @@ def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
     once, one at a time (they may come from a generator): only the lines are kept."""
     results = report.get("results") or {}
     rows = (row for row in results.get("results") or () if isinstance(row, Mapping))
-    listed = {_column_key(prompt) for prompt in results.get("prompts") or ()}
+    listed = {column_indexes(prompt) for prompt in results.get("prompts") or ()}
     metrics: dict[str, None] = {}
     lines, firsts = _lines(rows, metrics, listed)
     columns = run_columns(results, firsts)
@@ -250,11 +252,6 @@ def view_lines(
     met is added to ``metrics``. A line is made whole from its rows alone, so a page of lines (the
     viewer's) is made from the rows of those lines."""
     return _placed(_lines(rows, {} if metrics is None else metrics, set())[0], columns)
-
-
-def _column_key(item: Mapping[str, Any]) -> tuple[Any, Any]:
-    """The column of a row or of a report's prompt: its prompt's and its provider's index."""
-    return item.get("promptIdx", 0), item.get("providerIdx", 0)
 
 
 def _lines(
@@ -278,7 +275,7 @@ def _lines(
             }
         cell = _cell(row)
         metrics.update(dict.fromkeys(cell.get("namedScores", ())))
-        column = _column_key(row)
+        column = column_indexes(row)
         line["cells"][column] = cell
         if column not in listed and column not in firsts:
             firsts[column] = row
@@ -298,4 +295,5 @@ def _placed(
 
 def line_key(row: Mapping[str, Any]) -> tuple[int, int]:
     """The matrix line a row is drawn on: its test and repeat."""
-    return int(row.get("testIdx") or 0), int(row.get("repeatIdx") or 0)
+    cell = row_cell(row)
+    return cell.test, cell.repeat

@@ -34,9 +34,9 @@ from typing import Any, TextIO
 from evalh.common import gc_policy
 from evalh.errors import ConfigError, ReportError
 from evalh.model import RunResult, TestResult
+from evalh.reports.codec import new_memo, result_to_json
 from evalh.reports.csv import to_csv_text
 from evalh.reports.html import html_chunks
-from evalh.reports.json import new_memo, result_to_json
 from evalh.reports.junit import to_junit_xml
 from evalh.reports.markdown import to_markdown
 from evalh.reports.serialize import dumps, encode_json

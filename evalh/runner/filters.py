@@ -1,7 +1,8 @@
 """Which tests, prompts and providers a run keeps: promptfoo's ``--filter-*`` flags, in one place.
 
 After the config is loaded: ``--filter-pattern`` on descriptions, then ``--filter-failing`` /
-``--filter-errors-only`` (an earlier report), then promptfoo's order: metadata, the first N, a random
+``--filter-errors-only`` (an earlier report, read in ``session/filters.py``: the runner reads no report),
+then promptfoo's order: metadata, the first N, a random
 sample; prompts and providers by regex on their label or id. A filter that keeps nothing is an error
 naming the flag (exit 2), never a run that passes by running nothing.
 """
@@ -13,18 +14,15 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from evalh.errors import ConfigError
 from evalh.model import Suite, TestCase
-from evalh.runner.report_file import read_report_file
 
 __all__ = [
     "Filters",
     "apply_filters",
     "filter_by_description",
-    "filter_by_report",
     "parse_metadata_filters",
     "test_identity",
 ]
@@ -180,42 +178,3 @@ def _by_name(
 def test_identity(description: Any, variables: Any) -> str:
     """What matches a test to a report's row: its description and vars."""
     return json.dumps({"d": description or None, "v": variables or {}}, sort_keys=True, default=str)
-
-
-def _report_identities(report: Path, errors_only: bool, flag: str) -> tuple[set[str], int]:
-    """The (description, vars) identities of a report's failed or errored rows (errored only: promptfoo's
-    failureReason 2), and its row count."""
-    rows = read_report_file(report, where=flag)["results"]["results"]
-    kept = {
-        test_identity(
-            row.get("description") or (row.get("testCase") or {}).get("description"), row.get("vars")
-        )
-        for row in rows
-        if (row.get("failureReason") == 2 if errors_only else not row.get("success", False))
-    }
-    return kept, len(rows)
-
-
-def filter_by_report(
-    suite: Suite, report: Path, *, errors_only: bool, flag: str = "--filter-failing"
-) -> tuple[Suite, str]:
-    """Keep the tests that failed or errored (``errors_only``: errored) in an earlier JSON report,
-    matched by description + vars, with a line saying how many matched. Raises ConfigError when none
-    does: nothing would run."""
-    wanted, total = _report_identities(report, errors_only, flag)
-    what = "errored" if errors_only else "failed or errored"
-    kept = tuple(test for test in suite.tests if test_identity(test.description, dict(test.vars)) in wanted)
-    counts = f"{len(wanted)} {what} test(s) among its {total} rows"
-    if not wanted:
-        raise ConfigError(
-            f"{report}: none of its {total} rows {what}, so there is nothing to re-run",
-            where=flag,
-            hint=f"Run without {flag} to run every test",
-        )
-    if not kept:
-        raise ConfigError(
-            f"{report}: {counts}, and none of them is among this config's {len(suite.tests)} tests",
-            where=flag,
-            hint="Tests are matched by description and vars: pass a report this config wrote",
-        )
-    return replace(suite, tests=kept), f"{flag} {report}: {counts}; re-running {len(kept)} test(s)"

@@ -4,8 +4,8 @@ The reports are all that is needed (not the config, nor its files): each row car
 run saw it (``testCase``), its graded assertions and its place in the unsharded plan (``testIdx``,
 ``promptIdx``, ``providerIdx``, ``repeatIdx``); each report carries the prompts of its columns and the
 config. The rows are put back in the unsharded run's order (repeat, test, provider, prompt), read back
-into results (session/retry.py's :func:`result_from_json`, as ``--retry-errors`` reads them) and every
-figure is computed again from them (runner/aggregates.py), so the merged report is the one the unsharded
+into results (:func:`evalh.reports.codec_read.result_from_row`, as ``--retry-errors`` reads them) and
+every figure is computed again from them (runner/aggregates.py), so the merged report is the one the unsharded
 run writes, but for what measures the run itself (timestamps, durations, latencies, ids).
 
 Before anything is merged, evalh/session/shard_reports.py checks that the shards are all the shares of
@@ -31,9 +31,16 @@ from evalh.model import (
     TestResult,
     Usage,
 )
+from evalh.reports.codec_read import (
+    column_indexes,
+    component_children,
+    result_from_row,
+    row_components,
+    row_has_grading,
+    row_test_case,
+)
 from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.plan import Job
-from evalh.session.retry import result_from_json
 from evalh.session.shard_reports import Cell, ShardReport, cell_of_row, reading_shard
 
 __all__ = ["merge_shards"]
@@ -88,7 +95,7 @@ def _specs(written: Sequence[Any], components: Sequence[Mapping[str, Any]]) -> t
     for item in written:
         raw = item if isinstance(item, Mapping) else {}
         component = components[position] if position < len(components) else {}
-        nested = component.get("componentResults") or []
+        nested = component_children(component)
         kids = raw.get("assert") if raw.get("type") == "assert-set" else None
         position += 1 + (len(nested) if kids else 0)
         children = _specs(kids, nested) if isinstance(kids, list) else ()
@@ -97,8 +104,8 @@ def _specs(written: Sequence[Any], components: Sequence[Mapping[str, Any]]) -> t
 
 
 def _test(index: int, row: Mapping[str, Any]) -> TestCase:
-    case = row.get("testCase") or {}
-    components = (row.get("gradingResult") or {}).get("componentResults") or []
+    case = row_test_case(row)
+    components = row_components(row)
     return TestCase(
         index=index,
         description=case.get("description", row.get("description")),
@@ -117,7 +124,7 @@ def _tests(rows: Sequence[_Row]) -> dict[int, TestCase]:
     chosen: dict[int, _Row] = {}
     for row, shard in rows:
         index = cell_of_row(row)[1]
-        if index not in chosen or (row.get("gradingResult") and not chosen[index][0].get("gradingResult")):
+        if index not in chosen or (row_has_grading(row) and not row_has_grading(chosen[index][0])):
             chosen[index] = (row, shard)
     tests = {}
     for index, (row, shard) in sorted(chosen.items()):
@@ -131,7 +138,7 @@ def _prompts(shards: Sequence[ShardReport]) -> dict[int, Prompt]:
     for shard in shards:
         with reading_shard(shard.path):
             for column in shard.data["results"].get("prompts") or []:
-                index = int(column.get("promptIdx") or 0)
+                index = column_indexes(column)[0]
                 raw, label = str(column.get("raw") or ""), str(column.get("label") or "")
                 prompts.setdefault(index, Prompt(raw=raw, label=label, id=str(column.get("id") or "")))
     return prompts
@@ -215,7 +222,7 @@ def _result(
         repeat_index=_repeat,
         rendered_prompt=shown.get("raw", ""),
     )
-    return result_from_json(row, job)
+    return result_from_row(row, job)
 
 
 def merge_shards(shards: Sequence[ShardReport]) -> RunResult:

@@ -17,7 +17,8 @@ from dataclasses import replace
 from typing import Any
 
 from evalh.errors import ConfigError
-from evalh.model import AssertionSpec, GradedAssertion, RunResult, Status, Suite, TestResult, Usage
+from evalh.model import RunResult, Status, Suite, TestResult
+from evalh.reports.codec_read import recorded_status, result_from_row, row_cell, row_description
 from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.filters import test_identity
 from evalh.runner.plan import Job
@@ -29,12 +30,10 @@ __all__ = [
     "jobs_to_retry",
     "merge_retried",
     "merged_run",
-    "result_from_json",
     "rows_from_json",
 ]
 
 CellKey = tuple[str, int, int, int]  # test identity, prompt index, provider index, repeat index
-_STATUS = {0: Status.PASS, 1: Status.FAIL, 2: Status.ERROR}
 
 
 def cell_of_job(job: Job) -> CellKey:
@@ -53,18 +52,13 @@ def _cell_of_row(row: TestResult) -> CellKey:
 
 
 def _cell_of_json(row: Mapping[str, Any]) -> CellKey:
-    description = row.get("description") or (row.get("testCase") or {}).get("description")
-    return (
-        test_identity(description, row.get("vars")),
-        int(row.get("promptIdx") or 0),
-        int(row.get("providerIdx") or 0),
-        int(row.get("repeatIdx") or 0),
-    )
+    cell = row_cell(row)
+    return (test_identity(row_description(row), row.get("vars")), cell.prompt, cell.provider, cell.repeat)
 
 
 def error_cells(rows: Iterable[Mapping[str, Any]]) -> set[CellKey]:
-    """The cells of a report's ERROR rows (promptfoo's failureReason 2)."""
-    return {_cell_of_json(row) for row in rows if row.get("failureReason") == 2}
+    """The cells of a report's ERROR rows (as their ``failureReason`` records it)."""
+    return {_cell_of_json(row) for row in rows if recorded_status(row) is Status.ERROR}
 
 
 def merge_retried(earlier: Sequence[TestResult], retried: Sequence[TestResult]) -> tuple[TestResult, ...]:
@@ -91,81 +85,8 @@ def rows_from_json(rows: Sequence[Mapping[str, Any]], jobs: Iterable[Job], *, wh
                 where=where,
                 hint="--retry-errors merges into the report this config wrote; run without it to start anew",
             )
-        results.append(result_from_json(row, job))
+        results.append(result_from_row(row, job))
     return results
-
-
-def _usage(data: Any) -> Usage:
-    data = data if isinstance(data, Mapping) else {}
-    return Usage(
-        prompt_tokens=int(data.get("prompt") or 0),
-        completion_tokens=int(data.get("completion") or 0),
-        total_tokens=int(data.get("total") or 0),
-        requests=int(data.get("numRequests") or 0),
-        cached=int(data.get("cached") or 0),
-    )
-
-
-def _graded(
-    specs: Sequence[AssertionSpec], components: Sequence[Mapping[str, Any]]
-) -> tuple[GradedAssertion, ...]:
-    """The graded assertions of ``specs`` from promptfoo's flattened ``componentResults`` (an
-    assert-set's component, then its children's flattened list)."""
-    graded, position = [], 0
-    for spec in specs:
-        if position >= len(components):
-            break
-        component = components[position]
-        children = component.get("componentResults") or []
-        position += 1 + (len(children) if spec.children else 0)
-        graded.append(
-            GradedAssertion(
-                spec=spec,
-                passed=bool(component.get("pass")),
-                score=float(component.get("score") or 0.0),
-                reason=str(component.get("reason") or ""),
-                error=bool(component.get("error")),
-                skipped=component.get("skipped") is True,
-                details=dict(component.get("metadata") or {}),
-                usage=_usage(component["tokensUsed"]) if "tokensUsed" in component else None,
-                children=_graded(spec.children, children) if spec.children else (),
-            )
-        )
-    return tuple(graded)
-
-
-def result_from_json(row: Mapping[str, Any], job: Job) -> TestResult:
-    """One report row (promptfoo's ``EvaluateResult``) as the result of ``job``, the row of the plan
-    it was made for (its test, prompt and provider)."""
-    grading = row.get("gradingResult") or {}
-    response = row.get("response") or {}
-    status = _STATUS.get(int(row.get("failureReason") or 0), Status.FAIL)
-    if status is Status.PASS and not row.get("success", True):
-        status = Status.FAIL
-    token_usage = row.get("tokenUsage") or {}
-    return TestResult(
-        test=job.test,
-        prompt=job.prompt,
-        provider=job.provider,
-        prompt_index=job.prompt_index,
-        provider_index=job.provider_index,
-        rendered_prompt=job.rendered_prompt or (row.get("prompt") or {}).get("raw", ""),
-        status=status,
-        score=float(row.get("score") or 0.0),
-        reason=str(grading.get("reason") or row.get("error") or ""),
-        output=response.get("output"),
-        error=row.get("error") if status is not Status.PASS else None,
-        latency_ms=row.get("latencyMs"),
-        cached=bool(response.get("cached")),
-        cost=row.get("cost"),
-        usage=_usage(response.get("tokenUsage")),
-        grading_usage=_usage(token_usage.get("assertions")),
-        assertions=_graded(job.test.asserts, grading.get("componentResults") or []),
-        named_scores=dict(row.get("namedScores") or {}),
-        named_score_weights=dict(grading.get("namedScoreWeights") or {}),
-        repeat_index=job.repeat_index,
-        id=str(row.get("id") or ""),
-    )
 
 
 def jobs_to_retry(plan: Sequence[Job], rows: Iterable[Mapping[str, Any]], kept: Suite) -> list[Job]:

@@ -21,6 +21,7 @@ from evalh.config.load import load_suite, load_suite_data
 from evalh.config.schema import write_schema
 from evalh.errors import ConfigError, ReportError
 from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
+from evalh.reports.codec_check import read_report_file
 from evalh.reports.json import new_eval_id, to_promptfoo_json
 from evalh.reports.streamed import ConfigEcho, RowSpool
 from evalh.reports.table import print_lines, print_summary, progress
@@ -28,13 +29,13 @@ from evalh.reports.writers import JsonlStream, check_report_paths, combine_repor
 from evalh.runner.cache import cache_ttl_s
 from evalh.runner.credentials import keyless_providers, missing_keys_error
 from evalh.runner.execute import run_suite
-from evalh.runner.filters import Filters, apply_filters, filter_by_description, filter_by_report
+from evalh.runner.filters import Filters, apply_filters, filter_by_description
 from evalh.runner.plan import Job, plan_jobs
-from evalh.runner.report_file import read_report_file
 from evalh.runner.sharding import Shard, select_shard, shard_of_report
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 from evalh.runtimes.user_filters import user_filters as make_user_filters
 from evalh.secrets import redact_config
+from evalh.session.filters import filter_by_report
 from evalh.session.retry import jobs_to_retry, merged_run, rows_from_json
 from evalh.store.compare import Comparison, compare_reports
 from evalh.store.recording import recording, stored_config_path

@@ -19,6 +19,7 @@ from typing import Any
 from evalh.common.limits import MAX_SHARDS
 from evalh.errors import ConfigError
 from evalh.model import ShardInfo
+from evalh.reports.codec_read import row_cell, row_test_case
 from evalh.runner.filters import test_identity
 from evalh.runner.sharding import assign_shards, identity_keys, shard_info_from_json
 
@@ -142,7 +143,7 @@ _TestSeen = tuple[str, ShardReport, int]  # a test's identity, the shard holding
 
 def _identity(row: Mapping[str, Any]) -> str:
     """The identity --shard gave the row's test (its description and vars, as :func:`_test` reads them)."""
-    case = row.get("testCase") or {}
+    case = row_test_case(row)
     return test_identity(case.get("description", row.get("description")), case.get("vars") or row.get("vars"))
 
 
@@ -224,9 +225,5 @@ def _share(shard: ShardReport) -> int:
 
 
 def cell_of_row(row: Mapping[str, Any]) -> Cell:
-    return (
-        int(row.get("repeatIdx") or 0),
-        int(row.get("testIdx") or 0),
-        int(row.get("providerIdx") or 0),
-        int(row.get("promptIdx") or 0),
-    )
+    cell = row_cell(row)
+    return (cell.repeat, cell.test, cell.provider, cell.prompt)

@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
+from evalh.reports.codec_read import row_grading
 from evalh.reports.matrix import column_label
-from evalh.store.identity import describe_test, row_status, test_key
+from evalh.store.identity import describe_test, stored_status, test_key
 
 __all__ = ["DEFAULT_TOLERANCE", "Comparison", "RowChange", "RunRows", "compare_reports", "compare_rows"]
 
@@ -153,9 +154,9 @@ def _one_line(text: str) -> str:
 
 
 def _state(row: Mapping[str, Any]) -> RowState:
-    status = row_status(row)
+    status = stored_status(row)
     score = row.get("score")
-    reason = row.get("error") or (row.get("gradingResult") or {}).get("reason") or ""
+    reason = row.get("error") or row_grading(row).get("reason") or ""
     number = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None
     return RowState(status, number, str(reason) if status != "pass" else "")
 

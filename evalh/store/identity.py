@@ -14,7 +14,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["describe_test", "row_status", "test_key"]
+from evalh.model import Status
+from evalh.reports.codec_read import row_cell, row_description, row_status
+
+__all__ = ["describe_test", "stored_status", "test_key"]
 
 
 def _label(value: Any, *keys: str) -> Any:
@@ -26,20 +29,14 @@ def _label(value: Any, *keys: str) -> Any:
     return value
 
 
-def _description(row: Mapping[str, Any]) -> Any:
-    test_case = row.get("testCase")
-    nested = test_case.get("description") if isinstance(test_case, Mapping) else None
-    return row.get("description") or nested or None
-
-
 def test_key(row: Mapping[str, Any]) -> str:
     """The row's identity as a sha256 hex digest of canonical JSON (stable across runs)."""
     identity = {
-        "description": _description(row),
+        "description": row_description(row),
         "vars": row.get("vars") or {},
         "prompt": _label(row.get("prompt"), "label", "raw"),
         "provider": _label(row.get("provider"), "label", "id"),
-        "repeat": row.get("repeatIdx") or 0,
+        "repeat": row_cell(row).repeat,
     }
     canonical = json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
@@ -54,17 +51,18 @@ def _text(value: Any) -> str:
 
 def describe_test(row: Mapping[str, Any]) -> str:
     """A short human name for the row's test: its description, else its vars as ``k=v`` pairs."""
-    description = _description(row)
+    description = row_description(row)
     if description:
         return str(description)
     variables = row.get("vars")
     if isinstance(variables, Mapping) and variables:
         return ", ".join(f"{k}={_text(v)}" for k, v in variables.items())
-    return f"test {int(row.get('testIdx') or 0) + 1}"
+    return f"test {row_cell(row).test + 1}"
 
 
-def row_status(row: Mapping[str, Any]) -> str:
-    """``pass``, ``fail`` or ``error`` (promptfoo's ``success`` and ``failureReason`` 2)."""
-    if row.get("success"):
-        return "pass"
-    return "error" if row.get("failureReason") == 2 else "fail"
+_WORDS = {status: status.value.lower() for status in Status}
+
+
+def stored_status(row: Mapping[str, Any]) -> str:
+    """The row's status as the run store keeps it: ``pass``, ``fail`` or ``error`` (the codec decides)."""
+    return _WORDS[row_status(row)]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from evalh.errors import StoreError
 from evalh.reports.streamed import EncodedConfig, row_text
 from evalh.store.database import warn
-from evalh.store.identity import row_status, test_key
+from evalh.store.identity import stored_status, test_key
 
 if TYPE_CHECKING:
     from evalh.store.liveness import RunLock
@@ -63,7 +63,7 @@ class RunRecorder:
         the row's JSON text when the caller encoded it already (it must be :func:`json_text` of it)."""
         if not self.working:
             return
-        status = row_status(row)
+        status = stored_status(row)
         self._counts[status] += 1
         body = json_text(row) if text is None else text
         self._pending.append((self._seq, self._position, status, test_key(row), body))

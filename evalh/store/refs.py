@@ -15,7 +15,7 @@ from typing import Any
 
 from evalh.common.notices import warn
 from evalh.errors import ConfigError
-from evalh.runner.report_file import read_report_file
+from evalh.reports.codec_check import read_report_file
 from evalh.store.compare import RunRows
 from evalh.store.runs import RunStore, RunSummary, latest_offset, open_store
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from evalh.common.sqlite_files import move_aside
 from evalh.errors import ConfigError, StoreError
+from evalh.reports.codec_read import row_test_case, row_with_test_case
 from evalh.reports.streamed import EncodedConfig
 from evalh.secrets import redact_config
 from evalh.store.database import connect, store_path
@@ -367,7 +368,7 @@ def _with_config(header: dict[str, Any], config: Any) -> dict[str, Any]:
 def _redacted_row(row: Mapping[str, Any]) -> Mapping[str, Any]:
     """An imported row with its test's options redacted by name, as evalh's own reports have them (a
     promptfoo report may keep e.g. a grader's apiKey there)."""
-    test_case = row.get("testCase")
-    if not isinstance(test_case, Mapping) or not test_case.get("options"):
+    test_case = row_test_case(row)
+    if not test_case.get("options"):
         return row
-    return {**row, "testCase": {**test_case, "options": redact_config(test_case["options"])}}
+    return row_with_test_case(row, {**test_case, "options": redact_config(test_case["options"])})

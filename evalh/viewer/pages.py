@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalh.reports.codec_read import PLACE_PATHS, SCORES_PATH, column_indexes
 from evalh.reports.viewdata import run_columns, run_summary, view_lines
 from evalh.store import RunStore
 
@@ -20,7 +21,7 @@ __all__ = ["FIRST_PAGE_LINES", "MAX_PAGE_LINES", "LineIndex", "index_stored_run"
 
 FIRST_PAGE_LINES = 250  # lines a request without ``limit`` gets: the first screens of the matrix
 MAX_PAGE_LINES = 5000  # the most lines one request gets (a page's rows are held at once)
-_FIELDS = ("$.testIdx", "$.repeatIdx", "$.promptIdx", "$.providerIdx", "$.namedScores")
+_FIELDS = (*PLACE_PATHS, SCORES_PATH)
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def index_stored_run(store: RunStore, ref: str) -> LineIndex:
         if isinstance(scores, Mapping):
             metrics.update(dict.fromkeys(str(name) for name in scores))
     results = head.get("results") or {}
-    listed = {(p.get("promptIdx", 0), p.get("providerIdx", 0)) for p in results.get("prompts") or ()}
+    listed = {column_indexes(p) for p in results.get("prompts") or ()}
     # a column no prompt of the report lists is labelled from its first row, as run_view labels it
     unlisted = [position for column, position in first_in_column.items() if column not in listed]
     columns = run_columns(results, list(store.rows_at(summary.id, unlisted)))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from evalh.model import Status
-from evalh.reports import json as report_json
+from evalh.reports import codec as report_codec
 from evalh.reports.json import new_memo, result_to_json, to_promptfoo_json
 from evalh.reports.writers import JsonlStream, write_reports
 from evalh.secrets import redact_config as redact
@@ -173,7 +173,7 @@ def test_the_rows_of_a_test_share_its_conversion_redacted_once(monkeypatch: pyte
     """A test's rows (2 prompts x 2 providers) share its testCase, vars and assertions: its config is
     redacted once, not once per row."""
     redacted: list[Any] = []
-    monkeypatch.setattr(report_json, "redact", lambda value: redacted.append(value) or redact(value))
+    monkeypatch.setattr(report_codec, "redact", lambda value: redacted.append(value) or redact(value))
     memo = new_memo()
     rows = [row for row in sample_run().results if row.test.index == 1]
     documents = [result_to_json(row, memo=memo) for row in rows]

@@ -104,7 +104,7 @@ def _text_with(good: Path, sentinel: str, text: str) -> str:
 
 
 def test_nesting_and_huge_numbers_are_bounded(good: Path) -> None:
-    from evalh.runner.report_file import MAX_REPORT_DEPTH  # new with this check
+    from evalh.reports.codec_check import MAX_REPORT_DEPTH  # new with this check
 
     cases = {
         "deep.json": ("[" * 5000 + "]" * 5000, f"nested deeper than {MAX_REPORT_DEPTH} levels"),
@@ -131,7 +131,7 @@ def test_nesting_and_huge_numbers_are_bounded(good: Path) -> None:
 
 
 def test_the_viewer_and_merge_read_reports_through_the_same_check(good: Path) -> None:
-    from evalh.runner.report_file import check_row  # new with this check
+    from evalh.reports.codec_check import check_row  # new with this check
 
     bad = _hostile(
         good, "viewer.json", lambda d: _row(d).update(response={"output": "x", "tokenUsage": "many"})

@@ -1,0 +1,188 @@
+"""The promptfoo row shape, read back: what a ``results.results[]`` row (or a ``results.prompts[]`` column)
+of a JSON report or of the run store says, for every reader (retry, merge, diff, the run store, the
+viewer's data, the filters).
+
+The other half of :mod:`evalh.reports.codec`: together they are the only modules that spell the row keys
+and decode ``failureReason``. The rows read here were checked first (:mod:`evalh.reports.codec_check`,
+or written by evalh), so each field is absent, null or of the type read; an absent index is 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from evalh.model import AssertionSpec, GradedAssertion, Status, TestResult, Usage
+from evalh.reports.codec import FAILURE_REASON
+from evalh.runner.plan import Job
+
+__all__ = [
+    "PLACE_PATHS",
+    "SCORES_PATH",
+    "RowCell",
+    "column_indexes",
+    "component_children",
+    "recorded_status",
+    "result_from_row",
+    "row_cell",
+    "row_components",
+    "row_description",
+    "row_grading",
+    "row_has_grading",
+    "row_status",
+    "row_test_case",
+    "row_with_test_case",
+    "usage_from_json",
+]
+
+# SQLite JSON paths of a stored row's place (its test, repeat, prompt and provider indexes) and of its named
+# scores: the run store reads them without decoding the rows
+PLACE_PATHS = ("$.testIdx", "$.repeatIdx", "$.promptIdx", "$.providerIdx")
+SCORES_PATH = "$.namedScores"
+_ERROR = FAILURE_REASON[Status.ERROR]
+_STATUS_OF_REASON = {code: status for status, code in FAILURE_REASON.items()}
+
+
+class RowCell(NamedTuple):
+    """Where a row sits in the run matrix: its test, prompt, provider and repeat indexes."""
+
+    test: int
+    prompt: int
+    provider: int
+    repeat: int
+
+
+def row_status(row: Mapping[str, Any]) -> Status:
+    """PASS when ``success`` is true, else ERROR for ``failureReason`` 2, else FAIL."""
+    if row.get("success"):
+        return Status.PASS
+    return Status.ERROR if row.get("failureReason") == _ERROR else Status.FAIL
+
+
+def recorded_status(row: Mapping[str, Any]) -> Status:
+    """The status ``failureReason`` records (absent: PASS), a PASS turned FAIL by an explicit false
+    ``success``: what ``--retry-errors``, ``--filter-errors-only`` and ``merge`` read. It differs from
+    :func:`row_status` only on rows whose two fields disagree, which neither evalh nor promptfoo write."""
+    status = _STATUS_OF_REASON.get(int(row.get("failureReason") or 0), Status.FAIL)
+    return Status.FAIL if status is Status.PASS and not row.get("success", True) else status
+
+
+def row_cell(row: Mapping[str, Any]) -> RowCell:
+    return RowCell(
+        int(row.get("testIdx") or 0),
+        int(row.get("promptIdx") or 0),
+        int(row.get("providerIdx") or 0),
+        int(row.get("repeatIdx") or 0),
+    )
+
+
+def column_indexes(column: Mapping[str, Any]) -> tuple[int, int]:
+    """A ``results.prompts[]`` column's (or a row's) prompt and provider indexes."""
+    return int(column.get("promptIdx") or 0), int(column.get("providerIdx") or 0)
+
+
+def row_description(row: Mapping[str, Any]) -> Any:
+    """The row's test description: the row's own, else its ``testCase``'s (None when neither has one)."""
+    return row.get("description") or row_test_case(row).get("description") or None
+
+
+def row_test_case(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The test the row ran, as the report wrote it (``testCase``; empty when absent)."""
+    case = row.get("testCase")
+    return case if isinstance(case, Mapping) else {}
+
+
+def row_with_test_case(row: Mapping[str, Any], case: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``row`` with ``case`` as its test (``testCase``), the row itself unchanged."""
+    return {**row, "testCase": case}
+
+
+def row_has_grading(row: Mapping[str, Any]) -> bool:
+    """Whether the row's assertions were graded (an ERROR row before grading has no ``gradingResult``)."""
+    return bool(row.get("gradingResult"))
+
+
+def row_grading(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The row's ``gradingResult`` (empty when absent)."""
+    grading = row.get("gradingResult")
+    return grading if isinstance(grading, Mapping) else {}
+
+
+def row_components(row: Mapping[str, Any]) -> Sequence[Any]:
+    """The row's graded assertions, flattened as promptfoo lists them (an assert-set, then its children)."""
+    return row_grading(row).get("componentResults") or []
+
+
+def component_children(component: Mapping[str, Any]) -> Sequence[Any]:
+    """An assert-set component's children (flattened after it in :func:`row_components` too)."""
+    return component.get("componentResults") or []
+
+
+def usage_from_json(data: Any) -> Usage:
+    """promptfoo's ``TokenUsage`` (as :func:`evalh.reports.codec.usage_to_json` writes it) as a Usage."""
+    data = data if isinstance(data, Mapping) else {}
+    return Usage(
+        prompt_tokens=int(data.get("prompt") or 0),
+        completion_tokens=int(data.get("completion") or 0),
+        total_tokens=int(data.get("total") or 0),
+        requests=int(data.get("numRequests") or 0),
+        cached=int(data.get("cached") or 0),
+    )
+
+
+def _graded(specs: Sequence[AssertionSpec], components: Sequence[Any]) -> tuple[GradedAssertion, ...]:
+    """The graded assertions of ``specs`` from promptfoo's flattened ``componentResults`` (an
+    assert-set's component, then its children's flattened list)."""
+    graded, position = [], 0
+    for spec in specs:
+        if position >= len(components):
+            break
+        component = components[position]
+        children = component_children(component)
+        position += 1 + (len(children) if spec.children else 0)
+        graded.append(
+            GradedAssertion(
+                spec=spec,
+                passed=bool(component.get("pass")),
+                score=float(component.get("score") or 0.0),
+                reason=str(component.get("reason") or ""),
+                error=bool(component.get("error")),
+                skipped=component.get("skipped") is True,
+                details=dict(component.get("metadata") or {}),
+                usage=usage_from_json(component["tokensUsed"]) if "tokensUsed" in component else None,
+                children=_graded(spec.children, children) if spec.children else (),
+            )
+        )
+    return tuple(graded)
+
+
+def result_from_row(row: Mapping[str, Any], job: Job) -> TestResult:
+    """One report row (promptfoo's ``EvaluateResult``) as the result of ``job``, the row of the plan
+    it was made for (its test, prompt and provider)."""
+    grading = row_grading(row)
+    response = row.get("response") or {}
+    status = recorded_status(row)
+    token_usage = row.get("tokenUsage") or {}
+    return TestResult(
+        test=job.test,
+        prompt=job.prompt,
+        provider=job.provider,
+        prompt_index=job.prompt_index,
+        provider_index=job.provider_index,
+        rendered_prompt=job.rendered_prompt or (row.get("prompt") or {}).get("raw", ""),
+        status=status,
+        score=float(row.get("score") or 0.0),
+        reason=str(grading.get("reason") or row.get("error") or ""),
+        output=response.get("output"),
+        error=row.get("error") if status is not Status.PASS else None,
+        latency_ms=row.get("latencyMs"),
+        cached=bool(response.get("cached")),
+        cost=row.get("cost"),
+        usage=usage_from_json(response.get("tokenUsage")),
+        grading_usage=usage_from_json(token_usage.get("assertions")),
+        assertions=_graded(job.test.asserts, row_components(row)),
+        named_scores=dict(row.get("namedScores") or {}),
+        named_score_weights=dict(grading.get("namedScoreWeights") or {}),
+        repeat_index=job.repeat_index,
+        id=str(row.get("id") or ""),
+    )
