@@ -26,11 +26,23 @@ __all__ = [
     "result_from_row",
     "row_cell",
     "row_components",
+    "row_cost",
     "row_description",
+    "row_error",
     "row_grading",
     "row_has_grading",
+    "row_latency_ms",
+    "row_line",
+    "row_named_scores",
+    "row_own_description",
+    "row_prompt",
+    "row_provider",
+    "row_response",
+    "row_score",
     "row_status",
     "row_test_case",
+    "row_token_usage",
+    "row_vars",
     "row_with_test_case",
     "usage_from_json",
 ]
@@ -76,6 +88,11 @@ def row_cell(row: Mapping[str, Any]) -> RowCell:
     )
 
 
+def row_line(row: Mapping[str, Any]) -> tuple[int, int]:
+    """The row's test and repeat indexes (a line of the results matrix), without the rest of its cell."""
+    return int(row.get("testIdx") or 0), int(row.get("repeatIdx") or 0)
+
+
 def column_indexes(column: Mapping[str, Any]) -> tuple[int, int]:
     """A ``results.prompts[]`` column's (or a row's) prompt and provider indexes."""
     return int(column.get("promptIdx") or 0), int(column.get("providerIdx") or 0)
@@ -84,6 +101,57 @@ def column_indexes(column: Mapping[str, Any]) -> tuple[int, int]:
 def row_description(row: Mapping[str, Any]) -> Any:
     """The row's test description: the row's own, else its ``testCase``'s (None when neither has one)."""
     return row.get("description") or row_test_case(row).get("description") or None
+
+
+def row_own_description(row: Mapping[str, Any]) -> Any:
+    """The row's own ``description`` (:func:`row_description` falls back to its test's)."""
+    return row.get("description")
+
+
+def row_vars(row: Mapping[str, Any]) -> Any:
+    """The row's test vars as the row holds them (``vars``; absent: None)."""
+    return row.get("vars")
+
+
+def row_prompt(row: Mapping[str, Any]) -> Any:
+    """The row's prompt as the row holds it: ``{raw, label}`` (absent: None)."""
+    return row.get("prompt")
+
+
+def row_provider(row: Mapping[str, Any]) -> Any:
+    """The row's provider as the row holds it: ``{id, label}`` (absent: None)."""
+    return row.get("provider")
+
+
+def row_score(row: Mapping[str, Any]) -> Any:
+    return row.get("score")
+
+
+def row_error(row: Mapping[str, Any]) -> Any:
+    """Why the row failed or errored (``error``: the failed assertion's reason, or the error)."""
+    return row.get("error")
+
+
+def row_latency_ms(row: Mapping[str, Any]) -> Any:
+    return row.get("latencyMs")
+
+
+def row_cost(row: Mapping[str, Any]) -> Any:
+    return row.get("cost")
+
+
+def row_response(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The provider's answer (``response``: output, tokenUsage, cached, error; empty when absent)."""
+    return row.get("response") or {}
+
+
+def row_token_usage(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The row's ``tokenUsage``: the provider's, the graders' under ``assertions`` (empty when absent)."""
+    return row.get("tokenUsage") or {}
+
+
+def row_named_scores(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    return row.get("namedScores") or {}
 
 
 def row_test_case(row: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -160,9 +228,9 @@ def result_from_row(row: Mapping[str, Any], job: Job) -> TestResult:
     """One report row (promptfoo's ``EvaluateResult``) as the result of ``job``, the row of the plan
     it was made for (its test, prompt and provider)."""
     grading = row_grading(row)
-    response = row.get("response") or {}
+    response = row_response(row)
     status = recorded_status(row)
-    token_usage = row.get("tokenUsage") or {}
+    token_usage = row_token_usage(row)
     return TestResult(
         test=job.test,
         prompt=job.prompt,

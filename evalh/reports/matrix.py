@@ -13,7 +13,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalh.model import Status, TestResult
-from evalh.reports.codec_read import column_indexes, row_cell, row_components, row_description, row_status
+from evalh.reports.codec_read import (
+    column_indexes,
+    row_components,
+    row_description,
+    row_error,
+    row_line,
+    row_prompt,
+    row_provider,
+    row_response,
+    row_score,
+    row_status,
+    row_vars,
+)
 from evalh.reports.textutil import collapse_whitespace, failed_assertion_lines, output_text
 
 __all__ = ["Cell", "Matrix", "MatrixRow", "column_label", "matrix_of_report", "matrix_of_results"]
@@ -136,19 +148,19 @@ def _report_reasons(row: Mapping[str, Any]) -> tuple[str, ...]:
         for c in components
         if isinstance(c, Mapping) and not c.get("pass")
     ]
-    return tuple(lines) or (collapse_whitespace(str(row.get("error") or "")),)
+    return tuple(lines) or (collapse_whitespace(str(row_error(row) or "")),)
 
 
 def _report_cell(row: Mapping[str, Any]) -> Cell:
-    response = row.get("response") or {}
-    score = row.get("score")
+    response = row_response(row)
+    score = row_score(row)
     number = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else 0.0
     return Cell(row_status(row).value, number, output_text(response.get("output")), _report_reasons(row))
 
 
 def _report_label(row: Mapping[str, Any]) -> str:
-    provider = row.get("provider") or {}
-    prompt = row.get("prompt") or {}
+    provider = row_provider(row) or {}
+    prompt = row_prompt(row) or {}
     name = provider.get("label") or provider.get("id") if isinstance(provider, Mapping) else provider
     label = prompt.get("label") or prompt.get("raw") if isinstance(prompt, Mapping) else prompt
     return column_label(output_text(name), output_text(label))
@@ -159,13 +171,13 @@ def matrix_of_report(rows: Sequence[Mapping[str, Any]], max_rows: int) -> Matrix
     return _build(
         rows,
         max_rows,
-        key_of=lambda r: (row_cell(r).test, row_cell(r).repeat),
+        key_of=row_line,
         column_of=lambda r: (column_indexes(r), _report_label(r)),
         failing=lambda r: row_status(r) is not Status.PASS,
         row_of=lambda r: MatrixRow(
-            _number(row_cell(r).test, row_cell(r).repeat),
+            _number(*row_line(r)),
             row_description(r),
-            r.get("vars") if isinstance(r.get("vars"), Mapping) else {},
+            row_vars(r) if isinstance(row_vars(r), Mapping) else {},
         ),
         cell_of=_report_cell,
     )

@@ -25,10 +25,21 @@ from evalh.model import CacheShare
 from evalh.reports.codec_read import (
     column_indexes,
     component_children,
-    row_cell,
     row_components,
+    row_cost,
+    row_error,
     row_grading,
+    row_latency_ms,
+    row_line,
+    row_named_scores,
+    row_own_description,
+    row_prompt,
+    row_provider,
+    row_response,
+    row_score,
     row_status,
+    row_token_usage,
+    row_vars,
 )
 from evalh.reports.matrix import column_label
 from evalh.reports.textutil import escape_controls, output_text
@@ -140,22 +151,22 @@ def _assertions(flat: Sequence[Any], depth: int = 0) -> list[dict[str, Any]]:
 
 
 def _cell(row: Mapping[str, Any]) -> dict[str, Any]:
-    response = row.get("response") or {}
+    response = row_response(row)
     grading = row_grading(row)
     status = row_status(row).value
-    token_usage = row.get("tokenUsage") or {}
+    token_usage = row_token_usage(row)
     output = response.get("output")
     return _compact(
         {
             "status": status,
-            "score": _number(row.get("score")) or 0.0,
+            "score": _number(row_score(row)) or 0.0,
             "output": _text(output),
-            "reason": "" if status == "PASS" else _text(row.get("error") or grading.get("reason")),
+            "reason": "" if status == "PASS" else _text(row_error(row) or grading.get("reason")),
             "error": _text(response.get("error")) or None,
-            "namedScores": {str(k): _number(v) for k, v in (row.get("namedScores") or {}).items()},
-            "prompt": _prompt_text((row.get("prompt") or {}).get("raw")),
-            "latencyMs": _number(row.get("latencyMs")) or 0.0,
-            "cost": _number(row.get("cost")) or 0.0,
+            "namedScores": {str(k): _number(v) for k, v in row_named_scores(row).items()},
+            "prompt": _prompt_text((row_prompt(row) or {}).get("raw")),
+            "latencyMs": _number(row_latency_ms(row)) or 0.0,
+            "cost": _number(row_cost(row)) or 0.0,
             "cached": bool(response.get("cached")),
             "tokens": _tokens(response.get("tokenUsage") or token_usage),
             "gradingTokens": _tokens(token_usage.get("assertions")),
@@ -173,8 +184,8 @@ def run_columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -
     for row in rows:  # a report without ``prompts`` (a hand-made or older file): columns from the rows
         key = column_indexes(row)
         if key not in columns:
-            provider = row.get("provider") or {}
-            label = (row.get("prompt") or {}).get("label", "")
+            provider = row_provider(row) or {}
+            label = (row_prompt(row) or {}).get("label", "")
             columns[key] = {
                 "prompt": str(label),
                 "provider": str(provider.get("label") or provider.get("id")),
@@ -265,11 +276,11 @@ def _lines(
         key = line_key(row)
         line = lines.get(key)
         if line is None:
-            variables = row.get("vars") or {}
+            variables = row_vars(row) or {}
             line = lines[key] = {
                 "test": key[0],
                 "repeat": key[1],
-                "description": _text(row.get("description")),
+                "description": _text(row_own_description(row)),
                 "vars": {str(name): _text(value) for name, value in variables.items()},
                 "cells": {},
             }
@@ -295,5 +306,4 @@ def _placed(
 
 def line_key(row: Mapping[str, Any]) -> tuple[int, int]:
     """The matrix line a row is drawn on: its test and repeat."""
-    cell = row_cell(row)
-    return cell.test, cell.repeat
+    return row_line(row)

@@ -13,7 +13,7 @@ from pathlib import Path
 from evalh.errors import ConfigError
 from evalh.model import Status, Suite
 from evalh.reports.codec_check import read_report_file
-from evalh.reports.codec_read import recorded_status, row_description, row_status
+from evalh.reports.codec_read import recorded_status, row_description, row_status, row_vars
 from evalh.runner.filters import test_identity
 
 __all__ = ["filter_by_report"]
@@ -24,7 +24,7 @@ def _report_identities(report: Path, errors_only: bool, flag: str) -> tuple[set[
     as its failureReason records it), and its row count."""
     rows = read_report_file(report, where=flag)["results"]["results"]
     kept = {
-        test_identity(row_description(row), row.get("vars"))
+        test_identity(row_description(row), row_vars(row))
         for row in rows
         if (recorded_status(row) is Status.ERROR if errors_only else row_status(row) is not Status.PASS)
     }

@@ -37,7 +37,11 @@ from evalh.reports.codec_read import (
     result_from_row,
     row_components,
     row_has_grading,
+    row_own_description,
+    row_prompt,
+    row_provider,
     row_test_case,
+    row_vars,
 )
 from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.plan import Job
@@ -108,8 +112,8 @@ def _test(index: int, row: Mapping[str, Any]) -> TestCase:
     components = row_components(row)
     return TestCase(
         index=index,
-        description=case.get("description", row.get("description")),
-        vars=dict(case.get("vars") or row.get("vars") or {}),
+        description=case.get("description", row_own_description(row)),
+        vars=dict(case.get("vars") or row_vars(row) or {}),
         asserts=_specs(case.get("assert") or [], components),
         threshold=case.get("threshold"),
         options=dict(case.get("options") or {}),
@@ -145,7 +149,7 @@ def _prompts(shards: Sequence[ShardReport]) -> dict[int, Prompt]:
 
 
 def _provider(row: Mapping[str, Any]) -> ProviderSpec:
-    shown = row.get("provider") or {}
+    shown = row_provider(row) or {}
     provider_id = str(shown.get("id") or "")
     label = shown.get("label")
     return ProviderSpec(id=provider_id, label=str(label) if label and label != provider_id else None)
@@ -210,7 +214,7 @@ def _result(
     index: int, row: Mapping[str, Any], tests: Mapping[int, TestCase], prompts: Mapping[int, Prompt]
 ) -> TestResult:
     _repeat, test_index, provider_index, prompt_index = cell_of_row(row)
-    shown = row.get("prompt") or {}
+    shown = row_prompt(row) or {}
     prompt = prompts.get(prompt_index) or Prompt(raw="", label=str(shown.get("label") or ""))
     job = Job(
         index=index,

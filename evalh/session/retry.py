@@ -18,7 +18,14 @@ from typing import Any
 
 from evalh.errors import ConfigError
 from evalh.model import RunResult, Status, Suite, TestResult
-from evalh.reports.codec_read import recorded_status, result_from_row, row_cell, row_description
+from evalh.reports.codec_read import (
+    recorded_status,
+    result_from_row,
+    row_cell,
+    row_description,
+    row_own_description,
+    row_vars,
+)
 from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.filters import test_identity
 from evalh.runner.plan import Job
@@ -53,7 +60,7 @@ def _cell_of_row(row: TestResult) -> CellKey:
 
 def _cell_of_json(row: Mapping[str, Any]) -> CellKey:
     cell = row_cell(row)
-    return (test_identity(row_description(row), row.get("vars")), cell.prompt, cell.provider, cell.repeat)
+    return (test_identity(row_description(row), row_vars(row)), cell.prompt, cell.provider, cell.repeat)
 
 
 def error_cells(rows: Iterable[Mapping[str, Any]]) -> set[CellKey]:
@@ -80,7 +87,7 @@ def rows_from_json(rows: Sequence[Mapping[str, Any]], jobs: Iterable[Job], *, wh
         job = by_cell.get(_cell_of_json(row))
         if job is None:
             raise ConfigError(
-                f"row {index} of the report (test {row.get('description') or row.get('vars')!r}) is not "
+                f"row {index} of the report (test {row_own_description(row) or row_vars(row)!r}) is not "
                 "a row of this config, so the re-run rows cannot be merged into it",
                 where=where,
                 hint="--retry-errors merges into the report this config wrote; run without it to start anew",

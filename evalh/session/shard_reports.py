@@ -19,7 +19,7 @@ from typing import Any
 from evalh.common.limits import MAX_SHARDS
 from evalh.errors import ConfigError
 from evalh.model import ShardInfo
-from evalh.reports.codec_read import row_cell, row_test_case
+from evalh.reports.codec_read import row_cell, row_own_description, row_test_case, row_vars
 from evalh.runner.filters import test_identity
 from evalh.runner.sharding import assign_shards, identity_keys, shard_info_from_json
 
@@ -144,7 +144,7 @@ _TestSeen = tuple[str, ShardReport, int]  # a test's identity, the shard holding
 def _identity(row: Mapping[str, Any]) -> str:
     """The identity --shard gave the row's test (its description and vars, as :func:`_test` reads them)."""
     case = row_test_case(row)
-    return test_identity(case.get("description", row.get("description")), case.get("vars") or row.get("vars"))
+    return test_identity(case.get("description", row_own_description(row)), case.get("vars") or row_vars(row))
 
 
 def _tests_of_rows(shards: Sequence[ShardReport]) -> tuple[dict[int, _TestSeen], Counter[int]]:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from evalh.reports.codec_read import row_grading
+from evalh.reports.codec_read import row_error, row_grading, row_prompt, row_provider, row_score
 from evalh.reports.matrix import column_label
 from evalh.store.identity import describe_test, stored_status, test_key
 
@@ -155,8 +155,8 @@ def _one_line(text: str) -> str:
 
 def _state(row: Mapping[str, Any]) -> RowState:
     status = stored_status(row)
-    score = row.get("score")
-    reason = row.get("error") or row_grading(row).get("reason") or ""
+    score = row_score(row)
+    reason = row_error(row) or row_grading(row).get("reason") or ""
     number = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None
     return RowState(status, number, str(reason) if status != "pass" else "")
 
@@ -176,8 +176,8 @@ def _kept(row: Mapping[str, Any]) -> _Kept:
     return _Kept(
         _state(row),
         describe_test(row),
-        _label(row.get("prompt"), "label", "raw"),
-        _label(row.get("provider"), "label", "id"),
+        _label(row_prompt(row), "label", "raw"),
+        _label(row_provider(row), "label", "id"),
     )
 
 

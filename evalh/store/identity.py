@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalh.model import Status
-from evalh.reports.codec_read import row_cell, row_description, row_status
+from evalh.reports.codec_read import row_description, row_line, row_prompt, row_provider, row_status, row_vars
 
 __all__ = ["describe_test", "stored_status", "test_key"]
 
@@ -33,10 +33,10 @@ def test_key(row: Mapping[str, Any]) -> str:
     """The row's identity as a sha256 hex digest of canonical JSON (stable across runs)."""
     identity = {
         "description": row_description(row),
-        "vars": row.get("vars") or {},
-        "prompt": _label(row.get("prompt"), "label", "raw"),
-        "provider": _label(row.get("provider"), "label", "id"),
-        "repeat": row_cell(row).repeat,
+        "vars": row_vars(row) or {},
+        "prompt": _label(row_prompt(row), "label", "raw"),
+        "provider": _label(row_provider(row), "label", "id"),
+        "repeat": row_line(row)[1],
     }
     canonical = json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
@@ -54,10 +54,10 @@ def describe_test(row: Mapping[str, Any]) -> str:
     description = row_description(row)
     if description:
         return str(description)
-    variables = row.get("vars")
+    variables = row_vars(row)
     if isinstance(variables, Mapping) and variables:
         return ", ".join(f"{k}={_text(v)}" for k, v in variables.items())
-    return f"test {row_cell(row).test + 1}"
+    return f"test {row_line(row)[0] + 1}"
 
 
 _WORDS = {status: status.value.lower() for status in Status}
