@@ -96,6 +96,22 @@ def test_a_field_of_the_wrong_type_is_named_by_every_command(
         assert len(result.stderr.strip().splitlines()) == 1  # one paragraph
 
 
+@pytest.mark.parametrize(("name", "change", "path"), WRONG_FIELDS, ids=[case[0] for case in WRONG_FIELDS])
+@pytest.mark.parametrize("flag", ["--retry-errors", "--filter-failing", "--filter-errors-only"])
+def test_a_field_of_the_wrong_type_is_named_by_the_run_flags_reading_a_report(
+    good: Path, name: str, change: Callable[[dict[str, Any]], Any], path: str, flag: str
+) -> None:
+    bad = _hostile(good, name, change)
+    config = good.parent / "evalh.yaml"
+    report = ["-o", bad] if flag == "--retry-errors" else [bad]  # --retry-errors reads the report it rewrites
+    result = evalh("run", config, "--no-table", "--no-write", flag, *report)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("evalh: error: ") and str(bad) in result.stderr, result.stderr
+    assert path in result.stderr and "is not an evalh or promptfoo JSON report" in result.stderr
+    assert "Traceback" not in result.output and not any(char in result.output for char in RAW)
+    assert len(result.stderr.strip().splitlines()) == 1  # one paragraph
+
+
 def _text_with(good: Path, sentinel: str, text: str) -> str:
     """The report's text with the first row's score written as ``text`` (e.g. NaN, which JSON lacks)."""
     data = report(good)
@@ -116,7 +132,10 @@ def test_nesting_and_huge_numbers_are_bounded(good: Path) -> None:
     for name, (text, expected) in cases.items():
         path = good.parent / name
         path.write_text(_text_with(good, "@@score@@", text), encoding="utf-8")
-        for args in (["runs", "import", path], ["diff", good, path], ["merge", path]):
+        config = good.parent / "evalh.yaml"
+        retry = ["run", config, "--no-table", "--no-write", "--retry-errors", "-o", path]
+        failing = ["run", config, "--no-table", "--no-write", "--filter-failing", path]
+        for args in (["runs", "import", path], ["diff", good, path], ["merge", path], retry, failing):
             result = evalh(*args)
             assert result.exit_code == 2 and expected in result.stderr, (name, args, result.output)
             assert str(path) in result.stderr
