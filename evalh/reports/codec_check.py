@@ -1,5 +1,5 @@
-"""A JSON report read from disk (evalh's or promptfoo's ``-o results.json``): read, bounded and checked
-here, once, before anything uses it.
+"""The row codec's door: a JSON report read from disk (evalh's or promptfoo's ``-o results.json``) is
+read, bounded and checked here, once, before :mod:`evalh.reports.codec_read` or anything else reads it.
 
 Every command that takes a report file reads it through :func:`read_report_file`: ``evalh diff``,
 ``runs import``, ``merge``, ``view``, and ``run``'s ``--baseline``, ``--retry-errors`` and
@@ -13,7 +13,10 @@ Every command that takes a report file reads it through :func:`read_report_file`
   does not read may hold anything.
 
 A report that fails is a ConfigError (exit 2) naming the file and the JSON path of the bad field, so the
-code after this never meets a string where it reads an object. :func:`check_report` and
+code after this never meets a string where it reads an object. The check is looser than
+``schemas/report.schema.json`` (which describes what evalh writes: every key required, no other key), as
+promptfoo's reports differ from it; ``tests/reports/test_codec_check.py`` holds that every field checked
+here is one the schema documents, with a type it allows. :func:`check_report` and
 :func:`check_row` check a document or a row already parsed (a stored run, a streamed row).
 """
 
