@@ -9,6 +9,8 @@ Import from here (``from evalh.model import Suite``); the submodules only group 
   :class:`TestResult` row (:class:`ProviderResponse`, :class:`Usage`, :class:`Measurement`,
   :class:`AssertionResult`, :class:`GradedAssertion`, :class:`Status`);
 * :mod:`evalh.model.caching`: how a run used the cache (:class:`CacheMode`, :class:`CacheShare`);
+* :mod:`evalh.model.matrix`: the run matrix's rules that the loader and the runner share (which prompts
+  a test runs against, the recorded-output column, the vars only a run sets);
 * :mod:`evalh.model.aggregates`: a finished :class:`RunResult` and its figures (:class:`Aggregates`,
   :class:`Column`, :class:`RowFigures`, ...).
 
@@ -29,6 +31,19 @@ from evalh.model.aggregates import (
     TypeFigures,
 )
 from evalh.model.caching import CacheMode, CacheShare
+from evalh.model.matrix import (
+    CONVERSATION_VAR,
+    RECORDED_PROMPT,
+    RECORDED_PROVIDER,
+    STORE_KEY,
+    prompt_allowed,
+    prompt_warning_key,
+    ref_matches,
+    run_placeholders,
+    runs_prompt,
+    stored_names,
+    uses_conversation,
+)
 from evalh.model.results import (
     NO_USAGE,
     AssertionResult,
@@ -55,8 +70,12 @@ from evalh.model.suite import (
 )
 
 __all__ = [
+    "CONVERSATION_VAR",
     "NO_USAGE",
+    "RECORDED_PROMPT",
+    "RECORDED_PROVIDER",
     "RECORDED_PROVIDER_ID",
+    "STORE_KEY",
     "Aggregates",
     "AssertionResult",
     "AssertionSpec",
@@ -83,5 +102,12 @@ __all__ = [
     "TypeFigures",
     "Usage",
     "asks_provider",
+    "prompt_allowed",
+    "prompt_warning_key",
+    "ref_matches",
+    "run_placeholders",
+    "runs_prompt",
+    "stored_names",
+    "uses_conversation",
     "weighted_mean",
 ]

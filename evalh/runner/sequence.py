@@ -9,7 +9,8 @@ Before a row runs (:meth:`RunMemory.prepare`):
   ``metadata.conversationId``, when the test has one): ``{prompt, input, output, metadata}`` each; it
   is empty under ``options.disableConversationVar`` or ``PROMPTFOO_DISABLE_CONVERSATION_VAR``;
 - every stored output is set as its var (over the test's own var of that name, as promptfoo does);
-- the test's late vars (those reading a stored name, see evalh/config/stored_outputs.py) are rendered;
+- the test's late vars are rendered (those reading a stored name, which the loader found:
+  evalh/config/stored_outputs.py);
 - the prompt is rendered again with these vars.
 Stored outputs are data: inserted by the template engine, never rendered themselves.
 
@@ -25,9 +26,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evalh.config.stored_outputs import CONVERSATION_VAR, STORE_KEY, stored_names, uses_conversation
 from evalh.errors import TemplateError
-from evalh.model import ProviderResponse, Suite, TestCase
+from evalh.model import (
+    CONVERSATION_VAR,
+    STORE_KEY,
+    ProviderResponse,
+    Suite,
+    TestCase,
+    stored_names,
+    uses_conversation,
+)
 from evalh.runner.plan import Job, render_job_prompt
 from evalh.templating import EnvVars, referenced_names, render_template
 

@@ -33,9 +33,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evalh.common.limits import MAX_SHARDS
-from evalh.config.prompt_refs import runs_prompt
 from evalh.errors import ConfigError
-from evalh.model import AssertionSpec, ShardInfo, Suite, TestCase
+from evalh.model import AssertionSpec, ShardInfo, Suite, TestCase, runs_prompt
 from evalh.runner.filters import test_identity
 from evalh.runner.plan import run_matrix
 from evalh.runner.sequence import runs_in_sequence

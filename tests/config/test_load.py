@@ -11,9 +11,8 @@ from evalh.config.env import render_config_env
 from evalh.config.files import LoadContext
 from evalh.config.load import find_config, load_suite
 from evalh.config.locate import parse_document
-from evalh.config.providers import RECORDED_PROVIDER_ID
 from evalh.errors import ConfigError, ConfigFileError
-from evalh.model import ProviderSpec
+from evalh.model import RECORDED_PROVIDER_ID, ProviderSpec
 from evalh.runner.plan import plan_jobs
 from evalh.templating import template_env
 from tests.config.conftest import WriteFiles

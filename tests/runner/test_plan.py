@@ -9,8 +9,15 @@ from pathlib import Path
 import pytest
 
 from evalh.config.load import load_suite
-from evalh.config.providers import RECORDED_PROMPT, RECORDED_PROVIDER
-from evalh.model import AssertionSpec, Prompt, ProviderSpec, Suite, TestCase
+from evalh.model import (
+    RECORDED_PROMPT,
+    RECORDED_PROVIDER,
+    AssertionSpec,
+    Prompt,
+    ProviderSpec,
+    Suite,
+    TestCase,
+)
 from evalh.runner.plan import count_rows, plan_jobs
 from evalh.session import run as session
 from evalh.session.run import RunSettings, run_config
