@@ -38,12 +38,18 @@ class Meeting:
         return Reply.json({"choices": [{"message": {"content": content}, "finish_reason": "stop"}]})
 
 
+def own_label(prompt: str) -> str | None:
+    """A Python callable provider: it runs on a thread of evalh's, and reads the run's environment."""
+    return evalh.getenv("CTX_LABEL")
+
+
 def suite(url: str, provider_file: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     config: dict[str, Any] = {
         "prompts": ["label {{ env.CTX_LABEL }}"],
         "providers": [
             {"id": "openai:chat:m", "config": {"apiBaseUrl": f"{url}/v1", "apiKeyEnvar": "CTX_TEST_KEY"}},
             {"id": f"python:{provider_file}"},  # a worker process: it reads the run's environment
+            own_label,
         ],
         "tests": [{"description": "sees its own label"}],
     }
@@ -54,10 +60,11 @@ def suite(url: str, provider_file: Path, env: dict[str, str] | None = None) -> d
 
 def check_apart(results: dict[str, evalh.RunResult], meeting: Meeting, tmp_path: Path) -> None:
     for label, result in results.items():
-        chat, worker = result.rows
+        chat, worker, callable_row = result.rows
         assert chat.output.startswith(f"label {label} (auth: ")  # its own env value in the template
         assert meeting.auth[f"label {label}"] == f"Bearer {KEYS[label]}"  # its own key was sent
         assert worker.output == label  # the python worker was given the run's environment
+        assert callable_row.output == label  # the callable's thread was given the run's context
         report = (tmp_path / f"{label}.json").read_text(encoding="utf-8")
         assert "[REDACTED]" in report  # its own key, echoed back, is redacted
         assert not [key for key in KEYS.values() if key in report]  # and the other's never came in
