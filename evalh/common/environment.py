@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import overload
 
 __all__ = ["RUN_ENVIRON", "environ", "getenv", "overlaid", "overlay", "overlay_key"]
 
@@ -34,6 +35,10 @@ class _Overlay:
 _OVERLAY: ContextVar[_Overlay | None] = ContextVar("evalh_environment_overlay", default=None)
 
 
+@overload
+def getenv(name: str) -> str | None: ...
+@overload
+def getenv(name: str, default: str) -> str: ...
 def getenv(name: str, default: str | None = None) -> str | None:
     """The value of environment variable ``name`` as the current run sees it."""
     layer = _OVERLAY.get()

@@ -18,7 +18,7 @@ from tests.loopback import LoopbackServer, Reply, Request
 
 KEYS = {"alpha": "sk-context-alpha-1111", "bravo": "sk-context-bravo-2222"}
 NAMES = ("CTX_LABEL", "CTX_TEST_KEY")
-PROVIDER = "import os\n\ndef call_api(prompt, options, context):\n    return {'output': os.environ['CTX_LABEL']}\n"
+PROVIDER = "import os\n\ndef call_api(prompt, options, context):\n    return os.environ['CTX_LABEL']\n"
 
 
 class Meeting:
