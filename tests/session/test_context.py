@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -146,3 +147,23 @@ def test_strict_mode_of_one_run_does_not_make_another_strict(loopback: LoopbackS
         strict_run.join(timeout=60)
     assert lenient_result.rows[0].output == "hello "
     assert strict_results[0].ok
+
+
+def test_each_run_starts_its_programs_with_its_own_environment(tmp_path: Path) -> None:
+    """Runs one after the other: a python worker left idle by the first never serves the second with
+    the first's environment, and an exec: program is given the run's environment (not os.environ's)."""
+    provider = tmp_path / "provider.py"
+    provider.write_text(PROVIDER, encoding="utf-8")
+    program = tmp_path / "program.py"
+    program.write_text("import os\nprint(os.environ['CTX_LABEL'], end='')\n", encoding="utf-8")
+    outputs = {}
+    for label in KEYS:
+        config = {
+            "env": {"CTX_LABEL": label},
+            "prompts": ["p"],
+            "providers": [f"python:{provider}", f"exec:{sys.executable} {program}"],
+            "tests": [{}],
+        }
+        outputs[label] = [row.output for row in evalh.evaluate(config).rows]
+    assert outputs == {label: [label, label] for label in KEYS}
+    assert "CTX_LABEL" not in os.environ
