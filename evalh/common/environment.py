@@ -72,7 +72,7 @@ def overlaid(values: Mapping[str, str]) -> Iterator[None]:
     if not values:
         yield
         return
-    token = _OVERLAY.set(_Overlay({**overlay(), **{key: str(value) for key, value in values.items()}}))
+    token = _OVERLAY.set(_Overlay({**overlay(), **{str(key): str(value) for key, value in values.items()}}))
     try:
         yield
     finally:
