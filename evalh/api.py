@@ -13,6 +13,7 @@ rows kept (``interrupted``) only when the run has the main thread: signals reach
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -239,7 +240,8 @@ def evaluate(config: str | ConfigSource, **options: Unpack[Options]) -> RunResul
         return _run(config, settings, baseline)
     # The caller's loop is busy running us: the run's own loop needs a thread of its own.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalh-evaluate") as pool:
-        return pool.submit(_run, config, settings, baseline).result()
+        # the caller's context (its warnings policy, environment) goes along: a pool does not carry it
+        return pool.submit(contextvars.copy_context().run, _run, config, settings, baseline).result()
 
 
 async def aevaluate(config: str | ConfigSource, **options: Unpack[Options]) -> RunResult:

@@ -354,9 +354,10 @@ def run(
     from evalh.config.dotenv import dotenv_environment
     from evalh.runner.filters import Filters, parse_metadata_filters
     from evalh.runner.sharding import parse_shard
+    from evalh.session.context import run_context
 
     _state["verbose"] = verbose
-    with _user_errors(strict=strict), dotenv_environment(env_file or []):
+    with _user_errors(strict=strict), run_context(), dotenv_environment(env_file or []):
         diff.check_fail_on(fail_on, baseline, fail_under)
         code = _run(
             _config_path(config, config_option),
@@ -463,9 +464,10 @@ def validate(
     Exit codes: 0 valid; 2 invalid (each problem is printed with file:line:column and its path).
     """
     from evalh.config.dotenv import dotenv_environment, environment_overlay
+    from evalh.session.context import run_context
 
     _state["verbose"] = verbose
-    with _user_errors(strict=strict), dotenv_environment(env_file or []):
+    with _user_errors(strict=strict), run_context(), dotenv_environment(env_file or []):
         from evalh.config.load import load_suite
         from evalh.config.schema_comment import check_schema_comment
         from evalh.reports.writers import check_report_paths

@@ -21,11 +21,11 @@ After the provider answers (:meth:`RunMemory.record`), the turn joins its conver
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evalh.common.environment import getenv
 from evalh.errors import TemplateError
 from evalh.model import (
     CONVERSATION_VAR,
@@ -53,7 +53,7 @@ def runs_in_sequence(suite: Suite) -> bool:
 
 
 def _conversation_disabled(test: TestCase) -> bool:
-    flag = os.environ.get(_DISABLE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    flag = getenv(_DISABLE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
     return flag or test.options.get("disableConversationVar") is True
 
 

@@ -35,6 +35,7 @@ from evalh.runner.sharding import Shard, select_shard, shard_of_report
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 from evalh.runtimes.user_filters import user_filters as make_user_filters
 from evalh.secrets import redact_config
+from evalh.session.context import run_context
 from evalh.session.retry import jobs_to_retry, merged_run, rows_from_json
 from evalh.store.compare import Comparison, compare_reports
 from evalh.store.recording import recording, stored_config_path
@@ -274,7 +275,7 @@ def run_jobs(suite: Suite, jobs: Sequence[Job], settings: RunSettings) -> RunRes
     """Run some of :func:`plan_for_run`'s rows (the pytest plugin runs one per item): no report is
     written and nothing is recorded."""
     options = _options(suite, settings)
-    with environment_overlay(suite.env), strict_mode(options.strict), _user_filters(suite):
+    with run_context(), environment_overlay(suite.env), strict_mode(options.strict), _user_filters(suite):
         return run_suite(suite, options, jobs=jobs)
 
 
@@ -309,7 +310,11 @@ def evaluate(
     JSON report, read before the run starts), compare the run with it. Raises ReportError, after
     writing every other report, when one cannot be written. Ctrl-C stops the run early
     (``interrupted_by``)."""
-    settings = settings or RunSettings()
+    with run_context():  # its environment, secrets and notices apart from any concurrent run's
+        return _evaluate(config, settings or RunSettings(), baseline)
+
+
+def _evaluate(config: ConfigSource, settings: RunSettings, baseline: str | None) -> RunOutcome:
     suite, _notes, retry = _load(config, settings)
     before = _baseline(baseline, suite, where="baseline") if baseline is not None else None
     result, failure, eval_id, comparison = _execute(
