@@ -47,9 +47,9 @@ import numpy as np
 
 from evalh.model import (
     AssertionSpec,
-    EvaluateOptions,
     ProviderChoice,
     ProviderSpec,
+    RunOptions,
     RunResult,
     Status,
     Suite,
@@ -96,7 +96,7 @@ def similar_suite(texts: list[str], provider: ProviderSpec | None) -> Suite:
 
 def timed_run(suite: Suite, *, cache: bool) -> tuple[RunResult, float]:
     started = time.perf_counter()
-    result = run_suite(suite, EvaluateOptions(cache=cache, max_concurrency=8))
+    result = run_suite(suite, RunOptions(cache=cache, max_concurrency=8))
     return result, time.perf_counter() - started
 
 

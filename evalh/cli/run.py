@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,6 +13,9 @@ from evalh.cli.output import echo, note
 from evalh.cli.params import ConfigArg, ConfigOption, EnvFileOption, StrictOption, config_paths, parse_vars
 from evalh.common.limits import RUN_OPTION_BOUNDS
 from evalh.errors import EXIT_FAILED, EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
+
+if TYPE_CHECKING:  # the model loads when a run starts (evalh --help stays fast)
+    from evalh.model import RunOptions
 
 __all__ = ["EVAL_HELP", "SIGNAL_EXIT", "run"]
 
@@ -186,15 +189,20 @@ def run(
     SIGHUP (the results finished so far are still written to every report, marked interrupted).
     """
     from evalh.config.dotenv import dotenv_environment
-    from evalh.runner.filters import Filters, parse_metadata_filters
+    from evalh.model import Filters, RunOptions
+    from evalh.runner.filters import parse_metadata_filters
     from evalh.runner.sharding import parse_shard
 
     with dotenv_environment(env_file or []):
         diff.check_fail_on(fail_on, baseline, fail_under)
-        code = _run(
-            config_paths(config, config_option),
-            outputs=output or [],
+        options = RunOptions.given_as(
+            outputs=tuple(output or ()),
             max_concurrency=max_concurrency,
+            repeat=repeat,
+            cache=not no_cache,
+            delay_ms=delay,
+            grader=grader,
+            vars=parse_vars(var or []),
             filter_pattern=filter_pattern,
             filter_failing=filter_failing,
             filter_errors_only=filter_errors_only,
@@ -206,50 +214,43 @@ def run(
                 prompts=filter_prompts,
                 providers=filter_providers,
             ),
-            delay_ms=delay,
             shard=None if shard is None else parse_shard(shard),
             description=description,
             record=not no_write,
             baseline=baseline,
-            fail_on_regressions=fail_on == "regressions",
-            table_cell_max_length=table_cell_max_length,
-            cli_vars=parse_vars(var or []),
-            repeat=repeat,
-            cache=not no_cache,
             fail_under=fail_under,
-            grader=grader,
+            fail_on_regressions=fail_on == "regressions",
+        )
+        code = _run(
+            config_paths(config, config_option),
+            options,
             show_table=not no_table,
             show_progress=not no_progress,
             verbose=verbose,
+            cell_limit=table_cell_max_length,
         )
     raise typer.Exit(code)
 
 
 def _run(
     config_path: list[Path],
+    options: RunOptions,
     *,
-    outputs: list[str],
-    fail_under: float | None,
     show_table: bool,
     show_progress: bool,
     verbose: bool,
-    table_cell_max_length: int | None = None,
-    baseline: str | None = None,
-    fail_on_regressions: bool = False,
-    **settings: Any,
+    cell_limit: int | None,
 ) -> int:
-    from evalh.session.run import RunSettings, run_config
+    from evalh.session.run import run_config
 
     outcome = run_config(
         config_path,
-        RunSettings(outputs=tuple(outputs), **settings),
+        options,
         show_table=show_table,
         show_progress=show_progress,
         verbose=verbose,
-        cell_limit=table_cell_max_length,
+        cell_limit=cell_limit,
         note=note,
-        baseline=baseline,
-        fail_on_regressions=fail_on_regressions,
     )
     run_result = outcome.result
     if run_result.interrupted:
@@ -260,8 +261,8 @@ def _run(
             err=True,
         )
         return SIGNAL_EXIT.get(signal_name, EXIT_INTERRUPTED)
-    if fail_on_regressions and outcome.comparison is not None:
+    if options.fail_on_regressions and outcome.comparison is not None:
         return EXIT_FAILED if outcome.comparison.failed else EXIT_OK
-    if fail_under is not None:
-        return EXIT_OK if run_result.pass_rate >= fail_under else EXIT_FAILED
+    if options.fail_under is not None:
+        return EXIT_OK if run_result.pass_rate >= options.fail_under else EXIT_FAILED
     return EXIT_OK if run_result.pass_rate >= 100.0 else EXIT_FAILED

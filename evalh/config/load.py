@@ -38,7 +38,7 @@ from evalh.config.stored_outputs import CONVERSATION_VAR, stored_names
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, ConfigFileError, SchemaError, Where
-from evalh.model import EvaluateOptions, Prompt, ProviderSpec, Suite, TestCase
+from evalh.model import Prompt, ProviderSpec, RunOptions, Suite, TestCase
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY
 from evalh.runtimes.user_filters import filter_problem
 from evalh.runtimes.user_filters import user_filters as make_user_filters
@@ -321,14 +321,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         providers=tuple(providers),
         description=data.get("description"),
         default_provider=suite_default,
-        evaluate_options=EvaluateOptions(
-            max_concurrency=options.get("maxConcurrency", 4),
-            repeat=options.get("repeat", 1),
-            cache=options.get("cache", True),
-            timeout_ms=options.get("timeoutMs", 0),
-            strict=options.get("strict", False),
-            delay_ms=options.get("delay", 0),
-        ),
+        evaluate_options=RunOptions.from_evaluate_options(options),
         output_paths=tuple([output_path] if isinstance(output_path, str) else output_path or ()),
         env=env,
         metadata=dict(skip.value(data, "metadata") or {}),

@@ -4,7 +4,8 @@ A leaf package: it imports nothing of evalh outside itself, so every other modul
 Import from here (``from evalh.model import Suite``); the submodules only group the classes:
 
 * :mod:`evalh.model.suite`: the config side (:class:`Suite`, :class:`TestCase`, :class:`AssertionSpec`,
-  :class:`Prompt`, :class:`ProviderSpec`, :class:`ProviderChoice`, :class:`EvaluateOptions`);
+  :class:`Prompt`, :class:`ProviderSpec`, :class:`ProviderChoice`);
+* :mod:`evalh.model.options`: how a run goes (:class:`RunOptions`, :class:`Filters`, :class:`Shard`);
 * :mod:`evalh.model.results`: providers' replies, assertions' measurements and verdicts, one
   :class:`TestResult` row (:class:`ProviderResponse`, :class:`Usage`, :class:`Measurement`,
   :class:`AssertionResult`, :class:`GradedAssertion`, :class:`Status`);
@@ -29,6 +30,7 @@ from evalh.model.aggregates import (
     TypeFigures,
 )
 from evalh.model.caching import CacheMode, CacheShare
+from evalh.model.options import Filters, RunOptions, Shard
 from evalh.model.results import (
     NO_USAGE,
     AssertionResult,
@@ -44,7 +46,6 @@ from evalh.model.results import (
 from evalh.model.suite import (
     RECORDED_PROVIDER_ID,
     AssertionSpec,
-    EvaluateOptions,
     Prompt,
     ProviderChoice,
     ProviderSpec,
@@ -63,7 +64,7 @@ __all__ = [
     "CacheMode",
     "CacheShare",
     "Column",
-    "EvaluateOptions",
+    "Filters",
     "GradedAssertion",
     "Measurement",
     "NamedTotal",
@@ -73,8 +74,10 @@ __all__ = [
     "ProviderSpec",
     "ProviderUsage",
     "RowFigures",
+    "RunOptions",
     "RunResult",
     "ScoreStats",
+    "Shard",
     "ShardInfo",
     "Status",
     "Suite",

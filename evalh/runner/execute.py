@@ -26,10 +26,10 @@ from evalh.errors import TemplateError
 from evalh.model import (
     NO_USAGE,
     AssertionSpec,
-    EvaluateOptions,
     GradedAssertion,
     ProviderResponse,
     ProviderUsage,
+    RunOptions,
     RunResult,
     Status,
     Suite,
@@ -149,7 +149,7 @@ def _row(job: Job, response: ProviderResponse, graded: tuple[GradedAssertion, ..
 
 
 class _Execution:
-    def __init__(self, suite: Suite, options: EvaluateOptions, collector: _Collector) -> None:
+    def __init__(self, suite: Suite, options: RunOptions, collector: _Collector) -> None:
         self.suite = suite
         self.collector = collector
         self.config_dir = Path(suite.config_path).parent if suite.config_path else None
@@ -302,7 +302,7 @@ async def _each(items: Sequence[_T], work: Callable[[_T], Awaitable[None]], in_f
 
 def run_suite(
     suite: Suite,
-    options: EvaluateOptions | None = None,
+    options: RunOptions | None = None,
     *,
     on_result: ResultCallback | None = None,
     stop_signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,

@@ -29,13 +29,13 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from evalh.common.limits import MAX_SHARDS
 from evalh.config.prompt_refs import runs_prompt
 from evalh.errors import ConfigError
-from evalh.model import AssertionSpec, ShardInfo, Suite, TestCase
+from evalh.model import AssertionSpec, Shard, ShardInfo, Suite, TestCase
 from evalh.runner.filters import test_identity
 from evalh.runner.plan import run_matrix
 from evalh.runner.sequence import runs_in_sequence
@@ -58,17 +58,6 @@ _HINT = (
     "Give the share to run as i/N, counted from 1 (--shard 2/3 runs the second of three shares), "
     "as pytest-split and jest's --shard do"
 )
-
-
-@dataclass(frozen=True)
-class Shard:
-    """The ``i/N`` of ``--shard``: ``index`` counts from 1."""
-
-    index: int
-    total: int
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.total}"
 
 
 def parse_shard(text: str, flag: str = "--shard") -> Shard:
