@@ -25,6 +25,7 @@ from evalh.config.locate import close_matches
 from evalh.errors import ConfigError
 from evalh.model import Aggregates, CacheShare, GradedAssertion, RunOptions, Status, Suite, TestResult
 from evalh.model import RunResult as Run
+from evalh.model.verdict import run_passed
 from evalh.providers.registry import find_entry
 from evalh.reports.json import to_promptfoo_json
 from evalh.reports.markdown import to_markdown
@@ -70,7 +71,7 @@ class RunResult:
     @property
     def ok(self) -> bool:
         """True when every planned row ran and passed (what ``evalh run`` exits 0 for)."""
-        return not self.run.interrupted and all(row.status is Status.PASS for row in self.rows)
+        return run_passed(self.run)
 
     @property
     def successes(self) -> int:

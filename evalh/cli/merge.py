@@ -119,11 +119,9 @@ def merge(
 
 def _exit_code(run: RunResult, regressed: bool | None, fail_under: float | None) -> int:
     """``run``'s rule on the merged rows; an interrupted shard fails the merge (its rows are missing)."""
-    if run.interrupted:
-        return EXIT_FAILED
-    if regressed is not None:  # --fail-on regressions: new failures since --baseline decide alone
-        return EXIT_FAILED if regressed else EXIT_OK
-    return EXIT_OK if run.pass_rate >= (100.0 if fail_under is None else fail_under) else EXIT_FAILED
+    from evalh.model.verdict import run_passed
+
+    return EXIT_OK if run_passed(run, fail_under=fail_under, regressed=regressed) else EXIT_FAILED
 
 
 def _check_inputs(shards: list[Path]) -> None:

@@ -261,8 +261,4 @@ def _run(
             err=True,
         )
         return SIGNAL_EXIT.get(signal_name, EXIT_INTERRUPTED)
-    if options.fail_on_regressions and outcome.comparison is not None:
-        return EXIT_FAILED if outcome.comparison.failed else EXIT_OK
-    if options.fail_under is not None:
-        return EXIT_OK if run_result.pass_rate >= options.fail_under else EXIT_FAILED
-    return EXIT_OK if run_result.pass_rate >= 100.0 else EXIT_FAILED
+    return EXIT_OK if outcome.passed(options) else EXIT_FAILED

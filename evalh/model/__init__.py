@@ -6,6 +6,7 @@ Import from here (``from evalh.model import Suite``); the submodules only group 
 * :mod:`evalh.model.suite`: the config side (:class:`Suite`, :class:`TestCase`, :class:`AssertionSpec`,
   :class:`Prompt`, :class:`ProviderSpec`, :class:`ProviderChoice`);
 * :mod:`evalh.model.options`: how a run goes (:class:`RunOptions`, :class:`Filters`, :class:`Shard`);
+* :mod:`evalh.model.verdict`: the whole run's verdict and pass rate (:func:`run_passed`, :func:`pass_rate`);
 * :mod:`evalh.model.results`: providers' replies, assertions' measurements and verdicts, one
   :class:`TestResult` row (:class:`ProviderResponse`, :class:`Usage`, :class:`Measurement`,
   :class:`AssertionResult`, :class:`GradedAssertion`, :class:`Status`);
@@ -54,6 +55,7 @@ from evalh.model.suite import (
     TestCase,
     asks_provider,
 )
+from evalh.model.verdict import pass_rate, run_passed
 
 __all__ = [
     "NO_USAGE",
@@ -86,5 +88,7 @@ __all__ = [
     "TypeFigures",
     "Usage",
     "asks_provider",
+    "pass_rate",
+    "run_passed",
     "weighted_mean",
 ]

@@ -11,6 +11,7 @@ from typing import Any
 from evalh.model.caching import CacheMode, CacheShare
 from evalh.model.results import ProviderUsage, Status, TestResult, Usage
 from evalh.model.suite import Prompt, ProviderSpec, Suite
+from evalh.model.verdict import pass_rate
 
 __all__ = [
     "Aggregates",
@@ -138,9 +139,7 @@ class RunResult:
     @property
     def pass_rate(self) -> float:
         """Percentage of rows that passed; errors count against it. 100.0 for an empty run."""
-        if not self.results:
-            return 100.0
-        return 100.0 * self.count(Status.PASS) / len(self.results)
+        return pass_rate(self.count(Status.PASS), len(self.results))
 
     @property
     def cache_share(self) -> CacheShare:

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from evalh.common import activity
 from evalh.model import CacheShare, RunResult, Status, TestResult
+from evalh.model.verdict import pass_rate
 from evalh.reports.console import make_console, safe_text, table_box
 from evalh.reports.errorreasons import error_reasons_line
 from evalh.reports.json import aggregates_to_json
@@ -294,7 +295,7 @@ def print_report(
         ("Passed", str(passed)),
         ("Failed", str(failed)),
         ("Errors", str(errors)),
-        ("Pass rate", f"{100.0 * passed / total if total else 100.0:.2f}%"),
+        ("Pass rate", f"{pass_rate(passed, total):.2f}%"),
         ("Duration", f"{float(stats.get('durationMs') or 0) / 1000.0:.2f} s"),
     ):
         grid.add_row(name, figure)

@@ -21,6 +21,7 @@ from evalh.config.load import load_suite, load_suite_data
 from evalh.config.schema import write_schema
 from evalh.errors import ConfigError, ReportError
 from evalh.model import RunOptions, RunResult, Suite, TestResult
+from evalh.model.verdict import run_passed
 from evalh.reports.json import new_eval_id, to_promptfoo_json
 from evalh.reports.streamed import ConfigEcho, RowSpool
 from evalh.reports.table import print_lines, print_summary, progress
@@ -270,6 +271,13 @@ class RunOutcome:
     result: RunResult
     eval_id: str
     comparison: Comparison | None = None
+
+    def passed(self, options: RunOptions) -> bool:
+        """The run's verdict under ``options``' ``--fail-under`` / ``--fail-on regressions`` (exit 0 or 1)."""
+        regressed = None
+        if options.fail_on_regressions and self.comparison is not None:
+            regressed = bool(self.comparison.failed)
+        return run_passed(self.result, fail_under=options.fail_under, regressed=regressed)
 
 
 def evaluate(config: ConfigSource, options: RunOptions | None = None) -> RunOutcome:

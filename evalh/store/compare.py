@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
+from evalh.model.verdict import pass_rate
 from evalh.reports.matrix import column_label
 from evalh.store.identity import describe_test, row_status, test_key
 
@@ -81,7 +82,7 @@ class RunSide:
 
     @property
     def pass_rate(self) -> float:
-        return 100.0 * self.passed / self.rows if self.rows else 100.0
+        return pass_rate(self.passed, self.rows)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "rows": self.rows, "passed": self.passed, "passRate": self.pass_rate}
