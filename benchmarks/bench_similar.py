@@ -50,7 +50,7 @@ from evalh.model import (
     ProviderChoice,
     ProviderSpec,
     RunOptions,
-    RunResult,
+    RunRecord,
     Status,
     Suite,
     TestCase,
@@ -94,7 +94,7 @@ def similar_suite(texts: list[str], provider: ProviderSpec | None) -> Suite:
     return Suite(tests=tests)
 
 
-def timed_run(suite: Suite, *, cache: bool) -> tuple[RunResult, float]:
+def timed_run(suite: Suite, *, cache: bool) -> tuple[RunRecord, float]:
     started = time.perf_counter()
     result = run_suite(suite, RunOptions(cache=cache, max_concurrency=8))
     return result, time.perf_counter() - started

@@ -23,16 +23,23 @@ from evalh.assertions.registry import base_type, get_assertion
 from evalh.common.limits import RUN_OPTION_BOUNDS
 from evalh.config.locate import close_matches
 from evalh.errors import ConfigError
-from evalh.model import Aggregates, CacheShare, GradedAssertion, RunOptions, Status, Suite, TestResult
-from evalh.model import RunResult as Run
+from evalh.model import (
+    Aggregates,
+    CacheShare,
+    GradedAssertion,
+    RunOptions,
+    RunRecord,
+    Status,
+    Suite,
+    TestResult,
+)
 from evalh.model.verdict import run_passed
 from evalh.providers.registry import find_entry
 from evalh.reports.json import to_promptfoo_json
 from evalh.reports.markdown import to_markdown
 from evalh.runtimes.callables import callables_active, take_callables
 from evalh.secrets import redact_text
-from evalh.session.run import ConfigSource
-from evalh.session.run import evaluate as run_session
+from evalh.session.run import ConfigSource, run_quietly
 from evalh.store.compare import Comparison
 
 __all__ = [
@@ -55,7 +62,7 @@ class RunResult:
     """A finished run: its rows (one per test x prompt x provider x repeat, in plan order), their
     assertions' results, the run's figures, and :meth:`to_dict` in the JSON report's shape."""
 
-    run: Run  # the record every report is written from
+    run: RunRecord  # the record every report is written from
     eval_id: str = ""  # the ``evalId`` of the run's reports: its id in the run store when recorded
     comparison: Comparison | None = None  # with the ``baseline`` option: what changed since that run
 
@@ -210,7 +217,7 @@ def _run(config: str | ConfigSource, options: RunOptions) -> RunResult:
     elif isinstance(source, Suite):
         table = source.callables
     with callables_active(table):
-        outcome = run_session(source, options)
+        outcome = run_quietly(source, options)
     run = outcome.result
     if table and not run.suite.callables:  # the suite remembers them, so that it can run again
         run = replace(run, suite=replace(run.suite, callables=dict(table)))

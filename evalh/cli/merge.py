@@ -21,7 +21,7 @@ import typer
 from evalh.errors import EXIT_FAILED, EXIT_OK, ConfigError
 
 if TYPE_CHECKING:  # the model's dataclasses are built on first run, not for `evalh --help`
-    from evalh.model import RunResult
+    from evalh.model import RunRecord
 
 __all__ = ["EXIT_CODES", "HELP", "merge"]
 
@@ -117,7 +117,7 @@ def merge(
     raise typer.Exit(_exit_code(run, regressed, fail_under))
 
 
-def _exit_code(run: RunResult, regressed: bool | None, fail_under: float | None) -> int:
+def _exit_code(run: RunRecord, regressed: bool | None, fail_under: float | None) -> int:
     """``run``'s rule on the merged rows; an interrupted shard fails the merge (its rows are missing)."""
     from evalh.model.verdict import run_passed
 

@@ -11,12 +11,12 @@ Import from here (``from evalh.model import Suite``); the submodules only group 
   :class:`TestResult` row (:class:`ProviderResponse`, :class:`Usage`, :class:`Measurement`,
   :class:`AssertionResult`, :class:`GradedAssertion`, :class:`Status`);
 * :mod:`evalh.model.caching`: how a run used the cache (:class:`CacheMode`, :class:`CacheShare`);
-* :mod:`evalh.model.aggregates`: a finished :class:`RunResult` and its figures (:class:`Aggregates`,
+* :mod:`evalh.model.aggregates`: a finished :class:`RunRecord` and its figures (:class:`Aggregates`,
   :class:`Column`, :class:`RowFigures`, ...).
 
 Flow: ``config`` builds a :class:`Suite` (prompts, providers, tests with their merged, rendered
 assertions); ``runner`` turns it into :class:`TestResult` rows holding :class:`GradedAssertion` trees;
-``reports`` read a :class:`RunResult`.
+``reports`` read a :class:`RunRecord`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from evalh.model.aggregates import (
     Column,
     NamedTotal,
     RowFigures,
-    RunResult,
+    RunRecord,
     ScoreStats,
     TypeFigures,
 )
@@ -77,7 +77,7 @@ __all__ = [
     "ProviderUsage",
     "RowFigures",
     "RunOptions",
-    "RunResult",
+    "RunRecord",
     "ScoreStats",
     "Shard",
     "ShardInfo",

@@ -1,4 +1,4 @@
-"""A finished run: :class:`RunResult` with the figures ``runner/aggregates.py`` computes once
+"""A finished run: :class:`RunRecord` with the figures ``runner/aggregates.py`` computes once
 (:class:`Aggregates`, per :class:`Column`) and reports only format. Frozen dataclasses; imports nothing
 of evalh outside this package."""
 
@@ -18,7 +18,7 @@ __all__ = [
     "Column",
     "NamedTotal",
     "RowFigures",
-    "RunResult",
+    "RunRecord",
     "ScoreStats",
     "TypeFigures",
 ]
@@ -110,7 +110,7 @@ class Aggregates:
 
 
 @dataclass(frozen=True, repr=False)  # the generated repr printed every row and the whole suite
-class RunResult:
+class RunRecord:
     """Everything a report needs."""
 
     suite: Suite
@@ -128,7 +128,7 @@ class RunResult:
         return sum(1 for r in self.results if r.status is status)
 
     def __repr__(self) -> str:
-        return f"RunResult({self.summary()})"
+        return f"RunRecord({self.summary()})"
 
     def summary(self) -> str:
         """The run in a line: its rows by status, pass rate, and whether it was stopped early."""

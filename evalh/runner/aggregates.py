@@ -2,10 +2,10 @@
 macro-F1 for classification suites, and a side-by-side view of every provider × prompt column.
 
 :func:`compute_aggregates` is pure and runs once: the runner stores its typed result
-(:class:`evalh.model.Aggregates`) in ``RunResult.aggregates``, and every report formats it (the columns
+(:class:`evalh.model.Aggregates`) in ``RunRecord.aggregates``, and every report formats it (the columns
 of the CSV, JUnit, HTML and JSON reports, the console's tables). ``reports/json.py`` writes it under
 ``results.aggregates`` in this shape (camelCase keys like the rest of the JSON report; rates are
-percentages 0-100 like ``stats`` and ``RunResult.pass_rate``, scores are fractions 0-1; a mean over
+percentages 0-100 like ``stats`` and ``RunRecord.pass_rate``, scores are fractions 0-1; a mean over
 nothing is ``null``)::
 
     {

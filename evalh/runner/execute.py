@@ -30,7 +30,7 @@ from evalh.model import (
     ProviderResponse,
     ProviderUsage,
     RunOptions,
-    RunResult,
+    RunRecord,
     Status,
     Suite,
     TestResult,
@@ -307,7 +307,7 @@ def run_suite(
     on_result: ResultCallback | None = None,
     stop_signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,
     jobs: Sequence[Job] | None = None,
-) -> RunResult:
+) -> RunRecord:
     """Run every job of ``suite``; ``on_result`` sees each row as it finishes (for jsonl, progress).
     ``jobs`` is the plan when the caller made it already (:func:`plan_jobs`, for a progress total).
 
@@ -323,7 +323,7 @@ def run_suite(
         stopped_by = run_until_stopped(execution.run(jobs), stop_signals, collector.stop)
     results = collector.ordered()
     usage = execution.services.usage_by_provider()
-    return RunResult(
+    return RunRecord(
         suite=suite,
         results=results,
         started_at=started_at,

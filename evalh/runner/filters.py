@@ -161,7 +161,9 @@ def _by_name(
 
 
 def test_identity(description: Any, variables: Any) -> str:
-    """What matches a test to a report's row: its description and vars."""
+    """A test's identity: its description and vars, what matches a test of the config to a report's rows
+    (``--filter-failing``, ``--retry-errors``, ``--shard``, ``evalh merge``). A row's identity across two
+    runs (with its prompt, provider and repeat) is :func:`evalh.store.identity.row_key`."""
     return json.dumps({"d": description or None, "v": variables or {}}, sort_keys=True, default=str)
 
 

@@ -44,12 +44,12 @@ from evalh.secrets import redact_config, redact_text
 __all__ = [
     "Shard",
     "assign_shards",
-    "identity_keys",
     "parse_shard",
     "run_fingerprint",
     "select_shard",
     "shard_info_from_json",
     "shard_keys",
+    "shard_keys_of_identities",
     "shard_of_report",
 ]
 
@@ -85,10 +85,10 @@ def parse_shard(text: str, flag: str = "--shard") -> Shard:
 
 def shard_keys(tests: Sequence[TestCase]) -> list[str]:
     """Each test's key: sha256 of its identity and its position among the tests of that identity."""
-    return identity_keys([test_identity(test.description, dict(test.vars)) for test in tests])
+    return shard_keys_of_identities([test_identity(test.description, dict(test.vars)) for test in tests])
 
 
-def identity_keys(identities: Sequence[str]) -> list[str]:
+def shard_keys_of_identities(identities: Sequence[str]) -> list[str]:
     """:func:`shard_keys` of tests given by their identities (:func:`test_identity`), in the run's order."""
     seen: Counter[str] = Counter()
     keys = []

@@ -1,6 +1,6 @@
 """A run from config file to reports: load and validate, filter, run, stream, write, summarise.
 
-The CLI's ``run`` is a thin layer over :func:`run_config`; :func:`evaluate` is the same without any
+The CLI's ``run`` is a thin layer over :func:`run_config`; :func:`run_quietly` is the same without any
 console output, for use from Python.
 """
 
@@ -20,7 +20,7 @@ from evalh.config.dotenv import environment_overlay
 from evalh.config.load import load_suite, load_suite_data
 from evalh.config.schema import write_schema
 from evalh.errors import ConfigError, ReportError
-from evalh.model import RunOptions, RunResult, Suite, TestResult
+from evalh.model import RunOptions, RunRecord, Suite, TestResult
 from evalh.model.verdict import run_passed
 from evalh.reports.json import new_eval_id, to_promptfoo_json
 from evalh.reports.streamed import ConfigEcho, RowSpool
@@ -47,11 +47,11 @@ STARTER_SCHEMA_PLACEHOLDER = "EVALH_SCHEMA_URI"
 __all__ = [
     "ConfigSource",
     "RunOutcome",
-    "evaluate",
     "load_for_run",
     "plan_for_run",
     "run_config",
     "run_jobs",
+    "run_quietly",
     "write_starter",
 ]
 
@@ -160,7 +160,7 @@ def _execute(
     stop_signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,
     retry: _Retry | None = None,
     baseline: Mapping[str, Any] | None = None,
-) -> tuple[RunResult, ReportError | None, str, Comparison | None]:
+) -> tuple[RunRecord, ReportError | None, str, Comparison | None]:
     """Run and write every report that can be written; a report that cannot does not stop the run
     nor the other reports: the error naming each one is returned, with the run's ``evalId`` (its id in
     the run store when recorded; every report carries it) and its comparison with ``baseline`` (a JSON
@@ -241,7 +241,7 @@ def plan_for_run(suite: Suite, options: RunOptions) -> list[Job]:
         return plan_jobs(suite, options.repeat)
 
 
-def run_jobs(suite: Suite, jobs: Sequence[Job], options: RunOptions) -> RunResult:
+def run_jobs(suite: Suite, jobs: Sequence[Job], options: RunOptions) -> RunRecord:
     """Run some of :func:`plan_for_run`'s rows (the pytest plugin runs one per item): no report is
     written and nothing is recorded."""
     options = _options(suite, options)
@@ -265,10 +265,10 @@ def _now() -> str:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """What :func:`evaluate` / :func:`run_config` did: the run, the ``evalId`` its reports carry (its id
+    """What :func:`run_quietly` / :func:`run_config` did: the run, the ``evalId`` its reports carry (its id
     in the run store when recorded), and its comparison with ``--baseline`` (None without one)."""
 
-    result: RunResult
+    result: RunRecord
     eval_id: str
     comparison: Comparison | None = None
 
@@ -280,7 +280,7 @@ class RunOutcome:
         return run_passed(self.result, fail_under=options.fail_under, regressed=regressed)
 
 
-def evaluate(config: ConfigSource, options: RunOptions | None = None) -> RunOutcome:
+def run_quietly(config: ConfigSource, options: RunOptions | None = None) -> RunOutcome:
     """Run a config and write its reports, printing nothing; with a ``baseline`` option (a stored run or
     a JSON report, read before the run starts), compare the run with it. Raises ReportError, after
     writing every other report, when one cannot be written. Ctrl-C stops the run early
@@ -306,7 +306,7 @@ def run_config(
     note: Callable[[str], None] = lambda text: None,
     cell_limit: int | None = None,
 ) -> RunOutcome:
-    """The CLI's ``run``: :func:`evaluate` plus a progress bar, notes on what the filters kept, the
+    """The CLI's ``run``: :func:`run_quietly` plus a progress bar, notes on what the filters kept, the
     console summary (printed even when a report could not be written, before that error is raised)
     and, with a ``baseline`` option (a stored run or a JSON report, read before the run starts), what
     changed since it (a ``latest`` of another config is refused when ``fail_on_regressions`` would rest

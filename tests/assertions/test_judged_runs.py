@@ -17,7 +17,7 @@ from evalh.model import (
     ProviderChoice,
     ProviderSpec,
     RunOptions,
-    RunResult,
+    RunRecord,
     Status,
     Suite,
     TestCase,
@@ -50,7 +50,7 @@ def rubric(value: str = "greets Ada by name", *, negate: bool = False) -> Assert
     return AssertionSpec(type="llm-rubric", negate=negate, value=value, path="tests[0].assert[0]")
 
 
-def run_and_report(suite: Suite, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> tuple[RunResult, str]:
+def run_and_report(suite: Suite, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> tuple[RunRecord, str]:
     caplog.set_level(logging.DEBUG)
     result = run_suite(suite)
     paths = write_reports(result, [str(tmp_path / "out.json"), str(tmp_path / "out.xml")])
