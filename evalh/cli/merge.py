@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from evalh.cli.params import FailUnderOption
 from evalh.errors import EXIT_FAILED, EXIT_OK, ConfigError
 
 if TYPE_CHECKING:  # the model's dataclasses are built on first run, not for `evalh --help`
@@ -52,12 +53,7 @@ def merge(
             help="Write the merged run: .json .xml/.junit.xml .md .csv .yaml .html (repeatable).",
         ),
     ] = None,
-    fail_under: Annotated[
-        float | None,
-        typer.Option(
-            "--fail-under", min=0, max=100, help="Exit 0 when the pass rate is at least PCT percent."
-        ),
-    ] = None,
+    fail_under: FailUnderOption = None,
     baseline: Annotated[
         str | None,
         typer.Option(

@@ -10,7 +10,15 @@ import typer
 
 from evalh.errors import ConfigError
 
-__all__ = ["ConfigArg", "ConfigOption", "EnvFileOption", "StrictOption", "config_paths", "parse_vars"]
+__all__ = [
+    "ConfigArg",
+    "ConfigOption",
+    "EnvFileOption",
+    "FailUnderOption",
+    "StrictOption",
+    "config_paths",
+    "parse_vars",
+]
 
 ConfigArg = Annotated[
     Path | None,
@@ -35,6 +43,10 @@ EnvFileOption = Annotated[
         help="Load KEY=VALUE lines into the environment (repeatable; later files win). Without it, "
         "./.env is loaded when present.",
     ),
+]
+FailUnderOption = Annotated[
+    float | None,
+    typer.Option("--fail-under", min=0, max=100, help="Exit 0 when the pass rate is at least PCT percent."),
 ]
 StrictOption = Annotated[
     bool,

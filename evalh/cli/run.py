@@ -10,7 +10,15 @@ import typer
 
 from evalh.cli import diff
 from evalh.cli.output import echo, note
-from evalh.cli.params import ConfigArg, ConfigOption, EnvFileOption, StrictOption, config_paths, parse_vars
+from evalh.cli.params import (
+    ConfigArg,
+    ConfigOption,
+    EnvFileOption,
+    FailUnderOption,
+    StrictOption,
+    config_paths,
+    parse_vars,
+)
 from evalh.common.limits import RUN_OPTION_BOUNDS
 from evalh.errors import EXIT_FAILED, EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
 
@@ -162,12 +170,7 @@ def run(
             help="Call every provider instead of reading the cache, and write their answers to it.",
         ),
     ] = False,
-    fail_under: Annotated[
-        float | None,
-        typer.Option(
-            "--fail-under", min=0, max=100, help="Exit 0 when the pass rate is at least PCT percent."
-        ),
-    ] = None,
+    fail_under: FailUnderOption = None,
     grader: Annotated[
         str | None, typer.Option("--grader", help="Provider id of the grader for model-graded assertions.")
     ] = None,
