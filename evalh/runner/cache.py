@@ -33,7 +33,7 @@ from evalh.common.environment import getenv
 from evalh.common.notices import warn
 from evalh.common.sqlite_files import SIDE_FILES, DamagedDatabase, check_header, move_aside
 from evalh.errors import ConfigError, EvalhError
-from evalh.model import AssertionSpec, CacheMode, EvaluateOptions, Suite
+from evalh.model import AssertionSpec, CacheMode, RunOptions, Suite
 from evalh.providers.registry import may_cache
 
 __all__ = ["DEFAULT_TTL_S", "Cache", "cache_dir", "cache_mode", "cache_ttl_s", "warn_latency_with_cache"]
@@ -67,7 +67,7 @@ def _setting(names: Sequence[str]) -> tuple[str, str] | None:
     return None
 
 
-def cache_mode(options: EvaluateOptions) -> CacheMode:
+def cache_mode(options: RunOptions) -> CacheMode:
     """How a run with ``options`` uses the cache (see the module docstring)."""
     enabled = _setting(_ENABLED_VARS)
     if options.repeat > 1 or (enabled is not None and enabled[1].lower() in _FALSE_WORDS):

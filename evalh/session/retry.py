@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from evalh.errors import ConfigError
-from evalh.model import AssertionSpec, GradedAssertion, RunResult, Status, Suite, TestResult, Usage
+from evalh.model import AssertionSpec, GradedAssertion, RunRecord, Status, Suite, TestResult, Usage
 from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.filters import test_identity
 from evalh.runner.plan import Job
@@ -185,7 +185,7 @@ def jobs_to_retry(plan: Sequence[Job], rows: Iterable[Mapping[str, Any]], kept: 
     ]
 
 
-def merged_run(run: RunResult, earlier: Sequence[TestResult], suite: Suite) -> RunResult:
+def merged_run(run: RunRecord, earlier: Sequence[TestResult], suite: Suite) -> RunRecord:
     """The retry's run with its rows merged into ``earlier`` (:func:`merge_retried`) and the aggregates
     recomputed over all of them, as a run of ``suite`` that made them."""
     results = merge_retried(earlier, run.results)

@@ -1,10 +1,11 @@
-"""A result row's test identity: what makes "the same test" in two runs, for ``evalh diff``.
+"""A result row's identity (:func:`row_key`): what makes "the same row" in two runs, for ``evalh diff``.
 
 The identity of a promptfoo ``EvaluateResult`` row is its description, its vars, its prompt's label
 and its provider's label (the id when it has none), and its repeat index. Neither the row's position
 nor its id enters it, so it holds across runs and between a stored run and a JSON report file; editing
 a test's vars, a prompt's text (the label of an unlabelled prompt) or a provider's label makes it
-another test.
+another row. A test's identity, without prompt, provider or repeat, is another notion:
+:func:`evalh.runner.filters.test_identity`, which matches a config's tests to a report's rows.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["describe_test", "row_status", "test_key"]
+__all__ = ["describe_test", "row_key", "row_status"]
 
 
 def _label(value: Any, *keys: str) -> Any:
@@ -32,8 +33,9 @@ def _description(row: Mapping[str, Any]) -> Any:
     return row.get("description") or nested or None
 
 
-def test_key(row: Mapping[str, Any]) -> str:
-    """The row's identity as a sha256 hex digest of canonical JSON (stable across runs)."""
+def row_key(row: Mapping[str, Any]) -> str:
+    """The row's identity (description, vars, prompt, provider, repeat) as a sha256 hex digest of
+    canonical JSON, stable across runs; the run store keeps it in its ``test_key`` column."""
     identity = {
         "description": _description(row),
         "vars": row.get("vars") or {},
@@ -43,9 +45,6 @@ def test_key(row: Mapping[str, Any]) -> str:
     }
     canonical = json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-test_key.__test__ = False  # type: ignore[attr-defined]  # not a pytest test despite its name
 
 
 def _text(value: Any) -> str:
