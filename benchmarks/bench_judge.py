@@ -36,9 +36,9 @@ import httpx
 
 from evalh.model import (
     AssertionSpec,
-    EvaluateOptions,
     ProviderChoice,
     ProviderSpec,
+    RunOptions,
     Status,
     Suite,
     TestCase,
@@ -145,7 +145,7 @@ def build_suite(tests: int, base_url: str) -> Suite:
 
 def run_evalh(suite: Suite, concurrency: int) -> int:
     """One run of the suite; the tests that passed."""
-    result = run_suite(suite, EvaluateOptions(max_concurrency=concurrency, cache=False))
+    result = run_suite(suite, RunOptions(max_concurrency=concurrency, cache=False))
     return result.count(Status.PASS)
 
 

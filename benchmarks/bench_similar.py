@@ -47,10 +47,10 @@ import numpy as np
 
 from evalh.model import (
     AssertionSpec,
-    EvaluateOptions,
     ProviderChoice,
     ProviderSpec,
-    RunResult,
+    RunOptions,
+    RunRecord,
     Status,
     Suite,
     TestCase,
@@ -94,9 +94,9 @@ def similar_suite(texts: list[str], provider: ProviderSpec | None) -> Suite:
     return Suite(tests=tests)
 
 
-def timed_run(suite: Suite, *, cache: bool) -> tuple[RunResult, float]:
+def timed_run(suite: Suite, *, cache: bool) -> tuple[RunRecord, float]:
     started = time.perf_counter()
-    result = run_suite(suite, EvaluateOptions(cache=cache, max_concurrency=8))
+    result = run_suite(suite, RunOptions(cache=cache, max_concurrency=8))
     return result, time.perf_counter() - started
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names as the type checker sees them; at run time __getattr__ imports them
     from evalh import errors
     from evalh.api import CheckFailed, Comparison, Options, RunResult, aevaluate, check, evaluate
+    from evalh.common.environment import getenv
     from evalh.errors import ConfigError, EvalhError, ProviderError, ReportError
     from evalh.model import GradedAssertion, Status, Suite, TestResult
 
@@ -40,6 +41,7 @@ __all__ = [
     "check",
     "errors",
     "evaluate",
+    "getenv",
 ]
 
 from evalh.common.version import __version__
@@ -53,6 +55,7 @@ _HOMES = {
     "aevaluate": "evalh.api",
     "check": "evalh.api",
     "evaluate": "evalh.api",
+    "getenv": "evalh.common.environment",  # the run's environment, for a function passed to evaluate
     "ConfigError": "evalh.errors",
     "EvalhError": "evalh.errors",
     "ProviderError": "evalh.errors",

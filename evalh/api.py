@@ -13,6 +13,7 @@ rows kept (``interrupted``) only when the run has the main thread: signals reach
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -23,15 +24,23 @@ from evalh.assertions.registry import base_type, get_assertion
 from evalh.common.limits import RUN_OPTION_BOUNDS
 from evalh.config.locate import close_matches
 from evalh.errors import ConfigError
-from evalh.model import Aggregates, CacheShare, GradedAssertion, Status, Suite, TestResult
-from evalh.model import RunResult as Run
+from evalh.model import (
+    Aggregates,
+    CacheShare,
+    GradedAssertion,
+    RunOptions,
+    RunRecord,
+    Status,
+    Suite,
+    TestResult,
+)
+from evalh.model.verdict import run_passed
 from evalh.providers.registry import find_entry
 from evalh.reports.json import to_promptfoo_json
 from evalh.reports.markdown import to_markdown
 from evalh.runtimes.callables import callables_active, take_callables
 from evalh.secrets import redact_text
-from evalh.session.run import ConfigSource, RunSettings
-from evalh.session.run import evaluate as run_session
+from evalh.session.run import ConfigSource, run_quietly
 from evalh.store.compare import Comparison
 
 __all__ = [
@@ -54,7 +63,7 @@ class RunResult:
     """A finished run: its rows (one per test x prompt x provider x repeat, in plan order), their
     assertions' results, the run's figures, and :meth:`to_dict` in the JSON report's shape."""
 
-    run: Run  # the record every report is written from
+    run: RunRecord  # the record every report is written from
     eval_id: str = ""  # the ``evalId`` of the run's reports: its id in the run store when recorded
     comparison: Comparison | None = None  # with the ``baseline`` option: what changed since that run
 
@@ -70,7 +79,7 @@ class RunResult:
     @property
     def ok(self) -> bool:
         """True when every planned row ran and passed (what ``evalh run`` exits 0 for)."""
-        return not self.run.interrupted and all(row.status is Status.PASS for row in self.rows)
+        return run_passed(self.run)
 
     @property
     def successes(self) -> int:
@@ -170,18 +179,19 @@ class Options(TypedDict, total=False):
     baseline: str  # --baseline: a stored run (an id, latest, latest~N) or a JSON report to compare with
 
 
-def _settings(options: Options) -> RunSettings:
+# The keywords named otherwise than the RunOptions field they fill.
+_FIELD_OF_KEYWORD = {"write": "record"}
+
+
+def _run_options(options: Options) -> RunOptions:
+    """:func:`evaluate`'s keywords as the run's options (a keyword not given keeps the config's value)."""
     _check_options(options)
-    return RunSettings(
-        outputs=tuple(str(path) for path in options.get("outputs", ())),
-        max_concurrency=options.get("max_concurrency"),
-        filter_pattern=options.get("filter_pattern"),
-        cli_vars=dict(options.get("vars", {})),
-        repeat=options.get("repeat"),
-        cache=options.get("cache", True),
-        grader=options.get("grader"),
-        record=options.get("write", False),
-    )
+    values: dict[str, Any] = {_FIELD_OF_KEYWORD.get(name, name): value for name, value in options.items()}
+    if "outputs" in values:
+        values["outputs"] = tuple(str(path) for path in values["outputs"])
+    if "vars" in values:
+        values["vars"] = dict(values["vars"])
+    return RunOptions.given_as(**values)
 
 
 def _check_options(options: Mapping[str, Any]) -> None:
@@ -200,7 +210,7 @@ def _check_options(options: Mapping[str, Any]) -> None:
             raise ConfigError(f"{name} {problem}", where=f"evaluate({name}=...)", hint=hint)
 
 
-def _run(config: str | ConfigSource, settings: RunSettings, baseline: str | None) -> RunResult:
+def _run(config: str | ConfigSource, options: RunOptions) -> RunResult:
     source: ConfigSource = Path(config) if isinstance(config, str) else config
     table: Mapping[str, Callable[..., Any]] = {}
     if isinstance(source, Mapping):  # Python callables as providers, assertions, transforms
@@ -208,7 +218,7 @@ def _run(config: str | ConfigSource, settings: RunSettings, baseline: str | None
     elif isinstance(source, Suite):
         table = source.callables
     with callables_active(table):
-        outcome = run_session(source, settings, baseline=baseline)
+        outcome = run_quietly(source, options)
     run = outcome.result
     if table and not run.suite.callables:  # the suite remembers them, so that it can run again
         run = replace(run, suite=replace(run.suite, callables=dict(table)))
@@ -234,18 +244,19 @@ def evaluate(config: str | ConfigSource, **options: Unpack[Options]) -> RunResul
     ``evalh run`` does. Raises :class:`~evalh.errors.ConfigError` for a bad config before any provider
     call, and :class:`~evalh.errors.ReportError` (after writing every other report) when a report
     cannot be written."""
-    settings, baseline = _settings(options), options.get("baseline")
+    run_options = _run_options(options)
     if not _loop_running():
-        return _run(config, settings, baseline)
+        return _run(config, run_options)
     # The caller's loop is busy running us: the run's own loop needs a thread of its own.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalh-evaluate") as pool:
-        return pool.submit(_run, config, settings, baseline).result()
+        # the caller's context (its warnings policy, environment) goes along: a pool does not carry it
+        return pool.submit(contextvars.copy_context().run, _run, config, run_options).result()
 
 
 async def aevaluate(config: str | ConfigSource, **options: Unpack[Options]) -> RunResult:
     """:func:`evaluate` for async code: the run goes on in a worker thread with its own loop, so the
     caller's loop stays free meanwhile."""
-    return await asyncio.to_thread(_run, config, _settings(options), options.get("baseline"))
+    return await asyncio.to_thread(_run, config, _run_options(options))
 
 
 def check(

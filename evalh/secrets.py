@@ -13,8 +13,11 @@ Two complementary rules, one marker (:data:`MARKER`, ``[REDACTED]``):
   string that leaves the process: reports, console, log and error messages, cache contents.
 
 Values shorter than :data:`MIN_VALUE_LENGTH` characters are not registered (replacing every ``abc`` in a
-report would destroy it); they are still redacted by name. The registry lives as long as the process
-(one CLI run); it only grows, so redacting a value a previous run used is the worst it does.
+report would destroy it); they are still redacted by name. Each run registers in a registry of its own
+(:func:`run_registry`, entered by every run entry point), over the process's: a run's text is redacted of
+its own secrets and the enclosing ones, never of a concurrent run's. When a run ends, its values join the
+enclosing registry (its results are still shown after it), which only grows: redacting a value an earlier
+run used is the worst it does.
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ from __future__ import annotations
 import base64
 import functools
 import html
+import itertools
 import json
 import re
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Generic, NamedTuple, TextIO, TypeVar
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
@@ -46,6 +51,7 @@ __all__ = [
     "register_headers",
     "register_url",
     "registered",
+    "run_registry",
     "scrub_url",
     "scrub_urls",
     "secret_header_values",
@@ -227,7 +233,7 @@ def redact_config(value: Any) -> Any:
 
 
 def _redact_mapping(value: Mapping[Any, Any], is_dict: bool) -> Any:
-    forms, _, shortest = _REGISTRY.text  # a text shorter than every form holds none
+    forms, _, shortest = _RUN.get().text  # a text shorter than every form holds none
     out: dict[str, Any] = {}
     same = is_dict
     for key, item in value.items():
@@ -253,7 +259,7 @@ def _redact_mapping(value: Mapping[Any, Any], is_dict: bool) -> Any:
 
 
 def _redact_items(value: list[Any] | tuple[Any, ...], is_list: bool) -> Any:
-    forms, _, shortest = _REGISTRY.text
+    forms, _, shortest = _RUN.get().text
     items: list[Any] = []
     same = is_list
     for item in value:
@@ -302,18 +308,39 @@ def _forms_of(values: Iterable[_Text]) -> _Forms[_Text]:
 
 
 class _Registry:
-    """The secret values of the run (every derived form), longest first.
+    """The secret values of a run (every derived form, with those of the enclosing registry), longest first.
 
     Replacing is done with C-speed substring searches: a form absent from the text (the usual case)
     costs one scan, so a 50 MB report with a few dozen forms is redacted in a fraction of a second."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: _Registry | None = None) -> None:
         self._lock = threading.Lock()
-        self._values: set[str] = set()
+        self.parent = parent
+        self._values: set[str] = set()  # registered here (a run's), not in the parent
         self._seen: set[str] = set()  # values already expanded: registering one again costs a lookup
+        self._at = -1  # the change count the forms were built at
         # each replaced whole, never in place: a reader takes forms and guards of one registry state
-        self.text: _Forms[str] = _forms_of(())
-        self.bytes: _Forms[bytes] = _forms_of(())
+        self._text: _Forms[str] = _forms_of(())
+        self._bytes: _Forms[bytes] = _forms_of(())
+
+    @property
+    def text(self) -> _Forms[str]:
+        if self._at != _CHANGES[0]:  # a value was registered here, or outside the run meanwhile
+            self._rebuild()
+        return self._text
+
+    @property
+    def bytes(self) -> _Forms[bytes]:
+        if self._at != _CHANGES[0]:
+            self._rebuild()
+        return self._bytes
+
+    def _rebuild(self) -> None:
+        with self._lock:
+            at = _CHANGES[0]
+            text = _forms_of(self.values())
+            self._text, self._bytes = text, _forms_of(v.encode("utf-8", "surrogatepass") for v in text.forms)
+            self._at = at
 
     def add(self, values: Iterable[str]) -> None:
         new = {value for value in values if value not in self._seen}
@@ -324,20 +351,32 @@ class _Registry:
             self._seen |= new
             if fresh:
                 self._values |= fresh
-                self.text = _forms_of(self._values)
-                self.bytes = _forms_of(value.encode("utf-8", "surrogatepass") for value in self.text.forms)
+                _CHANGES[0] = next(_TOKENS)
 
     def clear(self) -> None:
         with self._lock:
             self._values.clear()
             self._seen.clear()
-            self.text, self.bytes = _forms_of(()), _forms_of(())
+            _CHANGES[0] = next(_TOKENS)
 
     def values(self) -> frozenset[str]:
-        return frozenset(self._values)
+        inherited = self.parent.values() if self.parent is not None else frozenset()
+        return inherited | self._values
 
-    def text_forms(self) -> tuple[str, ...]:
-        return self.text.forms
+    def fold_into_parent(self) -> None:
+        """The run is over: what it registered stays redacted for the enclosing one (its results are
+        still reported after the run: ``RunResult.to_dict()``, a failed check's text, an error)."""
+        if self.parent is not None:
+            with self.parent._lock:
+                self.parent._values |= self._values
+                self.parent._seen |= self._seen
+                _CHANGES[0] = next(_TOKENS)
+
+
+# Every change of any registry writes a token never used before (after the change): a registry whose
+# forms were built at another token rebuilds them (its parent's values may have changed too).
+_TOKENS = itertools.count(1)
+_CHANGES = [0]
 
 
 def _forms(value: str) -> set[str]:
@@ -353,12 +392,28 @@ def _forms(value: str) -> set[str]:
     return {form for form in forms if len(form) >= MIN_VALUE_LENGTH}
 
 
-_REGISTRY = _Registry()
+_PROCESS = _Registry()
+# The registry of the current run (asyncio tasks and asyncio.to_thread carry it; a plain thread pool needs
+# contextvars.copy_context().run): two runs in one process register apart, and redact what is theirs.
+_RUN: ContextVar[_Registry] = ContextVar("evalh_secret_registry", default=_PROCESS)
+
+
+@contextmanager
+def run_registry() -> Iterator[None]:
+    """Within the block (this context only), secrets register in a registry of their own, over the
+    enclosing one; when it ends they join the enclosing one (see :meth:`_Registry.fold_into_parent`)."""
+    registry = _Registry(parent=_RUN.get())
+    token = _RUN.set(registry)
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
+        registry.fold_into_parent()
 
 
 def register(*values: str | None) -> None:
     """Register secret values (and their derived forms) for value-based redaction."""
-    _REGISTRY.add(str(value) for value in values if value)
+    _RUN.get().add(str(value) for value in values if value)
 
 
 def register_url(url: str) -> None:
@@ -397,22 +452,22 @@ def register_config(value: Any, *, under_secret: bool = False) -> None:
 
 def registered() -> frozenset[str]:
     """Every registered form (for tests and diagnostics; never print it)."""
-    return _REGISTRY.values()
+    return _RUN.get().values()
 
 
 def clear_registry() -> None:
     """Forget every registered value (tests; a long-lived process between unrelated runs)."""
-    _REGISTRY.clear()
+    _RUN.get().clear()
 
 
 def redact_text(text: str) -> str:
     """``text`` with every registered secret form replaced by the marker (longest forms first)."""
-    return _redacted(text, _REGISTRY.text, MARKER)
+    return _redacted(text, _RUN.get().text, MARKER)
 
 
 def redact_bytes(data: bytes) -> bytes:
     """:func:`redact_text` for UTF-8 bytes (a report file, a cache value)."""
-    return _redacted(data, _REGISTRY.bytes, _MARKER_BYTES)
+    return _redacted(data, _RUN.get().bytes, _MARKER_BYTES)
 
 
 def _redacted(text: _Text, registered_forms: _Forms[_Text], marker: _Text) -> _Text:
@@ -432,7 +487,7 @@ def _redacted(text: _Text, registered_forms: _Forms[_Text], marker: _Text) -> _T
 
 def redact_value(value: Any) -> Any:
     """A copy of a JSON-like value (a model's output) with registered secrets replaced in every string."""
-    if not _REGISTRY.text_forms():
+    if not _RUN.get().text.forms:
         return value
     if isinstance(value, str):
         return redact_text(value)

@@ -1,8 +1,14 @@
-"""The contract between an assertion function and the runner.
+"""The contract between an assertion handler and the runner: handlers measure, the runner decides.
 
-An assertion is a small stateless function ``(ctx: AssertionContext) -> AssertionResult`` (sync or
-async) that judges the *positive* form of its type. Negation, weight 0, the test threshold and
-aggregation are applied once, in ``evalh.runner.scoring``; an assertion never looks at ``spec.negate``.
+A handler is a small stateless function ``(ctx: AssertionContext) -> Measurement`` (sync or async),
+registered with ``@assertion`` (``registry.py``), that measures the *positive* form of its type: the
+figure (a cosine, a distance, 1 or 0 for a pass/fail check: ``Measurement.pass_fail``), the words of the
+reason and the details. It never compares with a threshold and never looks at ``spec.negate``.
+``evalh.runner.scoring`` decides, once for every type: the threshold in the direction the registration
+declares, ``binary``, ``not-``, weight 0, the reason's wording and the test's aggregation. A handler
+returns an ``AssertionResult`` only when there is nothing to decide: ``AssertionResult.failure`` (it could
+not run: the row is an ERROR, never inverted into a pass) or ``AssertionResult.skip`` (the check does not
+apply to this row).
 
 Assertions that need a model reach it through ``ctx.services`` (embeddings, completions), which the
 runner implements with suite-wide batching and caching. Heavy imports (numpy) stay inside functions.

@@ -4,8 +4,9 @@ refusal-quality, and the grader-free is-refusal heuristic.
 The RAG judges (answer-relevance, context-faithfulness, context-recall, context-relevance) live in
 ``judged_rag.py``, imported by this module so that loading this family registers them all.
 How the grader is chosen and called, and what goes into ``details``: see ``judge_core.py``; the prompts:
-``judge_prompts.py``. Each handler judges the positive form; ``runner/scoring.py`` applies ``not-``, and
-never inverts an ERROR (grader transport or parse failures).
+``judge_prompts.py``. Each handler measures the positive form (the grader's score, and its ``pass`` as the
+measurement's verdict); ``runner/scoring.py`` decides, applies ``not-``, and never inverts an ERROR (grader
+transport or parse failures).
 """
 
 from __future__ import annotations

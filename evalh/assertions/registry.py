@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -136,6 +137,7 @@ class AssertionDef:
 
 _REGISTRY: dict[str, AssertionDef] = {}
 _loaded = False
+_LOADING = threading.RLock()
 
 F = TypeVar("F", bound=AssertionFn)
 
@@ -193,9 +195,12 @@ def assertion(
 
 
 def _load_families() -> None:
+    """Import every family module once. Two runs in one process may ask first at the same time: a second
+    thread waits for the first to finish instead of seeing a half-filled registry (and caching it)."""
     global _loaded
-    if not _loaded:
-        _loaded = True
+    with _LOADING:  # re-entrant: a family module that asks the registry while it loads finds it loading
+        if _loaded:
+            return
         for module in FAMILY_MODULES:
             try:
                 importlib.import_module(module)
@@ -204,6 +209,7 @@ def _load_families() -> None:
                 # missing import inside a family is a real bug and propagates.
                 if error.name != module:
                     raise
+        _loaded = True
 
 
 def all_assertions() -> dict[str, AssertionDef]:

@@ -1,7 +1,9 @@
 """Deterministic text assertions: equals, the contains family, starts-with, regex, levenshtein, word-count.
 
-Each handler judges the positive form; ``runner/scoring.py`` applies ``not-``. Reasons state the actual
-relation ("Output contains 'foo'" / "Output does not contain 'foo'") so they read well either way.
+Each handler measures the positive form and returns a ``Measurement`` (1 or 0 for these pass/fail checks,
+the edit distance for ``levenshtein``); ``runner/scoring.py`` decides: the threshold, ``not-``, the
+score. Reasons state the actual relation ("Output contains 'foo'" / "Output does not contain 'foo'") so
+they read well either way.
 
 ``regex`` uses Python's ``re`` syntax (``re.search``: found anywhere, no flags; use inline flags such as
 ``(?i)``), searched with a time limit (``evalh/runtimes/patterns.py``: 1 s, or ``config.timeoutMs``).

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from evalh.cli.params import FailUnderOption
 from evalh.errors import EXIT_FAILED, EXIT_OK, ConfigError
 
 if TYPE_CHECKING:  # the model's dataclasses are built on first run, not for `evalh --help`
-    from evalh.model import RunResult
+    from evalh.model import RunRecord
 
 __all__ = ["EXIT_CODES", "HELP", "merge"]
 
@@ -52,12 +53,7 @@ def merge(
             help="Write the merged run: .json .xml/.junit.xml .md .csv .yaml .html (repeatable).",
         ),
     ] = None,
-    fail_under: Annotated[
-        float | None,
-        typer.Option(
-            "--fail-under", min=0, max=100, help="Exit 0 when the pass rate is at least PCT percent."
-        ),
-    ] = None,
+    fail_under: FailUnderOption = None,
     baseline: Annotated[
         str | None,
         typer.Option(
@@ -117,13 +113,11 @@ def merge(
     raise typer.Exit(_exit_code(run, regressed, fail_under))
 
 
-def _exit_code(run: RunResult, regressed: bool | None, fail_under: float | None) -> int:
+def _exit_code(run: RunRecord, regressed: bool | None, fail_under: float | None) -> int:
     """``run``'s rule on the merged rows; an interrupted shard fails the merge (its rows are missing)."""
-    if run.interrupted:
-        return EXIT_FAILED
-    if regressed is not None:  # --fail-on regressions: new failures since --baseline decide alone
-        return EXIT_FAILED if regressed else EXIT_OK
-    return EXIT_OK if run.pass_rate >= (100.0 if fail_under is None else fail_under) else EXIT_FAILED
+    from evalh.model.verdict import run_passed
+
+    return EXIT_OK if run_passed(run, fail_under=fail_under, regressed=regressed) else EXIT_FAILED
 
 
 def _check_inputs(shards: list[Path]) -> None:

@@ -8,9 +8,9 @@ without importing the model (``evalh --help`` stays fast).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
+from evalh.common.environment import getenv
 from evalh.errors import ConfigError
 
 __all__ = [
@@ -40,7 +40,7 @@ MAX_REPLY_ENV = "EVALH_MAX_REPLY_MB"
 
 def max_reply_bytes() -> int:
     """The cap on one provider reply, in bytes: ``EVALH_MAX_REPLY_MB`` (a positive number) or 32 MiB."""
-    text = os.environ.get(MAX_REPLY_ENV, "").strip()
+    text = getenv(MAX_REPLY_ENV, "").strip()
     if not text:
         return DEFAULT_MAX_REPLY_MB * 1024 * 1024
     try:

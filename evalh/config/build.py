@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -20,6 +19,7 @@ from typing import Any
 
 from evalh.assertions.javascript import javascript_file_problem
 from evalh.assertions.registry import base_type, get_assertion
+from evalh.common.environment import getenv
 from evalh.common.notices import warnings_muted
 from evalh.config.code_values import code_value
 from evalh.config.files import (
@@ -177,7 +177,7 @@ def _glob_vars(
 
 
 def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+    return getenv(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _build_one(

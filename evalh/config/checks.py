@@ -22,10 +22,9 @@ from evalh.assertions.registry import AssertionDef, all_assertions
 from evalh.common.notices import is_strict, warn
 from evalh.config.files import LoadContext
 from evalh.config.locate import close_matches, format_path
-from evalh.config.providers import RECORDED_PROVIDER_ID
 from evalh.config.schema import SchemaProblem, ShapeCachedValidator, fragment_validator
 from evalh.errors import ConfigError, Where
-from evalh.model import AssertionSpec, ProviderChoice, ProviderSpec, TestCase
+from evalh.model import RECORDED_PROVIDER_ID, AssertionSpec, ProviderChoice, ProviderSpec, TestCase
 from evalh.providers.registry import capabilities_of, find_entry
 
 __all__ = ["MAX_SET_DEPTH", "AssertionChecker", "value_problem", "value_problems"]

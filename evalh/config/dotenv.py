@@ -14,12 +14,12 @@ warning, and is skipped as dotenv skips it.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+from evalh.common.environment import getenv, overlaid
 from evalh.common.notices import warn
 from evalh.config.locate import display_path, read_text_file
 from evalh.errors import ConfigError, ConfigFileError
@@ -125,38 +125,21 @@ def _read(path: Path) -> dict[str, str]:
 def dotenv_environment(
     env_files: Sequence[Path], *, directory: Path | None = None
 ) -> Iterator[dict[str, str]]:
-    """Within the block, the process environment has ``.env`` (of ``directory``, default the current
-    one) under it and every ``env_files`` over it; restored afterwards. Yields what was loaded."""
+    """Within the block, the run's environment (:mod:`evalh.common.environment`, never ``os.environ``)
+    has ``.env`` (of ``directory``, default the current one) under the process environment and every
+    ``env_files`` over it. Yields what was loaded."""
     loaded: dict[str, str] = {}
     default = (directory or Path.cwd()) / DEFAULT_ENV_FILE
     if not env_files and default.is_file():
-        loaded.update({k: v for k, v in _read(default).items() if k not in os.environ})
+        loaded.update({k: v for k, v in _read(default).items() if getenv(k) is None})
     for path in env_files:
         loaded.update(_read(path))
     register_config(loaded)  # secret-named values are redacted from here on
-    saved = {key: os.environ.get(key) for key in loaded}
-    os.environ.update(loaded)
-    try:
+    with overlaid(loaded):
         yield loaded
-    finally:
-        _restore(saved)
 
 
-@contextmanager
-def environment_overlay(values: Mapping[str, str]) -> Iterator[None]:
-    """Within the block, the process environment has ``values`` over it (a config's ``env:`` map, which
-    providers read during the run); restored afterwards."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update({key: str(value) for key, value in values.items()})
-    try:
-        yield
-    finally:
-        _restore(saved)
-
-
-def _restore(saved: Mapping[str, str | None]) -> None:
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+def environment_overlay(values: Mapping[str, str]) -> AbstractContextManager[None]:
+    """Within the block, the run's environment has ``values`` over it (a config's ``env:`` map, which
+    providers read during the run)."""
+    return overlaid(values)

@@ -36,10 +36,17 @@ def config_env(document: Document, ctx: LoadContext) -> dict[str, str]:
     process = template_env()
     for key, value in raw.items():
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        where = document.place(("env", key))
         try:
-            env[str(key)] = render_env(text, process, where=document.place(("env", key)))
+            env[str(key)] = render_env(text, process, where=where)
         except ConfigError as error:
             ctx.problems.add_exception(error)
+            continue
+        if "\x00" in env[str(key)] or "\x00" in str(key) or "=" in str(key):
+            del env[str(key)]  # no environment variable can hold it: programs of the run could not start
+            problem = "the value has a NUL character" if "=" not in str(key) else "the name has '='"
+            advice = "no environment variable can hold it, so no program of the run could start; remove it"
+            ctx.problems.add_exception(ConfigError(f"{problem}: {advice}", where=where))
     return env
 
 

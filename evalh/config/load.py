@@ -23,22 +23,27 @@ from evalh.config.env import config_env, render_config_env
 from evalh.config.files import DocOrigin, LoadContext, Origin, is_file_ref
 from evalh.config.locate import Document, JsonPath, display_path, load_document, path_errors
 from evalh.config.merge import merge_documents
-from evalh.config.prompt_refs import check_prompt_refs, check_provider_prompt_refs, prompt_allowed
+from evalh.config.prompt_refs import check_prompt_refs, check_provider_prompt_refs
 from evalh.config.prompts import load_prompts
-from evalh.config.providers import (
-    RECORDED_PROMPT,
-    RECORDED_PROVIDER,
-    check_choice,
-    load_providers,
-    parse_choice,
-)
+from evalh.config.providers import check_choice, load_providers, parse_choice
 from evalh.config.recorded_checks import check_recorded_outputs
 from evalh.config.schema import defs_validator, schema_problems
-from evalh.config.stored_outputs import CONVERSATION_VAR, stored_names
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, ConfigFileError, SchemaError, Where
-from evalh.model import EvaluateOptions, Prompt, ProviderSpec, Suite, TestCase
+from evalh.model import (
+    CONVERSATION_VAR,
+    RECORDED_PROMPT,
+    RECORDED_PROVIDER,
+    Prompt,
+    ProviderSpec,
+    RunOptions,
+    Suite,
+    TestCase,
+    prompt_allowed,
+    prompt_warning_key,
+    stored_names,
+)
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY
 from evalh.runtimes.user_filters import filter_problem
 from evalh.runtimes.user_filters import user_filters as make_user_filters
@@ -53,7 +58,6 @@ __all__ = [
     "find_config",
     "load_suite",
     "load_suite_data",
-    "prompt_warning_key",
 ]
 
 CONFIG_NAMES = (
@@ -321,14 +325,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         providers=tuple(providers),
         description=data.get("description"),
         default_provider=suite_default,
-        evaluate_options=EvaluateOptions(
-            max_concurrency=options.get("maxConcurrency", 4),
-            repeat=options.get("repeat", 1),
-            cache=options.get("cache", True),
-            timeout_ms=options.get("timeoutMs", 0),
-            strict=options.get("strict", False),
-            delay_ms=options.get("delay", 0),
-        ),
+        evaluate_options=RunOptions.from_evaluate_options(options),
         output_paths=tuple([output_path] if isinstance(output_path, str) else output_path or ()),
         env=env,
         metadata=dict(skip.value(data, "metadata") or {}),
@@ -408,12 +405,6 @@ def _check_outputs(
             hint="Add prompts: (e.g. prompts: ['Answer briefly: {{question}}'])",
         )
     return prompts, providers
-
-
-def prompt_warning_key(prompt: Prompt, index: int) -> str:
-    """The place an undefined-variable warning about a prompt is given once for (here and when the
-    prompt is rendered for each test)."""
-    return prompt.path or f"prompts[{index}]"
 
 
 def _check_prompt_vars(

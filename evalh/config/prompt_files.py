@@ -18,13 +18,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalh.common.environment import getenv
 from evalh.config.files import LoadContext, is_file_ref
 from evalh.errors import ConfigError, Where, then
 
@@ -80,7 +80,7 @@ def _nonempty(items: list[Any], shown: str, where: Where) -> list[Any]:
 
 
 def _txt_prompts(text: str) -> list[str]:
-    separator = os.environ.get("PROMPTFOO_PROMPT_SEPARATOR") or "---"
+    separator = getenv("PROMPTFOO_PROMPT_SEPARATOR") or "---"
     parts = re.split(rf"^[ \t]*{re.escape(separator)}[ \t]*\r?$", text, flags=re.MULTILINE)
     return [part.strip() for part in parts if part.strip()]
 
@@ -160,7 +160,7 @@ def _csv_prompts(text: str) -> list[FilePrompt]:
     """One prompt per row: promptfoo's ``prompt`` / ``label`` columns, trimmed; a file without the
     delimiter, or one that does not parse, is one prompt per line."""
     text = text.removeprefix("\ufeff")
-    delimiter = os.environ.get("PROMPTFOO_CSV_DELIMITER") or ","
+    delimiter = getenv("PROMPTFOO_CSV_DELIMITER") or ","
     if delimiter not in text:
         return _csv_lines(text)
     try:

@@ -1,9 +1,7 @@
-"""A test's ``prompts:`` (and defaultTest's), and a provider's: which prompts it runs against, as
-promptfoo matches them (``src/util/promptMatching.ts``, ``src/util/validateTestPromptReferences.ts``).
+"""A test's ``prompts:`` (and defaultTest's), and a provider's, checked at load as promptfoo checks them
+(``src/util/validateTestPromptReferences.ts``). Which prompts an entry names is a run-matrix rule the
+runner shares: evalh/model/matrix.py (:func:`~evalh.model.ref_matches`).
 
-An entry names a prompt by its label or id exactly; ``Group:*`` names every prompt whose label or id
-starts with ``Group:`` (any prefix before a final ``*``); ``Group`` also names the prompts labelled
-``Group:...`` (the labels of a prompt file's parts). An empty list runs the test against no prompt.
 A test's entry that names no prompt of the config is a located error, as in promptfoo; a provider's
 is a located warning (promptfoo runs that provider on no prompt). Rows keep the prompt's index in the
 whole config, so reports line up with ``prompts:``.
@@ -18,42 +16,11 @@ from evalh.common.notices import warn
 from evalh.config.files import LoadContext, Origin
 from evalh.config.tests_files import RawTest
 from evalh.errors import ConfigError
-from evalh.model import Prompt, ProviderSpec, TestCase
+from evalh.model import Prompt, ProviderSpec, ref_matches
 
-__all__ = [
-    "check_prompt_refs",
-    "check_provider_prompt_refs",
-    "merged_prompt_refs",
-    "prompt_allowed",
-    "ref_matches",
-    "runs_prompt",
-]
+__all__ = ["check_prompt_refs", "check_provider_prompt_refs", "merged_prompt_refs"]
 
 _LISTED = 12  # prompts named in the error before "and N more"
-
-
-def ref_matches(ref: str, prompt: Prompt) -> bool:
-    """Whether one entry of a test's ``prompts:`` names ``prompt``."""
-    names = [name for name in (prompt.label, prompt.id) if name]
-    if ref in names:
-        return True
-    if ref.endswith("*") and any(name.startswith(ref[:-1]) for name in names):
-        return True
-    return any(name.startswith(f"{ref}:") for name in names)
-
-
-def _allows(refs: tuple[str, ...] | None, prompt: Prompt) -> bool:
-    return refs is None or any(ref_matches(ref, prompt) for ref in refs)
-
-
-def prompt_allowed(test: TestCase, prompt: Prompt) -> bool:
-    """Whether ``test`` runs against ``prompt`` (every prompt when it names none)."""
-    return _allows(test.prompts, prompt)
-
-
-def runs_prompt(test: TestCase, provider: ProviderSpec, prompt: Prompt) -> bool:
-    """Whether the run has a row for ``test`` with ``prompt`` on ``provider``."""
-    return _allows(test.prompts, prompt) and _allows(provider.prompts, prompt)
 
 
 def merged_prompt_refs(data: Any, default: Any) -> tuple[str, ...] | None:

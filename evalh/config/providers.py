@@ -21,14 +21,11 @@ from evalh.config.files import FILE_PREFIX, LoadContext, is_file_ref, script_pat
 from evalh.config.locate import Document, JsonPath, close_matches, format_path, path_errors
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.errors import ConfigError, SchemaError, Where, then
-from evalh.model import RECORDED_PROVIDER_ID, Prompt, ProviderChoice, ProviderSpec
+from evalh.model import ProviderChoice, ProviderSpec
 from evalh.providers.registry import PROVIDERS, find_entry
 from evalh.runtimes.transforms import transform_problem
 
 __all__ = [
-    "RECORDED_PROMPT",
-    "RECORDED_PROVIDER",
-    "RECORDED_PROVIDER_ID",
     "check_choice",
     "check_provider_id",
     "load_providers",
@@ -41,9 +38,6 @@ __all__ = [
 _SCRIPT_PREFIXES = ("python:", FILE_PREFIX)
 # Keys of a provider object or typed map: never the id of the one-key form ``{<id>: {label, config}}``.
 _RESERVED = frozenset({"id", "label", "config", "embedding", "text"})
-
-RECORDED_PROVIDER = ProviderSpec(id=RECORDED_PROVIDER_ID, label="recorded", path="(recorded outputs)")
-RECORDED_PROMPT = Prompt(raw="", label="recorded")
 
 
 def _shown(value: Any) -> str:

@@ -4,17 +4,21 @@ A leaf package: it imports nothing of evalh outside itself, so every other modul
 Import from here (``from evalh.model import Suite``); the submodules only group the classes:
 
 * :mod:`evalh.model.suite`: the config side (:class:`Suite`, :class:`TestCase`, :class:`AssertionSpec`,
-  :class:`Prompt`, :class:`ProviderSpec`, :class:`ProviderChoice`, :class:`EvaluateOptions`);
+  :class:`Prompt`, :class:`ProviderSpec`, :class:`ProviderChoice`);
+* :mod:`evalh.model.options`: how a run goes (:class:`RunOptions`, :class:`Filters`, :class:`Shard`);
+* :mod:`evalh.model.verdict`: the whole run's verdict and pass rate (:func:`run_passed`, :func:`pass_rate`);
 * :mod:`evalh.model.results`: providers' replies, assertions' measurements and verdicts, one
   :class:`TestResult` row (:class:`ProviderResponse`, :class:`Usage`, :class:`Measurement`,
   :class:`AssertionResult`, :class:`GradedAssertion`, :class:`Status`);
 * :mod:`evalh.model.caching`: how a run used the cache (:class:`CacheMode`, :class:`CacheShare`);
-* :mod:`evalh.model.aggregates`: a finished :class:`RunResult` and its figures (:class:`Aggregates`,
+* :mod:`evalh.model.matrix`: the run matrix's rules that the loader and the runner share (which prompts
+  a test runs against, the recorded-output column, the vars only a run sets);
+* :mod:`evalh.model.aggregates`: a finished :class:`RunRecord` and its figures (:class:`Aggregates`,
   :class:`Column`, :class:`RowFigures`, ...).
 
 Flow: ``config`` builds a :class:`Suite` (prompts, providers, tests with their merged, rendered
 assertions); ``runner`` turns it into :class:`TestResult` rows holding :class:`GradedAssertion` trees;
-``reports`` read a :class:`RunResult`.
+``reports`` read a :class:`RunRecord`.
 """
 
 from __future__ import annotations
@@ -24,11 +28,25 @@ from evalh.model.aggregates import (
     Column,
     NamedTotal,
     RowFigures,
-    RunResult,
+    RunRecord,
     ScoreStats,
     TypeFigures,
 )
 from evalh.model.caching import CacheMode, CacheShare
+from evalh.model.matrix import (
+    CONVERSATION_VAR,
+    RECORDED_PROMPT,
+    RECORDED_PROVIDER,
+    STORE_KEY,
+    prompt_allowed,
+    prompt_warning_key,
+    ref_matches,
+    run_placeholders,
+    runs_prompt,
+    stored_names,
+    uses_conversation,
+)
+from evalh.model.options import Filters, RunOptions, Shard
 from evalh.model.results import (
     NO_USAGE,
     AssertionResult,
@@ -44,7 +62,6 @@ from evalh.model.results import (
 from evalh.model.suite import (
     RECORDED_PROVIDER_ID,
     AssertionSpec,
-    EvaluateOptions,
     Prompt,
     ProviderChoice,
     ProviderSpec,
@@ -53,17 +70,22 @@ from evalh.model.suite import (
     TestCase,
     asks_provider,
 )
+from evalh.model.verdict import pass_rate, run_passed
 
 __all__ = [
+    "CONVERSATION_VAR",
     "NO_USAGE",
+    "RECORDED_PROMPT",
+    "RECORDED_PROVIDER",
     "RECORDED_PROVIDER_ID",
+    "STORE_KEY",
     "Aggregates",
     "AssertionResult",
     "AssertionSpec",
     "CacheMode",
     "CacheShare",
     "Column",
-    "EvaluateOptions",
+    "Filters",
     "GradedAssertion",
     "Measurement",
     "NamedTotal",
@@ -73,8 +95,10 @@ __all__ = [
     "ProviderSpec",
     "ProviderUsage",
     "RowFigures",
-    "RunResult",
+    "RunOptions",
+    "RunRecord",
     "ScoreStats",
+    "Shard",
     "ShardInfo",
     "Status",
     "Suite",
@@ -83,5 +107,14 @@ __all__ = [
     "TypeFigures",
     "Usage",
     "asks_provider",
+    "pass_rate",
+    "prompt_allowed",
+    "prompt_warning_key",
+    "ref_matches",
+    "run_passed",
+    "run_placeholders",
+    "runs_prompt",
+    "stored_names",
+    "uses_conversation",
     "weighted_mean",
 ]

@@ -1,4 +1,4 @@
-"""A finished run: :class:`RunResult` with the figures ``runner/aggregates.py`` computes once
+"""A finished run: :class:`RunRecord` with the figures ``runner/aggregates.py`` computes once
 (:class:`Aggregates`, per :class:`Column`) and reports only format. Frozen dataclasses; imports nothing
 of evalh outside this package."""
 
@@ -11,13 +11,14 @@ from typing import Any
 from evalh.model.caching import CacheMode, CacheShare
 from evalh.model.results import ProviderUsage, Status, TestResult, Usage
 from evalh.model.suite import Prompt, ProviderSpec, Suite
+from evalh.model.verdict import pass_rate
 
 __all__ = [
     "Aggregates",
     "Column",
     "NamedTotal",
     "RowFigures",
-    "RunResult",
+    "RunRecord",
     "ScoreStats",
     "TypeFigures",
 ]
@@ -109,7 +110,7 @@ class Aggregates:
 
 
 @dataclass(frozen=True, repr=False)  # the generated repr printed every row and the whole suite
-class RunResult:
+class RunRecord:
     """Everything a report needs."""
 
     suite: Suite
@@ -127,7 +128,7 @@ class RunResult:
         return sum(1 for r in self.results if r.status is status)
 
     def __repr__(self) -> str:
-        return f"RunResult({self.summary()})"
+        return f"RunRecord({self.summary()})"
 
     def summary(self) -> str:
         """The run in a line: its rows by status, pass rate, and whether it was stopped early."""
@@ -138,9 +139,7 @@ class RunResult:
     @property
     def pass_rate(self) -> float:
         """Percentage of rows that passed; errors count against it. 100.0 for an empty run."""
-        if not self.results:
-            return 100.0
-        return 100.0 * self.count(Status.PASS) / len(self.results)
+        return pass_rate(self.count(Status.PASS), len(self.results))
 
     @property
     def cache_share(self) -> CacheShare:

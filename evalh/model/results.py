@@ -84,8 +84,8 @@ class ProviderResponse:
 
 @dataclass(frozen=True)
 class AssertionResult:
-    """A positive-form (non-negated) verdict: what a check with no threshold returns (``contains``),
-    and what ``runner/scoring.py`` makes of a :class:`Measurement`.
+    """A positive-form (non-negated) verdict: what ``runner/scoring.py`` makes of a :class:`Measurement`,
+    and what a handler returns only when there is nothing to decide (:meth:`failure`, :meth:`skip`).
 
     ``error`` means the assertion could not run (bad value, provider failure): the row is an ERROR,
     and negation never turns it into a pass. ``applicable`` false means there was nothing to measure
@@ -126,7 +126,8 @@ _set = object.__setattr__
 
 @dataclass(frozen=True, init=False)
 class Measurement:
-    """What an assertion with a threshold returns: the figure it measured, never a verdict.
+    """What an assertion handler returns: the figure it measured (1 or 0 for a pass/fail check), never a
+    threshold comparison.
 
     ``runner/scoring.py`` compares ``value`` with the threshold in the direction the type declares,
     applies ``binary`` and ``not-``, and words the reason: ``"{subject} is {relation} threshold

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalh.model.options import RunOptions
+
 __all__ = [
     "RECORDED_PROVIDER_ID",
     "AssertionSpec",
-    "EvaluateOptions",
     "Prompt",
     "ProviderChoice",
     "ProviderSpec",
@@ -142,16 +143,6 @@ class TestCase:
 
 
 @dataclass(frozen=True)
-class EvaluateOptions:
-    max_concurrency: int = 4
-    repeat: int = 1
-    cache: bool = True
-    timeout_ms: int = 0
-    strict: bool = False  # template and config warnings are errors (--strict)
-    delay_ms: int = 0  # wait after each provider call not served from the cache (--delay)
-
-
-@dataclass(frozen=True)
 class ShardInfo:
     """Which share of a run this suite is (``evalh run --shard i/N``, see evalh/runner/sharding.py),
     recorded in its reports so that ``evalh merge`` can check the shards it is given make one run."""
@@ -172,7 +163,7 @@ class Suite:
     providers: tuple[ProviderSpec, ...] = ()
     description: str | None = None
     default_provider: ProviderChoice | None = None  # --grader, or the suite-wide default
-    evaluate_options: EvaluateOptions = field(default_factory=EvaluateOptions)
+    evaluate_options: RunOptions = field(default_factory=RunOptions)  # the config's evaluateOptions
     output_paths: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)

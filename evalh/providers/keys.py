@@ -13,11 +13,11 @@ Providers that take no key (local, echo, exec:, python, ollama, http) have no ru
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalh.common.environment import getenv
 from evalh.model import ProviderSpec
 
 __all__ = [
@@ -63,8 +63,9 @@ def config_or_env(config: Mapping[str, Any], key: str, *env_names: str) -> str |
     if value not in (None, ""):
         return str(value)
     for name in env_names:
-        if os.environ.get(name):
-            return os.environ[name]
+        value = getenv(name)
+        if value:
+            return value
     return None
 
 

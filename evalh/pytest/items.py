@@ -11,11 +11,11 @@ import pytest
 
 from evalh.api import failure_text
 from evalh.errors import EvalhError
-from evalh.model import Status, Suite, TestResult
+from evalh.model import RunOptions, Status, Suite, TestResult
 from evalh.pytest import CACHED_PROPERTY, SHARED_A_CONFIG
 from evalh.runner.plan import Job
 from evalh.runner.sharding import parse_shard
-from evalh.session.run import RunSettings, load_for_run, plan_for_run, run_jobs
+from evalh.session.run import load_for_run, plan_for_run, run_jobs
 
 __all__ = ["EvalhFile", "EvalhItem", "RowFailed"]
 
@@ -52,12 +52,12 @@ class EvalhFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         shard = self.config.getoption("evalh_shard")
-        settings = RunSettings(
+        options = RunOptions.given_as(
             shard=None if shard is None else parse_shard(shard, "--evalh-shard"),
             cache=not self.config.getoption("evalh_no_cache"),
         )
-        suite, _notes = load_for_run(self.path, settings)
-        jobs = plan_for_run(suite, settings)
+        suite, _notes = load_for_run(self.path, options)
+        jobs = plan_for_run(suite, options)
         if shard is not None:
             self.config.stash[SHARED_A_CONFIG] = True
         repeats = any(job.repeat_index for job in jobs)
@@ -67,7 +67,7 @@ class EvalhFile(pytest.File):
             seen[name] = seen.get(name, 0) + 1
             if seen[name] > 1:  # two tests of the same description: names must stay unique
                 name = f"{name} ({seen[name]})"
-            yield EvalhItem.from_parent(self, name=name, suite=suite, job=job, settings=settings)
+            yield EvalhItem.from_parent(self, name=name, suite=suite, job=job, options=options)
 
     def repr_failure(  # type: ignore[override]  # pytest.Collector's takes no style
         self, excinfo: pytest.ExceptionInfo[BaseException]
@@ -80,14 +80,14 @@ class EvalhFile(pytest.File):
 class EvalhItem(pytest.Item):
     """One row: run it and pass when evalh's verdict is PASS."""
 
-    def __init__(self, *, suite: Suite, job: Job, settings: RunSettings, **kwargs: Any) -> None:
+    def __init__(self, *, suite: Suite, job: Job, options: RunOptions, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.suite = suite
         self.job = job
-        self.settings = settings
+        self.options = options
 
     def runtest(self) -> None:
-        result = run_jobs(self.suite, [self.job], self.settings)
+        result = run_jobs(self.suite, [self.job], self.options)
         if not result.results:  # stopped before the row finished (Ctrl-C)
             raise KeyboardInterrupt
         row = result.results[0]

@@ -16,7 +16,6 @@ any set ``FORCE_COLOR`` but the empty one as "force"); other values force it, as
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from typing import Any, TextIO
@@ -25,6 +24,7 @@ from rich import box
 from rich.console import Console
 from rich.text import Text
 
+from evalh.common.environment import getenv
 from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
 
 __all__ = [
@@ -55,11 +55,11 @@ def _isatty(file: TextIO) -> bool:
 def colour_options(file: TextIO) -> dict[str, Any]:
     """The rich ``Console`` arguments that make ``NO_COLOR`` and ``FORCE_COLOR=0`` mean "no colour"."""
     options: dict[str, Any] = {}
-    force = os.environ.get("FORCE_COLOR")
+    force = getenv("FORCE_COLOR")
     if force is not None and force.strip().lower() in _FALSE_WORDS:
         # rich would force a terminal: keep the stream's own answer, without colour
         options.update(force_terminal=_isatty(file), color_system=None)
-    if os.environ.get("NO_COLOR", "") != "":
+    if getenv("NO_COLOR", "") != "":
         options.update(color_system=None, no_color=True)
     return options
 
@@ -68,7 +68,7 @@ def make_console(file: TextIO | None = None, *, stderr: bool = False) -> Console
     """The one place evalh makes a rich console (tables, listings, progress)."""
     target = file or (sys.stderr if stderr else sys.stdout)
     console = Console(file=target, highlight=False, emoji=False, soft_wrap=False, **colour_options(target))
-    if not console.is_terminal and "COLUMNS" not in os.environ:
+    if not console.is_terminal and getenv("COLUMNS") is None:
         console.width = UNWRAPPED_WIDTH
     return console
 

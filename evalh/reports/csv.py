@@ -19,7 +19,7 @@ import io
 import re
 from typing import Any
 
-from evalh.model import RunResult, TestCase, TestResult
+from evalh.model import RunRecord, TestCase, TestResult
 from evalh.reports.serialize import dumps
 from evalh.reports.textutil import escape_controls, output_text
 
@@ -62,7 +62,7 @@ def _row_cells(row: TestResult | None) -> list[str]:
     ]
 
 
-def to_csv_text(run: RunResult) -> str:
+def to_csv_text(run: RunRecord) -> str:
     """The CSV document of ``run`` (header line first, ``\\r\\n`` line ends as the csv module writes)."""
     columns = run.aggregates.columns
     lines: dict[tuple[int, int], dict[tuple[int, int], TestResult]] = {}

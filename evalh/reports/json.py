@@ -1,4 +1,4 @@
-"""A :class:`~evalh.model.RunResult` as promptfoo's JSON output file (``-o out.json``), plus evalh's extras.
+"""A :class:`~evalh.model.RunRecord` as promptfoo's JSON output file (``-o out.json``), plus evalh's extras.
 
 The shape (documented in ``schemas/report.schema.json``)::
 
@@ -22,7 +22,7 @@ import sys
 from typing import Any
 
 from evalh.common.version import __version__
-from evalh.model import Aggregates, RowFigures, RunResult, ScoreStats, ShardInfo, Status, TypeFigures, Usage
+from evalh.model import Aggregates, RowFigures, RunRecord, ScoreStats, ShardInfo, Status, TypeFigures, Usage
 from evalh.reports.codec import (
     MEMO_LIMIT,
     Memo,
@@ -89,7 +89,7 @@ def aggregates_to_json(aggregates: Aggregates) -> dict[str, Any]:
     }
 
 
-def _stats(run: RunResult) -> dict[str, Any]:
+def _stats(run: RunRecord) -> dict[str, Any]:
     usage = Usage()
     grading = Usage()
     for row in run.results:
@@ -106,7 +106,7 @@ def _stats(run: RunResult) -> dict[str, Any]:
     }
 
 
-def _evalh_block(run: RunResult) -> dict[str, Any]:
+def _evalh_block(run: RunRecord) -> dict[str, Any]:
     return {
         "providerUsage": [
             {
@@ -150,7 +150,7 @@ def new_eval_id(started_at: str) -> str:
     return f"eval-{secrets.token_urlsafe(3)[:3]}-{stamp}"
 
 
-def to_promptfoo_json(run: RunResult, *, eval_id: str | None = None) -> dict[str, Any]:
+def to_promptfoo_json(run: RunRecord, *, eval_id: str | None = None) -> dict[str, Any]:
     """The whole run as promptfoo's output file, with evalh's extras under ``results.evalh`` and
     ``results.aggregates``. ``eval_id``: the run's id (the run store's), else a new one."""
     memo = Memo()
@@ -159,7 +159,7 @@ def to_promptfoo_json(run: RunResult, *, eval_id: str | None = None) -> dict[str
 
 
 def report_document(
-    run: RunResult, rows: list[Any], *, eval_id: str | None = None, config: Any = None
+    run: RunRecord, rows: list[Any], *, eval_id: str | None = None, config: Any = None
 ) -> dict[str, Any]:
     """The output file around ``rows`` (the run store keeps it with no rows: its rows are stored one
     by one as they finish). ``config``: the suite's config already redacted, if the caller has it."""

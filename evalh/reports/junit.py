@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from evalh.model import Column, RunResult, Status, TestResult
+from evalh.model import Column, RunRecord, Status, TestResult
 from evalh.reports.textutil import collapse_whitespace, failed_assertion_lines, truncate, xml_safe
 
 __all__ = ["to_junit_xml"]
@@ -76,13 +76,13 @@ def _suite_name(column: Column, k: int) -> str:
     return _name(f"[{column.provider.display}] prompt {k}")
 
 
-def _interruption(run: RunResult) -> tuple[tuple[str, str], ...]:
+def _interruption(run: RunRecord) -> tuple[tuple[str, str], ...]:
     if not run.interrupted:
         return ()
     return (("interrupted", "true"), ("interruptedBy", run.interrupted_by or "SIGINT"))
 
 
-def _interrupted_suite(root: ET.Element, run: RunResult) -> None:
+def _interrupted_suite(root: ET.Element, run: RunRecord) -> None:
     """The testcase that makes an interrupted run fail in CI, with what was left undone."""
     signal_name = run.interrupted_by or "SIGINT"
     suite = ET.SubElement(
@@ -112,7 +112,7 @@ def _interrupted_suite(root: ET.Element, run: RunResult) -> None:
     error.text = f"Error: {message}. Rows that did not run are not listed as testcases."
 
 
-def _testsuite(root: ET.Element, column: Column, k: int, run: RunResult) -> tuple[int, int, int]:
+def _testsuite(root: ET.Element, column: Column, k: int, run: RunRecord) -> tuple[int, int, int]:
     rows = sorted(column.rows, key=lambda r: (r.test.index, r.repeat_index))
     failures = sum(1 for r in rows if r.status is Status.FAIL)
     errors = sum(1 for r in rows if r.status is Status.ERROR)
@@ -144,7 +144,7 @@ def _testsuite(root: ET.Element, column: Column, k: int, run: RunResult) -> tupl
     return len(rows), failures, errors
 
 
-def to_junit_xml(run: RunResult) -> bytes:
+def to_junit_xml(run: RunRecord) -> bytes:
     """The JUnit XML document of ``run`` (UTF-8 bytes, with an XML declaration)."""
     root = ET.Element("testsuites", {"name": "evalh"})
     totals = [0, 0, 0]

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evalh.model import Column, GradedAssertion, RunResult, Status, TestResult
+from evalh.model import Column, GradedAssertion, RunRecord, Status, TestResult
 from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
 from evalh.secrets import redact_text
 
@@ -93,7 +93,7 @@ def _test_name(row: TestResult) -> str:
     return markdown_text(name, NAME_LIMIT) + suffix
 
 
-def _headline(run: RunResult, eval_id: str | None) -> list[str]:
+def _headline(run: RunRecord, eval_id: str | None) -> list[str]:
     figures = run.aggregates.figures
     rows, passed = len(run.results), run.count(Status.PASS)
     mark = "✅" if passed == rows and not run.interrupted else "❌"
@@ -115,7 +115,7 @@ def _headline(run: RunResult, eval_id: str | None) -> list[str]:
     return lines
 
 
-def _cache_lines(run: RunResult) -> list[str]:
+def _cache_lines(run: RunRecord) -> list[str]:
     """The run's cache sentence: a note when outputs came from the cache (they may be stale)."""
     share = run.cache_share
     sentence = share.sentence()
@@ -138,7 +138,7 @@ def _column_row(column: Column) -> list[str]:
     ]
 
 
-def _columns(run: RunResult, budget: _Budget) -> list[str]:
+def _columns(run: RunRecord, budget: _Budget) -> list[str]:
     columns = run.aggregates.columns
     if not columns:
         return []
@@ -148,7 +148,7 @@ def _columns(run: RunResult, budget: _Budget) -> list[str]:
     return _listed(title, header, rows, "..rrrrr", budget, cap=FIGURES_BUDGET, noun="columns", fold=False)
 
 
-def _metrics(run: RunResult, budget: _Budget) -> list[str]:
+def _metrics(run: RunRecord, budget: _Budget) -> list[str]:
     named = run.aggregates.named_scores
     if not named:
         return []
@@ -250,7 +250,7 @@ def _where(row: TestResult) -> list[str]:
     ]
 
 
-def _failures(run: RunResult, budget: _Budget) -> list[str]:
+def _failures(run: RunRecord, budget: _Budget) -> list[str]:
     rows = [
         [*_where(r), _score(r.score), _reasons(r), markdown_text(r.output, OUTPUT_LIMIT)]
         for r in run.results
@@ -262,7 +262,7 @@ def _failures(run: RunResult, budget: _Budget) -> list[str]:
     return _listed(f"Failures ({len(rows)})", header, rows, "...r..", budget)
 
 
-def _errors(run: RunResult, budget: _Budget) -> list[str]:
+def _errors(run: RunRecord, budget: _Budget) -> list[str]:
     rows = [
         [*_where(r), markdown_text(r.error or r.reason or "Evaluation error")]
         for r in run.results
@@ -343,7 +343,7 @@ def _comparison(comparison: Mapping[str, Any] | None, budget: _Budget) -> list[s
 
 
 def to_markdown(
-    run: RunResult, *, eval_id: str | None = None, comparison: Mapping[str, Any] | None = None
+    run: RunRecord, *, eval_id: str | None = None, comparison: Mapping[str, Any] | None = None
 ) -> str:
     """The run's Markdown summary; ``comparison`` is a baseline comparison's JSON (``--baseline``)."""
     headline = _headline(run, eval_id)

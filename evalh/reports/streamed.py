@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import IO, Any, NamedTuple, Self
 
-from evalh.model import RunResult, TestResult
+from evalh.model import RunRecord, TestResult
 from evalh.reports.codec import new_memo, result_to_json
 from evalh.reports.json import report_document
 from evalh.reports.serialize import dumps, encode_json
@@ -139,7 +139,7 @@ class ReportFrame:
     dicts put in (:meth:`with_rows`). The config (every test of the suite) is written piece by piece
     too, never copied whole."""
 
-    def __init__(self, run: RunResult, *, eval_id: str | None = None, echo: ConfigEcho | None = None) -> None:
+    def __init__(self, run: RunRecord, *, eval_id: str | None = None, echo: ConfigEcho | None = None) -> None:
         token = uuid.uuid4().hex  # markers no report holds
         self._rows, self._config = f"evalh-rows-{token}", f"evalh-config-{token}"
         self._raw_config = run.suite.raw_config

@@ -17,7 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 from evalh.common import activity
-from evalh.model import CacheShare, RunResult, Status, TestResult
+from evalh.model import CacheShare, RunRecord, Status, TestResult
+from evalh.model.verdict import pass_rate
 from evalh.reports.console import make_console, safe_text, table_box
 from evalh.reports.errorreasons import error_reasons_line
 from evalh.reports.json import aggregates_to_json
@@ -60,7 +61,7 @@ def _named_metric_means(rows: Sequence[TestResult]) -> dict[str, float]:
     return {name: sums[name] / counts[name] for name in sums}
 
 
-def _summary_table(run: RunResult) -> Table:
+def _summary_table(run: RunRecord) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column(justify="right")
@@ -83,7 +84,7 @@ def _summary_table(run: RunResult) -> Table:
     return grid
 
 
-def _usage_table(console: Console, run: RunResult) -> Table:
+def _usage_table(console: Console, run: RunRecord) -> Table:
     table = Table(box=table_box(console), title="Provider usage", title_justify="left")
     for header in ("Provider", "Requests", "Texts", "Tokens", "Cache hits", "Cost"):
         table.add_column(header, justify="left" if header == "Provider" else "right")
@@ -230,7 +231,7 @@ def print_lines(lines: Sequence[str], *, console_file: TextIO | None = None) -> 
 
 
 def print_summary(
-    run: RunResult,
+    run: RunRecord,
     *,
     console_file: TextIO | None = None,
     show_table: bool = True,
@@ -294,7 +295,7 @@ def print_report(
         ("Passed", str(passed)),
         ("Failed", str(failed)),
         ("Errors", str(errors)),
-        ("Pass rate", f"{100.0 * passed / total if total else 100.0:.2f}%"),
+        ("Pass rate", f"{pass_rate(passed, total):.2f}%"),
         ("Duration", f"{float(stats.get('durationMs') or 0) / 1000.0:.2f} s"),
     ):
         grid.add_row(name, figure)

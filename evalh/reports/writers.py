@@ -33,7 +33,7 @@ from typing import Any, TextIO
 
 from evalh.common import gc_policy
 from evalh.errors import ConfigError, ReportError
-from evalh.model import RunResult, TestResult
+from evalh.model import RunRecord, TestResult
 from evalh.reports.codec import new_memo, result_to_json
 from evalh.reports.csv import to_csv_text
 from evalh.reports.html import html_chunks
@@ -186,7 +186,7 @@ def combine_report_errors(failures: Sequence[ReportError]) -> ReportError:
 
 def _render(
     fmt: str,
-    run: RunResult,
+    run: RunRecord,
     frame: Callable[[], ReportFrame],
     texts: _Texts,
     summary: Callable[[], str],
@@ -232,7 +232,7 @@ def _blocks(pieces: Iterable[str]) -> Iterator[str]:
         yield "".join(block)
 
 
-def _row_dicts(run: RunResult) -> Iterator[dict[str, Any]]:
+def _row_dicts(run: RunRecord) -> Iterator[dict[str, Any]]:
     """The rows as JSON report dicts, made one at a time (YAML and HTML read each once)."""
     memo = new_memo()
     return (result_to_json(row, memo=memo) for row in run.results)
@@ -248,7 +248,7 @@ def write_text_file(path: str | Path, text: str) -> None:
     _write_atomically(Path(path), [text.encode("utf-8", errors="backslashreplace")])
 
 
-def write_reports(run: RunResult, paths: Sequence[str | Path]) -> list[Path]:
+def write_reports(run: RunRecord, paths: Sequence[str | Path]) -> list[Path]:
     """Write ``run`` to every path, the format chosen by its extension; returns the paths written.
 
     Every extension is checked before anything is written (unknown: ConfigError, exit 2). Parent
@@ -262,7 +262,7 @@ def write_reports(run: RunResult, paths: Sequence[str | Path]) -> list[Path]:
 
 
 def write_each_report(
-    run: RunResult,
+    run: RunRecord,
     paths: Sequence[str | Path],
     *,
     eval_id: str | None = None,

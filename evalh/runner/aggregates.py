@@ -2,10 +2,10 @@
 macro-F1 for classification suites, and a side-by-side view of every provider × prompt column.
 
 :func:`compute_aggregates` is pure and runs once: the runner stores its typed result
-(:class:`evalh.model.Aggregates`) in ``RunResult.aggregates``, and every report formats it (the columns
+(:class:`evalh.model.Aggregates`) in ``RunRecord.aggregates``, and every report formats it (the columns
 of the CSV, JUnit, HTML and JSON reports, the console's tables). ``reports/json.py`` writes it under
 ``results.aggregates`` in this shape (camelCase keys like the rest of the JSON report; rates are
-percentages 0-100 like ``stats`` and ``RunResult.pass_rate``, scores are fractions 0-1; a mean over
+percentages 0-100 like ``stats`` and ``RunRecord.pass_rate``, scores are fractions 0-1; a mean over
 nothing is ``null``)::
 
     {
@@ -78,6 +78,7 @@ from evalh.model import (
     TypeFigures,
     Usage,
 )
+from evalh.model.verdict import pass_rate
 from evalh.runtimes.math_expressions import ExpressionFailed, evaluate
 
 __all__ = ["classification_report", "compute_aggregates", "derived_metrics", "label_of", "predicted_label"]
@@ -87,10 +88,6 @@ _TRIM = " \t\r\n\"'`“”‘’.,;:!?"
 
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
-
-
-def _rate(part: int, whole: int) -> float:
-    return 100.0 * part / whole if whole else 100.0
 
 
 def label_of(value: Any) -> str | None:
@@ -161,7 +158,7 @@ def _assertion_types(rows: Sequence[TestResult]) -> dict[str, TypeFigures]:
             count=len(items),
             passed=passed,
             errors=len(items) - len(ran),
-            pass_rate=_rate(passed, len(items)),
+            pass_rate=pass_rate(passed, len(items)),
             mean_score=_mean(ran),
         )
     return summary
@@ -186,7 +183,7 @@ def _figures(rows: Sequence[TestResult]) -> RowFigures:
         passed=counts[Status.PASS],
         failed=counts[Status.FAIL],
         errors=counts[Status.ERROR],
-        pass_rate=_rate(counts[Status.PASS], len(rows)),
+        pass_rate=pass_rate(counts[Status.PASS], len(rows)),
         mean_score=_mean([row.score for row in rows if row.status is not Status.ERROR]),
     )
 

@@ -22,7 +22,6 @@ import errno
 import hashlib
 import json
 import logging
-import os
 import sqlite3
 import threading
 import time
@@ -30,10 +29,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from evalh.common.environment import getenv
 from evalh.common.notices import warn
 from evalh.common.sqlite_files import SIDE_FILES, DamagedDatabase, check_header, move_aside
 from evalh.errors import ConfigError, EvalhError
-from evalh.model import AssertionSpec, CacheMode, EvaluateOptions, Suite
+from evalh.model import AssertionSpec, CacheMode, RunOptions, Suite
 from evalh.providers.registry import may_cache
 
 __all__ = ["DEFAULT_TTL_S", "Cache", "cache_dir", "cache_mode", "cache_ttl_s", "warn_latency_with_cache"]
@@ -61,13 +61,13 @@ T = TypeVar("T")
 
 def _setting(names: Sequence[str]) -> tuple[str, str] | None:
     for name in names:
-        value = os.environ.get(name, "").strip()
+        value = getenv(name, "").strip()
         if value:
             return name, value
     return None
 
 
-def cache_mode(options: EvaluateOptions) -> CacheMode:
+def cache_mode(options: RunOptions) -> CacheMode:
     """How a run with ``options`` uses the cache (see the module docstring)."""
     enabled = _setting(_ENABLED_VARS)
     if options.repeat > 1 or (enabled is not None and enabled[1].lower() in _FALSE_WORDS):
@@ -122,10 +122,10 @@ def warn_latency_with_cache(suite: Suite) -> None:
 
 
 def cache_dir() -> Path:
-    configured = os.environ.get("EVALH_CACHE_DIR")
+    configured = getenv("EVALH_CACHE_DIR")
     if configured:
         return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = getenv("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "evalh"
 
 

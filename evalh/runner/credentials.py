@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 from evalh.assertions.base import needed_providers
 from evalh.assertions.registry import all_assertions
-from evalh.config.providers import RECORDED_PROVIDER_ID
 from evalh.errors import ConfigError
-from evalh.model import AssertionSpec, ProviderSpec, Suite, TestCase
+from evalh.model import RECORDED_PROVIDER_ID, AssertionSpec, ProviderSpec, Suite, TestCase
 from evalh.providers.keys import MissingKey
 from evalh.providers.registry import missing_key
 from evalh.runner.plan import Job

@@ -26,11 +26,11 @@ from evalh.errors import TemplateError
 from evalh.model import (
     NO_USAGE,
     AssertionSpec,
-    EvaluateOptions,
     GradedAssertion,
     ProviderResponse,
     ProviderUsage,
-    RunResult,
+    RunOptions,
+    RunRecord,
     Status,
     Suite,
     TestResult,
@@ -149,7 +149,7 @@ def _row(job: Job, response: ProviderResponse, graded: tuple[GradedAssertion, ..
 
 
 class _Execution:
-    def __init__(self, suite: Suite, options: EvaluateOptions, collector: _Collector) -> None:
+    def __init__(self, suite: Suite, options: RunOptions, collector: _Collector) -> None:
         self.suite = suite
         self.collector = collector
         self.config_dir = Path(suite.config_path).parent if suite.config_path else None
@@ -302,12 +302,12 @@ async def _each(items: Sequence[_T], work: Callable[[_T], Awaitable[None]], in_f
 
 def run_suite(
     suite: Suite,
-    options: EvaluateOptions | None = None,
+    options: RunOptions | None = None,
     *,
     on_result: ResultCallback | None = None,
     stop_signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,
     jobs: Sequence[Job] | None = None,
-) -> RunResult:
+) -> RunRecord:
     """Run every job of ``suite``; ``on_result`` sees each row as it finishes (for jsonl, progress).
     ``jobs`` is the plan when the caller made it already (:func:`plan_jobs`, for a progress total).
 
@@ -323,7 +323,7 @@ def run_suite(
         stopped_by = run_until_stopped(execution.run(jobs), stop_signals, collector.stop)
     results = collector.ordered()
     usage = execution.services.usage_by_provider()
-    return RunResult(
+    return RunRecord(
         suite=suite,
         results=results,
         started_at=started_at,

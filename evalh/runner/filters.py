@@ -13,14 +13,13 @@ import json
 import random
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from evalh.errors import ConfigError
-from evalh.model import Suite, TestCase
+from evalh.model import Filters, Suite, TestCase
 
 __all__ = [
-    "Filters",
     "apply_filters",
     "filter_by_description",
     "parse_metadata_filters",
@@ -28,22 +27,6 @@ __all__ = [
 ]
 
 _LIST_LIMIT = 10
-
-
-@dataclass(frozen=True)
-class Filters:
-    """The filters of the command line (None / empty: not given)."""
-
-    metadata: tuple[tuple[str, str], ...] = ()
-    first_n: int | None = None
-    sample: int | None = None
-    prompts: str | None = None
-    providers: str | None = None
-
-    def __bool__(self) -> bool:
-        return bool(self.metadata) or any(
-            value is not None for value in (self.first_n, self.sample, self.prompts, self.providers)
-        )
 
 
 def parse_metadata_filters(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -176,5 +159,7 @@ def _by_name(
 
 
 def test_identity(description: Any, variables: Any) -> str:
-    """What matches a test to a report's row: its description and vars."""
+    """A test's identity: its description and vars, what matches a test of the config to a report's rows
+    (``--filter-failing``, ``--retry-errors``, ``--shard``, ``evalh merge``). A row's identity across two
+    runs (with its prompt, provider and repeat) is :func:`evalh.store.identity.row_key`."""
     return json.dumps({"d": description or None, "v": variables or {}}, sort_keys=True, default=str)

@@ -9,12 +9,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalh.config.load import prompt_warning_key
-from evalh.config.prompt_refs import runs_prompt
-from evalh.config.providers import RECORDED_PROMPT, RECORDED_PROVIDER
-from evalh.config.stored_outputs import run_placeholders
 from evalh.errors import ConfigError
-from evalh.model import Prompt, ProviderSpec, Suite, TestCase, asks_provider
+from evalh.model import (
+    RECORDED_PROMPT,
+    RECORDED_PROVIDER,
+    Prompt,
+    ProviderSpec,
+    Suite,
+    TestCase,
+    asks_provider,
+    prompt_warning_key,
+    run_placeholders,
+    runs_prompt,
+)
 from evalh.templating import EnvVars, render_prompt, template_env
 
 __all__ = ["MAX_ROWS", "Job", "check_run_size", "count_rows", "plan_jobs", "render_job_prompt", "run_matrix"]

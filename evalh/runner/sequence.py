@@ -9,7 +9,8 @@ Before a row runs (:meth:`RunMemory.prepare`):
   ``metadata.conversationId``, when the test has one): ``{prompt, input, output, metadata}`` each; it
   is empty under ``options.disableConversationVar`` or ``PROMPTFOO_DISABLE_CONVERSATION_VAR``;
 - every stored output is set as its var (over the test's own var of that name, as promptfoo does);
-- the test's late vars (those reading a stored name, see evalh/config/stored_outputs.py) are rendered;
+- the test's late vars are rendered (those reading a stored name, which the loader found:
+  evalh/config/stored_outputs.py);
 - the prompt is rendered again with these vars.
 Stored outputs are data: inserted by the template engine, never rendered themselves.
 
@@ -20,14 +21,21 @@ After the provider answers (:meth:`RunMemory.record`), the turn joins its conver
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evalh.config.stored_outputs import CONVERSATION_VAR, STORE_KEY, stored_names, uses_conversation
+from evalh.common.environment import getenv
 from evalh.errors import TemplateError
-from evalh.model import ProviderResponse, Suite, TestCase
+from evalh.model import (
+    CONVERSATION_VAR,
+    STORE_KEY,
+    ProviderResponse,
+    Suite,
+    TestCase,
+    stored_names,
+    uses_conversation,
+)
 from evalh.runner.plan import Job, render_job_prompt
 from evalh.templating import EnvVars, referenced_names, render_template
 
@@ -45,7 +53,7 @@ def runs_in_sequence(suite: Suite) -> bool:
 
 
 def _conversation_disabled(test: TestCase) -> bool:
-    flag = os.environ.get(_DISABLE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    flag = getenv(_DISABLE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
     return flag or test.options.get("disableConversationVar") is True
 
 

@@ -29,13 +29,12 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from evalh.common.limits import MAX_SHARDS
-from evalh.config.prompt_refs import runs_prompt
 from evalh.errors import ConfigError
-from evalh.model import AssertionSpec, ShardInfo, Suite, TestCase
+from evalh.model import AssertionSpec, Shard, ShardInfo, Suite, TestCase, runs_prompt
 from evalh.runner.filters import test_identity
 from evalh.runner.plan import run_matrix
 from evalh.runner.sequence import runs_in_sequence
@@ -44,12 +43,12 @@ from evalh.secrets import redact_config, redact_text
 __all__ = [
     "Shard",
     "assign_shards",
-    "identity_keys",
     "parse_shard",
     "run_fingerprint",
     "select_shard",
     "shard_info_from_json",
     "shard_keys",
+    "shard_keys_of_identities",
     "shard_of_report",
 ]
 
@@ -58,17 +57,6 @@ _HINT = (
     "Give the share to run as i/N, counted from 1 (--shard 2/3 runs the second of three shares), "
     "as pytest-split and jest's --shard do"
 )
-
-
-@dataclass(frozen=True)
-class Shard:
-    """The ``i/N`` of ``--shard``: ``index`` counts from 1."""
-
-    index: int
-    total: int
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.total}"
 
 
 def parse_shard(text: str, flag: str = "--shard") -> Shard:
@@ -96,10 +84,10 @@ def parse_shard(text: str, flag: str = "--shard") -> Shard:
 
 def shard_keys(tests: Sequence[TestCase]) -> list[str]:
     """Each test's key: sha256 of its identity and its position among the tests of that identity."""
-    return identity_keys([test_identity(test.description, dict(test.vars)) for test in tests])
+    return shard_keys_of_identities([test_identity(test.description, dict(test.vars)) for test in tests])
 
 
-def identity_keys(identities: Sequence[str]) -> list[str]:
+def shard_keys_of_identities(identities: Sequence[str]) -> list[str]:
     """:func:`shard_keys` of tests given by their identities (:func:`test_identity`), in the run's order."""
     seen: Counter[str] = Counter()
     keys = []

@@ -20,6 +20,7 @@ function that times out keeps running in its thread (Python cannot stop a thread
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -106,7 +107,9 @@ async def call_function(name: str, args: Sequence[Any], *, timeout_s: float) -> 
                 result = await function(*arguments)
             else:
                 loop = asyncio.get_running_loop()
-                result = await loop.run_in_executor(_THREADS, lambda: function(*arguments))
+                # the run's context (environment, secrets, notices) goes along: an executor does not carry it
+                run = contextvars.copy_context().run
+                result = await loop.run_in_executor(_THREADS, lambda: run(function, *arguments))
             if inspect.isawaitable(result):
                 result = await result
     except TimeoutError:

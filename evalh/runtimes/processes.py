@@ -16,6 +16,8 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from evalh.common.environment import environ
+
 __all__ = [
     "Finished",
     "OutputTooLarge",
@@ -126,6 +128,7 @@ async def _start(
             lambda: _Collect(loop, limit),
             *argv,
             cwd=cwd,
+            env=environ(),  # the run's environment (.env, the config's env:), not only the process's
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

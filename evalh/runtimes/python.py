@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from evalh.common.environment import environ, overlay_key
 from evalh.runtimes.processes import TimedOut, forget_group, kill_group, remember_group
 from evalh.runtimes.python_worker import (
     FileFunction,
@@ -80,11 +81,14 @@ class _Worker:
 
     def __init__(self) -> None:
         evalh_home = str(Path(__file__).resolve().parents[2])
+        # the user's code reads the run's environment (.env, the config's env:): it is not os.environ's
+        self.environment = overlay_key()
         self.process = subprocess.Popen(
             [sys.executable, "-P", "-c", _BOOT, str(os.getpid()), evalh_home],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,
+            env=environ(),
         )
         remember_group(self.process.pid)
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -190,11 +194,9 @@ class _Pool:
                     with contextlib.suppress(ValueError):
                         self.waiting.remove(turn)
                 raise
-        while self.idle:
-            worker = self.idle.pop()
-            if worker.alive():
-                return worker
-            worker.kill()
+        reused = _take_idle(self.idle)
+        if reused is not None:
+            return reused
         try:
             return _Worker()
         except BaseException:
@@ -238,12 +240,8 @@ class _Apart:
 
     async def acquire(self) -> _Worker:
         with self.lock:
-            while self.idle:
-                worker = self.idle.pop()
-                if worker.alive():
-                    return worker
-                worker.kill()
-        return _Worker()
+            reused = _take_idle(self.idle)
+        return reused if reused is not None else _Worker()
 
     def release(self, worker: _Worker, reusable: bool) -> None:
         if reusable:
@@ -257,6 +255,23 @@ class _Apart:
             idle, self.idle = self.idle, []
         for worker in idle:
             worker.kill()
+
+
+def _take_idle(idle: list[_Worker]) -> _Worker | None:
+    """An idle live worker started under the current run's environment, if any. Without one, an idle
+    worker of another environment (a concurrent run's) is ended, so the processes stay within bounds."""
+    key = overlay_key()
+    for index in range(len(idle) - 1, -1, -1):
+        worker = idle[index]
+        if not worker.alive():
+            del idle[index]
+            worker.kill()
+        elif worker.environment == key:
+            del idle[index]
+            return worker
+    if idle:
+        idle.pop(0).kill()
+    return None
 
 
 _POOL = _Pool(MAX_WORKERS)

@@ -19,8 +19,8 @@ from evalh.assertions.registry import get_assertion
 from evalh.config.load import TestKeyWhere, load_suite
 from evalh.config.providers import parse_spec
 from evalh.errors import ConfigError, Where
-from evalh.model import GradedAssertion, ProviderChoice, RunResult, Suite, TestCase
-from evalh.session.run import evaluate
+from evalh.model import GradedAssertion, ProviderChoice, RunRecord, Suite, TestCase
+from evalh.session.run import run_quietly
 
 __all__ = ["LABEL_KEY", "Samples", "check_labels", "collect", "label_of", "with_embedder"]
 
@@ -99,8 +99,8 @@ def collect(config: Path | Sequence[Path], providers: Sequence[str]) -> tuple[li
     and how many result rows had no label."""
     suite = load_suite(config, run_transforms=True, checks=(check_labels,))  # as `evalh run` loads it
     suite = dataclasses.replace(suite, output_paths=())  # calibrating writes none of the run's reports
-    runs = [(p, evaluate(with_embedder(suite, p)).result) for p in providers]
-    runs = runs or [("configured", evaluate(suite).result)]
+    runs = [(p, run_quietly(with_embedder(suite, p)).result) for p in providers]
+    runs = runs or [("configured", run_quietly(suite).result)]
     samples: dict[tuple[str, str], Samples] = {}
     unlabelled = 0
     for provider, result in runs:
@@ -108,7 +108,7 @@ def collect(config: Path | Sequence[Path], providers: Sequence[str]) -> tuple[li
     return list(samples.values()), unlabelled
 
 
-def _gather(result: RunResult, provider: str, samples: dict[tuple[str, str], Samples]) -> int:
+def _gather(result: RunRecord, provider: str, samples: dict[tuple[str, str], Samples]) -> int:
     unlabelled = 0
     for row in result.results:
         label = label_of(row.test)

@@ -25,7 +25,7 @@ from evalh.model import (
     Prompt,
     ProviderSpec,
     ProviderUsage,
-    RunResult,
+    RunRecord,
     Suite,
     TestCase,
     TestResult,
@@ -229,7 +229,7 @@ def _result(
     return result_from_row(row, job)
 
 
-def merge_shards(shards: Sequence[ShardReport]) -> RunResult:
+def merge_shards(shards: Sequence[ShardReport]) -> RunRecord:
     """The run the shards (from :func:`check_shards`) are shares of, its figures computed again."""
     rows = _ordered_rows(shards)
     prompts = _prompts(shards)
@@ -238,7 +238,7 @@ def merge_shards(shards: Sequence[ShardReport]) -> RunResult:
     times = [_times(shard) for shard in shards]
     stopped = [shard.block for shard in shards if shard.block.get("interrupted")]
     by = stopped[0].get("interruptedBy") if stopped else None
-    return RunResult(
+    return RunRecord(
         suite=suite,
         results=results,
         started_at=min(started for started, _, _ in times),

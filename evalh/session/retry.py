@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from evalh.errors import ConfigError
-from evalh.model import RunResult, Status, Suite, TestResult
+from evalh.model import RunRecord, Status, Suite, TestResult
 from evalh.reports.codec_read import (
     recorded_status,
     result_from_row,
@@ -113,7 +113,7 @@ def jobs_to_retry(plan: Sequence[Job], rows: Iterable[Mapping[str, Any]], kept: 
     ]
 
 
-def merged_run(run: RunResult, earlier: Sequence[TestResult], suite: Suite) -> RunResult:
+def merged_run(run: RunRecord, earlier: Sequence[TestResult], suite: Suite) -> RunRecord:
     """The retry's run with its rows merged into ``earlier`` (:func:`merge_retried`) and the aggregates
     recomputed over all of them, as a run of ``suite`` that made them."""
     results = merge_retried(earlier, run.results)

@@ -1,6 +1,6 @@
 """A run from config file to reports: load and validate, filter, run, stream, write, summarise.
 
-The CLI's ``run`` is a thin layer over :func:`run_config`; :func:`evaluate` is the same without any
+The CLI's ``run`` is a thin layer over :func:`run_config`; :func:`run_quietly` is the same without any
 console output, for use from Python.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -20,7 +20,8 @@ from evalh.config.dotenv import environment_overlay
 from evalh.config.load import load_suite, load_suite_data
 from evalh.config.schema import write_schema
 from evalh.errors import ConfigError, ReportError
-from evalh.model import EvaluateOptions, RunResult, Suite, TestResult
+from evalh.model import RunOptions, RunRecord, Suite, TestResult
+from evalh.model.verdict import run_passed
 from evalh.reports.codec_check import read_report_file
 from evalh.reports.json import new_eval_id, to_promptfoo_json
 from evalh.reports.streamed import ConfigEcho, RowSpool
@@ -29,12 +30,13 @@ from evalh.reports.writers import JsonlStream, check_report_paths, combine_repor
 from evalh.runner.cache import cache_ttl_s
 from evalh.runner.credentials import keyless_providers, missing_keys_error
 from evalh.runner.execute import run_suite
-from evalh.runner.filters import Filters, apply_filters, filter_by_description
+from evalh.runner.filters import apply_filters, filter_by_description
 from evalh.runner.plan import Job, plan_jobs
-from evalh.runner.sharding import Shard, select_shard, shard_of_report
+from evalh.runner.sharding import select_shard, shard_of_report
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 from evalh.runtimes.user_filters import user_filters as make_user_filters
 from evalh.secrets import redact_config
+from evalh.session.context import run_context
 from evalh.session.filters import filter_by_report
 from evalh.session.retry import jobs_to_retry, merged_run, rows_from_json
 from evalh.store.compare import Comparison, compare_reports
@@ -47,39 +49,17 @@ STARTER_SCHEMA_PLACEHOLDER = "EVALH_SCHEMA_URI"
 __all__ = [
     "ConfigSource",
     "RunOutcome",
-    "RunSettings",
-    "evaluate",
     "load_for_run",
     "plan_for_run",
     "run_config",
     "run_jobs",
+    "run_quietly",
     "write_starter",
 ]
 
 # A config file (several: merged), a mapping of its keys (the Python API: relative paths resolve from the
 # current directory), or a Suite already loaded.
 ConfigSource = Path | Sequence[Path] | Mapping[str, Any] | Suite
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """What the command line adds to a config (CLI flags win over ``evaluateOptions``)."""
-
-    outputs: tuple[str, ...] = ()
-    max_concurrency: int | None = None
-    filter_pattern: str | None = None
-    filter_failing: Path | None = None
-    cli_vars: Mapping[str, str] = field(default_factory=dict)
-    repeat: int | None = None
-    cache: bool = True
-    grader: str | None = None
-    filter_errors_only: Path | None = None
-    retry_errors: bool = False  # re-run the ERROR rows of the first .json report path, merged into it
-    filters: Filters = field(default_factory=Filters)
-    delay_ms: int | None = None
-    description: str | None = None
-    record: bool = False  # in the run store ($EVALH_HOME); the CLI records unless --no-write
-    shard: Shard | None = None  # run only this share of the tests (--shard i/N)
 
 
 @dataclass(frozen=True)
@@ -92,55 +72,55 @@ class _Retry:
     suite: Suite
 
 
-def load_for_run(config_path: Path | Sequence[Path], settings: RunSettings) -> tuple[Suite, list[str]]:
+def load_for_run(config_path: Path | Sequence[Path], options: RunOptions) -> tuple[Suite, list[str]]:
     """The suite to run, its filters applied, and notes on what the filters kept (for the console)."""
-    suite, notes, _retry = _load(config_path, settings)
+    suite, notes, _retry = _load(config_path, options)
     return suite, notes
 
 
-def _load(config: ConfigSource, settings: RunSettings) -> tuple[Suite, list[str], _Retry | None]:
-    loaded = _loaded(config, settings)
-    suite = filter_by_description(loaded, settings.filter_pattern)
+def _load(config: ConfigSource, options: RunOptions) -> tuple[Suite, list[str], _Retry | None]:
+    loaded = _loaded(config, options)
+    suite = filter_by_description(loaded, options.filter_pattern)
     notes: list[str] = []
-    if settings.filter_failing is not None:
-        suite, note = filter_by_report(suite, settings.filter_failing, errors_only=False)
+    if options.filter_failing is not None:
+        suite, note = filter_by_report(suite, options.filter_failing, errors_only=False)
         notes.append(note)
-    errors_report = settings.filter_errors_only or (
-        _last_report(suite, settings) if settings.retry_errors else None
+    errors_report = options.filter_errors_only or (
+        _last_report(suite, options) if options.retry_errors else None
     )
     if errors_report is not None:
-        flag = "--filter-errors-only" if settings.filter_errors_only else "--retry-errors"
+        flag = "--filter-errors-only" if options.filter_errors_only else "--retry-errors"
         suite, note = filter_by_report(suite, errors_report, errors_only=True, flag=flag)
         notes.append(note)
-    suite, kept = apply_filters(suite, settings.filters)
+    suite, kept = apply_filters(suite, options.filters)
     notes.extend(kept)
     retry = None
-    if settings.retry_errors and errors_report is not None and settings.filter_errors_only is None:
+    if options.retry_errors and errors_report is not None and options.filter_errors_only is None:
         report = read_report_file(errors_report, where="--retry-errors")
         # a shard's report is retried as that shard: its rows are the shard's, its record is kept
-        shard = shard_of_report(report, settings.shard, where=f"--retry-errors {errors_report}")
-        whole = replace(_described(loaded, settings.description), shard=shard)
+        shard = shard_of_report(report, options.shard, where=f"--retry-errors {errors_report}")
+        whole = replace(_described(loaded, options.description), shard=shard)
         retry = _Retry(errors_report, report["results"]["results"], whole)
         suite = replace(suite, shard=shard)
-    elif settings.shard is not None:
-        repeat, sampled = _options(suite, settings).repeat, settings.filters.sample is not None
-        suite, note = select_shard(suite, settings.shard, repeat, sampled=sampled)
+    elif options.shard is not None:
+        repeat, sampled = _options(suite, options).repeat, options.filters.sample is not None
+        suite, note = select_shard(suite, options.shard, repeat, sampled=sampled)
         notes.append(note)
-    return _described(suite, settings.description), notes, retry
+    return _described(suite, options.description), notes, retry
 
 
-def _loaded(config: ConfigSource, settings: RunSettings) -> Suite:
+def _loaded(config: ConfigSource, options: RunOptions) -> Suite:
     if isinstance(config, Suite):
         return config
     if isinstance(config, Mapping):
         return load_suite_data(
             config,
             base_dir=Path.cwd(),
-            cli_vars=settings.cli_vars,
-            grader=settings.grader,
+            cli_vars=options.vars,
+            grader=options.grader,
             run_transforms=True,
         )
-    return load_suite(config, cli_vars=settings.cli_vars, grader=settings.grader, run_transforms=True)
+    return load_suite(config, cli_vars=options.vars, grader=options.grader, run_transforms=True)
 
 
 def _described(suite: Suite, description: str | None) -> Suite:
@@ -151,9 +131,9 @@ def _described(suite: Suite, description: str | None) -> Suite:
     return replace(suite, description=description, raw_config=raw)
 
 
-def _last_report(suite: Suite, settings: RunSettings) -> Path:
+def _last_report(suite: Suite, options: RunOptions) -> Path:
     """The JSON report the previous run wrote: the first .json of -o, else of outputPath."""
-    for path in (*settings.outputs, *suite.output_paths):
+    for path in (*options.outputs, *suite.output_paths):
         if str(path).lower().endswith(".json"):
             return Path(path)
     raise ConfigError(
@@ -163,17 +143,9 @@ def _last_report(suite: Suite, settings: RunSettings) -> Path:
     )
 
 
-def _options(suite: Suite, settings: RunSettings) -> EvaluateOptions:
-    base = suite.evaluate_options
-    delay_ms = base.delay_ms if settings.delay_ms is None else settings.delay_ms
-    return replace(
-        base,
-        # promptfoo: a delay between calls means one call at a time
-        max_concurrency=1 if delay_ms else settings.max_concurrency or base.max_concurrency,
-        repeat=settings.repeat or base.repeat,
-        cache=base.cache and settings.cache,
-        delay_ms=delay_ms,
-    )
+def _options(suite: Suite, options: RunOptions) -> RunOptions:
+    """What the run uses: ``options`` (flags, keywords) over the config's ``evaluateOptions``."""
+    return options.over(suite.evaluate_options)
 
 
 def _user_filters(suite: Suite) -> AbstractContextManager[None]:
@@ -184,24 +156,24 @@ def _user_filters(suite: Suite) -> AbstractContextManager[None]:
 
 def _execute(
     suite: Suite,
-    settings: RunSettings,
+    options: RunOptions,
     *,
     show_progress: bool,
     stop_signals: Sequence[signal.Signals] = DEFAULT_STOP_SIGNALS,
     retry: _Retry | None = None,
     baseline: Mapping[str, Any] | None = None,
-) -> tuple[RunResult, ReportError | None, str, Comparison | None]:
+) -> tuple[RunRecord, ReportError | None, str, Comparison | None]:
     """Run and write every report that can be written; a report that cannot does not stop the run
     nor the other reports: the error naming each one is returned, with the run's ``evalId`` (its id in
     the run store when recorded; every report carries it) and its comparison with ``baseline`` (a JSON
     report), which the Markdown summary shows. With ``retry``, only the errored rows run, merged into
     the earlier rows."""
-    options = _options(suite, settings)
+    options = _options(suite, options)
     inputs: list[str | Path] = [*suite.input_files]
     # the reports a filter reads are inputs, never overwritten; --retry-errors rewrites the one it read
-    inputs.extend(path for path in (settings.filter_failing, settings.filter_errors_only) if path is not None)
-    formats = check_report_paths(settings.outputs or suite.output_paths, inputs)  # before any call
-    jobs = plan_for_run(retry.suite if retry else suite, settings)  # every prompt checked now
+    inputs.extend(path for path in (options.filter_failing, options.filter_errors_only) if path is not None)
+    formats = check_report_paths(options.outputs or suite.output_paths, inputs)  # before any call
+    jobs = plan_for_run(retry.suite if retry else suite, options)  # every prompt checked now
     earlier: list[TestResult] = []
     if retry is not None:  # the earlier rows are read before any call: a mismatch costs nothing
         earlier = rows_from_json(retry.rows, jobs, where=f"--retry-errors {retry.report}")
@@ -212,7 +184,7 @@ def _execute(
     failures: list[ReportError] = []
     # each row is encoded once as it finishes, when the store or a JSON report takes its text; a retry
     # encodes its rows once merged (a row it spooled as it finished would be spooled again)
-    encode = retry is None and (settings.record or any(fmt in ("json", "jsonl") for fmt in formats.values()))
+    encode = retry is None and (options.record or any(fmt in ("json", "jsonl") for fmt in formats.values()))
     # the config the store and the JSON report echo: redacted and encoded once for both
     with RowSpool() as spool, ConfigEcho(suite.raw_config, keep="json" in formats.values()) as echo:
         with (
@@ -224,7 +196,7 @@ def _execute(
             _check_keys(suite, jobs)  # before any call, file or record: nothing is lost
             cache_ttl_s()  # likewise a bad EVALH_CACHE_TTL (the config's env: may set it)
             streams = [stack.enter_context(JsonlStream(path)) for path in streamed]
-            record = stack.enter_context(recording(suite, _now(), enabled=settings.record, echo=echo))
+            record = stack.enter_context(recording(suite, _now(), enabled=options.record, echo=echo))
             calls = any(job.uses_provider for job in jobs)
             advance = stack.enter_context(progress(len(jobs) if show_progress else 0, calls=calls))
 
@@ -243,7 +215,7 @@ def _execute(
             result = run_suite(suite, options, on_result=on_result, stop_signals=stop_signals, jobs=jobs)
             if retry is not None:  # the merged run is the one recorded and reported
                 result = merged_run(result, earlier, retry.suite)
-                for row in result.results if settings.record else ():
+                for row in result.results if options.record else ():
                     record.add(spool.add(row))
             record.finish(result)
         eval_id = record.run_id or new_eval_id(result.started_at)
@@ -263,19 +235,19 @@ def _check_keys(suite: Suite, jobs: Sequence[Job]) -> None:
         raise missing_keys_error(keyless, where=suite.config_path or None)
 
 
-def plan_for_run(suite: Suite, settings: RunSettings) -> list[Job]:
+def plan_for_run(suite: Suite, options: RunOptions) -> list[Job]:
     """Every row the run of ``suite`` makes, in report order; an undefined variable in a prompt is a
     warning, or an error under ``strict``."""
-    options = _options(suite, settings)
+    options = _options(suite, options)
     with strict_mode(options.strict), _user_filters(suite):
         return plan_jobs(suite, options.repeat)
 
 
-def run_jobs(suite: Suite, jobs: Sequence[Job], settings: RunSettings) -> RunResult:
+def run_jobs(suite: Suite, jobs: Sequence[Job], options: RunOptions) -> RunRecord:
     """Run some of :func:`plan_for_run`'s rows (the pytest plugin runs one per item): no report is
     written and nothing is recorded."""
-    options = _options(suite, settings)
-    with environment_overlay(suite.env), strict_mode(options.strict), _user_filters(suite):
+    options = _options(suite, options)
+    with run_context(), environment_overlay(suite.env), strict_mode(options.strict), _user_filters(suite):
         return run_suite(suite, options, jobs=jobs)
 
 
@@ -295,26 +267,35 @@ def _now() -> str:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """What :func:`evaluate` / :func:`run_config` did: the run, the ``evalId`` its reports carry (its id
+    """What :func:`run_quietly` / :func:`run_config` did: the run, the ``evalId`` its reports carry (its id
     in the run store when recorded), and its comparison with ``--baseline`` (None without one)."""
 
-    result: RunResult
+    result: RunRecord
     eval_id: str
     comparison: Comparison | None = None
 
+    def passed(self, options: RunOptions) -> bool:
+        """The run's verdict under ``options``' ``--fail-under`` / ``--fail-on regressions`` (exit 0 or 1)."""
+        regressed = None
+        if options.fail_on_regressions and self.comparison is not None:
+            regressed = bool(self.comparison.failed)
+        return run_passed(self.result, fail_under=options.fail_under, regressed=regressed)
 
-def evaluate(
-    config: ConfigSource, settings: RunSettings | None = None, *, baseline: str | None = None
-) -> RunOutcome:
-    """Run a config and write its reports, printing nothing; with a ``baseline`` (a stored run or a
-    JSON report, read before the run starts), compare the run with it. Raises ReportError, after
+
+def run_quietly(config: ConfigSource, options: RunOptions | None = None) -> RunOutcome:
+    """Run a config and write its reports, printing nothing; with a ``baseline`` option (a stored run or
+    a JSON report, read before the run starts), compare the run with it. Raises ReportError, after
     writing every other report, when one cannot be written. Ctrl-C stops the run early
     (``interrupted_by``)."""
-    settings = settings or RunSettings()
-    suite, _notes, retry = _load(config, settings)
-    before = _baseline(baseline, suite, where="baseline") if baseline is not None else None
+    with run_context():  # its environment, secrets and notices apart from any concurrent run's
+        return _run_quietly(config, options or RunOptions())
+
+
+def _run_quietly(config: ConfigSource, options: RunOptions) -> RunOutcome:
+    suite, _notes, retry = _load(config, options)
+    before = None if options.baseline is None else _baseline(options.baseline, suite, where="baseline")
     result, failure, eval_id, comparison = _execute(
-        suite, settings, show_progress=False, retry=retry, baseline=before
+        suite, options, show_progress=False, retry=retry, baseline=before
     )
     if failure is not None:
         raise failure
@@ -323,31 +304,31 @@ def evaluate(
 
 def run_config(
     config_path: Path | Sequence[Path],
-    settings: RunSettings,
+    options: RunOptions,
     *,
     show_table: bool,
     show_progress: bool,
     verbose: bool,
     note: Callable[[str], None] = lambda text: None,
     cell_limit: int | None = None,
-    baseline: str | None = None,
-    fail_on_regressions: bool = False,
 ) -> RunOutcome:
-    """The CLI's ``run``: :func:`evaluate` plus a progress bar, notes on what the filters kept, the
+    """The CLI's ``run``: :func:`run_quietly` plus a progress bar, notes on what the filters kept, the
     console summary (printed even when a report could not be written, before that error is raised)
-    and, with a ``baseline`` (a stored run or a JSON report, read before the run starts), what changed
-    since it (a ``latest`` of another config is refused when ``fail_on_regressions`` would rest on it).
+    and, with a ``baseline`` option (a stored run or a JSON report, read before the run starts), what
+    changed since it (a ``latest`` of another config is refused when ``fail_on_regressions`` would rest
+    on it).
     SIGTERM and SIGHUP stop the run like Ctrl-C (``interrupted_by`` names the signal), and
     every report is still written."""
-    suite, notes, retry = _load(config_path, settings)
+    suite, notes, retry = _load(config_path, options)
     before = None
-    if baseline is not None:
-        before = _baseline(baseline, suite, where="--baseline", gate=fail_on_regressions)
+    if options.baseline is not None:
+        gate = options.fail_on_regressions
+        before = _baseline(options.baseline, suite, where="--baseline", gate=gate)
     for text in notes:
         note(text)
     result, failure, eval_id, comparison = _execute(
         suite,
-        settings,
+        options,
         show_progress=show_progress,
         stop_signals=CLI_STOP_SIGNALS,
         retry=retry,

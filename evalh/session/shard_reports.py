@@ -21,7 +21,7 @@ from evalh.errors import ConfigError
 from evalh.model import ShardInfo
 from evalh.reports.codec_read import row_cell, row_own_description, row_test_case, row_vars
 from evalh.runner.filters import test_identity
-from evalh.runner.sharding import assign_shards, identity_keys, shard_info_from_json
+from evalh.runner.sharding import assign_shards, shard_info_from_json, shard_keys_of_identities
 
 __all__ = ["Cell", "ShardReport", "cell_of_row", "check_shards", "reading_shard"]
 
@@ -206,7 +206,7 @@ def _check_rows_belong(shards: Sequence[ShardReport]) -> None:
     if len(tests) < first.run_tests:
         return  # a test without rows (its prompts filter kept none) or a stopped shard: no partition to redo
     order = sorted(tests)
-    keys = identity_keys([tests[test][0] for test in order])
+    keys = shard_keys_of_identities([tests[test][0] for test in order])
     for test, number in zip(
         order, assign_shards(keys, [weights[t] for t in order], first.total), strict=True
     ):

@@ -18,7 +18,7 @@ results.json`` file are interchangeable. Layers: the store reads the report seri
 from __future__ import annotations
 
 from evalh.store.database import evalh_home, store_path
-from evalh.store.identity import describe_test, stored_status, test_key
+from evalh.store.identity import describe_test, row_key, stored_status
 from evalh.store.recorder import RunRecorder
 from evalh.store.refs import is_report_file, load_report, read_report_file
 from evalh.store.runs import RunStore, RunSummary, open_store
@@ -35,7 +35,7 @@ __all__ = [
     "load_report",
     "open_store",
     "read_report_file",
+    "row_key",
     "store_path",
     "stored_status",
-    "test_key",
 ]

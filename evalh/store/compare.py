@@ -1,6 +1,6 @@
 """Two runs compared row by row (``evalh diff``, ``evalh run --baseline``), on JSON report dicts.
 
-Rows are matched by test identity (:func:`~evalh.store.identity.test_key`: description, vars, prompt,
+Rows are matched by their identity (:func:`~evalh.store.identity.row_key`: description, vars, prompt,
 provider, repeat), never by position. Every row lands in exactly one group:
 
 * **regressions**: passed in the baseline, fail or error now;
@@ -18,9 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
+from evalh.model.verdict import pass_rate
 from evalh.reports.codec_read import row_error, row_grading, row_prompt, row_provider, row_score
 from evalh.reports.matrix import column_label
-from evalh.store.identity import describe_test, stored_status, test_key
+from evalh.store.identity import describe_test, row_key, stored_status
 
 __all__ = ["DEFAULT_TOLERANCE", "Comparison", "RowChange", "RunRows", "compare_reports", "compare_rows"]
 
@@ -82,7 +83,7 @@ class RunSide:
 
     @property
     def pass_rate(self) -> float:
-        return 100.0 * self.passed / self.rows if self.rows else 100.0
+        return pass_rate(self.passed, self.rows)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "rows": self.rows, "passed": self.passed, "passRate": self.pass_rate}
@@ -185,7 +186,7 @@ def _keyed(rows: Iterable[Mapping[str, Any]]) -> dict[str, _Kept]:
     """Rows by identity; a repeated identity (two identical tests) gets ``#2``, ``#3``... in order."""
     keyed: dict[str, _Kept] = {}
     for row in rows:
-        key = base = test_key(row)
+        key = base = row_key(row)
         count = 1
         while key in keyed:
             count += 1

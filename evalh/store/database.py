@@ -9,10 +9,10 @@ and a new store is started; nothing about the store is ever fatal to ``evalh run
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 from pathlib import Path
 
+from evalh.common.environment import getenv
 from evalh.common.sqlite_files import DamagedDatabase, check_header, move_aside
 from evalh.errors import StoreError
 from evalh.store.schema import NewerStore, migrate
@@ -27,7 +27,7 @@ log = logging.getLogger("evalh.store")
 
 def evalh_home() -> Path:
     """``$EVALH_HOME``, else ``~/.evalh``."""
-    configured = os.environ.get("EVALH_HOME")
+    configured = getenv("EVALH_HOME")
     return Path(configured).expanduser() if configured else Path.home() / ".evalh"
 
 

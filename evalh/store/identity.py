@@ -1,10 +1,11 @@
-"""A result row's test identity: what makes "the same test" in two runs, for ``evalh diff``.
+"""A result row's identity (:func:`row_key`): what makes "the same row" in two runs, for ``evalh diff``.
 
 The identity of a promptfoo ``EvaluateResult`` row is its description, its vars, its prompt's label
 and its provider's label (the id when it has none), and its repeat index. Neither the row's position
 nor its id enters it, so it holds across runs and between a stored run and a JSON report file; editing
 a test's vars, a prompt's text (the label of an unlabelled prompt) or a provider's label makes it
-another test.
+another row. A test's identity, without prompt, provider or repeat, is another notion:
+:func:`evalh.runner.filters.test_identity`, which matches a config's tests to a report's rows.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from evalh.model import Status
 from evalh.reports.codec_read import row_description, row_line, row_prompt, row_provider, row_status, row_vars
 
-__all__ = ["describe_test", "stored_status", "test_key"]
+__all__ = ["describe_test", "row_key", "stored_status"]
 
 
 def _label(value: Any, *keys: str) -> Any:
@@ -29,8 +30,9 @@ def _label(value: Any, *keys: str) -> Any:
     return value
 
 
-def test_key(row: Mapping[str, Any]) -> str:
-    """The row's identity as a sha256 hex digest of canonical JSON (stable across runs)."""
+def row_key(row: Mapping[str, Any]) -> str:
+    """The row's identity (description, vars, prompt, provider, repeat) as a sha256 hex digest of
+    canonical JSON, stable across runs; the run store keeps it in its ``test_key`` column."""
     identity = {
         "description": row_description(row),
         "vars": row_vars(row) or {},
@@ -40,9 +42,6 @@ def test_key(row: Mapping[str, Any]) -> str:
     }
     canonical = json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-test_key.__test__ = False  # type: ignore[attr-defined]  # not a pytest test despite its name
 
 
 def _text(value: Any) -> str:

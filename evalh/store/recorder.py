@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from evalh.errors import StoreError
 from evalh.reports.streamed import EncodedConfig, row_text
 from evalh.store.database import warn
-from evalh.store.identity import stored_status, test_key
+from evalh.store.identity import row_key, stored_status
 
 if TYPE_CHECKING:
     from evalh.store.liveness import RunLock
@@ -66,7 +66,7 @@ class RunRecorder:
         status = stored_status(row)
         self._counts[status] += 1
         body = json_text(row) if text is None else text
-        self._pending.append((self._seq, self._position, status, test_key(row), body))
+        self._pending.append((self._seq, self._position, status, row_key(row), body))
         self._position += 1
         if len(self._pending) >= BATCH_ROWS:
             self._flush()

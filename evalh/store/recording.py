@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from evalh.errors import StoreError
-from evalh.model import RunResult, Suite
+from evalh.model import RunRecord, Suite
 from evalh.reports.json import new_eval_id, report_document
 from evalh.reports.streamed import ConfigEcho, EncodedRow
 from evalh.store.database import warn
@@ -45,7 +45,7 @@ class Recording:
         if self._recorder is not None:
             self._recorder.add(row.document, row.text)
 
-    def finish(self, result: RunResult) -> None:
+    def finish(self, result: RunRecord) -> None:
         if self._recorder is None:
             return
         header = report_document(result, [], eval_id=self._recorder.run_id, config={})

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from evalh.common.sqlite_files import move_aside
 from evalh.errors import ConfigError, StoreError
+from evalh.model.verdict import pass_rate
 from evalh.reports.codec_read import row_test_case, row_with_test_case
 from evalh.reports.streamed import EncodedConfig
 from evalh.secrets import redact_config
@@ -63,7 +64,7 @@ class RunSummary:
     @property
     def pass_rate(self) -> float:
         """Percentage of rows that passed (errors count against it); 100.0 without rows."""
-        return 100.0 * self.passed / self.rows if self.rows else 100.0
+        return pass_rate(self.passed, self.rows)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -1,8 +1,8 @@
 """The run store's tables and their migrations.
 
 Version 1 holds runs (their JSON report without rows, as ``header``) and rows (one promptfoo
-``EvaluateResult`` each, as ``body``). Version 2 adds each row's test identity (``test_key``, see
-:mod:`evalh.store.identity`), backfilled from the stored bodies, so one test can be followed across
+``EvaluateResult`` each, as ``body``). Version 2 adds each row's identity (``test_key``: ``row_key``, see
+:mod:`evalh.store.identity`), backfilled from the stored bodies, so one row can be followed across
 runs. Version 3 moves each run's config out of its header into a column of its own (``config``),
 so finishing a run rewrites only the small header, never the config (every test: tens of MB at
 50,000 tests). Version 4 makes ``rows`` an ordinary rowid table: its bodies (a few KB each) overflow
@@ -25,7 +25,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from evalh.store.identity import test_key
+from evalh.store.identity import row_key
 
 __all__ = ["SCHEMA_VERSION", "NewerStore", "migrate", "stored_version"]
 
@@ -67,7 +67,7 @@ def _to_v1(db: sqlite3.Connection) -> None:
 def _to_v2(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE rows ADD COLUMN test_key TEXT")
     found = db.execute("SELECT run_seq, position, body FROM rows").fetchall()
-    keys = [(test_key(json.loads(body)), seq, position) for seq, position, body in found]
+    keys = [(row_key(json.loads(body)), seq, position) for seq, position, body in found]
     db.executemany("UPDATE rows SET test_key = ? WHERE run_seq = ? AND position = ?", keys)
     db.execute("CREATE INDEX IF NOT EXISTS rows_by_test ON rows (test_key)")
 

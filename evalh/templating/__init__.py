@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import os
 import re
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -34,6 +33,7 @@ import jinja2.nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from evalh.common.environment import RUN_ENVIRON, environ
 from evalh.common.notices import is_strict, warn
 from evalh.errors import TemplateError, Where, then
 from evalh.secrets import is_secret_key, register
@@ -104,12 +104,12 @@ class EnvVars(Mapping[str, str]):
 
 
 def template_env(overrides: Mapping[str, Any] = {}) -> EnvVars:
-    """``env`` for templates: ``overrides`` (the config's ``env:`` map) over the process environment,
-    as it is now (a snapshot: a plain dict is also much faster to read than ``os.environ``)."""
-    return EnvVars({**os.environ, **{key: str(value) for key, value in overrides.items()}})
+    """``env`` for templates: ``overrides`` (the config's ``env:`` map) over the run's environment, as
+    it is now (a snapshot: a plain dict is also much faster to read than a live view)."""
+    return EnvVars({**environ(), **{key: str(value) for key, value in overrides.items()}})
 
 
-_PROCESS_ENV = EnvVars(os.environ)
+_RUN_ENV = EnvVars(RUN_ENVIRON)  # a live view: the environment of whichever run renders
 
 
 # The undefined names one render met, for its warnings (renders run in worker threads too).
@@ -373,7 +373,7 @@ def render_template(
             return str(finalize(variables[sole]))  # what the compiled template prints: str(finalize(value))
         budget_token = start_budget(variables)
         try:
-            text = compiled.render({"env": env if env is not None else _PROCESS_ENV, **variables})
+            text = compiled.render({"env": env if env is not None else _RUN_ENV, **variables})
         finally:
             end_budget(budget_token)
     except jinja2.TemplateSyntaxError as error:

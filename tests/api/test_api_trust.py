@@ -30,7 +30,7 @@ def test_a_run_result_repr_is_one_short_line_of_counts() -> None:
     assert f"eval_id={result.eval_id!r}" in shown
     assert f"rows=50, pass={50 - failed}, fail={failed}, error=0" in shown
     assert f"pass_rate={result.pass_rate:.1f}%" in shown
-    inner = repr(result.run)  # the model's RunResult, which result.run is
+    inner = repr(result.run)  # the model's RunRecord, which result.run is
     assert len(inner) < 200 and f"fail={failed}" in inner and "lorem" not in inner
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evalh.model import AssertionSpec, EvaluateOptions, ProviderChoice, ProviderSpec, Status, Suite, TestCase
+from evalh.model import AssertionSpec, ProviderChoice, ProviderSpec, RunOptions, Status, Suite, TestCase
 from evalh.reports.writers import write_reports
 from evalh.runner.execute import run_suite
 from tests.loopback import LoopbackServer, Reply
@@ -117,7 +117,7 @@ def test_grader_scenario(
     suite = Suite(
         tests=(test,),
         default_provider=ProviderChoice(default=protocol.grader(loopback)),
-        evaluate_options=EvaluateOptions(cache=False),
+        evaluate_options=RunOptions(cache=False),
     )
     result = run_suite(suite)
     row = result.results[0]

@@ -13,11 +13,11 @@ import pytest
 from evalh.config.load import load_suite
 from evalh.model import (
     AssertionSpec,
-    EvaluateOptions,
     Prompt,
     ProviderChoice,
     ProviderSpec,
-    RunResult,
+    RunOptions,
+    RunRecord,
     Status,
     Suite,
     TestCase,
@@ -42,7 +42,7 @@ def suite_of(server: LoopbackServer, *asserts: AssertionSpec, grader: ProviderSp
         prompts=(Prompt(raw="Say hello to {{ name }}", label="hello"),),
         providers=(app_provider(server),),
         default_provider=ProviderChoice(default=grader or openai_grader(server)),
-        evaluate_options=EvaluateOptions(max_concurrency=2, cache=False),
+        evaluate_options=RunOptions(max_concurrency=2, cache=False),
     )
 
 
@@ -50,7 +50,7 @@ def rubric(value: str = "greets Ada by name", *, negate: bool = False) -> Assert
     return AssertionSpec(type="llm-rubric", negate=negate, value=value, path="tests[0].assert[0]")
 
 
-def run_and_report(suite: Suite, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> tuple[RunResult, str]:
+def run_and_report(suite: Suite, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> tuple[RunRecord, str]:
     caplog.set_level(logging.DEBUG)
     result = run_suite(suite)
     paths = write_reports(result, [str(tmp_path / "out.json"), str(tmp_path / "out.xml")])
@@ -132,7 +132,7 @@ def test_grader_timeout_from_evaluate_options(
     loopback.route("POST", APP_PATH, lambda r: openai_text("Hello, Ada!"))
     loopback.route("POST", OPENAI_PATH, lambda r: Reply.json({}, delay_s=1.5))
     suite = suite_of(loopback, rubric(), grader=openai_grader(loopback, maxRetries=0))
-    result = run_suite(suite, EvaluateOptions(max_concurrency=2, cache=False, timeout_ms=300))
+    result = run_suite(suite, RunOptions(max_concurrency=2, cache=False, timeout_ms=300))
     row = result.results[0]
     assert row.status is Status.ERROR
     assert "timed out after 0.3 s" in row.reason
@@ -140,7 +140,7 @@ def test_grader_timeout_from_evaluate_options(
 
 def test_no_grader_is_an_error_row_and_nothing_is_sent(loopback: LoopbackServer) -> None:
     test = TestCase(index=0, asserts=(rubric(),), output="Hello, Ada!", has_output=True, path="tests[0]")
-    result = run_suite(Suite(tests=(test,), evaluate_options=EvaluateOptions(cache=False)))
+    result = run_suite(Suite(tests=(test,), evaluate_options=RunOptions(cache=False)))
     row = result.results[0]
     assert row.status is Status.ERROR
     assert row.reason.startswith("llm-rubric: needs a grader model: set defaultTest.options.provider")
@@ -153,7 +153,7 @@ def test_cached_grader_reply_is_reused(loopback: LoopbackServer) -> None:
     suite = Suite(
         tests=(test,),
         default_provider=ProviderChoice(default=openai_grader(loopback)),
-        evaluate_options=EvaluateOptions(cache=True),
+        evaluate_options=RunOptions(cache=True),
     )
     first = run_suite(suite).results[0]
     second = run_suite(suite).results[0]

@@ -13,7 +13,7 @@ from evalh.assertions.runtime import COST_UNKNOWN, LATENCY_OF_CACHED, LATENCY_UN
 from evalh.config.checks import value_problem
 from evalh.config.load import load_suite
 from evalh.errors import ConfigError
-from evalh.model import AssertionResult, EvaluateOptions, GradedAssertion, Status
+from evalh.model import AssertionResult, GradedAssertion, RunOptions, Status
 from evalh.runner.execute import run_suite
 from evalh.runner.scoring import finalize, score_test
 from tests.assertions.helpers import declared_problems, definition_of, grade, make_context
@@ -169,7 +169,7 @@ def test_cost_through_a_run_with_a_priced_provider(tmp_path: Path) -> None:
         "tests:\n  - vars: {word: abc}\n  - vars: {word: abcdefgh}\n",
         encoding="utf-8",
     )
-    run = run_suite(load_suite(config), EvaluateOptions(cache=False))
+    run = run_suite(load_suite(config), RunOptions(cache=False))
     assert [row.status for row in run.results] == [Status.PASS, Status.FAIL]
     assert run.results[1].assertions[0].reason == "Cost 0.008 is greater than threshold 0.005"
 

@@ -11,9 +11,8 @@ from evalh.config.env import render_config_env
 from evalh.config.files import LoadContext
 from evalh.config.load import find_config, load_suite
 from evalh.config.locate import parse_document
-from evalh.config.providers import RECORDED_PROVIDER_ID
 from evalh.errors import ConfigError, ConfigFileError
-from evalh.model import ProviderSpec
+from evalh.model import RECORDED_PROVIDER_ID, ProviderSpec
 from evalh.runner.plan import plan_jobs
 from evalh.templating import template_env
 from tests.config.conftest import WriteFiles
@@ -473,3 +472,19 @@ def test_env_rendering_copies_only_what_it_renders(tmp_path: Path) -> None:
     assert rendered["providers"][0]["config"]["apiBaseUrl"] == "http://h1/v1"
     assert document.data["providers"][0]["config"]["apiBaseUrl"] == "http://{{ env.HOST }}/v1"
     assert rendered["tests"] is document.data["tests"]  # a var is rendered later: nothing copied
+
+
+def test_an_env_value_no_environment_can_hold_is_a_located_config_error(tmp_path: Path) -> None:
+    """A NUL in an ``env:`` value or '=' in its name: no program of the run could start with it, so the load
+    names the place instead of the run failing row by row (or, before, with an internal error)."""
+    config = tmp_path / "evalh.yaml"
+    config.write_text(
+        'prompts: ["hi"]\nproviders: [echo]\nenv:\n  GOOD: fine\n  BAD: "a\\0b"\n  "X=Y": z\n'
+        "tests:\n  - assert: [{type: contains, value: hi}]\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_suite(config)
+    message = str(caught.value)
+    assert "evalh.yaml:5:3 env.BAD: the value has a NUL character" in message
+    assert "evalh.yaml:6:3 env['X=Y']: the name has '='" in message
+    assert "GOOD" not in message

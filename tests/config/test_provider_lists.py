@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from evalh.cli.app import app
 from evalh.config.load import load_suite
 from evalh.errors import ConfigError
-from evalh.model import EvaluateOptions, Status
+from evalh.model import RunOptions, Status
 from evalh.runner.execute import run_suite
 
 
@@ -36,7 +36,7 @@ def test_a_provider_list_scores_the_mean_over_models(tmp_path: Path) -> None:
     suite = load_suite(config)
     spec = suite.tests[0].asserts[0]
     assert spec.provider is not None and [m.id for m in spec.provider.models] == ["fake", "fake:64"]
-    row = run_suite(suite, EvaluateOptions(cache=False)).results[0]
+    row = run_suite(suite, RunOptions(cache=False)).results[0]
     assert row.status is Status.PASS, row.reason
     models = row.assertions[0].details["models"]
     assert [model["provider"] for model in models] == ["fake", "fake:64"]

@@ -43,7 +43,15 @@ def test_model_imports_nothing_of_evalh_outside_itself() -> None:
 
 
 def test_every_public_name_of_the_submodules_is_exported_by_the_package() -> None:
-    submodules = [evalh.model.suite, evalh.model.results, evalh.model.aggregates, evalh.model.caching]
+    submodules = [
+        evalh.model.suite,
+        evalh.model.results,
+        evalh.model.aggregates,
+        evalh.model.caching,
+        evalh.model.matrix,
+        evalh.model.options,
+        evalh.model.verdict,
+    ]
     names = {name for module in submodules for name in module.__all__}
     assert names == set(evalh.model.__all__)
     assert all(getattr(evalh.model, name) is getattr(m, name) for m in submodules for name in m.__all__)

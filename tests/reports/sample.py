@@ -1,4 +1,4 @@
-"""A hand-made RunResult covering what reports must show, and a synthetic large one for speed checks.
+"""A hand-made RunRecord covering what reports must show, and a synthetic large one for speed checks.
 
 The small run: 3 tests x 2 prompts x 2 providers = 12 rows with PASS, FAIL and ERROR (from the provider
 and from an assertion), a named metric, an assert-set, ``not-`` assertions, a secret in provider config,
@@ -18,7 +18,7 @@ from evalh.model import (
     Prompt,
     ProviderSpec,
     ProviderUsage,
-    RunResult,
+    RunRecord,
     Status,
     Suite,
     TestCase,
@@ -240,7 +240,7 @@ def _row(test: TestCase, prompt_idx: int, provider_idx: int, n: int) -> TestResu
     )
 
 
-def sample_run() -> RunResult:
+def sample_run() -> RunRecord:
     """The small run the golden files are made from (fixed ids, timestamps and durations)."""
     rows: list[TestResult] = []
     for test in TESTS:
@@ -255,7 +255,7 @@ def sample_run() -> RunResult:
         raw_config=RAW_CONFIG,
         config_path="evalh.yaml",
     )
-    return RunResult(
+    return RunRecord(
         suite=suite,
         results=tuple(rows),
         started_at="2025-01-02T03:04:05.678Z",
@@ -271,7 +271,7 @@ def sample_run() -> RunResult:
     )
 
 
-def large_run(n_tests: int = 10_000, n_asserts: int = 5) -> RunResult:
+def large_run(n_tests: int = 10_000, n_asserts: int = 5) -> RunRecord:
     """One provider x one prompt, ``n_tests`` rows of ``n_asserts`` assertions each (every test with its
     own specs, as a loaded config has), one row in seven failing its first assertion."""
     rows = []
@@ -308,7 +308,7 @@ def large_run(n_tests: int = 10_000, n_asserts: int = 5) -> RunResult:
             )
         )
     suite = Suite(tests=tuple(r.test for r in rows), prompts=PROMPTS[:1], providers=PROVIDERS[:1])
-    return RunResult(
+    return RunRecord(
         suite=suite,
         results=tuple(rows),
         started_at="2025-01-02T03:04:05Z",
@@ -317,6 +317,6 @@ def large_run(n_tests: int = 10_000, n_asserts: int = 5) -> RunResult:
     )
 
 
-def with_results(run: RunResult, rows: Sequence[TestResult]) -> RunResult:
+def with_results(run: RunRecord, rows: Sequence[TestResult]) -> RunRecord:
     """``run`` holding ``rows`` instead, its aggregates recomputed as the runner would."""
     return dataclasses.replace(run, results=tuple(rows), aggregates=compute_aggregates(run.suite, rows))

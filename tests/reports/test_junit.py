@@ -10,7 +10,7 @@ from pathlib import Path
 import junitparser
 import pytest
 
-from evalh.model import RunResult, Status
+from evalh.model import RunRecord, Status
 from evalh.reports.junit import to_junit_xml
 from evalh.reports.writers import write_reports
 from tests.reports.golden import assert_golden
@@ -86,7 +86,7 @@ def test_output_text_is_left_out() -> None:
     assert b"markup" not in to_junit_xml(sample_run())
 
 
-def _with_text(run: RunResult, text: str) -> RunResult:
+def _with_text(run: RunRecord, text: str) -> RunRecord:
     rows = tuple(
         dataclasses.replace(
             r,

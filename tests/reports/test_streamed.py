@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evalh.model import RunResult
+from evalh.model import RunRecord
 from evalh.reports.json import MEMO_LIMIT, new_memo, to_promptfoo_json
 from evalh.reports.serialize import dumps, encode_json
 from evalh.reports.streamed import ConfigEcho, EncodedConfig, ReportFrame, RowSpool, encode_row, row_text
@@ -29,13 +29,13 @@ from tests.reports.sample import NASTY_OUTPUT, large_run, sample_run, with_resul
 _EXPORTED = re.compile(rb'"exportedAt": "[^"]*"')
 
 
-def _whole_document_bytes(run: RunResult, *, indent: int | None) -> bytes:
+def _whole_document_bytes(run: RunRecord, *, indent: int | None) -> bytes:
     """What the JSON report was before it was streamed: the whole document, dumped at once."""
     text = dumps(to_promptfoo_json(run, eval_id="eval-abc-2025-01-01T00:00:00"), indent=indent) + "\n"
     return redact_bytes(encode_json(text))
 
 
-def _written(run: RunResult, path: Path, spool: RowSpool | None = None) -> bytes:
+def _written(run: RunRecord, path: Path, spool: RowSpool | None = None) -> bytes:
     assert write_each_report(run, [path], eval_id="eval-abc-2025-01-01T00:00:00", spool=spool) == []
     return path.read_bytes()
 
@@ -44,7 +44,7 @@ def _same_bytes(written: bytes, expected: bytes) -> None:
     assert _EXPORTED.sub(b"", written) == _EXPORTED.sub(b"", expected)
 
 
-def _odd_run() -> RunResult:
+def _odd_run() -> RunRecord:
     """The sample run with NaN, numpy values and the lone surrogate of its outputs."""
     run = sample_run()
     rows = list(run.results)

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from evalh.model import Aggregates, RunResult, Status
+from evalh.model import Aggregates, RunRecord, Status
 from evalh.reports import table
 from evalh.reports.table import print_summary, progress
 from tests.reports.sample import large_run, sample_run, with_results
@@ -19,7 +19,7 @@ def _wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "300")
 
 
-def _printed(run: RunResult, **kwargs: object) -> str:
+def _printed(run: RunRecord, **kwargs: object) -> str:
     buffer = io.StringIO()
     print_summary(run, console_file=buffer, **kwargs)  # type: ignore[arg-type]
     return buffer.getvalue()

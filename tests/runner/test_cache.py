@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalh.errors import ConfigError
-from evalh.model import CacheMode, EvaluateOptions
+from evalh.model import CacheMode, RunOptions
 from evalh.runner.cache import DEFAULT_TTL_S, Cache, cache_dir, cache_mode, cache_ttl_s
 
 
@@ -178,16 +178,16 @@ def test_a_refreshing_cache_reads_nothing_and_writes_what_it_is_given(tmp_path: 
 @pytest.mark.parametrize(
     ("environment", "options", "mode"),
     [
-        ({}, EvaluateOptions(), CacheMode.USE),
-        ({}, EvaluateOptions(cache=False), CacheMode.REFRESH),
-        ({}, EvaluateOptions(repeat=2), CacheMode.OFF),
-        ({"EVALH_CACHE_ENABLED": "false"}, EvaluateOptions(), CacheMode.OFF),
-        ({"PROMPTFOO_CACHE_ENABLED": "0"}, EvaluateOptions(cache=False), CacheMode.OFF),
-        ({"EVALH_CACHE_ENABLED": "true"}, EvaluateOptions(), CacheMode.USE),
+        ({}, RunOptions(), CacheMode.USE),
+        ({}, RunOptions(cache=False), CacheMode.REFRESH),
+        ({}, RunOptions(repeat=2), CacheMode.OFF),
+        ({"EVALH_CACHE_ENABLED": "false"}, RunOptions(), CacheMode.OFF),
+        ({"PROMPTFOO_CACHE_ENABLED": "0"}, RunOptions(cache=False), CacheMode.OFF),
+        ({"EVALH_CACHE_ENABLED": "true"}, RunOptions(), CacheMode.USE),
     ],
 )
 def test_how_a_run_uses_the_cache(
-    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], options: EvaluateOptions, mode: CacheMode
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], options: RunOptions, mode: CacheMode
 ) -> None:
     for name, value in environment.items():
         monkeypatch.setenv(name, value)

@@ -11,11 +11,11 @@ import pytest
 
 from evalh.model import (
     AssertionSpec,
-    EvaluateOptions,
     Prompt,
     ProviderChoice,
     ProviderResponse,
     ProviderSpec,
+    RunOptions,
     Status,
     Suite,
     TestCase,
@@ -24,7 +24,7 @@ from evalh.runner import services
 from evalh.runner.execute import _MIN_IN_FLIGHT, _each, run_suite
 from evalh.runner.plan import plan_jobs
 
-NO_CACHE = EvaluateOptions(cache=False)
+NO_CACHE = RunOptions(cache=False)
 
 
 def recorded(index: int, output: object, *asserts: AssertionSpec, threshold: float | None = None) -> TestCase:

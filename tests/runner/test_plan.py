@@ -9,11 +9,19 @@ from pathlib import Path
 import pytest
 
 from evalh.config.load import load_suite
-from evalh.config.providers import RECORDED_PROMPT, RECORDED_PROVIDER
-from evalh.model import AssertionSpec, Prompt, ProviderSpec, Suite, TestCase
+from evalh.model import (
+    RECORDED_PROMPT,
+    RECORDED_PROVIDER,
+    AssertionSpec,
+    Prompt,
+    ProviderSpec,
+    RunOptions,
+    Suite,
+    TestCase,
+)
 from evalh.runner.plan import count_rows, plan_jobs
 from evalh.session import run as session
-from evalh.session.run import RunSettings, run_config
+from evalh.session.run import run_config
 
 RECORDED_TESTS = "tests:\n  - output: a\n    assert: [{type: equals, value: a}]\n  - output: b\n"
 
@@ -49,7 +57,7 @@ def test_the_progress_bar_counts_the_rows_the_run_makes(
         encoding="utf-8",
     )
     result = run_config(
-        config, RunSettings(repeat=3, cache=False), show_table=False, show_progress=True, verbose=False
+        config, RunOptions(repeat=3, cache=False), show_table=False, show_progress=True, verbose=False
     ).result
     assert totals == [len(result.results)] == [12]
 

@@ -19,10 +19,10 @@ from evalh.assertions.registry import AssertionDef, all_assertions
 from evalh.config.checks import value_problem
 from evalh.model import (
     AssertionSpec,
-    EvaluateOptions,
     Measurement,
     ProviderChoice,
     ProviderSpec,
+    RunOptions,
     Status,
     Suite,
     TestCase,
@@ -128,7 +128,7 @@ def test_errors_and_not_applicable_are_never_inverted(name: str) -> None:
 
 def _row(output: str, spec: AssertionSpec) -> Status:
     suite = Suite(tests=(TestCase(index=0, output=output, has_output=True, asserts=(spec,)),))
-    return run_suite(suite, EvaluateOptions(cache=False)).results[0].status
+    return run_suite(suite, RunOptions(cache=False)).results[0].status
 
 
 @pytest.mark.parametrize("kind", ["exact-match", "f1", "rouge-l", "jaccard", "levenshtein"])

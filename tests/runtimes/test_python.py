@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evalh.model import AssertionResult, EvaluateOptions, Prompt, ProviderSpec, Status, Suite, TestCase
+from evalh.model import AssertionResult, Prompt, ProviderSpec, RunOptions, Status, Suite, TestCase
 from evalh.runner.execute import run_suite
 from evalh.runtimes.python import InlineCode, Returned, call_python, shutdown_workers
 from tests.assertions.helpers import definition_of, grade, make_context
@@ -120,9 +120,7 @@ def test_a_python_provider_that_never_returns_is_stopped_by_its_timeout(tmp_path
                 time.sleep(0.05)
             return prompt.upper()
     """
-    run_result = run_suite(
-        _provider_suite(tmp_path, source, {"timeoutMs": 300}), EvaluateOptions(cache=False)
-    )
+    run_result = run_suite(_provider_suite(tmp_path, source, {"timeoutMs": 300}), RunOptions(cache=False))
     first, second = run_result.results
     assert first.status is Status.PASS and first.output == "HI"
     assert second.status is Status.ERROR
@@ -140,7 +138,7 @@ def test_a_python_provider_raising_system_exit_fails_its_row(tmp_path: Path) -> 
                 sys.exit("no more")
             return prompt
     """
-    first, second = run_suite(_provider_suite(tmp_path, source, {}), EvaluateOptions(cache=False)).results
+    first, second = run_suite(_provider_suite(tmp_path, source, {}), RunOptions(cache=False)).results
     assert first.status is Status.PASS
     assert second.status is Status.ERROR
     assert second.error == "provider.py: call_api raised SystemExit: no more"

@@ -19,7 +19,7 @@ from evalh.errors import ConfigError, StoreError
 from evalh.reports.streamed import ConfigEcho, EncodedConfig, row_text
 from evalh.reports.writers import write_each_report
 from evalh.secrets import MARKER, register
-from evalh.store import SCHEMA_VERSION, load_report, open_store, schema, store_path, test_key
+from evalh.store import SCHEMA_VERSION, load_report, open_store, row_key, schema, store_path
 from evalh.store.recording import Recording, recording
 from tests.reports.sample import sample_run
 from tests.store.helpers import echo_config, evalh, report, write_config
@@ -189,7 +189,7 @@ def test_migration_from_version_1(tmp_path: Path) -> None:
     assert versions == list(range(1, SCHEMA_VERSION + 1))
     assert (run.id, run.rows, run.passed) == ("eval-v1a-2026-01-02T03:04:05", 2, 1)
     assert [row["description"] for row in rows] == ["capital", "greeting"]
-    assert keys == [test_key(row) for row in rows] and len(set(keys)) == 2
+    assert keys == [row_key(row) for row in rows] and len(set(keys)) == 2
 
 
 def test_migration_from_version_2_moves_each_config_out_of_its_header(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from evalh.model import RunResult
+from evalh.model import RunRecord
 from evalh.reports.html import SCRIPTS, STYLESHEET, asset, script_bundle
 from evalh.reports.json import to_promptfoo_json
 from evalh.reports.viewdata import run_view
@@ -52,13 +52,13 @@ class _Page(html.parser.HTMLParser):
             self.text.append(data)
 
 
-def _run_with_breakout() -> RunResult:
+def _run_with_breakout() -> RunRecord:
     run = sample_run()
     first = dataclasses.replace(run.results[0], output=BREAKOUT)
     return dataclasses.replace(run, results=(first, *run.results[1:]))
 
 
-def _write(tmp_path: Path, run: RunResult) -> tuple[str, _Page]:
+def _write(tmp_path: Path, run: RunRecord) -> tuple[str, _Page]:
     (path,) = write_reports(run, [tmp_path / "r.html"])
     text = path.read_bytes().decode("utf-8")
     page = _Page()

@@ -1,0 +1,169 @@
+"""Do two revisions of evalh write the same reports and exit codes? The check behind a change that must not
+change behaviour (a refactor, a move): every example config and the generated benchmark suites are run at
+both revisions with every report format, and the reports are compared byte for byte once ids, times and
+durations are masked.
+
+    python benchmarks/compare_revisions.py --base c5e6607 [--head HEAD] [--sizes 100,1000] [--keep]
+
+Each revision is checked out in a temporary git worktree and run with ``python -m evalh`` from it; the
+benchmark suites come from ``gen_configs.py`` (``--generator``, default ../shared/bench/gen_configs.py)
+and talk to a loopback OpenAI-compatible server started here (embeddings and a judge that passes every
+answer). Prints one line per config and report, then the counts; exits 1 if anything differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+FORMATS = ("json", "xml", "csv", "md", "html", "yaml", "jsonl")
+# ids, timestamps and durations: what differs between two runs of the same revision
+VOLATILE = [
+    (re.compile(r"eval\\?-\S{1,8}?\\?-\d{4}\\?-\d{2}\\?-\d{2}T\d{2}\\?:\d{2}\\?:\d{2}"), "<eval-id>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
+    (re.compile(r'"?\b[0-9a-f]{32}\b"?'), "<id>"),
+    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?"), "<time>"),
+    (
+        re.compile(
+            r"(\w*(Latency|latency|Ms|[dD]uration|[tT]ime|[tT]imestamp|createdAt|elapsed)\w*\W{0,3}[:=]\W{0,3})[\d.e-]+"
+        ),
+        r"\1<n>",
+    ),
+    (re.compile(r"\b\d+(\.\d+)?\s?(ms|s)\b"), "<dur>"),
+]
+
+
+def embedding_of(text: str, dims: int = 64) -> list[float]:
+    vector = [0.0] * dims
+    for word in text.lower().split():
+        vector[zlib.crc32(word.encode()) % dims] += 1.0
+    norm = sum(v * v for v in vector) ** 0.5 or 1.0
+    return [round(v / norm, 6) for v in vector]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        if self.path.endswith("/embeddings"):
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            data = [{"index": i, "embedding": embedding_of(t)} for i, t in enumerate(texts)]
+            reply: dict[str, Any] = {"data": data, "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+        else:
+            verdict = json.dumps({"pass": True, "score": 1, "reason": "meets the rubric"})
+            reply = {
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": verdict}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        payload = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+def masked(text: str) -> str:
+    for pattern, replacement in VOLATILE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def run(revision_dir: Path, config: Path, out: Path, env: dict[str, str]) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    outputs = [str(out / f"report.{fmt}") for fmt in FORMATS]
+    command = [sys.executable, "-m", "evalh", "run", str(config), "--no-write", "--no-cache", "-o", *outputs]
+    environment = {**env, "PYTHONPATH": str(revision_dir), "EVALH_HOME": str(out / "home")}
+    done = subprocess.run(command, cwd=config.parent, env=environment, capture_output=True, timeout=1800)
+    (out / "stdout.txt").write_bytes(done.stdout)
+    (out / "stderr.txt").write_bytes(done.stderr)
+    return done.returncode
+
+
+def configs(suites: Path) -> list[Path]:
+    examples = sorted((ROOT / "examples" / "configs").glob("*.yaml"))
+    return [*examples, ROOT / "examples" / "calibration" / "similar.yaml", *sorted(suites.glob("*.yaml"))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base", required=True)
+    parser.add_argument("--head", default="HEAD")
+    parser.add_argument("--sizes", default="100,1000")
+    parser.add_argument("--generator", default=str(ROOT.parent / "shared" / "bench" / "gen_configs.py"))
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder and print it")
+    args = parser.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    work = Path(tempfile.mkdtemp(prefix="evalh-revisions-"))
+    suites = work / "suites"
+    gen = [
+        sys.executable,
+        args.generator,
+        "--out",
+        str(suites),
+        "--sizes",
+        args.sizes,
+        "--base-url",
+        base_url,
+    ]
+    subprocess.run(gen, check=True, capture_output=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EVALH_", "PROMPTFOO_", "PYTHON"))}
+    env.update({"OPENAI_API_KEY": "sk-compare-revisions", "OPENAI_BASE_URL": base_url, "NO_COLOR": "1"})
+    trees = {}
+    for name, revision in (("base", args.base), ("head", args.head)):
+        trees[name] = work / name
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(trees[name]), revision],
+            check=True,
+        )
+    differ = same = 0
+    try:
+        for config in configs(suites):
+            codes = {
+                name: run(tree, config, work / "out" / name / config.stem, env)
+                for name, tree in trees.items()
+            }
+            label = config.relative_to(ROOT) if config.is_relative_to(ROOT) else config.name
+            if codes["base"] != codes["head"]:
+                print(f"DIFFERS {label}: exit {codes['base']} -> {codes['head']}")
+                differ += 1
+            for report in ["stdout.txt", *(f"report.{fmt}" for fmt in FORMATS)]:
+                texts = []
+                for name in trees:
+                    path = work / "out" / name / config.stem / report
+                    text = masked(path.read_text(errors="replace")) if path.exists() else "<missing>"
+                    # JSON Lines rows are written as they finish: their order is the providers' timing
+                    texts.append("\n".join(sorted(text.splitlines())) if report.endswith(".jsonl") else text)
+                if texts[0] == texts[1]:
+                    same += 1
+                else:
+                    differ += 1
+                    print(f"DIFFERS {label} {report}")
+            print(f"checked {label} (exit {codes['base']})")
+    finally:
+        for tree in trees.values():
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
+    print(f"{same} reports identical, {differ} differ ({args.base} -> {args.head}); work folder {work}")
+    sys.exit(1 if differ else 0)
+
+
+if __name__ == "__main__":
+    main()
