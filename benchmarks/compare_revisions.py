@@ -21,10 +21,10 @@ import subprocess
 import sys
 import tempfile
 import threading
-import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+
+from bench_vs_promptfoo import EmbeddingsHandler  # the scripts run from benchmarks/, which is on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ("json", "xml", "csv", "md", "html", "yaml", "jsonl")
@@ -44,38 +44,25 @@ VOLATILE = [
 ]
 
 
-def embedding_of(text: str, dims: int = 64) -> list[float]:
-    vector = [0.0] * dims
-    for word in text.lower().split():
-        vector[zlib.crc32(word.encode()) % dims] += 1.0
-    norm = sum(v * v for v in vector) ** 0.5 or 1.0
-    return [round(v / norm, 6) for v in vector]
-
-
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(EmbeddingsHandler):
+    """bench_vs_promptfoo's embeddings server, plus a judge that passes every answer (set D)."""
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
         if self.path.endswith("/embeddings"):
-            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-            data = [{"index": i, "embedding": embedding_of(t)} for i, t in enumerate(texts)]
-            reply: dict[str, Any] = {"data": data, "usage": {"prompt_tokens": 1, "total_tokens": 1}}
-        else:
-            verdict = json.dumps({"pass": True, "score": 1, "reason": "meets the rubric"})
-            reply = {
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": verdict}}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            }
+            super().do_POST()
+            return
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        verdict = json.dumps({"pass": True, "score": 1, "reason": "meets the rubric"})
+        reply = {
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": verdict}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
         payload = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
 
 
 def masked(text: str) -> str:
