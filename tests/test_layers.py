@@ -43,6 +43,7 @@ LAYERS = (
     _area(0, "secrets", "evalh/secrets.py"),
     _area(0, "errors", "evalh/errors.py", peers=("secrets",)),
     _area(0, "common", "evalh/common/", peers=("errors", "secrets")),
+    _area(0, "stats", "evalh/stats/"),
     _area(0, "templating", "evalh/templating/", peers=("common", "errors", "secrets")),
     _area(1, "runtimes", "evalh/runtimes/"),
     _area(1, "providers", "evalh/providers/", peers=("runtimes",)),

@@ -1,0 +1,55 @@
+"""One test's pass rate over repeats: the Wilson score interval, and the unbiased pass@k and pass^k.
+
+Wilson (1927): for k passes in n runs the interval of rates p whose score test does not reject at the
+given z. Unlike the Wald interval p ± z·sqrt(p(1-p)/n) it never leaves [0, 1] and does not collapse to
+a point at k = 0 or k = n. Reference: ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``.
+
+pass@k (at least one of k runs passes) and pass^k (all k pass, the reliability figure of tau-bench) are
+estimated from n >= k observed runs with c passes without bias, as the chance that k runs drawn without
+replacement from the n contain a pass (pass@k = 1 - C(n-c, k) / C(n, k)) or are all passes
+(pass^k = C(c, k) / C(n, k)). With k = n they are simply "some run passed" and "every run passed".
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["Z95", "pass_all_k", "pass_any_k", "wilson_interval"]
+
+Z95 = 1.959963984540054  # the standard normal's 97.5% quantile: a two-sided 95% interval
+
+
+def wilson_interval(passes: int, runs: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of the pass rate ``passes / runs`` (95% with the default ``z``)."""
+    if runs <= 0:
+        return (0.0, 1.0)  # no evidence: every rate is possible
+    if not 0 <= passes <= runs:
+        raise ValueError(f"passes must be between 0 and runs ({runs}), got {passes}")
+    p = passes / runs
+    z2 = z * z
+    denominator = 1 + z2 / runs
+    centre = (p + z2 / (2 * runs)) / denominator
+    half = z * math.sqrt(p * (1 - p) / runs + z2 / (4 * runs * runs)) / denominator
+    # exact at the ends: k = 0 starts at 0 and k = n ends at 1 (the formula gives them up to rounding)
+    low = 0.0 if passes == 0 else max(0.0, centre - half)
+    high = 1.0 if passes == runs else min(1.0, centre + half)
+    return (low, high)
+
+
+def pass_any_k(runs: int, passes: int, k: int) -> float:
+    """pass@k: the chance that at least one of k runs passes, estimated without bias from the n runs."""
+    _check_k(runs, passes, k)
+    return 1.0 - math.comb(runs - passes, k) / math.comb(runs, k)
+
+
+def pass_all_k(runs: int, passes: int, k: int) -> float:
+    """pass^k: the chance that every one of k runs passes, estimated without bias from the n runs."""
+    _check_k(runs, passes, k)
+    return math.comb(passes, k) / math.comb(runs, k)
+
+
+def _check_k(runs: int, passes: int, k: int) -> None:
+    if not 0 <= passes <= runs:
+        raise ValueError(f"passes must be between 0 and runs ({runs}), got {passes}")
+    if not 1 <= k <= runs:
+        raise ValueError(f"k must be between 1 and the runs observed ({runs}), got {k}")
