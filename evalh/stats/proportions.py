@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["Z95", "pass_all_k", "pass_any_k", "wilson_bounds", "wilson_interval"]
+__all__ = ["Z95", "pass_all_k", "pass_any_k", "wilson_interval"]
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile: a two-sided 95% interval
 
