@@ -7,7 +7,8 @@ A (the one-sided Fisher p-value grows with B). So power(drop) = sum over a of P(
 which grows as the drop grows; the smallest drop reaching the target power is found by bisection. The
 cut-offs come from the same ``fisher_worse`` the comparisons use, so the figure describes the very test
 that calls a test regressed. Above :data:`EXACT_RUNS` runs per side the exact tables get slow and the
-normal approximation of the two-proportion z test (Fleiss, Levin & Paik 2003, 4.2) is used instead.
+normal approximation of the two-proportion z test with continuity correction (Fleiss, Levin & Paik
+2003, 4.2) is used instead.
 Holm over m tests: pass ``alpha / m`` for the strictest step (what the first rejection needs).
 """
 
@@ -91,7 +92,8 @@ def _cumulative(pmf: list[float]) -> list[float]:
 
 
 def _normal_power(base_rate: float, new_rate: float, new_runs: int, old_runs: int, alpha: float) -> float:
-    """The power of the one-sided pooled two-proportion z test (the large-sample form of Fisher's)."""
+    """The power of the one-sided pooled two-proportion z test with Yates' continuity correction, the
+    large-sample form of Fisher's test (within a point of the exact power at 200 runs a side)."""
     normal = NormalDist()
     drop = base_rate - new_rate
     pooled = (base_rate * old_runs + new_rate * new_runs) / (old_runs + new_runs)
@@ -99,7 +101,8 @@ def _normal_power(base_rate: float, new_rate: float, new_runs: int, old_runs: in
     alt_sd = math.sqrt(base_rate * (1 - base_rate) / old_runs + new_rate * (1 - new_rate) / new_runs)
     if alt_sd == 0:
         return 1.0 if drop > 0 else 0.0
-    return normal.cdf((drop - normal.inv_cdf(1 - alpha) * null_sd) / alt_sd)
+    correction = (1 / old_runs + 1 / new_runs) / 2
+    return normal.cdf((drop - correction - normal.inv_cdf(1 - alpha) * null_sd) / alt_sd)
 
 
 def _check(base_rate: float, runs: int, old_runs: int, alpha: float, power: float) -> None:
