@@ -84,7 +84,7 @@ p_value_lists = st.lists(
 )
 
 
-@settings(max_examples=80, deadline=None)  # statsmodels' multipletests costs ~80 ms a call
+@settings(max_examples=50, deadline=None)  # statsmodels' multipletests costs ~80 ms a call
 @given(p_value_lists, st.sampled_from([0.01, 0.05, 0.1, 0.2]))
 def test_holm_matches_statsmodels(p_values: list[float], alpha: float) -> None:
     rejected, adjusted = holm(p_values, alpha)
