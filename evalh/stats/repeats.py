@@ -8,7 +8,7 @@ a Wilson interval over the tests. With repeats it is a Wilson interval over the 
 (Kish's design effect; Korn & Graubard 1998 for the t quantile on m - 1 degrees of freedom): the spread of
 the tests' pass rates says how many independent pass/fail draws their mean is worth, somewhere between
 m - 1 (tests that always pass or always fail) and all the runs (every test at the same rate). A plain t
-interval over the tests' rates, the first method, covered the suite rate only 89-92% of the time when
+interval over the tests' rates, the first method, covered the suite rate as little as 88% of the time when
 most tests pass (seeded simulation in tests/stats/test_coverage.py; docs/statistics.md has the figures);
 Wilson's interval stays asymmetric near 100%, where suites live.
 """
