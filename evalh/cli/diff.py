@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from evalh.cli.params import AlphaOption
 from evalh.errors import EXIT_FAILED, EXIT_OK, ConfigError
 
 __all__ = ["EXIT_CODES", "HELP", "check_fail_on", "diff"]
@@ -44,6 +45,7 @@ def diff(
         typer.Option("--tolerance", min=0, help="Report score changes larger than this (scores are 0-1)."),
     ] = 0.01,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    alpha: AlphaOption = 0.05,
 ) -> None:
     """Compare run A (the baseline) with run B."""
     from evalh.reports.console import echo, echo_json
@@ -56,11 +58,11 @@ def diff(
         check_report_paths([output], [ref for ref in (baseline, current) if is_report_file(ref)])
     if is_report_file(baseline) and is_report_file(current):
         before, after = run_rows(baseline, None, where="A"), run_rows(current, None, where="B")
-        comparison = compare_rows(before, after, tolerance=tolerance)
+        comparison = compare_rows(before, after, tolerance=tolerance, alpha=alpha)
     else:
         with open_store() as store:  # a stored run's rows are read as they are compared
             before, after = run_rows(baseline, store, where="A"), run_rows(current, store, where="B")
-            comparison = compare_rows(before, after, tolerance=tolerance)
+            comparison = compare_rows(before, after, tolerance=tolerance, alpha=alpha)
     if output is not None:
         write_json_file(output, comparison.to_json())
     if as_json:

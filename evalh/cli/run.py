@@ -11,6 +11,7 @@ import typer
 from evalh.cli import diff
 from evalh.cli.output import echo, note
 from evalh.cli.params import (
+    AlphaOption,
     ConfigArg,
     ConfigOption,
     EnvFileOption,
@@ -171,6 +172,7 @@ def run(
         ),
     ] = False,
     fail_under: FailUnderOption = None,
+    alpha: AlphaOption = 0.05,
     grader: Annotated[
         str | None, typer.Option("--grader", help="Provider id of the grader for model-graded assertions.")
     ] = None,
@@ -224,6 +226,7 @@ def run(
             baseline=baseline,
             fail_under=fail_under,
             fail_on_regressions=fail_on == "regressions",
+            alpha=alpha,
         )
         code = _run(
             config_paths(config, config_option),
