@@ -1,7 +1,8 @@
 """``evalh diff A B``: what changed between two runs (stored runs or JSON report files).
 
 Exit codes: 0 no new failures; 1 new failures (regressions: tests that passed in A and fail or error
-in B, and tests new in B that fail); 2 a reference that names no run or file.
+in B, or with repeats in both runs tests significantly worse over their repeats; and tests new in B that
+fail); 2 a reference that names no run or file.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ __all__ = ["EXIT_CODES", "HELP", "check_fail_on", "diff"]
 
 EXIT_CODES = (
     "Exit codes: 0 no new failures; 1 new failures (a test that passed in A and fails or errors in B, or "
-    "a test new in B that fails); 2 a reference that names no stored run or a JSON report that cannot be "
-    "read (the error names the file and the field)."
+    "a test new in B that fails; when both runs have repeats, a test significantly worse over its repeats "
+    "at --alpha instead of a row that flipped); 2 a reference that names no stored run or a JSON report "
+    "that cannot be read (the error names the file and the field), or an --alpha outside 0.0001-0.5."
 )
 HELP = (
     "Compare two runs row by row: regressions, fixes, score changes, added and removed tests. A and B "

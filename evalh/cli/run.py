@@ -145,8 +145,9 @@ def run(
         typer.Option(
             "--fail-on",
             help="failures: exit 1 when any test fails or errors (the default); regressions: exit 1 only "
-            "for new failures since --baseline (tests that passed there, and new tests that fail), so "
-            "known failures do not fail CI.",
+            "for new failures since --baseline (tests that passed there, and new tests that fail; with "
+            "repeats in both runs, tests significantly worse over their repeats), so known failures do not "
+            "fail CI.",
         ),
     ] = "failures",
     no_write: Annotated[

@@ -14,7 +14,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from evalh.store.compare import compare_reports
-from evalh.store.compare_stats import detectable_drop
+from evalh.store.compare_stats import BOOTSTRAP_LIMIT, detectable_drop
 
 # (passes in the baseline, passes now) out of 20 repeats each
 COUNTS = {"a": (19, 2), "b": (19, 3), "c": (14, 14), "d": (14, 9), "e": (10, 19), "f": (14, 12)}
@@ -128,3 +128,19 @@ def test_too_few_repeats_to_see_any_drop_say_so() -> None:
     assert detectable_drop(0.7, 5, 0.05) is None
     comparison = _compare({"a": 3, "b": 4}, {"a": 3, "b": 4}, 5)
     assert "Too weak to see a regression: with 5 repeats, no drop" in comparison.statistics.power
+
+
+def test_mean_score_change_of_many_tests_is_a_paired_t_interval() -> None:
+    import numpy as np
+    from scipy.stats import sem, t
+
+    count = BOOTSTRAP_LIMIT + 1
+    before = _rows({f"t{i}": 1 for i in range(count)}, 1)
+    after = _rows({f"t{i}": 1 for i in range(count)}, 1)
+    for index, row in enumerate(after):
+        row["score"] = (index * 7919 % 1000) / 1000
+    changes = np.array([row["score"] - 1.0 for row in after])
+    scores = compare_reports(_report("A", before), _report("B", after)).statistics.scores
+    expected = t.interval(0.95, count - 1, loc=changes.mean(), scale=sem(changes))
+    assert scores.interval == pytest.approx(expected, rel=1e-9)
+    assert scores.to_json()["method"] == "paired-t" and "paired t interval" in scores.sentence()
