@@ -19,12 +19,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Any, NamedTuple
 
 from evalh.model.options import DEFAULT_ALPHA
 from evalh.reports.matrix import column_label
 from evalh.stats.means import mean_interval
+from evalh.stats.power import detectable_drop
 from evalh.stats.proportions import difference_interval
 from evalh.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, paired_interval
 from evalh.stats.significance import fisher_better, fisher_worse, holm, mcnemar_two_sided, mcnemar_worse
@@ -37,11 +37,10 @@ __all__ = [
     "TestChange",
     "TestRow",
     "compare_tests",
-    "detectable_drop",
 ]
 
 DROP_THAT_MATTERS = 0.20  # a change of pass rate this large is worth knowing about (20 points)
-POWER = 0.8
+POWER = 0.8  # detectable_drop's default: the chance of seeing the drop it names
 # above this many shared tests the mean change gets a t interval: the bootstrap's cost grows with tests x
 # resamples (12 s for 50,000 tests), and with that many tests the mean's distribution is normal enough
 # that the percentile bootstrap gives the t interval's figures
@@ -364,44 +363,3 @@ def _power_sentence(before: Mapping[str, _Cell], shared: list[str], alpha: float
         f"{weak}with {runs} repeats, drops under about {drop * 100:.0f} points (from a {base_rate:.0%} pass "
         f"rate) cannot be told from noise at {level} (power {POWER:.0%})."
     )
-
-
-_EXACT_LIMIT = 60  # repeats; above this the normal approximation is close and the exact sum is slow
-
-
-def detectable_drop(base_rate: float, runs: int, alpha: float) -> float | None:
-    """The smallest drop in pass rate (0-1, in whole points) that one-sided Fisher's exact test with
-    ``runs`` repeats per side finds with power 0.8 at ``alpha``; None when no drop from ``base_rate`` is.
-
-    Until evalh.stats.power lands (the "stats" helper's), computed here: exactly, summing the chance of
-    every table the test rejects, up to 60 repeats; above, by the normal approximation."""
-    if runs < 1 or base_rate <= 0:
-        return None
-    if runs > _EXACT_LIMIT:
-        return _normal_drop(base_rate, runs, alpha)
-    rejected = [
-        (old, new)
-        for old in range(runs + 1)
-        for new in range(old)
-        if fisher_worse(new, runs, old, runs) <= alpha
-    ]
-    old_chances = _binomial(runs, base_rate)
-    for points in range(1, round(base_rate * 100) + 1):
-        new_chances = _binomial(runs, max(0.0, base_rate - points / 100))
-        if math.fsum(old_chances[old] * new_chances[new] for old, new in rejected) >= POWER:
-            return points / 100
-    return None
-
-
-def _binomial(runs: int, rate: float) -> list[float]:
-    return [math.comb(runs, k) * rate**k * (1 - rate) ** (runs - k) for k in range(runs + 1)]
-
-
-def _normal_drop(base_rate: float, runs: int, alpha: float) -> float | None:
-    z = NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(POWER)
-    for points in range(1, round(base_rate * 100) + 1):
-        new_rate = base_rate - points / 100
-        spread = math.sqrt((base_rate * (1 - base_rate) + new_rate * (1 - new_rate)) / runs)
-        if points / 100 >= z * spread:
-            return points / 100
-    return None

@@ -1,6 +1,6 @@
 """The statistics of a comparison, each figure against scipy / statsmodels: per test over repeats (Fisher,
 Holm, Newcombe), McNemar's test without repeats, the paired bootstrap of mean scores, and the power
-sentence's detectable drop."""
+sentence."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep
 
+from evalh.stats.power import detectable_drop
 from evalh.store.compare import compare_reports
-from evalh.store.compare_stats import BOOTSTRAP_LIMIT, detectable_drop
+from evalh.store.compare_stats import BOOTSTRAP_LIMIT
 
 # (passes in the baseline, passes now) out of 20 repeats each
 COUNTS = {"a": (19, 2), "b": (19, 3), "c": (14, 14), "d": (14, 9), "e": (10, 19), "f": (14, 12)}
@@ -105,23 +106,6 @@ def test_mean_score_change_is_a_seeded_paired_bootstrap_interval() -> None:
     assert first.after - first.before == pytest.approx(math.fsum(changes) / len(changes))
     low, high = first.interval
     assert min(changes) <= low < first.after - first.before < high <= max(changes)
-
-
-def _fisher_power(base: float, drop: float, runs: int, alpha: float) -> float:
-    """Power of one-sided Fisher (scipy) at ``runs`` per side: the chance of every table it rejects."""
-    power = 0.0
-    for old in range(runs + 1):
-        for new in range(old):
-            if fisher_exact([[new, runs - new], [old, runs - old]], alternative="less")[1] <= alpha:
-                power += binom.pmf(old, runs, base) * binom.pmf(new, runs, base - drop)
-    return power
-
-
-@pytest.mark.parametrize(("base", "runs", "alpha"), [(0.7, 20, 0.05 / 8), (0.95, 10, 0.05), (0.5, 20, 0.05)])
-def test_detectable_drop_is_the_smallest_with_power_080(base: float, runs: int, alpha: float) -> None:
-    drop = detectable_drop(base, runs, alpha)
-    assert drop is not None
-    assert _fisher_power(base, drop, runs, alpha) >= 0.8 > _fisher_power(base, drop - 0.01, runs, alpha)
 
 
 def test_too_few_repeats_to_see_any_drop_say_so() -> None:
