@@ -221,7 +221,8 @@ def _execute(
         eval_id = record.run_id or new_eval_id(result.started_at)
         comparison = None
         if baseline is not None:
-            comparison = compare_reports(baseline, to_promptfoo_json(result, eval_id=eval_id))
+            current = to_promptfoo_json(result, eval_id=eval_id)
+            comparison = compare_reports(baseline, current, alpha=options.alpha)
         summary = comparison.to_json() if comparison else None
         failures.extend(
             write_each_report(result, written, eval_id=eval_id, comparison=summary, spool=spool, echo=echo)

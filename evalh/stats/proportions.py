@@ -8,13 +8,18 @@ pass@k (at least one of k runs passes) and pass^k (all k pass, the reliability f
 estimated from n >= k observed runs with c passes without bias, as the chance that k runs drawn without
 replacement from the n contain a pass (pass@k = 1 - C(n-c, k) / C(n, k)) or are all passes
 (pass^k = C(c, k) / C(n, k)). With k = n they are simply "some run passed" and "every run passed".
+
+The change between two pass rates gets Newcombe's hybrid score interval (1998, method 10): each rate's
+Wilson interval, combined as d - sqrt((p1 - l1)² + (u2 - p2)²) .. d + sqrt((u1 - p1)² + (p2 - l2)²). It
+keeps the Wilson interval's good behaviour at 0 and 100% and stays within [-1, 1]. Reference:
+``statsmodels.stats.proportion.confint_proportions_2indep(c1, n1, c2, n2, method="newcomb")``.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["Z95", "pass_all_k", "pass_any_k", "wilson_interval"]
+__all__ = ["Z95", "difference_interval", "pass_all_k", "pass_any_k", "wilson_interval"]
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile: a two-sided 95% interval
 
@@ -28,6 +33,21 @@ def wilson_interval(passes: int, runs: int, z: float = Z95) -> tuple[float, floa
     low, high = wilson_bounds(passes / runs, runs, z)
     # exact at the ends: k = 0 starts at 0 and k = n ends at 1 (the formula gives them up to rounding)
     return (0.0 if passes == 0 else low, 1.0 if passes == runs else high)
+
+
+def difference_interval(
+    new_passes: int, new_runs: int, old_passes: int, old_runs: int, z: float = Z95
+) -> tuple[float, float]:
+    """Newcombe's hybrid score interval of the change in pass rate, new minus old (95% by default)."""
+    if new_runs <= 0 or old_runs <= 0:
+        return (-1.0, 1.0)  # no evidence on one side: every change is possible
+    new_rate, old_rate = new_passes / new_runs, old_passes / old_runs
+    new_low, new_high = wilson_interval(new_passes, new_runs, z)
+    old_low, old_high = wilson_interval(old_passes, old_runs, z)
+    change = new_rate - old_rate
+    below = math.hypot(new_rate - new_low, old_high - old_rate)
+    above = math.hypot(new_high - new_rate, old_rate - old_low)
+    return (max(-1.0, change - below), min(1.0, change + above))
 
 
 def pass_any_k(runs: int, passes: int, k: int) -> float:
