@@ -105,6 +105,8 @@ class Comparison:
     removed: list[RowChange] = field(default_factory=list)
     unchanged: int = 0
     statistics: ComparisonStats | None = None
+    # warnings: an assertion type the two runs had judged by other judges (store/judges.py)
+    judge_changes: tuple[str, ...] = ()
 
     @property
     def repeated(self) -> bool:

@@ -45,3 +45,26 @@ def test_the_same_judge_is_no_warning(loopback: LoopbackServer, tmp_path: Path) 
     result = diff(first, second)
     assert result.exit_code == 0, result.output
     assert "judge" not in result.stderr
+
+
+def test_run_with_a_baseline_warns_of_a_changed_judge(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    """``evalh run --baseline`` compares as ``evalh diff`` does, so it warns of the changed judge as well."""
+    import yaml
+
+    first = report_of(loopback, tmp_path, "a")  # judged by judge-a; the loopback routes stay up
+    config = {
+        "prompts": ["Say hello to {{name}}"],
+        "providers": [
+            {"id": "openai:chat:app", "config": {"apiBaseUrl": loopback.url + "/app/v1", "apiKey": "k"}}
+        ],
+        "defaultTest": {"options": {"provider": grader(loopback, "judge-c")}},
+        "tests": [{"vars": {"name": "Ada"}, "assert": [{"type": "llm-rubric", "value": "greets Ada"}]}],
+    }
+    path = tmp_path / "b.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", str(path), "--baseline", first, "--no-write", "--no-table"])
+    assert result.exit_code == 0, result.output
+    assert "the judge of llm-rubric changed" in result.stderr
+    assert "openai:chat:judge-c (model judge-c" in result.stderr
