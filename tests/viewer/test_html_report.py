@@ -93,7 +93,7 @@ def test_only_the_inlined_script_and_style_may_run(tmp_path: Path) -> None:
     assert directives["default-src"] == "'none'"
     assert directives["script-src"] == f"'{_sha256(page.scripts[1][1])}'"
     assert directives["style-src"] == f"'{_sha256(page.styles[0])}'"
-    # a run without repeats: the page is what it was before repeats were drawn (the part drawing them is left out)
+    # a run without repeats: the page as it was before repeats were drawn (their part is left out)
     assert page.scripts[1][1] == script_bundle(repeats=False) == "\n".join(asset(name) for name in SCRIPTS)
     assert page.styles[0] == asset(STYLESHEET)
 
