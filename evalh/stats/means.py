@@ -8,9 +8,9 @@ time. Reference: ``scipy.stats.t.ppf`` and ``scipy.stats.t.interval(confidence, 
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 __all__ = ["mean_interval", "t_quantile"]
 
@@ -28,9 +28,7 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[fl
     return (mean - half, mean + half)
 
 
-# Kept: a run's tests mostly share a few repeat counts, and each bisection costs ~40 CDFs (1,000 tests of
-# 10 repeats took 2 s without it, a few ms with it)
-@functools.lru_cache(maxsize=1024)
+@lru_cache(maxsize=1024)  # bisection costs a millisecond; suites ask for the same few quantiles
 def t_quantile(probability: float, df: int) -> float:
     """The ``probability`` quantile of Student's t with ``df`` degrees of freedom (0 < probability < 1)."""
     if not 0 < probability < 1 or df < 1:

@@ -25,15 +25,9 @@ def wilson_interval(passes: int, runs: int, z: float = Z95) -> tuple[float, floa
         return (0.0, 1.0)  # no evidence: every rate is possible
     if not 0 <= passes <= runs:
         raise ValueError(f"passes must be between 0 and runs ({runs}), got {passes}")
-    p = passes / runs
-    z2 = z * z
-    denominator = 1 + z2 / runs
-    centre = (p + z2 / (2 * runs)) / denominator
-    half = z * math.sqrt(p * (1 - p) / runs + z2 / (4 * runs * runs)) / denominator
+    low, high = wilson_bounds(passes / runs, runs, z)
     # exact at the ends: k = 0 starts at 0 and k = n ends at 1 (the formula gives them up to rounding)
-    low = 0.0 if passes == 0 else max(0.0, centre - half)
-    high = 1.0 if passes == runs else min(1.0, centre + half)
-    return (low, high)
+    return (0.0 if passes == 0 else low, 1.0 if passes == runs else high)
 
 
 def pass_any_k(runs: int, passes: int, k: int) -> float:
@@ -53,3 +47,13 @@ def _check_k(runs: int, passes: int, k: int) -> None:
         raise ValueError(f"passes must be between 0 and runs ({runs}), got {passes}")
     if not 1 <= k <= runs:
         raise ValueError(f"k must be between 1 and the runs observed ({runs}), got {k}")
+
+
+def wilson_bounds(rate: float, size: float, z: float = Z95) -> tuple[float, float]:
+    """Wilson's formula for an observed ``rate`` out of ``size`` trials (a real number: an effective
+    size too), clipped to [0, 1]."""
+    z2 = z * z
+    denominator = 1 + z2 / size
+    centre = (rate + z2 / (2 * size)) / denominator
+    half = z * math.sqrt(rate * (1 - rate) / size + z2 / (4 * size * size)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
