@@ -56,6 +56,13 @@ class _Server(http.server.ThreadingHTTPServer):
     source: RunSource
     allowed_hosts: frozenset[str] | None
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser that drops a connection mid-reply (a reload, a closed tab) is no error to print a
+        traceback for; anything else is shown as socketserver shows it."""
+        if isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipeError, ConnectionResetError, ...
+            return
+        super().handle_error(request, client_address)
+
 
 def _span(query: dict[str, list[str]]) -> tuple[int, int] | None:
     """The page a run's request asks for: (offset, limit), limit at most MAX_PAGE_LINES; None when bad."""
