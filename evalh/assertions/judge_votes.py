@@ -24,6 +24,7 @@ from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.model import Measurement, ProviderSpec, Usage
+from evalh.model.thresholds import meets
 from evalh.stats.agreement import agreement_rate
 
 __all__ = [
@@ -90,7 +91,7 @@ def _passed(measured: Measurement, threshold: float | None) -> bool:
     if measured.verdict is False:
         return False
     if threshold is not None and measured.compared:
-        return measured.value >= threshold
+        return meets(measured.value, threshold, "higher")
     return measured.verdict if measured.verdict is not None else measured.value > 0
 
 
@@ -151,7 +152,7 @@ def combine_judges(
         passed, value = all(verdicts), min(scores)
     elif aggregate == "mean" and threshold is not None:
         value = fmean(scores)
-        passed = value >= threshold
+        passed = meets(value, threshold, "higher")
     else:  # majority, and mean without a threshold
         passed, value = verdicts.count(True) * 2 > len(verdicts), fmean(scores)
     judges = [

@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from evalh.runner.scoring import meets
+from evalh.model.thresholds import meets
 
 __all__ = [
     "Confusion",

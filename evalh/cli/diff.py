@@ -47,15 +47,17 @@ def diff(
         typer.Option("--tolerance", min=0, help="Report score changes larger than this (scores are 0-1)."),
     ] = 0.01,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
-    alpha: AlphaOption = 0.05,
+    alpha: AlphaOption = None,
 ) -> None:
     """Compare run A (the baseline) with run B."""
+    from evalh.model import DEFAULT_ALPHA
     from evalh.reports.console import echo, echo_json
     from evalh.reports.writers import check_report_paths, write_json_file
     from evalh.store import open_store
     from evalh.store.compare import compare_rows
     from evalh.store.refs import is_report_file, run_rows
 
+    alpha = DEFAULT_ALPHA if alpha is None else alpha  # not given: the run option's default
     if output is not None:  # before anything is read: never over A or B
         check_report_paths([output], [ref for ref in (baseline, current) if is_report_file(ref)])
     if is_report_file(baseline) and is_report_file(current):

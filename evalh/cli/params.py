@@ -50,13 +50,13 @@ FailUnderOption = Annotated[
     typer.Option("--fail-under", min=0, max=100, help="Exit 0 when the pass rate is at least PCT percent."),
 ]
 AlphaOption = Annotated[
-    float,
+    float | None,
     typer.Option(
         "--alpha",
         min=0.0001,
         max=0.5,
         help="With repeats in both runs: the chance, over all the tests compared, of calling any unchanged "
-        "test regressed or improved (one-sided Fisher's exact test per test, Holm's step-down).",
+        "test regressed or improved (one-sided Fisher's exact test per test, Holm's step-down) [0.05].",
     ),
 ]
 StrictOption = Annotated[

@@ -173,7 +173,7 @@ def run(
         ),
     ] = False,
     fail_under: FailUnderOption = None,
-    alpha: AlphaOption = 0.05,
+    alpha: AlphaOption = None,
     grader: Annotated[
         str | None, typer.Option("--grader", help="Provider id of the grader for model-graded assertions.")
     ] = None,

@@ -46,7 +46,7 @@ from evalh.model.matrix import (
     stored_names,
     uses_conversation,
 )
-from evalh.model.options import Filters, RunOptions, Shard
+from evalh.model.options import DEFAULT_ALPHA, Filters, RunOptions, Shard
 from evalh.model.results import (
     NO_USAGE,
     AssertionResult,
@@ -70,10 +70,12 @@ from evalh.model.suite import (
     TestCase,
     asks_provider,
 )
+from evalh.model.thresholds import meets
 from evalh.model.verdict import pass_rate, run_passed
 
 __all__ = [
     "CONVERSATION_VAR",
+    "DEFAULT_ALPHA",
     "NO_USAGE",
     "RECORDED_PROMPT",
     "RECORDED_PROVIDER",
@@ -107,6 +109,7 @@ __all__ = [
     "TypeFigures",
     "Usage",
     "asks_provider",
+    "meets",
     "pass_rate",
     "prompt_allowed",
     "prompt_warning_key",

@@ -32,6 +32,7 @@ from evalh.model import (
     Usage,
     weighted_mean,
 )
+from evalh.model.thresholds import meets
 
 __all__ = [
     "TestVerdict",
@@ -45,21 +46,12 @@ __all__ = [
     "settle",
 ]
 
-# Scores computed two ways (a cosine of equal vectors, a mean of means) may differ in the last bit.
-_EPSILON = 1e-12
 _RELATIONS = {
     ("higher", True): "greater than or equal to",
     ("higher", False): "less than",
     ("lower", True): "less than or equal to",
     ("lower", False): "greater than",
 }
-
-
-def meets(value: float, threshold: float, direction: Literal["higher", "lower"]) -> bool:
-    """Whether ``value`` passes ``threshold`` for a type whose ``direction`` is better."""
-    if direction == "lower":
-        return value <= threshold + _EPSILON
-    return value >= threshold - _EPSILON
 
 
 def relation(passed: bool, direction: Literal["higher", "lower"], threshold: float) -> str:

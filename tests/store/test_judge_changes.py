@@ -47,9 +47,7 @@ def test_the_same_judge_is_no_warning(loopback: LoopbackServer, tmp_path: Path) 
     assert "judge" not in result.stderr
 
 
-def test_run_with_a_baseline_warns_of_a_changed_judge(
-    loopback: LoopbackServer, tmp_path: Path
-) -> None:
+def test_run_with_a_baseline_warns_of_a_changed_judge(loopback: LoopbackServer, tmp_path: Path) -> None:
     """``evalh run --baseline`` compares as ``evalh diff`` does, so it warns of the changed judge as well."""
     import yaml
 
