@@ -22,6 +22,7 @@ __all__ = [
     "RowCell",
     "column_indexes",
     "component_children",
+    "interval_from_json",
     "recorded_status",
     "repeats_from_json",
     "result_from_row",
@@ -261,7 +262,8 @@ def _fraction(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
-def _pair(value: Any) -> tuple[float, float] | None:
+def interval_from_json(value: Any) -> tuple[float, float] | None:
+    """A ``[low, high]`` interval of a report read back (None when absent or not a pair)."""
     if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
         return (_fraction(value[0]), _fraction(value[1]))
     return None
@@ -276,12 +278,12 @@ def _test_repeats(test: Mapping[str, Any]) -> TestRepeats:
         runs=_index(test.get("runs")),
         passes=_index(test.get("passes")),
         pass_rate=_fraction(test.get("passRate")),
-        pass_rate_interval=_pair(test.get("passRateInterval")) or (0.0, 1.0),
+        pass_rate_interval=interval_from_json(test.get("passRateInterval")) or (0.0, 1.0),
         pass_all=test.get("passAll") is True,
         pass_any=test.get("passAny") is True,
         flaky=test.get("flaky") is True,
         mean_score=None if score is None else _fraction(score),
-        mean_score_interval=_pair(test.get("meanScoreInterval")),
+        mean_score_interval=interval_from_json(test.get("meanScoreInterval")),
         passed=test.get("pass") is True,
     )
 
