@@ -13,8 +13,15 @@ from rich.table import Table
 from rich.text import Text
 
 from evalh.model import RepeatSummary, TestRepeats
-from evalh.reports.codec_read import column_indexes, interval_from_json, row_cell, row_description
+from evalh.reports.codec_read import (
+    column_indexes,
+    interval_from_json,
+    row_cell,
+    row_description,
+    row_vars,
+)
 from evalh.reports.console import safe_text, table_box
+from evalh.reports.textutil import output_text
 
 __all__ = [
     "FLAKY_MARK",
@@ -26,11 +33,21 @@ __all__ = [
     "report_columns",
     "report_descriptions",
     "report_interval_text",
+    "test_label",
     "test_rate_text",
 ]
 
 FLAKY_MARK = "flaky"
 _DESCRIPTION_LIMIT = 60
+
+
+def test_label(description: Any, variables: Any) -> str:
+    """A test as the tables name it: its description, else its vars (``k=v, k=v``)."""
+    if description:
+        return str(description)
+    if isinstance(variables, Mapping):
+        return ", ".join(f"{key}={output_text(value)}" for key, value in variables.items())
+    return ""
 
 
 def interval_text(interval: tuple[float, float]) -> str:
@@ -78,8 +95,15 @@ def repeats_table(
     prompt) index; a column is shown when the run has several), then a note of the tests left out."""
     several = len({(t.provider_index, t.prompt_index) for t in summary.tests}) > 1
     table = Table(box=table_box(console), title="Tests over repeats", title_justify="left")
-    for header in ("#", "Test", *(("Column",) if several else ()), "Passes", "Pass rate", "", "Verdict"):
-        table.add_column(header, justify="right" if header in ("#", "Passes") else "left")
+    for header in (
+        "#",
+        "Test",
+        *(("Column",) if several else ()),
+        "Passes, pass rate [95% interval]",
+        "",
+        "",
+    ):
+        table.add_column(header, justify="right" if header == "#" else "left")
     shown, hidden = ordered_tests(summary, max_rows)
     for test in shown:
         column = (
@@ -89,8 +113,7 @@ def repeats_table(
             str(test.test_index + 1),
             safe_text(descriptions.get(test.test_index, ""), _DESCRIPTION_LIMIT),
             *column,
-            f"{test.passes}/{test.runs}",
-            f"{100 * test.pass_rate:.0f}% {interval_text(test.pass_rate_interval)}",
+            test_rate_text(test),
             Text(FLAKY_MARK, style="yellow") if test.flaky else "",
             Text("PASS", style="bold green") if test.passed else Text("FAIL", style="bold red"),
         )
@@ -123,7 +146,7 @@ def report_interval_text(stats: Mapping[str, Any]) -> str:
 
 def report_descriptions(rows: Sequence[Mapping[str, Any]]) -> dict[int, str]:
     """Each test's description by test index, from a report's rows."""
-    return {row_cell(row).test: str(row_description(row) or "") for row in rows}
+    return {row_cell(row).test: test_label(row_description(row), row_vars(row)) for row in rows}
 
 
 def report_columns(results: Mapping[str, Any]) -> dict[tuple[int, int], str]:

@@ -31,6 +31,7 @@ from evalh.reports.repeats_view import (
     report_columns,
     report_descriptions,
     report_interval_text,
+    test_label,
 )
 from evalh.reports.results_table import hidden_note, results_table
 from evalh.reports.textutil import (
@@ -260,7 +261,7 @@ def print_summary(
     if show_table and run.results:
         _print_matrix(console, matrix_of_results(run.results, max_rows), verbose, cell_limit)
     _print_aggregates(console, aggregates_to_json(run.aggregates), verbose)
-    descriptions = {row.test.index: row.test.description or "" for row in run.results}
+    descriptions = {row.test.index: test_label(row.test.description, row.test.vars) for row in run.results}
     columns = {column.key: column.name for column in run.aggregates.columns}
     print_repeats(console, run.aggregates.repeats, descriptions, columns, max_rows)
     console.print(_summary_table(run))
