@@ -215,3 +215,20 @@ def test_the_python_api_gives_each_test_over_its_repeats(tmp_path: Path) -> None
     assert not evaluate(str(_config(tmp_path)), repeat=REPEATS).ok  # 1.0: every repeat must pass
     with pytest.raises(ConfigError, match=r"repeat_pass_rate must be a number from 0 to 1"):
         evaluate(str(_config(tmp_path)), repeat=REPEATS, repeat_pass_rate=1.5)
+
+
+def test_merged_shards_keep_the_required_rate_they_ran_with(tmp_path: Path) -> None:
+    shards, config = [], _config(tmp_path)  # one config: each test runs in one shard, its counter too
+    for index in (1, 2):
+        shard = tmp_path / f"shard-{index}.json"
+        ran = evalh(
+            "run", str(config), "--repeat", str(REPEATS), "--repeat-pass-rate", "0.6",
+            "--shard", f"{index}/2", "--no-table", "-o", str(shard),
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        shards.append(str(shard))
+    merged = tmp_path / "merged.json"
+    result = evalh("merge", *shards, "-o", str(merged), "--no-table")
+    assert result.returncode == 0, result.stdout + result.stderr  # 6/10 reaches 0.6, as in each shard
+    repeats = _report(merged)["evalh"]["repeats"]
+    assert (repeats["requiredPassRate"], repeats["testsPassed"], len(repeats["tests"])) == (0.6, 3, 3)
