@@ -8,7 +8,10 @@ page is drawn (the app's ``evalh-matrix-drawn`` performance mark): fetching or r
 parsing it, filtering and drawing included. The first load (a cold browser and file cache) is shown
 apart from the median of the next 5, each in a fresh browser context.
 
-    python benchmarks/bench_viewer.py [--tests 10000]
+    python benchmarks/bench_viewer.py [--tests 10000] [--repeat 1]
+
+``--repeat N`` runs each test N times (``--tests 1000 --repeat 10``: 10,000 rows whose data also holds
+each test's figures over its repeats, drawn by the viewer's repeats part).
 
 Target on a 2-core machine: well under 1,000 ms for both.
 """
@@ -72,6 +75,7 @@ def first_paint_ms(browser: object, url: str) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
     executable = chromium_path()
     if executable is None:
@@ -81,7 +85,8 @@ def main() -> None:
         config = write_suite(directory, args.tests)
         report, page = directory / "run.json", directory / "run.html"
         command = [sys.executable, "-m", "evalh", "run", str(config), "--no-table", "--no-progress-bar"]
-        completed = subprocess.run([*command, "--no-cache", "-o", str(report), "-o", str(page)], text=True)
+        outputs = ["--repeat", str(args.repeat), "-o", str(report), "-o", str(page)]
+        completed = subprocess.run([*command, "--no-cache", *outputs], text=True)
         if completed.returncode not in (0, 1):
             sys.exit(f"evalh run failed with exit {completed.returncode}")
         started = time.perf_counter()
@@ -95,7 +100,8 @@ def main() -> None:
         finally:
             server.close()
         sizes = report.stat().st_size / 2**20, page.stat().st_size / 2**20
-    print(f"rows: {args.tests:,}  JSON report {sizes[0]:.1f} MiB, HTML report {sizes[1]:.1f} MiB")
+    rows = f"{args.tests * args.repeat:,} ({args.tests:,} tests x {args.repeat})"
+    print(f"rows: {rows}  JSON report {sizes[0]:.1f} MiB, HTML report {sizes[1]:.1f} MiB")
     print(f"evalh view: reading the report into the viewer's data: {load_s * 1000:.0f} ms (once, at start)")
     for name, (cold, figure) in (("evalh view (served)", served), ("HTML report (file)", inlined)):
         print(

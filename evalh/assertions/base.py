@@ -197,9 +197,9 @@ def needed_providers(
     spec: AssertionSpec, test: TestCase, need: str, suite_default: ProviderChoice | None
 ) -> tuple[ProviderSpec, ...]:
     """The providers ``spec`` calls for ``need`` ("text", "embedding", "tokens"): each of its ``models``
-    when it lists several embedders, else the one :func:`resolve_provider` picks (``local`` for vectors);
-    empty when a judge has no grader."""
-    if need != "text" and spec.provider is not None and spec.provider.models:
+    when it lists several (embedders, or judges), else the one :func:`resolve_provider` picks (``local``
+    for vectors); empty when a judge has no grader."""
+    if spec.provider is not None and spec.provider.models:
         return spec.provider.models
     fallback = None if need == "text" else DEFAULT_EMBEDDING_PROVIDER
     provider = resolve_provider(spec, test, need, suite_default, fallback)

@@ -13,6 +13,7 @@ never inverted into a pass by ``not-``.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import json
@@ -24,6 +25,14 @@ from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.judge_prompts import Messages, PromptProblem, load_prompt, render_messages
+from evalh.assertions.judge_votes import (
+    combine_judges,
+    combine_samples,
+    judge_aggregate,
+    judge_identity,
+    judge_samples,
+    sample_spec,
+)
 from evalh.assertions.structured import extract_json_objects
 from evalh.model import AssertionResult, Measurement, ProviderSpec, Usage
 
@@ -175,8 +184,10 @@ class Grading:
 
     ctx: AssertionContext
     grader: ProviderSpec
+    named: ProviderSpec | None = None  # the grader as configured (before sample seeds), for identity
     steps: list[dict[str, Any]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    templates: list[Sequence[Mapping[str, Any]]] = field(default_factory=list)  # for the judge's identity
 
     def variables(self, **extra: Any) -> dict[str, Any]:
         """Template variables: the test's vars, the output, the query, and ``extra``."""
@@ -196,6 +207,7 @@ class Grading:
     async def ask(self, template: Sequence[Mapping[str, Any]], variables: Mapping[str, Any]) -> Any:
         """Render ``template``, send it, record it; the raw reply (a string, or an object)."""
         messages: Messages = render_messages(template, variables)
+        self.templates.append(template)
         response = await self.ctx.services.complete(self.grader, messages)
         self.usage = self.usage + response.usage
         attempts = 0 if response.cached else int(response.metadata.get("attempts", 1))
@@ -229,11 +241,16 @@ class Grading:
             "grading_prompt": last.get("prompt"),
             "grader_reply": last.get("reply"),
             "grader_attempts": sum(step["attempts"] for step in self.steps),  # 0: all from the cache
+            "judge": self.identity(),
             **extra,
         }
         if len(self.steps) > 1:
             details["steps"] = [{"prompt": s["prompt"], "reply": s["reply"]} for s in self.steps]
         return details
+
+    def identity(self) -> dict[str, str]:
+        """Which judge this is (see :func:`judge_identity`); sample seeds aside, every sample's is one."""
+        return judge_identity(self.named or self.grader, self.templates)
 
     def measured(self, value: float, subject: str, **fields: Any) -> Measurement:
         """A grader's figure for scoring.py; ``fields``: Measurement's (suffix, plain, verdict,
@@ -262,24 +279,63 @@ def no_grader_reason() -> str:
 
 
 def graded(fn: JudgeFn) -> Callable[[AssertionContext], Awaitable[AssertionResult | Measurement]]:
-    """Resolve the grader, run ``fn``, and turn grader or prompt problems into ERROR results."""
+    """Resolve the grader(s), run ``fn`` (``samples`` times each), and turn grader or prompt problems
+    into ERROR results; several graders or samples combine as :mod:`judge_votes` says."""
 
     @functools.wraps(fn)
     async def run(ctx: AssertionContext) -> AssertionResult | Measurement:
+        choice = ctx.spec.provider
+        graders = list(choice.models) if choice is not None and choice.models else []
         picked = ctx.provider("text")
-        if picked is None:
+        if not graders and picked is not None:
+            graders = [picked]
+        if not graders:
             return AssertionResult.failure(no_grader_reason())
-        capabilities = ctx.services.capabilities(picked)
-        if capabilities and "text" not in capabilities:
-            return AssertionResult.failure(
-                f"the grader {picked.display} cannot answer prompts (it offers "
-                f"{', '.join(capabilities)}); name a chat provider in options.provider.text"
-            )
-        grading = Grading(ctx=ctx, grader=grader_spec(picked))
-        try:
-            return await fn(ctx, grading)
-        except (GraderFailure, PromptProblem) as problem:
-            reason = problem.reason if isinstance(problem, GraderFailure) else str(problem)
-            return grading.failure(reason)
+        for grader in graders:
+            capabilities = ctx.services.capabilities(grader)
+            if capabilities and "text" not in capabilities:
+                return AssertionResult.failure(
+                    f"the grader {grader.display} cannot answer prompts (it offers "
+                    f"{', '.join(capabilities)}); name a chat provider in options.provider.text"
+                )
+        samples = judge_samples(ctx)
+        if len(graders) == 1 and samples == 1:
+            return await _ask_once(fn, ctx, grader_spec(graders[0]), graders[0])
+        outcomes = await asyncio.gather(*(_ask_sampled(fn, ctx, grader, samples) for grader in graders))
+        for outcome in outcomes:
+            if isinstance(outcome, AssertionResult):
+                return outcome  # a grader that could not answer makes the assertion an ERROR
+        measured = [m for m in outcomes if isinstance(m, Measurement)]
+        if len(measured) == 1:
+            return measured[0]
+        identities = [m.details.get("judge", {}) for m in measured]
+        return combine_judges(measured, identities, judge_aggregate(ctx), ctx.threshold)
 
     return run
+
+
+async def _ask_once(
+    fn: JudgeFn, ctx: AssertionContext, grader: ProviderSpec, named: ProviderSpec
+) -> AssertionResult | Measurement:
+    """One conversation with ``grader`` (``named``: the grader as configured, for the judge's identity)."""
+    grading = Grading(ctx=ctx, grader=grader, named=named)
+    try:
+        return await fn(ctx, grading)
+    except (GraderFailure, PromptProblem) as problem:
+        reason = problem.reason if isinstance(problem, GraderFailure) else str(problem)
+        return grading.failure(reason)
+
+
+async def _ask_sampled(
+    fn: JudgeFn, ctx: AssertionContext, grader: ProviderSpec, samples: int
+) -> AssertionResult | Measurement:
+    """``samples`` distinct asks of one grader, combined (the first ERROR, if any, stands)."""
+    base = grader_spec(grader)
+    outcomes = await asyncio.gather(
+        *(_ask_once(fn, ctx, sample_spec(base, index), grader) for index in range(samples))
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, AssertionResult):
+            return outcome
+    measured = [m for m in outcomes if isinstance(m, Measurement)]
+    return measured[0] if samples == 1 else combine_samples(measured, ctx.threshold)

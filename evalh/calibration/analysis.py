@@ -20,7 +20,7 @@ from evalh.calibration.metrics import (
     why_not_calibratable,
 )
 
-__all__ = ["Calibration", "calibrate_samples", "distribution"]
+__all__ = ["Calibration", "calibrate_samples", "confusion_json", "distribution"]
 
 Direction = Literal["higher", "lower"]
 
@@ -60,7 +60,7 @@ class Calibration:
             "aucInterval95": list(self.auc_interval) if self.auc_interval else None,
             "distribution": {"pass": distribution(passing), "fail": distribution(failing)},
             "currentThreshold": self.current_threshold,
-            "atCurrentThreshold": _confusion_json(self.current),
+            "atCurrentThreshold": confusion_json(self.current),
             "suggested": _sweep_json(self.suggested),
             "roc": [list(point) for point in self.roc],
             "scores": {"pass": passing, "fail": failing},
@@ -109,7 +109,7 @@ def calibrate_samples(
     )
 
 
-def _confusion_json(c: Confusion | None) -> dict[str, Any] | None:
+def confusion_json(c: Confusion | None) -> dict[str, Any] | None:
     if c is None:
         return None
     return {
@@ -130,8 +130,8 @@ def _sweep_json(s: Sweep | None) -> Mapping[str, Any] | None:
     if s is None:
         return None
     return {
-        "bestAccuracy": _confusion_json(s.best_accuracy),
-        "bestYoudenJ": _confusion_json(s.best_youden),
+        "bestAccuracy": confusion_json(s.best_accuracy),
+        "bestYoudenJ": confusion_json(s.best_youden),
         "targetPrecision": s.target_precision,
-        "lowestAtTargetPrecision": _confusion_json(s.at_precision),
+        "lowestAtTargetPrecision": confusion_json(s.at_precision),
     }

@@ -17,17 +17,21 @@ from evalh.errors import EXIT_FAILED, EXIT_OK, ConfigError
 
 if TYPE_CHECKING:  # imported when the command runs: evalh --help stays fast
     from evalh.calibration.analysis import Calibration
+    from evalh.calibration.judges import JudgeAgreement, PanelAgreement
+    from evalh.session.calibration import Collected
 
 __all__ = ["EXIT_CODES", "HELP", "calibrate"]
 
 EXIT_CODES = (
-    "Exit codes: 0 at least one assertion calibrated; 1 none could be (too few labels, one label only, "
-    "every score tied: the reason is printed); 2 a config or label error."
+    "Exit codes: 0 at least one assertion calibrated (or a judge's agreement measured); 1 none could be "
+    "(too few labels, one label only, every score tied: the reason is printed); 2 a config or label error."
 )
 HELP = (
     "Suggest thresholds from labelled tests (metadata.label: pass|fail): ROC AUC with a bootstrap "
     "interval, the thresholds with the best accuracy, the best Youden's J and the lowest reaching "
-    "--precision, and the confusion matrix at the threshold the config uses now. " + EXIT_CODES
+    "--precision, and the confusion matrix at the threshold the config uses now; for pass/fail judges, "
+    "accuracy, the confusion matrix and Cohen's kappa with a bootstrap interval against the labels, and "
+    "Fleiss' kappa between several judges of one assertion. " + EXIT_CODES
 )
 _PICKS = ("youden", "accuracy", "precision")
 
@@ -66,7 +70,7 @@ def calibrate(
 ) -> None:
     """Suggest thresholds from labelled tests."""
     from evalh.calibration.analysis import calibrate_samples
-    from evalh.reports.calibration import histogram_lines, print_calibrations
+    from evalh.reports.calibration import histogram_lines, print_calibrations, print_judges
     from evalh.reports.console import echo
     from evalh.session.calibration import collect
 
@@ -74,7 +78,8 @@ def calibrate(
         raise ConfigError(
             f"--pick {pick!r} is not known", where="--pick", hint="Use youden, accuracy or precision"
         )
-    samples, unlabelled = collect(config, provider or [])
+    collected = collect(config, provider or [])
+    samples, unlabelled = collected.samples, collected.unlabelled
     calibrations = [
         calibrate_samples(
             s.assertion,
@@ -89,7 +94,8 @@ def calibrate(
         )
         for s in samples
     ]
-    if not calibrations:
+    judges, panels = _judges(collected, rounds)
+    if not calibrations and not judges:
         raise ConfigError(
             "the config has no scored assertion to calibrate "
             "(similar, rouge-n, levenshtein, a judge's score...)",
@@ -98,22 +104,47 @@ def calibrate(
         )
     if unlabelled:
         echo(f"{unlabelled} result row(s) had no metadata.label and were left out.")
-    print_calibrations(calibrations, precision=precision)
+    if calibrations:
+        print_calibrations(calibrations, precision=precision)
+    if judges:
+        print_judges(judges, panels)
     if histogram:
         for c in calibrations:
             echo("\n".join(histogram_lines(c)))
-    _outputs(calibrations, output, plot)
+    _outputs(calibrations, output, plot, judges, panels)
     if write:
         echo("\n".join(_suggestions(calibrations, pick)))
-    raise typer.Exit(EXIT_OK if any(c.problem is None for c in calibrations) else EXIT_FAILED)
+    measured = any(c.problem is None for c in calibrations) or any(j.kappa is not None for j in judges)
+    raise typer.Exit(EXIT_OK if measured else EXIT_FAILED)
 
 
-def _outputs(items: Sequence[Calibration], output: Path | None, plot: Path | None) -> None:
+def _judges(collected: Collected, rounds: int) -> tuple[list[JudgeAgreement], list[PanelAgreement]]:
+    from evalh.calibration.judges import judge_agreement, panel_agreement
+
+    judges = [
+        judge_agreement(v.assertion, v.judge, v.verdicts, v.labels, errors=v.errors, rounds=rounds)
+        for v in collected.verdicts
+    ]
+    panels = [panel_agreement(p.assertion, p.judges, p.rows) for p in collected.panels]
+    return judges, panels
+
+
+def _outputs(
+    items: Sequence[Calibration],
+    output: Path | None,
+    plot: Path | None,
+    judges: Sequence[JudgeAgreement] = (),
+    panels: Sequence[PanelAgreement] = (),
+) -> None:
     from evalh.reports.console import echo
     from evalh.reports.writers import write_json_file
 
     if output is not None:
-        write_json_file(output, {"calibrations": [c.to_json() for c in items]})
+        document: dict[str, object] = {"calibrations": [c.to_json() for c in items]}
+        if judges:  # only then: a calibration of scores alone writes what it wrote before
+            document["judges"] = [j.to_json() for j in judges]
+            document["judgePanels"] = [p.to_json() for p in panels]
+        write_json_file(output, document)
         echo(f"Wrote {output}")
     if plot is not None:
         from evalh.reports.calibration_plot import write_plot

@@ -1,7 +1,8 @@
 """``evalh diff A B``: what changed between two runs (stored runs or JSON report files).
 
 Exit codes: 0 no new failures; 1 new failures (regressions: tests that passed in A and fail or error
-in B, and tests new in B that fail); 2 a reference that names no run or file.
+in B, or with repeats in both runs tests significantly worse over their repeats; and tests new in B that
+fail); 2 a reference that names no run or file.
 """
 
 from __future__ import annotations
@@ -11,14 +12,16 @@ from typing import Annotated
 
 import typer
 
+from evalh.cli.params import AlphaOption
 from evalh.errors import EXIT_FAILED, EXIT_OK, ConfigError
 
 __all__ = ["EXIT_CODES", "HELP", "check_fail_on", "diff"]
 
 EXIT_CODES = (
     "Exit codes: 0 no new failures; 1 new failures (a test that passed in A and fails or errors in B, or "
-    "a test new in B that fails); 2 a reference that names no stored run or a JSON report that cannot be "
-    "read (the error names the file and the field)."
+    "a test new in B that fails; when both runs have repeats, a test significantly worse over its repeats "
+    "at --alpha instead of a row that flipped); 2 a reference that names no stored run or a JSON report "
+    "that cannot be read (the error names the file and the field), or an --alpha outside 0.0001-0.5."
 )
 HELP = (
     "Compare two runs row by row: regressions, fixes, score changes, added and removed tests. A and B "
@@ -44,6 +47,7 @@ def diff(
         typer.Option("--tolerance", min=0, help="Report score changes larger than this (scores are 0-1)."),
     ] = 0.01,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    alpha: AlphaOption = 0.05,
 ) -> None:
     """Compare run A (the baseline) with run B."""
     from evalh.reports.console import echo, echo_json
@@ -56,11 +60,11 @@ def diff(
         check_report_paths([output], [ref for ref in (baseline, current) if is_report_file(ref)])
     if is_report_file(baseline) and is_report_file(current):
         before, after = run_rows(baseline, None, where="A"), run_rows(current, None, where="B")
-        comparison = compare_rows(before, after, tolerance=tolerance)
+        comparison = compare_rows(before, after, tolerance=tolerance, alpha=alpha)
     else:
         with open_store() as store:  # a stored run's rows are read as they are compared
             before, after = run_rows(baseline, store, where="A"), run_rows(current, store, where="B")
-            comparison = compare_rows(before, after, tolerance=tolerance)
+            comparison = compare_rows(before, after, tolerance=tolerance, alpha=alpha)
     if output is not None:
         write_json_file(output, comparison.to_json())
     if as_json:
@@ -68,7 +72,16 @@ def diff(
     else:
         for line in comparison.lines():
             echo(line)
+    _warn_of_changed_judges(baseline, current)
     raise typer.Exit(EXIT_FAILED if comparison.failed else EXIT_OK)
+
+
+def _warn_of_changed_judges(baseline: str, current: str) -> None:
+    from evalh.reports.console import echo
+    from evalh.store.judges import judge_warnings
+
+    for line in judge_warnings(baseline, current):
+        echo(line, err=True)  # stderr: --json output stays JSON
 
 
 def check_fail_on(fail_on: str, baseline: str | None, fail_under: float | None) -> None:

@@ -11,6 +11,7 @@ import typer
 from evalh.errors import ConfigError
 
 __all__ = [
+    "AlphaOption",
     "ConfigArg",
     "ConfigOption",
     "EnvFileOption",
@@ -47,6 +48,16 @@ EnvFileOption = Annotated[
 FailUnderOption = Annotated[
     float | None,
     typer.Option("--fail-under", min=0, max=100, help="Exit 0 when the pass rate is at least PCT percent."),
+]
+AlphaOption = Annotated[
+    float,
+    typer.Option(
+        "--alpha",
+        min=0.0001,
+        max=0.5,
+        help="With repeats in both runs: the chance, over all the tests compared, of calling any unchanged "
+        "test regressed or improved (one-sided Fisher's exact test per test, Holm's step-down).",
+    ),
 ]
 StrictOption = Annotated[
     bool,

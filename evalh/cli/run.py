@@ -11,6 +11,7 @@ import typer
 from evalh.cli import diff
 from evalh.cli.output import echo, note
 from evalh.cli.params import (
+    AlphaOption,
     ConfigArg,
     ConfigOption,
     EnvFileOption,
@@ -145,8 +146,9 @@ def run(
         typer.Option(
             "--fail-on",
             help="failures: exit 1 when any test fails or errors (the default); regressions: exit 1 only "
-            "for new failures since --baseline (tests that passed there, and new tests that fail), so "
-            "known failures do not fail CI.",
+            "for new failures since --baseline (tests that passed there, and new tests that fail; with "
+            "repeats in both runs, tests significantly worse over their repeats), so known failures do not "
+            "fail CI.",
         ),
     ] = "failures",
     no_write: Annotated[
@@ -183,6 +185,7 @@ def run(
         ),
     ] = False,
     fail_under: FailUnderOption = None,
+    alpha: AlphaOption = 0.05,
     grader: Annotated[
         str | None, typer.Option("--grader", help="Provider id of the grader for model-graded assertions.")
     ] = None,
@@ -238,6 +241,7 @@ def run(
             baseline=baseline,
             fail_under=fail_under,
             fail_on_regressions=fail_on == "regressions",
+            alpha=alpha,
         )
         code = _run(
             config_paths(config, config_option),

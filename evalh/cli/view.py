@@ -89,9 +89,9 @@ def view(
     source = _source(list(runs or ()))
     server = _start(source, host, port)
     echo(f"evalh view: {len(source.runs())} run(s) at {server.url} (Ctrl-C to stop)")
-    if not no_open and sys.stdin.isatty() and sys.stdout.isatty():
-        webbrowser.open(server.url)
-    try:
+    try:  # Ctrl-C while the browser command still runs stops the viewer as cleanly as Ctrl-C later
+        if not no_open and sys.stdin.isatty() and sys.stdout.isatty():
+            webbrowser.open(server.url)
         server.serve_forever()
     except KeyboardInterrupt:
         typer.echo("evalh view: stopped")

@@ -420,6 +420,8 @@ def build_assertion(
     )
     if "transform" in item or "contextTransform" in item:
         _check_transforms(kind, item, ctx, where)
+    if "samples" in item or "aggregate" in item:
+        _check_judge_options(kind, item, where)
     rubric = item.get("rubricPrompt")
     value = item.get("value")
     if not _plain_text(value):  # most values are as written, with nothing to render or place
@@ -485,6 +487,24 @@ def _check_transforms(kind: str, item: Mapping[str, Any], ctx: LoadContext, wher
         unused_context_transform(kind, then(where, ".contextTransform"))
 
 
+def _check_judge_options(kind: str, item: Mapping[str, Any], where: Where) -> None:
+    """``samples`` and ``aggregate`` ask a grader model more than once: only judges have one."""
+    definition = get_assertion(kind)
+    key = "samples" if "samples" in item else "aggregate"
+    if definition is not None and "text" not in definition.needs:
+        raise ConfigError(
+            f"{item['type']} has no grader model to ask more than once",
+            where=then(where, f".{key}"),
+            hint="samples and aggregate work on model-graded assertions (llm-rubric, factuality, g-eval)",
+        )
+    if "aggregate" in item and not isinstance(item.get("provider"), list):
+        raise ConfigError(
+            "aggregate combines several graders, but this assertion names one",
+            where=then(where, ".aggregate"),
+            hint="Give provider a list of graders (provider: [a, b, c]), or remove aggregate",
+        )
+
+
 def _assertion_choice(
     kind: str,
     item: Mapping[str, Any],
@@ -501,12 +521,12 @@ def _assertion_choice(
     base_dir = str(ctx.base_dir)
     if isinstance(provider, list):
         definition = get_assertion(kind)
-        if definition is not None and "embedding" not in definition.needs:
+        if definition is not None and not {"embedding", "text"} & set(definition.needs):
             raise ConfigError(
                 f"{item['type']} takes one provider, not a list",
                 where=then(where, ".provider"),
-                hint="A list of providers (the mean over models) works for embedding assertions "
-                "such as similar",
+                hint="A list of providers works for embedding assertions such as similar (the mean over "
+                "models) and for model-graded ones (several judges, combined by aggregate)",
             )
     choice = (
         parse_choice(provider, f"{path}.provider", base_dir, then(where, ".provider"))

@@ -17,7 +17,9 @@ from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Filters", "RunOptions", "Shard"]
+__all__ = ["DEFAULT_ALPHA", "Filters", "RunOptions", "Shard"]
+
+DEFAULT_ALPHA = 0.05  # --alpha of `run --baseline` and `diff`: a comparison's family-wise error
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class RunOptions:
     baseline: str | None = None  # --baseline: a stored run or a JSON report to compare the run with
     fail_under: float | None = None  # --fail-under PCT: the pass rate a run needs to pass
     fail_on_regressions: bool = False  # --fail-on regressions: only new failures since the baseline fail
+    alpha: float = DEFAULT_ALPHA  # --alpha: the family-wise error of the per-test comparison with repeats
     # the names set by the config or a face, which :meth:`over` lets win; when not said, the names whose
     # value is not the default (``RunOptions(repeat=3)`` sets repeat)
     given: frozenset[str] | None = field(default=None, compare=False, repr=False)

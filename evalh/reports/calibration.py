@@ -10,10 +10,11 @@ from rich.table import Table
 from rich.text import Text
 
 from evalh.calibration.analysis import Calibration
+from evalh.calibration.judges import JudgeAgreement, PanelAgreement
 from evalh.calibration.metrics import Confusion
 from evalh.reports.console import make_console, table_box
 
-__all__ = ["histogram_lines", "print_calibrations"]
+__all__ = ["histogram_lines", "print_calibrations", "print_judges"]
 
 _BAR = 40  # characters of the longest histogram bar
 
@@ -66,6 +67,34 @@ def print_calibrations(calibrations: Sequence[Calibration], *, precision: float)
         )
         table.add_row(*(Text(x) for x in (*head, *cells)))
     console.print(table)
+
+
+def print_judges(judges: Sequence[JudgeAgreement], panels: Sequence[PanelAgreement]) -> None:
+    """Pass/fail judges against the labels (kappa with its interval, however few the tests), then
+    several judges of one assertion with each other."""
+    console = make_console()
+    table = Table(title="Judges against the labels", title_justify="left", box=table_box(console))
+    for column in ("assertion", "judge", "tests", "accuracy", "Cohen's kappa [95% CI]", "confusion"):
+        table.add_column(column, overflow="fold")
+    for j in judges:
+        c = j.confusion
+        interval = f" [{j.kappa_interval[0]:.2f}, {j.kappa_interval[1]:.2f}]" if j.kappa_interval else ""
+        kappa = "-" if j.kappa is None else f"{j.kappa:.2f}{interval}"
+        matrix = "-" if c is None else f"{c.tp} TP {c.fp} FP {c.tn} TN {c.fn} FN"
+        errors = f" ({j.errors} errors)" if j.errors else ""
+        accuracy = "-" if c is None else f"{c.accuracy:.2f}"
+        table.add_row(
+            *(Text(x) for x in (j.assertion, j.judge, f"{j.items}{errors}", accuracy, kappa, matrix))
+        )
+    console.print(table)
+    for p in panels:
+        kappa = "undefined (every verdict the same)" if p.fleiss_kappa is None else f"{p.fleiss_kappa:.2f}"
+        console.print(
+            Text(
+                f"{p.assertion}: {len(p.judges)} judges agree with each other: Fleiss' kappa "
+                f"{kappa} over {p.items} tests"
+            )
+        )
 
 
 def histogram_lines(c: Calibration, bins: int = 12) -> list[str]:

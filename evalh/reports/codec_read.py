@@ -19,6 +19,7 @@ from evalh.runner.plan import Job
 __all__ = [
     "PLACE_PATHS",
     "SCORES_PATH",
+    "VERDICT_PATHS",
     "RowCell",
     "column_indexes",
     "component_children",
@@ -53,6 +54,8 @@ __all__ = [
 # scores: the run store reads them without decoding the rows
 PLACE_PATHS = ("$.testIdx", "$.repeatIdx", "$.promptIdx", "$.providerIdx")
 SCORES_PATH = "$.namedScores"
+# ... and of its verdict and score (``success``: the row passed; ``score``), for figures over a run's repeats
+VERDICT_PATHS = ("$.success", "$.score")
 _ERROR = FAILURE_REASON[Status.ERROR]
 _STATUS_OF_REASON = {code: status for status, code in FAILURE_REASON.items()}
 

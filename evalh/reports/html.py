@@ -6,7 +6,9 @@ The file is the same app as the server's (the hand-written scripts and styleshee
 details with no server and no network. The scripts set every piece of data as text, never as markup,
 and a Content-Security-Policy lets only these exact scripts and styles run (their sha256 hashes): an
 output that slipped through as markup could still not run anything. A ``<noscript>`` summary keeps the
-figures readable where scripts are off.
+figures readable where scripts are off. The part of the app that draws a run's repeats (``repeats.js``,
+``repeats.css``) is in the file only when the run has repeats: a run without them gets the same file as
+before it existed.
 """
 
 from __future__ import annotations
@@ -24,10 +26,23 @@ from typing import Any
 from evalh.reports.serialize import dumps
 from evalh.reports.viewdata import run_view
 
-__all__ = ["SCRIPTS", "STYLESHEET", "asset", "html_chunks", "script_bundle", "server_page", "to_html"]
+__all__ = [
+    "REPEAT_SCRIPT",
+    "REPEAT_STYLESHEET",
+    "SCRIPTS",
+    "STYLESHEET",
+    "asset",
+    "html_chunks",
+    "script_bundle",
+    "server_page",
+    "stylesheet",
+    "to_html",
+]
 
 SCRIPTS = ("util.js", "history.js", "run.js", "detail.js", "compare.js", "app.js")
 STYLESHEET = "app.css"
+REPEAT_SCRIPT = "repeats.js"  # after run.js, whose functions it extends, before app.js starts the app
+REPEAT_STYLESHEET = "repeats.css"
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -55,10 +70,17 @@ def asset(name: str) -> str:
 
 
 @cache
-def script_bundle() -> str:
-    """The viewer's scripts as one text, in order: inlined by the HTML report, served as ``/static/
-    evalh.js`` by ``evalh view`` (one request instead of six)."""
-    return "\n".join(asset(name) for name in SCRIPTS)
+def script_bundle(*, repeats: bool) -> str:
+    """The viewer's scripts as one text, in order: inlined by the HTML report (``repeats``: with the
+    part that draws repeats), served as ``/static/evalh.js`` by ``evalh view`` (one request, not seven)."""
+    names = (*SCRIPTS[:-1], REPEAT_SCRIPT, SCRIPTS[-1]) if repeats else SCRIPTS
+    return "\n".join(asset(name) for name in names)
+
+
+@cache
+def stylesheet(*, repeats: bool) -> str:
+    """The viewer's styles as one text (``repeats``: with those of the part that draws repeats)."""
+    return asset(STYLESHEET) + ("\n" + asset(REPEAT_STYLESHEET) if repeats else "")
 
 
 def server_page() -> str:
@@ -107,8 +129,8 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
     50,000-row run's data is 80 MB of JSON, never made as one text). ``report``'s rows may come from a
     generator: they are read once."""
     view = run_view(report, ref=str(report.get("evalId") or "run"))
-    script = script_bundle()
-    style = asset(STYLESHEET)
+    script = script_bundle(repeats="repeats" in view)
+    style = stylesheet(repeats="repeats" in view)
     policy = (
         f"default-src 'none'; script-src {_sha256(script)}; style-src {_sha256(style)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"

@@ -6,7 +6,8 @@ each cell one result row. :func:`run_view` turns the report into exactly that, o
 browser only filters, sorts and draws::
 
     {run: {summary, cache: sentence}, columns: [{label, prompt, provider}], metrics: [names],
-     lines: [{test, repeat, description, vars: {name: text}, cells: [cell | null per column]}]}
+     lines: [{test, repeat, description, vars: {name: text}, cells: [cell | null per column]}],
+     repeats: {...}}     only when the run has repeats: see :func:`repeat_figures`
 
 Every text a page shows is a string here (outputs and vars that are JSON values become compact JSON);
 the browser sets it as text, never as markup. A cell carries all the detail panel needs: the rendered
@@ -18,10 +19,11 @@ out, which halves a large run's data; the page fills them back in.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evalh.model import CacheShare
+from evalh.model import CacheShare, Status
 from evalh.reports.codec_read import (
     column_indexes,
     component_children,
@@ -43,8 +45,12 @@ from evalh.reports.codec_read import (
 )
 from evalh.reports.matrix import column_label
 from evalh.reports.textutil import escape_controls, output_text
+from evalh.stats.repeats import RepeatStats, repeat_stats_by_key, suite_pass_rate_interval
 
-__all__ = ["line_key", "run_columns", "run_summary", "run_view", "view_lines"]
+__all__ = ["Verdict", "line_key", "repeat_figures", "run_columns", "run_summary", "run_view", "view_lines"]
+
+# One row's verdict for the figures over repeats: (test, column key, repeat, passed, score)
+Verdict = tuple[int, tuple[int, int], int, bool, float]
 
 
 def _is_chat(value: Any) -> bool:
@@ -244,14 +250,17 @@ def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
     rows = (row for row in results.get("results") or () if isinstance(row, Mapping))
     listed = {column_indexes(prompt) for prompt in results.get("prompts") or ()}
     metrics: dict[str, None] = {}
-    lines, firsts = _lines(rows, metrics, listed)
+    verdicts: list[Verdict] = []
+    lines, firsts = _lines(rows, metrics, listed, verdicts)
     columns = run_columns(results, firsts)
-    return {
+    view = {
         "run": run_summary(report, ref),
         "columns": columns,
         "metrics": sorted(metrics),
         "lines": _placed(lines, columns),
     }
+    repeats = repeat_figures(verdicts, columns)
+    return view if repeats is None else {**view, "repeats": repeats}
 
 
 def view_lines(
@@ -262,14 +271,17 @@ def view_lines(
     """The matrix lines of ``rows`` (in the order they are stored), in test order; every metric name
     met is added to ``metrics``. A line is made whole from its rows alone, so a page of lines (the
     viewer's) is made from the rows of those lines."""
-    return _placed(_lines(rows, {} if metrics is None else metrics, set())[0], columns)
+    return _placed(_lines(rows, {} if metrics is None else metrics, set(), [])[0], columns)
 
 
 def _lines(
-    rows: Iterable[Mapping[str, Any]], metrics: dict[str, None], listed: set[tuple[Any, Any]]
+    rows: Iterable[Mapping[str, Any]],
+    metrics: dict[str, None],
+    listed: set[tuple[Any, Any]],
+    verdicts: list[Verdict],
 ) -> tuple[dict[tuple[int, int], dict[str, Any]], list[Mapping[str, Any]]]:
     """The lines of ``rows`` with their cells by column key, and the first row of each column not in
-    ``listed`` (to label it)."""
+    ``listed`` (to label it); each row's verdict is added to ``verdicts``."""
     lines: dict[tuple[int, int], dict[str, Any]] = {}
     firsts: dict[tuple[Any, Any], Mapping[str, Any]] = {}
     for row in rows:
@@ -288,6 +300,10 @@ def _lines(
         metrics.update(dict.fromkeys(cell.get("namedScores", ())))
         column = column_indexes(row)
         line["cells"][column] = cell
+        score = _number(row_score(row))
+        verdicts.append(
+            (key[0], column, key[1], row_status(row) is Status.PASS, math.nan if score is None else score)
+        )
         if column not in listed and column not in firsts:
             firsts[column] = row
     return lines, list(firsts.values())
@@ -307,3 +323,73 @@ def _placed(
 def line_key(row: Mapping[str, Any]) -> tuple[int, int]:
     """The matrix line a row is drawn on: its test and repeat."""
     return row_line(row)
+
+
+def repeat_figures(
+    verdicts: Iterable[Verdict], columns: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """The figures over a run's repeats (None when no row is a repeat, so such a run's data is as before)::
+
+        {count: N, columns: [figures per column], tests: {"testIdx": [figures | null per column]}}
+
+    A test's figures (one test x prompt x provider): ``runs``, ``passes``, ``passRate``,
+    ``passRateInterval`` (Wilson 95%), ``flaky``, ``meanScore`` and its interval, and ``text``
+    (``14/20 70% [48-85%]``); a column's add how many tests it has and how many are flaky, and its
+    interval takes the tests as the unit (their repeats are not independent evidence about the column).
+    """
+    count = 0
+    cells: list[tuple[tuple[int, tuple[int, int]], bool, float]] = []
+    for test, column, repeat, passed, score in verdicts:
+        count = max(count, repeat + 1)
+        cells.append(((test, column), passed, score))
+    if count <= 1:
+        return None
+    stats = repeat_stats_by_key(cells)
+    position = {tuple(column["key"]): index for index, column in enumerate(columns)}
+    tests: dict[str, list[dict[str, Any] | None]] = {}
+    by_column: list[list[RepeatStats]] = [[] for _ in columns]
+    for (test, column), figures in sorted(stats.items()):
+        tests.setdefault(str(test), [None] * len(columns))[position[column]] = _test_figures(figures)
+        by_column[position[column]].append(figures)
+    return {"count": count, "columns": [_column_figures(figures) for figures in by_column], "tests": tests}
+
+
+def _rate_text(passes: int, runs: int, interval: tuple[float, float]) -> str:
+    """``14/20 70% [48-85%]``: passes of runs, the pass rate and its 95% interval."""
+    low, high = interval
+    return f"{passes}/{runs} {100 * passes / runs:.0f}% [{100 * low:.0f}-{100 * high:.0f}%]"
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _test_figures(figures: RepeatStats) -> dict[str, Any]:
+    low, high = figures.mean_score_interval
+    return {
+        "runs": figures.runs,
+        "passes": figures.passes,
+        "passRate": figures.pass_rate,
+        "passRateInterval": list(figures.pass_rate_interval),
+        "flaky": figures.flaky,
+        "meanScore": _finite(figures.mean_score),
+        "meanScoreInterval": [_finite(low), _finite(high)],
+        "text": _rate_text(figures.passes, figures.runs, figures.pass_rate_interval),
+    }
+
+
+def _column_figures(tests: Sequence[RepeatStats]) -> dict[str, Any] | None:
+    runs = sum(figures.runs for figures in tests)
+    if not runs:
+        return None
+    passes = sum(figures.passes for figures in tests)
+    interval = suite_pass_rate_interval([(figures.passes, figures.runs) for figures in tests])
+    return {
+        "runs": runs,
+        "passes": passes,
+        "passRate": passes / runs,
+        "passRateInterval": list(interval),
+        "tests": len(tests),
+        "flaky": sum(1 for figures in tests if figures.flaky),
+        "text": _rate_text(passes, runs, interval),
+    }

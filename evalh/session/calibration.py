@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -22,7 +22,17 @@ from evalh.errors import ConfigError, Where
 from evalh.model import GradedAssertion, ProviderChoice, RunRecord, Suite, TestCase
 from evalh.session.run import run_quietly
 
-__all__ = ["LABEL_KEY", "Samples", "check_labels", "collect", "label_of", "with_embedder"]
+__all__ = [
+    "LABEL_KEY",
+    "Collected",
+    "Panel",
+    "Samples",
+    "Verdicts",
+    "check_labels",
+    "collect",
+    "label_of",
+    "with_embedder",
+]
 
 LABEL_KEY = "label"
 _LABELS = {"pass": True, "fail": False}
@@ -45,6 +55,36 @@ class Samples:
     def current_threshold(self) -> float | None:
         """The threshold the config uses now (the most common one when tests differ)."""
         return self.thresholds.most_common(1)[0][0] if self.thresholds else None
+
+
+@dataclass
+class Verdicts:
+    """The pass/fail verdicts of one judge (its provider id) on one judged assertion, with the labels."""
+
+    assertion: str
+    judge: str
+    verdicts: list[bool] = field(default_factory=list)
+    labels: list[bool] = field(default_factory=list)
+    errors: int = 0
+
+
+@dataclass
+class Panel:
+    """Several judges of one assertion (``provider: [a, b, c]``): each test's verdicts, in judge order."""
+
+    assertion: str
+    judges: tuple[str, ...]
+    rows: list[tuple[bool, ...]] = field(default_factory=list)
+
+
+@dataclass
+class Collected:
+    """What a calibration run gathered: scored samples, judges' verdicts, and the unlabelled rows."""
+
+    samples: list[Samples]
+    verdicts: list[Verdicts]
+    panels: list[Panel]
+    unlabelled: int
 
 
 def label_of(test: TestCase) -> bool | None:
@@ -94,8 +134,9 @@ def _embeds(assertion_type: str) -> bool:
     return definition is not None and "embedding" in definition.needs
 
 
-def collect(config: Path | Sequence[Path], providers: Sequence[str]) -> tuple[list[Samples], int]:
+def collect(config: Path | Sequence[Path], providers: Sequence[str]) -> Collected:
     """Every scored assertion's samples, per provider (the configured embedders when none is given),
+    every judge's pass/fail verdicts (from the first run: ``--provider`` swaps embedders, not judges),
     and how many result rows had no label."""
     suite = load_suite(config, run_transforms=True, checks=(check_labels,))  # as `evalh run` loads it
     suite = dataclasses.replace(suite, output_paths=())  # calibrating writes none of the run's reports
@@ -105,7 +146,10 @@ def collect(config: Path | Sequence[Path], providers: Sequence[str]) -> tuple[li
     unlabelled = 0
     for provider, result in runs:
         unlabelled = _gather(result, provider, samples)
-    return list(samples.values()), unlabelled
+    verdicts: dict[tuple[str, str], Verdicts] = {}
+    panels: dict[str, Panel] = {}
+    _gather_verdicts(runs[0][1], verdicts, panels)
+    return Collected(list(samples.values()), list(verdicts.values()), list(panels.values()), unlabelled)
 
 
 def _gather(result: RunRecord, provider: str, samples: dict[tuple[str, str], Samples]) -> int:
@@ -119,7 +163,7 @@ def _gather(result: RunRecord, provider: str, samples: dict[tuple[str, str], Sam
             direction = _direction(graded)
             if direction is None:
                 continue
-            name = graded.spec.type + (f" [{graded.spec.metric}]" if graded.spec.metric else "")
+            name = _name(graded)
             entry = samples.setdefault((name, provider), Samples(name, provider, direction))
             if graded.error or graded.value is None:
                 entry.errors += 1
@@ -130,6 +174,49 @@ def _gather(result: RunRecord, provider: str, samples: dict[tuple[str, str], Sam
             if isinstance(threshold, int | float):
                 entry.thresholds[float(threshold)] += 1
     return unlabelled
+
+
+def _gather_verdicts(
+    result: RunRecord, verdicts: dict[tuple[str, str], Verdicts], panels: dict[str, Panel]
+) -> None:
+    """Each judged assertion's verdict per judge (several judges: each one's, and a panel row)."""
+    for row in result.results:
+        label = label_of(row.test)
+        if label is None:
+            continue
+        for graded in _flattened(row.assertions):
+            if not _judged(graded):
+                continue
+            name = _name(graded)
+            judges = graded.details.get("judges")
+            if graded.error or not isinstance(judges, list):
+                judge = graded.details.get("judge")
+                who = str(judge.get("provider")) if isinstance(judge, Mapping) else "grader"
+                entry = verdicts.setdefault((name, who), Verdicts(name, who))
+                if graded.error:
+                    entry.errors += 1
+                else:
+                    entry.verdicts.append(graded.passed)
+                    entry.labels.append(label)
+                continue
+            # each judge's own pass is of the positive form; a not- assertion passes the other way
+            own = [(str(j.get("provider")), bool(j.get("pass")) != graded.spec.negate) for j in judges]
+            for who, passed in own:
+                entry = verdicts.setdefault((name, who), Verdicts(name, who))
+                entry.verdicts.append(passed)
+                entry.labels.append(label)
+            panel = panels.setdefault(name, Panel(name, tuple(who for who, _ in own)))
+            if panel.judges == tuple(who for who, _ in own):
+                panel.rows.append(tuple(passed for _, passed in own))
+
+
+def _judged(graded: GradedAssertion) -> bool:
+    definition = get_assertion(graded.spec.base_type)
+    return definition is not None and "text" in definition.needs
+
+
+def _name(graded: GradedAssertion) -> str:
+    return graded.spec.type + (f" [{graded.spec.metric}]" if graded.spec.metric else "")
 
 
 def _flattened(graded: Sequence[GradedAssertion]) -> Iterator[GradedAssertion]:

@@ -23,6 +23,7 @@ from evalh.errors import ConfigError, ReportError
 from evalh.model import RunOptions, RunRecord, Suite, TestResult
 from evalh.model.verdict import run_passed
 from evalh.reports.codec_check import read_report_file
+from evalh.reports.console import echo as echo_line
 from evalh.reports.json import new_eval_id, to_promptfoo_json
 from evalh.reports.streamed import ConfigEcho, RowSpool
 from evalh.reports.table import print_lines, print_summary, progress
@@ -40,6 +41,7 @@ from evalh.session.context import run_context
 from evalh.session.filters import filter_by_report
 from evalh.session.retry import jobs_to_retry, merged_run, rows_from_json
 from evalh.store.compare import Comparison, compare_reports
+from evalh.store.judges import judge_changes, run_judges
 from evalh.store.recording import recording, stored_config_path
 from evalh.store.refs import check_baseline, load_baseline
 from evalh.templating import user_filters
@@ -221,12 +223,25 @@ def _execute(
         eval_id = record.run_id or new_eval_id(result.started_at)
         comparison = None
         if baseline is not None:
-            comparison = compare_reports(baseline, to_promptfoo_json(result, eval_id=eval_id))
+            current = to_promptfoo_json(result, eval_id=eval_id)
+            comparison = compare_reports(baseline, current, alpha=options.alpha)
+            comparison = _with_judge_changes(comparison, baseline, current)
         summary = comparison.to_json() if comparison else None
         failures.extend(
             write_each_report(result, written, eval_id=eval_id, comparison=summary, spool=spool, echo=echo)
         )
     return result, combine_report_errors(failures) if failures else None, eval_id, comparison
+
+
+def _with_judge_changes(
+    comparison: Comparison, baseline: Mapping[str, Any], current: Mapping[str, Any]
+) -> Comparison:
+    """The comparison with a warning per assertion type the two runs had judged by other judges, as
+    ``evalh diff`` warns: a changed verdict may be the judge's doing, not the app's."""
+    changes = judge_changes(
+        run_judges(baseline["results"]["results"]), run_judges(current["results"]["results"])
+    )
+    return replace(comparison, judge_changes=tuple(changes)) if changes else comparison
 
 
 def _check_keys(suite: Suite, jobs: Sequence[Job]) -> None:
@@ -337,6 +352,8 @@ def run_config(
     print_summary(result, show_table=show_table, verbose=verbose, cell_limit=cell_limit)
     if comparison is not None:
         print_lines(comparison.lines())
+        for line in comparison.judge_changes:
+            echo_line(line, err=True)  # stderr, as evalh diff gives it
     if failure is not None:
         raise failure
     return RunOutcome(result, eval_id, comparison)

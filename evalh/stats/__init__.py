@@ -5,5 +5,8 @@ numpy, nothing of evalh above ``errors``. docs/statistics.md says what each figu
 
 * :mod:`evalh.stats.proportions`: one test's pass rate over repeats (Wilson interval, pass@k, pass^k);
 * :mod:`evalh.stats.significance`: did it get worse (Fisher's exact test, McNemar's exact test, Holm);
-* :mod:`evalh.stats.resampling`: seeded bootstrap intervals (paired differences, clusters).
+* :mod:`evalh.stats.resampling`: seeded bootstrap intervals (paired differences, clusters);
+* :mod:`evalh.stats.means`: a mean with a Student t interval, and the t quantile without scipy;
+* :mod:`evalh.stats.repeats`: a test's figures over its repeats, the suite's pass rate with tests as the unit;
+* :mod:`evalh.stats.power`: the smallest drop a comparison can tell from noise.
 """

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 __all__ = ["mean_interval", "t_quantile"]
 
@@ -27,6 +28,7 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[fl
     return (mean - half, mean + half)
 
 
+@lru_cache(maxsize=1024)  # bisection costs a millisecond; suites ask for the same few quantiles
 def t_quantile(probability: float, df: int) -> float:
     """The ``probability`` quantile of Student's t with ``df`` degrees of freedom (0 < probability < 1)."""
     if not 0 < probability < 1 or df < 1:

@@ -48,7 +48,7 @@ def cluster_interval(
         return (float(values[0]), float(values[0]))
     generator = np.random.default_rng(seed)
     means = np.empty(resamples)
-    block = max(1, min(resamples, 2_000_000 // values.size))  # bounded memory for many clusters
+    block = max(1, min(resamples, 250_000 // values.size))  # about 4 MB at a time, however many clusters
     for start in range(0, resamples, block):
         stop = min(resamples, start + block)
         picks = generator.integers(0, values.size, size=(stop - start, values.size))

@@ -45,7 +45,14 @@ def _hypergeometric(new_passes: int, new_runs: int, old_passes: int, old_runs: i
     total_passes = new_passes + old_passes
     low = max(0, total_passes - old_runs)
     high = min(new_runs, total_passes)
-    weights = [math.comb(new_runs, x) * math.comb(old_runs, total_passes - x) for x in range(low, high + 1)]
+    # tables by recurrence, one small multiplication and exact division each: math.comb per value costs
+    # seconds at thousands of runs
+    weight = math.comb(new_runs, low) * math.comb(old_runs, total_passes - low)
+    weights = [weight]
+    for x in range(low, high):
+        weight = weight * (new_runs - x) * (total_passes - x)
+        weight //= (x + 1) * (old_runs - total_passes + x + 1)
+        weights.append(weight)
     return low, weights
 
 
@@ -58,8 +65,7 @@ def mcnemar_worse(pass_to_fail: int, fail_to_pass: int) -> float:
     trials = pass_to_fail + fail_to_pass
     if trials == 0:
         return 1.0
-    tail = sum(math.comb(trials, x) for x in range(pass_to_fail, trials + 1))
-    return _ratio(tail, 2**trials)
+    return _ratio(sum(_binomial_row(trials)[pass_to_fail:]), 2**trials)
 
 
 def mcnemar_two_sided(pass_to_fail: int, fail_to_pass: int) -> float:
@@ -67,8 +73,15 @@ def mcnemar_two_sided(pass_to_fail: int, fail_to_pass: int) -> float:
     trials = pass_to_fail + fail_to_pass
     if trials == 0:
         return 1.0
-    tail = sum(math.comb(trials, x) for x in range(min(pass_to_fail, fail_to_pass) + 1))
-    return _ratio(2 * tail, 2**trials)
+    return _ratio(2 * sum(_binomial_row(trials)[: min(pass_to_fail, fail_to_pass) + 1]), 2**trials)
+
+
+def _binomial_row(trials: int) -> list[int]:
+    """C(trials, 0), ..., C(trials, trials) by recurrence (exact integers)."""
+    row = [1]
+    for x in range(trials):
+        row.append(row[-1] * (trials - x) // (x + 1))
+    return row
 
 
 def holm(p_values: Sequence[float], alpha: float) -> tuple[list[bool], list[float]]:

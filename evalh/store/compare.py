@@ -10,6 +10,8 @@ provider, repeat), never by position. Every row lands in exactly one group:
 * **added** (passing) and **removed** tests; the rest is unchanged.
 
 Regressions and new failures are the new failures a CI gate cares about (:attr:`Comparison.failed`).
+When both runs have repeats, a row's flip is one draw, not evidence: the gate counts the tests that got
+significantly worse over their repeats instead (:mod:`evalh.store.compare_stats`), and new tests that fail.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import Any, NamedTuple
 from evalh.model.verdict import pass_rate
 from evalh.reports.codec_read import row_error, row_grading, row_prompt, row_provider, row_score
 from evalh.reports.matrix import column_label
-from evalh.store.identity import describe_test, row_key, stored_status
+from evalh.store.compare_stats import DEFAULT_ALPHA, ComparisonStats, TestRow, compare_tests
+from evalh.store.identity import cell_key, describe_test, row_key, stored_status
 
 __all__ = ["DEFAULT_TOLERANCE", "Comparison", "RowChange", "RunRows", "compare_reports", "compare_rows"]
 
@@ -101,10 +104,22 @@ class Comparison:
     added: list[RowChange] = field(default_factory=list)
     removed: list[RowChange] = field(default_factory=list)
     unchanged: int = 0
+    statistics: ComparisonStats | None = None
+    # warnings: an assertion type the two runs had judged by other judges (store/judges.py)
+    judge_changes: tuple[str, ...] = ()
+
+    @property
+    def repeated(self) -> bool:
+        """Both runs have repeats: tests, not rows, are compared."""
+        return self.statistics is not None and self.statistics.tests is not None
 
     @property
     def failed(self) -> int:
-        """New failures: regressions plus new tests that fail (what ``--fail-on regressions`` gates)."""
+        """New failures: regressions plus new tests that fail (what ``--fail-on regressions`` gates); with
+        repeats, the significant regressions instead of the rows that flipped."""
+        if self.repeated:
+            assert self.statistics is not None
+            return len(self.statistics.regressed) + len(self.new_failures)
         return len(self.regressions) + len(self.new_failures)
 
     def to_json(self) -> dict[str, Any]:
@@ -116,6 +131,7 @@ class Comparison:
             **{_camel(name): [change.to_json() for change in getattr(self, name)] for name in groups},
             "unchanged": self.unchanged,
             "newFailureCount": self.failed,
+            **({"statistics": self.statistics.to_json()} if self.statistics is not None else {}),
         }
 
     def lines(self) -> list[str]:
@@ -125,24 +141,47 @@ class Comparison:
             f"Comparing {now.id} ({now.rows} rows, {now.pass_rate:.1f}% passed) with the baseline "
             f"{base.id} ({base.rows} rows, {base.pass_rate:.1f}% passed)"
         ]
-        titled = (
-            ("Regressions: passed in the baseline, fail now", self.regressions),
-            ("New tests that fail", self.new_failures),
-            ("Fixed: failed in the baseline, pass now", self.fixes),
-            (f"Score changes beyond {self.tolerance:g}", self.score_changes),
-            ("New tests that pass", self.added),
-            ("Removed: in the baseline only", self.removed),
-        )
-        for title, changes in titled:
+        for title, changes in self._groups():
             if changes:
                 out.append(f"{title} ({len(changes)}):")
                 out.extend(change.line() for change in changes)
-        out.append(f"Unchanged: {self.unchanged}")
-        if self.failed:
-            out.append(f"{self.failed} new failure(s) since the baseline.")
+        if self.repeated:
+            out.append(
+                f"Rows that flipped (single draws, not evidence alone): {len(self.regressions)} pass -> "
+                f"fail, "
+                f"{len(self.fixes)} fail -> pass"
+            )
         else:
-            out.append("No new failures since the baseline.")
+            out.append(f"Unchanged: {self.unchanged}")
+        out.extend(self.statistics.lines() if self.statistics is not None else ())
+        out.append(self._verdict())
         return out
+
+    def _groups(self) -> tuple[tuple[str, list[RowChange]], ...]:
+        rows_flipped = (
+            ("Regressions: passed in the baseline, fail now", self.regressions),
+            ("Fixed: failed in the baseline, pass now", self.fixes),
+            (f"Score changes beyond {self.tolerance:g}", self.score_changes),
+        )
+        return (
+            *(() if self.repeated else rows_flipped),
+            ("New tests that fail", self.new_failures),
+            ("New tests that pass", self.added),
+            ("Removed: in the baseline only", self.removed),
+        )
+
+    def _verdict(self) -> str:
+        if not self.repeated:
+            if self.failed:
+                return f"{self.failed} new failure(s) since the baseline."
+            return "No new failures since the baseline."
+        assert self.statistics is not None
+        names = ", ".join(_one_line(test.test) for test in self.statistics.regressed)
+        counted = [f"{len(self.statistics.regressed)} significant regression(s)"] if names else []
+        counted += [f"{len(self.new_failures)} new failing row(s)"] if self.new_failures else []
+        if not counted:
+            return "No significant regression since the baseline."
+        return " and ".join(counted) + " since the baseline" + (f": {names}." if names else ".")
 
 
 def _camel(name: str) -> str:
@@ -171,6 +210,11 @@ class _Kept:
     test: str
     prompt: str
     provider: str
+    cell: str  # the test x prompt x provider cell, shared by its repeats
+
+    def test_row(self) -> TestRow:
+        passed = self.state.status == "pass"
+        return TestRow(self.cell, self.test, self.prompt, self.provider, passed, self.state.score)
 
 
 def _kept(row: Mapping[str, Any]) -> _Kept:
@@ -179,6 +223,7 @@ def _kept(row: Mapping[str, Any]) -> _Kept:
         describe_test(row),
         _label(row_prompt(row), "label", "raw"),
         _label(row_provider(row), "label", "id"),
+        cell_key(row),
     )
 
 
@@ -220,13 +265,18 @@ def _side(run_id: str, rows: Mapping[str, _Kept]) -> RunSide:
 
 
 def compare_reports(
-    baseline: Mapping[str, Any], current: Mapping[str, Any], *, tolerance: float = DEFAULT_TOLERANCE
+    baseline: Mapping[str, Any],
+    current: Mapping[str, Any],
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    alpha: float = DEFAULT_ALPHA,
 ) -> Comparison:
-    """Compare two JSON reports (stored runs or report files) row by row."""
+    """Compare two JSON reports (stored runs or report files) row by row, and test by test."""
     return compare_rows(
         RunRows(str(baseline.get("evalId") or "?"), baseline["results"]["results"]),
         RunRows(str(current.get("evalId") or "?"), current["results"]["results"]),
         tolerance=tolerance,
+        alpha=alpha,
     )
 
 
@@ -237,8 +287,11 @@ class RunRows(NamedTuple):
     rows: Iterable[Mapping[str, Any]]
 
 
-def compare_rows(baseline: RunRows, current: RunRows, *, tolerance: float = DEFAULT_TOLERANCE) -> Comparison:
-    """Compare two runs row by row; each run's rows are read once, the baseline's first."""
+def compare_rows(
+    baseline: RunRows, current: RunRows, *, tolerance: float = DEFAULT_TOLERANCE, alpha: float = DEFAULT_ALPHA
+) -> Comparison:
+    """Compare two runs row by row, and their shared tests over their repeats (significance at
+    ``alpha``); each run's rows are read once, the baseline's first."""
     before = _keyed(baseline.rows)
     after = _keyed(current.rows)
     result = Comparison(_side(baseline.id, before), _side(current.id, after), tolerance)
@@ -256,7 +309,10 @@ def compare_rows(baseline: RunRows, current: RunRows, *, tolerance: float = DEFA
         else:
             unchanged += 1
     result.removed.extend(_change(key, row, None) for key, row in before.items() if key not in after)
-    return replace(result, unchanged=unchanged)
+    statistics = compare_tests(
+        (row.test_row() for row in before.values()), (row.test_row() for row in after.values()), alpha=alpha
+    )
+    return replace(result, unchanged=unchanged, statistics=statistics)
 
 
 def _moved(before: RowState, after: RowState, tolerance: float) -> bool:

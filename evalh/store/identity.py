@@ -18,7 +18,7 @@ from typing import Any
 from evalh.model import Status
 from evalh.reports.codec_read import row_description, row_line, row_prompt, row_provider, row_status, row_vars
 
-__all__ = ["describe_test", "row_key", "stored_status"]
+__all__ = ["cell_key", "describe_test", "row_key", "stored_status"]
 
 
 def _label(value: Any, *keys: str) -> Any:
@@ -33,13 +33,25 @@ def _label(value: Any, *keys: str) -> Any:
 def row_key(row: Mapping[str, Any]) -> str:
     """The row's identity (description, vars, prompt, provider, repeat) as a sha256 hex digest of
     canonical JSON, stable across runs; the run store keeps it in its ``test_key`` column."""
-    identity = {
+    return _digest(_identity(row) | {"repeat": row_line(row)[1]})
+
+
+def cell_key(row: Mapping[str, Any]) -> str:
+    """The identity of the row's test x prompt x provider cell, without its repeat: the rows of one
+    test's repeats share it, so two runs' tests are compared over all their repeats."""
+    return _digest(_identity(row))
+
+
+def _identity(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
         "description": row_description(row),
         "vars": row_vars(row) or {},
         "prompt": _label(row_prompt(row), "label", "raw"),
         "provider": _label(row_provider(row), "label", "id"),
-        "repeat": row_line(row)[1],
     }
+
+
+def _digest(identity: Mapping[str, Any]) -> str:
     canonical = json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 

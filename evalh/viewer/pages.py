@@ -1,7 +1,8 @@
 """A run's viewer data a page of matrix lines at a time (``GET /api/runs/REF?offset=O&limit=L``).
 
 A page is :func:`~evalh.reports.viewdata.run_view`'s data with only some of its lines, and where they
-stand: ``{run, columns, metrics, lines, offset, total}`` (``total``: the run's number of lines). The
+stand: ``{run, columns, metrics, lines, offset, total}`` (``total``: the run's number of lines; and the
+figures over the run's repeats, ``repeats``, when it has repeats). The
 pages of a run, in order, hold exactly ``run_view``'s lines. A stored run is never decoded whole for
 it: its :class:`LineIndex` (which rows make which line, its columns and metric names) is read by
 SQLite from the stored rows, and a page decodes only the rows of its own lines.
@@ -9,19 +10,20 @@ SQLite from the stored rows, and a page decodes only the rows of its own lines.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalh.reports.codec_read import PLACE_PATHS, SCORES_PATH, column_indexes
-from evalh.reports.viewdata import run_columns, run_summary, view_lines
+from evalh.reports.codec_read import PLACE_PATHS, SCORES_PATH, VERDICT_PATHS, column_indexes
+from evalh.reports.viewdata import Verdict, repeat_figures, run_columns, run_summary, view_lines
 from evalh.store import RunStore
 
 __all__ = ["FIRST_PAGE_LINES", "MAX_PAGE_LINES", "LineIndex", "index_stored_run", "page_of_view"]
 
 FIRST_PAGE_LINES = 250  # lines a request without ``limit`` gets: the first screens of the matrix
 MAX_PAGE_LINES = 5000  # the most lines one request gets (a page's rows are held at once)
-_FIELDS = (*PLACE_PATHS, SCORES_PATH)
+_FIELDS = (*PLACE_PATHS, SCORES_PATH, *VERDICT_PATHS)
 
 
 @dataclass(frozen=True)
@@ -34,12 +36,13 @@ class LineIndex:
     columns: list[dict[str, Any]]
     metrics: list[str]
     lines: list[list[int]]
+    repeats: dict[str, Any] | None = None  # the figures over its repeats (viewdata.repeat_figures)
 
     def page(self, store: RunStore, offset: int, limit: int) -> dict[str, Any]:
         chosen = self.lines[offset : offset + limit]
         rows = store.rows_at(self.run_id, [position for line in chosen for position in line])
         lines = view_lines(list(rows), self.columns)
-        return _page(self.run, self.columns, self.metrics, lines, offset, len(self.lines))
+        return _page(self.run, self.columns, self.metrics, lines, offset, len(self.lines), self.repeats)
 
 
 def index_stored_run(store: RunStore, ref: str) -> LineIndex:
@@ -49,13 +52,17 @@ def index_stored_run(store: RunStore, ref: str) -> LineIndex:
     lines: dict[tuple[int, int], list[int]] = {}
     first_in_column: dict[tuple[Any, Any], int] = {}
     metrics: dict[str, None] = {}
-    for position, (test, repeat, prompt, provider, scores) in store.row_fields(summary.id, *_FIELDS):
-        lines.setdefault((int(test or 0), int(repeat or 0)), []).append(position)
-        first_in_column.setdefault(
-            (0 if prompt is None else prompt, 0 if provider is None else provider), position
-        )
+    verdicts: list[Verdict] = []
+    for position, fields in store.row_fields(summary.id, *_FIELDS):
+        test, repeat, prompt, provider, scores, success, score = fields
+        line = (int(test or 0), int(repeat or 0))
+        lines.setdefault(line, []).append(position)
+        column = (0 if prompt is None else prompt, 0 if provider is None else provider)
+        first_in_column.setdefault(column, position)
         if isinstance(scores, Mapping):
             metrics.update(dict.fromkeys(str(name) for name in scores))
+        number = float(score) if isinstance(score, int | float) else math.nan
+        verdicts.append((line[0], (int(column[0]), int(column[1])), line[1], bool(success), number))
     results = head.get("results") or {}
     listed = {column_indexes(p) for p in results.get("prompts") or ()}
     # a column no prompt of the report lists is labelled from its first row, as run_view labels it
@@ -63,18 +70,23 @@ def index_stored_run(store: RunStore, ref: str) -> LineIndex:
     columns = run_columns(results, list(store.rows_at(summary.id, unlisted)))
     # the description is the config's, kept beside the run: the config itself is not read
     run = run_summary({**head, "config": {"description": summary.description}}, summary.id)
-    return LineIndex(summary.id, run, columns, sorted(metrics), [lines[key] for key in sorted(lines)])
+    ordered = [lines[key] for key in sorted(lines)]
+    return LineIndex(summary.id, run, columns, sorted(metrics), ordered, repeat_figures(verdicts, columns))
 
 
 def page_of_view(view: Mapping[str, Any], offset: int, limit: int) -> dict[str, Any]:
     """A page of a run's whole data (a run read from a report file)."""
     lines: Sequence[Any] = view["lines"]
     chosen = list(lines[offset : offset + limit])
-    return _page(view["run"], view["columns"], view["metrics"], chosen, offset, len(lines))
+    return _page(
+        view["run"], view["columns"], view["metrics"], chosen, offset, len(lines), view.get("repeats")
+    )
 
 
-def _page(run: Any, columns: Any, metrics: Any, lines: list[Any], offset: int, total: int) -> dict[str, Any]:
-    return {
+def _page(
+    run: Any, columns: Any, metrics: Any, lines: list[Any], offset: int, total: int, repeats: Any
+) -> dict[str, Any]:
+    page = {
         "run": run,
         "columns": columns,
         "metrics": metrics,
@@ -82,3 +94,4 @@ def _page(run: Any, columns: Any, metrics: Any, lines: list[Any], offset: int, t
         "offset": offset,
         "total": total,
     }
+    return page if repeats is None else {**page, "repeats": repeats}

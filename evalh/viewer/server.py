@@ -26,7 +26,7 @@ import urllib.parse
 from typing import Any
 
 from evalh.errors import EvalhError
-from evalh.reports.html import STYLESHEET, asset, script_bundle, server_page
+from evalh.reports.html import STYLESHEET, script_bundle, server_page, stylesheet
 from evalh.reports.serialize import dumps, encode_json
 from evalh.viewer.compare import compare_runs
 from evalh.viewer.pages import FIRST_PAGE_LINES, MAX_PAGE_LINES
@@ -55,6 +55,13 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     source: RunSource
     allowed_hosts: frozenset[str] | None
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser that drops a connection mid-reply (a reload, a closed tab) is no error to print a
+        traceback for; anything else is shown as socketserver shows it."""
+        if isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipeError, ConnectionResetError, ...
+            return
+        super().handle_error(request, client_address)
 
 
 def _span(query: dict[str, list[str]]) -> tuple[int, int] | None:
@@ -109,9 +116,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if path in ("/", "/index.html"):
             self._send(200, server_page().encode("utf-8"), "text/html; charset=utf-8")
         elif path == "/static/evalh.js":
-            self._send(200, script_bundle().encode("utf-8"), _TYPES[".js"])
+            self._send(200, script_bundle(repeats=True).encode("utf-8"), _TYPES[".js"])
         elif path == f"/static/{STYLESHEET}":
-            self._send(200, asset(STYLESHEET).encode("utf-8"), _TYPES[".css"])
+            self._send(200, stylesheet(repeats=True).encode("utf-8"), _TYPES[".css"])
         elif path.startswith("/api/"):
             self._api(path[len("/api/") :], urllib.parse.parse_qs(url.query))
         else:

@@ -57,19 +57,19 @@ def test_a_provider_list_that_cannot_embed_is_a_config_error(tmp_path: Path) -> 
         load_suite(config)
 
 
-def test_a_judge_takes_one_provider_not_a_list(tmp_path: Path) -> None:
+def test_a_judge_takes_a_list_of_graders(tmp_path: Path) -> None:
     config = write(
         tmp_path / "evalh.yaml",
         """
         tests:
           - output: x
             assert:
-              - {type: llm-rubric, value: is polite, provider: [openai:chat:a, openai:chat:b]}
+              - {type: llm-rubric, value: is polite, provider: [openai:chat:a, openai:chat:b], aggregate: min}
         """,
     )
-    pattern = r"tests\[0\]\.assert\[0\]\.provider.*takes one provider, not a list"
-    with pytest.raises(ConfigError, match=pattern):
-        load_suite(config)
+    (spec,) = load_suite(config).tests[0].asserts
+    assert spec.provider is not None
+    assert [grader.id for grader in spec.provider.models] == ["openai:chat:a", "openai:chat:b"]
 
 
 @pytest.mark.parametrize("limit", ["lots", 0, -2, 1.5, True])

@@ -16,16 +16,22 @@ import pytest
 from evalh.viewer.server import ViewerServer
 from evalh.viewer.sources import GivenRuns
 from tests.viewer.browser import chromium, chromium_path
-from tests.viewer.runs import write_runs
+from tests.viewer.runs import write_repeated_run, write_runs
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser
+    from playwright.sync_api import Browser, Page
 
 
 @pytest.fixture(scope="session")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(baseline.json, current.json); an HTML report beside each."""
     return write_runs(tmp_path_factory.mktemp("runs"))
+
+
+@pytest.fixture(scope="session")
+def repeated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run with repeats (tests.viewer.runs.write_repeated_run): its JSON report, its HTML beside it."""
+    return write_repeated_run(tmp_path_factory.mktemp("repeated"))
 
 
 @pytest.fixture
@@ -50,3 +56,20 @@ def browser() -> Iterator[Browser]:
         pytest.skip(message)
     with chromium(executable) as launched:
         yield launched
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("request", lambda r: problems.append(f"off-site request {r.url}") if _off_site(r.url) else None)
+    yield page
+    context.close()
+    assert problems == []  # no script error, no CSP violation, no request anywhere else
+
+
+def _off_site(url: str) -> bool:
+    return not url.startswith(("http://127.0.0.1:", "file://", "data:"))

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from evalh.cli.app import app
 from tests.assertions.judge_helpers import OPENAI_PATH, openai_text
-from tests.loopback import LoopbackServer
+from tests.loopback import LoopbackServer, Reply, Request
 
 XSS = '<img src=x onerror="document.body.dataset.pwned=1">'
 JUDGE_REASON = "The answer is curt and never apologises."
@@ -85,3 +85,51 @@ def write_runs(directory: Path) -> tuple[Path, Path]:
     finally:
         judge.close()
     return baseline, current
+
+
+# A run with repeats: per prompt text, how the loopback model answers its Nth call: Ada always right, Bob
+# right every other time (flaky: half its repeats pass whatever order they run in), Cy never.
+REPEATS = 4
+_ANSWERS = {"Ada": lambda n: True, "Bob": lambda n: n % 2 == 0, "Cy": lambda n: False}
+_REPEATED_CONFIG = """\
+description: Viewer fixture with repeats
+prompts: ["Answer {{{{ name }}}}", "Reply to {{{{ name }}}}"]
+providers:
+  - id: openai:chat:flaky-model
+    config: {{apiBaseUrl: "{model}/v1", apiKey: sk-test-viewer, retryBaseDelayS: 0.01}}
+tests:
+  - vars: {{name: Ada}}
+    assert: [{{type: contains, value: "yes"}}]
+  - vars: {{name: Bob}}
+    assert: [{{type: contains, value: "yes"}}]
+  - vars: {{name: Cy}}
+    assert: [{{type: contains, value: "yes"}}]
+"""
+
+# each test's passes out of REPEATS, in every column: what the model above makes of them
+REPEATED_PASSES = {0: REPEATS, 1: REPEATS // 2, 2: 0}
+
+
+def write_repeated_run(directory: Path) -> Path:
+    """A run of 3 tests x 2 prompts, ``--repeat 4``, against a real loopback model: its JSON report
+    (and its HTML report beside it)."""
+    calls: dict[str, int] = {}
+
+    def answer(request: Request) -> Reply:
+        prompt = str(request.json["messages"][-1]["content"])
+        calls[prompt] = calls.get(prompt, 0) + 1
+        name = prompt.rsplit(" ", 1)[-1]
+        return openai_text("yes" if _ANSWERS[name](calls[prompt]) else "no")
+
+    model = LoopbackServer()
+    try:
+        model.route("POST", OPENAI_PATH, answer)
+        config = directory / "repeated.yaml"
+        config.write_text(_REPEATED_CONFIG.format(model=model.url), encoding="utf-8")
+        report, html = directory / "repeated.json", directory / "repeated.html"
+        args = ["run", str(config), "-o", str(report), "-o", str(html), "--no-cache", "--no-write"]
+        result = CliRunner().invoke(app, [*args, "--repeat", str(REPEATS)])
+    finally:
+        model.close()
+    assert result.exit_code == 1, result.output  # Bob's and Cy's repeats fail
+    return report

@@ -105,14 +105,19 @@ def test_without_arguments_the_run_store(tmp_path: Path) -> None:
     assert (code, err) == (0, "")
 
 
-def test_on_a_terminal_the_browser_opens(runs: tuple[Path, Path], tmp_path: Path) -> None:
-    """stdin and stdout on a terminal (a pty): the URL goes to $BROWSER; with --no-open it would not."""
+def _view_on_a_terminal(
+    runs: tuple[Path, Path], tmp_path: Path, browser_lingers: bool
+) -> tuple[int, str, str]:
+    """``evalh view`` with stdin and stdout on a terminal (a pty) and $BROWSER a script that notes the URL
+    (and then, when ``browser_lingers``, keeps running as a real browser command may); Ctrl-C once the URL
+    is noted. The exit code, the URL shown and the URL the browser got."""
     import os
     import pty
 
     opened = tmp_path / "opened.txt"
     browser = tmp_path / "browser.sh"
-    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n', encoding="utf-8")
+    linger = "sleep 30\n" if browser_lingers else ""
+    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n{linger}', encoding="utf-8")
     browser.chmod(0o755)
     leader, follower = pty.openpty()
     env = {**os.environ, "BROWSER": str(browser)}
@@ -128,12 +133,23 @@ def test_on_a_terminal_the_browser_opens(runs: tuple[Path, Path], tmp_path: Path
             if opened.exists() and opened.read_text().strip():
                 break
             time.sleep(0.05)
-        assert opened.read_text().strip() == url
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
         os.close(leader)
-    assert process.returncode == 0
+    return process.returncode, url, opened.read_text().strip()
+
+
+def test_on_a_terminal_the_browser_opens(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """On a terminal the URL goes to $BROWSER; Ctrl-C then stops the viewer cleanly (exit 0)."""
+    code, url, opened = _view_on_a_terminal(runs, tmp_path, browser_lingers=False)
+    assert (code, opened) == (0, url)
+
+
+def test_ctrl_c_while_the_browser_command_runs_stops_cleanly(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """Ctrl-C before the browser command has returned is the same clean stop, not an interrupted exit 130."""
+    code, url, opened = _view_on_a_terminal(runs, tmp_path, browser_lingers=True)
+    assert (code, opened) == (0, url)
 
 
 def test_an_unusable_run_store_is_an_error_at_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -61,7 +61,9 @@ def _whole(source: RunSource, ref: str, limit: int) -> dict[str, Any]:
         page = source.page(ref, len(lines), limit)
         assert page["offset"] == len(lines) and page["lines"], page
         lines += page["lines"]
-    return {key: first[key] for key in ("run", "columns", "metrics")} | {"lines": lines}
+    return {key: first[key] for key in ("run", "columns", "metrics", "repeats") if key in first} | {
+        "lines": lines
+    }
 
 
 @pytest.mark.parametrize("limit", [1, 3, 1000])

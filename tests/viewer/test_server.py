@@ -133,3 +133,24 @@ def test_bad_report_files_are_located_errors(tmp_path: Path) -> None:
 def test_an_unknown_stored_run_is_named() -> None:
     with pytest.raises(ConfigError, match="no run 'nope' in the run store"):
         GivenRuns(["nope"])
+
+
+def test_a_dropped_connection_prints_no_traceback(
+    viewer: ViewerServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A browser that closes a connection mid-reply (a reload) is quiet; a bug in a request still shows."""
+    server = viewer._httpd  # the server whose request threads report errors through handle_error
+    for dropped in (
+        BrokenPipeError(32, "Broken pipe"),
+        ConnectionResetError(104, "Connection reset by peer"),
+    ):
+        try:
+            raise dropped
+        except ConnectionError:
+            server.handle_error(None, ("127.0.0.1", 50000))
+    assert capsys.readouterr().err == ""
+    try:
+        raise ValueError("a bug in a handler")
+    except ValueError:
+        server.handle_error(None, ("127.0.0.1", 50000))
+    assert "ValueError: a bug in a handler" in capsys.readouterr().err
