@@ -62,8 +62,10 @@ def _fractions(interval: tuple[float, float]) -> str:
     return f"{interval[0]:.4f},{interval[1]:.4f}"
 
 
-def _repeat_properties(case: ET.Element, test: TestRepeats) -> None:
-    properties = ET.SubElement(case, "properties")
+def _repeat_properties(test: TestRepeats) -> ET.Element:
+    """A test's figures over its repeats, one element that each of its repeats' testcases holds (the same
+    object: 50,000 rows held 200,000 property elements, ~95 MiB, for 5,000 distinct ones)."""
+    properties = ET.Element("properties")
     for key, value in (
         ("passRate", f"{test.pass_rate:.4f}"),
         ("passRateInterval", _fractions(test.pass_rate_interval)),
@@ -71,9 +73,10 @@ def _repeat_properties(case: ET.Element, test: TestRepeats) -> None:
         ("repeatVerdict", "pass" if test.passed else "fail"),
     ):
         ET.SubElement(properties, "property", {"name": key, "value": value})
+    return properties
 
 
-def _testcase(parent: ET.Element, classname: str, row: TestResult, test: TestRepeats | None) -> None:
+def _testcase(parent: ET.Element, classname: str, row: TestResult, properties: ET.Element | None) -> None:
     name = f"test {row.test.index + 1}"
     if row.test.description:
         name = f"{name}: {row.test.description}"
@@ -84,8 +87,8 @@ def _testcase(parent: ET.Element, classname: str, row: TestResult, test: TestRep
         "testcase",
         {"classname": classname, "name": _name(name), "time": _seconds(row.latency_ms or 0.0)},
     )
-    if test is not None:
-        _repeat_properties(case, test)
+    if properties is not None:
+        case.append(properties)
     if row.status is Status.FAIL:
         failure = ET.SubElement(case, "failure", {"type": "assertion", "message": _message(row.reason)})
         failure.text = _failure_body(row)
@@ -172,9 +175,13 @@ def _testsuite(root: ET.Element, column: Column, k: int, run: RunRecord) -> tupl
     ):
         ET.SubElement(properties, "property", {"name": key, "value": _message(value)})
     repeats = run.aggregates.repeats
-    tests = {(t.test_index, t.prompt_index, t.provider_index): t for t in repeats.tests} if repeats else {}
+    figures = {
+        (test.test_index, test.prompt_index, test.provider_index): _repeat_properties(test)
+        for test in (repeats.tests if repeats else ())
+        if (test.provider_index, test.prompt_index) == column.key
+    }
     for row in rows:
-        _testcase(suite, name, row, tests.get((row.test.index, row.prompt_index, row.provider_index)))
+        _testcase(suite, name, row, figures.get((row.test.index, row.prompt_index, row.provider_index)))
     return len(rows), failures, errors
 
 

@@ -21,6 +21,7 @@ from scipy import stats
 
 from evalh.api import evaluate
 from evalh.errors import ConfigError
+from evalh.stats.repeats import suite_pass_rate_interval
 from tests.cli.test_cli import evalh, write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,10 +106,13 @@ def test_each_test_over_its_repeats_matches_scipy_in_every_report(tmp_path: Path
         expected = (1.0, 1.0) if passes == REPEATS else _t_interval(scores)  # no spread: a point
         assert test["meanScoreInterval"] == pytest.approx(expected, abs=1e-9)
         assert test["pass"] is (passes == REPEATS)
-    rates = [pattern.count("1") / REPEATS for pattern in PATTERNS.values()]
-    low, high = _t_interval(rates)  # tests as the unit: a t interval over their pass rates
-    assert document["stats"]["passRateInterval"] == pytest.approx([max(0.0, low), min(1.0, high)], abs=1e-9)
-    assert document["stats"]["successes"] == sum(rates) * REPEATS  # the rows keep their per-draw verdict
+    # tests as the unit: the suite interval of evalh.stats (tested against scipy in tests/stats) over each
+    # test's (passes, runs), not over the 30 rows as if they were independent
+    counts = [(pattern.count("1"), REPEATS) for pattern in PATTERNS.values()]
+    assert document["stats"]["passRateInterval"] == pytest.approx(suite_pass_rate_interval(counts), abs=1e-12)
+    rows_as_units = _wilson(sum(passes for passes, _ in counts), REPEATS * len(counts))
+    assert document["stats"]["passRateInterval"][0] < rows_as_units[0] - 0.05  # wider than the rows' Wilson
+    assert document["stats"]["successes"] == 24  # the rows keep their per-draw verdict
 
     mostly = _percent(_wilson(8, REPEATS))
     console = result.stdout
