@@ -29,8 +29,8 @@ from typing import Any
 
 from evalh.model import Column, GradedAssertion, RunRecord, Status, TestRepeats, TestResult
 from evalh.model.verdict import run_passed
-from evalh.reports.repeats_view import FLAKY_MARK, interval_text, repeats_headline
-from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
+from evalh.reports.repeats_view import FLAKY_MARK, repeats_headline
+from evalh.reports.textutil import collapse_whitespace, escape_controls, interval_text, output_text, truncate
 from evalh.secrets import redact_text
 
 __all__ = ["OPEN_LIMIT", "TOTAL_BUDGET", "escape_inline", "markdown_text", "to_markdown"]

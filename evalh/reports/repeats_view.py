@@ -21,11 +21,10 @@ from evalh.reports.codec_read import (
     row_vars,
 )
 from evalh.reports.console import safe_text, table_box
-from evalh.reports.textutil import output_text
+from evalh.reports.textutil import interval_text, output_text, rate_text
 
 __all__ = [
     "FLAKY_MARK",
-    "interval_text",
     "ordered_tests",
     "print_repeats",
     "repeats_headline",
@@ -50,15 +49,9 @@ def test_label(description: Any, variables: Any) -> str:
     return ""
 
 
-def interval_text(interval: tuple[float, float]) -> str:
-    """``[48-85%]``: a 95% interval of a rate (fractions) in whole percent."""
-    low, high = interval
-    return f"[{100 * low:.0f}-{100 * high:.0f}%]"
-
-
 def test_rate_text(test: TestRepeats) -> str:
     """``14/20 70% [48-85%]``: a test's passes over its repeats, its pass rate and interval."""
-    return f"{test.passes}/{test.runs} {100 * test.pass_rate:.0f}% {interval_text(test.pass_rate_interval)}"
+    return rate_text(test.passes, test.runs, test.pass_rate_interval)
 
 
 def repeats_headline(summary: RepeatSummary) -> str:

@@ -25,7 +25,6 @@ from evalh.reports.errorreasons import error_reasons_line
 from evalh.reports.json import aggregates_to_json
 from evalh.reports.matrix import Matrix, matrix_of_report, matrix_of_results
 from evalh.reports.repeats_view import (
-    interval_text,
     print_repeats,
     repeats_headline,
     report_columns,
@@ -36,6 +35,7 @@ from evalh.reports.repeats_view import (
 from evalh.reports.results_table import hidden_note, results_table
 from evalh.reports.textutil import (
     escape_controls,
+    interval_text,
     output_text,
 )
 
