@@ -28,6 +28,7 @@ from evalh.model import (
     Aggregates,
     CacheShare,
     GradedAssertion,
+    RepeatSummary,
     RunOptions,
     RunRecord,
     Status,
@@ -78,7 +79,8 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        """True when every planned row ran and passed (what ``evalh run`` exits 0 for)."""
+        """True when every planned row ran and passed (what ``evalh run`` exits 0 for); with repeats,
+        when every test reached ``repeat_pass_rate`` over its repeats."""
         return run_passed(self.run)
 
     @property
@@ -97,6 +99,17 @@ class RunResult:
     def pass_rate(self) -> float:
         """Percentage of rows that passed (errors count against it); 100.0 for an empty run."""
         return self.run.pass_rate
+
+    @property
+    def pass_rate_interval(self) -> tuple[float, float]:
+        """A 95% interval of the suite's pass rate (fractions 0-1), each test counted once."""
+        return self.run.aggregates.pass_rate_interval
+
+    @property
+    def repeats(self) -> RepeatSummary | None:
+        """With ``repeat`` above 1: each test's pass rate over its repeats with its interval, pass^N,
+        pass@N, ``flaky``, mean score and verdict (``tests``); else None."""
+        return self.run.aggregates.repeats
 
     @property
     def interrupted(self) -> bool:
@@ -172,6 +185,7 @@ class Options(TypedDict, total=False):
     filter_pattern: str  # --filter-pattern: a regular expression on test descriptions
     vars: Mapping[str, str]  # --var: data, never rendered as a template
     repeat: int  # --repeat
+    repeat_pass_rate: float  # --repeat-pass-rate: the share of its repeats a test must pass (0-1)
     cache: bool  # False: --no-cache
     grader: str  # --grader
     outputs: Sequence[str | Path]  # -o: the reports to write

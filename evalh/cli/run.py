@@ -31,6 +31,7 @@ __all__ = ["EVAL_HELP", "SIGNAL_EXIT", "run"]
 EVAL_HELP = "The same as run (promptfoo's name for it): every flag of run works here."
 SIGNAL_EXIT = {"SIGHUP": EXIT_HANGUP, "SIGINT": EXIT_INTERRUPTED, "SIGTERM": EXIT_TERMINATED}
 _CONCURRENCY, _REPEAT = RUN_OPTION_BOUNDS["max_concurrency"], RUN_OPTION_BOUNDS["repeat"]
+_REPEAT_PASS_RATE = RUN_OPTION_BOUNDS["repeat_pass_rate"]
 
 
 def run(
@@ -165,6 +166,17 @@ def run(
         int | None,
         typer.Option("--repeat", min=_REPEAT.low, max=_REPEAT.high, help="Run every test N times."),
     ] = None,
+    repeat_pass_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--repeat-pass-rate",
+            min=_REPEAT_PASS_RATE.low,
+            max=_REPEAT_PASS_RATE.high,
+            metavar="R",
+            help="With --repeat: a test passes when at least this share of its repeats passed, and the "
+            "exit code and --fail-under count tests by that verdict [1.0: every repeat].",
+        ),
+    ] = None,
     no_cache: Annotated[
         bool,
         typer.Option(
@@ -189,7 +201,8 @@ def run(
     """Run a suite: check the config, get outputs, grade them, print and write the results.
 
     Exit codes: 0 all passed; 1 a test failed or errored (or the pass rate is under --fail-under;
-    with --fail-on regressions: a new failure since --baseline); 2 invalid config or usage, a provider
+    with --repeat, a test passed fewer than --repeat-pass-rate of its repeats; with --fail-on
+    regressions: a new failure since --baseline); 2 invalid config or usage, a provider
     in use without its API key (before any call), a filter that selects no test, or a --baseline that
     names no run or report; 130 Ctrl-C, 143 SIGTERM, 129
     SIGHUP (the results finished so far are still written to every report, marked interrupted).
@@ -206,6 +219,7 @@ def run(
             outputs=tuple(output or ()),
             max_concurrency=max_concurrency,
             repeat=repeat,
+            repeat_pass_rate=repeat_pass_rate,
             cache=not no_cache,
             delay_ms=delay,
             grader=grader,

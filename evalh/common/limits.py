@@ -1,4 +1,5 @@
-"""Upper bounds of a run's size: ``--repeat`` / ``evaluateOptions.repeat``, ``-j`` / ``maxConcurrency``,
+"""Upper bounds of a run's size: ``--repeat`` / ``evaluateOptions.repeat``, ``-j`` / ``maxConcurrency``
+(and the 0-1 of ``--repeat-pass-rate``),
 the N of ``--shard i/N``, and the size of one provider reply.
 
 Beyond them a run is a typo, not a plan, and would exhaust memory or sockets before any call. The config
@@ -65,21 +66,26 @@ def reply_size(limit: int) -> str:
 
 @dataclass(frozen=True)
 class Bound:
-    """The whole numbers a run option takes, and its command-line flag (what a message names)."""
+    """The numbers a run option takes (whole ones unless ``whole`` is False), and its command-line flag
+    (what a message names)."""
 
     flag: str
     low: int
     high: int
+    whole: bool = True
 
     def problem(self, value: object) -> str | None:
         """What is wrong with ``value`` for this option ("must be ... (got -5)"), or None."""
-        if isinstance(value, int) and not isinstance(value, bool) and self.low <= value <= self.high:
+        kinds = int if self.whole else int | float
+        if isinstance(value, kinds) and not isinstance(value, bool) and self.low <= value <= self.high:
             return None
-        return f"must be a whole number from {self.low:,} to {self.high:,} (got {value!r})"
+        kind = "a whole number" if self.whole else "a number"
+        return f"must be {kind} from {self.low:,} to {self.high:,} (got {value!r})"
 
 
 # evaluate()'s numbers, with the bounds of `evalh run`'s flags (which declare them from here too).
 RUN_OPTION_BOUNDS = {
     "max_concurrency": Bound("--max-concurrency / -j", 1, MAX_CONCURRENCY),
     "repeat": Bound("--repeat", 1, MAX_REPEAT),
+    "repeat_pass_rate": Bound("--repeat-pass-rate", 0, 1, whole=False),
 }

@@ -14,7 +14,8 @@ Import from here (``from evalh.model import Suite``); the submodules only group 
 * :mod:`evalh.model.matrix`: the run matrix's rules that the loader and the runner share (which prompts
   a test runs against, the recorded-output column, the vars only a run sets);
 * :mod:`evalh.model.aggregates`: a finished :class:`RunRecord` and its figures (:class:`Aggregates`,
-  :class:`Column`, :class:`RowFigures`, ...).
+  :class:`Column`, :class:`RowFigures`, ...);
+* :mod:`evalh.model.repeats`: each test over its repeats (:class:`RepeatSummary`, :class:`TestRepeats`).
 
 Flow: ``config`` builds a :class:`Suite` (prompts, providers, tests with their merged, rendered
 assertions); ``runner`` turns it into :class:`TestResult` rows holding :class:`GradedAssertion` trees;
@@ -47,6 +48,7 @@ from evalh.model.matrix import (
     uses_conversation,
 )
 from evalh.model.options import DEFAULT_ALPHA, Filters, RunOptions, Shard
+from evalh.model.repeats import RepeatSummary, TestRepeats
 from evalh.model.results import (
     NO_USAGE,
     AssertionResult,
@@ -96,6 +98,7 @@ __all__ = [
     "ProviderResponse",
     "ProviderSpec",
     "ProviderUsage",
+    "RepeatSummary",
     "RowFigures",
     "RunOptions",
     "RunRecord",
@@ -105,6 +108,7 @@ __all__ = [
     "Status",
     "Suite",
     "TestCase",
+    "TestRepeats",
     "TestResult",
     "TypeFigures",
     "Usage",

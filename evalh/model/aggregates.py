@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalh.model.caching import CacheMode, CacheShare
+from evalh.model.repeats import RepeatSummary
 from evalh.model.results import ProviderUsage, Status, TestResult, Usage
 from evalh.model.suite import Prompt, ProviderSpec, Suite
 from evalh.model.verdict import pass_rate
@@ -107,6 +108,9 @@ class Aggregates:
     assertion_types: Mapping[str, TypeFigures] = field(default_factory=dict)
     columns: tuple[Column, ...] = ()  # by provider, then prompt
     labelled: bool = False  # some test has metadata.label: columns carry a classification
+    # the suite's pass rate (a fraction) with a 95% interval that counts each test once (docs/statistics.md)
+    pass_rate_interval: tuple[float, float] = (0.0, 1.0)
+    repeats: RepeatSummary | None = None  # each test over its repeats; only when the run repeats (N > 1)
 
 
 @dataclass(frozen=True, repr=False)  # the generated repr printed every row and the whole suite

@@ -61,6 +61,8 @@ class RunOptions:
     # -- also in evaluateOptions
     max_concurrency: int = field(default=4, metadata=_config_key("maxConcurrency"))  # -j
     repeat: int = field(default=1, metadata=_config_key("repeat"))  # --repeat
+    # --repeat-pass-rate: with repeats, a test passes when this share of its repeats passed (1.0: all)
+    repeat_pass_rate: float = field(default=1.0, metadata=_config_key("repeatPassRate"))
     cache: bool = field(default=True, metadata=_config_key("cache"))  # --no-cache turns it off
     timeout_ms: int = field(default=0, metadata=_config_key("timeoutMs"))  # no flag; 0: no timeout
     strict: bool = field(default=False, metadata=_config_key("strict"))  # warnings are errors (as --strict)

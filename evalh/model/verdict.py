@@ -22,9 +22,13 @@ def pass_rate(passed: int, rows: int) -> float:
 def run_passed(run: RunRecord, *, fail_under: float | None = None, regressed: bool | None = None) -> bool:
     """Whether ``run`` passes: never when it was stopped early (rows are missing); with ``--fail-on
     regressions`` (``regressed`` given: new failures since the baseline), only new failures decide;
-    else its pass rate must reach ``fail_under`` (``--fail-under``), by default 100: every row passed."""
+    else its pass rate must reach ``fail_under`` (``--fail-under``), by default 100: every row passed.
+    With repeats (``--repeat`` above 1) that pass rate is the share of tests whose verdict over their
+    repeats passed (``--repeat-pass-rate``), not the share of rows."""
     if run.interrupted:
         return False
     if regressed is not None:
         return not regressed
-    return run.pass_rate >= (100.0 if fail_under is None else fail_under)
+    repeats = run.aggregates.repeats
+    rate = run.pass_rate if repeats is None else repeats.pass_rate
+    return rate >= (100.0 if fail_under is None else fail_under)

@@ -17,7 +17,18 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
-from evalh.model import AssertionSpec, Column, GradedAssertion, Prompt, Status, TestCase, TestResult, Usage
+from evalh.model import (
+    AssertionSpec,
+    Column,
+    GradedAssertion,
+    Prompt,
+    RepeatSummary,
+    Status,
+    TestCase,
+    TestRepeats,
+    TestResult,
+    Usage,
+)
 from evalh.reports.textutil import output_text
 from evalh.secrets import redact_config as redact
 
@@ -28,6 +39,7 @@ __all__ = [
     "column_to_json",
     "flatten_components",
     "new_memo",
+    "repeats_to_json",
     "result_to_json",
     "usage_to_json",
 ]
@@ -284,6 +296,36 @@ def column_to_json(column: Column) -> dict[str, Any]:
             "namedScoreWeights": {name: t.weight for name, t in totals.items()},
             "cost": column.cost,
         },
+    }
+
+
+def _test_repeats_to_json(test: TestRepeats) -> dict[str, Any]:
+    interval = test.mean_score_interval
+    return {
+        "testIdx": test.test_index,
+        "promptIdx": test.prompt_index,
+        "providerIdx": test.provider_index,
+        "runs": test.runs,
+        "passes": test.passes,
+        "passRate": test.pass_rate,
+        "passRateInterval": list(test.pass_rate_interval),
+        "passAll": test.pass_all,
+        "passAny": test.pass_any,
+        "flaky": test.flaky,
+        "meanScore": test.mean_score,
+        "meanScoreInterval": None if interval is None else list(interval),
+        "pass": test.passed,
+    }
+
+
+def repeats_to_json(summary: RepeatSummary) -> dict[str, Any]:
+    """``results.evalh.repeats``: each test (test x prompt x provider) over the run's repeats; rates are
+    fractions 0-1 (codec_read's ``repeats_from_json`` reads it back)."""
+    return {
+        "count": summary.count,
+        "requiredPassRate": summary.required_pass_rate,
+        "testsPassed": summary.tests_passed,
+        "tests": [_test_repeats_to_json(test) for test in summary.tests],
     }
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from evalh.model import AssertionSpec, GradedAssertion, Status, TestResult, Usage
+from evalh.model import AssertionSpec, GradedAssertion, RepeatSummary, Status, TestRepeats, TestResult, Usage
 from evalh.reports.codec import FAILURE_REASON
 from evalh.runner.plan import Job
 
@@ -23,7 +23,9 @@ __all__ = [
     "RowCell",
     "column_indexes",
     "component_children",
+    "interval_from_json",
     "recorded_status",
+    "repeats_from_json",
     "result_from_row",
     "row_cell",
     "row_components",
@@ -257,3 +259,54 @@ def result_from_row(row: Mapping[str, Any], job: Job) -> TestResult:
         repeat_index=job.repeat_index,
         id=str(row.get("id") or ""),
     )
+
+
+def _fraction(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def interval_from_json(value: Any) -> tuple[float, float] | None:
+    """A ``[low, high]`` interval of a report read back (None when absent or not a pair)."""
+    if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
+        return (_fraction(value[0]), _fraction(value[1]))
+    return None
+
+
+def _test_repeats(test: Mapping[str, Any]) -> TestRepeats:
+    score = test.get("meanScore")
+    return TestRepeats(
+        test_index=_index(test.get("testIdx")),
+        prompt_index=_index(test.get("promptIdx")),
+        provider_index=_index(test.get("providerIdx")),
+        runs=_index(test.get("runs")),
+        passes=_index(test.get("passes")),
+        pass_rate=_fraction(test.get("passRate")),
+        pass_rate_interval=interval_from_json(test.get("passRateInterval")) or (0.0, 1.0),
+        pass_all=test.get("passAll") is True,
+        pass_any=test.get("passAny") is True,
+        flaky=test.get("flaky") is True,
+        mean_score=None if score is None else _fraction(score),
+        mean_score_interval=interval_from_json(test.get("meanScoreInterval")),
+        passed=test.get("pass") is True,
+    )
+
+
+def repeats_from_json(block: Any) -> RepeatSummary | None:
+    """``results.evalh.repeats`` of a report (codec's ``repeats_to_json``) read back; None when the run
+    had no repeats (or the report comes from an evalh before them)."""
+    if not isinstance(block, Mapping):
+        return None
+    tests = block.get("tests")
+    return RepeatSummary(
+        count=_index(block.get("count")),
+        required_pass_rate=_fraction(block.get("requiredPassRate")),
+        tests=tuple(
+            _test_repeats(test)
+            for test in (tests if isinstance(tests, list) else ())
+            if isinstance(test, Mapping)
+        ),
+    )
+
+
+def _index(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

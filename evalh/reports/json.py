@@ -29,6 +29,7 @@ from evalh.reports.codec import (
     column_to_json,
     flatten_components,
     new_memo,
+    repeats_to_json,
     result_to_json,
     usage_to_json,
 )
@@ -103,6 +104,8 @@ def _stats(run: RunRecord) -> dict[str, Any]:
         "errors": run.count(Status.ERROR),
         "tokenUsage": token_usage,
         "durationMs": run.duration_ms,
+        # evalh's: a 95% interval of the suite's pass rate (fractions), each test counted once
+        "passRateInterval": list(run.aggregates.pass_rate_interval),
     }
 
 
@@ -130,6 +133,7 @@ def _evalh_block(run: RunRecord) -> dict[str, Any]:
         "passRate": run.pass_rate,
         "cache": run.cache_share.to_json(),
         **({"shard": _shard_to_json(run.suite.shard)} if run.suite.shard is not None else {}),
+        **({"repeats": repeats_to_json(repeats)} if (repeats := run.aggregates.repeats) is not None else {}),
     }
 
 

@@ -1,10 +1,11 @@
 """A run as GitHub-flavoured Markdown (``-o summary.md``): a CI job summary or a pull-request comment.
 
-The layout: a headline (pass rate and counts, the run's id, how many outputs came from the cache), the
-pass rate of each provider x prompt column, the named metrics, with ``--baseline`` what changed since
-that run (regressions, new failing tests, fixes, score changes), then the failed rows with each failed
-assertion's reason, and the errored rows with their error. A list longer than :data:`OPEN_LIMIT` rows is
-folded in a ``<details>`` block.
+The layout: a headline (pass rate with its 95% interval and counts, the run's id, how many outputs came
+from the cache), the pass rate of each provider x prompt column, with ``--repeat`` each test's pass rate
+over its repeats (with its interval, a flaky mark and its verdict), the named metrics, with
+``--baseline`` what changed since that run (regressions, new failing tests, fixes, score changes), then
+the failed rows with each failed assertion's reason, and the errored rows with their error. A list longer
+than :data:`OPEN_LIMIT` rows is folded in a ``<details>`` block.
 
 Every text that comes from the run (test descriptions and vars, labels, reasons quoting an output,
 error texts) is untrusted and goes through :func:`markdown_text`: redacted of the run's secret values
@@ -26,8 +27,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evalh.model import Column, GradedAssertion, RunRecord, Status, TestResult
-from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
+from evalh.model import Column, GradedAssertion, RunRecord, Status, TestRepeats, TestResult
+from evalh.model.verdict import run_passed
+from evalh.reports.repeats_view import FLAKY_MARK, repeats_headline
+from evalh.reports.textutil import collapse_whitespace, escape_controls, interval_text, output_text, truncate
 from evalh.secrets import redact_text
 
 __all__ = ["OPEN_LIMIT", "TOTAL_BUDGET", "escape_inline", "markdown_text", "to_markdown"]
@@ -96,10 +99,11 @@ def _test_name(row: TestResult) -> str:
 def _headline(run: RunRecord, eval_id: str | None) -> list[str]:
     figures = run.aggregates.figures
     rows, passed = len(run.results), run.count(Status.PASS)
-    mark = "✅" if passed == rows and not run.interrupted else "❌"
+    mark = "✅" if run_passed(run) else "❌"
     title = markdown_text(run.suite.description or "evalh run", NAME_LIMIT)
+    interval = escape_inline(interval_text(run.aggregates.pass_rate_interval))
     counts = [
-        f"**{passed} of {rows} passed ({_percent(run.pass_rate)})**",
+        f"**{passed} of {rows} passed ({_percent(run.pass_rate)} {interval})**",
         f"{run.count(Status.FAIL)} failed",
         f"{run.count(Status.ERROR)} errors",
         f"{run.duration_ms / 1000:.1f} s",
@@ -146,6 +150,30 @@ def _columns(run: RunRecord, budget: _Budget) -> list[str]:
     rows = [_column_row(column) for column in columns]
     title = "Pass rate by provider and prompt"
     return _listed(title, header, rows, "..rrrrr", budget, cap=FIGURES_BUDGET, noun="columns", fold=False)
+
+
+def _repeats(run: RunRecord, budget: _Budget) -> list[str]:
+    """Each test over its repeats (only when the run repeats), by test."""
+    repeats = run.aggregates.repeats
+    if repeats is None:
+        return []
+    names = {row.test.index: _test_name(row) for row in run.results if not row.repeat_index}
+    columns = {column.key: column for column in run.aggregates.columns}
+    several = len(columns) > 1
+    rows = []
+    for test in repeats.tests:
+        column = columns.get((test.provider_index, test.prompt_index))
+        where = [markdown_text(column.name if column else "", NAME_LIMIT)] if several else []
+        rows.append(_repeat_row(test, names.get(test.test_index, f"test {test.test_index + 1}"), where))
+    header = ["Test", *(["Column"] if several else []), "Passes", "Pass rate", "Flaky", "Verdict"]
+    title = escape_inline(repeats_headline(repeats))
+    return _listed(title, header, rows, "." + "." * several + "r...", budget, noun="tests")
+
+
+def _repeat_row(test: TestRepeats, name: str, where: list[str]) -> list[str]:
+    rate = f"{100 * test.pass_rate:.0f}% {escape_inline(interval_text(test.pass_rate_interval))}"
+    verdict = "✅" if test.passed else "❌"
+    return [name, *where, f"{test.passes}/{test.runs}", rate, FLAKY_MARK if test.flaky else "", verdict]
 
 
 def _metrics(run: RunRecord, budget: _Budget) -> list[str]:
@@ -348,7 +376,7 @@ def to_markdown(
     """The run's Markdown summary; ``comparison`` is a baseline comparison's JSON (``--baseline``)."""
     headline = _headline(run, eval_id)
     budget = _Budget([headline])
-    figures = (headline, _columns(run, budget), _metrics(run, budget))
+    figures = (headline, _columns(run, budget), _repeats(run, budget), _metrics(run, budget))
     # in this order: the comparison's lists first, then the failures, then the errors
     sections = (*figures, _comparison(comparison, budget), _failures(run, budget), _errors(run, budget))
     blocks = [block for block in sections if block]

@@ -17,15 +17,25 @@ from rich.table import Table
 from rich.text import Text
 
 from evalh.common import activity
-from evalh.model import CacheShare, RunRecord, Status, TestResult
+from evalh.model import CacheShare, RepeatSummary, RunRecord, Status, TestResult
 from evalh.model.verdict import pass_rate
+from evalh.reports.codec_read import repeats_from_json
 from evalh.reports.console import make_console, safe_text, table_box
 from evalh.reports.errorreasons import error_reasons_line
 from evalh.reports.json import aggregates_to_json
 from evalh.reports.matrix import Matrix, matrix_of_report, matrix_of_results
+from evalh.reports.repeats_view import (
+    print_repeats,
+    repeats_headline,
+    report_columns,
+    report_descriptions,
+    report_interval_text,
+    test_label,
+)
 from evalh.reports.results_table import hidden_note, results_table
 from evalh.reports.textutil import (
     escape_controls,
+    interval_text,
     output_text,
 )
 
@@ -70,7 +80,8 @@ def _summary_table(run: RunRecord) -> Table:
         ("Passed", str(run.count(Status.PASS))),
         ("Failed", str(run.count(Status.FAIL))),
         ("Errors", str(run.count(Status.ERROR))),
-        ("Pass rate", f"{run.pass_rate:.2f}%"),
+        ("Pass rate", f"{run.pass_rate:.2f}% {interval_text(run.aggregates.pass_rate_interval)}"),
+        *_repeats_line(run.aggregates.repeats),
         ("Duration", f"{run.duration_ms / 1000.0:.2f} s"),
     ]
     if run.interrupted:
@@ -82,6 +93,10 @@ def _summary_table(run: RunRecord) -> Table:
     for label, value in figures:
         grid.add_row(Text(label), Text(value))
     return grid
+
+
+def _repeats_line(repeats: RepeatSummary | None) -> list[tuple[str, str]]:
+    return [] if repeats is None else [("Repeats", repeats_headline(repeats))]
 
 
 def _usage_table(console: Console, run: RunRecord) -> Table:
@@ -246,6 +261,9 @@ def print_summary(
     if show_table and run.results:
         _print_matrix(console, matrix_of_results(run.results, max_rows), verbose, cell_limit)
     _print_aggregates(console, aggregates_to_json(run.aggregates), verbose)
+    descriptions = {row.test.index: test_label(row.test.description, row.test.vars) for row in run.results}
+    columns = {column.key: column.name for column in run.aggregates.columns}
+    print_repeats(console, run.aggregates.repeats, descriptions, columns, max_rows)
     console.print(_summary_table(run))
     _print_cache_share(console, run.cache_share)
     reasons = None if show_table else error_reasons_line(run.results)
@@ -284,6 +302,9 @@ def print_report(
     if rows:
         _print_matrix(console, matrix_of_report(rows, max_rows), verbose, cell_limit)
     _print_aggregates(console, results.get("aggregates") or {}, verbose)
+    extra = results.get("evalh")
+    repeats = repeats_from_json(extra.get("repeats") if isinstance(extra, Mapping) else None)
+    print_repeats(console, repeats, report_descriptions(rows), report_columns(results), max_rows)
     stats = results.get("stats") or {}
     passed, failed, errors = (int(stats.get(k) or 0) for k in ("successes", "failures", "errors"))
     total = passed + failed + errors
@@ -295,12 +316,12 @@ def print_report(
         ("Passed", str(passed)),
         ("Failed", str(failed)),
         ("Errors", str(errors)),
-        ("Pass rate", f"{pass_rate(passed, total):.2f}%"),
+        ("Pass rate", f"{pass_rate(passed, total):.2f}%{report_interval_text(stats)}"),
+        *_repeats_line(repeats),
         ("Duration", f"{float(stats.get('durationMs') or 0) / 1000.0:.2f} s"),
     ):
         grid.add_row(name, figure)
     console.print(grid)
-    extra = results.get("evalh")
     _print_cache_share(
         console, CacheShare.from_json(extra.get("cache") if isinstance(extra, Mapping) else None)
     )

@@ -14,7 +14,9 @@ __all__ = [
     "collapse_whitespace",
     "escape_controls",
     "failed_assertion_lines",
+    "interval_text",
     "output_text",
+    "rate_text",
     "truncate",
     "xml_safe",
 ]
@@ -84,3 +86,15 @@ def failed_assertion_lines(graded: Iterable[GradedAssertion], depth: int = 0) ->
             lines.append(f"{'  ' * depth}- {item.spec.full_type}: {collapse_whitespace(item.reason)}")
             lines.extend(failed_assertion_lines(item.children, depth + 1))
     return lines
+
+
+def interval_text(interval: tuple[float, float]) -> str:
+    """``[48-85%]``: a 95% interval of a rate (fractions) in whole percent."""
+    low, high = interval
+    return f"[{100 * low:.0f}-{100 * high:.0f}%]"
+
+
+def rate_text(passes: int, runs: int, interval: tuple[float, float]) -> str:
+    """``14/20 70% [48-85%]``: passes of runs, the pass rate and its 95% interval (the console, the
+    Markdown summary and the viewer write a test's figures over its repeats so)."""
+    return f"{passes}/{runs} {100 * passes / runs:.0f}% {interval_text(interval)}" if runs else "0/0"

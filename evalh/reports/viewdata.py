@@ -44,7 +44,7 @@ from evalh.reports.codec_read import (
     row_vars,
 )
 from evalh.reports.matrix import column_label
-from evalh.reports.textutil import escape_controls, output_text
+from evalh.reports.textutil import escape_controls, output_text, rate_text
 from evalh.stats.repeats import RepeatStats, repeat_stats_by_key, suite_pass_rate_interval
 
 __all__ = ["Verdict", "line_key", "repeat_figures", "run_columns", "run_summary", "run_view", "view_lines"]
@@ -354,12 +354,6 @@ def repeat_figures(
     return {"count": count, "columns": [_column_figures(figures) for figures in by_column], "tests": tests}
 
 
-def _rate_text(passes: int, runs: int, interval: tuple[float, float]) -> str:
-    """``14/20 70% [48-85%]``: passes of runs, the pass rate and its 95% interval."""
-    low, high = interval
-    return f"{passes}/{runs} {100 * passes / runs:.0f}% [{100 * low:.0f}-{100 * high:.0f}%]"
-
-
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
@@ -374,7 +368,7 @@ def _test_figures(figures: RepeatStats) -> dict[str, Any]:
         "flaky": figures.flaky,
         "meanScore": _finite(figures.mean_score),
         "meanScoreInterval": [_finite(low), _finite(high)],
-        "text": _rate_text(figures.passes, figures.runs, figures.pass_rate_interval),
+        "text": rate_text(figures.passes, figures.runs, figures.pass_rate_interval),
     }
 
 
@@ -391,5 +385,5 @@ def _column_figures(tests: Sequence[RepeatStats]) -> dict[str, Any] | None:
         "passRateInterval": list(interval),
         "tests": len(tests),
         "flaky": sum(1 for figures in tests if figures.flaky),
-        "text": _rate_text(passes, runs, interval),
+        "text": rate_text(passes, runs, interval),
     }

@@ -70,18 +70,28 @@ from evalh.model import (
     Column,
     GradedAssertion,
     NamedTotal,
+    RepeatSummary,
     RowFigures,
     ScoreStats,
     Status,
     Suite,
+    TestRepeats,
     TestResult,
     TypeFigures,
     Usage,
 )
 from evalh.model.verdict import pass_rate
 from evalh.runtimes.math_expressions import ExpressionFailed, evaluate
+from evalh.stats.repeats import RepeatStats, repeat_stats_by_key, suite_pass_rate_interval
 
-__all__ = ["classification_report", "compute_aggregates", "derived_metrics", "label_of", "predicted_label"]
+__all__ = [
+    "classification_report",
+    "compute_aggregates",
+    "derived_metrics",
+    "label_of",
+    "predicted_label",
+    "repeat_figures",
+]
 
 _TRIM = " \t\r\n\"'`“”‘’.,;:!?"
 
@@ -276,13 +286,69 @@ def _columns(suite: Suite, results: Sequence[TestResult], labelled: bool) -> tup
     return tuple(_column(rows[0], rows, labelled, suite) for _, rows in sorted(groups.items()))
 
 
-def compute_aggregates(suite: Suite, results: Sequence[TestResult]) -> Aggregates:
-    """The run's aggregates; pure, results in any order (rows keep their order within a column)."""
+Cell = tuple[int, int, int]  # a test for repeat statistics: test, prompt and provider index
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _test_repeats(cell: Cell, stats: RepeatStats, required: float) -> TestRepeats:
+    low, high = stats.mean_score_interval
+    finite = math.isfinite(low) and math.isfinite(high)
+    return TestRepeats(
+        test_index=cell[0],
+        prompt_index=cell[1],
+        provider_index=cell[2],
+        runs=stats.runs,
+        passes=stats.passes,
+        pass_rate=stats.pass_rate,
+        pass_rate_interval=stats.pass_rate_interval,
+        pass_all=stats.pass_all,
+        pass_any=stats.pass_any,
+        flaky=stats.flaky,
+        mean_score=_finite(stats.mean_score),
+        mean_score_interval=(low, high) if finite else None,
+        passed=stats.passed_at(required),
+    )
+
+
+def repeat_figures(
+    results: Sequence[TestResult], required_pass_rate: float = 1.0
+) -> tuple[tuple[float, float], RepeatSummary | None]:
+    """The suite's pass rate interval (tests as the unit) and, when some test ran more than once, each
+    test's figures over its repeats with its verdict at ``required_pass_rate``: one pass over the rows.
+    An ERROR row counts as a draw that failed; its score is left out of the mean."""
+    by_cell = repeat_stats_by_key(
+        (
+            (row.test.index, row.prompt_index, row.provider_index),
+            row.status is Status.PASS,
+            math.nan if row.status is Status.ERROR else row.score,
+        )
+        for row in results
+    )
+    interval = suite_pass_rate_interval([(stats.passes, stats.runs) for stats in by_cell.values()])
+    count = 1 + max((row.repeat_index for row in results), default=0)
+    if count < 2:
+        return interval, None
+    tests = tuple(_test_repeats(cell, stats, required_pass_rate) for cell, stats in sorted(by_cell.items()))
+    return interval, RepeatSummary(count=count, required_pass_rate=required_pass_rate, tests=tests)
+
+
+def compute_aggregates(
+    suite: Suite, results: Sequence[TestResult], *, repeat_pass_rate: float | None = None
+) -> Aggregates:
+    """The run's aggregates; pure, results in any order (rows keep their order within a column).
+    ``repeat_pass_rate``: the run's ``--repeat-pass-rate`` (None: the config's)."""
     labelled = any(label_of(row.test.metadata.get("label")) is not None for row in results)
+    required = suite.evaluate_options.repeat_pass_rate if repeat_pass_rate is None else repeat_pass_rate
+    interval, repeats = repeat_figures(results, required)
     return Aggregates(
         figures=_figures(results),
         named_scores=_named_scores(results),
         assertion_types=_assertion_types(results),
         columns=_columns(suite, results, labelled),
         labelled=labelled,
+        pass_rate_interval=interval,
+        repeats=repeats,
     )

@@ -332,6 +332,6 @@ def run_suite(
         interrupted=stopped_by is not None,
         interrupted_by=stopped_by,
         not_run=len(jobs) - len(results),
-        aggregates=compute_aggregates(suite, results),
+        aggregates=compute_aggregates(suite, results, repeat_pass_rate=options.repeat_pass_rate),
         cache_mode=execution.cache_mode,
     )

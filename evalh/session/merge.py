@@ -34,6 +34,7 @@ from evalh.model import (
 from evalh.reports.codec_read import (
     column_indexes,
     component_children,
+    repeats_from_json,
     result_from_row,
     row_components,
     row_has_grading,
@@ -181,6 +182,15 @@ def _add_usage(totals: dict[str, Usage], items: Sequence[Mapping[str, Any]]) -> 
         totals[name] = totals.get(name, Usage()) + usage
 
 
+def _repeat_pass_rate(shards: Sequence[ShardReport]) -> float | None:
+    """The ``--repeat-pass-rate`` the shards ran with (None: they have no repeats, the default holds)."""
+    for shard in shards:
+        repeats = repeats_from_json(shard.block.get("repeats"))
+        if repeats is not None:
+            return repeats.required_pass_rate
+    return None
+
+
 def _suite(
     shards: Sequence[ShardReport], tests: Mapping[int, TestCase], prompts: Mapping[int, Prompt]
 ) -> Suite:
@@ -248,7 +258,7 @@ def merge_shards(shards: Sequence[ShardReport]) -> RunRecord:
         interrupted=bool(stopped),
         interrupted_by=None if by is None else str(by),
         not_run=sum(not_run for _, _, not_run in times),
-        aggregates=compute_aggregates(suite, results),
+        aggregates=compute_aggregates(suite, results, repeat_pass_rate=_repeat_pass_rate(shards)),
         cache_mode=_cache_mode(shards),
     )
 

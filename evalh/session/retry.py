@@ -113,8 +113,12 @@ def jobs_to_retry(plan: Sequence[Job], rows: Iterable[Mapping[str, Any]], kept: 
     ]
 
 
-def merged_run(run: RunRecord, earlier: Sequence[TestResult], suite: Suite) -> RunRecord:
+def merged_run(
+    run: RunRecord, earlier: Sequence[TestResult], suite: Suite, *, repeat_pass_rate: float | None = None
+) -> RunRecord:
     """The retry's run with its rows merged into ``earlier`` (:func:`merge_retried`) and the aggregates
-    recomputed over all of them, as a run of ``suite`` that made them."""
+    recomputed over all of them, as a run of ``suite`` that made them (at the run's
+    ``repeat_pass_rate``)."""
     results = merge_retried(earlier, run.results)
-    return replace(run, suite=suite, results=results, aggregates=compute_aggregates(suite, results))
+    aggregates = compute_aggregates(suite, results, repeat_pass_rate=repeat_pass_rate)
+    return replace(run, suite=suite, results=results, aggregates=aggregates)

@@ -216,7 +216,7 @@ def _execute(
 
             result = run_suite(suite, options, on_result=on_result, stop_signals=stop_signals, jobs=jobs)
             if retry is not None:  # the merged run is the one recorded and reported
-                result = merged_run(result, earlier, retry.suite)
+                result = merged_run(result, earlier, retry.suite, repeat_pass_rate=options.repeat_pass_rate)
                 for row in result.results if options.record else ():
                     record.add(spool.add(row))
             record.finish(result)

@@ -55,7 +55,15 @@ def test_a_config_without_evaluate_options_runs_with_the_defaults() -> None:
 
 
 def test_every_evaluate_options_key_reaches_its_field() -> None:
-    chosen = {"maxConcurrency": 7, "repeat": 3, "cache": False, "timeoutMs": 250, "strict": True, "delay": 5}
+    chosen = {
+        "maxConcurrency": 7,
+        "repeat": 3,
+        "repeatPassRate": 0.5,
+        "cache": False,
+        "timeoutMs": 250,
+        "strict": True,
+        "delay": 5,
+    }
     assert set(chosen) == set(_CONFIG_KEYS)
     suite = load_suite_data({"tests": [{"output": "x"}], "evaluateOptions": chosen}, base_dir=Path.cwd())
     assert {key: getattr(suite.evaluate_options, name) for key, name in _CONFIG_KEYS.items()} == chosen

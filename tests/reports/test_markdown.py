@@ -15,6 +15,7 @@ from typing import Any
 
 import cmarkgfm
 from cmarkgfm.cmark import Options
+from scipy.stats import binomtest
 from typer.testing import CliRunner, Result
 
 from evalh.cli.app import app
@@ -106,7 +107,9 @@ def test_counts_columns_metrics_failures_and_errors(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     markdown = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert markdown.startswith("## ❌ Support bot\n")
-    assert "**1 of 3 passed (33.3%)** · 1 failed · 1 errors" in markdown
+    wilson = binomtest(1, 3).proportion_ci(confidence_level=0.95, method="wilson")  # tests as the unit
+    interval = f"\\[{100 * wilson.low:.0f}\\-{100 * wilson.high:.0f}%\\]"
+    assert f"**1 of 3 passed (33.3% {interval})** · 1 failed · 1 errors" in markdown
     page = rendered(markdown)
     assert page.tags <= OWN_TAGS, page.tags - OWN_TAGS  # no image, link, script or raw HTML of the output
     assert "details" not in page.tags  # short lists stay open

@@ -40,7 +40,7 @@ def test_summary_figures() -> None:
     assert _line_with(text, "Passed").split() == ["Passed", "5"]
     assert _line_with(text, "Failed").split() == ["Failed", "5"]
     assert _line_with(text, "Errors").split() == ["Errors", "2"]
-    assert _line_with(text, "Pass rate").split() == ["Pass", "rate", "41.67%"]
+    assert _line_with(text, "Pass rate").split() == ["Pass", "rate", "41.67%", "[0-100%]"]
     assert _line_with(text, "Duration").split() == ["Duration", "4.32", "s"]
     # accuracy is on 4 rows: (0.955 + 0.71) * 2 / 4
     assert _line_with(text, "Mean accuracy").split() == ["Mean", "accuracy", "0.833"]
