@@ -360,14 +360,58 @@ def _comparison(comparison: Mapping[str, Any] | None, budget: _Budget) -> list[s
         "",
         verdict,
     ]
+    statistics = comparison.get("statistics") or {}
+    tested = statistics.get("tests")
+    lines += [line for sentence in statistics.get("sentences", ()) for line in ("", markdown_text(sentence))]
     budget.spend(lines)
+    if tested is not None:  # with repeats tests are compared, not rows: a flipped row is no finding
+        lines += _tested(tested, statistics, budget)
     header = ["Test", "Provider", "Prompt", "Before", "Now", "Reason"]
     for key, title in _GROUPS:
         changes = comparison[key]
-        if changes:
+        if changes and not (tested is not None and key in ("regressions", "fixes")):
             rows = [_change_row(change) for change in changes]
             lines += ["", *_listed(f"{title} ({len(changes)})", header, rows, "", budget)]
     return lines
+
+
+_VERDICTS: tuple[tuple[str, str], ...] = (
+    ("regressed", "Regressed beyond chance"),
+    ("improved", "Improved beyond chance"),
+    ("inconclusive", "Inconclusive (not significant once the tests compared are counted)"),
+)
+
+
+def _tested(tests: list[Mapping[str, Any]], statistics: Mapping[str, Any], budget: _Budget) -> list[str]:
+    """The tests compared over their repeats (store/compare_stats.py), one table per verdict."""
+    header = ["Test", "Provider", "Prompt", "Before", "Now", "Change [95%]", "p (Holm)"]
+    lines: list[str] = []
+    for verdict, title in _VERDICTS:
+        chosen = [test for test in tests if test.get("verdict") == verdict]
+        if chosen:
+            rows = [_tested_row(test) for test in chosen]
+            titled = f"{title} ({len(chosen)}; alpha {statistics.get('alpha')})"
+            lines += ["", *_listed(titled, header, rows, "", budget)]
+    return lines
+
+
+def _tested_row(test: Mapping[str, Any]) -> list[str]:
+    def counts(side: Mapping[str, Any]) -> str:
+        return f"{side.get('passes')}/{side.get('runs')} {_percent(100 * float(side.get('passRate', 0)))}"
+
+    low, high = test.get("changeInterval") or (0.0, 0.0)
+    change = (
+        f"{100 * float(test.get('change', 0)):+.0f} [{100 * float(low):+.0f} to {100 * float(high):+.0f}]"
+    )
+    return [
+        markdown_text(test.get("test", ""), NAME_LIMIT),
+        markdown_text(test.get("provider", ""), NAME_LIMIT),
+        markdown_text(test.get("prompt", ""), NAME_LIMIT),
+        counts(test.get("before") or {}),
+        counts(test.get("after") or {}),
+        change,
+        f"{float(test.get('pValue', 1)):.2g}",
+    ]
 
 
 def to_markdown(

@@ -236,7 +236,17 @@ class ComparisonStats:
             document["paired"] = self.paired.to_json()
         if self.scores is not None:
             document["meanScore"] = self.scores.to_json()
+        document["sentences"] = self.sentences()  # what the console says beside its tables (summary.md)
         return document
+
+    def sentences(self) -> list[str]:
+        """The comparison's plain-language findings: the power, McNemar's test, the mean score's change."""
+        found = [self.power if self.tests is not None else ""]
+        if self.paired is not None:
+            found.append(self.paired.sentence(self.alpha))
+        if self.scores is not None:
+            found.append(self.scores.sentence())
+        return [sentence for sentence in found if sentence]
 
     def lines(self) -> list[str]:
         out: list[str] = []
@@ -255,11 +265,7 @@ class ComparisonStats:
                     out.append(f"{title} ({len(chosen)}):")
                     out.extend(test.line() for test in chosen)
             out.append(f"Unchanged: {sum(test.verdict == 'unchanged' for test in self.tests)}")
-            out.append(self.power)
-        if self.paired is not None:
-            out.append(self.paired.sentence(self.alpha))
-        if self.scores is not None:
-            out.append(self.scores.sentence())
+        out.extend(self.sentences())
         return [line for line in out if line]
 
 

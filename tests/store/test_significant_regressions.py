@@ -108,3 +108,19 @@ def test_alpha_is_a_flag_of_diff_within_bounds(app: Path) -> None:
     assert result.exit_code == 2 and "--alpha" in result.output
     result = evalh("diff", app.parent / "one.json", app.parent / "one.json", "--alpha", "0.01", "--json")
     assert result.exit_code == 0 and json.loads(result.output)["statistics"]["alpha"] == 0.01
+
+
+def test_the_markdown_summary_lists_the_tests_that_regressed_not_the_rows_that_flipped(app: Path) -> None:
+    strong = {name: 0.95 for name in TESTS[:4]}
+    _run(app, "before", strong)
+    dropped = {name: 0.10 for name in TESTS[:4]}
+    summary = app.parent / "summary.md"
+    baseline = app.parent / "before.json"
+    code, output = _run(app, "after", dropped, "--baseline", baseline, "-o", summary)
+    assert code == 1, output
+    text = summary.read_text(encoding="utf-8")
+    assert "Regressed beyond chance (4; alpha 0.05)" in text
+    assert "Regressions: passed in the baseline, fail now" not in text  # rows of unchanged tests flip too
+    assert "with 20 repeats, drops under about" in text
+    for name in TESTS[:4]:
+        assert f"| {name} |" in text
