@@ -74,16 +74,9 @@ def diff(
     else:
         for line in comparison.lines():
             echo(line)
-    _warn_of_changed_judges(baseline, current)
-    raise typer.Exit(EXIT_FAILED if comparison.failed else EXIT_OK)
-
-
-def _warn_of_changed_judges(baseline: str, current: str) -> None:
-    from evalh.reports.console import echo
-    from evalh.store.judges import judge_warnings
-
-    for line in judge_warnings(baseline, current):
+    for line in comparison.judge_changes:
         echo(line, err=True)  # stderr: --json output stays JSON
+    raise typer.Exit(EXIT_FAILED if comparison.failed else EXIT_OK)
 
 
 def check_fail_on(fail_on: str, baseline: str | None, fail_under: float | None) -> None:

@@ -41,7 +41,6 @@ from evalh.session.context import run_context
 from evalh.session.filters import filter_by_report
 from evalh.session.retry import jobs_to_retry, merged_run, rows_from_json
 from evalh.store.compare import Comparison, compare_reports
-from evalh.store.judges import judge_changes, run_judges
 from evalh.store.recording import recording, stored_config_path
 from evalh.store.refs import check_baseline, load_baseline
 from evalh.templating import user_filters
@@ -225,23 +224,11 @@ def _execute(
         if baseline is not None:
             current = to_promptfoo_json(result, eval_id=eval_id)
             comparison = compare_reports(baseline, current, alpha=options.alpha)
-            comparison = _with_judge_changes(comparison, baseline, current)
         summary = comparison.to_json() if comparison else None
         failures.extend(
             write_each_report(result, written, eval_id=eval_id, comparison=summary, spool=spool, echo=echo)
         )
     return result, combine_report_errors(failures) if failures else None, eval_id, comparison
-
-
-def _with_judge_changes(
-    comparison: Comparison, baseline: Mapping[str, Any], current: Mapping[str, Any]
-) -> Comparison:
-    """The comparison with a warning per assertion type the two runs had judged by other judges, as
-    ``evalh diff`` warns: a changed verdict may be the judge's doing, not the app's."""
-    changes = judge_changes(
-        run_judges(baseline["results"]["results"]), run_judges(current["results"]["results"])
-    )
-    return replace(comparison, judge_changes=tuple(changes)) if changes else comparison
 
 
 def _check_keys(suite: Suite, jobs: Sequence[Job]) -> None:

@@ -25,6 +25,7 @@ from evalh.reports.codec_read import row_error, row_grading, row_prompt, row_pro
 from evalh.reports.matrix import column_label
 from evalh.store.compare_stats import DEFAULT_ALPHA, ComparisonStats, TestRow, compare_tests
 from evalh.store.identity import cell_key, describe_test, row_key, stored_status
+from evalh.store.judges import judge_changes, noting_judges
 
 __all__ = ["DEFAULT_TOLERANCE", "Comparison", "RowChange", "RunRows", "compare_reports", "compare_rows"]
 
@@ -292,8 +293,10 @@ def compare_rows(
 ) -> Comparison:
     """Compare two runs row by row, and their shared tests over their repeats (significance at
     ``alpha``); each run's rows are read once, the baseline's first."""
-    before = _keyed(baseline.rows)
-    after = _keyed(current.rows)
+    judges_before: dict[str, set[str]] = {}
+    judges_after: dict[str, set[str]] = {}
+    before = _keyed(noting_judges(baseline.rows, judges_before))
+    after = _keyed(noting_judges(current.rows, judges_after))
     result = Comparison(_side(baseline.id, before), _side(current.id, after), tolerance)
     unchanged = 0
     for key, row in after.items():
@@ -312,7 +315,8 @@ def compare_rows(
     statistics = compare_tests(
         (row.test_row() for row in before.values()), (row.test_row() for row in after.values()), alpha=alpha
     )
-    return replace(result, unchanged=unchanged, statistics=statistics)
+    changed_judges = tuple(judge_changes(judges_before, judges_after))
+    return replace(result, unchanged=unchanged, statistics=statistics, judge_changes=changed_judges)
 
 
 def _moved(before: RowState, after: RowState, tolerance: float) -> bool:

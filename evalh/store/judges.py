@@ -1,4 +1,5 @@
-"""Which judges graded a run, and whether they changed between two runs compared (``evalh diff``).
+"""Which judges graded a run, and whether they changed between two runs compared (``evalh diff``,
+``evalh run --baseline``): gathered while the comparison reads each run's rows, never by a second read.
 
 A judged result records its judge in its metadata (``judge``: provider id, model, sha256 of the grading
 prompt template; ``judges``: one per grader of ``provider: [a, b]``). When an assertion type was graded
@@ -8,14 +9,12 @@ diff says so. Runs from before judges were recorded carry none, and are not comp
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from evalh.reports.codec_read import row_components
-from evalh.store.refs import is_report_file, run_rows
-from evalh.store.runs import open_store
 
-__all__ = ["judge_changes", "judge_warnings", "run_judges"]
+__all__ = ["judge_changes", "noting_judges"]
 
 
 def _described(judge: Mapping[str, Any]) -> str:
@@ -23,9 +22,10 @@ def _described(judge: Mapping[str, Any]) -> str:
     return f"{judge.get('provider')} (model {judge.get('model')}, prompt {digest})"
 
 
-def run_judges(rows: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
-    """Each judged assertion type of ``rows`` with the judges that graded it."""
-    found: dict[str, set[str]] = {}
+def noting_judges(
+    rows: Iterable[Mapping[str, Any]], found: dict[str, set[str]]
+) -> Iterator[Mapping[str, Any]]:
+    """``rows`` as they are, each judged assertion type's judges added to ``found`` as a row goes by."""
     for row in rows:
         for component in row_components(row):
             if not isinstance(component, Mapping):
@@ -40,7 +40,7 @@ def run_judges(rows: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
                 assertion = component.get("assertion")
                 kind = assertion.get("type") if isinstance(assertion, Mapping) else None
                 found.setdefault(str(kind or "judge"), set()).update(named)
-    return found
+        yield row
 
 
 def judge_changes(before: Mapping[str, set[str]], after: Mapping[str, set[str]]) -> list[str]:
@@ -51,17 +51,3 @@ def judge_changes(before: Mapping[str, set[str]], after: Mapping[str, set[str]])
         for kind in sorted(set(before) & set(after))
         if before[kind] != after[kind]
     ]
-
-
-def judge_warnings(baseline: str, current: str) -> list[str]:
-    """:func:`judge_changes` of two run references or report files (each read once more, row by row)."""
-    if is_report_file(baseline) and is_report_file(current):
-        return judge_changes(
-            run_judges(run_rows(baseline, None, where="A").rows),
-            run_judges(run_rows(current, None, where="B").rows),
-        )
-    with open_store() as store:
-        return judge_changes(
-            run_judges(run_rows(baseline, store, where="A").rows),
-            run_judges(run_rows(current, store, where="B").rows),
-        )
