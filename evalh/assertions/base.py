@@ -30,6 +30,7 @@ from evalh.model import (
     ProviderResponse,
     ProviderSpec,
     TestCase,
+    TraceSource,
 )
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ class AssertionContext:
     timeout_s: float | None = None  # the run's evaluateOptions.timeoutMs (None: not set)
     provider_output: Any = None  # the output before the test's transform (after the provider's)
     retrieved_context: str | None = None  # an assertion's contextTransform result: replaces vars.context
+    trace: TraceSource | None = None  # the row's spans when the run traces (None: tracing is off)
 
     def __init__(
         self,
@@ -125,6 +127,7 @@ class AssertionContext:
         timeout_s: float | None = None,
         provider_output: Any = None,
         retrieved_context: str | None = None,
+        trace: TraceSource | None = None,
     ) -> None:
         # one per row: the frozen __init__'s object.__setattr__ per field costs 12 us, the update 2 us
         vars(self).update(
@@ -144,13 +147,14 @@ class AssertionContext:
             timeout_s=timeout_s,
             provider_output=provider_output,
             retrieved_context=retrieved_context,
+            trace=trace,
         )
 
     def for_assertion(self, spec: AssertionSpec, threshold: float | None) -> AssertionContext:
         """This row's context aimed at ``spec`` with its effective ``threshold``, every other field shared.
 
         Grading does this once per assertion of every row; ``dataclasses.replace`` re-runs the frozen
-        ``__init__`` over all 17 fields (10 us a call, 0.3 s of a 5,000-row run), a copy of the field
+        ``__init__`` over all 18 fields (10 us a call, 0.3 s of a 5,000-row run), a copy of the field
         values costs a tenth of that. No field is computed in ``__init__``, so the copy is the same."""
         clone = object.__new__(AssertionContext)
         clone.__dict__.update(self.__dict__, spec=spec, threshold=threshold)

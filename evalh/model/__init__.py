@@ -15,7 +15,9 @@ Import from here (``from evalh.model import Suite``); the submodules only group 
   a test runs against, the recorded-output column, the vars only a run sets);
 * :mod:`evalh.model.aggregates`: a finished :class:`RunRecord` and its figures (:class:`Aggregates`,
   :class:`Column`, :class:`RowFigures`, ...);
-* :mod:`evalh.model.repeats`: each test over its repeats (:class:`RepeatSummary`, :class:`TestRepeats`).
+* :mod:`evalh.model.repeats`: each test over its repeats (:class:`RepeatSummary`, :class:`TestRepeats`);
+* :mod:`evalh.model.trace`: a row's OpenTelemetry spans and the run's tracing settings (:class:`Span`,
+  :class:`RowTrace`, :class:`TraceContext`, :class:`TracingSettings`).
 
 Flow: ``config`` builds a :class:`Suite` (prompts, providers, tests with their merged, rendered
 assertions); ``runner`` turns it into :class:`TestResult` rows holding :class:`GradedAssertion` trees;
@@ -73,11 +75,20 @@ from evalh.model.suite import (
     asks_provider,
 )
 from evalh.model.thresholds import meets
+from evalh.model.trace import (
+    DEFAULT_OTLP_PORT,
+    RowTrace,
+    Span,
+    TraceContext,
+    TraceSource,
+    TracingSettings,
+)
 from evalh.model.verdict import pass_rate, run_passed
 
 __all__ = [
     "CONVERSATION_VAR",
     "DEFAULT_ALPHA",
+    "DEFAULT_OTLP_PORT",
     "NO_USAGE",
     "RECORDED_PROMPT",
     "RECORDED_PROVIDER",
@@ -100,16 +111,21 @@ __all__ = [
     "ProviderUsage",
     "RepeatSummary",
     "RowFigures",
+    "RowTrace",
     "RunOptions",
     "RunRecord",
     "ScoreStats",
     "Shard",
     "ShardInfo",
+    "Span",
     "Status",
     "Suite",
     "TestCase",
     "TestRepeats",
     "TestResult",
+    "TraceContext",
+    "TraceSource",
+    "TracingSettings",
     "TypeFigures",
     "Usage",
     "asks_provider",

@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from evalh.model.suite import AssertionSpec, Prompt, ProviderSpec, TestCase, asks_provider
+from evalh.model.trace import RowTrace
 
 __all__ = [
     "NO_USAGE",
@@ -281,6 +282,7 @@ class TestResult:
     named_score_weights: Mapping[str, float] = field(default_factory=dict)
     repeat_index: int = 0
     id: str = ""
+    trace: RowTrace | None = None  # the provider call's spans when the run traces
 
     def __init__(
         self,
@@ -305,6 +307,7 @@ class TestResult:
         named_score_weights: Mapping[str, float] = _NEW_DICT,
         repeat_index: int = 0,
         id: str = "",
+        trace: RowTrace | None = None,
     ) -> None:
         # one per row, kept to the end of the run: slots rather than a dict per instance
         _set(self, "test", test)
@@ -328,6 +331,7 @@ class TestResult:
         _set(self, "named_score_weights", {} if named_score_weights is _NEW_DICT else named_score_weights)
         _set(self, "repeat_index", repeat_index)
         _set(self, "id", id)
+        _set(self, "trace", trace)
 
     @property
     def passed(self) -> bool:

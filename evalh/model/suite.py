@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalh.model.options import RunOptions
+from evalh.model.trace import TracingSettings
 
 __all__ = [
     "RECORDED_PROVIDER_ID",
@@ -176,6 +177,7 @@ class Suite:
     # config (evalh/runtimes/callables.py): a rerun of this suite calls them again.
     callables: Mapping[str, Any] = field(default_factory=dict)
     shard: ShardInfo | None = None  # the share of the run it is (--shard), None for a whole run
+    tracing: TracingSettings = field(default_factory=TracingSettings)  # the config's tracing: block
 
 
 def asks_provider(test: TestCase, provider: ProviderSpec) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from evalh.model import ProviderResponse, TestCase, Usage
+from evalh.model import ProviderResponse, TestCase, TraceContext, Usage
 
 if TYPE_CHECKING:
     import numpy as np
@@ -50,6 +50,11 @@ class CallContext:
     test: TestCase | None = None
     prompt_label: str = ""
     timeout_s: float | None = None
+    # the call's W3C trace context when the run traces: a ``traceparent`` header for HTTP providers,
+    # ``context['traceparent']`` for Python and JavaScript ones, ``TRACEPARENT`` for ``exec:``
+    trace: TraceContext | None = None
+    # the provider under test when this call's provider stands in for it (the simulated user drives it)
+    original_provider: Any = None
 
 
 @dataclass(frozen=True)

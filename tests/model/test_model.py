@@ -53,6 +53,7 @@ def test_every_public_name_of_the_submodules_is_exported_by_the_package() -> Non
         evalh.model.thresholds,
         evalh.model.verdict,
         evalh.model.repeats,
+        evalh.model.trace,
     ]
     names = {name for module in submodules for name in module.__all__}
     assert names == set(evalh.model.__all__)
