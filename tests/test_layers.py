@@ -48,6 +48,7 @@ LAYERS = (
     _area(1, "runtimes", "evalh/runtimes/"),
     _area(1, "providers", "evalh/providers/", peers=("runtimes",)),
     _area(1, "assertions", "evalh/assertions/", peers=("providers", "runtimes")),
+    _area(1, "tracing", "evalh/tracing/"),
     _area(2, "config", "evalh/config/"),
     _area(2, "runner", "evalh/runner/", never=("config",)),
     _area(2, "calibration", "evalh/calibration/", peers=("runner",)),
