@@ -32,9 +32,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "compat"
 RUN_TIMEOUT_S = 600
+TRACE_ROUTING_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "PROMPTFOO_TRACING_ENABLED")
 SCORE_TOLERANCE = 1e-6
 
 INSTALL = """promptfoo is not installed. Install it outside the repository, then pass its folder:
@@ -107,8 +110,13 @@ def find_promptfoo(folder: str | None, node: str | None) -> list[str]:
     return [node_bin, str(script)]
 
 
+def hermetic_env() -> dict[str, str]:
+    """This environment without the variables that would send either tool's spans elsewhere."""
+    return {k: v for k, v in os.environ.items() if k not in TRACE_ROUTING_VARS}
+
+
 def promptfoo_env(config_dir: Path) -> dict[str, str]:
-    env = dict(os.environ)
+    env = hermetic_env()
     env.update(
         PROMPTFOO_DISABLE_TELEMETRY="1",
         PROMPTFOO_DISABLE_UPDATE="1",
@@ -128,6 +136,17 @@ def extra_args(config: Path) -> list[str]:
     if not args_file.is_file():
         return []
     return [line for line in args_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def traces(config: Path) -> bool:
+    """Whether the config turns tracing on: promptfoo then needs its database, since it drops every
+    span of a trace it could not record (with ``--no-write`` the record fails on the missing eval)."""
+    try:
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return False
+    tracing = data.get("tracing") if isinstance(data, dict) else None
+    return isinstance(tracing, dict) and tracing.get("enabled") is True
 
 
 def run_tool(command: list[str], cwd: Path, report: Path, env: dict[str, str]) -> Run:
@@ -175,7 +194,9 @@ def run_promptfoo(base: list[str], config: Path, work: Path, reuse: bool = False
     home = work / "promptfoo-home"
     home.mkdir(exist_ok=True)
     command = [*base, "eval", "-c", config.name, "-o", str(report), "--no-cache", "--no-table"]
-    command += ["--no-progress-bar", "--no-write", "--no-share", *extra_args(config)]
+    # a traced run is written to promptfoo's database, which lives in the temporary PROMPTFOO_CONFIG_DIR
+    no_write = [] if traces(config) else ["--no-write"]
+    command += ["--no-progress-bar", *no_write, "--no-share", *extra_args(config)]
     run = run_tool(command, config.parent, report, promptfoo_env(home))
     (work / "promptfoo.seconds").write_text(f"{run.seconds}\n")
     return run
@@ -186,7 +207,7 @@ def run_evalh(base: list[str], config: Path, work: Path) -> Run:
     report.unlink(missing_ok=True)
     command = [*base, "eval", "-c", config.name, "-o", str(report), "--no-cache", "--no-table"]
     command += ["--no-progress-bar", *extra_args(config)]
-    env = dict(os.environ, NO_COLOR="1", EVALH_CACHE_DIR=str(work / "evalh-cache"))
+    env = dict(hermetic_env(), NO_COLOR="1", EVALH_CACHE_DIR=str(work / "evalh-cache"))
     return run_tool(command, config.parent, report, env)
 
 

@@ -1,0 +1,119 @@
+"""An agent standing in for a real one: it reads the W3C trace context its caller gives it
+(context['traceparent']) and exports its spans with the OpenTelemetry SDK (protobuf over OTLP/HTTP)
+before it answers, so they are there when the trace assertions run. The test's `case` var picks the
+trajectory. Span times are set explicitly, so durations are exact (milliseconds after the call began).
+
+The receiver's URL comes from OTEL_EXPORTER_OTLP_ENDPOINT (evalh sets it for its Python providers)
+or else from the provider's config `collector` (promptfoo sets no variable)."""
+
+import json
+import os
+import time
+
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import Status, StatusCode, set_span_in_context
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+MS = 1_000_000
+
+
+def tool(name, args, start, end, key="tool", **extra):
+    """A tool span: the name and arguments under one of the attribute families promptfoo reads."""
+    names = {"tool": "tool.name", "gen_ai": "gen_ai.tool.name", "function": "function.name"}
+    arg_keys = {"tool": "tool.arguments", "gen_ai": "gen_ai.tool.call.arguments", "function": "function.arguments"}
+    attributes = {names[key]: name, **extra}
+    if args is not None:
+        attributes[arg_keys[key]] = args if isinstance(args, str) else json.dumps(args)
+    return {"name": f"tool {name}", "start": start, "end": end, "attributes": attributes}
+
+
+def span(name, start, end, children=(), **attributes):
+    return {"name": name, "start": start, "end": end, "attributes": attributes, "children": list(children)}
+
+
+TRAJECTORIES = {
+    # plan, search, weather (with a nested HTTP call), answer
+    "weather": [
+        span("agent.run", 0, 400, [
+            span("llm.plan", 5, 60, **{"gen_ai.request.model": "stub-1"}),
+            tool("search", {"query": "weather paris", "limit": 3}, 70, 110),
+            dict(tool("get_weather", {"city": "Paris", "unit": "c"}, 120, 240, key="gen_ai"),
+                 children=[span("http GET", 130, 230, **{"http.status_code": 200})]),
+            span("llm.answer", 250, 380, **{"gen_ai.request.model": "stub-1"}),
+        ]),
+    ],
+    # a failing call retried: an ERROR status, an HTTP 503, an `error` attribute
+    "retry": [
+        span("agent.run", 0, 900, [
+            dict(tool("get_weather", {"city": "Rome"}, 10, 310, key="gen_ai"), status="upstream timeout",
+                 children=[span("http GET", 20, 300, **{"http.status_code": 503})]),
+            tool("get_weather", {"city": "Rome"}, 320, 420, key="gen_ai"),
+            span("cache.write", 430, 440, **{"error": True}),
+            span("llm.answer", 450, 880),
+        ]),
+    ],
+    # function.* attributes, the same tool twice, a database span, nested agent steps
+    "research": [
+        span("agent.run", 0, 700, [
+            tool("search", {"query": "otel", "filters": {"lang": "en", "year": 2024}}, 10, 60, key="function"),
+            tool("search", {"query": "otlp", "filters": {"lang": "de"}}, 70, 130, key="function"),
+            span("db.query", 140, 150, **{"db.system": "sqlite"}),
+            span("db.query", 155, 165, **{"db.system": "sqlite"}),
+            span("subagent.summarise", 170, 650, [
+                tool("read_file", {"path": "notes.md"}, 180, 200),
+                tool("write_file", {"path": "summary.md", "content": "ok"}, 210, 260),
+            ]),
+        ]),
+    ],
+    # arguments that are not JSON, arguments that are a list, a tool with no arguments
+    "odd-args": [
+        span("agent.run", 0, 200, [
+            tool("calculator", "2 + 2", 10, 20),
+            tool("batch", [1, "two", {"three": 3}], 30, 40),
+            tool("clock", None, 50, 60),
+        ]),
+    ],
+    # one slow step
+    "slow": [
+        span("agent.run", 0, 2500, [
+            span("llm.plan", 0, 1900, **{"gen_ai.request.model": "stub-1"}),
+            tool("search", {"query": "x"}, 1900, 1950),
+            span("llm.answer", 1950, 2450),
+        ]),
+    ],
+    # the provider sends nothing
+    "silent": [],
+}
+
+
+def export(traceparent, trajectory, collector):
+    provider = TracerProvider(resource=Resource.create({"service.name": "compat-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{collector}/v1/traces")))
+    tracer = provider.get_tracer("compat-agent")
+    parent = TraceContextTextMapPropagator().extract({"traceparent": traceparent})
+    began = time.time_ns()
+
+    def emit(node, context):
+        started = tracer.start_span(node["name"], context=context, start_time=began + node["start"] * MS,
+                                    attributes=node["attributes"])
+        if node.get("status"):  # an ERROR status with its message
+            started.set_status(Status(StatusCode.ERROR, node["status"]))
+        for child in node.get("children", []):
+            emit(child, set_span_in_context(started))
+        started.end(end_time=began + node["end"] * MS)
+
+    for node in trajectory:
+        emit(node, parent)
+    provider.shutdown()  # exports what is left before the answer goes back
+
+
+def call_api(prompt, options, context):
+    case = context["vars"]["case"]
+    traceparent = context.get("traceparent")
+    if traceparent:
+        collector = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or options["config"]["collector"]
+        export(traceparent, TRAJECTORIES[case], collector.rstrip("/"))
+    return {"output": f"done: {case}"}
