@@ -37,7 +37,11 @@ import yaml
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "compat"
 RUN_TIMEOUT_S = 600
-TRACE_ROUTING_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "PROMPTFOO_TRACING_ENABLED")
+TRACE_ROUTING_VARS = (
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "PROMPTFOO_TRACING_ENABLED",
+)
 SCORE_TOLERANCE = 1e-6
 
 INSTALL = """promptfoo is not installed. Install it outside the repository, then pass its folder:
@@ -185,6 +189,13 @@ def reused_promptfoo(config: Path, work: Path) -> Run | None:
     return Run(json.loads(report.read_text(encoding="utf-8")), float(timing.read_text()), 0, "")
 
 
+def promptfoo_command(base: list[str], config: Path, report: Path) -> list[str]:
+    command = [*base, "eval", "-c", config.name, "-o", str(report), "--no-cache", "--no-table"]
+    # a traced run is written to promptfoo's database, which lives in the temporary PROMPTFOO_CONFIG_DIR
+    no_write = [] if traces(config) else ["--no-write"]
+    return [*command, "--no-progress-bar", *no_write, "--no-share", *extra_args(config)]
+
+
 def run_promptfoo(base: list[str], config: Path, work: Path, reuse: bool = False) -> Run:
     kept = reused_promptfoo(config, work) if reuse else None
     if kept is not None:
@@ -193,11 +204,7 @@ def run_promptfoo(base: list[str], config: Path, work: Path, reuse: bool = False
     report.unlink(missing_ok=True)
     home = work / "promptfoo-home"
     home.mkdir(exist_ok=True)
-    command = [*base, "eval", "-c", config.name, "-o", str(report), "--no-cache", "--no-table"]
-    # a traced run is written to promptfoo's database, which lives in the temporary PROMPTFOO_CONFIG_DIR
-    no_write = [] if traces(config) else ["--no-write"]
-    command += ["--no-progress-bar", *no_write, "--no-share", *extra_args(config)]
-    run = run_tool(command, config.parent, report, promptfoo_env(home))
+    run = run_tool(promptfoo_command(base, config, report), config.parent, report, promptfoo_env(home))
     (work / "promptfoo.seconds").write_text(f"{run.seconds}\n")
     return run
 
@@ -479,6 +486,19 @@ def print_text(results: list[ConfigResult]) -> None:
             )
 
 
+def print_oracle(name: str, run: Run) -> None:
+    """promptfoo's verdicts alone, row by row with each assertion's verdict and reason: the answer key
+    for a comparison run later (``--oracle-only``)."""
+    if run.report is None:
+        print(f"{name}: promptfoo wrote no report (exit {run.exit_code}): {tail(run.stderr)}")
+        return
+    print(f"{name}:")
+    for key, row in sorted(rows_of(run.report).items()):
+        print(f"  {row_label(key)} vars={vars_of(row)[:80]}: {describe_row(row)}")
+        for component in components_of(row):
+            print(f"    {assertion_key(component)}: {describe(component)}")
+
+
 def summary(results: list[ConfigResult]) -> dict[str, Any]:
     verdicts = sum(r.verdicts for r in results)
     agreed = sum(r.agreed for r in results)
@@ -506,6 +526,9 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--only", action="append", default=[], help="a config folder's name (repeatable)")
     parser.add_argument("--json", action="store_true", help="print one JSON object for machines")
+    parser.add_argument(
+        "--oracle-only", action="store_true", help="run promptfoo alone and print its verdicts per row"
+    )
     parser.add_argument("--keep", type=Path, help="keep both tools' reports in this folder")
     parser.add_argument(
         "--reuse-promptfoo",
@@ -521,10 +544,15 @@ def main() -> None:
             work = (args.keep or Path(scratch)) / config.parent.name
             work.mkdir(parents=True, exist_ok=True)
             pf = run_promptfoo(promptfoo, config, work, args.reuse_promptfoo and args.keep is not None)
+            if args.oracle_only:
+                print_oracle(config.parent.name, pf)
+                continue
             ev = run_evalh(evalh, config, work)
             results.append(compare(config.parent.name, pf, ev))
             if not args.json:
                 print(f"  ran {config.parent.name}", file=sys.stderr)
+    if args.oracle_only:
+        return
     if args.json:
         print(json.dumps({"summary": summary(results), "configs": [asdict(r) for r in results]}, indent=2))
     else:

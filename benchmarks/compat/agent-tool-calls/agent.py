@@ -12,7 +12,10 @@ def call(name, arguments):
 REPLIES = {
     "weather": ([call("get_weather", {"city": "Paris"})], "tool_calls"),
     "weather-unit": ([call("get_weather", {"city": "Oslo", "unit": "c"})], "tool_calls"),
-    "two-tools": ([call("get_weather", {"city": "Rome"}), call("search", {"query": "rome events", "limit": 3})], "tool_calls"),
+    "two-tools": (
+        [call("get_weather", {"city": "Rome"}), call("search", {"query": "rome events", "limit": 3})],
+        "tool_calls",
+    ),
     "repeated": ([call("search", {"query": "a"}), call("search", {"query": "b"})], "tool_calls"),
     "wrong-type": ([call("get_weather", {"city": 3})], "tool_calls"),
     "missing-required": ([call("get_weather", {"unit": "f"})], "tool_calls"),
@@ -22,7 +25,11 @@ REPLIES = {
     "one-unknown": ([call("get_weather", {"city": "Rome"}), call("send_email", {"to": "x"})], "tool_calls"),
     "args-not-json": ([call("get_weather", "{city: Paris")], "tool_calls"),
     "message": (
-        {"role": "assistant", "content": "Let me check.", "tool_calls": [call("get_weather", {"city": "Kyiv"})]},
+        {
+            "role": "assistant",
+            "content": "Let me check.",
+            "tool_calls": [call("get_weather", {"city": "Kyiv"})],
+        },
         "tool_calls",
     ),
     "text": ("It is sunny in Paris.", "stop"),

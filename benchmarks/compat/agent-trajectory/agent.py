@@ -8,7 +8,9 @@ or else from the provider's config `collector` (promptfoo sets no variable)."""
 
 import json
 import os
+import secrets
 import time
+import urllib.request
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -20,11 +22,15 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 MS = 1_000_000
 
 
-def tool(name, args, start, end, key="tool", **extra):
+def tool(name, args, start, end, key="tool"):
     """A tool span: the name and arguments under one of the attribute families promptfoo reads."""
     names = {"tool": "tool.name", "gen_ai": "gen_ai.tool.name", "function": "function.name"}
-    arg_keys = {"tool": "tool.arguments", "gen_ai": "gen_ai.tool.call.arguments", "function": "function.arguments"}
-    attributes = {names[key]: name, **extra}
+    arg_keys = {
+        "tool": "tool.arguments",
+        "gen_ai": "gen_ai.tool.call.arguments",
+        "function": "function.arguments",
+    }
+    attributes = {names[key]: name}
     if args is not None:
         attributes[arg_keys[key]] = args if isinstance(args, str) else json.dumps(args)
     return {"name": f"tool {name}", "start": start, "end": end, "attributes": attributes}
@@ -37,52 +43,93 @@ def span(name, start, end, children=(), **attributes):
 TRAJECTORIES = {
     # plan, search, weather (with a nested HTTP call), answer
     "weather": [
-        span("agent.run", 0, 400, [
-            span("llm.plan", 5, 60, **{"gen_ai.request.model": "stub-1"}),
-            tool("search", {"query": "weather paris", "limit": 3}, 70, 110),
-            dict(tool("get_weather", {"city": "Paris", "unit": "c"}, 120, 240, key="gen_ai"),
-                 children=[span("http GET", 130, 230, **{"http.status_code": 200})]),
-            span("llm.answer", 250, 380, **{"gen_ai.request.model": "stub-1"}),
-        ]),
+        span(
+            "agent.run",
+            0,
+            400,
+            [
+                span("llm.plan", 5, 60, **{"gen_ai.request.model": "stub-1"}),
+                tool("search", {"query": "weather paris", "limit": 3}, 70, 110),
+                dict(
+                    tool("get_weather", {"city": "Paris", "unit": "c"}, 120, 240, key="gen_ai"),
+                    children=[span("http GET", 130, 230, **{"http.status_code": 200})],
+                ),
+                span("llm.answer", 250, 380, **{"gen_ai.request.model": "stub-1"}),
+            ],
+        ),
     ],
     # a failing call retried: an ERROR status, an HTTP 503, an `error` attribute
     "retry": [
-        span("agent.run", 0, 900, [
-            dict(tool("get_weather", {"city": "Rome"}, 10, 310, key="gen_ai"), status="upstream timeout",
-                 children=[span("http GET", 20, 300, **{"http.status_code": 503})]),
-            tool("get_weather", {"city": "Rome"}, 320, 420, key="gen_ai"),
-            span("cache.write", 430, 440, **{"error": True}),
-            span("llm.answer", 450, 880),
-        ]),
+        span(
+            "agent.run",
+            0,
+            900,
+            [
+                dict(
+                    tool("get_weather", {"city": "Rome"}, 10, 310, key="gen_ai"),
+                    status="upstream timeout",
+                    children=[span("http GET", 20, 300, **{"http.status_code": 503})],
+                ),
+                tool("get_weather", {"city": "Rome"}, 320, 420, key="gen_ai"),
+                span("cache.write", 430, 440, **{"error": True}),
+                span("llm.answer", 450, 880),
+            ],
+        ),
     ],
     # function.* attributes, the same tool twice, a database span, nested agent steps
     "research": [
-        span("agent.run", 0, 700, [
-            tool("search", {"query": "otel", "filters": {"lang": "en", "year": 2024}}, 10, 60, key="function"),
-            tool("search", {"query": "otlp", "filters": {"lang": "de"}}, 70, 130, key="function"),
-            span("db.query", 140, 150, **{"db.system": "sqlite"}),
-            span("db.query", 155, 165, **{"db.system": "sqlite"}),
-            span("subagent.summarise", 170, 650, [
-                tool("read_file", {"path": "notes.md"}, 180, 200),
-                tool("write_file", {"path": "summary.md", "content": "ok"}, 210, 260),
-            ]),
-        ]),
+        span(
+            "agent.run",
+            0,
+            700,
+            [
+                tool(
+                    "search",
+                    {"query": "otel", "filters": {"lang": "en", "year": 2024}},
+                    10,
+                    60,
+                    key="function",
+                ),
+                tool("search", {"query": "otlp", "filters": {"lang": "de"}}, 70, 130, key="function"),
+                span("db.query", 140, 150, **{"db.system": "sqlite"}),
+                span("db.query", 155, 165, **{"db.system": "sqlite"}),
+                span(
+                    "subagent.summarise",
+                    170,
+                    650,
+                    [
+                        tool("read_file", {"path": "notes.md"}, 180, 200),
+                        tool("write_file", {"path": "summary.md", "content": "ok"}, 210, 260),
+                    ],
+                ),
+            ],
+        ),
     ],
     # arguments that are not JSON, arguments that are a list, a tool with no arguments
     "odd-args": [
-        span("agent.run", 0, 200, [
-            tool("calculator", "2 + 2", 10, 20),
-            tool("batch", [1, "two", {"three": 3}], 30, 40),
-            tool("clock", None, 50, 60),
-        ]),
+        span(
+            "agent.run",
+            0,
+            200,
+            [
+                tool("calculator", "2 + 2", 10, 20),
+                tool("batch", [1, "two", {"three": 3}], 30, 40),
+                tool("clock", None, 50, 60),
+            ],
+        ),
     ],
     # one slow step
     "slow": [
-        span("agent.run", 0, 2500, [
-            span("llm.plan", 0, 1900, **{"gen_ai.request.model": "stub-1"}),
-            tool("search", {"query": "x"}, 1900, 1950),
-            span("llm.answer", 1950, 2450),
-        ]),
+        span(
+            "agent.run",
+            0,
+            2500,
+            [
+                span("llm.plan", 0, 1900, **{"gen_ai.request.model": "stub-1"}),
+                tool("search", {"query": "x"}, 1900, 1950),
+                span("llm.answer", 1950, 2450),
+            ],
+        ),
     ],
     # the provider sends nothing
     "silent": [],
@@ -97,8 +144,12 @@ def export(traceparent, trajectory, collector):
     began = time.time_ns()
 
     def emit(node, context):
-        started = tracer.start_span(node["name"], context=context, start_time=began + node["start"] * MS,
-                                    attributes=node["attributes"])
+        started = tracer.start_span(
+            node["name"],
+            context=context,
+            start_time=began + node["start"] * MS,
+            attributes=node["attributes"],
+        )
         if node.get("status"):  # an ERROR status with its message
             started.set_status(Status(StatusCode.ERROR, node["status"]))
         for child in node.get("children", []):
@@ -110,10 +161,82 @@ def export(traceparent, trajectory, collector):
     provider.shutdown()  # exports what is left before the answer goes back
 
 
+def export_json(traceparent, collector):
+    """Two spans sent as OTLP/JSON by hand (no SDK): ids in hex, times as strings of nanoseconds, typed
+    attribute values (an int, a bool, a list), one ERROR status."""
+    _, trace_id, parent_id, _ = traceparent.split("-")
+    began = time.time_ns()
+
+    def value(v):
+        if isinstance(v, bool):
+            return {"boolValue": v}
+        if isinstance(v, int):
+            return {"intValue": str(v)}
+        if isinstance(v, list):
+            return {"arrayValue": {"values": [value(x) for x in v]}}
+        return {"stringValue": v}
+
+    def one(name, start, end, attributes, status=None):
+        return {
+            "traceId": trace_id,
+            "spanId": secrets.token_hex(8),
+            "parentSpanId": parent_id,
+            "name": name,
+            "kind": 1,
+            "startTimeUnixNano": str(began + start * MS),
+            "endTimeUnixNano": str(began + end * MS),
+            "attributes": [{"key": k, "value": value(v)} for k, v in attributes.items()],
+            "status": status or {"code": 1},
+        }
+
+    spans = [
+        one(
+            "tool lookup_order",
+            0,
+            30,
+            {
+                "tool.name": "lookup_order",
+                "tool.arguments": '{"order_id": "A7"}',
+                "retries": 2,
+                "cached": False,
+                "tags": ["a", "b"],
+            },
+        ),
+        one(
+            "tool refund",
+            40,
+            90,
+            {"tool.name": "refund", "tool.arguments": '{"order_id": "A7", "amount": 12.5}'},
+            {"code": 2, "message": "refund failed"},
+        ),
+    ]
+    body = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [{"key": "service.name", "value": value("json-agent")}]},
+                "scopeSpans": [{"scope": {"name": "compat-agent"}, "spans": spans}],
+            }
+        ]
+    }
+    request = urllib.request.Request(
+        f"{collector}/v1/traces",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        answer.read()
+
+
 def call_api(prompt, options, context):
     case = context["vars"]["case"]
     traceparent = context.get("traceparent")
     if traceparent:
-        collector = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or options["config"]["collector"]
-        export(traceparent, TRAJECTORIES[case], collector.rstrip("/"))
+        collector = (os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or options["config"]["collector"]).rstrip(
+            "/"
+        )
+        if case == "json-export":
+            export_json(traceparent, collector)
+        else:
+            export(traceparent, TRAJECTORIES[case], collector)
     return {"output": f"done: {case}"}
