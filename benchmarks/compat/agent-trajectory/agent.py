@@ -1,7 +1,8 @@
 """An agent standing in for a real one: it reads the W3C trace context its caller gives it
-(context['traceparent']) and exports its spans with the OpenTelemetry SDK (protobuf over OTLP/HTTP)
-before it answers, so they are there when the trace assertions run. The test's `case` var picks the
-trajectory. Span times are set explicitly, so durations are exact (milliseconds after the call began).
+(context['traceparent']) and exports its spans with the OpenTelemetry SDK (protobuf over OTLP/HTTP;
+the `json-export` case, and ../agent-exec-trace's agent, send OTLP/JSON written by hand) before it
+answers, so they are there when the trace assertions run. The test's `case` var picks the trajectory.
+Span times are set explicitly, so durations are exact (milliseconds after the call began).
 
 The receiver's URL comes from OTEL_EXPORTER_OTLP_ENDPOINT (evalh sets it for its Python providers)
 or else from the provider's config `collector` (promptfoo sets no variable)."""
@@ -12,17 +13,10 @@ import secrets
 import time
 import urllib.request
 
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.trace import Status, StatusCode, set_span_in_context
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-
 MS = 1_000_000
 
 
-def tool(name, args, start, end, key="tool"):
+def tool(name, args, start, end, key="tool", extra=None):
     """A tool span: the name and arguments under one of the attribute families promptfoo reads."""
     names = {"tool": "tool.name", "gen_ai": "gen_ai.tool.name", "function": "function.name"}
     arg_keys = {
@@ -30,7 +24,7 @@ def tool(name, args, start, end, key="tool"):
         "gen_ai": "gen_ai.tool.call.arguments",
         "function": "function.arguments",
     }
-    attributes = {names[key]: name}
+    attributes = {names[key]: name, **(extra or {})}
     if args is not None:
         attributes[arg_keys[key]] = args if isinstance(args, str) else json.dumps(args)
     return {"name": f"tool {name}", "start": start, "end": end, "attributes": attributes}
@@ -131,12 +125,32 @@ TRAJECTORIES = {
             ],
         ),
     ],
+    # sent as OTLP/JSON: typed attribute values, a failed refund
+    "json-export": [
+        tool(
+            "lookup_order",
+            {"order_id": "A7"},
+            0,
+            30,
+            extra={"retries": 2, "cached": False, "tags": ["a", "b"]},
+        ),
+        dict(tool("refund", {"order_id": "A7", "amount": 12.5}, 40, 90), status="refund failed"),
+    ],
     # the provider sends nothing
     "silent": [],
 }
 
 
 def export(traceparent, trajectory, collector):
+    """The trajectory through the OpenTelemetry SDK (protobuf over OTLP/HTTP), sent before returning."""
+    # imported here, so the module also serves agents run by a Python without the SDK (OTLP/JSON only)
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.trace import Status, StatusCode, set_span_in_context
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
     provider = TracerProvider(resource=Resource.create({"service.name": "compat-agent"}))
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{collector}/v1/traces")))
     tracer = provider.get_tracer("compat-agent")
@@ -161,11 +175,12 @@ def export(traceparent, trajectory, collector):
     provider.shutdown()  # exports what is left before the answer goes back
 
 
-def export_json(traceparent, collector):
-    """Two spans sent as OTLP/JSON by hand (no SDK): ids in hex, times as strings of nanoseconds, typed
-    attribute values (an int, a bool, a list), one ERROR status."""
+def otlp_json(traceparent, trajectory):
+    """The trajectory as an OTLP/JSON body, written by hand (no SDK): ids in hex, times as strings of
+    nanoseconds, typed attribute values (ints, bools, lists), an OK or ERROR status on every span."""
     _, trace_id, parent_id, _ = traceparent.split("-")
     began = time.time_ns()
+    spans = []
 
     def value(v):
         if isinstance(v, bool):
@@ -176,54 +191,39 @@ def export_json(traceparent, collector):
             return {"arrayValue": {"values": [value(x) for x in v]}}
         return {"stringValue": v}
 
-    def one(name, start, end, attributes, status=None):
-        return {
-            "traceId": trace_id,
-            "spanId": secrets.token_hex(8),
-            "parentSpanId": parent_id,
-            "name": name,
-            "kind": 1,
-            "startTimeUnixNano": str(began + start * MS),
-            "endTimeUnixNano": str(began + end * MS),
-            "attributes": [{"key": k, "value": value(v)} for k, v in attributes.items()],
-            "status": status or {"code": 1},
-        }
-
-    spans = [
-        one(
-            "tool lookup_order",
-            0,
-            30,
+    def emit(node, parent):
+        span_id = secrets.token_hex(8)
+        status = {"code": 2, "message": node["status"]} if node.get("status") else {"code": 1}
+        spans.append(
             {
-                "tool.name": "lookup_order",
-                "tool.arguments": '{"order_id": "A7"}',
-                "retries": 2,
-                "cached": False,
-                "tags": ["a", "b"],
-            },
-        ),
-        one(
-            "tool refund",
-            40,
-            90,
-            {"tool.name": "refund", "tool.arguments": '{"order_id": "A7", "amount": 12.5}'},
-            {"code": 2, "message": "refund failed"},
-        ),
-    ]
-    body = {
-        "resourceSpans": [
-            {
-                "resource": {"attributes": [{"key": "service.name", "value": value("json-agent")}]},
-                "scopeSpans": [{"scope": {"name": "compat-agent"}, "spans": spans}],
+                "traceId": trace_id,
+                "spanId": span_id,
+                "parentSpanId": parent,
+                "name": node["name"],
+                "kind": 1,
+                "startTimeUnixNano": str(began + node["start"] * MS),
+                "endTimeUnixNano": str(began + node["end"] * MS),
+                "attributes": [{"key": k, "value": value(v)} for k, v in node["attributes"].items()],
+                "status": status,
             }
+        )
+        for child in node.get("children", []):
+            emit(child, span_id)
+
+    for node in trajectory:
+        emit(node, parent_id)
+    resource = {"attributes": [{"key": "service.name", "value": value("json-agent")}]}
+    return {
+        "resourceSpans": [
+            {"resource": resource, "scopeSpans": [{"scope": {"name": "compat-agent"}, "spans": spans}]}
         ]
     }
-    request = urllib.request.Request(
-        f"{collector}/v1/traces",
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
+
+
+def export_json(traceparent, trajectory, collector):
+    body = json.dumps(otlp_json(traceparent, trajectory)).encode()
+    headers = {"Content-Type": "application/json"}
+    request = urllib.request.Request(f"{collector}/v1/traces", data=body, headers=headers, method="POST")
     with urllib.request.urlopen(request, timeout=10) as answer:
         answer.read()
 
@@ -236,7 +236,7 @@ def call_api(prompt, options, context):
             "/"
         )
         if case == "json-export":
-            export_json(traceparent, collector)
+            export_json(traceparent, TRAJECTORIES[case], collector)
         else:
             export(traceparent, TRAJECTORIES[case], collector)
     return {"output": f"done: {case}"}
