@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -178,12 +179,20 @@ def run_tool(command: list[str], cwd: Path, report: Path, env: dict[str, str]) -
     return Run(data, seconds, code, stderr)
 
 
+def input_folders(config: Path) -> list[Path]:
+    """The config's folder and the sibling folders it takes files from (``file://../other/agent.py``)."""
+    text = config.read_text(encoding="utf-8")
+    siblings = {config.parent.parent / name for name in re.findall(r"\.\./([\w.-]+)/", text)}
+    return [config.parent, *sorted(folder for folder in siblings if folder.is_dir())]
+
+
 def reused_promptfoo(config: Path, work: Path) -> Run | None:
-    """promptfoo's kept report, when it is newer than every file of the config's folder."""
+    """promptfoo's kept report, when it is newer than every file the config reads from its folder and the
+    sibling folders it names."""
     report, timing = work / "promptfoo.json", work / "promptfoo.seconds"
     if not (report.is_file() and timing.is_file()):
         return None
-    newest = max(p.stat().st_mtime for p in config.parent.rglob("*"))
+    newest = max(p.stat().st_mtime for folder in input_folders(config) for p in folder.rglob("*"))
     if report.stat().st_mtime < newest:
         return None
     return Run(json.loads(report.read_text(encoding="utf-8")), float(timing.read_text()), 0, "")

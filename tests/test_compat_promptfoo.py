@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -141,3 +142,21 @@ def test_the_json_exporting_agent_sends_otlp_json(agent: ModuleType, loopback: L
         (TRACE_ID, PARENT_ID, "tool refund"),
     ]
     assert spans[1]["status"] == {"code": 2, "message": "refund failed"}
+
+
+def test_a_kept_promptfoo_report_goes_stale_when_a_sibling_folder_it_reads_changes(
+    script: ModuleType, tmp_path: Path
+) -> None:
+    shared, user, work = tmp_path / "agent-shared", tmp_path / "agent-user", tmp_path / "work"
+    for folder in (shared, user, work):
+        folder.mkdir()
+    (shared / "agent.py").write_text("def call_api(prompt, options, context):\n    return 'a'\n")
+    config = user / "promptfooconfig.yaml"
+    config.write_text("prompts: ['x']\nproviders: ['file://../agent-shared/agent.py']\n", encoding="utf-8")
+    (work / "promptfoo.json").write_text('{"results": {"results": []}}', encoding="utf-8")
+    (work / "promptfoo.seconds").write_text("1.0\n")
+    assert script.input_folders(config) == [user, shared]
+    assert script.reused_promptfoo(config, work) is not None
+    later = (work / "promptfoo.json").stat().st_mtime + 10
+    os.utime(shared / "agent.py", (later, later))
+    assert script.reused_promptfoo(config, work) is None
