@@ -8,7 +8,7 @@ import pytest
 
 from evalh.assertions.trace_checks import TRACING_OFF, is_error_span
 from tests.assertions.helpers import declared_problems
-from tests.assertions.trace_support import TRACE_ID, run_trace_assertion, span
+from tests.assertions.trace_support import TRACE_ID, MemoryTrace, run_trace_assertion, span
 
 SPANS = [
     span("llm.chat", 0, duration_ms=120),
@@ -17,6 +17,18 @@ SPANS = [
     span("db.query", 30, duration_ms=7.5),
     span("http.fetch", 40, duration_ms=None),  # not ended: no duration
 ]
+
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides).
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "trace-span-count": {
+        "value": {"pattern": "db.*", "min": 1},
+        "output": "done",
+        "trace": MemoryTrace(SPANS),
+    },
+    "trace-span-duration": {"value": {"max": 500}, "output": "done", "trace": MemoryTrace(SPANS)},
+    "trace-error-spans": {"value": 0, "output": "done", "trace": MemoryTrace(SPANS)},
+}
 
 
 def verdict(kind: str, value: Any, spans: Any = SPANS) -> tuple[bool, str]:
@@ -66,7 +78,8 @@ def test_span_duration_each_span() -> None:
     )
     assert verdict("trace-span-duration", {"max": 6}) == (
         False,
-        "3 span(s) exceed duration threshold 6ms. Slowest: llm.chat (120ms), LLM.embed (30ms), db.query (7.5ms)",
+        "3 span(s) exceed duration threshold 6ms. "
+        "Slowest: llm.chat (120ms), LLM.embed (30ms), db.query (7.5ms)",
     )
     assert verdict("trace-span-duration", {"pattern": "cache*", "max": 1}) == (
         True,
@@ -162,7 +175,10 @@ def test_error_spans_percentage_and_pattern() -> None:
     ("assertion", "problem"),
     [
         ({"type": "trace-span-count", "value": {"min": 1}}, "missing required key 'pattern'"),
-        ({"type": "trace-span-count", "value": {"pattern": "x", "min": 3, "max": 2}}, "must not be above max"),
+        (
+            {"type": "trace-span-count", "value": {"pattern": "x", "min": 3, "max": 2}},
+            "must not be above max",
+        ),
         ({"type": "trace-span-duration", "value": {"pattern": "x"}}, "missing required key 'max'"),
         ({"type": "trace-span-duration", "value": {"max": 5, "percentile": 150}}, "must be <= 100"),
         ({"type": "trace-span-duration", "value": {"max": "5s"}}, "must be a number"),

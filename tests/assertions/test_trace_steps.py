@@ -40,7 +40,15 @@ def test_glob_matching(text: str, pattern: str, expected: bool) -> None:
 
 @pytest.mark.parametrize(
     "key",
-    ["tool.name", "tool_name", "tool", "function.name", "ai.toolCall.name", "gen_ai.tool.name", "agent.toolName"],
+    [
+        "tool.name",
+        "tool_name",
+        "tool",
+        "function.name",
+        "ai.toolCall.name",
+        "gen_ai.tool.name",
+        "agent.toolName",
+    ],
 )
 def test_a_tool_name_attribute_makes_a_tool_step(key: str) -> None:
     (step,) = trajectory_steps([span("call", attributes={key: " lookup "})])
@@ -65,7 +73,9 @@ def test_an_mcp_span_name_names_its_tool() -> None:
 def test_tool_arguments_are_parsed_from_json_text() -> None:
     (step,) = trajectory_steps([tool_span("search", 0, {"q": "shoes", "limit": 5})])
     assert step.has_args and step.args == {"q": "shoes", "limit": 5}
-    (step,) = trajectory_steps([span("s", attributes={"tool.name": "t", "gen_ai.tool.call.arguments": "[1, 2]"})])
+    (step,) = trajectory_steps(
+        [span("s", attributes={"tool.name": "t", "gen_ai.tool.call.arguments": "[1, 2]"})]
+    )
     assert step.args == [1, 2]
     (step,) = trajectory_steps([span("s", attributes={"tool.name": "t", "my.args": '{"k": true}'})])
     assert step.args == {"k": True}  # a key named like arguments
@@ -102,7 +112,9 @@ def test_blank_arguments_are_no_arguments() -> None:
 def test_command_search_reasoning_message_and_plain_steps() -> None:
     steps = trajectory_steps(
         [
-            span("a", 1, attributes={"tool.name": "exec_command", "tool.arguments": '{"cmd": ["ls", "-la"]}'}),
+            span(
+                "a", 1, attributes={"tool.name": "exec_command", "tool.arguments": '{"cmd": ["ls", "-la"]}'}
+            ),
             span("b", 2, attributes={"command": "git status"}),
             span("exec pytest -q", 3),
             span("c", 4, attributes={"search.query": "weather paris"}),
@@ -129,7 +141,12 @@ def test_command_search_reasoning_message_and_plain_steps() -> None:
 
 
 def test_steps_run_by_start_then_end_then_arrival() -> None:
-    spans = [span("late", 5), span("long", 1, duration_ms=9), span("short", 1, duration_ms=2), span("tie", 1, 2)]
+    spans = [
+        span("late", 5),
+        span("long", 1, duration_ms=9),
+        span("short", 1, duration_ms=2),
+        span("tie", 1, 2),
+    ]
     assert [s.name for s in trajectory_steps(spans)] == ["short", "tie", "long", "late"]
 
 

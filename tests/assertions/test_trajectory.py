@@ -11,18 +11,46 @@ from evalh.assertions.trace_checks import TRACING_OFF
 from evalh.config.load import load_suite
 from evalh.errors import ConfigError
 from tests.assertions.helpers import declared_problems
-from tests.assertions.trace_support import TRACE_ID, run_trace_assertion, span, tool_span
+from tests.assertions.trace_support import TRACE_ID, MemoryTrace, run_trace_assertion, span, tool_span
 
 AGENT = [
     span("agent run", 0, duration_ms=50),
-    tool_span("search_orders", 1, {"order_id": "123", "page": 1, "filters": {"status": "open", "tags": ["a"]}}),
+    tool_span(
+        "search_orders", 1, {"order_id": "123", "page": 1, "filters": {"status": "open", "tags": ["a"]}}
+    ),
     span("reasoning", 2),
     tool_span("search_orders", 3, {"order_id": "456"}),
     tool_span("compose_reply", 4, {"tone": "friendly", "citations": ["doc_1", "doc_2"]}),
     span("agent response", 5),
 ]
 
-TYPES = ["trajectory:tool-used", "trajectory:tool-args-match", "trajectory:tool-sequence", "trajectory:step-count"]
+# A valid use of each type of this family: tests/runner/test_threshold_contract.py runs every registered
+# type's handler on its sample and checks it returns a Measurement (scoring decides).
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "trajectory:tool-used": {"value": "search_*", "output": "done", "trace": MemoryTrace(AGENT)},
+    "trajectory:tool-args-match": {
+        "value": {"name": "search_orders", "args": {"order_id": "123"}},
+        "output": "done",
+        "trace": MemoryTrace(AGENT),
+    },
+    "trajectory:tool-sequence": {
+        "value": ["search_orders", "compose_reply"],
+        "output": "done",
+        "trace": MemoryTrace(AGENT),
+    },
+    "trajectory:step-count": {
+        "value": {"type": "tool", "min": 1},
+        "output": "done",
+        "trace": MemoryTrace(AGENT),
+    },
+}
+
+TYPES = [
+    "trajectory:tool-used",
+    "trajectory:tool-args-match",
+    "trajectory:tool-sequence",
+    "trajectory:step-count",
+]
 VALUES: dict[str, Any] = {
     "trajectory:tool-used": "search_orders",
     "trajectory:tool-args-match": {"name": "search_orders", "args": {}},
@@ -127,7 +155,9 @@ def test_tool_args_partial_and_exact(expected: dict[str, Any], mode: str, passes
 
 
 def test_tool_args_reasons() -> None:
-    passed, _, reason = verdict("trajectory:tool-args-match", {"pattern": "compose_*", "arguments": {"tone": "friendly"}})
+    passed, _, reason = verdict(
+        "trajectory:tool-args-match", {"pattern": "compose_*", "arguments": {"tone": "friendly"}}
+    )
     assert passed
     assert reason == (
         'Tool "compose_*" matched expected arguments (partial) on tool:compose_reply. '
@@ -141,7 +171,9 @@ def test_tool_args_reasons() -> None:
         False,
         'Tool "refund" was observed but no arguments were captured. Actual tools: tool:refund',
     )
-    passed, _, reason = verdict("trajectory:tool-args-match", {"name": "compose_reply", "args": {"tone": "curt"}})
+    passed, _, reason = verdict(
+        "trajectory:tool-args-match", {"name": "compose_reply", "args": {"tone": "curt"}}
+    )
     assert reason == (
         'No call to tool "compose_reply" matched expected arguments (partial): {"tone":"curt"}. '
         'Observed args: {"tone":"friendly","citations":["doc_1","doc_2"]}'
@@ -181,7 +213,9 @@ def test_tool_sequence_in_order_allows_steps_between() -> None:
     )
     passed, _, reason = verdict("trajectory:tool-sequence", {"steps": ["compose_reply", "search_orders"]})
     assert not passed and reason.startswith('Expected tool "search_orders" was not observed in order.')
-    assert verdict("trajectory:tool-sequence", {"steps": [{"pattern": "SEARCH*"}, {"name": "compose_reply"}]})[0]
+    assert verdict(
+        "trajectory:tool-sequence", {"steps": [{"pattern": "SEARCH*"}, {"name": "compose_reply"}]}
+    )[0]
 
 
 def test_tool_sequence_exact() -> None:
@@ -202,11 +236,16 @@ def test_tool_sequence_exact() -> None:
 def test_step_count_by_type_pattern_and_bounds() -> None:
     passed, _, reason = verdict("trajectory:step-count", {"type": "tool", "min": 3, "max": 3})
     assert passed
-    assert reason.startswith("Matched 3 trajectory step(s) for type=tool (expected 3-3). Matches: tool:search_orders")
+    assert reason.startswith(
+        "Matched 3 trajectory step(s) for type=tool (expected 3-3). Matches: tool:search_orders"
+    )
     assert verdict("trajectory:step-count", {"type": ["reasoning", "message"], "min": 2})[0]
     assert verdict("trajectory:step-count", {"max": 6})[0]  # every step counts without a filter
     passed, _, reason = verdict("trajectory:step-count", {"pattern": "search*", "max": 1})
-    assert (passed, reason.split(".")[0]) == (False, "Matched 2 trajectory step(s) for pattern=search* (expected at most 1)")
+    assert (passed, reason.split(".")[0]) == (
+        False,
+        "Matched 2 trajectory step(s) for pattern=search* (expected at most 1)",
+    )
     assert verdict("not-trajectory:step-count", {"type": "command", "min": 1})[0]
 
 
@@ -218,7 +257,10 @@ def test_step_count_by_type_pattern_and_bounds() -> None:
     [
         ({"type": "trajectory:tool-used", "value": []}, "at least 1 item"),
         ({"type": "trajectory:tool-used", "value": {"min": 1}}, "missing required key 'name'"),
-        ({"type": "trajectory:tool-used", "value": {"name": "a", "min": 3, "max": 1}}, "min (3) must not be above max (1)"),
+        (
+            {"type": "trajectory:tool-used", "value": {"name": "a", "min": 3, "max": 1}},
+            "min (3) must not be above max (1)",
+        ),
         ({"type": "trajectory:tool-args-match", "value": {"name": "a"}}, "args"),
         ({"type": "trajectory:tool-args-match", "value": {"args": {}}}, "missing required key 'name'"),
         ({"type": "trajectory:tool-args-match", "value": {"name": "a", "args": {}, "mode": "fuzzy"}}, "mode"),
@@ -254,7 +296,7 @@ def test_promptfoo_values_are_accepted(assertion: dict[str, Any]) -> None:
 
 
 def test_tool_args_are_rendered_with_the_tests_vars_at_load(tmp_path: Path) -> None:
-    """promptfoo's docs: ``args: {order_id: '{{ order_id }}'}``; texts elsewhere in an object stay as written."""
+    """promptfoo's docs: ``args: {order_id: '{{ order_id }}'}``; other texts of an object stay as written."""
     config = tmp_path / "agent.yaml"
     config.write_text(
         """

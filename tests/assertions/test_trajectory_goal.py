@@ -21,9 +21,23 @@ from tests.loopback import LoopbackServer
 
 AGENT = [tool_span("search_orders", 1, {"order_id": "123"}), span("agent response", 2)]
 
+# A valid use of the type: tests/runner/test_threshold_contract.py runs its handler on it and checks it
+# returns a Measurement (scoring decides).
+CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "trajectory:goal-success": {
+        "value": "Find the order",
+        "output": "It shipped.",
+        "trace": MemoryTrace(AGENT),
+    },
+}
+
 
 def goal(
-    loopback: LoopbackServer, value: Any, spans: list[Span] | None, kind: str = "trajectory:goal-success", **kw: Any
+    loopback: LoopbackServer,
+    value: Any,
+    spans: list[Span] | None,
+    kind: str = "trajectory:goal-success",
+    **kw: Any,
 ) -> GradedAssertion:
     async def run() -> GradedAssertion:
         services = RunServices(ProviderPool(), Cache.open(False))
@@ -45,7 +59,9 @@ def goal(
 
 
 def test_the_grader_sees_goal_trajectory_and_output(loopback: LoopbackServer) -> None:
-    loopback.route("POST", OPENAI_PATH, lambda r: openai_text('{"reason": "Looked it up.", "pass": true, "score": 0.9}'))
+    loopback.route(
+        "POST", OPENAI_PATH, lambda r: openai_text('{"reason": "Looked it up.", "pass": true, "score": 0.9}')
+    )
     graded = goal(loopback, "  Tell the user whether the order shipped ", AGENT)
     assert (graded.passed, graded.score, graded.reason, graded.error) == (True, 0.9, "Looked it up.", False)
     user = grader_messages(loopback.requests[0])[-1]["content"]
@@ -61,14 +77,18 @@ def test_the_grader_sees_goal_trajectory_and_output(loopback: LoopbackServer) ->
 
 
 def test_an_object_value_and_the_threshold(loopback: LoopbackServer) -> None:
-    loopback.route("POST", OPENAI_PATH, lambda r: openai_text('{"reason": "Partly.", "pass": true, "score": 0.5}'))
+    loopback.route(
+        "POST", OPENAI_PATH, lambda r: openai_text('{"reason": "Partly.", "pass": true, "score": 0.5}')
+    )
     graded = goal(loopback, {"goal": "ship it"}, AGENT, threshold=0.8)
     assert not graded.passed and graded.score == 0.5
     assert "<Goal>\nship it\n</Goal>" in grader_messages(loopback.requests[0])[-1]["content"]
 
 
 def test_negated_goal_success_inverts_the_grader(loopback: LoopbackServer) -> None:
-    loopback.route("POST", OPENAI_PATH, lambda r: openai_text('{"reason": "Not done.", "pass": false, "score": 0}'))
+    loopback.route(
+        "POST", OPENAI_PATH, lambda r: openai_text('{"reason": "Not done.", "pass": false, "score": 0}')
+    )
     graded = goal(loopback, "delete the account", AGENT, kind="not-trajectory:goal-success")
     assert graded.passed and graded.score == 1.0
 
