@@ -24,7 +24,7 @@ from evalh.assertions.strings import stringify_value
 from evalh.assertions.trace_steps import matches_pattern, status_number
 from evalh.model import AssertionResult, Measurement, Span
 
-__all__ = ["GLOB_TEXT", "bounds_problem", "is_error_span", "row_spans"]
+__all__ = ["GLOB_TEXT", "bounds_problem", "expected_bounds", "is_error_span", "row_spans"]
 
 FAMILY = "trace"
 
@@ -67,6 +67,15 @@ def _number(value: float) -> str:
     return stringify_value(value)
 
 
+def expected_bounds(low: float | None, high: float | None) -> str | None:
+    """How promptfoo's reasons state a count's bounds: ``2-4``, ``at least 2``, ``at most 4``."""
+    if low is not None and high is not None:
+        return f"{_number(low)}-{_number(high)}"
+    if low is not None:
+        return f"at least {_number(low)}"
+    return None if high is None else f"at most {_number(high)}"
+
+
 # ------------------------------------------------------------------------------ trace-span-count
 
 
@@ -99,13 +108,10 @@ async def trace_span_count(ctx: AssertionContext) -> AssertionResult | Measureme
         passed = False
         reason = f'Found {count} spans matching pattern "{pattern}", expected at most {_number(high)}'
     else:
-        reason = f'Found {count} spans matching pattern "{pattern}"'
-        if low is not None and high is not None:
-            reason += f" (expected {_number(low)}-{_number(high)})"
-        elif low is not None:
-            reason += f" (expected at least {_number(low)})"
-        elif high is not None:
-            reason += f" (expected at most {_number(high)})"
+        bounds = expected_bounds(low, high)
+        reason = f'Found {count} spans matching pattern "{pattern}"' + (
+            f" (expected {bounds})" if bounds else ""
+        )
     if matching:
         reason += f". Matched spans: {', '.join(dict.fromkeys(span.name for span in matching))}"
     return Measurement.pass_fail(passed, reason, count=count)

@@ -17,8 +17,8 @@ from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
-from evalh.assertions.strings import deep_equal, stringify_value
-from evalh.assertions.trace_checks import GLOB_TEXT, bounds_problem, row_spans
+from evalh.assertions.strings import deep_equal
+from evalh.assertions.trace_checks import GLOB_TEXT, bounds_problem, expected_bounds, row_spans
 from evalh.assertions.trace_steps import (
     Step,
     StepMatcher,
@@ -124,12 +124,7 @@ def _tool_count(matcher: StepMatcher, low: float, high: float | None, steps: lis
     matching = [step for step in steps if matcher.matches(step)]
     count = len(matching)
     passed = count >= low and (high is None or count <= high)
-    expected = (
-        f"at least {stringify_value(low)}"
-        if high is None
-        else f"{stringify_value(low)}-{stringify_value(high)}"
-    )
-    reason = f'Matched tool "{matcher.label}" {count} time(s) (expected {expected})'
+    reason = f'Matched tool "{matcher.label}" {count} time(s) (expected {expected_bounds(low, high)})'
     if matching:
         reason += f". Matches: {', '.join(step.label for step in matching)}"
     return Measurement.pass_fail(passed, reason, count=count)
@@ -357,12 +352,7 @@ async def step_count(ctx: AssertionContext) -> AssertionResult | Measurement:
     if matcher.pattern or matcher.name:
         filters.append(f"pattern={matcher.label}")
     reason = f"Matched {count} trajectory step(s)" + (f" for {', '.join(filters)}" if filters else "")
-    if low is not None and high is not None:
-        reason += f" (expected {stringify_value(low)}-{stringify_value(high)})"
-    elif low is not None:
-        reason += f" (expected at least {stringify_value(low)})"
-    else:
-        reason += f" (expected at most {stringify_value(high)})"
+    reason += f" (expected {expected_bounds(low, high)})"
     if matching:
         reason += f". Matches: {', '.join(step.label for step in matching)}"
     return Measurement.pass_fail(passed, reason, count=count)
