@@ -219,7 +219,7 @@ def is_error_span(span: Span) -> bool:
     attributes = span.attributes
     for key in _ERROR_ATTRIBUTES:
         flag = attributes.get(key)
-        if flag is True or flag == "true" or isinstance(flag, Mapping | list):
+        if flag is True or flag == "true" or isinstance(flag, Mapping | list | tuple):
             return True
     status = attributes.get("http.status_code")
     if status is not None and _http_status(status) >= 400:

@@ -287,7 +287,7 @@ def _command(span: Span, name: str | None, args: tuple[bool, Any]) -> str | None
             command = arguments[key]
             if isinstance(command, str) and command.strip():
                 return command.strip()
-            if isinstance(command, list):
+            if isinstance(command, list | tuple):
                 parts = [stringify_value(part).strip() for part in command]
                 joined = separator.join(part for part in parts if part)
                 if joined:

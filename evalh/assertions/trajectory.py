@@ -138,7 +138,7 @@ def partial_match(actual: Any, expected: Any) -> bool:
     the actual arguments are fine); lists match item by item and must be as long; the rest is equality."""
     if isinstance(expected, list):
         return (
-            isinstance(actual, list)
+            isinstance(actual, list | tuple)
             and len(actual) == len(expected)
             and all(partial_match(a, e) for a, e in zip(actual, expected, strict=True))
         )

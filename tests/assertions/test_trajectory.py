@@ -341,3 +341,9 @@ tests:
     with pytest.raises(ConfigError) as caught:
         load_suite(config)
     assert "value.args.q" in str(caught.value) and "agent.yaml" in str(caught.value)
+
+
+def test_tool_args_given_as_an_attribute_array_match_a_list() -> None:
+    call = [span("s", attributes={"tool.name": "t", "tool.args": ("a", "b")})]  # an OTLP array value
+    assert verdict("trajectory:tool-args-match", {"name": "t", "args": ["a", "b"]}, call)[0]
+    assert not verdict("trajectory:tool-args-match", {"name": "t", "args": ["a"]}, call)[0]
