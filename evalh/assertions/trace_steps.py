@@ -20,6 +20,7 @@ from typing import Any
 
 from evalh.assertions.strings import loads_strict, stringify_value
 from evalh.model import Span
+from evalh.secrets import redact_config
 
 __all__ = [
     "MAX_ARGUMENT_CHARS",
@@ -157,11 +158,13 @@ def status_number(span: Span) -> int:
 
 
 def format_args(args: Any, present: bool = True) -> str:
-    """Arguments for a reason: compact JSON (``(none)`` when the span carried none)."""
+    """Arguments for a reason: compact JSON (``(none)`` when the span carried none), the values of
+    secret-looking keys (``api_key``, ``token``) redacted as everywhere else: an agent's tool call may
+    carry a credential, and a reason goes into the report."""
     if not present:
         return "(none)"
     try:
-        return json.dumps(args, ensure_ascii=False, separators=(",", ":"), default=str)
+        return json.dumps(redact_config(args), ensure_ascii=False, separators=(",", ":"), default=str)
     except (TypeError, ValueError):
         return str(args)
 

@@ -347,3 +347,15 @@ def test_tool_args_given_as_an_attribute_array_match_a_list() -> None:
     call = [span("s", attributes={"tool.name": "t", "tool.args": ("a", "b")})]  # an OTLP array value
     assert verdict("trajectory:tool-args-match", {"name": "t", "args": ["a", "b"]}, call)[0]
     assert not verdict("trajectory:tool-args-match", {"name": "t", "args": ["a"]}, call)[0]
+
+
+def test_secret_arguments_are_redacted_in_reasons_but_still_compared() -> None:
+    call = [tool_span("login", 0, {"user": "ann", "api_key": "sk-live-0123456789abcdef"})]
+    value = {"name": "login", "args": {"api_key": "sk-live-0123456789abcdef"}}
+    passed, _, reason = verdict("trajectory:tool-args-match", value, call)
+    assert passed
+    assert "sk-live" not in reason and '"api_key":"[REDACTED]"' in reason
+    passed, _, reason = verdict(
+        "trajectory:tool-args-match", {"name": "login", "args": {"user": "bob"}}, call
+    )
+    assert not passed and "sk-live" not in reason
