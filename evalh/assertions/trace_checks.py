@@ -13,9 +13,10 @@ is an ERROR saying which and how to fix it, never a failure (promptfoo's "no tra
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
@@ -24,7 +25,7 @@ from evalh.assertions.strings import stringify_value
 from evalh.assertions.trace_steps import matches_pattern, status_number
 from evalh.model import AssertionResult, Measurement, Span
 
-__all__ = ["GLOB_TEXT", "bounds_problem", "expected_bounds", "is_error_span", "row_spans"]
+__all__ = ["GLOB_TEXT", "bounds_problem", "expected_bounds", "is_error_span", "on_spans", "row_spans"]
 
 FAMILY = "trace"
 
@@ -51,6 +52,21 @@ async def row_spans(ctx: AssertionContext) -> tuple[Span, ...] | AssertionResult
             "them over OTLP/HTTP to evalh's receiver ($OTEL_EXPORTER_OTLP_ENDPOINT)"
         )
     return spans
+
+
+SpansHandler = Callable[[AssertionContext, tuple[Span, ...]], Awaitable[AssertionResult | Measurement]]
+
+
+def on_spans(fn: SpansHandler) -> Callable[[AssertionContext], Awaitable[AssertionResult | Measurement]]:
+    """A trace assertion's handler, given the row's spans; the ERROR of :func:`row_spans` when there
+    are none (so no handler reads a trace that is not there)."""
+
+    @functools.wraps(fn)
+    async def run(ctx: AssertionContext) -> AssertionResult | Measurement:
+        spans = await row_spans(ctx)
+        return spans if isinstance(spans, AssertionResult) else await fn(ctx, spans)
+
+    return run
 
 
 def bounds_problem(value: Any, _config: Mapping[str, Any] | None = None) -> str | None:
@@ -93,10 +109,8 @@ def expected_bounds(low: float | None, high: float | None) -> str | None:
     },
     check=bounds_problem,
 )
-async def trace_span_count(ctx: AssertionContext) -> AssertionResult | Measurement:
-    spans = await row_spans(ctx)
-    if isinstance(spans, AssertionResult):
-        return spans
+@on_spans
+async def trace_span_count(ctx: AssertionContext, spans: tuple[Span, ...]) -> Measurement:
     pattern, low, high = ctx.value["pattern"], ctx.value.get("min"), ctx.value.get("max")
     matching = [span for span in spans if matches_pattern(span.name, pattern)]
     count = len(matching)
@@ -154,10 +168,10 @@ def _slowest(named: list[tuple[str, float]], at_least: float = -math.inf) -> str
         "description": "{max, pattern, percentile}: the longest span duration allowed, in ms.",
     },
 )
-async def trace_span_duration(ctx: AssertionContext) -> AssertionResult | Measurement:
-    spans = await row_spans(ctx)
-    if isinstance(spans, AssertionResult):
-        return spans
+@on_spans
+async def trace_span_duration(
+    ctx: AssertionContext, spans: tuple[Span, ...]
+) -> AssertionResult | Measurement:
     pattern, limit = ctx.value.get("pattern") or "*", ctx.value["max"]
     percentile = ctx.value.get("percentile")
     timed: list[tuple[str, float]] = []
@@ -263,10 +277,8 @@ def _error_detail(span: Span) -> str:
         "{max_count, max_percentage, pattern}.",
     },
 )
-async def trace_error_spans(ctx: AssertionContext) -> AssertionResult | Measurement:
-    spans = await row_spans(ctx)
-    if isinstance(spans, AssertionResult):
-        return spans
+@on_spans
+async def trace_error_spans(ctx: AssertionContext, spans: tuple[Span, ...]) -> Measurement:
     value = ctx.value
     most: float | None = None
     share: float | None = None

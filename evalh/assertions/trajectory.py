@@ -7,7 +7,7 @@ normalised steps (``trace_steps.py``); tool names and step names are matched wit
 glob. Each deterministic type is a pass/fail check and ``not-`` inverts it in the scorer, with one
 exception kept from promptfoo: ``not-trajectory:tool-used`` with a list forbids every tool listed (it
 passes only when none was used), which is not the inverse of "all were used". No trace, or no spans:
-an ERROR (``trace_checks.row_spans``).
+an ERROR (``trace_checks.on_spans``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
 from evalh.assertions.strings import deep_equal
-from evalh.assertions.trace_checks import GLOB_TEXT, bounds_problem, expected_bounds, row_spans
+from evalh.assertions.trace_checks import GLOB_TEXT, bounds_problem, expected_bounds, on_spans
 from evalh.assertions.trace_steps import (
     Step,
     StepMatcher,
@@ -26,7 +26,7 @@ from evalh.assertions.trace_steps import (
     matches_pattern,
     trajectory_steps,
 )
-from evalh.model import AssertionResult, Measurement
+from evalh.model import Measurement, Span
 
 __all__ = ["args_match", "partial_match"]
 
@@ -90,10 +90,8 @@ def _listed(labels: Sequence[str]) -> str:
     },
     check=bounds_problem,
 )
-async def tool_used(ctx: AssertionContext) -> AssertionResult | Measurement:
-    spans = await row_spans(ctx)
-    if isinstance(spans, AssertionResult):
-        return spans
+@on_spans
+async def tool_used(ctx: AssertionContext, spans: tuple[Span, ...]) -> Measurement:
     steps = _tool_steps(spans)
     actual = _listed([step.label for step in steps])
     value = ctx.value
@@ -207,10 +205,8 @@ def args_match(
     },
     templated_keys=("args", "arguments"),
 )
-async def tool_args_match(ctx: AssertionContext) -> AssertionResult | Measurement:
-    spans = await row_spans(ctx)
-    if isinstance(spans, AssertionResult):
-        return spans
+@on_spans
+async def tool_args_match(ctx: AssertionContext, spans: tuple[Span, ...]) -> Measurement:
     value = ctx.value
     matcher = StepMatcher.of(value, "tool")
     expected = value["args"] if "args" in value else value["arguments"]
@@ -271,10 +267,8 @@ async def tool_args_match(ctx: AssertionContext) -> AssertionResult | Measuremen
         "description": "A list of tool names (or globs), or {steps: [...], mode: in_order | exact}.",
     },
 )
-async def tool_sequence(ctx: AssertionContext) -> AssertionResult | Measurement:
-    spans = await row_spans(ctx)
-    if isinstance(spans, AssertionResult):
-        return spans
+@on_spans
+async def tool_sequence(ctx: AssertionContext, spans: tuple[Span, ...]) -> Measurement:
     value = ctx.value
     listed, mode = (
         (value, "in_order") if isinstance(value, list) else (value["steps"], value.get("mode", "in_order"))
@@ -338,10 +332,8 @@ def _count_bounds_problem(value: Any, config: Mapping[str, Any]) -> str | None:
     },
     check=_count_bounds_problem,
 )
-async def step_count(ctx: AssertionContext) -> AssertionResult | Measurement:
-    spans = await row_spans(ctx)
-    if isinstance(spans, AssertionResult):
-        return spans
+@on_spans
+async def step_count(ctx: AssertionContext, spans: tuple[Span, ...]) -> Measurement:
     value = ctx.value
     matcher = StepMatcher.of(value)
     low, high = value.get("min"), value.get("max")

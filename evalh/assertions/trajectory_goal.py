@@ -21,9 +21,9 @@ from evalh.assertions.judge_core import Grading, custom_prompt, graded
 from evalh.assertions.judge_prompts import GOAL_SUCCESS_PROMPT
 from evalh.assertions.judged import rubric_verdict
 from evalh.assertions.registry import NONBLANK_TEXT, assertion
-from evalh.assertions.trace_checks import row_spans
+from evalh.assertions.trace_checks import on_spans
 from evalh.assertions.trace_steps import Step, status_number, trajectory_steps
-from evalh.model import AssertionResult, Measurement
+from evalh.model import AssertionResult, Measurement, Span
 
 __all__ = ["summarize_for_judge"]
 
@@ -118,11 +118,9 @@ def _goal(value: Any) -> str:
         "description": "The goal the agent had to reach (a text, or {goal}).",
     },
 )
-async def goal_success(ctx: AssertionContext) -> AssertionResult | Measurement:
-    spans = await row_spans(ctx)
-    if isinstance(spans, AssertionResult):
-        return spans
-    assert ctx.trace is not None  # row_spans found spans
+@on_spans
+async def goal_success(ctx: AssertionContext, spans: tuple[Span, ...]) -> AssertionResult | Measurement:
+    assert ctx.trace is not None  # on_spans found spans
     summary = summarize_for_judge(ctx.trace.trace_id, trajectory_steps(spans))
 
     async def ask(ctx: AssertionContext, grading: Grading) -> AssertionResult | Measurement:
