@@ -16,7 +16,7 @@ from tests.store.helpers import evalh
 def test_a_stored_run_keeps_its_rows_traces(tmp_path: Path) -> None:
     (path,) = write_reports(traced_run(), [tmp_path / "traced.json"])
     eval_id = json.loads(path.read_text(encoding="utf-8"))["evalId"]
-    imported = evalh("runs", "import", path)
+    imported = evalh("runs", "import", str(path))
     assert imported.exit_code == 0, imported.output
     shown = json.loads(evalh("runs", "show", eval_id, "--json").stdout)
     traces = [row.get("trace") for row in shown["results"]["results"]]

@@ -17,12 +17,9 @@ from evalh.model import RunRecord
 from evalh.reports.codec import trace_to_json
 from evalh.reports.html import SCRIPTS, TRACE_SCRIPT, asset, script_bundle
 from evalh.reports.writers import write_reports
-from evalh.store import open_store
-from evalh.viewer.server import ViewerServer
-from evalh.viewer.sources import StoredRuns
 from tests.reports.sample import sample_run
 from tests.reports.traced import agent_trace, traced_run
-from tests.viewer.runs import XSS
+from tests.viewer.runs import XSS, stored_run_page
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -42,14 +39,8 @@ def traced(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def stored_viewer(traced: Path) -> Iterator[str]:
     """`evalh view` of the run store holding the traced run: the URL of its page."""
-    with open_store() as store:
-        run_id = store.import_report(json.loads(traced.read_text(encoding="utf-8")), source="t").id
-    server = ViewerServer(StoredRuns())
-    server.start()
-    try:
-        yield server.url + "#/run/" + run_id
-    finally:
-        server.close()
+    with stored_run_page(traced, "t") as url:
+        yield url
 
 
 def _open_cell(page: Page, index: int) -> None:
