@@ -5,6 +5,7 @@ downloaded as JSON; the agent's text stays text. A run without traces gets the p
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import urllib.parse
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from evalh.model import RunRecord
+from evalh.model import RowTrace, RunRecord
 from evalh.reports.codec import trace_to_json
 from evalh.reports.html import SCRIPTS, TRACE_SCRIPT, asset, script_bundle
 from evalh.reports.writers import write_reports
@@ -137,3 +138,28 @@ def test_only_a_run_with_traces_gets_the_timeline(tmp_path: Path) -> None:
     with_traces = _scripts_of(_html_of(traced_run(), tmp_path / "traced.html"))
     assert with_traces == script_bundle(repeats=False, traces=True)
     assert asset(TRACE_SCRIPT) in with_traces
+
+
+def test_a_long_trace_draws_its_spans_a_batch_at_a_time(tmp_path: Path, page: Page) -> None:
+    """A trace of thousands of spans opens at once: the first 500 are drawn, "Show more" draws the rest."""
+    root = agent_trace().spans[0]
+    steps = [
+        dataclasses.replace(
+            root,
+            span_id=f"{index:016x}",
+            name=f"step {index}",
+            parent_span_id=root.span_id,
+            start_ns=root.start_ns + index * 1000,
+            end_ns=root.start_ns + index * 1000 + 500,
+        )
+        for index in range(1, 502)
+    ]
+    write_reports(traced_run(RowTrace(TRACE.trace_id, (root, *steps))), [tmp_path / "long.html"])
+    page.goto((tmp_path / "long.html").as_uri())
+    _open_cell(page, 0)
+    assert page.locator("details.span").count() == 500
+    more = page.locator("button.trace-more")
+    assert more.inner_text() == "Show 2 more of 2 spans left"
+    more.click()
+    assert page.locator("details.span").count() == 502 and more.is_hidden()
+    assert page.locator("details.span .span-name").last.inner_text() == "step 501"

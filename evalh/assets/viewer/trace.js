@@ -13,6 +13,7 @@ EV.TOOL_NAME_KEYS = ["tool.name", "gen_ai.tool.name", "tool_name", "function.nam
 EV.TOOL_ARGUMENT_KEYS = ["tool.arguments", "gen_ai.tool.call.arguments", "tool.args", "tool.input",
   "function.arguments", "arguments", "args", "input"];
 EV.MAX_SPAN_DEPTH = 12; // deeper spans are drawn at this indent (their parent still says where they sit)
+EV.SPANS_AT_ONCE = 500; // spans drawn when the details open, then as many more per "Show more" click
 
 EV.attributeText = (value) => (typeof value === "string" ? value : JSON.stringify(value));
 
@@ -108,10 +109,14 @@ EV.spanRow = function ({span, depth}, start, total) {
   label.style.paddingLeft = Math.min(depth, EV.MAX_SPAN_DEPTH) + "em";
   const hover = [span.name, EV.spanMs(span.durationMs), failed ? "ERROR" + (status.message ? ": " + status.message : "")
     : null].filter(Boolean).join(" · ");
-  return EV.el("details", {class: "span" + (failed ? " ERROR" : "") + (tool ? " tool" : ""), "data-span-id": span.spanId},
-    EV.el("summary", {title: hover}, label, EV.el("span", {class: "span-track"}, bar),
-      EV.el("span", {class: "span-duration"}, EV.spanMs(span.durationMs))),
-    EV.spanDetails(span, start, tool));
+  // The body (facts and attributes) is made when the span is first opened: a trace of thousands of spans
+  // then draws in a fraction of the time.
+  const row = EV.el("details", {class: "span" + (failed ? " ERROR" : "") + (tool ? " tool" : ""),
+    "data-span-id": span.spanId,
+    ontoggle: () => { if (row.open && row.children.length === 1) row.append(EV.spanDetails(span, start, tool)); }},
+  EV.el("summary", {title: hover}, label, EV.el("span", {class: "span-track"}, bar),
+    EV.el("span", {class: "span-duration"}, EV.spanMs(span.durationMs))));
+  return row;
 };
 
 EV.traceDownload = function (trace) {
@@ -135,9 +140,20 @@ EV.traceTimeline = function (trace) {
   const end = spans.reduce((high, s) => Math.max(high, s.endTime ?? s.startTime ?? 0), -Infinity);
   const total = Math.max(end - start, 0.001);
   head.push(EV.spanMs(end - start) + " in all");
+  const ordered = EV.spanOrder(spans);
+  const list = EV.el("div", {class: "trace-spans"});
+  const more = EV.el("button", {type: "button", class: "trace-more"});
+  const drawMore = () => {
+    const drawn = list.children.length;
+    list.append(...ordered.slice(drawn, drawn + EV.SPANS_AT_ONCE).map((item) => EV.spanRow(item, start, total)));
+    const left = ordered.length - list.children.length;
+    more.hidden = left === 0;
+    more.textContent = "Show " + Math.min(left, EV.SPANS_AT_ONCE) + " more of " + left + " spans left";
+  };
+  more.addEventListener("click", drawMore);
+  drawMore();
   return EV.el("div", {class: "trace"},
-    EV.el("p", {class: "trace-head"}, head.join(" · ") + " ", EV.traceDownload(trace)),
-    EV.el("div", {class: "trace-spans"}, EV.spanOrder(spans).map((item) => EV.spanRow(item, start, total))));
+    EV.el("p", {class: "trace-head"}, head.join(" · ") + " ", EV.traceDownload(trace)), list, more);
 };
 
 (function extendDetail() {
