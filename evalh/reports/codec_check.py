@@ -50,8 +50,8 @@ MAX_REPORT_BYTES = 1024 * 1024 * 1024
 # run did not bound; twice MAX_DEPTH leaves them room and stays far below what Python's recursion limit
 # allows later walks (json.dumps, redaction, the viewer's data).
 MAX_REPORT_DEPTH = 2 * MAX_DEPTH
-# The spans one row's trace may hold when read back: far more than a run keeps of a trace (the receiver's
-# own bound), few enough that the viewer draws a row's timeline at once.
+# The spans one row's trace may hold when read back: more than a run keeps of a trace (the receiver's own
+# bound), few enough that a row's spans are read, converted for the viewer and ordered in well under a second.
 MAX_TRACE_SPANS = 10_000
 _MAX_INDEX = 2**53  # an index or a count: exact as a float too, as promptfoo (JavaScript) writes it
 _HINT = (
