@@ -571,6 +571,24 @@ def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, owner:
                     _file_value(kind, text, ctx, then(where, f"[{position}]")) if is_file_ref(text) else text
                 )
         return value if rendered == value else rendered  # unchanged: the list as written, not a copy
+    if isinstance(value, Mapping) and definition is not None and definition.templated_keys:
+        return {
+            key: _render_texts(item, scope, then(where, f".{key}"))
+            if key in definition.templated_keys
+            else item
+            for key, item in value.items()
+        }
+    return value
+
+
+def _render_texts(value: Any, scope: _Scope, where: Where) -> Any:
+    """Every text inside ``value`` (mappings and lists, at any depth) rendered once; the rest as is."""
+    if isinstance(value, str):
+        return scope.render(value, where) if has_template(value) else value
+    if isinstance(value, Mapping):
+        return {key: _render_texts(item, scope, then(where, f".{key}")) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_render_texts(item, scope, then(where, f"[{index}]")) for index, item in enumerate(value)]
     return value
 
 
