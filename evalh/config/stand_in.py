@@ -35,16 +35,16 @@ def stand_in_of(
     """The test's ``provider:`` (else defaultTest's), parsed and checked; None when neither sets one.
     Raises ConfigError at the key that is wrong."""
     default_data, default_origin = default
-    own = "provider" in data or default_origin is None
-    value = data.get("provider") if own else default_data.get("provider")
-    if value is None:
-        return None
-    if own:
+    if "provider" in data or default_origin is None:
+        if data.get("provider") is None:
+            return None
+        value, path = data["provider"], format_path((*shown, "provider"))
         where: Where = ctx.where(origin, ("provider",), (*shown, "provider"))
-        path = format_path((*shown, "provider"))
     else:
+        if default_data.get("provider") is None:
+            return None
+        value, path = default_data["provider"], "defaultTest.provider"
         where = ctx.where(default_origin, ("provider",), ("defaultTest", "provider"))
-        path = "defaultTest.provider"
     spec = parse_spec(value, path, str(ctx.base_dir), where)
     if spec.id != SIMULATED_USER_ID:
         raise ConfigError(

@@ -258,3 +258,39 @@ def test_in_providers_it_is_a_row_error_saying_where_it_goes(tmp_path: Path) -> 
     )
     assert code == 1 and rows[0]["failureReason"] == 2
     assert "runs only as a test's (or defaultTest's) provider" in rows[0]["error"]
+
+
+def test_a_tests_own_provider_wins_over_the_default_tests(loopback: LoopbackServer, tmp_path: Path) -> None:
+    loopback.route("POST", USER, scripted_user(["again"]))
+    loopback.route("POST", AGENT, echo_agent)
+    user = json.loads(provider(loopback, "/user/v1"))
+    default = json.dumps({"id": "promptfoo:simulated-user", "config": {"maxTurns": 1, "userProvider": user}})
+    own = json.dumps({"id": "promptfoo:simulated-user", "config": {"maxTurns": 2, "userProvider": user}})
+    tests = f"  - vars: {{company: Fly}}\n  - vars: {{company: Own}}\n    provider: {own}"
+    code, rows, stderr = run(tmp_path, config(loopback, default, tests))
+    assert code == 0, stderr
+    turns = {row["vars"]["company"]: row["response"]["output"].count("User: again") for row in rows}
+    assert turns == {"Fly": 1, "Own": 2}
+    bad = "  - vars: {company: Fly}\n  - vars: {company: Own}\n    provider: echo"
+    code, _, stderr = run(tmp_path, config(loopback, default, bad))
+    assert code == 2 and "tests[1].provider" in stderr and "got 'echo'" in stderr
+
+
+@pytest.mark.parametrize(("session", "roles"), [(None, ["system", "user"]), ("s-1", ["user"])])
+def test_stateful_sends_only_the_newest_message_once_there_is_a_session(
+    loopback: LoopbackServer, tmp_path: Path, session: str | None, roles: list[str]
+) -> None:
+    loopback.route("POST", USER, scripted_user(["one", "two", "###STOP###"]))
+    loopback.route("POST", AGENT, echo_agent)
+    simulated = json.dumps(
+        {
+            "id": "promptfoo:simulated-user",
+            "config": {"stateful": True, "userProvider": json.loads(provider(loopback, "/user/v1"))},
+        }
+    )
+    variables = "{company: Fly}" if session is None else f"{{company: Fly, sessionId: {session}}}"
+    code, _, stderr = run(tmp_path, config(loopback, simulated, f"  - vars: {variables}"))
+    assert code == 0, stderr
+    sent = requests_to(loopback, AGENT)
+    assert [[m["role"] for m in request["messages"]] for request in sent] == [roles, roles]
+    assert sent[1]["messages"][-1]["content"] == "two"
