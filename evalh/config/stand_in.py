@@ -18,7 +18,7 @@ from evalh.config.providers import check_provider_id, parse_spec
 from evalh.errors import ConfigError, Where, then
 from evalh.model import ProviderChoice, ProviderSpec, TestCase
 from evalh.providers.registry import capabilities_of
-from evalh.providers.simulated_user import SIMULATED_USER_ID
+from evalh.providers.simulated_user import SIMULATED_USER_ID, user_model_of
 
 __all__ = ["check_user_models", "stand_in_of"]
 
@@ -119,9 +119,7 @@ def check_user_models(tests: Iterable[TestCase], grader: ProviderChoice | None, 
     ``options.provider`` or ``--grader``. promptfoo asks its hosted service; evalh is offline."""
     for test in tests:  # a defaultTest's is reported once: Problems drops a repeated message
         spec = test.stand_in
-        if spec is None or spec.config.get("userProvider") is not None:
-            continue
-        if any(choice is not None and choice.for_kind("text") for choice in (test.provider, grader)):
+        if spec is None or user_model_of(spec, test, grader) is not None:
             continue
         ctx.problems.add(
             f"{SIMULATED_USER_ID} needs a model to play the user (evalh does not call promptfoo's "

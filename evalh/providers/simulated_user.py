@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalh.errors import ConfigError
-from evalh.model import NO_USAGE, ProviderResponse, ProviderSpec, Usage
+from evalh.model import NO_USAGE, ProviderChoice, ProviderResponse, ProviderSpec, TestCase, Usage
 from evalh.providers.base import CallContext, CompletionProvider, Completions
 from evalh.templating import render_template
 
@@ -31,6 +31,7 @@ __all__ = [
     "SimulatedUser",
     "conversation_text",
     "make_simulated_user",
+    "user_model_of",
     "user_system_prompt",
 ]
 
@@ -55,6 +56,22 @@ def user_system_prompt(instructions: str) -> str:
         "- Use your own words rather than repeating the instructions.\n"
         f"- When your goal is reached (or cannot be reached), reply with {STOP_MARKER} alone."
     )
+
+
+def user_model_of(
+    stand_in: ProviderSpec, test: TestCase | None, grader: ProviderChoice | None
+) -> ProviderSpec | None:
+    """The model that plays the user: ``config.userProvider`` (a ProviderSpec: the config loader parses
+    and checks it), else the grader: the test's ``options.provider`` (defaultTest's merged in), else the
+    suite's (``--grader``). None when there is none."""
+    own = stand_in.config.get("userProvider")
+    if isinstance(own, ProviderSpec):
+        return own
+    for choice in (test.provider if test is not None else None, grader):
+        picked = choice.for_kind("text") if choice is not None else None
+        if picked is not None:
+            return picked
+    return None
 
 
 def conversation_text(messages: Sequence[Mapping[str, str]]) -> str:
@@ -114,9 +131,7 @@ class SimulatedUser:
         self.instructions = str(config.get("instructions") or DEFAULT_INSTRUCTIONS)
         self.stateful = bool(config.get("stateful", False))
         self.initial_messages: Any = config.get("initialMessages")
-        user = config.get("userProvider")
-        # the config loader parses userProvider into a ProviderSpec (and checks it) at load
-        self.user_provider = user if isinstance(user, ProviderSpec) else None
+        self.spec = spec
 
     async def complete(
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext
@@ -152,19 +167,15 @@ class SimulatedUser:
         return talk.result()
 
     def _user_model(self, context: CallContext, completions: Completions) -> ProviderSpec:
-        """``config.userProvider``, else the grader: the test's ``options.provider``, else ``--grader``."""
-        if self.user_provider is not None:
-            return self.user_provider
-        for choice in (context.test.provider if context.test else None, completions.default_choice):
-            picked = choice.for_kind("text") if choice is not None else None
-            if picked is not None:
-                return picked
-        raise ConfigError(
-            f"{SIMULATED_USER_ID} has no model to play the user",
-            where=self.where,
-            hint="Set config.userProvider (any completion provider, e.g. openai:chat:gpt-4o-mini), or a "
-            "grader: defaultTest.options.provider or --grader",
-        )
+        user = user_model_of(self.spec, context.test, completions.default_choice)
+        if user is None:
+            raise ConfigError(
+                f"{SIMULATED_USER_ID} has no model to play the user",
+                where=self.where,
+                hint="Set config.userProvider (any completion provider, e.g. openai:chat:gpt-4o-mini), or a "
+                "grader: defaultTest.options.provider or --grader",
+            )
+        return user
 
     def _instructions(self, context: CallContext) -> str:
         # the template is config; the vars are data, inserted once

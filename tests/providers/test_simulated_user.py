@@ -294,3 +294,16 @@ def test_stateful_sends_only_the_newest_message_once_there_is_a_session(
     sent = requests_to(loopback, AGENT)
     assert [[m["role"] for m in request["messages"]] for request in sent] == [roles, roles]
     assert sent[1]["messages"][-1]["content"] == "two"
+
+
+def test_a_user_model_without_its_key_stops_the_run_before_any_call(
+    loopback: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    loopback.route("POST", AGENT, echo_agent)
+    simulated = '{id: "promptfoo:simulated-user", config: {userProvider: "openai:chat:gpt-4o-mini"}}'
+    code, rows, stderr = run(tmp_path, config(loopback, simulated, "  - vars: {company: Fly}"))
+    assert code == 2 and rows == [] and loopback.requests == []
+    assert "openai:chat:gpt-4o-mini (user model of defaultTest.provider) needs OPENAI_API_KEY" in " ".join(
+        stderr.split()
+    )
