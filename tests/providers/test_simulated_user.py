@@ -66,8 +66,9 @@ def provider(loopback: LoopbackServer, base: str) -> str:
 def run(tmp_path: Path, config: str, *flags: str) -> tuple[int, list[dict[str, Any]], str]:
     (tmp_path / "evalh.yaml").write_text(textwrap.dedent(config), encoding="utf-8")
     out = tmp_path / "out.json"
+    flags = flags or ("--no-cache",)
     result = CliRunner().invoke(
-        app, ["run", str(tmp_path / "evalh.yaml"), "-o", str(out), "--no-table", "--no-cache", *flags]
+        app, ["run", str(tmp_path / "evalh.yaml"), "-o", str(out), "--no-table", *flags]
     )
     rows = json.loads(out.read_text())["results"]["results"] if out.exists() else []
     return result.exit_code, rows, result.stderr
@@ -307,3 +308,30 @@ def test_a_user_model_without_its_key_stops_the_run_before_any_call(
     assert "openai:chat:gpt-4o-mini (user model of defaultTest.provider) needs OPENAI_API_KEY" in " ".join(
         stderr.split()
     )
+
+
+def test_initial_messages_from_a_file_and_a_conversation_replayed_from_the_cache(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    loopback.route("POST", USER, scripted_user(["x", "Thanks ###STOP###"]))
+    loopback.route("POST", AGENT, echo_agent)
+    (tmp_path / "history.yaml").write_text("- {role: user, content: 'Hi, I am {{name}}'}\n", encoding="utf-8")
+    simulated = json.dumps(
+        {
+            "id": "promptfoo:simulated-user",
+            "config": {
+                "initialMessages": "file://history.yaml",
+                "userProvider": json.loads(provider(loopback, "/user/v1")),
+            },
+        }
+    )
+    suite = config(loopback, simulated, "  - vars: {company: Fly, name: Ada}")
+    code, rows, stderr = run(tmp_path, suite, "--no-progress-bar")
+    assert code == 0, stderr
+    expected = "User: Hi, I am Ada\n---\nAssistant: agent: Hi, I am Ada"
+    assert rows[0]["response"]["output"] == expected
+    calls = len(loopback.requests)
+    assert calls == 2  # the agent answers the initial message, then the user stops
+    code, rows, stderr = run(tmp_path, suite, "--no-progress-bar")
+    assert code == 0, stderr
+    assert rows[0]["response"]["output"] == expected and len(loopback.requests) == calls
