@@ -18,11 +18,9 @@ from evalh.config.providers import check_provider_id, parse_spec
 from evalh.errors import ConfigError, Where, then
 from evalh.model import ProviderChoice, ProviderSpec, TestCase
 from evalh.providers.registry import capabilities_of
-from evalh.providers.simulated_user import SIMULATED_USER_ID, user_model_of
+from evalh.providers.simulated_user import SIMULATED_USER_ID, is_message, user_model_of
 
 __all__ = ["check_user_models", "stand_in_of"]
-
-_ROLES = ("user", "assistant", "system")
 
 
 def stand_in_of(
@@ -92,12 +90,7 @@ def _initial_messages(value: Any, where: Where, ctx: LoadContext) -> Any:
             where=where,
         )
     for index, item in enumerate(value):
-        if not (
-            isinstance(item, Mapping)
-            and isinstance(item.get("role"), str)
-            and isinstance(item.get("content"), str)
-            and (item["role"] in _ROLES or "{" in item["role"])
-        ):
+        if not is_message(item):
             raise ConfigError(
                 "a message must be {role: user | assistant | system, content: text}",
                 where=then(where, f"[{index}]"),

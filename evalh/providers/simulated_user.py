@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalh.errors import ConfigError
@@ -30,6 +30,7 @@ __all__ = [
     "STOP_MARKER",
     "SimulatedUser",
     "conversation_text",
+    "is_message",
     "make_simulated_user",
     "user_model_of",
     "user_system_prompt",
@@ -39,7 +40,7 @@ SIMULATED_USER_ID = "promptfoo:simulated-user"
 STOP_MARKER = "###STOP###"  # the user model ends the conversation by writing it (promptfoo's marker)
 DEFAULT_MAX_TURNS = 10
 DEFAULT_INSTRUCTIONS = "{{instructions}}"
-_ROLES = ("user", "assistant", "system")
+ROLES = ("user", "assistant", "system")
 
 Message = dict[str, str]
 
@@ -90,7 +91,6 @@ class _Conversation:
     usage: Usage = NO_USAGE
     cost: float | None = None
     session_id: Any = None
-    last: ProviderResponse = field(default_factory=ProviderResponse)
 
     def answered(self, response: ProviderResponse) -> None:
         self.messages.append({"role": "assistant", "content": _text(response.output)})
@@ -98,7 +98,6 @@ class _Conversation:
         if response.cost is not None:
             self.cost = (self.cost or 0.0) + response.cost
         self.session_id = response.metadata.get("sessionId", self.session_id)
-        self.last = response
 
     def result(self) -> ProviderResponse:
         metadata: dict[str, Any] = {"messages": [dict(message) for message in self.messages]}
@@ -148,20 +147,21 @@ class SimulatedUser:
         user = self._user_model(context, completions)
         system = prompt if isinstance(prompt, str) else json.dumps(list(prompt), ensure_ascii=False)
         talk = _Conversation(self._initial_messages(context))
-        turns = _Turns(self, target, completions, user, context, system)
+        turns = _Turns(self.stateful, target, context, system)
         if talk.messages and talk.messages[-1]["role"] == "user":  # the agent answers them first
-            answer = await turns.agent(talk, "the initial messages")
+            answer = await turns.agent(talk, "answering the initial messages")
             if answer.error is not None:
                 return talk.failed(answer.error)
+        instructions = self._instructions(context)
         for turn in range(1, self.max_turns + 1):
-            said = await completions.complete(user, _flipped(talk.messages, self._instructions(context)))
+            said = await completions.complete(user, _flipped(talk.messages, instructions))
             if said.error is not None:
                 return talk.failed(f"the simulated user ({user.display}) failed at turn {turn}: {said.error}")
             message = _text(said.output)
             if STOP_MARKER in message:
                 break
             talk.messages.append({"role": "user", "content": message})
-            answer = await turns.agent(talk, f"turn {turn}")
+            answer = await turns.agent(talk, f"at turn {turn} of the conversation")
             if answer.error is not None:
                 return talk.failed(answer.error)
         return talk.result()
@@ -186,16 +186,16 @@ class SimulatedUser:
         over the vars); entries that are not ``{role, content}`` are refused at load."""
         given = context.vars.get("initialMessages")
         if given:
-            listed = [_message(item) for item in _message_list(given) if _is_message(item)]
-            return [message for message in listed if message["role"] in _ROLES]
+            listed = [_message(item) for item in _message_list(given) if is_message(item)]
+            return [message for message in listed if message["role"] in ROLES]
         rendered = []
         for index, item in enumerate(_message_list(self.initial_messages)):
-            if not _is_message(item):
+            if not is_message(item):
                 continue
             where = f"{self.where}.config.initialMessages[{index}]"
             role = render_template(item["role"], context.vars, where=f"{where}.role")
             content = render_template(item["content"], context.vars, where=f"{where}.content")
-            if role in _ROLES:
+            if role in ROLES:
                 rendered.append({"role": role, "content": content})
         return rendered
 
@@ -204,29 +204,24 @@ class SimulatedUser:
 class _Turns:
     """Sends the conversation to the provider under test, as promptfoo does."""
 
-    user: SimulatedUser
+    stateful: bool
     target: CompletionProvider
-    completions: Completions
-    user_spec: ProviderSpec
     context: CallContext
     system: str
 
-    async def agent(self, talk: _Conversation, turn: str) -> ProviderResponse:
+    async def agent(self, talk: _Conversation, when: str) -> ProviderResponse:
+        """The agent's answer to the conversation so far, added to it; ``when`` names the turn in an error."""
         history: list[Message] = talk.messages
-        if self.user.stateful:  # the agent keeps the history: only the newest message, once it has a session
+        if self.stateful:  # the agent keeps the history: only the newest message, once it has a session
             history = [talk.messages[-1]]
         session = talk.session_id if talk.session_id is not None else self.context.vars.get("sessionId")
-        head = (
-            [] if self.user.stateful and session is not None else [{"role": "system", "content": self.system}]
-        )
+        head = [] if self.stateful and session is not None else [{"role": "system", "content": self.system}]
         context = replace(self.context, original_provider=None, completions=None)
         if talk.session_id is not None:
             context = replace(context, vars={**self.context.vars, "sessionId": talk.session_id})
         response = await self.target.complete([*head, *history], context)
         if response.error is not None:
-            return replace(
-                response, error=f"{self.target.id} failed at {turn} of the conversation: {response.error}"
-            )
+            return replace(response, error=f"{self.target.id} failed {when}: {response.error}")
         talk.answered(response)
         return response
 
@@ -250,12 +245,13 @@ def _message_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
-def _is_message(item: Any) -> bool:
+def is_message(item: Any) -> bool:
+    """``{role, content}`` with text in both, the role one of ROLES or a template that may render to one."""
     return (
         isinstance(item, Mapping)
         and isinstance(item.get("role"), str)
         and isinstance(item.get("content"), str)
-        and (item["role"] in _ROLES or "{" in item["role"])
+        and (item["role"] in ROLES or "{" in item["role"])
     )
 
 
