@@ -13,6 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evalh.cli.app import app
+from evalh.model import Prompt, ProviderSpec, Suite, TestCase
+from evalh.runner.sharding import run_fingerprint
 from tests.loopback import LoopbackServer, Reply, Request
 
 USER = "/user/v1/chat/completions"
@@ -335,3 +337,18 @@ def test_initial_messages_from_a_file_and_a_conversation_replayed_from_the_cache
     code, rows, stderr = run(tmp_path, suite, "--no-progress-bar")
     assert code == 0, stderr
     assert rows[0]["response"]["output"] == expected and len(loopback.requests) == calls
+
+
+def test_shards_of_one_run_share_the_simulated_users_config() -> None:
+    def fingerprint(turns: int) -> str:
+        user = ProviderSpec(id="openai:chat:m", config={"apiKey": "sk-user-secret-1234567890"})
+        stand_in = ProviderSpec(
+            id="promptfoo:simulated-user", config={"maxTurns": turns, "userProvider": user}
+        )
+        test = TestCase(index=0, vars={"company": "Fly"}, stand_in=stand_in)
+        suite = Suite(
+            tests=(test,), prompts=(Prompt(raw="hi", label="hi"),), providers=(ProviderSpec(id="echo"),)
+        )
+        return run_fingerprint(suite, 1)
+
+    assert fingerprint(3) == fingerprint(3) != fingerprint(4)
