@@ -19,6 +19,7 @@ from evalh.errors import ConfigError, Where, then
 from evalh.model import ProviderChoice, ProviderSpec, TestCase
 from evalh.providers.registry import capabilities_of
 from evalh.providers.simulated_user import SIMULATED_USER_ID, is_message, user_model_of
+from evalh.templating import referenced_names
 
 __all__ = ["check_user_models", "stand_in_of"]
 
@@ -68,6 +69,8 @@ def _checked_config(config: Mapping[str, Any], where: Where, ctx: LoadContext) -
     for key, kind, shape in (("instructions", str, "a string"), ("stateful", bool, "true or false")):
         if config.get(key) is not None and not isinstance(config[key], kind):
             raise ConfigError(f"{key} must be {shape}", where=then(where, f".{key}"))
+    if isinstance(config.get("instructions"), str):  # a template: its syntax is checked now
+        referenced_names(config["instructions"], where=then(where, ".instructions"))
     if config.get("initialMessages") is not None:
         checked["initialMessages"] = _initial_messages(
             config["initialMessages"], then(where, ".initialMessages"), ctx
@@ -95,6 +98,8 @@ def _initial_messages(value: Any, where: Where, ctx: LoadContext) -> Any:
                 "a message must be {role: user | assistant | system, content: text}",
                 where=then(where, f"[{index}]"),
             )
+        for key in ("role", "content"):
+            referenced_names(item[key], where=then(where, f"[{index}].{key}"))
     return value
 
 

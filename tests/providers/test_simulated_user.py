@@ -244,6 +244,10 @@ def test_a_judge_grades_the_whole_conversation(loopback: LoopbackServer, tmp_pat
             "initialMessages[0]: a message must be",
         ),
         ('{id: "promptfoo:simulated-user", config: {userProvider: opneai:chat:m}}', "unknown provider id"),
+        (
+            '{id: "promptfoo:simulated-user", config: {userProvider: echo, instructions: "You are {{ name"}}',
+            "config.instructions",
+        ),
     ],
 )
 def test_config_mistakes_are_located_errors(
