@@ -28,6 +28,7 @@ from evalh.config.prompts import load_prompts
 from evalh.config.providers import check_choice, load_providers, parse_choice
 from evalh.config.recorded_checks import check_recorded_outputs
 from evalh.config.schema import defs_validator, schema_problems
+from evalh.config.stand_in import check_user_models
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, ConfigFileError, SchemaError, Where
@@ -307,6 +308,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
             origins.update((test.index, raw.origin) for test in made)
             tests.extend(made)
     AssertionChecker(ctx, suite_default, ctx.where_of).check_tests(tests)
+    check_user_models(tests, suite_default, ctx)
     if "prompts" not in skip.keys:  # else the prompts they name are not loaded
         check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
         check_provider_prompt_refs(providers, prompts, ctx)

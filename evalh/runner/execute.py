@@ -202,9 +202,14 @@ class _Execution:
         context = CallContext(
             vars=job.test.vars, test=job.test, prompt_label=job.prompt.label, timeout_s=self.timeout_s
         )
-        response = await self.services.call_provider(
-            job.provider, job.rendered_prompt, context, job.prompt.config
-        )
+        if job.test.stand_in is not None:  # a test's provider: it drives the provider under test
+            response = await self.services.stand_in(
+                job.test.stand_in, job.provider, job.rendered_prompt, context, job.prompt.config
+            )
+        else:
+            response = await self.services.call_provider(
+                job.provider, job.rendered_prompt, context, job.prompt.config
+            )
         if self.delay_s and not response.cached:  # --delay: promptfoo waits after each real call
             await asyncio.sleep(self.delay_s)
         if response.error is None and response.output is None:
