@@ -40,8 +40,7 @@ def load_tracing(
     if settings.enabled and forwarding and forwarding.get("enabled", True):
         warn(
             ConfigError(
-                "tracing.forwarding is not followed: evalh keeps a run's spans with its rows and sends "
-                "them nowhere else",
+                "not followed: evalh keeps a run's spans with its rows and sends them nowhere else",
                 where=forwarding_where,
                 hint="Export to your collector from the provider as well, or remove tracing.forwarding",
             ),
