@@ -106,7 +106,7 @@ def test_a_port_in_use_stops_the_run_before_any_call(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         suite = python_suite(tmp_path, ["search"], replace(TRACED, port=taken.getsockname()[1]))
-        with pytest.raises(ConfigError, match="tracing.otlp.http.port"):
+        with pytest.raises(ConfigError, match=r"tracing\.otlp\.http\.port"):
             run_suite(suite, RunOptions())
 
 

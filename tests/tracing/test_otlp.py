@@ -105,12 +105,14 @@ def test_protobuf_from_the_sdks_own_encoder() -> None:
     provider = TracerProvider(resource=Resource.create({"service.name": "py-agent"}))
     provider.add_span_processor(SimpleSpanProcessor(kept))
     tracer = provider.get_tracer("test")
-    with tracer.start_as_current_span("agent") as parent:
-        with tracer.start_as_current_span("tool.lookup") as child:
-            child.set_attribute("tool.name", "lookup")
-            child.set_attribute("tool.arguments", '{"id": 7}')
-            child.set_attribute("sizes", [1, 2, 3])
-            child.set_status(Status(StatusCode.ERROR, "not found"))
+    with (
+        tracer.start_as_current_span("agent") as parent,
+        tracer.start_as_current_span("tool.lookup") as child,
+    ):
+        child.set_attribute("tool.name", "lookup")
+        child.set_attribute("tool.arguments", '{"id": 7}')
+        child.set_attribute("sizes", [1, 2, 3])
+        child.set_status(Status(StatusCode.ERROR, "not found"))
     body = encode_spans(kept.spans).SerializeToString()
     decoded = decode_export(body, "application/x-protobuf")
     by_name = {span.name: span for span in decoded.spans}

@@ -49,9 +49,12 @@ def test_the_real_exporter_sends_protobuf_spans_that_join_their_trace(receiver: 
     exporter = OTLPSpanExporter(endpoint=receiver.base_url + "/v1/traces")
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("agent")
-    with tracer.start_as_current_span("agent.run", context=extract({"traceparent": context.traceparent})):
-        with tracer.start_as_current_span("tool.search") as tool:
-            tool.set_attribute("tool.name", "search")
+    parent = extract({"traceparent": context.traceparent})
+    with (
+        tracer.start_as_current_span("agent.run", context=parent),
+        tracer.start_as_current_span("tool.search") as tool,
+    ):
+        tool.set_attribute("tool.name", "search")
     with tracer.start_as_current_span("unrelated"):  # a trace the run did not issue
         pass
     provider.shutdown()
