@@ -232,3 +232,30 @@ def test_the_config_block_is_read_as_promptfoo_writes_it(tmp_path: Path) -> None
         )
     )
     assert load_suite(config).tracing == TracingSettings(enabled=True, port=0, receive=True, wait_ms=500)
+
+
+def test_assertions_read_the_rows_spans_through_ctx_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalh.assertions import registry
+    from evalh.assertions.base import AssertionContext
+    from evalh.model import Measurement
+
+    seen: list[tuple[str, int]] = []
+
+    async def count_spans(ctx: AssertionContext) -> Measurement:
+        assert ctx.trace is not None
+        spans = await ctx.trace.spans()
+        seen.append((ctx.trace.trace_id, len(spans)))
+        return Measurement(value=float(len(spans)), subject="spans")
+
+    registry.all_assertions()  # the families registered first
+    definition = registry.AssertionDef(name="x-span-count", fn=count_spans, family="test", description="")
+    monkeypatch.setitem(registry._REGISTRY, "x-span-count", definition)
+    suite = python_suite(tmp_path, ["search", "book"])
+    suite = replace(
+        suite, tests=tuple(replace(t, asserts=(AssertionSpec(type="x-span-count"),)) for t in suite.tests)
+    )
+    run = run_suite(suite, RunOptions())
+    assert [row.status for row in run.results] == [Status.PASS, Status.PASS]
+    assert sorted(seen) == sorted((row.trace.trace_id, 3) for row in run.results if row.trace)
