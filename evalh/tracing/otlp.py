@@ -90,7 +90,6 @@ def _parse_json(body: bytes) -> Mapping[str, Any]:
 
 
 def _parse_protobuf(body: bytes) -> Mapping[str, Any]:
-    from google.protobuf.json_format import MessageToDict
     from google.protobuf.message import DecodeError
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -99,8 +98,59 @@ def _parse_protobuf(body: bytes) -> Mapping[str, Any]:
         request.ParseFromString(body)
     except (DecodeError, RecursionError, ValueError) as error:
         raise OtlpError(f"the body is not an ExportTraceServiceRequest in protobuf: {error}") from None
-    decoded: Mapping[str, Any] = MessageToDict(request)
-    return decoded
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": _protobuf_attributes(resource_spans.resource.attributes)},
+                "scopeSpans": [
+                    {"spans": [_protobuf_span(span) for span in scope_spans.spans]}
+                    for scope_spans in resource_spans.scope_spans
+                ],
+            }
+            for resource_spans in request.resource_spans
+        ]
+    }
+
+
+# The protobuf classes read into OTLP/JSON's shape (ids in hex, enums as numbers), so one walker reads both
+# encodings; by hand rather than json_format.MessageToDict, which is about ten times slower per span.
+def _protobuf_span(span: Any) -> dict[str, Any]:
+    return {
+        "traceId": span.trace_id.hex(),
+        "spanId": span.span_id.hex(),
+        "parentSpanId": span.parent_span_id.hex(),
+        "name": span.name,
+        "kind": span.kind,
+        "startTimeUnixNano": span.start_time_unix_nano,
+        "endTimeUnixNano": span.end_time_unix_nano,
+        "attributes": _protobuf_attributes(span.attributes),
+        "status": {"code": span.status.code, "message": span.status.message},
+    }
+
+
+def _protobuf_attributes(pairs: Any) -> list[dict[str, Any]]:
+    return [{"key": pair.key, "value": _protobuf_value(pair.value)} for pair in pairs[:MAX_ATTRIBUTES]]
+
+
+_SCALARS = {
+    "string_value": "stringValue",
+    "bool_value": "boolValue",
+    "int_value": "intValue",
+    "double_value": "doubleValue",
+}
+
+
+def _protobuf_value(value: Any) -> dict[str, Any]:
+    which = value.WhichOneof("value")
+    if which in _SCALARS:
+        return {_SCALARS[which]: getattr(value, which)}
+    if which == "array_value":
+        return {"arrayValue": {"values": [_protobuf_value(item) for item in value.array_value.values]}}
+    if which == "kvlist_value":
+        return {"kvlistValue": {"values": _protobuf_attributes(value.kvlist_value.values)}}
+    if which == "bytes_value":
+        return {"bytesValue": base64.b64encode(value.bytes_value).decode("ascii")}
+    return {}
 
 
 def _list(value: Any, where: str) -> list[Any]:

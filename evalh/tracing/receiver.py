@@ -14,6 +14,7 @@ import errno
 import gzip
 import json
 import threading
+import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -26,7 +27,8 @@ __all__ = ["LOOPBACK", "OtlpReceiver"]
 
 LOOPBACK = "127.0.0.1"
 TRACES_PATH = "/v1/traces"
-_READ_TIMEOUT_S = 10.0
+_READ_TIMEOUT_S = 10.0  # each read of a connection
+_BODY_DEADLINE_S = 30.0  # a whole body
 _MAX_CONNECTIONS = 64  # requests handled at once; more wait in the listen backlog
 _INVALID_ARGUMENT = 3  # google.rpc.Code
 
@@ -105,9 +107,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(length_text)
         if length > MAX_BODY_BYTES:  # not read: the connection is closed instead
             return self._reply(413, kind, f"the body is larger than {MAX_BODY_BYTES} bytes", close=True)
-        body = self.rfile.read(length)
-        if len(body) < length:
-            return self._reply(400, kind, "the body ended early", close=True)
+        body = self._read_body(length)
+        if body is None:
+            return self._reply(400, kind, "the body ended early or came too slowly", close=True)
         encoding = self.headers.get("Content-Encoding", "").strip().lower()
         try:
             decoded = decode_export(_inflate(body, encoding), self.headers.get("Content-Type", ""))
@@ -120,6 +122,23 @@ class _Handler(BaseHTTPRequestHandler):
         rejected = decoded.rejected + refused
         problem = decoded.problem or ("spans refused: unknown trace ids or over the bound" if refused else "")
         self._send(200, kind, _success_body(kind, rejected, problem))
+
+    def _read_body(self, length: int) -> bytes | None:
+        """``length`` bytes, or None when the client stops early or takes longer than the deadline in
+        all (each read has the socket's timeout; a client trickling a byte at a time meets this one)."""
+        deadline = time.monotonic() + _BODY_DEADLINE_S
+        chunks: list[bytes] = []
+        left = length
+        try:
+            while left > 0 and time.monotonic() < deadline:
+                chunk = self.rfile.read1(min(left, 65536))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+        except OSError:  # the socket's own timeout
+            return None
+        return b"".join(chunks) if left == 0 else None
 
     def _reply(self, status: int, kind: str, message: str, *, close: bool = False) -> None:
         if kind == "protobuf":

@@ -179,3 +179,26 @@ def test_the_receiver_listens_on_loopback_only_and_stops(receiver: OtlpReceiver)
     receiver.stop()
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def _raw_post(port: int, declared: int, body: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(
+            b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {declared}\r\n\r\n".encode()
+            + body
+        )
+        connection.shutdown(socket.SHUT_WR)
+        return connection.recv(65536)
+
+
+def test_a_body_shorter_than_declared_is_a_400(receiver: OtlpReceiver) -> None:
+    assert _raw_post(receiver.port, 100, b"{}").startswith(b"HTTP/1.1 400")
+
+
+def test_a_body_past_its_deadline_is_a_400(receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalh.tracing import receiver as module
+
+    monkeypatch.setattr(module, "_BODY_DEADLINE_S", 0.0)  # every body is late: the trickling client's fate
+    reply = _raw_post(receiver.port, 2, b"{}")
+    assert reply.startswith(b"HTTP/1.1 400") and b"too slowly" in reply
