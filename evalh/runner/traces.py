@@ -17,7 +17,6 @@ from typing import Any
 from evalh.common.environment import overlaid
 from evalh.errors import EvalhError
 from evalh.model import ProviderResponse, RowTrace, TraceContext, TracingSettings
-from evalh.providers.chat import ChatProvider
 from evalh.runner.plan import Job
 from evalh.runner.services import ProviderPool
 from evalh.tracing.collector import CollectedTrace, SpanCollector
@@ -54,6 +53,8 @@ class RunTracing:
             provider = pool.get(job.provider)
         except EvalhError:  # the call's error says why already
             return
+        from evalh.providers.chat import ChatProvider  # lazily: it brings httpx, which a run may not need
+
         if not isinstance(provider, ChatProvider):
             return
         ended_ns = time.time_ns()

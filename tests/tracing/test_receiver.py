@@ -202,3 +202,18 @@ def test_a_body_past_its_deadline_is_a_400(receiver: OtlpReceiver, monkeypatch: 
     monkeypatch.setattr(module, "_BODY_DEADLINE_S", 0.0)  # every body is late: the trickling client's fate
     reply = _raw_post(receiver.port, 2, b"{}")
     assert reply.startswith(b"HTTP/1.1 400") and b"too slowly" in reply
+
+
+def test_gzip_bodies_from_the_real_exporter(receiver: OtlpReceiver) -> None:
+    from opentelemetry.exporter.otlp.proto.http import Compression
+
+    context = receiver.collector.issue()
+    provider = TracerProvider()
+    exporter = OTLPSpanExporter(endpoint=receiver.base_url + "/v1/traces", compression=Compression.Gzip)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with provider.get_tracer("agent").start_as_current_span(
+        "zipped", context=extract({"traceparent": context.traceparent})
+    ):
+        pass
+    provider.shutdown()
+    assert [span.name for span in receiver.collector.row_trace(context.trace_id).spans] == ["zipped"]
