@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,7 @@ MAX_ATTRIBUTES = 128  # per span (the SDK's own default limit), the rest dropped
 MAX_STRING_CHARS = 16_384  # one string value, cut beyond
 MAX_VALUE_DEPTH = 8  # arrays / key-value lists inside one another
 _TOO_DEEP = "[nested too deep]"
+_HEX = re.compile(r"[0-9a-f]+")
 
 _KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 _STATUS_CODES = ("UNSET", "OK", "ERROR")
@@ -221,7 +223,7 @@ def _span(raw: Mapping[str, Any], service: str) -> Span:
 
 def is_valid_id(text: str, size: int) -> bool:
     """Whether ``text`` is ``size`` bytes in lowercase hex, not all zero (W3C's invalid id)."""
-    return len(text) == 2 * size and all(c in "0123456789abcdef" for c in text) and text != "0" * (2 * size)
+    return len(text) == 2 * size and _HEX.fullmatch(text) is not None and text != "0" * (2 * size)
 
 
 def _id(value: Any, size: int, name: str) -> str:

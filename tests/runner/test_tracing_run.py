@@ -259,3 +259,20 @@ def test_assertions_read_the_rows_spans_through_ctx_trace(
     run = run_suite(suite, RunOptions())
     assert [row.status for row in run.results] == [Status.PASS, Status.PASS]
     assert sorted(seen) == sorted((row.trace.trace_id, 3) for row in run.results if row.trace)
+
+
+def test_without_the_receiver_only_evalhs_own_spans_are_kept(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    loopback.route("POST", "/v1/chat/completions", chat_reply)
+    no_receiver = replace(TRACED, port=_free_port(), receive=False)
+    (row,) = run_suite(chat_suite(loopback, no_receiver), RunOptions()).results
+    assert row.trace is not None and [span.name for span in row.trace.spans] == ["chat tiny"]
+    script = tmp_path / "show_env.py"
+    script.write_text("import os\nprint(os.environ.get('OTEL_EXPORTER_OTLP_ENDPOINT', 'none'))\n")
+    provider = ProviderSpec(id=f"exec:{sys.executable} {script}", base_dir=str(tmp_path))
+    suite = Suite(
+        tests=(TestCase(index=0, vars={}),), prompts=(Prompt(raw="hi", label="p"),), providers=(provider,)
+    )
+    (row,) = run_suite(replace(suite, tracing=no_receiver), RunOptions()).results
+    assert row.output == "none" and row.trace is not None and row.trace.spans == ()
