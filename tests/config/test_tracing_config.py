@@ -25,7 +25,9 @@ def test_absent_block_is_off(tmp_path: Path) -> None:
 
 
 def test_promptfoos_minimal_block(tmp_path: Path) -> None:
-    loaded = load_suite(config(tmp_path, "tracing: {enabled: true, otlp: {http: {enabled: true}}}\n")).tracing
+    block = "tracing: {enabled: true, failOnReceiverStartFailure: true, otlp: {http: {enabled: true}}}\n"
+    with warnings_to(None, strict=True):  # no key of it is unknown
+        loaded = load_suite(config(tmp_path, block)).tracing
     assert loaded == TracingSettings(enabled=True, port=4318, receive=True, wait_ms=3000)
 
 
