@@ -121,22 +121,19 @@ class CollectedTrace:
         self.collector = collector
         self.answered_at = answered_at  # time.monotonic() when the provider answered
         self.deadline = answered_at + max(0, wait_ms) / 1000
-        self._settled = False
+        self._settled: RowTrace | None = None
 
-    async def settle(self) -> None:
-        """Wait until the trace is quiet for :data:`QUIET_S`, or the deadline passed."""
-        while not self._settled:
+    async def row_trace(self) -> RowTrace:
+        """The trace once quiet for :data:`QUIET_S`, or at the deadline; the same snapshot afterwards, so
+        every assertion of the row and its result see the same spans."""
+        while self._settled is None:
             now = time.monotonic()
             quiet_since = max(self.answered_at, self.collector.last_arrival(self.trace_id))
             if now - quiet_since >= QUIET_S or now >= self.deadline:
-                self._settled = True
+                self._settled = self.collector.row_trace(self.trace_id)
                 break
             await asyncio.sleep(min(_POLL_S, max(0.0, self.deadline - now)))
+        return self._settled
 
     async def spans(self) -> tuple[Span, ...]:
-        await self.settle()
-        return self.collector.row_trace(self.trace_id).spans
-
-    async def row_trace(self) -> RowTrace:
-        await self.settle()
-        return self.collector.row_trace(self.trace_id)
+        return (await self.row_trace()).spans
