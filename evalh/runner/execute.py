@@ -217,6 +217,7 @@ class _Execution:
             timeout_s=self.timeout_s,
             trace=trace,
         )
+        started_ns = time.time_ns()
         if job.test.stand_in is not None:  # a test's provider: it drives the provider under test
             response = await self.services.stand_in(
                 job.test.stand_in, job.provider, job.rendered_prompt, context, job.prompt.config
@@ -226,7 +227,7 @@ class _Execution:
                 job.provider, job.rendered_prompt, context, job.prompt.config
             )
         if trace is not None and self.tracing is not None:
-            self.tracing.record_call(job, self.pool, trace, response)
+            self.tracing.record_call(job, self.pool, trace, response, started_ns)
         if self.delay_s and not response.cached:  # --delay: promptfoo waits after each real call
             await asyncio.sleep(self.delay_s)
         if response.error is None and response.output is None:

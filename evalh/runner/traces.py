@@ -1,5 +1,5 @@
 """A run's tracing: the receiver for the run's lifetime, a trace context per provider call, evalh's own
-span for built-in chat providers, and each row's trace (for its assertions and its result).
+spans of each call (the target span, and a GenAI span for built-in chat providers), and each row's trace (for its assertions and its result).
 
 Started by :func:`run_tracing` when ``Suite.tracing.enabled``; stopped when the run ends, however it
 ends. The receiver's URL reaches user code through the run's environment overlay
@@ -19,8 +19,8 @@ from evalh.errors import EvalhError
 from evalh.model import ProviderResponse, RowTrace, TraceContext, TracingSettings
 from evalh.runner.plan import Job
 from evalh.runner.services import ProviderPool
-from evalh.tracing.collector import CollectedTrace, SpanCollector
-from evalh.tracing.genai import genai_span
+from evalh.tracing.collector import CollectedTrace, SpanCollector, new_trace_context
+from evalh.tracing.genai import genai_span, target_span
 from evalh.tracing.receiver import OtlpReceiver
 
 __all__ = ["ENDPOINT_ENV", "RunTracing", "run_tracing"]
@@ -44,23 +44,35 @@ class RunTracing:
         return self.collector.issue()
 
     def record_call(
-        self, job: Job, pool: ProviderPool, trace: TraceContext, response: ProviderResponse
+        self,
+        job: Job,
+        pool: ProviderPool,
+        trace: TraceContext,
+        response: ProviderResponse,
+        started_ns: int,
     ) -> None:
-        """evalh's span of a built-in chat provider's call (not of an answer read from the cache)."""
-        if response.cached:
-            return
-        try:
-            provider = pool.get(job.provider)
-        except EvalhError:  # the call's error says why already
-            return
-        from evalh.providers.chat import ChatProvider  # lazily: it brings httpx, which a run may not need
-
-        if not isinstance(provider, ChatProvider):
-            return
+        """evalh's spans of a call that began at ``started_ns``: the target span, and a built-in chat
+        provider's GenAI span below it (not for an answer read from the cache)."""
         ended_ns = time.time_ns()
+        self.collector.add(
+            [
+                target_span(
+                    trace,
+                    name=job.provider.label or job.provider.id,
+                    provider_id=job.provider.id,
+                    response=response,
+                    started_ns=started_ns,
+                    ended_ns=ended_ns,
+                    test_index=job.test.index,
+                )
+            ]
+        )
+        if response.cached or not self._is_chat(pool, job):
+            return
         config: dict[str, Any] = {**job.provider.config, **job.prompt.config}
         span = genai_span(
             trace,
+            span_id=new_trace_context().span_id,
             provider_id=job.provider.id,
             config=config,
             response=response,
@@ -70,6 +82,16 @@ class RunTracing:
             prompt_label=job.prompt.label,
         )
         self.collector.add([span])
+
+    @staticmethod
+    def _is_chat(pool: ProviderPool, job: Job) -> bool:
+        try:
+            provider = pool.get(job.provider)
+        except EvalhError:  # the call's error says why already
+            return False
+        from evalh.providers.chat import ChatProvider  # lazily: it brings httpx, which a run may not need
+
+        return isinstance(provider, ChatProvider)
 
     def source(self, trace: TraceContext) -> CollectedTrace:
         """The row's trace for its assertions, waiting from now (the provider just answered)."""

@@ -1,6 +1,6 @@
 """A traced run end to end: the receiver for the run, a trace context per call reaching Python, exec and
-HTTP providers, spans joined to their row by trace id, evalh's GenAI span, no cache reads, and the
-receiver gone after the run."""
+HTTP providers, spans joined to their row by trace id, evalh's target span of every call (and a GenAI span
+for chat providers), no cache reads, and the receiver gone after the run."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ from evalh.model import (
     RunOptions,
     Status,
     Suite,
+    Span,
     TestCase,
+    TestResult,
     TracingSettings,
 )
 from evalh.runner.execute import run_suite
@@ -57,6 +59,12 @@ def call_api(prompt, options, context):
 """
 
 
+def provider_spans(row: TestResult) -> list[Span]:
+    """The spans the provider exported: the row's trace without evalh's own."""
+    assert row.trace is not None
+    return [span for span in row.trace.spans if span.service != "evalh"]
+
+
 def python_suite(tmp_path: Path, names: list[str], tracing: TracingSettings = TRACED) -> Suite:
     (tmp_path / "agent.py").write_text(AGENT)
     provider = ProviderSpec(id="file://agent.py", base_dir=str(tmp_path))
@@ -73,9 +81,13 @@ def test_spans_from_the_real_exporter_join_their_row_with_rows_in_parallel(tmp_p
     for name, row in zip(names, run.results, strict=True):
         assert row.trace is not None
         assert row.output == row.trace.trace_id  # the provider's context['traceId']
-        assert [span.name for span in row.trace.spans] == ["agent.run", f"tool.{name}", f"tool.{name}"]
+        target, *exported = row.trace.spans  # evalh's span of the call starts first
+        assert (target.name, target.kind, target.status_code) == ("file://agent.py", "CLIENT", "OK")
+        assert target.attributes["promptfoo.span.role"] == "target"
+        assert [span.name for span in exported] == ["agent.run", f"tool.{name}", f"tool.{name}"]
+        assert exported[0].parent_span_id == target.span_id  # the provider's spans hang below the call
         assert {span.trace_id for span in row.trace.spans} == {row.trace.trace_id}
-        tools = [span.attributes for span in row.trace.spans[1:]]
+        tools = [span.attributes for span in exported[1:]]
         assert tools == [{"tool.name": name, "step": 0}, {"tool.name": name, "step": 1}]
     assert len({row.trace.trace_id for row in run.results if row.trace}) == len(names)
 
@@ -96,7 +108,7 @@ def _free_port() -> int:
 def test_the_receiver_lives_for_the_run_only(tmp_path: Path) -> None:
     port = _free_port()
     run = run_suite(python_suite(tmp_path, ["search"], replace(TRACED, port=port)), RunOptions())
-    assert run.results[0].trace is not None and len(run.results[0].trace.spans) == 3
+    assert len(provider_spans(run.results[0])) == 3
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
 
@@ -138,7 +150,7 @@ def test_malformed_otlp_gets_a_400_and_the_run_goes_on(tmp_path: Path) -> None:
     suite = Suite(tests=tests, prompts=(Prompt(raw="hi", label="p"),), providers=(provider,), tracing=TRACED)
     (row,) = run_suite(suite, RunOptions()).results
     assert row.status is Status.PASS
-    assert row.trace is not None and [span.name for span in row.trace.spans] == ["step"] * 3
+    assert [span.name for span in provider_spans(row)] == ["step"] * 3
 
 
 def test_exec_providers_get_traceparent_and_the_endpoint_in_their_environment(tmp_path: Path) -> None:
@@ -174,8 +186,9 @@ def test_chat_providers_send_traceparent_and_get_evalhs_genai_span(loopback: Loo
     loopback.route("POST", "/v1/chat/completions", chat_reply)
     (row,) = run_suite(chat_suite(loopback, TRACED), RunOptions()).results
     assert row.trace is not None
-    (span,) = row.trace.spans
-    assert loopback.requests[0].header("traceparent") == f"00-{row.trace.trace_id}-{span.span_id}-01"
+    target, span = row.trace.spans
+    assert loopback.requests[0].header("traceparent") == f"00-{row.trace.trace_id}-{target.span_id}-01"
+    assert target.name == "openai:chat:tiny" and span.parent_span_id == target.span_id
     assert span.name == "chat tiny" and span.kind == "CLIENT" and span.status_code == "OK"
     assert span.attributes["gen_ai.system"] == "openai"
     assert span.attributes["gen_ai.request.model"] == "tiny"
@@ -258,7 +271,7 @@ def test_assertions_read_the_rows_spans_through_ctx_trace(
     )
     run = run_suite(suite, RunOptions())
     assert [row.status for row in run.results] == [Status.PASS, Status.PASS]
-    assert sorted(seen) == sorted((row.trace.trace_id, 3) for row in run.results if row.trace)
+    assert sorted(seen) == sorted((row.trace.trace_id, 4) for row in run.results if row.trace)
 
 
 def test_without_the_receiver_only_evalhs_own_spans_are_kept(
@@ -267,7 +280,10 @@ def test_without_the_receiver_only_evalhs_own_spans_are_kept(
     loopback.route("POST", "/v1/chat/completions", chat_reply)
     no_receiver = replace(TRACED, port=_free_port(), receive=False)
     (row,) = run_suite(chat_suite(loopback, no_receiver), RunOptions()).results
-    assert row.trace is not None and [span.name for span in row.trace.spans] == ["chat tiny"]
+    assert row.trace is not None and [span.name for span in row.trace.spans] == [
+        "openai:chat:tiny",
+        "chat tiny",
+    ]
     script = tmp_path / "show_env.py"
     script.write_text("import os\nprint(os.environ.get('OTEL_EXPORTER_OTLP_ENDPOINT', 'none'))\n")
     provider = ProviderSpec(id=f"exec:{sys.executable} {script}", base_dir=str(tmp_path))
@@ -275,4 +291,4 @@ def test_without_the_receiver_only_evalhs_own_spans_are_kept(
         tests=(TestCase(index=0, vars={}),), prompts=(Prompt(raw="hi", label="p"),), providers=(provider,)
     )
     (row,) = run_suite(replace(suite, tracing=no_receiver), RunOptions()).results
-    assert row.output == "none" and row.trace is not None and row.trace.spans == ()
+    assert row.output == "none" and provider_spans(row) == []
