@@ -1,5 +1,6 @@
 """A run's tracing: the receiver for the run's lifetime, a trace context per provider call, evalh's own
-spans of each call (the target span, and a GenAI span for built-in chat providers), and each row's trace (for its assertions and its result).
+spans of each call (the target span, and a GenAI span for built-in chat providers), and each row's
+trace (for its assertions and its result).
 
 Started by :func:`run_tracing` when ``Suite.tracing.enabled``; stopped when the run ends, however it
 ends. The receiver's URL reaches user code through the run's environment overlay
