@@ -13,6 +13,7 @@ is an ERROR saying which and how to fix it, never a failure (promptfoo's "no tra
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -36,6 +37,11 @@ GLOB_TEXT: Mapping[str, Any] = {
 }
 _COUNT: Mapping[str, Any] = {"type": "number", "minimum": 0}
 
+EVALH_SERVICE = "evalh"  # the service of evalh's own spans of a call (evalh/tracing/genai.py)
+ONLY_EVALH_SPANS = (
+    " (the trace holds only evalh's span of the provider call: the provider exported no spans of its own;"
+    " see docs/agents.md, Tracing)"
+)
 _ERROR_ATTRIBUTES = ("error", "exception", "failed", "failure")
 _ERROR_MESSAGE = re.compile(r"error|failed|failure|exception|timeout|abort", re.IGNORECASE)
 
@@ -64,9 +70,22 @@ def on_spans(fn: SpansHandler) -> Callable[[AssertionContext], Awaitable[Asserti
     @functools.wraps(fn)
     async def run(ctx: AssertionContext) -> AssertionResult | Measurement:
         spans = await row_spans(ctx)
-        return spans if isinstance(spans, AssertionResult) else await fn(ctx, spans)
+        if isinstance(spans, AssertionResult):
+            return spans
+        outcome = await fn(ctx, spans)
+        if isinstance(outcome, Measurement) and all(span.service == EVALH_SERVICE for span in spans):
+            return _with_hint(outcome)
+        return outcome
 
     return run
+
+
+def _with_hint(outcome: Measurement) -> Measurement:
+    """A measurement over evalh's own spans only (the provider exported none), saying so: as in promptfoo
+    the trace holds the call's span, so the check runs, but its reader learns why no tool was seen."""
+    if outcome.plain is not None:
+        return dataclasses.replace(outcome, plain=outcome.plain + ONLY_EVALH_SPANS)
+    return dataclasses.replace(outcome, suffix=outcome.suffix + ONLY_EVALH_SPANS)
 
 
 def bounds_problem(value: Any, _config: Mapping[str, Any] | None = None) -> str | None:

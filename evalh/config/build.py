@@ -35,6 +35,7 @@ from evalh.config.files import (
 from evalh.config.locate import JsonPath, format_path
 from evalh.config.prompt_refs import merged_prompt_refs
 from evalh.config.providers import check_choice, parse_choice, parse_models
+from evalh.config.stand_in import stand_in_of
 from evalh.config.stored_outputs import late_var_names
 from evalh.config.tests_files import RawTest
 from evalh.config.transform_checks import check_test_transforms, transformed_vars, unused_context_transform
@@ -228,6 +229,11 @@ def _build_one(
         except ConfigError as error:
             ctx.problems.add_exception(error)
             return None
+    try:
+        stand_in = stand_in_of(data, shown, origin, (default, defaults.origin), ctx)
+    except ConfigError as error:
+        ctx.problems.add_exception(error)
+        return None
     has_output = "output" in data or "providerOutput" in data
     threshold = data.get("threshold", default.get("threshold"))
     return TestCase(
@@ -244,6 +250,7 @@ def _build_one(
         path=path,
         prompts=merged_prompt_refs(data, default),
         late_vars=late,
+        stand_in=stand_in,
     )
 
 

@@ -52,6 +52,19 @@ def test_no_trace_or_no_spans_is_an_error(kind: str, value: Any) -> None:
     assert empty.error and f"no spans for trace {TRACE_ID}" in empty.reason
 
 
+def test_a_trace_of_evalhs_own_span_only_is_graded_and_its_reason_says_so() -> None:
+    import dataclasses
+
+    from evalh.assertions.trace_checks import ONLY_EVALH_SPANS
+
+    own = dataclasses.replace(span("file://agent.py", 0, duration_ms=50), service="evalh")
+    for kind, value in [("trajectory:tool-used", "search"), ("trace-span-count", {"pattern": "*", "min": 1})]:
+        graded = run_trace_assertion(kind, value, [own])
+        assert not graded.error and graded.reason.endswith(ONLY_EVALH_SPANS)
+    passed, reason = verdict("trace-span-count", {"pattern": "*", "min": 1}, [own, span("tool.search", 1)])
+    assert passed and ONLY_EVALH_SPANS not in reason
+
+
 def test_span_count() -> None:
     assert verdict("trace-span-count", {"pattern": "*llm*", "min": 2}) == (
         True,
