@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import gzip
 import json
+import os
 import threading
 import time
 import zlib
@@ -162,7 +163,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    allow_reuse_address = False  # a port in use is an error, not shared
+    # SO_REUSEADDR: binds a port that only TIME_WAIT connections of an ended run still hold (a run
+    # right after another on the same fixed port); Linux and macOS still refuse a port another socket
+    # listens on. Not on Windows, where it would let two receivers share a port.
+    allow_reuse_address = os.name != "nt"
 
     def __init__(self, port: int, collector: SpanCollector) -> None:
         self.collector = collector
