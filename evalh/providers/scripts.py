@@ -154,10 +154,9 @@ def _too_large(who: str, verb: str, limit: int) -> str:
 
 
 def _response(result: Any, name: str) -> ProviderResponse:
-    """What a Python provider returned: a string (any value) or ``{output, error, tokenUsage, cost,
-    finishReason}``; a text output longer than the cap on one reply is an error (it came whole from the
-    function, but must not reach the reports). A ``finishReason`` is kept as given, as promptfoo keeps a
-    custom provider's (``finish-reason`` compares it without case)."""
+    """What a Python provider returned: a string (any value) or ``{output, error, tokenUsage, cost}``;
+    a text output longer than the cap on one reply is an error (it came whole from the function, but
+    must not reach the reports)."""
     output = result.get("output") if isinstance(result, Mapping) else result
     limit = max_reply_bytes()
     if (
@@ -177,12 +176,8 @@ def _response(result: Any, name: str) -> ProviderResponse:
             kind = result["output"].type_name
             return ProviderResponse(error=f"{name} returned {{output: a {kind}}}, not a string or JSON data")
         cost = result.get("cost")
-        finish_reason = result.get("finishReason")
         return ProviderResponse(
-            output=result.get("output"),
-            usage=_usage_from(result),
-            cost=float(cost) if cost else None,
-            metadata={"finishReason": finish_reason} if isinstance(finish_reason, str) else {},
+            output=result.get("output"), usage=_usage_from(result), cost=float(cost) if cost else None
         )
     return ProviderResponse(output=result)
 
