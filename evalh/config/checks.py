@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -75,6 +75,17 @@ def _checked_as_written(spec: AssertionSpec) -> bool:
     return written is not None and type(written) is type(spec.value) and written == spec.value
 
 
+# The assertion families that read a row's trace (evalh/assertions/trace_checks.py, trajectory.py).
+TRACE_FAMILIES = frozenset({"trace", "trajectory"})
+
+
+def _flattened(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
+    """Every assertion of a list, the children of assert-sets included."""
+    for spec in specs:
+        yield spec
+        yield from _flattened(spec.children)
+
+
 @dataclass
 class AssertionChecker:
     """Checks every assertion of every test; problems go to ``ctx.problems``."""
@@ -91,6 +102,26 @@ class AssertionChecker:
             for spec in test.asserts:
                 self._check(spec, test)
         self._report_missing_grader()
+
+    def warn_untraced(self, tests: Iterable[TestCase]) -> None:
+        """A trace assertion (``trajectory:*``, ``trace-*``) in a config without tracing would be an ERROR
+        on every row: say so once, at load (a warning; an error under --strict)."""
+        for test in tests:
+            spec = next((s for s in _flattened(test.asserts) if self._traces(s)), None)
+            if spec is None:
+                continue
+            where = self._where(spec)
+            message = f"{spec.full_type} grades the row's trace, but the config does not trace"
+            hint = "Add `tracing: {enabled: true}` to the config, or every row it grades is an ERROR"
+            if is_strict():
+                self.ctx.problems.add(message, where=where, hint=hint)
+            else:
+                warn(ConfigError(message, where=where, hint=hint), where=where, subject="tracing")
+            return
+
+    def _traces(self, spec: AssertionSpec) -> bool:
+        definition = self.registry.get(spec.base_type)
+        return definition is not None and definition.family in TRACE_FAMILIES
 
     def _where(self, spec: AssertionSpec) -> Where:
         return self.where_of.get(id(spec), spec.path)

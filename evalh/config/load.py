@@ -308,7 +308,8 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
             made = build_tests(raw, position, len(tests), defaults, ctx)
             origins.update((test.index, raw.origin) for test in made)
             tests.extend(made)
-    AssertionChecker(ctx, suite_default, ctx.where_of).check_tests(tests)
+    checker = AssertionChecker(ctx, suite_default, ctx.where_of)
+    checker.check_tests(tests)
     check_user_models(tests, suite_default, ctx)
     if "prompts" not in skip.keys:  # else the prompts they name are not loaded
         check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
@@ -326,6 +327,9 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
     forwarding_where = str(
         document.place(("tracing", "forwarding")) if "forwarding" in tracing else "tracing"
     )
+    tracing_settings = load_tracing(tracing, env, forwarding_where)
+    if not tracing_settings.enabled:
+        checker.warn_untraced(tests)
     return Suite(
         tests=tuple(tests),
         prompts=tuple(prompts),
@@ -340,7 +344,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         raw_config=redact_config(data) if ctx.report_config else {},
         input_files=tuple(str(path) for path in (ctx.config_file, *ctx.other_configs, *ctx.files_read)),
         derived_metrics=derived,
-        tracing=load_tracing(tracing, env, forwarding_where),
+        tracing=tracing_settings,
     )
 
 

@@ -63,3 +63,31 @@ def test_forwarding_is_accepted_with_a_warning(tmp_path: Path) -> None:
         loaded = load_suite(config(tmp_path, block)).tracing
     assert loaded.forward_to == "http://jaeger:4318"
     assert len(shown) == 1 and "c.yaml:3:3 tracing.forwarding: not followed" in shown[0]
+
+
+UNTRACED = """
+tests:
+  - vars: {q: a}
+    assert:
+      - type: contains
+        value: a
+      - type: assert-set
+        assert:
+          - type: trajectory:tool-used
+            value: search
+"""
+
+
+def test_a_trace_assertion_without_tracing_is_said_at_load(tmp_path: Path) -> None:
+    shown: list[str] = []
+    with warnings_to(shown.append):
+        load_suite(config(tmp_path, UNTRACED))
+    (message,) = shown
+    assert "tests[0].assert[1].assert[0]" in message and "does not trace" in message
+    assert "tracing: {enabled: true}" in message
+    with pytest.raises(ConfigError, match="does not trace"), warnings_to(None, strict=True):
+        load_suite(config(tmp_path, UNTRACED))
+    shown.clear()
+    with warnings_to(shown.append):
+        load_suite(config(tmp_path, "tracing: {enabled: true}\n" + UNTRACED))
+    assert shown == []
