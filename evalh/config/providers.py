@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,14 @@ from evalh.config.schema import defs_validator, schema_problems
 from evalh.errors import ConfigError, SchemaError, Where, then
 from evalh.model import ProviderChoice, ProviderSpec
 from evalh.providers.registry import PROVIDERS, find_entry
+from evalh.providers.tools import TOOL_KEYS
 from evalh.runtimes.transforms import transform_problem
 
 __all__ = [
     "check_choice",
     "check_provider_id",
     "load_providers",
+    "load_tool_files",
     "parse_choice",
     "parse_models",
     "parse_spec",
@@ -182,6 +185,36 @@ def _config_files_exist(value: Any, where: Where, base: Path, ctx: LoadContext) 
     return True
 
 
+def load_tool_files(config: Mapping[str, Any], where: Where, ctx: LoadContext) -> dict[str, Any]:
+    """``config`` with each ``file://`` tool setting (``tools: file://tools.yaml``, or a list of such
+    files, flattened as promptfoo does) replaced by the file's data, read once relative to the
+    config; the provider renders the data with each test's vars. Raises ConfigError (located)."""
+    loaded = dict(config)
+    for key in TOOL_KEYS:
+        value = config.get(key)
+        place = then(where, f".{key}")
+        if is_file_ref(value):
+            loaded[key] = _tool_file(value, place, ctx)
+        elif isinstance(value, list) and any(is_file_ref(item) for item in value):
+            items = [
+                _tool_file(item, then(place, f"[{i}]"), ctx) if is_file_ref(item) else item
+                for i, item in enumerate(value)
+            ]
+            flat = all(isinstance(item, list) for item in items)
+            loaded[key] = [tool for item in items for tool in item] if flat else items
+    return loaded
+
+
+def _tool_file(ref: str, where: Where, ctx: LoadContext) -> Any:
+    if "{{" in ref or "{%" in ref:
+        raise ConfigError(
+            f"the tools file path {ref!r} holds a template; evalh reads tool files once, at load",
+            where=where,
+            hint="Name the file itself (file://tools.yaml); its tool definitions may use {{ vars }}",
+        )
+    return ctx.load_value(ref, where, trim=False)
+
+
 # Settings many providers read from ``config`` (the HTTP layer, exec:, the runner): (kind, minimum).
 _SETTINGS = {
     "maxConcurrency": ("whole number", 1),
@@ -288,6 +321,11 @@ def _specs(
         spec = parse_spec(item, format_path(shown), str(ctx.base_dir))
         where = doc.place(doc_path, shown)
         if check_provider_id(spec, where, ctx):
+            try:
+                spec = replace(spec, config=load_tool_files(spec.config, then(where, ".config"), ctx))
+            except ConfigError as error:
+                ctx.problems.add_exception(error)
+                continue
             ctx.where_of[id(spec)] = where
             own = isinstance(item, Mapping) and "id" in item
             transform_at = (*doc_path, "transform") if own else (*doc_path, spec.id, "transform")

@@ -241,7 +241,11 @@ def _measure(name: str, sample: Mapping[str, Any], grader: ProviderSpec) -> Any:
         AssertionSpec(type=c["type"], value=c["value"], path="child") for c in sample.get("children", ())
     )
     ctx = dataclasses.replace(
-        ctx, cost=sample.get("cost"), spec=dataclasses.replace(ctx.spec, children=children)
+        ctx,
+        cost=sample.get("cost"),
+        spec=dataclasses.replace(ctx.spec, children=children),
+        provider_spec=sample.get("provider_spec"),
+        provider_metadata=sample.get("provider_metadata", {}),
     )
 
     async def scenario() -> Any:

@@ -1,0 +1,217 @@
+"""Assertions on tool calls, with promptfoo's semantics (``src/assertions/openai.ts``, ``toolCallF1.ts``,
+``finishReason.ts``, ``src/providers/openai/util.ts`` ``validateFunctionCall``).
+
+- ``is-valid-openai-tools-call``: the output is a non-empty list of ``{type: function, function: {name,
+  arguments}}`` calls (or a message holding ``tool_calls``), each naming a function the provider's
+  ``tools`` offer, with JSON arguments that validate against that function's ``parameters`` schema.
+- ``is-valid-openai-function-call``: the same for the legacy ``function_call`` and ``functions``.
+- ``tool-call-f1``: the F1 of the set of tool names called against the expected names.
+- ``finish-reason``: the provider's normalised finish reason equals the value (case-insensitive).
+
+The tools are the provider's config (a ``file://`` value already loaded by the config layer), rendered
+with the test's vars as the provider renders them for its call. A ``parameters`` value that is not a
+JSON Schema, or tools that do not render, make the row an ERROR that says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from evalh.assertions.base import AssertionContext
+from evalh.assertions.registry import NONBLANK_TEXT, UNUSED_VALUE, assertion
+from evalh.assertions.structured import json_schema_validator, schema_violation
+from evalh.errors import TemplateError
+from evalh.model import AssertionResult, Measurement
+from evalh.providers.tools import render_tools, tool_calls_of
+
+__all__ = ["NO_FINISH_REASON", "expected_tool_names"]
+
+NO_FINISH_REASON = "Provider did not supply stop/finish reason"
+_FAMILY = "tool-calls"
+
+
+def _compact(value: Any) -> str:
+    """JSON.stringify's text of a value, for promptfoo's reasons."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _offered(ctx: AssertionContext, key: str) -> list[Any] | None | AssertionResult:
+    """The provider's ``tools`` or ``functions`` rendered with the test's vars (None: none offered)."""
+    spec = ctx.provider_spec
+    if spec is None or spec.config.get(key) is None:
+        return None
+    where = f"{spec.path}.config" if spec.path else "config"
+    try:
+        offered = render_tools({key: spec.config[key]}, ctx.vars, where)[key]
+    except TemplateError as error:
+        return AssertionResult.failure(f"the provider's {key} do not render: {error.render()}")
+    if not isinstance(offered, list):
+        return AssertionResult.failure(f"the provider's {key} must be a list (got {_compact(offered)[:80]})")
+    return offered
+
+
+def _check_call(name: str, arguments: str, functions: list[Any]) -> Measurement | AssertionResult | None:
+    """What is wrong with one call (a fail, or an ERROR for an unusable schema); None when it is valid."""
+    try:
+        parsed = json.loads(arguments)
+    except (ValueError, RecursionError) as error:
+        return Measurement.pass_fail(False, f'Call to "{name}" has arguments that are not JSON: {error}')
+    schema = next(
+        (f.get("parameters") for f in functions if isinstance(f, Mapping) and f.get("name") == name), None
+    )
+    if not schema:
+        return Measurement.pass_fail(False, f'Called "{name}", but there is no function with that name')
+    validator = json_schema_validator(schema)
+    if isinstance(validator, str) or validator is None:
+        problem = validator or "it is empty"
+        return AssertionResult.failure(f'the parameters of function "{name}" are not a JSON Schema: {problem}')
+    violation = schema_violation(validator, parsed)
+    if violation is not None:
+        return Measurement.pass_fail(False, f'Call to "{name}" does not match schema: {violation}')
+    return None
+
+
+def _check_calls(
+    calls: list[Mapping[str, Any]], functions: list[Any]
+) -> Measurement | AssertionResult:
+    for call in calls:
+        problem = _check_call(call["name"], call["arguments"], functions)
+        if problem is not None:
+            return problem
+    return Measurement.pass_fail(True, "Assertion passed")
+
+
+def _well_formed(call: Any) -> bool:
+    return (
+        isinstance(call, Mapping)
+        and isinstance(call.get("name"), str)
+        and isinstance(call.get("arguments"), str)
+    )
+
+
+@assertion(
+    "is-valid-openai-tools-call",
+    family=_FAMILY,
+    description="Output is OpenAI tool calls, each naming one of the provider's tools with arguments "
+    "that validate against its parameters schema",
+    value_schema=UNUSED_VALUE,
+)
+def is_valid_openai_tools_call(ctx: AssertionContext) -> Measurement | AssertionResult:
+    output = ctx.output
+    if isinstance(output, Mapping) and "tool_calls" in output:
+        output = output["tool_calls"]
+    calls = output if isinstance(output, list) else []
+    functions = [call.get("function") if isinstance(call, Mapping) else None for call in calls]
+    if not functions or not all(_well_formed(function) for function in functions):
+        return Measurement.pass_fail(
+            False, f"OpenAI did not return a valid-looking tools response: {_compact(output)}"
+        )
+    tools = _offered(ctx, "tools")
+    if isinstance(tools, AssertionResult):
+        return tools
+    if not tools:
+        return Measurement.pass_fail(False, "No tools configured in provider")
+    offered = [tool.get("function") for tool in tools if isinstance(tool, Mapping)]
+    return _check_calls(functions, offered)
+
+
+@assertion(
+    "is-valid-openai-function-call",
+    family=_FAMILY,
+    description="Output is an OpenAI function call (legacy function_call) naming one of the provider's "
+    "functions with arguments that validate against its parameters schema",
+    value_schema=UNUSED_VALUE,
+)
+def is_valid_openai_function_call(ctx: AssertionContext) -> Measurement | AssertionResult:
+    output = ctx.output
+    if isinstance(output, Mapping) and "function_call" in output:
+        output = output["function_call"]
+    if not _well_formed(output):
+        return Measurement.pass_fail(
+            False, f"OpenAI did not return a valid-looking function call: {_compact(output)}"
+        )
+    functions = _offered(ctx, "functions")
+    if isinstance(functions, AssertionResult):
+        return functions
+    if not functions:
+        return Measurement.pass_fail(False, "No functions configured in provider")
+    return _check_calls([output], functions)
+
+
+# ------------------------------------------------------------------------------------------ tool-call-f1
+
+
+def expected_tool_names(value: Any) -> list[str]:
+    """The expected names: a list, or a comma-separated string; each trimmed, empty ones dropped."""
+    items = value if isinstance(value, list) else str(value or "").split(",")
+    return [name for name in (str(item).strip() for item in items) if name]
+
+
+def _check_f1_value(value: Any, _config: Mapping[str, Any]) -> str | None:
+    if not expected_tool_names(value):
+        return "tool-call-f1 needs at least one expected tool name (a list, or a comma-separated text)"
+    return None
+
+
+_F1_VALUE: Mapping[str, Any] = {
+    "anyOf": [
+        NONBLANK_TEXT,
+        {"type": "array", "items": {"type": "string"}, "minItems": 1},
+    ],
+    "description": "The expected tool names: a list, or a comma-separated text.",
+}
+
+
+@assertion(
+    "tool-call-f1",
+    family=_FAMILY,
+    description="F1 of the set of tool names called against the expected names (order and repeats "
+    "do not count; default threshold 1)",
+    requires_value=True,
+    value_schema=_F1_VALUE,
+    check=_check_f1_value,
+    direction="higher",
+    bounds=(0.0, 1.0),
+    default_threshold=1.0,
+    threshold_meaning="min F1",
+)
+def tool_call_f1(ctx: AssertionContext) -> Measurement:
+    expected = set(expected_tool_names(ctx.value))
+    called = {call.name for call in tool_calls_of(ctx.output, loose=True) or []}
+    both = len(expected & called)
+    precision = both / len(called) if called else 0.0
+    recall = both / len(expected) if expected else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    suffix = (
+        f" (precision={precision:.3f}, recall={recall:.3f}). Expected: [{', '.join(sorted(expected))}], "
+        f"Called: [{', '.join(sorted(called)) or '(none)'}]"
+    )
+    return Measurement(
+        value=f1,
+        subject=f"Tool Call F1 {f1:.3f}",
+        suffix=suffix,
+        details={"precision": precision, "recall": recall, "called": sorted(called)},
+    )
+
+
+# ----------------------------------------------------------------------------------------- finish-reason
+
+
+@assertion(
+    "finish-reason",
+    family=_FAMILY,
+    description="The provider's finish reason (normalised: stop, length, content_filter, tool_calls) "
+    "equals the value, ignoring case",
+    requires_value=True,
+    value_schema=NONBLANK_TEXT,
+)
+def finish_reason(ctx: AssertionContext) -> Measurement:
+    reason = ctx.provider_metadata.get("finishReason")
+    if not isinstance(reason, str) or not reason:
+        return Measurement.pass_fail(False, NO_FINISH_REASON)
+    expected = str(ctx.value)
+    if expected.lower() == reason.lower():
+        return Measurement.pass_fail(True, "Assertion passed")
+    return Measurement.pass_fail(False, f'Expected finish reason "{expected}" but got "{reason}"')
