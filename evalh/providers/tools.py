@@ -184,9 +184,23 @@ def tool_call_lines(output: Any) -> list[str] | None:
     calls = tool_calls_of(output)
     if not calls:
         return None
-    lines = [f"{call.name}({_arguments_text(call.arguments)})" for call in calls]
+    if isinstance(output, str) and _json_or_none(output.strip()) is None:
+        return _block_lines(output)  # promptfoo's Anthropic text: keep its text blocks in their place
+    lines = [_call_line(call) for call in calls]
     content = output.get("content") if isinstance(output, Mapping) else None
     return [content, *lines] if isinstance(content, str) and content.strip() else lines
+
+
+def _block_lines(text: str) -> list[str]:
+    lines = []
+    for block in text.strip().split("\n\n"):
+        calls = _calls_in_value(_json_or_none(block.strip()), False) if block.strip().startswith("{") else None
+        lines.extend([_call_line(call) for call in calls] if calls else [block])
+    return lines
+
+
+def _call_line(call: ToolCall) -> str:
+    return f"{call.name}({_arguments_text(call.arguments)})"
 
 
 def _arguments_text(arguments: Any) -> str:
