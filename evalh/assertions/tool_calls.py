@@ -66,16 +66,16 @@ def _check_call(name: str, arguments: str, functions: list[Any]) -> Measurement 
     validator = json_schema_validator(schema)
     if isinstance(validator, str) or validator is None:
         problem = validator or "it is empty"
-        return AssertionResult.failure(f'the parameters of function "{name}" are not a JSON Schema: {problem}')
+        return AssertionResult.failure(
+            f'the parameters of function "{name}" are not a JSON Schema: {problem}'
+        )
     violation = schema_violation(validator, parsed)
     if violation is not None:
         return Measurement.pass_fail(False, f'Call to "{name}" does not match schema: {violation}')
     return None
 
 
-def _check_calls(
-    calls: list[Mapping[str, Any]], functions: list[Any]
-) -> Measurement | AssertionResult:
+def _check_calls(calls: list[Mapping[str, Any]], functions: list[Any]) -> Measurement | AssertionResult:
     for call in calls:
         problem = _check_call(call["name"], call["arguments"], functions)
         if problem is not None:

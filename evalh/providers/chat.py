@@ -192,7 +192,9 @@ class ChatProvider(HttpModelProvider):
     def tool_settings(self, variables: Mapping[str, Any]) -> dict[str, Any]:
         """The config's tools, tool_choice, functions and function_call rendered with this call's
         vars (OpenAI's shapes; TemplateError when one does not render)."""
-        return render_tools(self.config, variables, f"{self.spec.path}.config" if self.spec.path else "config")
+        return render_tools(
+            self.config, variables, f"{self.spec.path}.config" if self.spec.path else "config"
+        )
 
     def request_shape(
         self, prompt: str | Sequence[Mapping[str, Any]], variables: Mapping[str, Any]

@@ -126,7 +126,11 @@ def message_output(message: Mapping[str, Any]) -> Any:
 
 def _arguments_json(function: Mapping[str, Any]) -> str:
     arguments = function.get("arguments")
-    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    return (
+        arguments
+        if isinstance(arguments, str)
+        else json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    )
 
 
 def make_chat(spec: ProviderSpec) -> OllamaChat:

@@ -194,7 +194,9 @@ def tool_call_lines(output: Any) -> list[str] | None:
 def _block_lines(text: str) -> list[str]:
     lines = []
     for block in text.strip().split("\n\n"):
-        calls = _calls_in_value(_json_or_none(block.strip()), False) if block.strip().startswith("{") else None
+        calls = (
+            _calls_in_value(_json_or_none(block.strip()), False) if block.strip().startswith("{") else None
+        )
         lines.extend([_call_line(call) for call in calls] if calls else [block])
     return lines
 

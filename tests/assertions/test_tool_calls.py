@@ -100,8 +100,14 @@ def test_tools_call_arguments_that_are_not_json_fail_with_the_reason() -> None:
 
 def test_tools_call_without_tools_in_the_provider_fails() -> None:
     bare = ProviderSpec(id="openai:chat:gpt-4o-mini")
-    verdict = grade(context("is-valid-openai-tools-call", [call("get_weather", {"city": "P"})], provider=bare))
-    assert (verdict.passed, verdict.error, verdict.reason) == (False, False, "No tools configured in provider")
+    verdict = grade(
+        context("is-valid-openai-tools-call", [call("get_weather", {"city": "P"})], provider=bare)
+    )
+    assert (verdict.passed, verdict.error, verdict.reason) == (
+        False,
+        False,
+        "No tools configured in provider",
+    )
 
 
 def test_a_parameters_value_that_is_not_a_schema_is_an_error_for_the_row() -> None:
@@ -116,16 +122,29 @@ def test_a_parameters_value_that_is_not_a_schema_is_an_error_for_the_row() -> No
 
 
 def test_tools_are_rendered_with_the_vars_but_the_vars_are_not_rendered() -> None:
-    templated = {**WEATHER, "parameters": {"type": "object", "properties": {"city": {"enum": ["{{ city }}"]}}}}
-    provider = ProviderSpec(id="openai:chat:x", config={"tools": [{"type": "function", "function": templated}]})
+    templated = {
+        **WEATHER,
+        "parameters": {"type": "object", "properties": {"city": {"enum": ["{{ city }}"]}}},
+    }
+    provider = ProviderSpec(
+        id="openai:chat:x", config={"tools": [{"type": "function", "function": templated}]}
+    )
     output = [call("get_weather", {"city": "Paris"})]
-    assert grade(context("is-valid-openai-tools-call", output, provider=provider, vars={"city": "Paris"})).passed
+    assert grade(
+        context("is-valid-openai-tools-call", output, provider=provider, vars={"city": "Paris"})
+    ).passed
     # a var holding template text stays text: {{ 7*7 }} is not computed
     sneaky = {"city": "{{ 7*7 }}"}
     literal = [call("get_weather", {"city": "{{ 7*7 }}"})]
     assert grade(context("is-valid-openai-tools-call", literal, provider=provider, vars=sneaky)).passed
-    assert not grade(context("is-valid-openai-tools-call", [call("get_weather", {"city": "49"})],
-                             provider=provider, vars=sneaky)).passed
+    assert not grade(
+        context(
+            "is-valid-openai-tools-call",
+            [call("get_weather", {"city": "49"})],
+            provider=provider,
+            vars=sneaky,
+        )
+    ).passed
 
 
 # -- is-valid-openai-function-call ---------------------------------------------------------------------
@@ -136,8 +155,13 @@ def test_function_call_validates_the_legacy_shape() -> None:
     assert grade(context("is-valid-openai-function-call", good, provider=FUNCTIONS_PROVIDER)).passed
     message = {"role": "assistant", "content": None, "function_call": good}
     assert grade(context("is-valid-openai-function-call", message, provider=FUNCTIONS_PROVIDER)).passed
-    bad = grade(context("is-valid-openai-function-call", {"name": "get_weather", "arguments": "{}"},
-                        provider=FUNCTIONS_PROVIDER))
+    bad = grade(
+        context(
+            "is-valid-openai-function-call",
+            {"name": "get_weather", "arguments": "{}"},
+            provider=FUNCTIONS_PROVIDER,
+        )
+    )
     assert not bad.passed and "does not match schema" in bad.reason
     shape = grade(context("is-valid-openai-function-call", "text", provider=FUNCTIONS_PROVIDER))
     assert shape.reason == 'OpenAI did not return a valid-looking function call: "text"'
@@ -195,4 +219,8 @@ def test_finish_reason_compares_ignoring_case() -> None:
     wrong = grade(context("finish-reason", "x", value="stop", metadata=meta))
     assert wrong.reason == 'Expected finish reason "stop" but got "tool_calls"'
     none = grade(context("finish-reason", "x", value="stop"))
-    assert (none.passed, none.error, none.reason) == (False, False, "Provider did not supply stop/finish reason")
+    assert (none.passed, none.error, none.reason) == (
+        False,
+        False,
+        "Provider did not supply stop/finish reason",
+    )

@@ -47,8 +47,11 @@ def test_a_list_of_tool_files_is_flattened_and_prompt_configs_load_too(project: 
         "providers:\n  - id: openai:chat:gpt-4o-mini\n"
         "    config: {tools: [file://a.yaml, file://b.json]}\n"
         "prompts:\n  - {raw: hi, config: {tools: file://b.json}}\ntests: [{}]\n",
-        {"a.yaml": TOOLS_YAML, "b.json": json.dumps([{"type": "function", "function": {"name": "search"}}]),
-         "c.yaml": other},
+        {
+            "a.yaml": TOOLS_YAML,
+            "b.json": json.dumps([{"type": "function", "function": {"name": "search"}}]),
+            "c.yaml": other,
+        },
     )
     suite = load_suite(config)
     names = [tool["function"]["name"] for tool in suite.providers[0].config["tools"]]
@@ -60,7 +63,11 @@ def test_a_list_of_tool_files_is_flattened_and_prompt_configs_load_too(project: 
     ("tools", "files", "message"),
     [
         ("file://missing.yaml", {}, r"evalh\.yaml:\d+:\d+ providers\[0\].*file not found: .*missing\.yaml"),
-        ("file://t{{ n }}.yaml", {}, r"providers\[0\]\.config\.tools: the tools file path .* holds a template"),
+        (
+            "file://t{{ n }}.yaml",
+            {},
+            r"providers\[0\]\.config\.tools: the tools file path .* holds a template",
+        ),
         ("file://tools.py", {"tools.py": "TOOLS = []\n"}, r"is a script; evalh does not run scripts"),
     ],
 )
@@ -77,10 +84,19 @@ def test_a_tools_file_that_cannot_be_read_is_a_located_config_error(
 
 def _reply(request: Any) -> Reply:
     city = request.json["tools"][0]["function"]["description"].removeprefix("Weather in ")
-    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": json.dumps({"city": city})}}
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": json.dumps({"city": city})},
+    }
     return Reply.json(
         {
-            "choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}, "finish_reason": "tool_calls"}],
+            "choices": [
+                {
+                    "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                    "finish_reason": "tool_calls",
+                }
+            ],
             "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
         }
     )

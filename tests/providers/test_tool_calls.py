@@ -23,7 +23,11 @@ WEATHER = {
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
 }
 TOOLS = [{"type": "function", "function": WEATHER}]
-CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+CALL = {
+    "id": "call_1",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+}
 PARIS = CallContext(vars={"city": "Paris"})
 
 
@@ -41,7 +45,9 @@ def openai_config(loopback: LoopbackServer, **extra: Any) -> dict[str, Any]:
 
 
 def test_openai_sends_the_rendered_tools_and_returns_the_calls(loopback: LoopbackServer) -> None:
-    loopback.route("POST", "/v1/chat/completions", lambda r: openai_reply({"content": None, "tool_calls": [CALL]}))
+    loopback.route(
+        "POST", "/v1/chat/completions", lambda r: openai_reply({"content": None, "tool_calls": [CALL]})
+    )
     config = openai_config(loopback, tool_choice="required")
     _, response = complete_once("openai:chat:gpt-4o-mini", config, "Weather?", PARIS)
     assert response.error is None
@@ -128,7 +134,9 @@ def test_ollama_sends_tools_and_returns_openai_shaped_calls(loopback: LoopbackSe
         "done_reason": "stop",
     }
     loopback.route("POST", "/api/chat", lambda r: Reply.json(reply))
-    _, response = complete_once("ollama:chat:llama3.2", {"apiBaseUrl": loopback.url, "tools": TOOLS}, "W?", PARIS)
+    _, response = complete_once(
+        "ollama:chat:llama3.2", {"apiBaseUrl": loopback.url, "tools": TOOLS}, "W?", PARIS
+    )
     assert loopback.requests[0].json["tools"][0]["function"]["description"] == "Weather in Paris"
     assert response.output == [{"function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]
     assert response.metadata["finishReason"] == "stop"
@@ -138,7 +146,9 @@ def test_ollama_text_and_calls(loopback: LoopbackServer) -> None:
     calls = [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]
     reply = {"message": {"role": "assistant", "content": "Checking", "tool_calls": calls}, "done": True}
     loopback.route("POST", "/api/chat", lambda r: Reply.json(reply))
-    _, response = complete_once("ollama:chat:llama3.2", {"apiBaseUrl": loopback.url, "tools": TOOLS}, "W?", PARIS)
+    _, response = complete_once(
+        "ollama:chat:llama3.2", {"apiBaseUrl": loopback.url, "tools": TOOLS}, "W?", PARIS
+    )
     assert response.output == {
         "content": "Checking",
         "tool_calls": [{"function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}],
@@ -147,7 +157,9 @@ def test_ollama_text_and_calls(loopback: LoopbackServer) -> None:
 
 
 def test_the_cache_key_holds_the_tools_as_rendered() -> None:
-    spec = ProviderSpec(id="openai:chat:gpt-4o-mini", config={"apiBaseUrl": "http://127.0.0.1:9/v1", "tools": TOOLS})
+    spec = ProviderSpec(
+        id="openai:chat:gpt-4o-mini", config={"apiBaseUrl": "http://127.0.0.1:9/v1", "tools": TOOLS}
+    )
     provider = build_provider(spec)
     key = b"k" * 32
 
@@ -186,10 +198,15 @@ def test_finish_reasons_normalise_as_promptfoo(raw: Any, normalised: str | None)
     ("output", "lines"),
     [
         ([CALL], ['get_weather({"city": "Paris"})']),
-        ({"role": "assistant", "content": "Let me check.", "tool_calls": [CALL]},
-         ["Let me check.", 'get_weather({"city": "Paris"})']),
+        (
+            {"role": "assistant", "content": "Let me check.", "tool_calls": [CALL]},
+            ["Let me check.", 'get_weather({"city": "Paris"})'],
+        ),
         ({"name": "lookup", "arguments": "not json"}, ["lookup(not json)"]),
-        ('Sure.\n\n{"type":"tool_use","id":"t","name":"search","input":{"q":"x"}}', ["Sure.", 'search({"q": "x"})']),
+        (
+            'Sure.\n\n{"type":"tool_use","id":"t","name":"search","input":{"q":"x"}}',
+            ["Sure.", 'search({"q": "x"})'],
+        ),
         ("Paris", None),
         ([{"name": "Alice", "age": 3}], None),  # a list of records is not a list of calls
         ({"answer": 42}, None),
