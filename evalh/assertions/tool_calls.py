@@ -37,7 +37,7 @@ def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _offered(ctx: AssertionContext, key: str) -> list[Any] | None | AssertionResult:
+def _offered(ctx: AssertionContext, key: str) -> list[Any] | AssertionResult | None:
     """The provider's ``tools`` or ``functions`` rendered with the test's vars (None: none offered)."""
     spec = ctx.provider_spec
     if spec is None or spec.config.get(key) is None:

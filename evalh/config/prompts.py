@@ -32,7 +32,7 @@ from evalh.common.notices import is_strict, warn
 from evalh.config.files import FILE_PREFIX, LoadContext
 from evalh.config.locate import Document, JsonPath, format_path
 from evalh.config.prompt_files import PromptRaw, as_raw, prompt_label, read_prompt_file
-from evalh.config.providers import load_tool_files
+from evalh.config.tools import load_tool_files
 from evalh.errors import ConfigError, Where, then
 from evalh.model import Prompt
 from evalh.runtimes.prompt_functions import (

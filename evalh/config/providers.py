@@ -21,17 +21,16 @@ from evalh.common.notices import warn
 from evalh.config.files import FILE_PREFIX, LoadContext, is_file_ref, script_path
 from evalh.config.locate import Document, JsonPath, close_matches, format_path, path_errors
 from evalh.config.schema import defs_validator, schema_problems
+from evalh.config.tools import load_tool_files
 from evalh.errors import ConfigError, SchemaError, Where, then
 from evalh.model import ProviderChoice, ProviderSpec
 from evalh.providers.registry import PROVIDERS, find_entry
-from evalh.providers.tools import TOOL_KEYS
 from evalh.runtimes.transforms import transform_problem
 
 __all__ = [
     "check_choice",
     "check_provider_id",
     "load_providers",
-    "load_tool_files",
     "parse_choice",
     "parse_models",
     "parse_spec",
@@ -183,36 +182,6 @@ def _config_files_exist(value: Any, where: Where, base: Path, ctx: LoadContext) 
     if is_file_ref(value) and "{{" not in value and "{%" not in value:
         return _file_exists(script_path(value).removeprefix(FILE_PREFIX), base, where, ctx)
     return True
-
-
-def load_tool_files(config: Mapping[str, Any], where: Where, ctx: LoadContext) -> dict[str, Any]:
-    """``config`` with each ``file://`` tool setting (``tools: file://tools.yaml``, or a list of such
-    files, flattened as promptfoo does) replaced by the file's data, read once relative to the
-    config; the provider renders the data with each test's vars. Raises ConfigError (located)."""
-    loaded = dict(config)
-    for key in TOOL_KEYS:
-        value = config.get(key)
-        place = then(where, f".{key}")
-        if is_file_ref(value):
-            loaded[key] = _tool_file(value, place, ctx)
-        elif isinstance(value, list) and any(is_file_ref(item) for item in value):
-            items = [
-                _tool_file(item, then(place, f"[{i}]"), ctx) if is_file_ref(item) else item
-                for i, item in enumerate(value)
-            ]
-            flat = all(isinstance(item, list) for item in items)
-            loaded[key] = [tool for item in items for tool in item] if flat else items
-    return loaded
-
-
-def _tool_file(ref: str, where: Where, ctx: LoadContext) -> Any:
-    if "{{" in ref or "{%" in ref:
-        raise ConfigError(
-            f"the tools file path {ref!r} holds a template; evalh reads tool files once, at load",
-            where=where,
-            hint="Name the file itself (file://tools.yaml); its tool definitions may use {{ vars }}",
-        )
-    return ctx.load_value(ref, where, trim=False)
 
 
 # Settings many providers read from ``config`` (the HTTP layer, exec:, the runner): (kind, minimum).

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalh.model import Status, TestResult
+from evalh.providers.tools import tool_call_lines
 from evalh.reports.codec_read import (
     column_indexes,
     row_components,
@@ -26,7 +27,6 @@ from evalh.reports.codec_read import (
     row_status,
     row_vars,
 )
-from evalh.providers.tools import tool_call_lines
 from evalh.reports.textutil import collapse_whitespace, failed_assertion_lines, output_text
 
 __all__ = ["Cell", "Matrix", "MatrixRow", "column_label", "matrix_of_report", "matrix_of_results"]

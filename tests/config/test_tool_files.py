@@ -75,7 +75,8 @@ def test_a_tools_file_that_cannot_be_read_is_a_located_config_error(
     project: WriteFiles, tools: str, files: dict[str, str], message: str
 ) -> None:
     config = project(
-        f"providers:\n  - id: openai:chat:gpt-4o-mini\n    config: {{tools: '{tools}'}}\nprompts: [hi]\ntests: [{{}}]\n",
+        f"providers:\n  - id: openai:chat:gpt-4o-mini\n    config: {{tools: '{tools}'}}\n"
+        "prompts: [hi]\ntests: [{}]\n",
         files,
     )
     with pytest.raises(ConfigError, match=message):
@@ -135,3 +136,33 @@ tests:
     again = run_suite(load_suite(config), RunOptions())
     assert len(loopback.requests) == 2 and all(row.cached for row in again.results)
     assert [row.status for row in again.results] == [Status.PASS, Status.FAIL]
+
+
+def test_a_parameters_schema_that_is_not_a_schema_is_a_located_config_error(project: WriteFiles) -> None:
+    broken = "- {type: function, function: {name: f, parameters: {type: objekt}}}\n"
+    config = project(
+        "providers:\n  - id: openai:chat:gpt-4o-mini\n    config: {tools: file://tools.yaml}\n"
+        "prompts: [hi]\ntests: [{}]\n",
+        {"tools.yaml": broken},
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"providers\[0\]\.config\.tools\[0\]\.function\.parameters: "
+        r"tool 'f', parameters: the value is not a valid JSON Schema",
+    ):
+        load_suite(config)
+    # inline too, and a prompt's; a schema holding a template is checked per call, once rendered
+    inline = project(
+        "providers: [openai:chat:gpt-4o-mini]\n"
+        "prompts:\n  - {raw: hi, config: {functions: [{name: f, parameters: {type: [1]}}]}}\ntests: [{}]\n"
+    )
+    with pytest.raises(ConfigError, match=r"prompts\[0\]\.config\.functions\[0\]\.parameters"):
+        load_suite(inline)
+    templated = project(
+        "providers:\n  - id: openai:chat:gpt-4o-mini\n"
+        "    config: {tools: [{type: function, function: {name: f, parameters: {type: '{{ t }}'}}}]}\n"
+        "prompts: [hi]\ntests: [{vars: {t: object}}]\n"
+    )
+    assert load_suite(templated).providers[0].config["tools"][0]["function"]["parameters"] == {
+        "type": "{{ t }}"
+    }
