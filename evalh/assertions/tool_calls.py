@@ -99,22 +99,14 @@ def _well_formed(call: Any) -> bool:
     value_schema=UNUSED_VALUE,
 )
 def is_valid_openai_tools_call(ctx: AssertionContext) -> Measurement | AssertionResult:
-    output = ctx.output
-    if isinstance(output, Mapping) and "tool_calls" in output:
-        output = output["tool_calls"]
+    output = _held(ctx.output, "tool_calls")
     calls = output if isinstance(output, list) else []
-    functions = [call.get("function") if isinstance(call, Mapping) else None for call in calls]
-    if not functions or not all(_well_formed(function) for function in functions):
-        return Measurement.pass_fail(
-            False, f"OpenAI did not return a valid-looking tools response: {_compact(output)}"
-        )
-    tools = _offered(ctx, "tools")
-    if isinstance(tools, AssertionResult):
-        return tools
-    if not tools:
-        return Measurement.pass_fail(False, "No tools configured in provider")
-    offered = [tool.get("function") for tool in tools if isinstance(tool, Mapping)]
-    return _check_calls(functions, offered)
+    functions = [
+        call["function"] for call in calls if isinstance(call, Mapping) and _well_formed(call.get("function"))
+    ]
+    if not functions or len(functions) != len(calls):
+        return _misshapen("tools response", output)
+    return _graded(ctx, functions, "tools")
 
 
 @assertion(
@@ -125,19 +117,32 @@ def is_valid_openai_tools_call(ctx: AssertionContext) -> Measurement | Assertion
     value_schema=UNUSED_VALUE,
 )
 def is_valid_openai_function_call(ctx: AssertionContext) -> Measurement | AssertionResult:
-    output = ctx.output
-    if isinstance(output, Mapping) and "function_call" in output:
-        output = output["function_call"]
+    output = _held(ctx.output, "function_call")
     if not _well_formed(output):
-        return Measurement.pass_fail(
-            False, f"OpenAI did not return a valid-looking function call: {_compact(output)}"
-        )
-    functions = _offered(ctx, "functions")
-    if isinstance(functions, AssertionResult):
-        return functions
-    if not functions:
-        return Measurement.pass_fail(False, "No functions configured in provider")
-    return _check_calls([output], functions)
+        return _misshapen("function call", output)
+    return _graded(ctx, [output], "functions")
+
+
+def _held(output: Any, key: str) -> Any:
+    """The calls a whole message holds under ``key`` (promptfoo reads them there), else the output."""
+    return output[key] if isinstance(output, Mapping) and key in output else output
+
+
+def _misshapen(what: str, output: Any) -> Measurement:
+    return Measurement.pass_fail(False, f"OpenAI did not return a valid-looking {what}: {_compact(output)}")
+
+
+def _graded(ctx: AssertionContext, calls: list[Any], key: str) -> Measurement | AssertionResult:
+    """``calls`` checked against the provider's ``tools`` (each one's ``function``) or ``functions``."""
+    offered = _offered(ctx, key)
+    if isinstance(offered, AssertionResult):
+        return offered
+    if not offered:
+        return Measurement.pass_fail(False, f"No {key} configured in provider")
+    functions = (
+        [tool.get("function") for tool in offered if isinstance(tool, Mapping)] if key == "tools" else offered
+    )
+    return _check_calls(calls, functions)
 
 
 # ------------------------------------------------------------------------------------------ tool-call-f1
