@@ -87,7 +87,7 @@ def _anthropic_tool(tool: Any) -> Any:
         return tool
     function = tool["function"]
     converted: dict[str, Any] = {"name": function.get("name")}
-    if function.get("description") is not None:
+    if function.get("description"):  # promptfoo leaves out an empty one
         converted["description"] = function["description"]
     converted["input_schema"] = function.get("parameters") or {"type": "object", "properties": {}}
     return converted
