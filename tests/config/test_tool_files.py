@@ -166,3 +166,23 @@ def test_a_parameters_schema_that_is_not_a_schema_is_a_located_config_error(proj
     assert load_suite(templated).providers[0].config["tools"][0]["function"]["parameters"] == {
         "type": "{{ t }}"
     }
+
+
+def test_a_python_provider_offers_tools_and_gives_its_finish_reason(project: WriteFiles) -> None:
+    agent = (
+        "import json\n"
+        "def call_api(prompt, options, context):\n"
+        "    name = options['config']['tools'][0]['function']['name']\n"
+        "    args = json.dumps({'city': 'Oslo'})\n"
+        "    call = {'type': 'function', 'function': {'name': name, 'arguments': args}}\n"
+        "    return {'output': [call], 'finishReason': 'TOOL_CALLS'}\n"
+    )
+    config = project(
+        "providers:\n  - id: file://agent.py\n    config: {tools: file://tools.yaml}\nprompts: [hi]\n"
+        "tests:\n  - assert:\n      - type: is-valid-openai-tools-call\n"
+        "      - {type: finish-reason, value: tool_calls}\n"
+        "      - {type: tool-call-f1, value: get_weather}\n",
+        {"tools.yaml": TOOLS_YAML, "agent.py": agent},
+    )
+    row = run_suite(load_suite(config), RunOptions(cache=False)).results[0]
+    assert row.status is Status.PASS, row.reason
