@@ -24,9 +24,9 @@ from evalh.assertions.registry import NONBLANK_TEXT, UNUSED_VALUE, assertion
 from evalh.assertions.structured import json_schema_validator, schema_violation
 from evalh.errors import TemplateError
 from evalh.model import AssertionResult, Measurement
-from evalh.providers.tools import render_tools, tool_calls_of
+from evalh.providers.tools import json_blocks, render_tools
 
-__all__ = ["NO_FINISH_REASON", "expected_tool_names"]
+__all__ = ["NO_FINISH_REASON", "called_tool_names", "expected_tool_names"]
 
 NO_FINISH_REASON = "Provider did not supply stop/finish reason"
 _FAMILY = "tool-calls"
@@ -137,11 +137,15 @@ def _graded(ctx: AssertionContext, calls: list[Any], key: str) -> Measurement | 
     offered = _offered(ctx, key)
     if isinstance(offered, AssertionResult):
         return offered
+    if key == "functions":  # promptfoo: no functions offered is a call to a function that is not there
+        return _check_calls(calls, offered or [])
     if not offered:
-        return Measurement.pass_fail(False, f"No {key} configured in provider")
-    functions = (
-        [tool.get("function") for tool in offered if isinstance(tool, Mapping)] if key == "tools" else offered
-    )
+        return Measurement.pass_fail(False, "No tools configured in provider, but output contains tool calls")
+    functions = [
+        tool["function"]
+        for tool in offered
+        if isinstance(tool, Mapping) and tool.get("type") == "function" and "function" in tool
+    ]
     return _check_calls(calls, functions)
 
 
@@ -152,6 +156,67 @@ def expected_tool_names(value: Any) -> list[str]:
     """The expected names: a list, or a comma-separated string; each trimmed, empty ones dropped."""
     items = value if isinstance(value, list) else str(value or "").split(",")
     return [name for name in (str(item).strip() for item in items) if name]
+
+
+def called_tool_names(output: Any) -> set[str]:
+    """The names of the tools ``output`` calls, by promptfoo's ``extractToolNames``: OpenAI
+    ``{tool_calls: [...]}`` (each item's ``function.name`` and ``name``), one Anthropic ``tool_use``
+    block, one Responses ``function_call`` item, Google ``functionCall`` / ``toolCall.functionCalls``,
+    or a list of such items or of ``{function: {name}}`` / ``{name}``; a string is read as JSON, else
+    as text with JSON blocks in it. A bare ``{name, arguments}`` object is not read as a call."""
+    if isinstance(output, str):
+        parsed = _json_value(output)
+        if parsed is _NOT_JSON:
+            return {name for _, _, block in json_blocks(output) for name in called_tool_names(block)}
+        return called_tool_names(parsed)
+    if isinstance(output, Mapping):
+        return _names_in_object(output)
+    if isinstance(output, list):
+        return {name for item in output if isinstance(item, Mapping) and (name := _item_name(item))}
+    return set()
+
+
+_NOT_JSON = object()
+
+
+def _json_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
+
+
+def _names_in_object(value: Mapping[str, Any]) -> set[str]:
+    if isinstance(value.get("tool_calls"), list):
+        names = set()
+        for call in value["tool_calls"]:
+            if isinstance(call, Mapping):
+                function = call.get("function")
+                names |= {n for n in (_name(function), _name(call)) if n}
+        return names
+    if value.get("type") in ("tool_use", "function_call") and _name(value):
+        return {value["name"]}
+    if isinstance(value.get("functionCall"), Mapping):
+        name = _name(value["functionCall"])
+        return {name} if name else set()
+    if isinstance(value.get("toolCall"), Mapping):
+        calls = value["toolCall"].get("functionCalls")
+        return {n for call in calls if (n := _name(call))} if isinstance(calls, list) else set()
+    return set()
+
+
+def _item_name(item: Mapping[str, Any]) -> str | None:
+    if item.get("type") == "tool_use" and _name(item):
+        return _name(item)
+    for inner in ("functionCall", "function"):
+        if isinstance(item.get(inner), Mapping):
+            return _name(item[inner])
+    return _name(item)
+
+
+def _name(value: Any) -> str | None:
+    name = value.get("name") if isinstance(value, Mapping) else None
+    return name if isinstance(name, str) else None
 
 
 def _check_f1_value(value: Any, _config: Mapping[str, Any]) -> str | None:
@@ -184,7 +249,7 @@ _F1_VALUE: Mapping[str, Any] = {
 )
 def tool_call_f1(ctx: AssertionContext) -> Measurement:
     expected = set(expected_tool_names(ctx.value))
-    called = {call.name for call in tool_calls_of(ctx.output, loose=True) or []}
+    called = called_tool_names(ctx.output)
     both = len(expected & called)
     precision = both / len(called) if called else 0.0
     recall = both / len(expected) if expected else 0.0

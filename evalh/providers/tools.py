@@ -16,7 +16,8 @@ The one home of promptfoo's tool-call rules that providers, assertions and repor
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "ToolCall",
     "anthropic_tool_choice",
     "anthropic_tools",
+    "json_blocks",
     "normalize_finish_reason",
     "render_tools",
     "tool_call_lines",
@@ -54,6 +56,10 @@ _FINISH_REASONS: Mapping[str, str] = {
     "tool-calls": "tool_calls",
     "content-filter": "content_filter",
 }
+
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")  # a Markdown code fence: JSON inside one is not a call
+_BLOCK_WORK = 4  # characters json_blocks may parse per character of text (promptfoo's bound)
 
 
 def normalize_finish_reason(raw: Any) -> str | None:
@@ -111,30 +117,59 @@ class ToolCall:
     arguments: Any = None
 
 
-def tool_calls_of(output: Any, *, loose: bool = False) -> list[ToolCall] | None:
+def tool_calls_of(output: Any) -> list[ToolCall] | None:
     """The tool calls ``output`` holds, or None when it is not a tool-call output. A string is read
-    as JSON first, then (promptfoo's Anthropic output: text and JSON blocks joined by blank lines)
-    block by block. ``loose``: a list item that only has a ``name`` counts as a call too (promptfoo's
-    ``tool-call-f1`` reads ``[{name}]``; a display would take any list of named records for calls)."""
-    if isinstance(output, str):
-        return _calls_in_text(output, loose)
-    return _calls_in_value(output, loose)
-
-
-def _calls_in_text(text: str, loose: bool) -> list[ToolCall] | None:
-    stripped = text.strip()
-    if not stripped.startswith(("{", "[")) and "\n{" not in stripped:
-        return None  # most outputs are prose: no parse
-    parsed = _json_or_none(stripped)
+    as JSON first, then as text with JSON blocks in it (:func:`json_blocks`: promptfoo's Anthropic
+    output joins text and ``tool_use`` blocks)."""
+    if not isinstance(output, str):
+        return _calls_in_value(output)
+    parsed = _json_or_none(output.strip()) if output.lstrip().startswith(("{", "[")) else None
     if parsed is not None:
-        return _calls_in_value(parsed, loose)
-    calls = [
-        call
-        for block in stripped.split("\n\n")
-        if block.strip().startswith("{")
-        for call in _calls_in_value(_json_or_none(block.strip()), loose) or []
-    ]
+        return _calls_in_value(parsed)
+    calls = [call for _, _, value in json_blocks(output) for call in _calls_in_value(value) or []]
     return calls or None
+
+
+def json_blocks(text: str) -> Iterator[tuple[int, int, Any]]:
+    """The JSON objects and lists in ``text`` that start a line and end one, outside code fences, as
+    (first line, last line, value): promptfoo's rule for calls serialised into text. The parsing done
+    is bounded by four times the text's length, so a hostile text cannot make it quadratic."""
+    if "{" not in text and "[" not in text:
+        return
+    lines = text.split("\n")
+    budget = _BLOCK_WORK * len(text)
+    fence, index = "", 0
+    while index < len(lines) and budget > 0:
+        marker = _FENCE.match(lines[index])
+        if fence:  # inside a fence until its closing marker
+            closing = marker.group(1) if marker else ""
+            fence = "" if closing[:1] == fence[:1] and len(closing) >= len(fence) else fence
+        elif marker:
+            fence = marker.group(1)
+        elif lines[index].lstrip().startswith(("{", "[")):
+            last, value, cost = _block_at(lines, index, budget)
+            budget -= cost
+            if value is not None:
+                yield index, last, value
+                index = last
+        index += 1
+
+
+def _block_at(lines: list[str], first: int, budget: int) -> tuple[int, Any, int]:
+    """The shortest run of lines from ``first`` that parses as a JSON object or list: (its last line,
+    the value or None, the characters parsed)."""
+    cost = 0
+    for last in range(first, len(lines)):
+        if not lines[last].rstrip().endswith(("}", "]")):
+            continue
+        block = "\n".join(lines[first : last + 1])
+        cost += len(block)
+        if cost > budget:
+            break
+        value = _json_or_none(block)
+        if isinstance(value, dict | list):
+            return last, value, cost
+    return first, None, cost
 
 
 def _json_or_none(text: str) -> Any:
@@ -144,24 +179,25 @@ def _json_or_none(text: str) -> Any:
         return None
 
 
-def _calls_in_value(value: Any, loose: bool) -> list[ToolCall] | None:
+def _calls_in_value(value: Any) -> list[ToolCall] | None:
     if isinstance(value, Mapping):
         for key in ("tool_calls", "function_call"):
             if value.get(key):
-                return _calls_in_value(value[key], loose)
+                return _calls_in_value(value[key])
         if isinstance(value.get("toolCall"), Mapping):
-            return _calls_in_value(value["toolCall"].get("functionCalls"), True)
+            return _calls_in_value(value["toolCall"].get("functionCalls"))
         call = _call_of(value)
         return [call] if call else None
     if isinstance(value, list):
-        calls = [call for item in value if (call := _call_of(item, loose)) is not None]
+        calls = [call for item in value if (call := _call_of(item)) is not None]
         return calls or None
     return None
 
 
-def _call_of(item: Any, loose: bool = False) -> ToolCall | None:
+def _call_of(item: Any) -> ToolCall | None:
     """One call in OpenAI (``{function: {name, arguments}}`` or a legacy ``{name, arguments}``),
-    Anthropic (``{type: tool_use, name, input}``) or Google (``{functionCall: {name, args}}``) shape."""
+    Anthropic (``{type: tool_use, name, input}``) or Google (``{functionCall: {name, args}}``, or
+    ``{name, args}``) shape."""
     if not isinstance(item, Mapping):
         return None
     for inner_key, args_key in (("function", "arguments"), ("functionCall", "args")):
@@ -171,34 +207,37 @@ def _call_of(item: Any, loose: bool = False) -> ToolCall | None:
     if isinstance(item.get("name"), str):
         if item.get("type") == "tool_use":
             return ToolCall(item["name"], item.get("input"))
-        if "arguments" in item or item.get("type") == "function_call":
-            return ToolCall(item["name"], item.get("arguments"))
-        if loose or "args" in item:
-            return ToolCall(item["name"], item.get("args"))
+        for args_key in ("arguments", "args"):
+            if args_key in item or item.get("type") == "function_call":
+                return ToolCall(item["name"], item.get(args_key))
     return None
 
 
 def tool_call_lines(output: Any) -> list[str] | None:
     """An output that is tool calls as ``name(arguments)`` lines (the arguments as compact JSON),
-    with the message's text first when it has some; None for any other output."""
+    with the message's text in its place; None for any other output."""
     calls = tool_calls_of(output)
     if not calls:
         return None
     if isinstance(output, str) and _json_or_none(output.strip()) is None:
-        return _block_lines(output)  # promptfoo's Anthropic text: keep its text blocks in their place
+        return _text_lines(output)
     lines = [_call_line(call) for call in calls]
     content = output.get("content") if isinstance(output, Mapping) else None
     return [content, *lines] if isinstance(content, str) and content.strip() else lines
 
 
-def _block_lines(text: str) -> list[str]:
-    lines = []
-    for block in text.strip().split("\n\n"):
-        calls = (
-            _calls_in_value(_json_or_none(block.strip()), False) if block.strip().startswith("{") else None
-        )
-        lines.extend([_call_line(call) for call in calls] if calls else [block])
-    return lines
+def _text_lines(text: str) -> list[str]:
+    """Text with calls in it: each block of calls as its lines, the text around them kept."""
+    lines, shown, source = [], 0, text.split("\n")
+    for first, last, value in json_blocks(text):
+        calls = _calls_in_value(value)
+        if calls:
+            before = "\n".join(source[shown:first]).strip()
+            lines.extend([before] if before else [])
+            lines.extend(_call_line(call) for call in calls)
+            shown = last + 1
+    rest = "\n".join(source[shown:]).strip()
+    return [*lines, rest] if rest else lines
 
 
 def _call_line(call: ToolCall) -> str:

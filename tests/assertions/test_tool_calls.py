@@ -106,7 +106,7 @@ def test_tools_call_without_tools_in_the_provider_fails() -> None:
     assert (verdict.passed, verdict.error, verdict.reason) == (
         False,
         False,
-        "No tools configured in provider",
+        "No tools configured in provider, but output contains tool calls",
     )
 
 
@@ -166,7 +166,12 @@ def test_function_call_validates_the_legacy_shape() -> None:
     shape = grade(context("is-valid-openai-function-call", "text", provider=FUNCTIONS_PROVIDER))
     assert shape.reason == 'OpenAI did not return a valid-looking function call: "text"'
     none = grade(context("is-valid-openai-function-call", good, provider=TOOLS_PROVIDER))
-    assert none.reason == "No functions configured in provider"
+    assert none.reason == 'Called "get_weather", but there is no function with that name'
+    # a tool that is not of type function is not offered (promptfoo filters them out)
+    odd = ProviderSpec(id="openai:chat:x", config={"tools": [{"type": "retrieval", "function": WEATHER}]})
+    assert not grade(
+        context("is-valid-openai-tools-call", [call("get_weather", {"city": "P"})], provider=odd)
+    ).passed
 
 
 # -- tool-call-f1 --------------------------------------------------------------------------------------
@@ -186,6 +191,11 @@ def test_function_call_validates_the_legacy_shape() -> None:
         ([{"name": "a"}, {"name": "b"}], "a", 2 / 3),
         ([{"functionCall": {"name": "a", "args": {}}}], "a", 1.0),
         (json.dumps([call("a", {})]), "a", 1.0),
+        # promptfoo reads a bare legacy call {name, arguments} as no call, and JSON lines inside text
+        ({"name": "a", "arguments": "{}"}, "a", 0.0),
+        ('I will call a tool:\n{"tool_calls": [{"function": {"name": "a", "arguments": "{}"}}]}\n', "a", 1.0),
+        ('Example:\n```\n{"tool_calls": [{"function": {"name": "a"}}]}\n```\n', "a", 0.0),
+        ('Two:\n{"type": "tool_use", "name": "a",\n "input": {}}\ntext {"name": "b"}', "a", 1.0),
     ],
 )
 def test_tool_call_f1_scores_the_sets(output: Any, expected: Any, score: float) -> None:

@@ -207,6 +207,11 @@ def test_finish_reasons_normalise_as_promptfoo(raw: Any, normalised: str | None)
             'Sure.\n\n{"type":"tool_use","id":"t","name":"search","input":{"q":"x"}}',
             ["Sure.", 'search({"q": "x"})'],
         ),
+        (
+            'Calling:\n{"tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}\nDone.',
+            ["Calling:", "f({})", "Done."],
+        ),
+        ('```\n[{"function": {"name": "f", "arguments": "{}"}}]\n```', None),  # a fenced example
         ("Paris", None),
         ([{"name": "Alice", "age": 3}], None),  # a list of records is not a list of calls
         ({"answer": 42}, None),
