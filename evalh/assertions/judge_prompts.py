@@ -31,6 +31,7 @@ __all__ = [
     "CONTEXT_RECALL_PROMPT",
     "CONTEXT_RELEVANCE_PROMPT",
     "FACTUALITY_PROMPT",
+    "GOAL_SUCCESS_PROMPT",
     "G_EVAL_SCORE_PROMPT",
     "G_EVAL_STEPS_PROMPT",
     "LLM_RUBRIC_PROMPT",
@@ -70,6 +71,29 @@ Example: output "Ciao", rubric "is written in English" ->
 <Rubric>
 {{ rubric }}
 </Rubric>
+""",
+)
+
+# trajectory:goal-success: promptfoo's variables (goal, trajectory: the JSON summary of the agent's
+# steps, output), evalh's wording.
+GOAL_SUCCESS_PROMPT = _chat(
+    """
+You judge whether an AI agent reached a goal, from its final output and a summary of the steps it took
+(its trajectory: tool calls, commands, searches, messages, in order). Judge whether the goal was reached
+end to end, not the style; take the trajectory as evidence of what the agent actually did, and give
+partial credit for progress short of the goal. Reply with one JSON object and nothing else:
+{"reason": "<one or two sentences>", "pass": true or false, "score": <a number from 0.0 to 1.0>}
+""",
+    """
+<Goal>
+{{ goal }}
+</Goal>
+<Trajectory>
+{{ trajectory }}
+</Trajectory>
+<Output>
+{{ output }}
+</Output>
 """,
 )
 

@@ -97,13 +97,14 @@ _REFUSAL_VALUE: dict[str, Any] = {
 # -- llm-rubric ------------------------------------------------------------------------------------
 
 
-def rubric_verdict(reply: Any, grading: Grading) -> Measurement:
+def rubric_verdict(reply: Any, grading: Grading, label: str = "llm-rubric") -> Measurement:
     """promptfoo's grader-reply rules (see the reference, section b.6): the grader's pass is a verdict
-    of its own, and its score must also reach the threshold when one is set."""
+    of its own, and its score must also reach the threshold when one is set. ``label``: the type whose
+    grader replied (trajectory:goal-success reads its reply by the same rules)."""
     verdict = grading.verdict(reply, ("pass", "score"))
     if verdict is None:
         kind = "malformed response" if not isinstance(reply, str) else "no JSON object"
-        raise GraderFailure(f"Could not extract JSON from llm-rubric response ({kind})")
+        raise GraderFailure(f"Could not extract JSON from {label} response ({kind})")
     passed = as_bool(verdict["pass"]) if "pass" in verdict else True
     score = as_number(verdict.get("score"))
     if score is None:

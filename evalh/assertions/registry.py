@@ -85,6 +85,9 @@ FAMILY_MODULES: tuple[str, ...] = (
     "evalh.assertions.ordinal",
     "evalh.assertions.citation",
     "evalh.assertions.tool_calls",
+    "evalh.assertions.trace_checks",
+    "evalh.assertions.trajectory",
+    "evalh.assertions.trajectory_goal",
 )
 
 
@@ -118,6 +121,9 @@ class AssertionDef:
     binary_score: bool = False  # the score is 1 on a pass, else 0 (a distance, milliseconds)
     # The value is code in this language: never rendered as a template (evalh/config/code_values.py)
     code_language: CodeLanguage | None = None
+    # Keys of an object value whose texts, at any depth, are templates rendered with the test's vars
+    # (promptfoo renders a value's texts only in a string or a list; its docs render tool-args-match's args)
+    templated_keys: tuple[str, ...] = ()
 
     @property
     def threshold_applies(self) -> bool:
@@ -163,6 +169,7 @@ def assertion(
     bounds: tuple[float | None, float | None] = (None, None),
     binary_score: bool = False,
     code_language: CodeLanguage | None = None,
+    templated_keys: tuple[str, ...] = (),
 ) -> Callable[[F], F]:
     """Register the decorated function as the handler of assertion type ``name``."""
 
@@ -189,6 +196,7 @@ def assertion(
             bounds=bounds,
             binary_score=binary_score,
             code_language=code_language,
+            templated_keys=templated_keys,
         )
         return fn
 

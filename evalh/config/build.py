@@ -35,6 +35,7 @@ from evalh.config.files import (
 from evalh.config.locate import JsonPath, format_path
 from evalh.config.prompt_refs import merged_prompt_refs
 from evalh.config.providers import check_choice, parse_choice, parse_models
+from evalh.config.stand_in import stand_in_of
 from evalh.config.stored_outputs import late_var_names
 from evalh.config.tests_files import RawTest
 from evalh.config.transform_checks import check_test_transforms, transformed_vars, unused_context_transform
@@ -228,6 +229,11 @@ def _build_one(
         except ConfigError as error:
             ctx.problems.add_exception(error)
             return None
+    try:
+        stand_in = stand_in_of(data, shown, origin, (default, defaults.origin), ctx)
+    except ConfigError as error:
+        ctx.problems.add_exception(error)
+        return None
     has_output = "output" in data or "providerOutput" in data
     threshold = data.get("threshold", default.get("threshold"))
     return TestCase(
@@ -244,6 +250,7 @@ def _build_one(
         path=path,
         prompts=merged_prompt_refs(data, default),
         late_vars=late,
+        stand_in=stand_in,
     )
 
 
@@ -571,6 +578,24 @@ def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, owner:
                     _file_value(kind, text, ctx, then(where, f"[{position}]")) if is_file_ref(text) else text
                 )
         return value if rendered == value else rendered  # unchanged: the list as written, not a copy
+    if isinstance(value, Mapping) and definition is not None and definition.templated_keys:
+        return {
+            key: _render_texts(item, scope, then(where, f".{key}"))
+            if key in definition.templated_keys
+            else item
+            for key, item in value.items()
+        }
+    return value
+
+
+def _render_texts(value: Any, scope: _Scope, where: Where) -> Any:
+    """Every text inside ``value`` (mappings and lists, at any depth) rendered once; the rest as is."""
+    if isinstance(value, str):
+        return scope.render(value, where) if has_template(value) else value
+    if isinstance(value, Mapping):
+        return {key: _render_texts(item, scope, then(where, f".{key}")) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_render_texts(item, scope, then(where, f"[{index}]")) for index, item in enumerate(value)]
     return value
 
 

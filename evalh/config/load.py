@@ -28,7 +28,9 @@ from evalh.config.prompts import load_prompts
 from evalh.config.providers import check_choice, load_providers, parse_choice
 from evalh.config.recorded_checks import check_recorded_outputs
 from evalh.config.schema import defs_validator, schema_problems
+from evalh.config.stand_in import check_user_models
 from evalh.config.tests_files import RawTest, collect_tests
+from evalh.config.tracing import load_tracing
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, ConfigFileError, SchemaError, Where
 from evalh.model import (
@@ -307,6 +309,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
             origins.update((test.index, raw.origin) for test in made)
             tests.extend(made)
     AssertionChecker(ctx, suite_default, ctx.where_of).check_tests(tests)
+    check_user_models(tests, suite_default, ctx)
     if "prompts" not in skip.keys:  # else the prompts they name are not loaded
         check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
         check_provider_prompt_refs(providers, prompts, ctx)
@@ -319,6 +322,10 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
     derived = load_derived_metrics(skip.value(data, "derivedMetrics"), document, ctx, tests)
     options = skip.value(data, "evaluateOptions") or {}
     output_path = skip.value(data, "outputPath")
+    tracing = skip.value(data, "tracing") or {}
+    forwarding_where = str(
+        document.place(("tracing", "forwarding")) if "forwarding" in tracing else "tracing"
+    )
     return Suite(
         tests=tuple(tests),
         prompts=tuple(prompts),
@@ -333,6 +340,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         raw_config=redact_config(data) if ctx.report_config else {},
         input_files=tuple(str(path) for path in (ctx.config_file, *ctx.other_configs, *ctx.files_read)),
         derived_metrics=derived,
+        tracing=load_tracing(tracing, env, forwarding_where),
     )
 
 

@@ -64,7 +64,6 @@ _UNSUPPORTED = {
     "extensions": "evalh has no hooks; run your setup before `evalh run`",
     "commandLineOptions": "pass these as command-line flags instead",
     "assertScoringFunction": "evalh does not run custom scoring functions; use threshold and weights",
-    "provider": "evalh does not override the target per test; put graders in options.provider",
     "providers": "evalh does not filter providers per test",
 }
 

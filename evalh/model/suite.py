@@ -141,6 +141,9 @@ class TestCase:
     path: str = ""
     prompts: tuple[str, ...] | None = None  # the prompts it runs against (labels / ids); None: all
     late_vars: frozenset[str] = frozenset()  # vars rendered when it runs: they read a storeOutputAs name
+    # the test's (or defaultTest's) ``provider:``: it answers the test in place of the provider under
+    # test, which it is handed (promptfoo's test-level provider; evalh takes promptfoo:simulated-user)
+    stand_in: ProviderSpec | None = None
 
 
 @dataclass(frozen=True)

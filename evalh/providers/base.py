@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from evalh.model import ProviderResponse, TestCase, TraceContext, Usage
+from evalh.model import ProviderChoice, ProviderResponse, ProviderSpec, TestCase, TraceContext, Usage
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,6 +28,7 @@ __all__ = [
     "CallContext",
     "Closable",
     "CompletionProvider",
+    "Completions",
     "ConcurrencyCap",
     "EmbeddingProvider",
     "Embeddings",
@@ -55,6 +56,9 @@ class CallContext:
     trace: TraceContext | None = None
     # the provider under test when this call's provider stands in for it (the simulated user drives it)
     original_provider: Any = None
+    # the run's completions (Completions: cache, gates, timeouts, usage), for a provider that stands in
+    # for the one under test and calls other models itself (the simulated user's user model)
+    completions: Any = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,18 @@ class CompletionProvider(Protocol):
     ) -> ProviderResponse:
         """Answer one rendered prompt (a string or a chat message list). Errors go in ``error``."""
         ...
+
+
+@runtime_checkable
+class Completions(Protocol):
+    """The run's completion service as a provider that calls other models sees it (the runner's
+    RunServices): each call passes the called provider's cache, gate, timeout and usage."""
+
+    default_choice: ProviderChoice | None  # --grader, the suite-wide default
+
+    async def complete(
+        self, provider: ProviderSpec, prompt: str | Sequence[Mapping[str, Any]]
+    ) -> ProviderResponse: ...
 
 
 @runtime_checkable

@@ -222,13 +222,17 @@ class ChatProvider(HttpModelProvider):
         if self.missing_key:
             return ProviderResponse(error=f"{self.id}: {self.missing_key}")
         timeout = None if self._timeout_in_config or context is None else context.timeout_s
+        trace = context.trace if context is not None else None
         try:
             tools = self.tool_settings(context.vars if context else {})
         except TemplateError as error:
             return ProviderResponse(error=f"{self.id}: could not render the tools: {error.render()}")
         try:
             reply = await self.http.post_json(
-                self.path, self.build_body(to_messages(prompt), tools), timeout_s=timeout
+                self.path,
+                self.build_body(to_messages(prompt), tools),
+                timeout_s=timeout,
+                headers={"traceparent": trace.traceparent} if trace is not None else None,
             )
         except ProviderError as error:
             attempts = getattr(error, "attempts", 1)

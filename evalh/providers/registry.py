@@ -244,6 +244,14 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         key_check=missing_hf_token,
     ),
     ProviderEntry(
+        "promptfoo:simulated-user",
+        "evalh.providers.simulated_user:make_simulated_user",
+        ("text",),
+        "a model plays the user against the provider under test for up to maxTurns turns; on a test's "
+        "or defaultTest's provider: (config: instructions, maxTurns, initialMessages, userProvider)",
+        "promptfoo:simulated-user",
+    ),
+    ProviderEntry(
         "http",
         _WEB_HTTP,
         ("text",),

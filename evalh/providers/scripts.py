@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh.common.deadlines import PROVIDER_SCRIPT_TIMEOUT_S, call_timeout_s
+from evalh.common.environment import overlaid
 from evalh.common.limits import MAX_REPLY_ENV, max_reply_bytes, reply_size
 from evalh.errors import ConfigError, ProviderError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
@@ -56,7 +57,13 @@ def _prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
 
 
 def _context_json(context: CallContext) -> dict[str, Any]:
-    return {"vars": dict(context.vars), "prompt_label": context.prompt_label}
+    """The context user code gets; with the run tracing, promptfoo's ``traceparent`` and ``traceId``
+    (start child spans from it and export them to ``OTEL_EXPORTER_OTLP_ENDPOINT``)."""
+    made: dict[str, Any] = {"vars": dict(context.vars), "prompt_label": context.prompt_label}
+    if context.trace is not None:
+        made["traceparent"] = context.trace.traceparent
+        made["traceId"] = context.trace.trace_id
+    return made
 
 
 class EchoProvider:
@@ -97,10 +104,13 @@ class ExecProvider:
         argv = [*self.argv, _prompt_text(prompt), options, json.dumps(_context_json(context), default=str)]
         timeout = call_timeout_s(self.config, context.timeout_s, PROVIDER_SCRIPT_TIMEOUT_S)
         started = time.perf_counter()
+        # the W3C variable for a process's parent context; this task's overlay only, not the run's
+        traceparent = {"TRACEPARENT": context.trace.traceparent} if context.trace is not None else {}
         try:
-            finished = await run_program(
-                argv, cwd=self.cwd, timeout_s=timeout, max_output_bytes=self.max_output_bytes
-            )
+            with overlaid(traceparent):
+                finished = await run_program(
+                    argv, cwd=self.cwd, timeout_s=timeout, max_output_bytes=self.max_output_bytes
+                )
         except OutputTooLarge as error:
             return ProviderResponse(error=_too_large(f"exec: {self.argv[0]}", "wrote", error.limit))
         except OSError as error:
@@ -262,10 +272,12 @@ class PythonProvider:
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext
     ) -> ProviderResponse:
         options = {"id": self.id, "config": dict(self.spec.config)}
-        context_arg = {"vars": dict(context.vars), "prompt_label": context.prompt_label}
         try:
             result = await self._call(
-                "call_api", [(_prompt_text(prompt), options, context_arg)], context.timeout_s, many=False
+                "call_api",
+                [(_prompt_text(prompt), options, _context_json(context))],
+                context.timeout_s,
+                many=False,
             )
         except ProviderError as error:
             return ProviderResponse(error=error.render())

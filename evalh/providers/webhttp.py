@@ -153,6 +153,8 @@ class WebHttpProvider:
         except TemplateError as error:
             return ProviderResponse(error=f"{self.id}: could not render the request: {error}")
         timeout = None if self._timeout_in_config or context is None else context.timeout_s
+        if context is not None and context.trace is not None:  # W3C trace context, for the app's spans
+            headers = {"traceparent": context.trace.traceparent, **headers}
         try:
             reply = await self.http.request(
                 self.method, url, body=body, content=content, headers=headers, timeout_s=timeout

@@ -7,6 +7,8 @@ codes; ``tests/reports/test_codec_home.py`` holds that. A new row field or statu
 and every reader (retry, merge, diff, the run store, the viewer, the filters) asks
 :mod:`~evalh.reports.codec_read`. Differences from promptfoo: ``promptIdx`` is the prompt's index in the
 config's ``prompts`` (``providerIdx`` gives the provider's), and keys holding secrets are redacted.
+evalh's addition beside promptfoo's keys: ``trace`` (the row's OpenTelemetry spans, :func:`trace_to_json`),
+only on the rows of a run that traces, so every other row is written exactly as before.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from evalh.model import (
     GradedAssertion,
     Prompt,
     RepeatSummary,
+    RowTrace,
+    Span,
     Status,
     TestCase,
     TestRepeats,
@@ -41,6 +45,7 @@ __all__ = [
     "new_memo",
     "repeats_to_json",
     "result_to_json",
+    "trace_to_json",
     "usage_to_json",
 ]
 
@@ -235,7 +240,7 @@ def result_to_json(row: TestResult, *, memo: Memo | None = None) -> dict[str, An
     cost = row.cost if row.cost is not None else 0.0
     token_usage = usage_to_json(row.usage)
     token_usage["assertions"] = usage_to_json(row.grading_usage)
-    return {
+    out: dict[str, Any] = {
         "id": row.id or str(uuid.uuid4()),
         "testIdx": row.test.index,
         "promptIdx": row.prompt_index,
@@ -265,6 +270,43 @@ def result_to_json(row: TestResult, *, memo: Memo | None = None) -> dict[str, An
         "tokenUsage": token_usage,
         "metadata": test.metadata,
         "gradingResult": _grading_result(row, test),
+    }
+    if row.trace is not None:
+        out["trace"] = trace_to_json(row.trace)
+    return out
+
+
+def _milliseconds(nanoseconds: int) -> float:
+    return round(nanoseconds / 1e6, 3)
+
+
+def _span_to_json(span: Span) -> dict[str, Any]:
+    """One span of a row's ``trace``: times in Unix milliseconds (promptfoo's trace view's unit) to the
+    microsecond (a float holds no finer at today's epoch, and the short figure reads better). Its
+    name, attributes and status message come from the provider's code, so they are redacted as a
+    config copy is (secret-looking attribute names, URLs' credentials, the run's secret values)."""
+    return {
+        "traceId": span.trace_id,
+        "spanId": span.span_id,
+        "parentSpanId": span.parent_span_id,
+        "name": redact(span.name),
+        "kind": span.kind,
+        "startTime": _milliseconds(span.start_ns),
+        "endTime": None if span.end_ns is None else _milliseconds(span.end_ns),
+        "durationMs": span.duration_ms,
+        "attributes": redact(dict(span.attributes)),
+        "status": {"code": span.status_code, "message": redact(span.status_message)},
+        "service": redact(span.service),
+    }
+
+
+def trace_to_json(trace: RowTrace) -> dict[str, Any]:
+    """A row's ``trace``: ``{traceId, spans: [...], dropped}`` (codec_read's ``trace_from_json`` reads
+    it back); ``dropped`` counts the spans the receiver refused beyond its bound."""
+    return {
+        "traceId": trace.trace_id,
+        "spans": [_span_to_json(span) for span in trace.spans],
+        "dropped": trace.dropped,
     }
 
 

@@ -11,6 +11,8 @@ Every command that takes a report file reads it through :func:`read_report_file`
   list of row objects, ``score`` a finite number, ``testIdx`` a whole number, ``vars`` an object...).
   A field may be absent or null (promptfoo's and older evalh's reports leave some out), and fields evalh
   does not read may hold anything.
+- a row's ``trace`` (evalh's, beside promptfoo's keys) holds at most :data:`MAX_TRACE_SPANS` spans, each
+  with the types evalh writes (ids and names strings, times finite numbers, ``attributes`` an object).
 
 A report that fails is a ConfigError (exit 2) naming the file and the JSON path of the bad field, so the
 code after this never meets a string where it reads an object. The check is looser than
@@ -35,6 +37,7 @@ from evalh.errors import ConfigError, ConfigFileError
 __all__ = [
     "MAX_REPORT_BYTES",
     "MAX_REPORT_DEPTH",
+    "MAX_TRACE_SPANS",
     "REPORT_SHAPE",
     "Shape",
     "check_report",
@@ -47,6 +50,9 @@ MAX_REPORT_BYTES = 1024 * 1024 * 1024
 # run did not bound; twice MAX_DEPTH leaves them room and stays far below what Python's recursion limit
 # allows later walks (json.dumps, redaction, the viewer's data).
 MAX_REPORT_DEPTH = 2 * MAX_DEPTH
+# The spans one row's trace may hold when read back: more than a run keeps of a trace (the receiver's own
+# bound), few enough that a row's spans are read, converted for the viewer and ordered in well under a second.
+MAX_TRACE_SPANS = 10_000
 _MAX_INDEX = 2**53  # an index or a count: exact as a float too, as promptfoo (JavaScript) writes it
 _HINT = (
     "Pass a JSON report as evalh run -o FILE.json or promptfoo eval -o FILE.json wrote it; "
@@ -57,18 +63,22 @@ _HINT = (
 @dataclass
 class Shape:
     """What a field holds: ``kind`` (``object``, ``list``, ``text``, ``number``, ``index``, ``bool``), or
-    null unless ``required``; an object's known ``fields``, a list's ``items``, an object's ``values``
-    (every value, for a map of names)."""
+    null unless ``required``; an object's known ``fields``, a list's ``items`` (at most ``most`` of them),
+    an object's ``values`` (every value, for a map of names)."""
 
     kind: str
     fields: dict[str, Shape] = field(default_factory=dict)
     items: Shape | None = None
     values: Shape | None = None
     required: bool = False
+    most: int | None = None
 
     @property
     def leaf(self) -> bool:
-        return not (self.fields or self.items or self.values)
+        return not (self.fields or self.items or self.values or self.most)
+
+    def too_long(self, value: Any) -> bool:
+        return self.most is not None and isinstance(value, list) and len(value) > self.most
 
 
 def _obj(
@@ -77,8 +87,8 @@ def _obj(
     return Shape("object", fields or {}, values=values, required=required)
 
 
-def _list(items: Shape | None = None, *, required: bool = False) -> Shape:
-    return Shape("list", items=items, required=required)
+def _list(items: Shape | None = None, *, required: bool = False, most: int | None = None) -> Shape:
+    return Shape("list", items=items, required=required, most=most)
 
 
 _TEXT, _NUMBER, _INDEX, _BOOL = Shape("text"), Shape("number"), Shape("index"), Shape("bool")
@@ -97,6 +107,15 @@ _COMPONENT = _obj(
     }
 )
 _COMPONENT.fields["componentResults"] = _list(_COMPONENT)  # an assert-set's children
+_SPAN = _obj(
+    {
+        **{name: _TEXT for name in ("traceId", "spanId", "parentSpanId", "name", "kind", "service")},
+        **{name: _NUMBER for name in ("startTime", "endTime", "durationMs")},
+        "attributes": _obj(),
+        "status": _obj({"code": _TEXT, "message": _TEXT}),
+    }
+)
+_TRACE = _obj({"traceId": _TEXT, "spans": _list(_SPAN, most=MAX_TRACE_SPANS), "dropped": _INDEX})
 _ROW = _obj(
     {
         "success": _BOOL,
@@ -112,6 +131,7 @@ _ROW = _obj(
         "response": _obj({"tokenUsage": _TOKENS}),
         "tokenUsage": _obj({"assertions": _TOKENS}),
         "gradingResult": _obj({"namedScoreWeights": _SCORES, "componentResults": _list(_COMPONENT)}),
+        "trace": _TRACE,
         "testCase": _obj(
             {
                 "vars": _obj(),
@@ -181,7 +201,7 @@ def _valid(value: Any, shape: Shape) -> bool:
     when it fails). It visits the fields of the shape only, so a row's unread fields cost nothing."""
     if value is None:
         return not shape.required
-    if not _fits(value, shape.kind):
+    if not _fits(value, shape.kind) or shape.too_long(value):
         return False
     if isinstance(value, dict):
         for key, sub in shape.fields.items():
@@ -240,6 +260,8 @@ def _problem(path: str, shape: Shape, value: Any) -> str | None:
             if not expected.required:
                 wanted += " or null"
             return f"{where or 'the document'} must be {wanted}, not {_described(item)}"
+        if expected.too_long(item):
+            return f"{where} must hold at most {expected.most:,} items, not {len(item):,}"
         if isinstance(item, dict):
             children = [(key, expected.fields.get(key, expected.values)) for key in item]
             stack.extend((_path(where, key), sub, item[key]) for key, sub in reversed(children) if sub)

@@ -12,7 +12,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from evalh.model import AssertionSpec, GradedAssertion, RepeatSummary, Status, TestRepeats, TestResult, Usage
+from evalh.model import (
+    AssertionSpec,
+    GradedAssertion,
+    RepeatSummary,
+    RowTrace,
+    Span,
+    Status,
+    TestRepeats,
+    TestResult,
+    Usage,
+)
 from evalh.reports.codec import FAILURE_REASON
 from evalh.runner.plan import Job
 
@@ -45,8 +55,10 @@ __all__ = [
     "row_status",
     "row_test_case",
     "row_token_usage",
+    "row_trace",
     "row_vars",
     "row_with_test_case",
+    "trace_from_json",
     "usage_from_json",
 ]
 
@@ -258,6 +270,58 @@ def result_from_row(row: Mapping[str, Any], job: Job) -> TestResult:
         named_score_weights=dict(grading.get("namedScoreWeights") or {}),
         repeat_index=job.repeat_index,
         id=str(row.get("id") or ""),
+        trace=trace_from_json(row_trace(row)),
+    )
+
+
+def row_trace(row: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The row's ``trace`` as the row holds it (None: the run did not trace, or promptfoo wrote the row)."""
+    trace = row.get("trace")
+    return trace if isinstance(trace, Mapping) else None
+
+
+def _ns(milliseconds: Any) -> int | None:
+    """Unix milliseconds (a float to the microsecond, as codec's ``trace_to_json`` writes them) as
+    nanoseconds: whole microseconds, so a span written and read back keeps its times exactly."""
+    if isinstance(milliseconds, int | float) and not isinstance(milliseconds, bool):
+        return round(milliseconds * 1e3) * 1000
+    return None
+
+
+def _span(span: Mapping[str, Any], trace_id: str) -> Span:
+    status = span.get("status")
+    status = status if isinstance(status, Mapping) else {}
+    attributes = span.get("attributes")
+    parent = span.get("parentSpanId")
+    return Span(
+        trace_id=str(span.get("traceId") or trace_id),
+        span_id=str(span.get("spanId") or ""),
+        name=str(span.get("name") or ""),
+        start_ns=_ns(span.get("startTime")) or 0,
+        end_ns=_ns(span.get("endTime")),
+        parent_span_id=str(parent) if parent else None,
+        kind=str(span.get("kind") or "INTERNAL"),
+        attributes=dict(attributes) if isinstance(attributes, Mapping) else {},
+        status_code=str(status.get("code") or "UNSET"),
+        status_message=str(status.get("message") or ""),
+        service=str(span.get("service") or ""),
+    )
+
+
+def trace_from_json(trace: Mapping[str, Any] | None) -> RowTrace | None:
+    """A row's ``trace`` (:func:`row_trace`) as the RowTrace it was written from (None when absent)."""
+    if trace is None:
+        return None
+    trace_id = str(trace.get("traceId") or "")
+    spans = trace.get("spans")
+    return RowTrace(
+        trace_id=trace_id,
+        spans=tuple(
+            _span(span, trace_id)
+            for span in (spans if isinstance(spans, list) else ())
+            if isinstance(span, Mapping)
+        ),
+        dropped=_index(trace.get("dropped")),
     )
 
 

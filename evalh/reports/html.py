@@ -7,8 +7,9 @@ details with no server and no network. The scripts set every piece of data as te
 and a Content-Security-Policy lets only these exact scripts and styles run (their sha256 hashes): an
 output that slipped through as markup could still not run anything. A ``<noscript>`` summary keeps the
 figures readable where scripts are off. The part of the app that draws a run's repeats (``repeats.js``,
-``repeats.css``) is in the file only when the run has repeats: a run without them gets the same file as
-before it existed.
+``repeats.css``) is in the file only when the run has repeats, and the part that draws a result's trace
+as a timeline (``trace.js``, ``trace.css``) only when a row has one: a run without them gets the same
+file as before they existed.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ __all__ = [
     "REPEAT_STYLESHEET",
     "SCRIPTS",
     "STYLESHEET",
+    "TRACE_SCRIPT",
+    "TRACE_STYLESHEET",
     "asset",
     "html_chunks",
     "script_bundle",
@@ -43,6 +46,8 @@ SCRIPTS = ("util.js", "history.js", "run.js", "detail.js", "compare.js", "app.js
 STYLESHEET = "app.css"
 REPEAT_SCRIPT = "repeats.js"  # after run.js, whose functions it extends, before app.js starts the app
 REPEAT_STYLESHEET = "repeats.css"
+TRACE_SCRIPT = "trace.js"  # after detail.js, whose openDetail it extends, before app.js starts the app
+TRACE_STYLESHEET = "trace.css"
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -70,17 +75,19 @@ def asset(name: str) -> str:
 
 
 @cache
-def script_bundle(*, repeats: bool) -> str:
+def script_bundle(*, repeats: bool, traces: bool = False) -> str:
     """The viewer's scripts as one text, in order: inlined by the HTML report (``repeats``: with the
-    part that draws repeats), served as ``/static/evalh.js`` by ``evalh view`` (one request, not seven)."""
-    names = (*SCRIPTS[:-1], REPEAT_SCRIPT, SCRIPTS[-1]) if repeats else SCRIPTS
-    return "\n".join(asset(name) for name in names)
+    part that draws repeats; ``traces``: with the one that draws traces), served as ``/static/evalh.js``
+    by ``evalh view`` (one request, not seven)."""
+    extra = (REPEAT_SCRIPT,) * repeats + (TRACE_SCRIPT,) * traces
+    return "\n".join(asset(name) for name in (*SCRIPTS[:-1], *extra, SCRIPTS[-1]))
 
 
 @cache
-def stylesheet(*, repeats: bool) -> str:
-    """The viewer's styles as one text (``repeats``: with those of the part that draws repeats)."""
-    return asset(STYLESHEET) + ("\n" + asset(REPEAT_STYLESHEET) if repeats else "")
+def stylesheet(*, repeats: bool, traces: bool = False) -> str:
+    """The viewer's styles as one text (``repeats``, ``traces``: with those of the parts that draw them)."""
+    extra = (REPEAT_STYLESHEET,) * repeats + (TRACE_STYLESHEET,) * traces
+    return "\n".join(asset(name) for name in (STYLESHEET, *extra))
 
 
 def server_page() -> str:
@@ -129,8 +136,9 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
     50,000-row run's data is 80 MB of JSON, never made as one text). ``report``'s rows may come from a
     generator: they are read once."""
     view = run_view(report, ref=str(report.get("evalId") or "run"))
-    script = script_bundle(repeats="repeats" in view)
-    style = stylesheet(repeats="repeats" in view)
+    traces = any(cell is not None and "trace" in cell for line in view["lines"] for cell in line["cells"])
+    script = script_bundle(repeats="repeats" in view, traces=traces)
+    style = stylesheet(repeats="repeats" in view, traces=traces)
     policy = (
         f"default-src 'none'; script-src {_sha256(script)}; style-src {_sha256(style)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"

@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalh.model import Status, TestResult
+from evalh.model import RowTrace, Status, TestResult
 from evalh.providers.tools import tool_call_lines
 from evalh.reports.codec_read import (
     column_indexes,
@@ -25,11 +25,21 @@ from evalh.reports.codec_read import (
     row_response,
     row_score,
     row_status,
+    row_trace,
     row_vars,
+    trace_from_json,
 )
 from evalh.reports.textutil import collapse_whitespace, failed_assertion_lines, output_text
 
-__all__ = ["Cell", "Matrix", "MatrixRow", "column_label", "matrix_of_report", "matrix_of_results"]
+__all__ = [
+    "Cell",
+    "Matrix",
+    "MatrixRow",
+    "column_label",
+    "matrix_of_report",
+    "matrix_of_results",
+    "trace_line",
+]
 
 
 @dataclass(frozen=True)
@@ -111,10 +121,20 @@ def _number(test_index: int, repeat_index: int) -> str:
     return str(test_index + 1) + (f".{repeat_index + 1}" if repeat_index else "")
 
 
+def trace_line(trace: RowTrace) -> str:
+    """What a failed row's cell says of its trace: ``trace: 4 spans (1 error)``, for `evalh view` to show."""
+    errors = sum(span.status_code == "ERROR" for span in trace.spans)
+    notes = [f"{errors} error{'s' if errors != 1 else ''}"] if errors else []
+    notes += [f"{trace.dropped} dropped"] if trace.dropped else []
+    count = len(trace.spans)
+    return f"trace: {count} span{'s' if count != 1 else ''}" + (f" ({', '.join(notes)})" if notes else "")
+
+
 def _result_cell(row: TestResult) -> Cell:
     reasons: list[str] = []
     if row.status is not Status.PASS:
         reasons = failed_assertion_lines(row.assertions) or [collapse_whitespace(row.error or row.reason)]
+        reasons += [trace_line(row.trace)] if row.trace is not None else []
     output = output_text(row.output) if row.output is not None else ""
     return Cell(row.status.value, row.score, output, tuple(reasons), tuple(tool_call_lines(row.output) or ()))
 
@@ -149,8 +169,9 @@ def _report_reasons(row: Mapping[str, Any]) -> tuple[str, ...]:
         f"- {(c.get('assertion') or {}).get('type', '?')}: {collapse_whitespace(str(c.get('reason') or ''))}"
         for c in components
         if isinstance(c, Mapping) and not c.get("pass")
-    ]
-    return tuple(lines) or (collapse_whitespace(str(row_error(row) or "")),)
+    ] or [collapse_whitespace(str(row_error(row) or ""))]
+    trace = trace_from_json(row_trace(row))
+    return (*lines, trace_line(trace)) if trace is not None else tuple(lines)
 
 
 def _report_cell(row: Mapping[str, Any]) -> Cell:

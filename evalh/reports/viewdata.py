@@ -12,8 +12,9 @@ browser only filters, sorts and draws::
 Every text a page shows is a string here (outputs and vars that are JSON values become compact JSON);
 the browser sets it as text, never as markup. A cell carries all the detail panel needs: the rendered
 prompt, the output, every assertion with its score, threshold and reason, the judge's prompt and reply,
-tokens, cost and latency. Keys holding their default value (no error, zero cost, weight 1, ...) are left
-out, which halves a large run's data; the page fills them back in.
+tokens, cost and latency, and a traced row's spans (``trace``, the report's own form: the timeline
+draws it and offers it for download as it is). Keys holding their default value (no error, zero
+cost, weight 1, ...) are left out, which halves a large run's data; the page fills them back in.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from evalh.reports.codec_read import (
     row_score,
     row_status,
     row_token_usage,
+    row_trace,
     row_vars,
 )
 from evalh.reports.matrix import column_label
@@ -179,6 +181,7 @@ def _cell(row: Mapping[str, Any]) -> dict[str, Any]:
             "tokens": _tokens(response.get("tokenUsage") or token_usage),
             "gradingTokens": _tokens(token_usage.get("assertions")),
             "assertions": _assertions(row_components(row)),
+            "trace": row_trace(row),  # as the report holds it: the timeline's data and its download
         }
     )
 

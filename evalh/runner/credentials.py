@@ -19,6 +19,7 @@ from evalh.errors import ConfigError
 from evalh.model import RECORDED_PROVIDER_ID, AssertionSpec, ProviderSpec, Suite, TestCase
 from evalh.providers.keys import MissingKey
 from evalh.providers.registry import missing_key
+from evalh.providers.simulated_user import user_model_of
 from evalh.runner.plan import Job
 
 __all__ = ["Keyless", "keyless_providers", "missing_keys_error"]
@@ -97,6 +98,10 @@ def _providers_in_use(suite: Suite, jobs: Sequence[Job] | None) -> Iterator[tupl
         yield spec, spec.path or "providers"
     definitions = all_assertions()
     for test in tests:
+        stand_in = test.stand_in
+        user = user_model_of(stand_in, test, suite.default_provider) if stand_in is not None else None
+        if stand_in is not None and user is not None and not test.has_output:
+            yield user, f"user model of {stand_in.path or 'the simulated user'}"  # it plays the user
         for assertion in _flattened(test.asserts):
             definition = definitions.get(assertion.base_type)
             for need in definition.needs if definition is not None else ():

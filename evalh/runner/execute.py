@@ -29,11 +29,13 @@ from evalh.model import (
     GradedAssertion,
     ProviderResponse,
     ProviderUsage,
+    RowTrace,
     RunOptions,
     RunRecord,
     Status,
     Suite,
     TestResult,
+    TraceContext,
     Usage,
 )
 from evalh.providers.base import CallContext
@@ -45,9 +47,11 @@ from evalh.runner.scoring import reasons_shared, score_test
 from evalh.runner.sequence import RunMemory, runs_in_sequence
 from evalh.runner.services import ProviderPool, RunServices
 from evalh.runner.stopping import DEFAULT_STOP_SIGNALS, run_until_stopped
+from evalh.runner.traces import RunTracing, run_tracing
 from evalh.runner.transforming import Transformed, transform_response
 from evalh.runtimes.prompt_functions import PromptFunctionFailed, call_prompt_function, prompt_timeout_s
 from evalh.templating import template_env
+from evalh.tracing.collector import CollectedTrace
 
 __all__ = ["ResultCallback", "run_suite"]
 
@@ -102,6 +106,7 @@ class _Output:
     job: Job
     response: ProviderResponse
     context: AssertionContext
+    trace: CollectedTrace | None = None  # the row's trace, when the run traces and the row called a provider
 
 
 def _usage_of(graded: Sequence[GradedAssertion]) -> Usage:
@@ -114,7 +119,9 @@ def _usage_of(graded: Sequence[GradedAssertion]) -> Usage:
     return total
 
 
-def _row(job: Job, response: ProviderResponse, graded: tuple[GradedAssertion, ...]) -> TestResult:
+def _row(
+    job: Job, response: ProviderResponse, graded: tuple[GradedAssertion, ...], trace: RowTrace | None = None
+) -> TestResult:
     common = {
         "test": job.test,
         "prompt": job.prompt,
@@ -129,6 +136,7 @@ def _row(job: Job, response: ProviderResponse, graded: tuple[GradedAssertion, ..
         "usage": response.usage,
         "repeat_index": job.repeat_index,
         "id": uuid.uuid4().hex,
+        "trace": trace,
     }
     if response.error is not None:
         return TestResult(
@@ -149,9 +157,12 @@ def _row(job: Job, response: ProviderResponse, graded: tuple[GradedAssertion, ..
 
 
 class _Execution:
-    def __init__(self, suite: Suite, options: RunOptions, collector: _Collector) -> None:
+    def __init__(
+        self, suite: Suite, options: RunOptions, collector: _Collector, tracing: RunTracing | None = None
+    ) -> None:
         self.suite = suite
         self.collector = collector
+        self.tracing = tracing
         self.config_dir = Path(suite.config_path).parent if suite.config_path else None
         timeout_s = options.timeout_ms / 1000 if options.timeout_ms else None
         # storeOutputAs / _conversation: rows read earlier rows, so they run one at a time, in order
@@ -185,10 +196,10 @@ class _Execution:
         merged = replace(job.prompt, config={**job.prompt.config, **result.config})
         return replace(job, rendered_prompt=result.prompt, prompt=merged)
 
-    async def output_of(self, job: Job) -> Transformed:
+    async def output_of(self, job: Job, trace: TraceContext | None = None) -> Transformed:
         """The row's output: the provider's (or the recorded) answer, transformed; remembered for
         later rows when the run goes in sequence."""
-        response = await self.provider_output(job)
+        response = await self.provider_output(job, trace)
         transformed = await transform_response(
             job.test, job.provider, job.rendered_prompt, response, self.config_dir, self.timeout_s
         )
@@ -196,22 +207,35 @@ class _Execution:
             self.memory.record(job, response, transformed.response)
         return transformed
 
-    async def provider_output(self, job: Job) -> ProviderResponse:
+    async def provider_output(self, job: Job, trace: TraceContext | None = None) -> ProviderResponse:
         if not job.uses_provider:
             return ProviderResponse(output=job.test.output)
         context = CallContext(
-            vars=job.test.vars, test=job.test, prompt_label=job.prompt.label, timeout_s=self.timeout_s
+            vars=job.test.vars,
+            test=job.test,
+            prompt_label=job.prompt.label,
+            timeout_s=self.timeout_s,
+            trace=trace,
         )
-        response = await self.services.call_provider(
-            job.provider, job.rendered_prompt, context, job.prompt.config
-        )
+        if job.test.stand_in is not None:  # a test's provider: it drives the provider under test
+            response = await self.services.stand_in(
+                job.test.stand_in, job.provider, job.rendered_prompt, context, job.prompt.config
+            )
+        else:
+            response = await self.services.call_provider(
+                job.provider, job.rendered_prompt, context, job.prompt.config
+            )
+        if trace is not None and self.tracing is not None:
+            self.tracing.record_call(job, self.pool, trace, response)
         if self.delay_s and not response.cached:  # --delay: promptfoo waits after each real call
             await asyncio.sleep(self.delay_s)
         if response.error is None and response.output is None:
             return replace(response, error=f"{job.provider.display} returned no output")
         return response
 
-    def context_of(self, job: Job, response: ProviderResponse, provider_output: Any) -> AssertionContext:
+    def context_of(
+        self, job: Job, response: ProviderResponse, provider_output: Any, trace: CollectedTrace | None = None
+    ) -> AssertionContext:
         return AssertionContext(
             spec=_NO_SPEC,
             output=response.output,
@@ -227,6 +251,7 @@ class _Execution:
             provider_spec=job.provider,
             suite_tests=self.suite.tests,
             timeout_s=self.timeout_s,
+            trace=trace,
         )
 
     async def grade(self, item: _Output) -> None:
@@ -239,16 +264,22 @@ class _Execution:
                 raise
             except BaseException as error:  # SystemExit & co. from an assertion's code
                 response = replace(response, error=_raised("grading", error))
-        self.collector.add(item.job, _row(item.job, response, graded))
+        row_trace = None
+        if item.trace is not None and self.tracing is not None:
+            row_trace = await self.tracing.finish(item.trace)
+        self.collector.add(item.job, _row(item.job, response, graded, row_trace))
 
     async def first_pass(self, job: Job, deferred: list[tuple[_Output, list[EmbedRequest]]]) -> None:
         if self.collector.stopped:  # a worker whose code swallowed the stop takes no new job
             return
+        trace: TraceContext | None = None
         try:
             if self.memory is not None:
                 job = self.memory.prepare(job)
             job = await self.with_prompt(job)
-            transformed = await self.output_of(job)
+            if self.tracing is not None and job.uses_provider:
+                trace = self.tracing.issue()
+            transformed = await self.output_of(job, trace)
         except TemplateError as error:  # a late var or the prompt, rendered with earlier rows' outputs
             transformed = Transformed(ProviderResponse(error=error.render()), None)
         except PromptFunctionFailed as error:
@@ -260,7 +291,9 @@ class _Execution:
         except BaseException as error:  # SystemExit & co. from a provider's code
             transformed = Transformed(ProviderResponse(error=_raised(job.provider.display, error)), None)
         response = transformed.response
-        item = _Output(job, response, self.context_of(job, response, transformed.provider_output))
+        source = self.tracing.source(trace) if self.tracing is not None and trace is not None else None
+        context = self.context_of(job, response, transformed.provider_output, source)
+        item = _Output(job, response, context, source)
         requests = collect_prefetch(job.test.asserts, item.context) if response.error is None else []
         if requests:
             deferred.append((item, requests))
@@ -316,10 +349,10 @@ def run_suite(
     options = options or suite.evaluate_options
     jobs = plan_jobs(suite, options.repeat) if jobs is None else jobs
     collector = _Collector(on_result)
-    execution = _Execution(suite, options, collector)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
-    with gc_policy.running(), reasons_shared():
+    with run_tracing(suite.tracing) as tracing, gc_policy.running(), reasons_shared():
+        execution = _Execution(suite, options, collector, tracing)
         stopped_by = run_until_stopped(execution.run(jobs), stop_signals, collector.stop)
     results = collector.ordered()
     usage = execution.services.usage_by_provider()

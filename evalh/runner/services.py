@@ -144,6 +144,33 @@ def _redacted(response: ProviderResponse) -> ProviderResponse:
     return dataclasses.replace(response, output=output)
 
 
+def _failed(spec: ProviderSpec, error: Exception) -> ProviderResponse:
+    """The row's error for what a provider raised: a provider bug fails its row, not the run (as for
+    embeddings)."""
+    if isinstance(error, EvalhError):
+        return ProviderResponse(error=error.render())
+    return ProviderResponse(error=f"{spec.display} failed: {type(error).__name__}: {error}")
+
+
+@dataclass(frozen=True)
+class _UnderTest:
+    """The provider under test as a provider that stands in for it sees it (``original_provider``):
+    each of its calls is one :meth:`RunServices.call_provider` call, with the prompt's config."""
+
+    services: RunServices
+    spec: ProviderSpec
+    prompt_config: Mapping[str, Any] | None
+
+    @property
+    def id(self) -> str:
+        return self.spec.display
+
+    async def complete(
+        self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext
+    ) -> ProviderResponse:
+        return await self.services.call_provider(self.spec, prompt, context, self.prompt_config)
+
+
 def _response_to_bytes(response: ProviderResponse) -> bytes:
     usage = dataclasses.asdict(response.usage)
     payload = {"output": response.output, "usage": usage, "cost": response.cost}
@@ -216,7 +243,9 @@ class RunServices:
                 if shaping is not None:  # a request that does not render is not cached
                     identity = cache_identity(provider, built, self.cache_hash_key, shaping)
                     key = Cache.key({"provider": identity}, json.dumps(prompt, sort_keys=True))
-                if key is not None and (blob := self.cache.get("completion", key)) is not None:
+                # a traced call is made again: an answer from the cache has no spans (still written)
+                reads = context.trace is None
+                if key is not None and reads and (blob := self.cache.get("completion", key)) is not None:
                     response = _response_from_bytes(blob)
                     self.usage.add(spec, response.usage)
                     return response
@@ -244,10 +273,8 @@ class RunServices:
                     response = await asyncio.wait_for(provider.complete(prompt, context), timeout)
                 except TimeoutError:
                     return ProviderResponse(error=f"{spec.id} timed out after {timeout:g} s")
-                except EvalhError as error:
-                    return ProviderResponse(error=error.render())
-                except Exception as error:  # a provider bug fails its row, not the run (as for embeddings)
-                    return ProviderResponse(error=f"{spec.display} failed: {type(error).__name__}: {error}")
+                except Exception as error:
+                    return _failed(spec, error)
                 mark.failed = response.error is not None
                 elapsed = (time.perf_counter() - started) * 1000
         filled: dict[str, Any] = {}  # one replace, not one per field: this runs for every row
@@ -261,6 +288,36 @@ class RunServices:
         self, provider: ProviderSpec, prompt: str | Sequence[Mapping[str, Any]]
     ) -> ProviderResponse:
         return await self.call_provider(provider, prompt, CallContext(timeout_s=self.timeout_s))
+
+    async def stand_in(
+        self,
+        stand_in: ProviderSpec,
+        under_test: ProviderSpec,
+        prompt: str | Sequence[Mapping[str, Any]],
+        context: CallContext,
+        prompt_config: Mapping[str, Any] | None = None,
+    ) -> ProviderResponse:
+        """Answer a row with the provider that stands in for the one under test (a test's ``provider:``,
+        the simulated user), handing it the provider under test and these completions. It has no gate,
+        timeout, cache or usage of its own: each call it makes has its callee's, and a conversation of
+        many calls is not one call. Its usage is already counted under the providers it called."""
+        try:
+            driver = self.pool.traits(stand_in).completions
+        except EvalhError as error:
+            return ProviderResponse(error=error.render())
+        if driver is None:
+            return ProviderResponse(error=f"provider {stand_in.id!r} cannot produce text outputs")
+        target = _UnderTest(self, under_test, prompt_config)
+        handed = dataclasses.replace(context, original_provider=target, completions=self)
+        started = time.perf_counter()
+        try:
+            response = await driver.complete(prompt, handed)
+        except Exception as error:
+            return _failed(stand_in, error)
+        elapsed = (time.perf_counter() - started) * 1000
+        return _redacted(
+            response if response.latency_ms is not None else dataclasses.replace(response, latency_ms=elapsed)
+        )
 
     # -- embeddings -------------------------------------------------------------------------------
     async def embed(self, provider: ProviderSpec, texts: Sequence[str]) -> Embeddings:

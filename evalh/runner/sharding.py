@@ -34,7 +34,7 @@ from typing import Any
 
 from evalh.common.limits import MAX_SHARDS
 from evalh.errors import ConfigError
-from evalh.model import AssertionSpec, Shard, ShardInfo, Suite, TestCase, runs_prompt
+from evalh.model import AssertionSpec, ProviderSpec, Shard, ShardInfo, Suite, TestCase, runs_prompt
 from evalh.runner.filters import test_identity
 from evalh.runner.plan import run_matrix
 from evalh.runner.sequence import runs_in_sequence
@@ -130,7 +130,20 @@ def _spec(spec: AssertionSpec) -> list[Any]:
 def _test(test: TestCase) -> list[Any]:
     asserts = [_spec(spec) for spec in test.asserts]
     output = test.output if test.has_output else None
-    return [test.description, test.vars, test.metadata, asserts, test.threshold, output, test.prompts]
+    shared = [test.description, test.vars, test.metadata, asserts, test.threshold, output, test.prompts]
+    if test.stand_in is not None:  # only then: every other suite keeps the fingerprint it had
+        shared.append(_provider(test.stand_in))
+    return shared
+
+
+def _provider(spec: ProviderSpec) -> list[Any]:
+    """A provider as the fingerprint holds it, secrets replaced; a provider in its config (the simulated
+    user's ``userProvider``) the same way."""
+    config = {
+        key: _provider(value) if isinstance(value, ProviderSpec) else value
+        for key, value in spec.config.items()
+    }
+    return [spec.id, spec.label, redact_config(config)]
 
 
 def run_fingerprint(suite: Suite, repeat: int) -> str:
@@ -140,7 +153,7 @@ def run_fingerprint(suite: Suite, repeat: int) -> str:
     content = {
         "tests": [_test(test) for test in suite.tests],
         "prompts": [[prompt.label, prompt.raw] for prompt in prompts],
-        "providers": [[p.id, p.label, redact_config(dict(p.config))] for p in providers],
+        "providers": [_provider(p) for p in providers],
         "repeat": max(1, repeat),
         "derived": suite.derived_metrics,
     }

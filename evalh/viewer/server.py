@@ -116,9 +116,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if path in ("/", "/index.html"):
             self._send(200, server_page().encode("utf-8"), "text/html; charset=utf-8")
         elif path == "/static/evalh.js":
-            self._send(200, script_bundle(repeats=True).encode("utf-8"), _TYPES[".js"])
+            self._send(200, script_bundle(repeats=True, traces=True).encode("utf-8"), _TYPES[".js"])
         elif path == f"/static/{STYLESHEET}":
-            self._send(200, stylesheet(repeats=True).encode("utf-8"), _TYPES[".css"])
+            self._send(200, stylesheet(repeats=True, traces=True).encode("utf-8"), _TYPES[".css"])
         elif path.startswith("/api/"):
             self._api(path[len("/api/") :], urllib.parse.parse_qs(url.query))
         else:

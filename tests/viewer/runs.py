@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from evalh.cli.app import app
+from evalh.store import open_store
+from evalh.viewer.server import ViewerServer
+from evalh.viewer.sources import StoredRuns
 from tests.assertions.judge_helpers import OPENAI_PATH, openai_text
 from tests.loopback import LoopbackServer, Reply, Request
 
@@ -133,3 +138,17 @@ def write_repeated_run(directory: Path) -> Path:
         model.close()
     assert result.exit_code == 1, result.output  # Bob's and Cy's repeats fail
     return report
+
+
+@contextmanager
+def stored_run_page(report: Path, source: str) -> Iterator[str]:
+    """`evalh view` of the run store holding ``report`` (imported from ``source``): the URL of its page,
+    served while the block runs."""
+    with open_store() as store:
+        run_id = store.import_report(json.loads(report.read_text(encoding="utf-8")), source=source).id
+    server = ViewerServer(StoredRuns())
+    server.start()
+    try:
+        yield server.url + "#/run/" + run_id
+    finally:
+        server.close()

@@ -12,10 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from evalh.reports.viewdata import run_view
-from evalh.store import open_store
-from evalh.viewer.server import ViewerServer
-from evalh.viewer.sources import StoredRuns
-from tests.viewer.runs import REPEATED_PASSES, REPEATS
+from tests.viewer.runs import REPEATED_PASSES, REPEATS, stored_run_page
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -30,14 +27,8 @@ def _runs_before_the_browser(runs: tuple[Path, Path], repeated: Path) -> None:
 @pytest.fixture
 def stored_viewer(repeated: Path) -> Iterator[str]:
     """`evalh view` of the run store holding the repeated run: the URL of its page."""
-    with open_store() as store:
-        run_id = store.import_report(json.loads(repeated.read_text(encoding="utf-8")), source="r").id
-    server = ViewerServer(StoredRuns())
-    server.start()
-    try:
-        yield server.url + "#/run/" + run_id
-    finally:
-        server.close()
+    with stored_run_page(repeated, "r") as url:
+        yield url
 
 
 def _expected(repeated: Path) -> dict[str, list[str]]:

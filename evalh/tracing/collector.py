@@ -1,0 +1,139 @@
+"""The run's spans by trace id, and the trace context each provider call gets.
+
+Only trace ids this run issued (:meth:`SpanCollector.issue`) are kept: a span of any other trace (another
+program exporting to the same port, a late span of a row already written) is dropped and counted. Each
+trace keeps at most :data:`MAX_SPANS_PER_TRACE` spans and at most :data:`MAX_OPEN_TRACES` traces hold
+spans at once (a trace is released when its row is written), so a provider flooding the receiver costs
+bounded memory. The receiver's threads add spans while the run's event loop reads them: one lock.
+
+:class:`CollectedTrace` is the runner's :class:`~evalh.model.TraceSource`: its :meth:`~CollectedTrace.spans`
+waits until no span of the trace arrived for :data:`QUIET_S` (spans exported while the provider ran are
+in already; a batch processor's come a little later), at most ``wait_ms`` after the provider answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+
+from evalh.model import RowTrace, Span, TraceContext
+
+__all__ = [
+    "MAX_OPEN_TRACES",
+    "MAX_SPANS_PER_TRACE",
+    "QUIET_S",
+    "CollectedTrace",
+    "SpanCollector",
+    "new_trace_context",
+]
+
+MAX_SPANS_PER_TRACE = 1000
+MAX_OPEN_TRACES = 10_000
+QUIET_S = 0.15  # no new span for this long after the answer: the trace is complete
+_POLL_S = 0.05  # how often a waiting row looks again (a sleep: the event loop is free meanwhile)
+
+
+def new_trace_context() -> TraceContext:
+    """A fresh W3C trace context: a random 16-byte trace id and 8-byte span id (never all zero)."""
+    trace_id = span_id = "0"
+    while int(trace_id, 16) == 0 or int(span_id, 16) == 0:
+        trace_id, span_id = secrets.token_hex(16), secrets.token_hex(8)
+    return TraceContext(trace_id=trace_id, span_id=span_id)
+
+
+@dataclass
+class _Trace:
+    spans: list[Span] = field(default_factory=list)
+    dropped: int = 0
+    last_arrival: float = 0.0  # time.monotonic() of the last span added
+
+
+@dataclass
+class SpanCollector:
+    """Spans of the run's traces, bounded; thread-safe."""
+
+    max_spans_per_trace: int = MAX_SPANS_PER_TRACE
+    max_open_traces: int = MAX_OPEN_TRACES
+    unknown: int = 0  # spans of a trace this run did not issue (or already released)
+    _issued: set[str] = field(default_factory=set)
+    _traces: dict[str, _Trace] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def issue(self) -> TraceContext:
+        """A new trace context whose spans this collector will keep."""
+        context = new_trace_context()
+        with self._lock:
+            self._issued.add(context.trace_id)
+        return context
+
+    def add(self, spans: tuple[Span, ...] | list[Span]) -> int:
+        """Keep the spans of issued traces, within the bounds; return how many were refused."""
+        refused = 0
+        now = time.monotonic()
+        with self._lock:
+            for span in spans:
+                trace = self._traces.get(span.trace_id)
+                if trace is None:
+                    if span.trace_id not in self._issued:
+                        self.unknown += 1
+                        refused += 1
+                        continue
+                    if len(self._traces) >= self.max_open_traces:
+                        refused += 1
+                        continue
+                    trace = self._traces[span.trace_id] = _Trace()
+                if len(trace.spans) >= self.max_spans_per_trace:
+                    trace.dropped += 1
+                    refused += 1
+                    continue
+                trace.spans.append(span)
+                trace.last_arrival = now
+        return refused
+
+    def last_arrival(self, trace_id: str) -> float:
+        with self._lock:
+            trace = self._traces.get(trace_id)
+            return trace.last_arrival if trace is not None else 0.0
+
+    def row_trace(self, trace_id: str) -> RowTrace:
+        """The trace's spans so far, in start order."""
+        with self._lock:
+            trace = self._traces.get(trace_id) or _Trace()
+            spans, dropped = list(trace.spans), trace.dropped
+        spans.sort(key=lambda span: (span.start_ns, span.end_ns or 0))
+        return RowTrace(trace_id=trace_id, spans=tuple(spans), dropped=dropped)
+
+    def release(self, trace_id: str) -> None:
+        """Forget the trace (its row is written): later spans of it count as unknown."""
+        with self._lock:
+            self._traces.pop(trace_id, None)
+            self._issued.discard(trace_id)
+
+
+class CollectedTrace:
+    """One row's trace as its assertions see it (:class:`~evalh.model.TraceSource`)."""
+
+    def __init__(self, collector: SpanCollector, trace_id: str, answered_at: float, wait_ms: int) -> None:
+        self.trace_id = trace_id
+        self.collector = collector
+        self.answered_at = answered_at  # time.monotonic() when the provider answered
+        self.deadline = answered_at + max(0, wait_ms) / 1000
+        self._settled: RowTrace | None = None
+
+    async def row_trace(self) -> RowTrace:
+        """The trace once quiet for :data:`QUIET_S`, or at the deadline; the same snapshot afterwards, so
+        every assertion of the row and its result see the same spans."""
+        while self._settled is None:
+            now = time.monotonic()
+            quiet_since = max(self.answered_at, self.collector.last_arrival(self.trace_id))
+            if now - quiet_since >= QUIET_S or now >= self.deadline:
+                self._settled = self.collector.row_trace(self.trace_id)
+                break
+            await asyncio.sleep(min(_POLL_S, max(0.0, self.deadline - now)))
+        return self._settled
+
+    async def spans(self) -> tuple[Span, ...]:
+        return (await self.row_trace()).spans

@@ -1,0 +1,65 @@
+"""The tracing: block: promptfoo's keys, evalh's waitMs, PROMPTFOO_TRACING_ENABLED, located errors."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from evalh.common.environment import overlaid
+from evalh.common.notices import warnings_to
+from evalh.config.load import load_suite
+from evalh.errors import ConfigError
+from evalh.model import TracingSettings
+
+
+def config(tmp_path: Path, tracing: str) -> Path:
+    path = tmp_path / "c.yaml"
+    path.write_text(textwrap.dedent(tracing) + "prompts: [hi]\nproviders: [echo]\n")
+    return path
+
+
+def test_absent_block_is_off(tmp_path: Path) -> None:
+    assert load_suite(config(tmp_path, "")).tracing == TracingSettings()
+
+
+def test_promptfoos_minimal_block(tmp_path: Path) -> None:
+    block = "tracing: {enabled: true, failOnReceiverStartFailure: true, otlp: {http: {enabled: true}}}\n"
+    with warnings_to(None, strict=True):  # no key of it is unknown
+        loaded = load_suite(config(tmp_path, block)).tracing
+    assert loaded == TracingSettings(enabled=True, port=4318, receive=True, wait_ms=3000)
+
+
+@pytest.mark.parametrize("value", ["true", "1"])
+def test_the_env_variable_turns_it_on(tmp_path: Path, value: str) -> None:
+    with overlaid({"PROMPTFOO_TRACING_ENABLED": value}):
+        assert load_suite(config(tmp_path, "")).tracing.enabled
+    path = config(tmp_path, f"env: {{PROMPTFOO_TRACING_ENABLED: '{value}'}}\n")
+    assert load_suite(path).tracing.enabled
+
+
+@pytest.mark.parametrize(
+    ("block", "where", "message"),
+    [
+        ("tracing: {enabled: true, otlp: {http: {prot: 4318}}}\n", "c.yaml:1:", "unknown key 'prot'"),
+        ("tracing: {enabled: true, otlp: {http: {host: 0.0.0.0}}}\n", "tracing.otlp.http.host", "127.0.0.1"),
+        ("tracing: {enabled: true, otlp: {http: {port: 70000}}}\n", "tracing.otlp.http.port", "65535"),
+        ("tracing: {enabled: yes please}\n", "tracing.enabled", "true or false"),
+        ("tracing: {waitMs: -1}\n", "tracing.waitMs", "0"),
+    ],
+)
+def test_bad_values_are_located_config_errors(tmp_path: Path, block: str, where: str, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_suite(config(tmp_path, block))
+    assert where in str(raised.value) and message in str(raised.value)
+    assert raised.value.exit_code == 2
+
+
+def test_forwarding_is_accepted_with_a_warning(tmp_path: Path) -> None:
+    shown: list[str] = []
+    block = "tracing:\n  enabled: true\n  forwarding: {enabled: true, endpoint: 'http://jaeger:4318'}\n"
+    with warnings_to(shown.append):
+        loaded = load_suite(config(tmp_path, block)).tracing
+    assert loaded.forward_to == "http://jaeger:4318"
+    assert len(shown) == 1 and "c.yaml:3:3 tracing.forwarding: not followed" in shown[0]

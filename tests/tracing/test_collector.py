@@ -1,0 +1,51 @@
+"""The span collector: only issued traces, bounded, and one snapshot per row."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from evalh.model import Span
+from evalh.tracing.collector import CollectedTrace, SpanCollector, new_trace_context
+from evalh.tracing.otlp import is_valid_id
+
+
+def span(trace_id: str, number: int) -> Span:
+    return Span(trace_id=trace_id, span_id=f"{number + 1:016x}", name=f"s{number}", start_ns=1000 - number)
+
+
+def test_trace_contexts_are_fresh_w3c_ids() -> None:
+    contexts = [new_trace_context() for _ in range(100)]
+    assert len({c.trace_id for c in contexts}) == 100
+    for context in contexts:
+        assert is_valid_id(context.trace_id, 16) and is_valid_id(context.span_id, 8)
+        assert context.traceparent == f"00-{context.trace_id}-{context.span_id}-01"
+
+
+def test_only_issued_traces_are_kept_in_start_order() -> None:
+    collector = SpanCollector()
+    issued = collector.issue().trace_id
+    refused = collector.add([span(issued, 0), span("f" * 32, 1), span(issued, 2)])
+    assert refused == 1 and collector.unknown == 1
+    assert [s.name for s in collector.row_trace(issued).spans] == ["s2", "s0"]
+
+
+def test_open_traces_are_bounded_and_a_released_trace_takes_no_more_spans() -> None:
+    collector = SpanCollector(max_open_traces=2)
+    first, second, third = (collector.issue().trace_id for _ in range(3))
+    assert collector.add([span(first, 0), span(second, 0), span(third, 0)]) == 1
+    assert collector.row_trace(third).spans == ()
+    collector.release(first)
+    assert collector.add([span(first, 1)]) == 1 and collector.unknown == 1
+    assert collector.add([span(third, 0)]) == 0  # the released trace made room
+
+
+def test_a_rows_trace_is_one_snapshot() -> None:
+    collector = SpanCollector()
+    trace_id = collector.issue().trace_id
+    collector.add([span(trace_id, 0)])
+    source = CollectedTrace(collector, trace_id, time.monotonic(), wait_ms=0)
+    first = asyncio.run(source.row_trace())
+    collector.add([span(trace_id, 1)])  # arrives after the row's trace settled
+    assert asyncio.run(source.row_trace()) == first
+    assert [s.name for s in asyncio.run(source.spans())] == ["s0"]
