@@ -84,6 +84,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "evalh.assertions.retrieval",
     "evalh.assertions.ordinal",
     "evalh.assertions.citation",
+    "evalh.assertions.tool_calls",
     "evalh.assertions.trace_checks",
     "evalh.assertions.trajectory",
     "evalh.assertions.trajectory_goal",

@@ -22,7 +22,7 @@ from evalh.assertions.registry import assertion
 from evalh.assertions.strings import json_default, loads_strict, parse_json_output, preview
 from evalh.model import Measurement
 
-__all__ = ["extract_json_objects", "schema_problem", "schema_violation"]
+__all__ = ["extract_json_objects", "json_schema_validator", "schema_problem", "schema_violation"]
 
 _MAX_OBJECT_CHARS = 100_000  # promptfoo's cap on one extracted object
 _TOO_DEEP_TO_CHECK = "nested too deeply to check against the schema (about 250 levels at most)"
@@ -69,6 +69,12 @@ def _validator(value: Any) -> Validator | str | None:
     except (TypeError, ValueError) as error:
         return f"the schema value is not JSON data: {error}"
     return _validator_for(canonical)
+
+
+def json_schema_validator(value: Any) -> Validator | str | None:
+    """A JSON Schema value (an object or a YAML/JSON text) as a ready validator (cached by content);
+    a problem text when it is not a usable schema; None when there is none."""
+    return _validator(value)
 
 
 def _schema_validator(value: Any) -> Validator | None:

@@ -32,7 +32,8 @@ from evalh.common.notices import is_strict, warn
 from evalh.config.files import FILE_PREFIX, LoadContext
 from evalh.config.locate import Document, JsonPath, format_path
 from evalh.config.prompt_files import PromptRaw, as_raw, prompt_label, read_prompt_file
-from evalh.errors import ConfigError, Where
+from evalh.config.tools import load_tool_files
+from evalh.errors import ConfigError, Where, then
 from evalh.model import Prompt
 from evalh.runtimes.prompt_functions import (
     EXEC_PREFIX,
@@ -125,9 +126,8 @@ def _load_item(item: Any, path: JsonPath, where: Where, ctx: LoadContext) -> lis
     shown = format_path(path)
     if isinstance(item, str):
         return _resolve(_Entry(item), shown, where, ctx)
-    entry = _Entry(
-        item.get("raw", item.get("id")), item.get("label"), item.get("id"), item.get("config") or {}
-    )
+    config = load_tool_files(item.get("config") or {}, then(where, ".config"), ctx)
+    entry = _Entry(item.get("raw", item.get("id")), item.get("label"), item.get("id"), config)
     if "raw" in item:  # the prompt itself, never a path
         raw = as_raw(item["raw"], where)
         return [_made(raw, entry, entry.label or prompt_label(raw), shown, own_id=True)]

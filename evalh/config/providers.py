@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from evalh.common.notices import warn
 from evalh.config.files import FILE_PREFIX, LoadContext, is_file_ref, script_path
 from evalh.config.locate import Document, JsonPath, close_matches, format_path, path_errors
 from evalh.config.schema import defs_validator, schema_problems
+from evalh.config.tools import load_tool_files
 from evalh.errors import ConfigError, SchemaError, Where, then
 from evalh.model import ProviderChoice, ProviderSpec
 from evalh.providers.registry import PROVIDERS, find_entry
@@ -288,6 +290,11 @@ def _specs(
         spec = parse_spec(item, format_path(shown), str(ctx.base_dir))
         where = doc.place(doc_path, shown)
         if check_provider_id(spec, where, ctx):
+            try:
+                spec = replace(spec, config=load_tool_files(spec.config, then(where, ".config"), ctx))
+            except ConfigError as error:
+                ctx.problems.add_exception(error)
+                continue
             ctx.where_of[id(spec)] = where
             own = isinstance(item, Mapping) and "id" in item
             transform_at = (*doc_path, "transform") if own else (*doc_path, spec.id, "transform")

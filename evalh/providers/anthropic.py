@@ -8,6 +8,7 @@ and ``response_format`` have no Anthropic equivalent and are not sent.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +16,7 @@ from evalh.model import ProviderSpec, Usage
 from evalh.providers.chat import ChatProvider, ChatReply, Pricing
 from evalh.providers.http import HttpClient, HttpReply
 from evalh.providers.keys import anthropic_api_key, config_or_env, missing_anthropic_key
+from evalh.providers.tools import anthropic_tool_choice, anthropic_tools
 
 __all__ = ["DEFAULT_ANTHROPIC_BASE_URL", "AnthropicMessages", "make_messages", "split_system"]
 
@@ -32,7 +34,7 @@ ANTHROPIC_PRICES: Mapping[str, tuple[float, float]] = {
     "claude-opus-4": (15.00, 75.00),
 }
 
-_SENT_KEYS = ("temperature", "top_p", "top_k", "stop_sequences", "tools", "tool_choice", "thinking")
+_SENT_KEYS = ("temperature", "top_p", "top_k", "stop_sequences", "thinking")
 
 
 def split_system(messages: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -53,28 +55,51 @@ class AnthropicMessages(ChatProvider):
         settings["max_tokens"] = int(self.config.get("max_tokens") or DEFAULT_MAX_TOKENS)
         return settings
 
-    def build_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    def build_body(self, messages: list[dict[str, Any]], tools: Mapping[str, Any]) -> dict[str, Any]:
         system, rest = split_system(messages)
         body: dict[str, Any] = {"model": self.model, "messages": rest, **self.sampling()}
+        # OpenAI-format tools (and the legacy functions) become Anthropic's, as promptfoo converts them
+        offered = tools.get("tools") or _functions_as_tools(tools.get("functions"))
+        if offered:
+            body["tools"] = anthropic_tools(offered)
+        choice = tools.get("tool_choice", tools.get("function_call"))
+        if choice is not None:
+            body["tool_choice"] = anthropic_tool_choice(choice)
         if system is not None:
             body["system"] = system
         return body
 
     def parse_reply(self, reply: HttpReply) -> ChatReply:
         payload = reply.json
-        blocks = payload["content"]
-        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
-        tool_uses = [b for b in blocks if b.get("type") == "tool_use"]
-        output: Any = "".join(texts) if texts or not tool_uses else tool_uses
         usage = payload.get("usage") or {}
         return ChatReply(
-            output=output,
+            output=message_output(payload["content"]),
             usage=Usage(
                 prompt_tokens=int(usage.get("input_tokens") or 0),
                 completion_tokens=int(usage.get("output_tokens") or 0),
             ),
             metadata={"finish_reason": payload.get("stop_reason")},
         )
+
+
+def message_output(blocks: list[Any]) -> Any:
+    """promptfoo's output of a Messages reply: with a ``tool_use`` block, each block as text (a text
+    block's text, any other block as compact JSON) joined by blank lines; else the text."""
+    if any(block.get("type") == "tool_use" for block in blocks):
+        return "\n\n".join(
+            str(block.get("text", ""))
+            if block.get("type") == "text"
+            else json.dumps(block, ensure_ascii=False, separators=(",", ":"))
+            for block in blocks
+            if block.get("type") not in ("thinking", "redacted_thinking")
+        )
+    return "".join(str(block.get("text", "")) for block in blocks if block.get("type") == "text")
+
+
+def _functions_as_tools(functions: Any) -> Any:
+    if not isinstance(functions, list):
+        return functions
+    return [{"type": "function", "function": function} for function in functions]
 
 
 def make_messages(spec: ProviderSpec) -> AnthropicMessages:

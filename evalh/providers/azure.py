@@ -77,8 +77,8 @@ class AzureChat(ChatProvider):
     def extra_identity(self) -> Mapping[str, Any]:
         return {"api_version": self.api_version}
 
-    def build_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        body: dict[str, Any] = {"messages": messages, **self.sampling()}
+    def build_body(self, messages: list[dict[str, Any]], tools: Mapping[str, Any]) -> dict[str, Any]:
+        body: dict[str, Any] = {"messages": messages, **self.sampling(), **tools}
         body.update(dict(self.config.get("passthrough") or {}))
         return body
 

@@ -15,12 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from evalh.errors import ProviderError
+from evalh.errors import ProviderError, TemplateError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
 from evalh.providers.http import HttpClient, HttpReply
 from evalh.providers.identity import caches_answers, hide_secrets, request_identity
 from evalh.providers.keys import MissingKey
+from evalh.providers.tools import TOOL_KEYS, normalize_finish_reason, render_tools
 
 __all__ = [
     "REPLY_SHAPE_ERRORS",
@@ -37,7 +38,8 @@ REPLY_SHAPE_ERRORS = (AttributeError, KeyError, IndexError, TypeError, ValueErro
 
 _Price = TypeVar("_Price")
 
-# Settings that change what a model answers: sent in the body and part of the cache identity.
+# Settings that change what a model answers: sent in the body and part of the cache identity. The
+# tool settings (providers/tools.py TOOL_KEYS) are rendered with each call's vars: see request_shape.
 SAMPLING_KEYS: tuple[str, ...] = (
     "temperature",
     "max_tokens",
@@ -49,8 +51,6 @@ SAMPLING_KEYS: tuple[str, ...] = (
     "presence_penalty",
     "frequency_penalty",
     "response_format",
-    "tools",
-    "tool_choice",
     "reasoning_effort",
 )
 
@@ -189,7 +189,28 @@ class ChatProvider(HttpModelProvider):
     def extra_identity(self) -> Mapping[str, Any]:
         return {}
 
-    def build_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    def tool_settings(self, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """The config's tools, tool_choice, functions and function_call rendered with this call's
+        vars (OpenAI's shapes; TemplateError when one does not render)."""
+        return render_tools(
+            self.config, variables, f"{self.spec.path}.config" if self.spec.path else "config"
+        )
+
+    def request_shape(
+        self, prompt: str | Sequence[Mapping[str, Any]], variables: Mapping[str, Any]
+    ) -> Mapping[str, Any] | None:
+        """The tools as this call renders them, for its cache key (empty without tools, so the key of
+        a call without tools is the provider's identity and the prompt alone); None when they do not
+        render (the call then fails with that error, and nothing is cached)."""
+        if not any(self.config.get(key) is not None for key in TOOL_KEYS):
+            return {}
+        try:
+            return {"tools": self.tool_settings(variables)}
+        except TemplateError:
+            return None
+
+    def build_body(self, messages: list[dict[str, Any]], tools: Mapping[str, Any]) -> dict[str, Any]:
+        """The request body; ``tools``: the rendered tool settings by OpenAI's names (often empty)."""
         raise NotImplementedError
 
     def parse_reply(self, reply: HttpReply) -> ChatReply:
@@ -203,9 +224,13 @@ class ChatProvider(HttpModelProvider):
         timeout = None if self._timeout_in_config or context is None else context.timeout_s
         trace = context.trace if context is not None else None
         try:
+            tools = self.tool_settings(context.vars if context else {})
+        except TemplateError as error:
+            return ProviderResponse(error=f"{self.id}: could not render the tools: {error.render()}")
+        try:
             reply = await self.http.post_json(
                 self.path,
-                self.build_body(to_messages(prompt)),
+                self.build_body(to_messages(prompt), tools),
                 timeout_s=timeout,
                 headers={"traceparent": trace.traceparent} if trace is not None else None,
             )
@@ -230,10 +255,14 @@ class ChatProvider(HttpModelProvider):
             latency_ms=reply.latency_ms,
         )
         cost = self.pricing.cost(usage)
+        metadata = {"model": self.model, "attempts": reply.attempts, **parsed.metadata}
+        finish_reason = normalize_finish_reason(parsed.metadata.get("finish_reason"))
+        if finish_reason is not None:  # promptfoo's name and values, for the finish-reason assertion
+            metadata["finishReason"] = finish_reason
         return ProviderResponse(
             output=parsed.output,
             usage=replace(usage, cost=cost),
             latency_ms=reply.latency_ms,
             cost=cost,
-            metadata={"model": self.model, "attempts": reply.attempts, **parsed.metadata},
+            metadata=metadata,
         )

@@ -9,6 +9,7 @@ as a bearer token, for Ollama behind an authenticating proxy.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -73,12 +74,14 @@ class OllamaChat(ChatProvider):
     def extra_identity(self) -> Mapping[str, Any]:
         return {key: self.config[key] for key in ("format", "think") if self.config.get(key) is not None}
 
-    def build_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    def build_body(self, messages: list[dict[str, Any]], tools: Mapping[str, Any]) -> dict[str, Any]:
         settings = self.sampling()
         options = {_OPTION_NAMES[k]: v for k, v in settings.items() if k in _OPTION_NAMES}
         body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": False}
         if options:
             body["options"] = options
+        if tools.get("tools"):  # Ollama takes OpenAI-format tools (and has no tool_choice)
+            body["tools"] = tools["tools"]
         response_format = settings.get("response_format")
         if isinstance(response_format, Mapping):
             if response_format.get("type") == "json_object":
@@ -99,10 +102,35 @@ class OllamaChat(ChatProvider):
         prompt_tokens = int(payload.get("prompt_eval_count") or 0)
         completion_tokens = int(payload.get("eval_count") or 0)
         return ChatReply(
-            output=message.get("content") or "",
+            output=message_output(message),
             usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
             metadata={"finish_reason": payload.get("done_reason")},
         )
+
+
+def message_output(message: Mapping[str, Any]) -> Any:
+    """promptfoo's output of an ``/api/chat`` message: its tool calls in OpenAI's shape (arguments as
+    a JSON string), with its text as ``{content, tool_calls}`` when it has some; else its text."""
+    calls = [
+        {"function": {"name": call["function"]["name"], "arguments": _arguments_json(call["function"])}}
+        for call in message.get("tool_calls") or []
+        if isinstance(call, Mapping)
+        and isinstance(call.get("function"), Mapping)
+        and isinstance(call["function"].get("name"), str)
+    ]
+    content = message.get("content") or ""
+    if not calls:
+        return content
+    return {"content": content, "tool_calls": calls} if content.strip() else calls
+
+
+def _arguments_json(function: Mapping[str, Any]) -> str:
+    arguments = function.get("arguments")
+    return (
+        arguments
+        if isinstance(arguments, str)
+        else json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    )
 
 
 def make_chat(spec: ProviderSpec) -> OllamaChat:

@@ -52,8 +52,8 @@ class OpenAIChat(ChatProvider):
 
     path = "chat/completions"
 
-    def build_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": messages, **self.sampling()}
+    def build_body(self, messages: list[dict[str, Any]], tools: Mapping[str, Any]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, **self.sampling(), **tools}
         body.update(dict(self.config.get("passthrough") or {}))
         return body
 
@@ -62,18 +62,13 @@ class OpenAIChat(ChatProvider):
 
 
 def parse_openai_chat(payload: Any) -> ChatReply:
-    """The first choice's content (or its refusal, or its tool calls), usage and finish reason."""
+    """The first choice's output (see :func:`message_output`), usage and finish reason."""
     choice = payload["choices"][0]
     message = choice.get("message") or {}
     metadata: dict[str, Any] = {"finish_reason": choice.get("finish_reason")}
-    output: Any = message.get("content")
     if message.get("refusal"):
-        output = message["refusal"]
         metadata["is_refusal"] = True
-    elif output is None and message.get("tool_calls"):
-        output = message["tool_calls"]
-    elif output is None:
-        output = ""
+    output = message_output(message)
     usage = payload.get("usage") or {}
     return ChatReply(
         output=output,
@@ -84,6 +79,21 @@ def parse_openai_chat(payload: Any) -> ChatReply:
         ),
         metadata=metadata,
     )
+
+
+def message_output(message: Mapping[str, Any]) -> Any:
+    """What promptfoo's chat provider returns for a message: its refusal; the whole message when it
+    has both text and tool (or function) calls; the calls alone (``tool_calls`` list or the legacy
+    ``function_call`` object) when it has no text; else its text."""
+    if message.get("refusal"):
+        return message["refusal"]
+    content = message.get("content")
+    calls = message.get("function_call") or message.get("tool_calls")
+    if content and calls:
+        return dict(message)
+    if calls and content in (None, ""):
+        return calls
+    return "" if content is None else content
 
 
 def chat_model_name(provider_id: str) -> str:

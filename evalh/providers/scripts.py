@@ -154,9 +154,9 @@ def _too_large(who: str, verb: str, limit: int) -> str:
 
 
 def _response(result: Any, name: str) -> ProviderResponse:
-    """What a Python provider returned: a string (any value) or ``{output, error, tokenUsage, cost}``;
-    a text output longer than the cap on one reply is an error (it came whole from the function, but
-    must not reach the reports)."""
+    """What a Python provider returned: a string (any value) or ``{output, error, tokenUsage, cost,
+    finishReason}``; a text output longer than the cap on one reply is an error (it came whole from the
+    function, but must not reach the reports)."""
     output = result.get("output") if isinstance(result, Mapping) else result
     limit = max_reply_bytes()
     if (
@@ -176,8 +176,12 @@ def _response(result: Any, name: str) -> ProviderResponse:
             kind = result["output"].type_name
             return ProviderResponse(error=f"{name} returned {{output: a {kind}}}, not a string or JSON data")
         cost = result.get("cost")
+        reason = result.get("finishReason")  # promptfoo's field, for the finish-reason assertion
         return ProviderResponse(
-            output=result.get("output"), usage=_usage_from(result), cost=float(cost) if cost else None
+            output=result.get("output"),
+            usage=_usage_from(result),
+            cost=float(cost) if cost else None,
+            metadata={"finishReason": reason} if isinstance(reason, str) and reason else {},
         )
     return ProviderResponse(output=result)
 

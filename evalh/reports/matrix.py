@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalh.model import RowTrace, Status, TestResult
+from evalh.providers.tools import tool_call_lines
 from evalh.reports.codec_read import (
     column_indexes,
     row_components,
@@ -47,6 +48,7 @@ class Cell:
     score: float
     output: str
     reasons: tuple[str, ...]
+    calls: tuple[str, ...] = ()  # an output that is tool calls, as ``name(arguments)`` lines to show
 
 
 @dataclass
@@ -134,7 +136,7 @@ def _result_cell(row: TestResult) -> Cell:
         reasons = failed_assertion_lines(row.assertions) or [collapse_whitespace(row.error or row.reason)]
         reasons += [trace_line(row.trace)] if row.trace is not None else []
     output = output_text(row.output) if row.output is not None else ""
-    return Cell(row.status.value, row.score, output, tuple(reasons))
+    return Cell(row.status.value, row.score, output, tuple(reasons), tuple(tool_call_lines(row.output) or ()))
 
 
 def _result_column(row: TestResult) -> tuple[tuple[int, int], str]:
@@ -176,7 +178,9 @@ def _report_cell(row: Mapping[str, Any]) -> Cell:
     response = row_response(row)
     score = row_score(row)
     number = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else 0.0
-    return Cell(row_status(row).value, number, output_text(response.get("output")), _report_reasons(row))
+    output = response.get("output")
+    calls = tuple(tool_call_lines(output) or ())
+    return Cell(row_status(row).value, number, output_text(output), _report_reasons(row), calls)
 
 
 def _report_label(row: Mapping[str, Any]) -> str:

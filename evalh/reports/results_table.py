@@ -49,7 +49,10 @@ def _cell_text(cell: Cell | None, limit: int, verbose: bool) -> Text:
         return Text("")
     text = Text()
     text.append(f"{cell.status} {cell.score:.2f}", style=_STATUS_STYLE.get(cell.status, ""))
-    if cell.output:
+    for line in cell.calls:  # tool calls read as name(arguments), one a line
+        text.append("\n")
+        text.append_text(safe_text(line, limit))
+    if cell.output and not cell.calls:
         text.append("\n")
         text.append_text(safe_text(cell.output, limit))
     for reason in cell.reasons:  # what failed matters more than the output: twice the room

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evalh.model import CacheShare, Status
+from evalh.providers.tools import tool_call_lines
 from evalh.reports.codec_read import (
     column_indexes,
     component_children,
@@ -169,6 +170,7 @@ def _cell(row: Mapping[str, Any]) -> dict[str, Any]:
             "status": status,
             "score": _number(row_score(row)) or 0.0,
             "output": _text(output),
+            "calls": [_text(line) for line in lines] if (lines := tool_call_lines(output)) else None,
             "reason": "" if status == "PASS" else _text(row_error(row) or grading.get("reason")),
             "error": _text(response.get("error")) or None,
             "namedScores": {str(k): _number(v) for k, v in row_named_scores(row).items()},

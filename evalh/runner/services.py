@@ -174,13 +174,20 @@ class _UnderTest:
 def _response_to_bytes(response: ProviderResponse) -> bytes:
     usage = dataclasses.asdict(response.usage)
     payload = {"output": response.output, "usage": usage, "cost": response.cost}
+    finish_reason = (response.metadata or {}).get("finishReason")
+    if finish_reason is not None:  # a cached answer still has it, for the finish-reason assertion
+        payload["finishReason"] = finish_reason
     return json.dumps(payload, default=str).encode("utf-8")
 
 
 def _response_from_bytes(blob: bytes) -> ProviderResponse:
     payload = json.loads(blob)
     usage = Usage(**{**payload["usage"], "cached": 1, "requests": 0, "latency_ms": 0.0})
-    return ProviderResponse(output=payload["output"], usage=usage, cached=True, cost=payload.get("cost"))
+    finish_reason = payload.get("finishReason")
+    metadata = {"finishReason": finish_reason} if isinstance(finish_reason, str) else {}
+    return ProviderResponse(
+        output=payload["output"], usage=usage, cached=True, cost=payload.get("cost"), metadata=metadata
+    )
 
 
 class RunServices:

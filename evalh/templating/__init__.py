@@ -57,6 +57,7 @@ __all__ = [
     "missing_env",
     "prompt_texts",
     "referenced_names",
+    "render_deep",
     "render_env",
     "render_prompt",
     "render_template",
@@ -457,6 +458,12 @@ def render_prompt(
         _render_deep(dict(message), variables, then(where, f"[{i}]"), env, warn_key)
         for i, message in enumerate(raw)
     ]
+
+
+def render_deep(value: Any, variables: Mapping[str, Any], *, where: Where) -> Any:
+    """Every string inside ``value`` (nested mappings and lists too) rendered once with ``variables``:
+    a provider's templated settings (its tools), as promptfoo's ``renderVarsInObject``."""
+    return _render_deep(value, variables, where, None, None)
 
 
 def _render_deep(

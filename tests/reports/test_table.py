@@ -9,6 +9,8 @@ import pytest
 
 from evalh.model import Aggregates, RunRecord, Status
 from evalh.reports import table
+from evalh.reports.codec import result_to_json
+from evalh.reports.matrix import matrix_of_report
 from evalh.reports.table import print_summary, progress
 from tests.reports.sample import large_run, sample_run, with_results
 
@@ -241,3 +243,24 @@ def test_progress_draws_on_a_terminal(
     with progress(200) as advance:
         advance(150)
     assert "150/200" in capsys.readouterr().err
+
+
+def test_tool_calls_read_as_name_and_arguments() -> None:
+    run = sample_run()
+    calls = [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+        },
+        {"id": "c2", "type": "function", "function": {"name": "get_time", "arguments": "{}"}},
+    ]
+    rows = [dataclasses.replace(run.results[0], output=calls), *run.results[1:]]
+    text = _printed(with_results(run, rows))
+    assert _cells(_line_with(text, "get_weather("))[4] == 'get_weather({"city": "Paris"})'
+    assert _cells(_line_with(text, "get_time("))[4] == "get_time({})"
+    assert '"function"' not in text  # not the JSON blob
+    # the same cell read back from a report (a stored run's matrix)
+    report_rows = [result_to_json(row) for row in rows]
+    cells = matrix_of_report(report_rows, 0).rows[0].cells
+    assert next(iter(cells.values())).calls == ('get_weather({"city": "Paris"})', "get_time({})")

@@ -245,6 +245,8 @@ def _measure(name: str, sample: Mapping[str, Any], grader: ProviderSpec) -> Any:
         cost=sample.get("cost"),
         spec=dataclasses.replace(ctx.spec, children=children),
         trace=sample.get("trace"),  # a TraceSource, for the trace assertions
+        provider_spec=sample.get("provider_spec"),
+        provider_metadata=sample.get("provider_metadata", {}),
     )
 
     async def scenario() -> Any:

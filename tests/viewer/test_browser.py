@@ -214,3 +214,34 @@ def test_a_stored_run_comes_a_page_first_and_the_rest_after(page: Page, tmp_path
         assert page.locator(".pager .range").inner_text() == "Rows 1–86 of 86"  # 0, 7, ..., 595
     finally:
         server.close()
+
+
+def test_tool_calls_read_as_name_and_arguments(page: Page, tmp_path: Path) -> None:
+    import dataclasses
+
+    from evalh.reports.writers import write_reports
+    from tests.reports.sample import sample_run
+
+    run = sample_run()
+    calls = [
+        {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+    ]
+    message = {"role": "assistant", "content": "Checking.", "tool_calls": calls}
+    first = dataclasses.replace(run.results[0], output=message)
+    (report,) = write_reports(
+        dataclasses.replace(run, results=(first, *run.results[1:])), [tmp_path / "t.html"]
+    )
+    page.goto(report.as_uri())
+    _ready(page)
+    cell = page.locator("#matrix td.cell").first
+    assert cell.locator(".output").inner_text() == 'Checking.\nget_weather({"city": "Paris"})'
+    cell.click()
+    detail = page.locator("#detail")
+    assert detail.locator(".output-text").inner_text() == 'Checking.\nget_weather({"city": "Paris"})'
+    raw = detail.locator(".raw-output")
+    raw.locator("summary").click()
+    assert '"tool_calls"' in raw.locator(".output-raw").inner_text()  # the JSON stays one click away
+    # an output that is not tool calls shows as before, without a raw copy
+    detail.locator("button.close").click()
+    page.locator("#matrix td.cell").nth(1).click()
+    assert page.locator("#detail .raw-output").count() == 0

@@ -4,6 +4,9 @@
 EV.section = (title, ...content) => EV.el("section", {class: "detail-section"}, EV.el("h3", {}, title), content);
 EV.pre = (text, cls) => EV.el("pre", {class: cls || ""}, text);
 
+// An output that is tool calls reads as name(arguments) lines (cell.calls, made by viewdata.py).
+EV.outputText = (cell) => (cell.calls ? cell.calls.join("\n") : cell.output || cell.error || "");
+
 EV.openDetail = function (line, cell, column) {
   const panel = document.getElementById("detail");
   const close = EV.el("button", {type: "button", class: "close", "aria-label": "Close details",
@@ -19,7 +22,9 @@ EV.openDetail = function (line, cell, column) {
     cell.reason ? EV.section("Why it " + (cell.status === "ERROR" ? "errored" : "failed"),
       EV.pre(cell.reason, "reason-text")) : null,
     EV.section("Assertions", EV.assertionTable(cell.assertions)),
-    EV.section("Output", EV.pre(cell.output || cell.error || "", "output-text")),
+    EV.section("Output", EV.pre(EV.outputText(cell), "output-text" + (cell.calls ? " tool-calls" : "")),
+      cell.calls ? EV.el("details", {class: "raw-output"}, EV.el("summary", {}, "Raw output"),
+        EV.pre(cell.output, "output-raw")) : null),
     EV.section("Prompt", EV.pre(cell.prompt, "prompt-text")),
     Object.keys(line.vars).length ? EV.section("Vars", EV.varTable(line.vars)) : null,
     EV.section("Usage", EV.usageList(cell)),

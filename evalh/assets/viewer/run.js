@@ -168,6 +168,6 @@ EV.matrixCell = function (line, sparse, column, statuses, metric) {
     onkeydown: (event) => { if (event.key === "Enter") EV.openDetail(line, cell, column); }},
     EV.el("div", {class: "cell-head"}, EV.statusBadge(cell.status),
       EV.el("span", {class: "score"}, EV.score(cell.score)), metricValue ? EV.el("span", {class: "metric"}, metricValue) : null),
-    EV.el("div", {class: "output"}, EV.clip(cell.output || (cell.error || ""), 300)),
+    EV.el("div", {class: "output" + (cell.calls ? " tool-calls" : "")}, EV.clip(EV.outputText(cell), 300)),
     cell.reason ? EV.el("div", {class: "reason"}, EV.clip(cell.reason, 240)) : null);
 };
