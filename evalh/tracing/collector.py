@@ -33,7 +33,6 @@ __all__ = [
 MAX_SPANS_PER_TRACE = 1000
 MAX_OPEN_TRACES = 10_000
 QUIET_S = 0.15  # no new span for this long after the answer: the trace is complete
-_POLL_S = 0.05  # how often a waiting row looks again (a sleep: the event loop is free meanwhile)
 
 
 def new_trace_context() -> TraceContext:
@@ -128,11 +127,14 @@ class CollectedTrace:
         every assertion of the row and its result see the same spans."""
         while self._settled is None:
             now = time.monotonic()
-            quiet_since = max(self.answered_at, self.collector.last_arrival(self.trace_id))
-            if now - quiet_since >= QUIET_S or now >= self.deadline:
+            quiet_at = max(self.answered_at, self.collector.last_arrival(self.trace_id)) + QUIET_S
+            wake_at = min(quiet_at, self.deadline)
+            if now >= wake_at:
                 self._settled = self.collector.row_trace(self.trace_id)
                 break
-            await asyncio.sleep(min(_POLL_S, max(0.0, self.deadline - now)))
+            # until the trace would be quiet, not a fixed poll: a span arriving meanwhile moves that on,
+            # and the row looks again then (a poll every 50 ms settled rows up to 50 ms late)
+            await asyncio.sleep(wake_at - now)
         return self._settled
 
     async def spans(self) -> tuple[Span, ...]:

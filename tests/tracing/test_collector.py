@@ -6,7 +6,7 @@ import asyncio
 import time
 
 from evalh.model import Span
-from evalh.tracing.collector import CollectedTrace, SpanCollector, new_trace_context
+from evalh.tracing.collector import QUIET_S, CollectedTrace, SpanCollector, new_trace_context
 from evalh.tracing.otlp import is_valid_id
 
 
@@ -49,3 +49,37 @@ def test_a_rows_trace_is_one_snapshot() -> None:
     collector.add([span(trace_id, 1)])  # arrives after the row's trace settled
     assert asyncio.run(source.row_trace()) == first
     assert [s.name for s in asyncio.run(source.spans())] == ["s0"]
+
+
+class _CountingCollector(SpanCollector):
+    """The real collector, counting how often a waiting row looks at its trace."""
+
+    looks = 0
+
+    def last_arrival(self, trace_id: str) -> float:
+        self.looks += 1
+        return super().last_arrival(trace_id)
+
+
+def test_a_quiet_trace_settles_after_one_sleep_not_a_poll() -> None:
+    # the row sleeps until the trace would be quiet and looks again once (it polled every 50 ms before)
+    collector = _CountingCollector()
+    trace_id = collector.issue().trace_id
+    collector.add([span(trace_id, 0)])
+    source = CollectedTrace(collector, trace_id, time.monotonic(), wait_ms=3000)
+    assert [s.name for s in asyncio.run(source.spans())] == ["s0"]
+    assert collector.looks <= 3  # 2, or 3 when the loop wakes a hair early
+
+
+def test_a_span_arriving_during_the_quiet_wait_extends_it() -> None:
+    collector = SpanCollector()
+    trace_id = collector.issue().trace_id
+    collector.add([span(trace_id, 0)])
+
+    async def settle() -> list[str]:
+        source = CollectedTrace(collector, trace_id, time.monotonic(), wait_ms=3000)
+        # before the trace is quiet (QUIET_S after the answer): the row must wait for quiet again
+        asyncio.get_running_loop().call_later(QUIET_S * 0.6, collector.add, [span(trace_id, 1)])
+        return [s.name for s in await source.spans()]
+
+    assert asyncio.run(settle()) == ["s1", "s0"]
