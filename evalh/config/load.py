@@ -310,6 +310,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
             tests.extend(made)
     checker = AssertionChecker(ctx, suite_default, ctx.where_of)
     checker.check_tests(tests)
+    checker.warn_toolless(tests, providers)
     check_user_models(tests, suite_default, ctx)
     if "prompts" not in skip.keys:  # else the prompts they name are not loaded
         check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
