@@ -115,10 +115,7 @@ class AssertionChecker:
             where = self._where(spec)
             message = f"{spec.full_type} grades the row's trace, but the config does not trace"
             hint = "Add `tracing: {enabled: true}` to the config, or every row it grades is an ERROR"
-            if is_strict():
-                self.ctx.problems.add(message, where=where, hint=hint)
-            else:
-                warn(ConfigError(message, where=where, hint=hint), where=where, subject="tracing")
+            self._warn(message, where, hint, subject="tracing")
             return
 
     def warn_toolless(self, tests: Iterable[TestCase], providers: Iterable[ProviderSpec]) -> None:
@@ -231,10 +228,14 @@ class AssertionChecker:
         shown = f"threshold {spec.threshold:g}"
         message = f"{spec.type} has no threshold (it passes or fails), so {shown} is ignored"
         hint = "Remove the threshold, or use a scored type (`evalh list assertions` shows which take one)"
+        self._warn(message, place, hint, subject="threshold")
+
+    def _warn(self, message: str, where: Where, hint: str, *, subject: str) -> None:
+        """A warning (once per ``subject``), or a problem of the config under --strict."""
         if is_strict():
-            self.ctx.problems.add(message, where=place, hint=hint)
+            self.ctx.problems.add(message, where=where, hint=hint)
         else:
-            warn(ConfigError(message, where=place, hint=hint), where=place, subject="threshold")
+            warn(ConfigError(message, where=where, hint=hint), where=where, subject=subject)
 
     def _check_need(self, spec: AssertionSpec, test: TestCase, need: str, where: Where) -> None:
         providers = needed_providers(spec, test, need, self.suite_default)

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from evalh.model import ProviderResponse, Span, TraceContext
@@ -54,18 +55,7 @@ def target_span(
     }
     if test_index is not None:
         attributes["promptfoo.test.index"] = test_index
-    return Span(
-        trace_id=trace.trace_id,
-        span_id=trace.span_id,
-        name=name,
-        start_ns=started_ns,
-        end_ns=ended_ns,
-        kind="CLIENT",
-        attributes=attributes,
-        status_code="ERROR" if response.error is not None else "OK",
-        status_message=response.error or "",
-        service="evalh",
-    )
+    return _call_span(trace, trace.span_id, name, (started_ns, ended_ns), attributes, response)
 
 
 def genai_span(
@@ -101,13 +91,25 @@ def genai_span(
         attributes["promptfoo.test.index"] = test_index
     if prompt_label:
         attributes["promptfoo.prompt.label"] = prompt_label
+    span = _call_span(trace, span_id, f"chat {model}", (started_ns, ended_ns), attributes, response)
+    return replace(span, parent_span_id=trace.span_id)
+
+
+def _call_span(
+    trace: TraceContext,
+    span_id: str,
+    name: str,
+    times: tuple[int, int],
+    attributes: dict[str, Any],
+    response: ProviderResponse,
+) -> Span:
+    """One of evalh's CLIENT spans of a call, in the call's trace, failed when the call did."""
     return Span(
         trace_id=trace.trace_id,
         span_id=span_id,
-        parent_span_id=trace.span_id,
-        name=f"chat {model}",
-        start_ns=started_ns,
-        end_ns=ended_ns,
+        name=name,
+        start_ns=times[0],
+        end_ns=times[1],
         kind="CLIENT",
         attributes=attributes,
         status_code="ERROR" if response.error is not None else "OK",
