@@ -120,7 +120,7 @@ class AssertionChecker:
 
     def warn_toolless(self, tests: Iterable[TestCase], providers: Iterable[ProviderSpec]) -> None:
         """A tool-call assertion checks each call against the provider's ``config.tools`` (``functions``):
-        a provider without them fails every row it grades, so say so once per provider, at load (a
+        a provider without them fails every row it grades, so say so at load (a
         warning; an error under --strict), with a did-you-mean for a misspelt key (``tool:``)."""
         specs = [s for test in tests for s in _flattened(test.asserts) if s.base_type in _TOOL_KEYS]
         for provider in providers:
@@ -137,11 +137,7 @@ class AssertionChecker:
                 + (f" (it has `{near}`: did you mean `{key}`?)" if near else "")
             )
             hint = f"Add `{key}:` to that provider's config, or every row it grades fails"
-            where = self._where(spec)
-            if is_strict():
-                self.ctx.problems.add(message, where=where, hint=hint)
-            else:
-                warn(ConfigError(message, where=where, hint=hint), where=where, subject="tools")
+            self._warn(message, self._where(spec), hint, subject="tools")
 
     def _traces(self, spec: AssertionSpec) -> bool:
         definition = self.registry.get(spec.base_type)
