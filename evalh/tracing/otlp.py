@@ -250,7 +250,7 @@ def _nanos(value: Any, name: str) -> int:
         return 0
     try:
         nanos = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: JSON's 1e400 is float infinity
         raise _SpanRejected(f"{name} {str(value)[:40]!r} is not a number") from None
     if not 0 <= nanos < 2**64:
         raise _SpanRejected(f"{name} is out of range")
@@ -297,7 +297,7 @@ def _any_value(value: Any, depth: int) -> Any:
     if "intValue" in value:
         try:
             return int(value["intValue"])
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
     if "doubleValue" in value:
         try:

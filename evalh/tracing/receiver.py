@@ -102,7 +102,7 @@ class _Handler(BaseHTTPRequestHandler):
         length_text = self.headers.get("Content-Length")
         if kind is None:
             return self._reply(415, "json", "use application/json or application/x-protobuf", close=True)
-        if length_text is None or not length_text.isdigit():
+        if length_text is None or not (length_text.isascii() and length_text.isdigit()):  # int("²") fails
             return self._reply(411, kind, "a Content-Length is required", close=True)
         length = int(length_text)
         if length > MAX_BODY_BYTES:  # not read: the connection is closed instead

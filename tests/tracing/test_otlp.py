@@ -155,6 +155,20 @@ def test_a_malformed_span_is_rejected_alone() -> None:
     assert "traceId" in decoded.problem
 
 
+def test_infinite_numbers_reject_the_span_or_drop_the_value_not_the_decoder() -> None:
+    # JSON's 1e400 is float infinity, which int() refuses with OverflowError (not ValueError)
+    body = (
+        json_body(
+            raw_span(startTimeUnixNano="S"), raw_span(attributes=[{"key": "n", "value": {"intValue": "I"}}])
+        )
+        .replace(b'"S"', b"1e400")
+        .replace(b'"I"', b"-1e400")
+    )
+    decoded = decode_export(body, "application/json")
+    assert decoded.rejected == 1 and "startTimeUnixNano" in decoded.problem
+    assert [span.attributes for span in decoded.spans] == [{"n": None}]
+
+
 def test_attributes_are_bounded_in_count_length_and_depth() -> None:
     deep: dict[str, Any] = {"stringValue": "leaf"}
     for _ in range(MAX_VALUE_DEPTH + 5):

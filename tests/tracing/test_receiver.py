@@ -199,6 +199,16 @@ def test_a_body_shorter_than_declared_is_a_400(receiver: OtlpReceiver) -> None:
     assert _raw_post(receiver.port, 100, b"{}").startswith(b"HTTP/1.1 400")
 
 
+def test_a_content_length_of_non_ascii_digits_is_a_411(receiver: OtlpReceiver) -> None:
+    # "²" is a digit to str.isdigit() and arrives as Latin-1; int() refuses it
+    with socket.create_connection(("127.0.0.1", receiver.port), timeout=10) as connection:
+        connection.sendall(
+            b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: \xb2\r\n\r\n"
+        )
+        assert connection.recv(65536).startswith(b"HTTP/1.1 411")
+
+
 def test_a_body_past_its_deadline_is_a_400(receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch) -> None:
     from evalh.tracing import receiver as module
 
