@@ -167,6 +167,21 @@ def test_secrets_in_span_names_attributes_and_messages_are_redacted(tmp_path: Pa
     assert root["status"] == {"code": "ERROR", "message": "refused [REDACTED]"}
 
 
+def test_secret_keys_inside_json_text_attributes_are_redacted(tmp_path: Path) -> None:
+    """OTel SDKs send tool arguments as JSON text; a credential under a secret-looking key in it was kept
+    in the report (and the store, the HTML) while the trajectory reasons quoting it redacted it."""
+    arguments = json.dumps({"city": "Paris", "login": {"password": "pw-in-the-args"}})
+    attributes = {"tool.arguments": arguments, "tool.input": '[1, {"api_key": "sk-in-a-list"}]'}
+    path, _ = write_reports(traced_run(agent_trace(attributes)), [tmp_path / "r.json", tmp_path / "r.html"])
+    text = path.read_text(encoding="utf-8")
+    assert "pw-in-the-args" not in text and "sk-in-a-list" not in text
+    assert "pw-in-the-args" not in (tmp_path / "r.html").read_text(encoding="utf-8")
+    tool = json.loads(text)["results"]["results"][0]["trace"]["spans"][2]["attributes"]
+    assert json.loads(tool["tool.arguments"]) == {"city": "Paris", "login": {"password": "[REDACTED]"}}
+    assert json.loads(tool["tool.input"]) == [1, {"api_key": "[REDACTED]"}]
+    assert tool["tool.name"] == "get_weather"  # text that is not JSON, or JSON with no secret, as it was
+
+
 def _with_trace(report: Path, index: int) -> None:
     """The report as a traced run writes it: the row at ``index`` carrying the agent's trace."""
     document = json.loads(report.read_text(encoding="utf-8"))
