@@ -110,13 +110,12 @@ class AssertionChecker:
             spec = next((s for s in _flattened(test.asserts) if self._traces(s)), None)
             if spec is None:
                 continue
-            where = self._where(spec)
-            message = f"{spec.full_type} grades the row's trace, but the config does not trace"
-            hint = "Add `tracing: {enabled: true}` to the config, or every row it grades is an ERROR"
-            if is_strict():
-                self.ctx.problems.add(message, where=where, hint=hint)
-            else:
-                warn(ConfigError(message, where=where, hint=hint), where=where, subject="tracing")
+            self._doubt(
+                f"{spec.full_type} grades the row's trace, but the config does not trace",
+                where=self._where(spec),
+                hint="Add `tracing: {enabled: true}` to the config, or every row it grades is an ERROR",
+                subject="tracing",
+            )
             return
 
     def _traces(self, spec: AssertionSpec) -> bool:
@@ -200,14 +199,20 @@ class AssertionChecker:
     def _ignored_threshold(self, spec: AssertionSpec, where: Where) -> None:
         """A pass/fail type has no threshold: promptfoo ignores one silently; evalh says so (a warning,
         an error under --strict), since the author expected it to matter."""
-        place = f"{where}.threshold"
-        shown = f"threshold {spec.threshold:g}"
-        message = f"{spec.type} has no threshold (it passes or fails), so {shown} is ignored"
-        hint = "Remove the threshold, or use a scored type (`evalh list assertions` shows which take one)"
+        self._doubt(
+            f"{spec.type} has no threshold (it passes or fails), so threshold {spec.threshold:g} is ignored",
+            where=f"{where}.threshold",
+            hint="Remove the threshold, or use a scored type (`evalh list assertions` shows which take one)",
+            subject="threshold",
+        )
+
+    def _doubt(self, message: str, *, where: Where, hint: str, subject: str) -> None:
+        """A config that runs but likely not as meant: a warning, or a problem under --strict (with the
+        config's other problems, rather than alone as warn would raise it)."""
         if is_strict():
-            self.ctx.problems.add(message, where=place, hint=hint)
+            self.ctx.problems.add(message, where=where, hint=hint)
         else:
-            warn(ConfigError(message, where=place, hint=hint), where=place, subject="threshold")
+            warn(ConfigError(message, where=where, hint=hint), where=where, subject=subject)
 
     def _check_need(self, spec: AssertionSpec, test: TestCase, need: str, where: Where) -> None:
         providers = needed_providers(spec, test, need, self.suite_default)
