@@ -328,7 +328,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         document.place(("tracing", "forwarding")) if "forwarding" in tracing else "tracing"
     )
     tracing_settings = load_tracing(tracing, env, forwarding_where)
-    if not tracing_settings.enabled:
+    if not tracing_settings.enabled and "tracing" not in skip.keys:  # a refused block may well enable it
         checker.warn_untraced(tests)
     return Suite(
         tests=tuple(tests),
