@@ -105,8 +105,16 @@ def _damaged(tmp_path: Path, damage: Any) -> Path:
     [
         (
             lambda t: t["spans"][1].update(startTime="soon"),
-            "results.results[3].trace.spans[1].startTime must be a finite number or null, "
-            "not a string ('soon')",
+            "results.results[3].trace.spans[1].startTime must be Unix milliseconds from 0 to "
+            "18,446,744,073,710 or null, not a string ('soon')",
+        ),
+        (  # finite, but no time in nanoseconds: reading it back was an internal error (--retry-errors)
+            lambda t: t["spans"][0].update(endTime=1e308),
+            "results.results[3].trace.spans[0].endTime must be Unix milliseconds",
+        ),
+        (
+            lambda t: t["spans"][0].update(startTime=-1.5),
+            "results.results[3].trace.spans[0].startTime must be",
         ),
         (
             lambda t: t["spans"][2].update(attributes=["tool.name"]),
