@@ -296,9 +296,12 @@ def _any_value(value: Any, depth: int) -> Any:
         return bool(value["boolValue"])
     if "intValue" in value:
         try:
-            return int(value["intValue"])
+            number = int(value["intValue"])
         except (TypeError, ValueError, OverflowError):
             return None
+        # OTLP's intValue is an int64; a longer one would make the run's own report unreadable (its
+        # reader takes whole numbers of at most 4,000 digits)
+        return number if -(2**63) <= number < 2**63 else None
     if "doubleValue" in value:
         try:
             return float(value["doubleValue"])

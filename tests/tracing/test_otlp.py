@@ -169,6 +169,14 @@ def test_infinite_numbers_reject_the_span_or_drop_the_value_not_the_decoder() ->
     assert [span.attributes for span in decoded.spans] == [{"n": None}]
 
 
+def test_an_int_value_beyond_int64_is_dropped() -> None:
+    # OTLP's intValue is an int64; a 4,200-digit one made the traced run's own report unreadable
+    values = [str(2**63 - 1), str(2**63), "9" * 4200, str(-(2**63))]
+    attributes = [{"key": f"n{index}", "value": {"intValue": text}} for index, text in enumerate(values)]
+    (span,) = decode_export(json_body(raw_span(attributes=attributes)), "application/json").spans
+    assert span.attributes == {"n0": 2**63 - 1, "n1": None, "n2": None, "n3": -(2**63)}
+
+
 def test_attributes_are_bounded_in_count_length_and_depth() -> None:
     deep: dict[str, Any] = {"stringValue": "leaf"}
     for _ in range(MAX_VALUE_DEPTH + 5):
