@@ -100,13 +100,19 @@ def _parse_protobuf(body: bytes) -> Mapping[str, Any]:
         request.ParseFromString(body)
     except (DecodeError, RecursionError, ValueError) as error:
         raise OtlpError(f"the body is not an ExportTraceServiceRequest in protobuf: {error}") from None
+    left = [MAX_SPANS_PER_BODY]  # spans past the bound are refused by the walk unread: not converted
+
+    def converted(spans: Any) -> list[dict[str, Any] | None]:
+        kept = spans[: max(0, left[0])]
+        left[0] -= len(kept)
+        return [*(_protobuf_span(span) for span in kept), *[None] * (len(spans) - len(kept))]
+
     return {
         "resourceSpans": [
             {
                 "resource": {"attributes": _protobuf_attributes(resource_spans.resource.attributes)},
                 "scopeSpans": [
-                    {"spans": [_protobuf_span(span) for span in scope_spans.spans]}
-                    for scope_spans in resource_spans.scope_spans
+                    {"spans": converted(scope_spans.spans)} for scope_spans in resource_spans.scope_spans
                 ],
             }
             for resource_spans in request.resource_spans
