@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from evalh.model import ProviderResponse, Span, TraceContext
@@ -55,7 +54,7 @@ def target_span(
     }
     if test_index is not None:
         attributes["promptfoo.test.index"] = test_index
-    return _call_span(trace, trace.span_id, name, (started_ns, ended_ns), attributes, response)
+    return _call_span(trace, trace.span_id, None, name, (started_ns, ended_ns), attributes, response)
 
 
 def genai_span(
@@ -91,22 +90,24 @@ def genai_span(
         attributes["promptfoo.test.index"] = test_index
     if prompt_label:
         attributes["promptfoo.prompt.label"] = prompt_label
-    span = _call_span(trace, span_id, f"chat {model}", (started_ns, ended_ns), attributes, response)
-    return replace(span, parent_span_id=trace.span_id)
+    times = (started_ns, ended_ns)
+    return _call_span(trace, span_id, trace.span_id, f"chat {model}", times, attributes, response)
 
 
 def _call_span(
     trace: TraceContext,
     span_id: str,
+    parent_span_id: str | None,
     name: str,
     times: tuple[int, int],
     attributes: dict[str, Any],
     response: ProviderResponse,
 ) -> Span:
-    """One of evalh's CLIENT spans of a call, in the call's trace, failed when the call did."""
+    """One of evalh's own CLIENT spans of a provider call: ERROR with the call's error when it failed."""
     return Span(
         trace_id=trace.trace_id,
         span_id=span_id,
+        parent_span_id=parent_span_id,
         name=name,
         start_ns=times[0],
         end_ns=times[1],

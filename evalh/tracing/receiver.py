@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import gzip
 import json
+import sys
 import threading
 import time
 import zlib
@@ -102,7 +103,7 @@ class _Handler(BaseHTTPRequestHandler):
         length_text = self.headers.get("Content-Length")
         if kind is None:
             return self._reply(415, "json", "use application/json or application/x-protobuf", close=True)
-        if length_text is None or not length_text.isdigit():
+        if length_text is None or not (length_text.isascii() and length_text.isdigit()):  # int("²") fails
             return self._reply(411, kind, "a Content-Length is required", close=True)
         length = int(length_text)
         if length > MAX_BODY_BYTES:  # not read: the connection is closed instead
@@ -169,6 +170,13 @@ class _Server(ThreadingHTTPServer):
         self.malformed = 0
         self.slots = threading.BoundedSemaphore(_MAX_CONNECTIONS)
         super().__init__((LOOPBACK, port), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (an exporter killed by its provider's timeout, a reset) is no news:
+        socketserver's default prints a traceback on the run's console."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
 
 
 class OtlpReceiver:
