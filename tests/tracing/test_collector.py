@@ -6,7 +6,14 @@ import asyncio
 import time
 
 from evalh.model import Span
-from evalh.tracing.collector import QUIET_S, CollectedTrace, SpanCollector, new_trace_context
+from evalh.tracing.collector import (
+    MAX_TRACE_BYTES,
+    QUIET_S,
+    CollectedTrace,
+    SpanCollector,
+    new_trace_context,
+    span_size,
+)
 from evalh.tracing.otlp import is_valid_id
 
 
@@ -38,6 +45,29 @@ def test_open_traces_are_bounded_and_a_released_trace_takes_no_more_spans() -> N
     collector.release(first)
     assert collector.add([span(first, 1)]) == 1 and collector.unknown == 1
     assert collector.add([span(third, 0)]) == 0  # the released trace made room
+
+
+def test_a_trace_holds_a_bounded_amount_of_text_and_counts_the_rest() -> None:
+    """A span count alone does not bound memory: 1,000 spans of 128 long attributes would be 2 GB."""
+    collector = SpanCollector()
+    trace_id = collector.issue().trace_id
+    heavy = [
+        Span(
+            trace_id=trace_id,
+            span_id=f"{n + 1:016x}",
+            name="big",
+            start_ns=n,
+            attributes={f"a{i}": "x" * 16_384 for i in range(128)},
+        )
+        for n in range(20)
+    ]
+    size = span_size(heavy[0])
+    assert size > 128 * 16_384
+    refused = collector.add(heavy)
+    kept = collector.row_trace(trace_id)
+    assert len(kept.spans) == MAX_TRACE_BYTES // size and refused == 20 - len(kept.spans)
+    assert kept.dropped == refused
+    assert collector.add([span(trace_id, 0)]) == 0  # a small span still fits
 
 
 def test_a_rows_trace_is_one_snapshot() -> None:
