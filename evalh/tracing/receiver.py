@@ -31,6 +31,9 @@ TRACES_PATH = "/v1/traces"
 _READ_TIMEOUT_S = 10.0  # each read of a connection
 _BODY_DEADLINE_S = 30.0  # a whole body
 _MAX_CONNECTIONS = 64  # requests handled at once; more wait in the listen backlog
+# Connections open at once (a thread each, idle keep-alive ones included until their read timeout);
+# more are closed at once, so a local client opening thousands cannot start thousands of threads.
+_MAX_OPEN_CONNECTIONS = 256
 _INVALID_ARGUMENT = 3  # google.rpc.Code
 
 
@@ -169,7 +172,27 @@ class _Server(ThreadingHTTPServer):
         self.collector = collector
         self.malformed = 0
         self.slots = threading.BoundedSemaphore(_MAX_CONNECTIONS)
+        self.connections = threading.BoundedSemaphore(_MAX_OPEN_CONNECTIONS)
+        self.refused_connections = 0
         super().__init__((LOOPBACK, port), _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection, unless :data:`_MAX_OPEN_CONNECTIONS` are open: then it is closed."""
+        if not self.connections.acquire(blocking=False):
+            self.refused_connections += 1
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread started: the slot is free again
+            self.connections.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.connections.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that went away (an exporter killed by its provider's timeout, a reset) is no news:

@@ -251,3 +251,29 @@ def test_clients_that_reset_mid_request_print_nothing(
     assert post(receiver, b"{}")[0] == 200  # every connection above is handled once this one is
     receiver.stop()  # its threads end with the server's
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_connections_open_at_once_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each connection is a thread: past the bound a new one is closed at once, not given a thread."""
+    from evalh.tracing import receiver as module
+
+    monkeypatch.setattr(module, "_MAX_OPEN_CONNECTIONS", 3)
+    started = OtlpReceiver(SpanCollector(), 0)
+    started.start()
+    try:
+        idle = [socket.create_connection(("127.0.0.1", started.port), timeout=10) for _ in range(3)]
+        with socket.create_connection(("127.0.0.1", started.port), timeout=10) as extra:
+            assert extra.recv(1) == b""  # closed by the receiver, no thread
+        for connection in idle:
+            connection.close()
+        status = 0
+        for _ in range(100):  # the idle connections' threads end as their sockets close
+            try:
+                status, _ = post(started, json_body(raw_span()))
+            except urllib.error.URLError:  # still at the bound: closed at once
+                continue
+            if status == 200:
+                break
+        assert status == 200
+    finally:
+        started.stop()
