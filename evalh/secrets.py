@@ -43,6 +43,7 @@ __all__ = [
     "is_secret_key",
     "redact_bytes",
     "redact_config",
+    "redact_json_text",
     "redact_text",
     "redact_value",
     "redacted_stdio",
@@ -274,6 +275,23 @@ def _redact_items(value: list[Any] | tuple[Any, ...], is_list: bool) -> Any:
         items.append(new)
         same = same and new is item
     return value if same else items
+
+
+def redact_json_text(text: str) -> str:
+    """``text`` redacted as :func:`redact_config` redacts a string and, when it is a JSON object or array
+    (an OpenTelemetry span's ``tool.arguments``), as it redacts that value: its secret-looking keys too.
+    Rewritten as compact JSON only when something was redacted inside it."""
+    head = text.lstrip()[:1]
+    if head in ("{", "["):
+        try:
+            parsed = json.loads(text)
+        except (ValueError, RecursionError):
+            parsed = None
+        if isinstance(parsed, dict | list):
+            redacted = redact_config(parsed)
+            if redacted is not parsed:
+                return json.dumps(redacted, ensure_ascii=False, separators=(",", ":"))
+    return _redact_string(text)
 
 
 def _redact_string(text: str) -> str:

@@ -91,7 +91,7 @@ async def javascript_assertion(ctx: AssertionContext) -> AssertionResult | Measu
     timeout = call_timeout_s(ctx.config, ctx.timeout_s, JAVASCRIPT_TIMEOUT_S)
     try:
         source = javascript_source(ctx.value, ctx.config_dir)
-        outcome = await call_javascript(source, (ctx.output, script_context(ctx)), timeout_s=timeout)
+        outcome = await call_javascript(source, (ctx.output, await script_context(ctx)), timeout_s=timeout)
     except JsFileProblem as error:
         return AssertionResult.failure(f"javascript assertion: {error}")
     except TimedOut as error:

@@ -7,7 +7,7 @@ relative to the config file's folder). Inline code that is one expression become
 The value is code, so it is never rendered as a template (``evalh/config/code_values.py``): it reads
 vars as data, ``context['vars']['name']``.
 The function gets the raw ``output`` and ``context = {prompt, vars, test, config, logProbs, provider,
-providerResponse}`` and returns a bool,
+providerResponse}`` (and, when the run traces, promptfoo's ``trace = {traceId, spans}``) and returns a bool,
 a number (passes if > 0 without a threshold, else if >= threshold; the score is the number) or a dict
 ``{pass, score, reason}`` (``pass_`` accepted; with a threshold, a score must also reach it; its
 ``namedScores`` join the row's named scores, ``componentResults`` are kept in the details). An async
@@ -31,7 +31,7 @@ from typing import Any
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, assertion
 from evalh.common.deadlines import PYTHON_ASSERTION_TIMEOUT_S, call_timeout_s, timeout_problem
-from evalh.model import AssertionResult, Measurement, TestCase
+from evalh.model import AssertionResult, Measurement, Span, TestCase
 from evalh.runtimes.callables import CallFailed, call_function, lookup
 from evalh.runtimes.python import TimedOut, WorkerLost, call_python
 from evalh.runtimes.python_worker import (
@@ -81,11 +81,29 @@ def _test_dict(test: TestCase) -> dict[str, Any]:
     }
 
 
-def script_context(ctx: AssertionContext) -> dict[str, Any]:
-    """promptfoo's ``context`` for user code, as plain data. The provider appears by id and label
-    only: its config may hold secrets."""
-    spec = ctx.provider_spec
+_STATUS_CODES = {"UNSET": 0, "OK": 1, "ERROR": 2}  # OTLP's numbers, as promptfoo's trace store keeps them
+
+
+def _script_span(span: Span) -> dict[str, Any]:
+    """A span as promptfoo hands it to user code (its trace store's ``serializeSpan``: times in ms)."""
     return {
+        "spanId": span.span_id,
+        "parentSpanId": span.parent_span_id,
+        "name": span.name,
+        "startTime": span.start_ns / 1e6,
+        "endTime": None if span.end_ns is None else span.end_ns / 1e6,
+        "attributes": dict(span.attributes),
+        "statusCode": _STATUS_CODES.get(span.status_code, 0),
+        "statusMessage": span.status_message or None,
+    }
+
+
+async def script_context(ctx: AssertionContext) -> dict[str, Any]:
+    """promptfoo's ``context`` for user code, as plain data. The provider appears by id and label
+    only: its config may hold secrets. A traced row adds ``trace`` (its spans, after the bounded wait
+    for late ones), as promptfoo gives it to ``javascript`` and ``python`` assertions."""
+    spec = ctx.provider_spec
+    context: dict[str, Any] = {
         "prompt": ctx.prompt,
         "vars": dict(ctx.vars),
         "test": _test_dict(ctx.test),
@@ -100,6 +118,10 @@ def script_context(ctx: AssertionContext) -> dict[str, Any]:
             "metadata": dict(ctx.provider_metadata),
         },
     }
+    if ctx.trace is not None:
+        spans = await ctx.trace.spans()
+        context["trace"] = {"traceId": ctx.trace.trace_id, "spans": [_script_span(span) for span in spans]}
+    return context
 
 
 def _plain(value: Any) -> Any:
@@ -226,7 +248,7 @@ def interpret_result(result: Any, language: str = "Python") -> AssertionResult |
 async def _call_in_process(ctx: AssertionContext, timeout_s: float) -> AssertionResult | Measurement:
     """A callable passed to evalh.evaluate: ``fn(output, context)``, in this process."""
     try:
-        result = await call_function(ctx.value, (ctx.output, script_context(ctx)), timeout_s=timeout_s)
+        result = await call_function(ctx.value, (ctx.output, await script_context(ctx)), timeout_s=timeout_s)
     except CallFailed as error:
         return AssertionResult.failure(f"python assertion {error}")
     return interpret_result(result)
@@ -276,7 +298,7 @@ async def python_assertion(ctx: AssertionContext) -> AssertionResult | Measureme
         return await _call_in_process(ctx, timeout)
     try:
         outcome = await call_python(
-            _target(ctx.value, ctx.config_dir), (ctx.output, script_context(ctx)), timeout_s=timeout
+            _target(ctx.value, ctx.config_dir), (ctx.output, await script_context(ctx)), timeout_s=timeout
         )
     except TimedOut as error:
         return AssertionResult.failure(

@@ -38,9 +38,12 @@ GLOB_TEXT: Mapping[str, Any] = {
 _COUNT: Mapping[str, Any] = {"type": "number", "minimum": 0}
 
 EVALH_SERVICE = "evalh"  # the service of evalh's own spans of a call (evalh/tracing/genai.py)
+# What a user most often got wrong when this shows (seen trying it): no parent from the traceparent, or a
+# BatchSpanProcessor that exports seconds after call_api returned, when the row is already graded.
 ONLY_EVALH_SPANS = (
-    " (the trace holds only evalh's span of the provider call: the provider exported no spans of its own;"
-    " see docs/agents.md, Tracing)"
+    " (the trace holds only evalh's span of the provider call: the provider exported no spans of its own"
+    " in time. Start them from context['traceparent'] and export them before returning: a"
+    " SimpleSpanProcessor, or provider.force_flush() after a BatchSpanProcessor; see docs/agents.md, Tracing)"
 )
 _ERROR_ATTRIBUTES = ("error", "exception", "failed", "failure")
 _ERROR_MESSAGE = re.compile(r"error|failed|failure|exception|timeout|abort", re.IGNORECASE)

@@ -77,6 +77,8 @@ def _checked_as_written(spec: AssertionSpec) -> bool:
 
 # The assertion families that read a row's trace (evalh/assertions/trace_checks.py, trajectory.py).
 TRACE_FAMILIES = frozenset({"trace", "trajectory"})
+# the provider config key each tool-call assertion checks calls against (assertions/tool_calls.py)
+_TOOL_KEYS = {"is-valid-openai-tools-call": "tools", "is-valid-openai-function-call": "functions"}
 
 
 def _flattened(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
@@ -113,11 +115,29 @@ class AssertionChecker:
             where = self._where(spec)
             message = f"{spec.full_type} grades the row's trace, but the config does not trace"
             hint = "Add `tracing: {enabled: true}` to the config, or every row it grades is an ERROR"
-            if is_strict():
-                self.ctx.problems.add(message, where=where, hint=hint)
-            else:
-                warn(ConfigError(message, where=where, hint=hint), where=where, subject="tracing")
+            self._warn(message, where, hint, subject="tracing")
             return
+
+    def warn_toolless(self, tests: Iterable[TestCase], providers: Iterable[ProviderSpec]) -> None:
+        """A tool-call assertion checks each call against the provider's ``config.tools`` (``functions``):
+        a provider without them fails every row it grades, so say so at load (a
+        warning; an error under --strict), with a did-you-mean for a misspelt key (``tool:``)."""
+        specs = [s for test in tests for s in _flattened(test.asserts) if s.base_type in _TOOL_KEYS]
+        for provider in providers:
+            spec = next(
+                (s for s in specs if not s.negate and _TOOL_KEYS[s.base_type] not in provider.config), None
+            )
+            if spec is None or provider.id == RECORDED_PROVIDER_ID:
+                continue
+            key = _TOOL_KEYS[spec.base_type]
+            near = close_matches(key, [str(name) for name in provider.config])
+            message = (
+                f"{spec.full_type} checks each call against the provider's config.{key}, but "
+                f"{provider.path or 'provider'} ({provider.display}) has no `{key}`"
+                + (f" (it has `{near}`: did you mean `{key}`?)" if near else "")
+            )
+            hint = f"Add `{key}:` to that provider's config, or every row it grades fails"
+            self._warn(message, self._where(spec), hint, subject="tools")
 
     def _traces(self, spec: AssertionSpec) -> bool:
         definition = self.registry.get(spec.base_type)
@@ -204,10 +224,14 @@ class AssertionChecker:
         shown = f"threshold {spec.threshold:g}"
         message = f"{spec.type} has no threshold (it passes or fails), so {shown} is ignored"
         hint = "Remove the threshold, or use a scored type (`evalh list assertions` shows which take one)"
+        self._warn(message, place, hint, subject="threshold")
+
+    def _warn(self, message: str, where: Where, hint: str, *, subject: str) -> None:
+        """A warning (once per ``subject``), or a problem of the config under --strict."""
         if is_strict():
-            self.ctx.problems.add(message, where=place, hint=hint)
+            self.ctx.problems.add(message, where=where, hint=hint)
         else:
-            warn(ConfigError(message, where=place, hint=hint), where=place, subject="threshold")
+            warn(ConfigError(message, where=where, hint=hint), where=where, subject=subject)
 
     def _check_need(self, spec: AssertionSpec, test: TestCase, need: str, where: Where) -> None:
         providers = needed_providers(spec, test, need, self.suite_default)

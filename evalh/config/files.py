@@ -25,6 +25,7 @@ from evalh.config.locate import (
 )
 from evalh.config.schema import ShapeCachedValidator, test_validator
 from evalh.errors import ConfigError, ConfigFileError, Place, Where
+from evalh.providers.tools import TOOL_KEYS
 
 __all__ = [
     "DATA_SUFFIXES",
@@ -312,6 +313,7 @@ def data_file_refs(test: Mapping[str, Any]) -> Iterator[tuple[JsonPath, str]]:
     options = test.get("options")
     if isinstance(options, Mapping):
         yield from _provider_refs(options.get("provider"), ("options", "provider"))
+    yield from _provider_refs(test.get("provider"), ("provider",))  # the simulated user
     yield from _assertion_refs(test.get("assert"), ("assert",))
 
 
@@ -341,6 +343,21 @@ def _provider_refs(value: Any, at: JsonPath) -> Iterator[tuple[JsonPath, str]]:
     elif isinstance(value, Mapping):
         if "id" in value:
             yield from _provider_refs(value["id"], (*at, "id"))
+            yield from _provider_config_refs(value.get("config"), (*at, "config"))
         else:
             for key, item in value.items():
                 yield from _provider_refs(key if key not in ("embedding", "text") else item, (*at, key))
+
+
+def _provider_config_refs(config: Any, at: JsonPath) -> Iterator[tuple[JsonPath, str]]:
+    """The files a provider's config loads (``tools: file://tools.yaml``, or a list of them) or runs (the
+    simulated user's ``userProvider``)."""
+    if not isinstance(config, Mapping):
+        return
+    yield from _provider_refs(config.get("userProvider"), (*at, "userProvider"))
+    for key in TOOL_KEYS:
+        value = config.get(key)
+        refs = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
+        for index, ref in refs:
+            if is_file_ref(ref):
+                yield (*at, key, *(() if index is None else (index,))), ref

@@ -310,6 +310,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
             tests.extend(made)
     checker = AssertionChecker(ctx, suite_default, ctx.where_of)
     checker.check_tests(tests)
+    checker.warn_toolless(tests, providers)
     check_user_models(tests, suite_default, ctx)
     if "prompts" not in skip.keys:  # else the prompts they name are not loaded
         check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
@@ -328,7 +329,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         document.place(("tracing", "forwarding")) if "forwarding" in tracing else "tracing"
     )
     tracing_settings = load_tracing(tracing, env, forwarding_where)
-    if not tracing_settings.enabled:
+    if not tracing_settings.enabled and "tracing" not in skip.keys:  # a refused block is said once, as such
         checker.warn_untraced(tests)
     return Suite(
         tests=tuple(tests),

@@ -395,9 +395,15 @@ def _assertion_type_at(path: JsonPath, root: Any) -> str | None:
     return None
 
 
+def _is_assertion_type_key(path: JsonPath) -> bool:
+    """Whether ``path`` is an assertion's own ``type`` (``assert[3].type``), not a ``type`` key inside its
+    value (``trajectory:step-count``'s ``value.type`` is a step type)."""
+    return len(path) >= 3 and path[-1] == "type" and isinstance(path[-2], int) and path[-3] == "assert"
+
+
 def _in_assertion(message: str, path: JsonPath, root: Any) -> str:
     kind = _assertion_type_at(path, root)
-    if kind and path and path[-1] != "type":
+    if kind and not _is_assertion_type_key(path):
         article = "an" if kind[:1] in "aeio" else "a"
         return f"{message} for {article} {kind!r} assertion"
     return message
@@ -472,7 +478,7 @@ def _on_any_of(error: ValidationError, path: JsonPath, root: Any) -> Iterable[Sc
 
 def _on_enum(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:
     value = error.instance
-    if path and path[-1] == "type" and _assertion_type_at(path, root) is not None:
+    if _is_assertion_type_key(path) and _assertion_type_at(path, root) is not None:
         registered = list(all_assertions())
         candidates = registered + [f"not-{name}" for name in registered]
         match = close_matches(str(value), candidates) or close_matches(str(value), _listed(error))

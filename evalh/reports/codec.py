@@ -35,6 +35,7 @@ from evalh.model import (
 )
 from evalh.reports.textutil import output_text
 from evalh.secrets import redact_config as redact
+from evalh.secrets import redact_json_text
 
 __all__ = [
     "FAILURE_REASON",
@@ -284,7 +285,9 @@ def _span_to_json(span: Span) -> dict[str, Any]:
     """One span of a row's ``trace``: times in Unix milliseconds (promptfoo's trace view's unit) to the
     microsecond (a float holds no finer at today's epoch, and the short figure reads better). Its
     name, attributes and status message come from the provider's code, so they are redacted as a
-    config copy is (secret-looking attribute names, URLs' credentials, the run's secret values)."""
+    config copy is (secret-looking attribute names, URLs' credentials, the run's secret values), and the
+    secret-looking keys inside an attribute that is JSON text (``tool.arguments``) as well: an assertion's
+    reason quoting those arguments redacts them, so the span beside it must too."""
     return {
         "traceId": span.trace_id,
         "spanId": span.span_id,
@@ -294,7 +297,10 @@ def _span_to_json(span: Span) -> dict[str, Any]:
         "startTime": _milliseconds(span.start_ns),
         "endTime": None if span.end_ns is None else _milliseconds(span.end_ns),
         "durationMs": span.duration_ms,
-        "attributes": redact(dict(span.attributes)),
+        "attributes": {
+            key: redact_json_text(value) if isinstance(value, str) else value  # JSON text: tool arguments
+            for key, value in redact(dict(span.attributes)).items()
+        },
         "status": {"code": span.status_code, "message": redact(span.status_message)},
         "service": redact(span.service),
     }

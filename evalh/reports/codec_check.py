@@ -54,6 +54,7 @@ MAX_REPORT_DEPTH = 2 * MAX_DEPTH
 # bound), few enough that a row's spans are read, converted for the viewer and ordered in well under a second.
 MAX_TRACE_SPANS = 10_000
 _MAX_INDEX = 2**53  # an index or a count: exact as a float too, as promptfoo (JavaScript) writes it
+_MAX_TIME_MS = (2**64 - 1) / 1e6  # a span's time: OTLP's fixed64 nanoseconds, written in milliseconds
 _HINT = (
     "Pass a JSON report as evalh run -o FILE.json or promptfoo eval -o FILE.json wrote it; "
     "if it was edited, fix that field"
@@ -92,6 +93,7 @@ def _list(items: Shape | None = None, *, required: bool = False, most: int | Non
 
 
 _TEXT, _NUMBER, _INDEX, _BOOL = Shape("text"), Shape("number"), Shape("index"), Shape("bool")
+_TIME = Shape("time")
 _SCORES = _obj(values=_NUMBER)
 _TOKENS = _obj({name: _INDEX for name in ("total", "prompt", "completion", "cached", "numRequests")})
 _ASSERTION = _obj({"type": _TEXT, "threshold": _NUMBER, "weight": _NUMBER, "metric": _TEXT})
@@ -110,7 +112,8 @@ _COMPONENT.fields["componentResults"] = _list(_COMPONENT)  # an assert-set's chi
 _SPAN = _obj(
     {
         **{name: _TEXT for name in ("traceId", "spanId", "parentSpanId", "name", "kind", "service")},
-        **{name: _NUMBER for name in ("startTime", "endTime", "durationMs")},
+        **{name: _TIME for name in ("startTime", "endTime")},
+        "durationMs": _NUMBER,
         "attributes": _obj(),
         "status": _obj({"code": _TEXT, "message": _TEXT}),
     }
@@ -178,6 +181,7 @@ _KIND_WORDS = {
     "text": "a string",
     "number": "a finite number",
     "index": f"a whole number from 0 to {_MAX_INDEX:,}",
+    "time": f"Unix milliseconds from 0 to {_MAX_TIME_MS:,.0f}",
     "bool": "true or false",
 }
 
@@ -193,6 +197,8 @@ def _fits(value: Any, kind: str) -> bool:
         return False
     if kind == "index":
         return isinstance(value, int) and 0 <= value <= _MAX_INDEX
+    if kind == "time":  # a finite number may still overflow as nanoseconds (1e308 ms)
+        return 0 <= value <= _MAX_TIME_MS
     return math.isfinite(value)
 
 

@@ -2,9 +2,10 @@
 
 Only trace ids this run issued (:meth:`SpanCollector.issue`) are kept: a span of any other trace (another
 program exporting to the same port, a late span of a row already written) is dropped and counted. Each
-trace keeps at most :data:`MAX_SPANS_PER_TRACE` spans and at most :data:`MAX_OPEN_TRACES` traces hold
-spans at once (a trace is released when its row is written), so a provider flooding the receiver costs
-bounded memory. The receiver's threads add spans while the run's event loop reads them: one lock.
+trace keeps at most :data:`MAX_SPANS_PER_TRACE` spans holding at most :data:`MAX_TRACE_BYTES` of text in
+all, and at most :data:`MAX_OPEN_TRACES` traces hold spans at once (a trace is released when its row is
+written), so a provider flooding the receiver costs bounded memory. The receiver's threads add spans
+while the run's event loop reads them: one lock.
 
 :class:`CollectedTrace` is the runner's :class:`~evalh.model.TraceSource`: its :meth:`~CollectedTrace.spans`
 waits until no span of the trace arrived for :data:`QUIET_S` (spans exported while the provider ran are
@@ -24,6 +25,7 @@ from evalh.model import RowTrace, Span, TraceContext
 __all__ = [
     "MAX_OPEN_TRACES",
     "MAX_SPANS_PER_TRACE",
+    "MAX_TRACE_BYTES",
     "QUIET_S",
     "CollectedTrace",
     "SpanCollector",
@@ -32,8 +34,10 @@ __all__ = [
 
 MAX_SPANS_PER_TRACE = 1000
 MAX_OPEN_TRACES = 10_000
+# The text a trace may hold (names, attribute keys and values): 1,000 spans of the decoder's largest
+# attributes (128 of 16,384 characters) would be 2 GB, so the count alone does not bound the memory.
+MAX_TRACE_BYTES = 16 * 1024 * 1024
 QUIET_S = 0.15  # no new span for this long after the answer: the trace is complete
-_POLL_S = 0.05  # how often a waiting row looks again (a sleep: the event loop is free meanwhile)
 
 
 def new_trace_context() -> TraceContext:
@@ -44,10 +48,30 @@ def new_trace_context() -> TraceContext:
     return TraceContext(trace_id=trace_id, span_id=span_id)
 
 
+def span_size(span: Span) -> int:
+    """About the memory a span's text takes: its name, status message and attributes."""
+    return (
+        len(span.name)
+        + len(span.status_message)
+        + sum(len(key) + _value_size(value) for key, value in span.attributes.items())
+    )
+
+
+def _value_size(value: object) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list | tuple):
+        return sum(_value_size(item) for item in value) + 8
+    if isinstance(value, dict):
+        return sum(len(str(key)) + _value_size(item) for key, item in value.items()) + 8
+    return 8
+
+
 @dataclass
 class _Trace:
     spans: list[Span] = field(default_factory=list)
     dropped: int = 0
+    size: int = 0  # span_size of the spans kept
     last_arrival: float = 0.0  # time.monotonic() of the last span added
 
 
@@ -57,6 +81,7 @@ class SpanCollector:
 
     max_spans_per_trace: int = MAX_SPANS_PER_TRACE
     max_open_traces: int = MAX_OPEN_TRACES
+    max_trace_bytes: int = MAX_TRACE_BYTES
     unknown: int = 0  # spans of a trace this run did not issue (or already released)
     _issued: set[str] = field(default_factory=set)
     _traces: dict[str, _Trace] = field(default_factory=dict)
@@ -85,10 +110,12 @@ class SpanCollector:
                         refused += 1
                         continue
                     trace = self._traces[span.trace_id] = _Trace()
-                if len(trace.spans) >= self.max_spans_per_trace:
+                size = span_size(span)
+                if len(trace.spans) >= self.max_spans_per_trace or trace.size + size > self.max_trace_bytes:
                     trace.dropped += 1
                     refused += 1
                     continue
+                trace.size += size
                 trace.spans.append(span)
                 trace.last_arrival = now
         return refused
@@ -128,11 +155,14 @@ class CollectedTrace:
         every assertion of the row and its result see the same spans."""
         while self._settled is None:
             now = time.monotonic()
-            quiet_since = max(self.answered_at, self.collector.last_arrival(self.trace_id))
-            if now - quiet_since >= QUIET_S or now >= self.deadline:
+            quiet_at = max(self.answered_at, self.collector.last_arrival(self.trace_id)) + QUIET_S
+            wake_at = min(quiet_at, self.deadline)
+            if now >= wake_at:
                 self._settled = self.collector.row_trace(self.trace_id)
                 break
-            await asyncio.sleep(min(_POLL_S, max(0.0, self.deadline - now)))
+            # until the trace would be quiet, not a fixed poll: a span arriving meanwhile moves that on,
+            # and the row looks again then (a poll every 50 ms settled rows up to 50 ms late)
+            await asyncio.sleep(wake_at - now)
         return self._settled
 
     async def spans(self) -> tuple[Span, ...]:

@@ -54,18 +54,7 @@ def target_span(
     }
     if test_index is not None:
         attributes["promptfoo.test.index"] = test_index
-    return Span(
-        trace_id=trace.trace_id,
-        span_id=trace.span_id,
-        name=name,
-        start_ns=started_ns,
-        end_ns=ended_ns,
-        kind="CLIENT",
-        attributes=attributes,
-        status_code="ERROR" if response.error is not None else "OK",
-        status_message=response.error or "",
-        service="evalh",
-    )
+    return _call_span(trace, trace.span_id, None, name, (started_ns, ended_ns), attributes, response)
 
 
 def genai_span(
@@ -101,13 +90,27 @@ def genai_span(
         attributes["promptfoo.test.index"] = test_index
     if prompt_label:
         attributes["promptfoo.prompt.label"] = prompt_label
+    times = (started_ns, ended_ns)
+    return _call_span(trace, span_id, trace.span_id, f"chat {model}", times, attributes, response)
+
+
+def _call_span(
+    trace: TraceContext,
+    span_id: str,
+    parent_span_id: str | None,
+    name: str,
+    times: tuple[int, int],
+    attributes: dict[str, Any],
+    response: ProviderResponse,
+) -> Span:
+    """One of evalh's own CLIENT spans of a provider call: ERROR with the call's error when it failed."""
     return Span(
         trace_id=trace.trace_id,
         span_id=span_id,
-        parent_span_id=trace.span_id,
-        name=f"chat {model}",
-        start_ns=started_ns,
-        end_ns=ended_ns,
+        parent_span_id=parent_span_id,
+        name=name,
+        start_ns=times[0],
+        end_ns=times[1],
         kind="CLIENT",
         attributes=attributes,
         status_code="ERROR" if response.error is not None else "OK",

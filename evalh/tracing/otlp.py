@@ -100,13 +100,19 @@ def _parse_protobuf(body: bytes) -> Mapping[str, Any]:
         request.ParseFromString(body)
     except (DecodeError, RecursionError, ValueError) as error:
         raise OtlpError(f"the body is not an ExportTraceServiceRequest in protobuf: {error}") from None
+    left = [MAX_SPANS_PER_BODY]  # spans past the bound are refused by the walk unread: not converted
+
+    def converted(spans: Any) -> list[dict[str, Any] | None]:
+        kept = spans[: max(0, left[0])]
+        left[0] -= len(kept)
+        return [*(_protobuf_span(span) for span in kept), *[None] * (len(spans) - len(kept))]
+
     return {
         "resourceSpans": [
             {
                 "resource": {"attributes": _protobuf_attributes(resource_spans.resource.attributes)},
                 "scopeSpans": [
-                    {"spans": [_protobuf_span(span) for span in scope_spans.spans]}
-                    for scope_spans in resource_spans.scope_spans
+                    {"spans": converted(scope_spans.spans)} for scope_spans in resource_spans.scope_spans
                 ],
             }
             for resource_spans in request.resource_spans
@@ -250,7 +256,7 @@ def _nanos(value: Any, name: str) -> int:
         return 0
     try:
         nanos = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: JSON's 1e400 is float infinity
         raise _SpanRejected(f"{name} {str(value)[:40]!r} is not a number") from None
     if not 0 <= nanos < 2**64:
         raise _SpanRejected(f"{name} is out of range")
@@ -296,9 +302,12 @@ def _any_value(value: Any, depth: int) -> Any:
         return bool(value["boolValue"])
     if "intValue" in value:
         try:
-            return int(value["intValue"])
-        except (TypeError, ValueError):
+            number = int(value["intValue"])
+        except (TypeError, ValueError, OverflowError):
             return None
+        # OTLP's intValue is an int64; a longer one would make the run's own report unreadable (its
+        # reader takes whole numbers of at most 4,000 digits)
+        return number if -(2**63) <= number < 2**63 else None
     if "doubleValue" in value:
         try:
             return float(value["doubleValue"])

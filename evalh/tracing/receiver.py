@@ -14,6 +14,7 @@ import errno
 import gzip
 import json
 import os
+import sys
 import threading
 import time
 import zlib
@@ -31,6 +32,9 @@ TRACES_PATH = "/v1/traces"
 _READ_TIMEOUT_S = 10.0  # each read of a connection
 _BODY_DEADLINE_S = 30.0  # a whole body
 _MAX_CONNECTIONS = 64  # requests handled at once; more wait in the listen backlog
+# Connections open at once (a thread each, idle keep-alive ones included until their read timeout);
+# more are closed at once, so a local client opening thousands cannot start thousands of threads.
+_MAX_OPEN_CONNECTIONS = 256
 _INVALID_ARGUMENT = 3  # google.rpc.Code
 
 
@@ -103,7 +107,7 @@ class _Handler(BaseHTTPRequestHandler):
         length_text = self.headers.get("Content-Length")
         if kind is None:
             return self._reply(415, "json", "use application/json or application/x-protobuf", close=True)
-        if length_text is None or not length_text.isdigit():
+        if length_text is None or not (length_text.isascii() and length_text.isdigit()):  # int("²") fails
             return self._reply(411, kind, "a Content-Length is required", close=True)
         length = int(length_text)
         if length > MAX_BODY_BYTES:  # not read: the connection is closed instead
@@ -172,7 +176,34 @@ class _Server(ThreadingHTTPServer):
         self.collector = collector
         self.malformed = 0
         self.slots = threading.BoundedSemaphore(_MAX_CONNECTIONS)
+        self.connections = threading.BoundedSemaphore(_MAX_OPEN_CONNECTIONS)
+        self.refused_connections = 0
         super().__init__((LOOPBACK, port), _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection, unless :data:`_MAX_OPEN_CONNECTIONS` are open: then it is closed."""
+        if not self.connections.acquire(blocking=False):
+            self.refused_connections += 1
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread started: the slot is free again
+            self.connections.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.connections.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (an exporter killed by its provider's timeout, a reset) is no news:
+        socketserver's default prints a traceback on the run's console."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
 
 
 class OtlpReceiver:

@@ -9,6 +9,7 @@ import pytest
 
 from evalh.assertions import structured
 from evalh.assertions.registry import all_assertions
+from evalh.assertions.strings import loads_strict
 from evalh.assertions.structured import extract_json_objects, schema_problem
 from evalh.model import AssertionResult
 from tests.assertions.helpers import definition_of, grade, make_context
@@ -283,3 +284,26 @@ def test_contains_json_skips_an_object_nested_too_deeply() -> None:
     result = run("contains-json", '{"a": ' * 1_200 + "1" + "}" * 1_200)
     assert not result.passed and not result.error  # a failed candidate, not a crash
     assert result.reason.startswith("Output contains no JSON object")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": [1, 2.5, "x", null, true]}', {"a": [1, 2.5, "x", None, True]}),
+        (' "spaced" ', "spaced"),
+        (b'{"bytes": 1}', {"bytes": 1}),  # bytes, as json.loads reads them
+    ],
+)
+def test_loads_strict_reads_json_as_json_loads_does(text: Any, expected: Any) -> None:
+    assert loads_strict(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["NaN", '{"a": Infinity}', "[-Infinity]", '\ufeff{"a": 1}', "{'a': 1}", '{"a": 1} x', "", "[" * 5000],
+)
+def test_loads_strict_rejects_what_javascript_rejects_with_a_value_error(text: str) -> None:
+    # one shared decoder serves every call now: each text still fails alone, as before
+    with pytest.raises(ValueError):
+        loads_strict(text)
+    assert loads_strict("[1]") == [1]

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from evalh.assertions import trace_steps
 from evalh.assertions.trace_steps import (
     MAX_ARGUMENT_CHARS,
     MAX_ARGUMENT_DEPTH,
@@ -178,3 +179,33 @@ def test_the_judge_summary_collapses_repeats_and_keeps_first_and_last_twelve() -
     }
     # promptfoo's JSON.stringify(summary, null, 2)
     assert summarize_for_judge(TRACE_ID, trajectory_steps(spans[:1])).startswith('{\n  "traceId": ')
+
+
+def test_a_rows_settled_spans_are_normalised_once_for_all_its_assertions() -> None:
+    # every trace assertion of a row reads the same tuple (its TraceSource's snapshot): the tool names and
+    # JSON arguments of its spans are read once, not once per assertion
+    spans = (tool_span("search", 0, {"q": "shoes"}), span("agent.run", 1))
+    steps = trajectory_steps(spans)
+    assert trajectory_steps(spans) is steps
+    assert [(step.type, step.name, step.args) for step in steps] == [
+        ("tool", "search", {"q": "shoes"}),
+        ("span", "agent.run", None),
+    ]
+    same_content = tuple(list(spans))  # another row's tuple: its own steps, equal
+    assert same_content is not spans
+    assert trajectory_steps(same_content) == steps
+    assert trajectory_steps(same_content) is not steps
+
+
+def test_a_list_of_spans_is_read_again_and_kept_steps_are_bounded() -> None:
+    spans = [tool_span("search", 0)]
+    assert [step.name for step in trajectory_steps(spans)] == ["search"]
+    spans.append(tool_span("book", 1))  # a list may change: never served from what was kept
+    assert [step.name for step in trajectory_steps(spans)] == ["search", "book"]
+    first = (tool_span("first", 0),)
+    kept = trajectory_steps(first)
+    for index in range(trace_steps._RECENT_LIMIT):
+        trajectory_steps((tool_span(f"t{index}", 0),))
+    assert len(trace_steps._RECENT_STEPS) <= trace_steps._RECENT_LIMIT
+    again = trajectory_steps(first)  # evicted: read again, the same steps
+    assert again == kept and again is not kept

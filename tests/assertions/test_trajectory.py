@@ -277,6 +277,14 @@ def test_bad_values_are_config_problems(assertion: dict[str, Any], problem: str)
     assert found and problem in found[0], found
 
 
+def test_a_bad_step_type_is_named_as_a_step_type_not_an_assertion_type() -> None:
+    """``value.type`` is a step type: the schema's enum message lists them (it once said "unknown assertion
+    type 'tools'. Run `evalh list assertions`", the wrong list)."""
+    found = declared_problems({"type": "trajectory:step-count", "value": {"type": "tools", "min": 1}})
+    assert found and "unknown assertion type" not in found[0], found
+    assert "value.type: must be one of 'tool', 'command'" in found[0]
+
+
 @pytest.mark.parametrize(
     "assertion",
     [

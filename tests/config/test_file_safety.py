@@ -249,3 +249,28 @@ def test_the_configs_own_glob_may_follow_a_link_out(inside_project: WriteFiles, 
     )
     os.symlink(outside, config.parent / "data" / "link.txt")
     assert sorted(test.vars["q"] for test in load_suite(config).tests) == ["inside", "top secret"]
+
+
+def test_a_data_files_tools_and_simulated_user_are_confined(
+    inside_project: WriteFiles, tmp_path: Path
+) -> None:
+    """Issue 26's file references inside a test: a provider's ``tools: file://`` (read into the config and
+    the report) and the simulated user's ``userProvider`` (a script evalh runs) were not checked."""
+    (tmp_path / "tools.yaml").write_text("- {type: function, function: {name: f}}\n", encoding="utf-8")
+    (tmp_path / "user.py").write_text(
+        "def call_api(prompt, options, context):\n    return {}\n", encoding="utf-8"
+    )
+    yaml_tests = (
+        "- vars: {q: a, instructions: hi}\n"
+        "  provider: {id: 'promptfoo:simulated-user', config: {userProvider: 'file://../user.py'}}\n"
+        "  options: {provider: {id: echo, config: {tools: 'file://../tools.yaml'}}}\n"
+        "  assert:\n"
+        "    - {type: is-valid-openai-tools-call, provider: {id: echo, config: {functions: ['file://../tools.yaml']}}}\n"
+    )
+    message = _refused(inside_project(HEAD + "tests: file://t.yaml\n", {"t.yaml": yaml_tests}))
+    for expected in [
+        "tests[0].provider.config.userProvider: 'file://../user.py' names a file outside",
+        "tests[0].options.provider.config.tools: 'file://../tools.yaml' names a file outside",
+        "tests[0].assert[0].provider.config.functions[0]: 'file://../tools.yaml' names a file outside",
+    ]:
+        assert expected in message, f"{expected!r} not in\n{message}"

@@ -91,3 +91,16 @@ def test_a_trace_assertion_without_tracing_is_said_at_load(tmp_path: Path) -> No
     with warnings_to(shown.append):
         load_suite(config(tmp_path, "tracing: {enabled: true}\n" + UNTRACED))
     assert shown == []
+
+
+def test_a_refused_tracing_block_is_not_also_said_to_be_missing(tmp_path: Path) -> None:
+    """A schema error in ``tracing:`` once came with a warning that the config "does not trace" (and,
+    under --strict, a second problem saying so) although the block enables tracing."""
+    broken = config(tmp_path, "tracing: {enabled: true, waitMs: -5}\n" + UNTRACED)
+    shown: list[str] = []
+    with pytest.raises(ConfigError) as caught, warnings_to(shown.append):
+        load_suite(broken)
+    assert "tracing.waitMs" in str(caught.value) and shown == []
+    with pytest.raises(ConfigError) as caught, warnings_to(None, strict=True):
+        load_suite(broken)
+    assert "tracing.waitMs" in str(caught.value) and "does not trace" not in str(caught.value)

@@ -23,6 +23,7 @@ SCHEMA_TYPES = {
     "text": {"string"},
     "number": {"number", "integer"},
     "index": {"integer"},
+    "time": {"number", "integer"},
     "bool": {"boolean"},
 }
 

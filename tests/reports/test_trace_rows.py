@@ -105,8 +105,16 @@ def _damaged(tmp_path: Path, damage: Any) -> Path:
     [
         (
             lambda t: t["spans"][1].update(startTime="soon"),
-            "results.results[3].trace.spans[1].startTime must be a finite number or null, "
-            "not a string ('soon')",
+            "results.results[3].trace.spans[1].startTime must be Unix milliseconds from 0 to "
+            "18,446,744,073,710 or null, not a string ('soon')",
+        ),
+        (  # finite, but no time in nanoseconds: reading it back was an internal error (--retry-errors)
+            lambda t: t["spans"][0].update(endTime=1e308),
+            "results.results[3].trace.spans[0].endTime must be Unix milliseconds",
+        ),
+        (
+            lambda t: t["spans"][0].update(startTime=-1.5),
+            "results.results[3].trace.spans[0].startTime must be",
         ),
         (
             lambda t: t["spans"][2].update(attributes=["tool.name"]),
@@ -165,6 +173,21 @@ def test_secrets_in_span_names_attributes_and_messages_are_redacted(tmp_path: Pa
     assert tool["nested"] == {"password": "[REDACTED]", "kept": "plain"}
     root = json.loads(text)["results"]["results"][0]["trace"]["spans"][0]
     assert root["status"] == {"code": "ERROR", "message": "refused [REDACTED]"}
+
+
+def test_secret_keys_inside_json_text_attributes_are_redacted(tmp_path: Path) -> None:
+    """OTel SDKs send tool arguments as JSON text; a credential under a secret-looking key in it was kept
+    in the report (and the store, the HTML) while the trajectory reasons quoting it redacted it."""
+    arguments = json.dumps({"city": "Paris", "login": {"password": "pw-in-the-args"}})
+    attributes = {"tool.arguments": arguments, "tool.input": '[1, {"api_key": "sk-in-a-list"}]'}
+    path, _ = write_reports(traced_run(agent_trace(attributes)), [tmp_path / "r.json", tmp_path / "r.html"])
+    text = path.read_text(encoding="utf-8")
+    assert "pw-in-the-args" not in text and "sk-in-a-list" not in text
+    assert "pw-in-the-args" not in (tmp_path / "r.html").read_text(encoding="utf-8")
+    tool = json.loads(text)["results"]["results"][0]["trace"]["spans"][2]["attributes"]
+    assert json.loads(tool["tool.arguments"]) == {"city": "Paris", "login": {"password": "[REDACTED]"}}
+    assert json.loads(tool["tool.input"]) == [1, {"api_key": "[REDACTED]"}]
+    assert tool["tool.name"] == "get_weather"  # text that is not JSON, or JSON with no secret, as it was
 
 
 def _with_trace(report: Path, index: int) -> None:

@@ -6,7 +6,14 @@ import asyncio
 import time
 
 from evalh.model import Span
-from evalh.tracing.collector import CollectedTrace, SpanCollector, new_trace_context
+from evalh.tracing.collector import (
+    MAX_TRACE_BYTES,
+    QUIET_S,
+    CollectedTrace,
+    SpanCollector,
+    new_trace_context,
+    span_size,
+)
 from evalh.tracing.otlp import is_valid_id
 
 
@@ -40,6 +47,29 @@ def test_open_traces_are_bounded_and_a_released_trace_takes_no_more_spans() -> N
     assert collector.add([span(third, 0)]) == 0  # the released trace made room
 
 
+def test_a_trace_holds_a_bounded_amount_of_text_and_counts_the_rest() -> None:
+    """A span count alone does not bound memory: 1,000 spans of 128 long attributes would be 2 GB."""
+    collector = SpanCollector()
+    trace_id = collector.issue().trace_id
+    heavy = [
+        Span(
+            trace_id=trace_id,
+            span_id=f"{n + 1:016x}",
+            name="big",
+            start_ns=n,
+            attributes={f"a{i}": "x" * 16_384 for i in range(128)},
+        )
+        for n in range(20)
+    ]
+    size = span_size(heavy[0])
+    assert size > 128 * 16_384
+    refused = collector.add(heavy)
+    kept = collector.row_trace(trace_id)
+    assert len(kept.spans) == MAX_TRACE_BYTES // size and refused == 20 - len(kept.spans)
+    assert kept.dropped == refused
+    assert collector.add([span(trace_id, 0)]) == 0  # a small span still fits
+
+
 def test_a_rows_trace_is_one_snapshot() -> None:
     collector = SpanCollector()
     trace_id = collector.issue().trace_id
@@ -49,3 +79,37 @@ def test_a_rows_trace_is_one_snapshot() -> None:
     collector.add([span(trace_id, 1)])  # arrives after the row's trace settled
     assert asyncio.run(source.row_trace()) == first
     assert [s.name for s in asyncio.run(source.spans())] == ["s0"]
+
+
+class _CountingCollector(SpanCollector):
+    """The real collector, counting how often a waiting row looks at its trace."""
+
+    looks = 0
+
+    def last_arrival(self, trace_id: str) -> float:
+        self.looks += 1
+        return super().last_arrival(trace_id)
+
+
+def test_a_quiet_trace_settles_after_one_sleep_not_a_poll() -> None:
+    # the row sleeps until the trace would be quiet and looks again once (it polled every 50 ms before)
+    collector = _CountingCollector()
+    trace_id = collector.issue().trace_id
+    collector.add([span(trace_id, 0)])
+    source = CollectedTrace(collector, trace_id, time.monotonic(), wait_ms=3000)
+    assert [s.name for s in asyncio.run(source.spans())] == ["s0"]
+    assert collector.looks <= 3  # 2, or 3 when the loop wakes a hair early
+
+
+def test_a_span_arriving_during_the_quiet_wait_extends_it() -> None:
+    collector = SpanCollector()
+    trace_id = collector.issue().trace_id
+    collector.add([span(trace_id, 0)])
+
+    async def settle() -> list[str]:
+        source = CollectedTrace(collector, trace_id, time.monotonic(), wait_ms=3000)
+        # before the trace is quiet (QUIET_S after the answer): the row must wait for quiet again
+        asyncio.get_running_loop().call_later(QUIET_S * 0.6, collector.add, [span(trace_id, 1)])
+        return [s.name for s in await source.spans()]
+
+    assert asyncio.run(settle()) == ["s1", "s0"]

@@ -124,6 +124,37 @@ def test_protobuf_from_the_sdks_own_encoder() -> None:
     assert tool.end_ns is not None and tool.end_ns >= tool.start_ns
 
 
+def test_protobuf_spans_past_the_per_body_bound_are_refused_unconverted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 4 MiB body holds ~90,000 bare spans; converting all before the walk refused 80,000 of them cost
+    0.9 s of the receiver's CPU per body, under the GIL the run needs (0.3 s now)."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from evalh.tracing import otlp
+
+    request = ExportTraceServiceRequest()
+    for scope in range(2):
+        spans = request.resource_spans.add().scope_spans.add().spans
+        for index in range(6):
+            span = spans.add(trace_id=bytes.fromhex(TRACE), span_id=bytes([scope + 1] * 7 + [index + 1]))
+            span.name = f"s{scope}.{index}"
+    converted: list[str] = []
+    real = otlp._protobuf_span
+
+    def counted(span: Any) -> dict[str, Any]:
+        converted.append(span.name)
+        return real(span)
+
+    monkeypatch.setattr(otlp, "_protobuf_span", counted)
+    monkeypatch.setattr(otlp, "MAX_SPANS_PER_BODY", 8)
+    decoded = decode_export(request.SerializeToString(), "application/x-protobuf")
+    assert (
+        [span.name for span in decoded.spans] == converted == [*(f"s0.{i}" for i in range(6)), "s1.0", "s1.1"]
+    )
+    assert decoded.rejected == 4 and "more than 8 spans" in decoded.problem
+
+
 @pytest.mark.parametrize(
     ("body", "content_type", "message"),
     [
@@ -153,6 +184,28 @@ def test_a_malformed_span_is_rejected_alone() -> None:
     assert len(decoded.spans) == 1
     assert decoded.rejected == 3
     assert "traceId" in decoded.problem
+
+
+def test_infinite_numbers_reject_the_span_or_drop_the_value_not_the_decoder() -> None:
+    # JSON's 1e400 is float infinity, which int() refuses with OverflowError (not ValueError)
+    body = (
+        json_body(
+            raw_span(startTimeUnixNano="S"), raw_span(attributes=[{"key": "n", "value": {"intValue": "I"}}])
+        )
+        .replace(b'"S"', b"1e400")
+        .replace(b'"I"', b"-1e400")
+    )
+    decoded = decode_export(body, "application/json")
+    assert decoded.rejected == 1 and "startTimeUnixNano" in decoded.problem
+    assert [span.attributes for span in decoded.spans] == [{"n": None}]
+
+
+def test_an_int_value_beyond_int64_is_dropped() -> None:
+    # OTLP's intValue is an int64; a 4,200-digit one made the traced run's own report unreadable
+    values = [str(2**63 - 1), str(2**63), "9" * 4200, str(-(2**63))]
+    attributes = [{"key": f"n{index}", "value": {"intValue": text}} for index, text in enumerate(values)]
+    (span,) = decode_export(json_body(raw_span(attributes=attributes)), "application/json").spans
+    assert span.attributes == {"n0": 2**63 - 1, "n1": None, "n2": None, "n3": -(2**63)}
 
 
 def test_attributes_are_bounded_in_count_length_and_depth() -> None:

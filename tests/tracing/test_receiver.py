@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -214,6 +215,16 @@ def test_a_body_shorter_than_declared_is_a_400(receiver: OtlpReceiver) -> None:
     assert _raw_post(receiver.port, 100, b"{}").startswith(b"HTTP/1.1 400")
 
 
+def test_a_content_length_of_non_ascii_digits_is_a_411(receiver: OtlpReceiver) -> None:
+    # "²" is a digit to str.isdigit() and arrives as Latin-1; int() refuses it
+    with socket.create_connection(("127.0.0.1", receiver.port), timeout=10) as connection:
+        connection.sendall(
+            b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: \xb2\r\n\r\n"
+        )
+        assert connection.recv(65536).startswith(b"HTTP/1.1 411")
+
+
 def test_a_body_past_its_deadline_is_a_400(receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch) -> None:
     from evalh.tracing import receiver as module
 
@@ -235,3 +246,49 @@ def test_gzip_bodies_from_the_real_exporter(receiver: OtlpReceiver) -> None:
         pass
     provider.shutdown()
     assert [span.name for span in receiver.collector.row_trace(context.trace_id).spans] == ["zipped"]
+
+
+def test_clients_that_reset_mid_request_print_nothing(
+    receiver: OtlpReceiver, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """An exporter killed mid-upload (its provider timed out) resets the connection: the reply's write
+    fails, and socketserver printed that BrokenPipeError's traceback on the run's console."""
+    body = b'{"resourceSpans": []}' + b" " * 200_000
+    for _ in range(10):
+        connection = socket.create_connection(("127.0.0.1", receiver.port), timeout=10)
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close = RST
+        connection.sendall(
+            b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body[:1000]
+        )
+        connection.close()
+    assert post(receiver, b"{}")[0] == 200  # every connection above is handled once this one is
+    receiver.stop()  # its threads end with the server's
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_connections_open_at_once_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each connection is a thread: past the bound a new one is closed at once, not given a thread."""
+    from evalh.tracing import receiver as module
+
+    monkeypatch.setattr(module, "_MAX_OPEN_CONNECTIONS", 3)
+    started = OtlpReceiver(SpanCollector(), 0)
+    started.start()
+    try:
+        idle = [socket.create_connection(("127.0.0.1", started.port), timeout=10) for _ in range(3)]
+        with socket.create_connection(("127.0.0.1", started.port), timeout=10) as extra:
+            assert extra.recv(1) == b""  # closed by the receiver, no thread
+        for connection in idle:
+            connection.close()
+        status = 0
+        for _ in range(100):  # the idle connections' threads end as their sockets close
+            try:
+                status, _ = post(started, json_body(raw_span()))
+            except urllib.error.URLError:  # still at the bound: closed at once
+                continue
+            if status == 200:
+                break
+        assert status == 200
+    finally:
+        started.stop()

@@ -161,5 +161,8 @@ def test_a_long_trace_draws_its_spans_a_batch_at_a_time(tmp_path: Path, page: Pa
     more = page.locator("button.trace-more")
     assert more.inner_text() == "Show 2 more of 2 spans left"
     more.click()
-    assert page.locator("details.span").count() == 502 and more.is_hidden()
+    from playwright.sync_api import expect
+
+    expect(page.locator("details.span")).to_have_count(502)  # waits for the click's drawing
+    assert more.is_hidden()
     assert page.locator("details.span .span-name").last.inner_text() == "step 501"

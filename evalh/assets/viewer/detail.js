@@ -12,7 +12,8 @@ EV.openDetail = function (line, cell, column) {
   const close = EV.el("button", {type: "button", class: "close", "aria-label": "Close details",
     onclick: EV.closeDetail}, "×");
   const number = "Test " + (line.test + 1) + (line.repeat ? " repeat " + (line.repeat + 1) : "");
-  EV.clear(panel).append(
+  // The null of an absent section is dropped: Element.append would print it as the text "null"
+  EV.clear(panel).append(...[
     EV.el("header", {class: "detail-head"}, close,
       EV.el("h2", {}, EV.statusBadge(cell.status), " ", number, line.description ? ": " + line.description : ""),
       EV.el("p", {class: "column-label"}, column.label),
@@ -28,7 +29,7 @@ EV.openDetail = function (line, cell, column) {
     EV.section("Prompt", EV.pre(cell.prompt, "prompt-text")),
     Object.keys(line.vars).length ? EV.section("Vars", EV.varTable(line.vars)) : null,
     EV.section("Usage", EV.usageList(cell)),
-  );
+  ].filter((section) => section !== null));
   panel.hidden = false;
   panel.scrollTop = 0;
   close.focus();
