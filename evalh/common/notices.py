@@ -21,6 +21,7 @@ from evalh.errors import EvalhError, Where
 
 __all__ = [
     "is_strict",
+    "notice",
     "run_policy",
     "strict_mode",
     "warn",
@@ -53,9 +54,15 @@ def is_strict() -> bool:
 
 def warn(error: EvalhError, *, where: Where, subject: str) -> None:
     """Raise ``error`` under strict mode; else show its message once per (``where``, ``subject``)."""
-    policy = _POLICY.get()
-    if policy.strict:
+    if _POLICY.get().strict:
         raise error
+    notice(error, where=where, subject=subject)
+
+
+def notice(error: EvalhError, *, where: Where, subject: str) -> None:
+    """Show ``error``'s message once per (``where``, ``subject``), even under strict mode: for what a
+    run learns only as it ends (its results are written; an error then would lose them)."""
+    policy = _POLICY.get()
     key = (str(where), subject)
     with policy.lock:
         if key in policy.seen:

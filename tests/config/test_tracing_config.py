@@ -91,3 +91,16 @@ def test_a_trace_assertion_without_tracing_is_said_at_load(tmp_path: Path) -> No
     with warnings_to(shown.append):
         load_suite(config(tmp_path, "tracing: {enabled: true}\n" + UNTRACED))
     assert shown == []
+
+
+def test_redact_attributes_and_command_tool_names_are_read_as_promptfoo_reads_them(tmp_path: Path) -> None:
+    block = """\
+        tracing:
+          enabled: true
+          commandToolNames: [" Bash ", bash, "", RunShell]
+          otlp: {http: {redactAttributes: [API_KEY, " session ", api_key]}}
+        """
+    with warnings_to(None, strict=True):  # both are known keys
+        loaded = load_suite(config(tmp_path, block)).tracing
+    assert loaded.command_tool_names == ("bash", "runshell")
+    assert loaded.redact_attributes == ("api_key", "session")
