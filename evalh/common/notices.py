@@ -3,7 +3,8 @@
 Where promptfoo bends (an undefined template variable renders empty, an unknown config key is
 ignored), evalh bends the same way but says so: each warning names its place, and is shown once per
 (place, subject) through the sink the command line installs (stderr). ``--strict`` (or
-``evaluateOptions.strict: true``) turns every warning into the located error it stands for. The policy
+``evaluateOptions.strict: true``) turns every warning into the located error it stands for; a
+:func:`notice` (what a run learns only as it ends) is shown the same way and never raised. The policy
 (strict, sink, what was shown) is a context variable, set per run (:func:`run_policy`), never changed in
 place: two runs in one process never see each other's.
 A leaf module, like ``errors``: templating and config both report here.

@@ -118,20 +118,24 @@ class RunTracing:
         late, unknown = self.collector.late, self.collector.unknown
         if not late and not unknown:
             return
-        parts = []
+        parts, hints = [], []
         if late:
             parts.append(
                 f"{_spans(late)} arrived after {'its row was' if late == 1 else 'their rows were'} written"
             )
+            hints.append(
+                "Export spans before the provider returns: use SimpleSpanProcessor, or call force_flush() "
+                "on the tracer provider before returning (a BatchSpanProcessor exports seconds later); or "
+                f"raise tracing.waitMs (now {self.settings.wait_ms})"
+            )
         if unknown:
             parts.append(f"{_spans(unknown)} carried a trace id this run did not issue")
+            hints.append(
+                "Start the provider's spans under the call's context['traceparent'] (or the TRACEPARENT "
+                "environment variable of an exec: provider); another program may export to the same port"
+            )
         message = " and ".join(parts) + ": they are in no row's trace, and no trace assertion saw them"
-        hint = (
-            "Export spans before the provider returns: use SimpleSpanProcessor, or call force_flush() on "
-            "the tracer provider before returning (a BatchSpanProcessor exports seconds later); or raise "
-            f"tracing.waitMs (now {self.settings.wait_ms}). A span of an unknown trace was not started "
-            "under the call's context['traceparent'] (or another program exports to the same port)"
-        )
+        hint = ". ".join(hints)
         notice(EvalhError(message, where=where, hint=hint), where=where, subject="late spans")
 
 

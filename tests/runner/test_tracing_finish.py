@@ -9,9 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from evalh.common.notices import warnings_to
-from evalh.model import RunOptions, Status
+from evalh.model import RunOptions, Span, Status
 from evalh.runner.execute import run_suite
+from evalh.runner.traces import RunTracing
 from evalh.secrets import MARKER
+from evalh.tracing.collector import new_trace_context
 from tests.cli.test_cli import evalh
 from tests.runner.test_tracing_run import TRACED, python_suite
 
@@ -127,3 +129,15 @@ def test_a_run_whose_spans_all_found_their_row_says_nothing(tmp_path: Path) -> N
         run = run_suite(python_suite(tmp_path, ["search"]), RunOptions(cache=False))
     assert run.results[0].trace is not None and len(run.results[0].trace.spans) == 4
     assert shown == []
+
+
+def test_the_notice_gives_only_the_advice_for_what_happened(tmp_path: Path) -> None:
+    tracing = RunTracing(replace(TRACED, receive=False))
+    orphan = new_trace_context()
+    tracing.collector.add([Span(trace_id=orphan.trace_id, span_id=orphan.span_id, name="x", start_ns=1)])
+    shown: list[str] = []
+    with warnings_to(shown.append):
+        tracing.lost_spans_notice("tracing")
+    (notice,) = shown
+    assert notice.startswith("tracing: 1 span carried a trace id this run did not issue")
+    assert "context['traceparent']" in notice and "SimpleSpanProcessor" not in notice
