@@ -17,16 +17,24 @@ import dataclasses
 import functools
 import math
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import NONBLANK_TEXT, assertion
 from evalh.assertions.strings import stringify_value
-from evalh.assertions.trace_steps import matches_pattern, status_number
+from evalh.assertions.trace_steps import Step, matches_pattern, status_number, trajectory_steps
 from evalh.model import AssertionResult, Measurement, Span
 
-__all__ = ["GLOB_TEXT", "bounds_problem", "expected_bounds", "is_error_span", "on_spans", "row_spans"]
+__all__ = [
+    "GLOB_TEXT",
+    "bounds_problem",
+    "expected_bounds",
+    "is_error_span",
+    "on_spans",
+    "row_spans",
+    "row_steps",
+]
 
 FAMILY = "trace"
 
@@ -64,6 +72,11 @@ async def row_spans(ctx: AssertionContext) -> tuple[Span, ...] | AssertionResult
 
 
 SpansHandler = Callable[[AssertionContext, tuple[Span, ...]], Awaitable[AssertionResult | Measurement]]
+
+
+def row_steps(ctx: AssertionContext, spans: Sequence[Span]) -> tuple[Step, ...]:
+    """The row's spans as trajectory steps, with the run's ``tracing.commandToolNames``."""
+    return trajectory_steps(spans, ctx.trace.command_tool_names if ctx.trace is not None else ())
 
 
 def on_spans(fn: SpansHandler) -> Callable[[AssertionContext], Awaitable[AssertionResult | Measurement]]:

@@ -267,9 +267,9 @@ def tool_args(span: Span) -> tuple[bool, Any]:
     return False, None
 
 
-def _command(span: Span, name: str | None, args: tuple[bool, Any]) -> str | None:
-    """The shell command a span ran: a command attribute, a shell tool's ``cmd`` / ``command`` /
-    ``commands`` argument, or an ``exec <command>`` span name."""
+def _command(span: Span, name: str | None, args: tuple[bool, Any], shells: frozenset[str]) -> str | None:
+    """The shell command a span ran: a command attribute, a shell tool's (``shells``) ``cmd`` /
+    ``command`` / ``commands`` argument, or an ``exec <command>`` span name."""
     attributes = span.attributes
     direct = _first_text(attributes, _COMMAND_KEYS)
     if direct:
@@ -283,7 +283,7 @@ def _command(span: Span, name: str | None, args: tuple[bool, Any]) -> str | None
         ):
             return value.strip()
     present, arguments = args
-    if _is_command_tool(name) and present and isinstance(arguments, Mapping):
+    if _is_command_tool(name, shells) and present and isinstance(arguments, Mapping):
         for key, separator in (("cmd", " "), ("command", " "), ("commands", "; ")):
             if key not in arguments:
                 continue
@@ -301,8 +301,8 @@ def _command(span: Span, name: str | None, args: tuple[bool, Any]) -> str | None
     return None
 
 
-def _is_command_tool(name: str | None) -> bool:
-    return bool(name) and name is not None and name.strip().lower() in _COMMAND_TOOL_NAMES
+def _is_command_tool(name: str | None, shells: frozenset[str]) -> bool:
+    return bool(name) and name is not None and name.strip().lower() in shells
 
 
 def _search_query(span: Span) -> str | None:
@@ -340,14 +340,14 @@ def _executable(command: str) -> str | None:
     return words[0] if words else None
 
 
-def _step(span: Span) -> Step:
+def _step(span: Span, shells: frozenset[str]) -> Step:
     """promptfoo's order of precedence: a shell tool's command, a tool, a command, a search, reasoning,
-    a message, else a plain span."""
+    a message, else a plain span. ``shells``: the tool names whose calls are commands."""
     name = tool_name(span)
     args = tool_args(span) if name else (False, None)
-    command = _command(span, name, args)
+    command = _command(span, name, args, shells)
     aliases: dict[str, None] = {span.name: None}  # ordered and unique, as promptfoo's Set
-    if command and _is_command_tool(name):
+    if command and _is_command_tool(name, shells):
         aliases.update(dict.fromkeys(a for a in (command, name, _executable(command)) if a))
         return Step("command", command, tuple(aliases), span, args[1], args[0])
     if name:
@@ -373,26 +373,29 @@ def _step(span: Span) -> Step:
 # trajectory assertion would otherwise normalise every span again (tool names, JSON arguments): 80% of a
 # row's grading over a 1,000-span trace with four of them. The steps of the last few such tuples are kept,
 # by the tuple's identity (the entry holds the tuple, so its id is not reused while kept).
-_RECENT_STEPS: dict[int, tuple[tuple[Span, ...], tuple[Step, ...]]] = {}
+_RECENT_STEPS: dict[tuple[int, tuple[str, ...]], tuple[tuple[Span, ...], tuple[Step, ...]]] = {}
 _RECENT_LIMIT = 64
 
 
-def trajectory_steps(spans: Sequence[Span]) -> tuple[Step, ...]:
+def trajectory_steps(spans: Sequence[Span], command_tools: tuple[str, ...] = ()) -> tuple[Step, ...]:
     """The spans as steps, by start time, then end time, then arrival; computed once per tuple of spans
-    (a list, which may change, every time)."""
+    (a list, which may change, every time). ``command_tools``: the config's ``tracing.commandToolNames``
+    (lowercased), tools whose calls are ``command`` steps as promptfoo's shell tools are."""
     if not isinstance(spans, tuple):
-        return _steps_of(spans)
-    kept = _RECENT_STEPS.get(id(spans))
+        return _steps_of(spans, command_tools)
+    key = (id(spans), command_tools)
+    kept = _RECENT_STEPS.get(key)
     if kept is not None and kept[0] is spans:
         return kept[1]
-    steps = _steps_of(spans)
+    steps = _steps_of(spans, command_tools)
     if len(_RECENT_STEPS) >= _RECENT_LIMIT:
         del _RECENT_STEPS[next(iter(_RECENT_STEPS))]  # the oldest: rows are graded one after another
-    _RECENT_STEPS[id(spans)] = (spans, steps)
+    _RECENT_STEPS[key] = (spans, steps)
     return steps
 
 
-def _steps_of(spans: Sequence[Span]) -> tuple[Step, ...]:
+def _steps_of(spans: Sequence[Span], command_tools: tuple[str, ...]) -> tuple[Step, ...]:
+    shells = _COMMAND_TOOL_NAMES.union(command_tools)
     ordered = sorted(
         enumerate(spans),
         key=lambda item: (
@@ -401,4 +404,4 @@ def _steps_of(spans: Sequence[Span]) -> tuple[Step, ...]:
             item[0],
         ),
     )
-    return tuple(_step(span) for _, span in ordered)
+    return tuple(_step(span, shells) for _, span in ordered)

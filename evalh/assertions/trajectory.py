@@ -18,13 +18,12 @@ from typing import Any
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
 from evalh.assertions.strings import deep_equal
-from evalh.assertions.trace_checks import GLOB_TEXT, bounds_problem, expected_bounds, on_spans
+from evalh.assertions.trace_checks import GLOB_TEXT, bounds_problem, expected_bounds, on_spans, row_steps
 from evalh.assertions.trace_steps import (
     Step,
     StepMatcher,
     format_args,
     matches_pattern,
-    trajectory_steps,
 )
 from evalh.model import Measurement, Span
 
@@ -58,8 +57,8 @@ _MODE_IN_ORDER = {
 }
 
 
-def _tool_steps(spans: Sequence[Any]) -> list[Step]:
-    return [step for step in trajectory_steps(spans) if step.type == "tool"]
+def _tool_steps(ctx: AssertionContext, spans: Sequence[Span]) -> list[Step]:
+    return [step for step in row_steps(ctx, spans) if step.type == "tool"]
 
 
 def _listed(labels: Sequence[str]) -> str:
@@ -92,7 +91,7 @@ def _listed(labels: Sequence[str]) -> str:
 )
 @on_spans
 async def tool_used(ctx: AssertionContext, spans: tuple[Span, ...]) -> Measurement:
-    steps = _tool_steps(spans)
+    steps = _tool_steps(ctx, spans)
     actual = _listed([step.label for step in steps])
     value = ctx.value
     if isinstance(value, Mapping):
@@ -213,7 +212,7 @@ async def tool_args_match(ctx: AssertionContext, spans: tuple[Span, ...]) -> Mea
     mode = value.get("mode", "partial")
     ignore = [value["ignore"]] if isinstance(value.get("ignore"), str) else list(value.get("ignore") or ())
     defaults = value.get("defaults") or {}
-    steps = _tool_steps(spans)
+    steps = _tool_steps(ctx, spans)
     matching = [step for step in steps if matcher.matches(step)]
     with_args = [step for step in matching if step.has_args]
     for step in with_args:
@@ -274,7 +273,7 @@ async def tool_sequence(ctx: AssertionContext, spans: tuple[Span, ...]) -> Measu
         (value, "in_order") if isinstance(value, list) else (value["steps"], value.get("mode", "in_order"))
     )
     matchers = [StepMatcher.of(item, "tool") for item in listed]
-    steps = _tool_steps(spans)
+    steps = _tool_steps(ctx, spans)
     actual = _listed([step.label for step in steps])
     if mode == "exact":
         passed = len(steps) == len(matchers) and all(
@@ -337,7 +336,7 @@ async def step_count(ctx: AssertionContext, spans: tuple[Span, ...]) -> Measurem
     value = ctx.value
     matcher = StepMatcher.of(value)
     low, high = value.get("min"), value.get("max")
-    matching = [step for step in trajectory_steps(spans) if matcher.matches(step)]
+    matching = [step for step in row_steps(ctx, spans) if matcher.matches(step)]
     count = len(matching)
     passed = (low is None or count >= low) and (high is None or count <= high)
     filters = [f"type={'|'.join(matcher.types)}"] if matcher.types else []

@@ -21,8 +21,8 @@ from evalh.assertions.judge_core import Grading, custom_prompt, graded
 from evalh.assertions.judge_prompts import GOAL_SUCCESS_PROMPT
 from evalh.assertions.judged import rubric_verdict
 from evalh.assertions.registry import NONBLANK_TEXT, assertion
-from evalh.assertions.trace_checks import on_spans
-from evalh.assertions.trace_steps import Step, status_number, trajectory_steps
+from evalh.assertions.trace_checks import on_spans, row_steps
+from evalh.assertions.trace_steps import Step, status_number
 from evalh.model import AssertionResult, Measurement, Span
 
 __all__ = ["summarize_for_judge"]
@@ -121,7 +121,7 @@ def _goal(value: Any) -> str:
 @on_spans
 async def goal_success(ctx: AssertionContext, spans: tuple[Span, ...]) -> AssertionResult | Measurement:
     assert ctx.trace is not None  # on_spans found spans
-    summary = summarize_for_judge(ctx.trace.trace_id, trajectory_steps(spans))
+    summary = summarize_for_judge(ctx.trace.trace_id, row_steps(ctx, spans))
 
     async def ask(ctx: AssertionContext, grading: Grading) -> AssertionResult | Measurement:
         template = custom_prompt(ctx) or GOAL_SUCCESS_PROMPT

@@ -3,7 +3,8 @@
 Where promptfoo bends (an undefined template variable renders empty, an unknown config key is
 ignored), evalh bends the same way but says so: each warning names its place, and is shown once per
 (place, subject) through the sink the command line installs (stderr). ``--strict`` (or
-``evaluateOptions.strict: true``) turns every warning into the located error it stands for. The policy
+``evaluateOptions.strict: true``) turns every warning into the located error it stands for; a
+:func:`notice` (what a run learns only as it ends) is shown the same way and never raised. The policy
 (strict, sink, what was shown) is a context variable, set per run (:func:`run_policy`), never changed in
 place: two runs in one process never see each other's.
 A leaf module, like ``errors``: templating and config both report here.
@@ -21,6 +22,7 @@ from evalh.errors import EvalhError, Where
 
 __all__ = [
     "is_strict",
+    "notice",
     "run_policy",
     "strict_mode",
     "warn",
@@ -53,9 +55,15 @@ def is_strict() -> bool:
 
 def warn(error: EvalhError, *, where: Where, subject: str) -> None:
     """Raise ``error`` under strict mode; else show its message once per (``where``, ``subject``)."""
-    policy = _POLICY.get()
-    if policy.strict:
+    if _POLICY.get().strict:
         raise error
+    notice(error, where=where, subject=subject)
+
+
+def notice(error: EvalhError, *, where: Where, subject: str) -> None:
+    """Show ``error``'s message once per (``where``, ``subject``), even under strict mode: for what a
+    run learns only as it ends (its results are written; an error then would lose them)."""
+    policy = _POLICY.get()
     key = (str(where), subject)
     with policy.lock:
         if key in policy.seen:

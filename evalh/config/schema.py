@@ -467,7 +467,19 @@ def _on_required(error: ValidationError, path: JsonPath, root: Any) -> Iterable[
 
 def _on_type(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:
     wanted = _join_or(_branch_types(error.schema))
-    yield SchemaProblem(path, _in_assertion(f"must be {wanted} (got {_got(error.instance)})", path, root))
+    message = _in_assertion(f"must be {wanted} (got {_got(error.instance)})", path, root)
+    yield SchemaProblem(path, message, _switch_hint(error, path))
+
+
+def _switch_hint(error: ValidationError, path: JsonPath) -> str | None:
+    """``tracing: true`` for a block switched on by its ``enabled`` key: say how to write it."""
+    properties = error.schema.get("properties") if isinstance(error.schema, Mapping) else None
+    if not isinstance(error.instance, bool) or not path or not isinstance(properties, Mapping):
+        return None
+    if "enabled" not in properties:
+        return None
+    value = "true" if error.instance else "false"
+    return f"Write `{path[-1]}: {{enabled: {value}}}`"
 
 
 def _on_any_of(error: ValidationError, path: JsonPath, root: Any) -> Iterable[SchemaProblem]:

@@ -2,7 +2,8 @@
 
 ``PROMPTFOO_TRACING_ENABLED=true`` (the run's environment or the config's ``env:``) turns tracing on as
 ``tracing.enabled: true`` does, as in promptfoo. ``forwarding`` is accepted and not followed: evalh makes
-no network call to another collector, and says so once.
+no network call to another collector, and says so once. ``otlp.http.redactAttributes`` and
+``commandToolNames`` are read as promptfoo reads them (trimmed, lowercased, each once).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def load_tracing(
         receive=bool(http.get("enabled", True)),
         wait_ms=int(block.get("waitMs", TracingSettings.wait_ms)),
         forward_to=str(forwarding["endpoint"]) if forwarding.get("endpoint") else None,
+        redact_attributes=_lowered(http.get("redactAttributes")),
+        command_tool_names=_lowered(block.get("commandToolNames")),
     )
     if settings.enabled and forwarding and forwarding.get("enabled", True):
         warn(
@@ -48,3 +51,9 @@ def load_tracing(
             subject="forwarding",
         )
     return settings
+
+
+def _lowered(names: Any) -> tuple[str, ...]:
+    """A list of names as promptfoo reads it: trimmed, lowercased, blanks dropped, each once."""
+    cleaned = (name.strip().lower() for name in names or () if isinstance(name, str))
+    return tuple(dict.fromkeys(name for name in cleaned if name))

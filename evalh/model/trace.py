@@ -35,6 +35,12 @@ class TracingSettings:
     receive: bool = True  # otlp.http.enabled: run the receiver (false: spans only from built-in providers)
     wait_ms: int = 3000
     forward_to: str | None = None  # forwarding.endpoint: not followed (no network); kept for the warning
+    # otlp.http.redactAttributes: lowercased parts of attribute keys whose values become the redaction
+    # marker as spans arrive (promptfoo's rule: the key, lowercased, contains one of them)
+    redact_attributes: tuple[str, ...] = ()
+    # commandToolNames: lowercased tool names whose calls are `command` steps, beside promptfoo's own
+    # (exec_command, local_shell, shell)
+    command_tool_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,7 @@ class TraceSource(Protocol):
     """A row's trace as its assertions see it."""
 
     trace_id: str
+    command_tool_names: tuple[str, ...]  # the config's tracing.commandToolNames, for the trajectory steps
 
     async def spans(self) -> tuple[Span, ...]:
         """The row's spans, after waiting (bounded by ``tracing.waitMs``) for late ones to arrive."""

@@ -352,7 +352,8 @@ def run_suite(
     collector = _Collector(on_result)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
-    with run_tracing(suite.tracing) as tracing, gc_policy.running(), reasons_shared():
+    tracing_where = " ".join(filter(None, (suite.config_path, "tracing")))
+    with run_tracing(suite.tracing, tracing_where) as tracing, gc_policy.running(), reasons_shared():
         execution = _Execution(suite, options, collector, tracing)
         stopped_by = run_until_stopped(execution.run(jobs), stop_signals, collector.stop)
     results = collector.ordered()

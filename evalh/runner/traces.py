@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from evalh.common.environment import overlaid
+from evalh.common.notices import notice
 from evalh.errors import EvalhError
 from evalh.model import ProviderResponse, RowTrace, TraceContext, TracingSettings
 from evalh.runner.plan import Job
@@ -23,6 +24,7 @@ from evalh.runner.services import ProviderPool
 from evalh.tracing.collector import CollectedTrace, SpanCollector, new_trace_context
 from evalh.tracing.genai import genai_span, target_span
 from evalh.tracing.receiver import OtlpReceiver
+from evalh.tracing.redact import AttributeRedactor
 
 __all__ = ["ENDPOINT_ENV", "RunTracing", "run_tracing"]
 
@@ -35,7 +37,7 @@ class RunTracing:
 
     def __init__(self, settings: TracingSettings) -> None:
         self.settings = settings
-        self.collector = SpanCollector()
+        self.collector = SpanCollector(redactor=AttributeRedactor(settings.redact_attributes))
         self.receiver = OtlpReceiver(self.collector, settings.port) if settings.receive else None
 
     def environment(self) -> dict[str, str]:
@@ -96,19 +98,56 @@ class RunTracing:
 
     def source(self, trace: TraceContext) -> CollectedTrace:
         """The row's trace for its assertions, waiting from now (the provider just answered)."""
-        return CollectedTrace(self.collector, trace.trace_id, time.monotonic(), self.settings.wait_ms)
+        return CollectedTrace(
+            self.collector,
+            trace.trace_id,
+            time.monotonic(),
+            self.settings.wait_ms,
+            self.settings.command_tool_names,
+        )
 
     async def finish(self, source: CollectedTrace) -> RowTrace:
-        """The row's trace once settled; the collector forgets it (later spans count as unknown)."""
+        """The row's trace once settled; the collector forgets it (later spans count as late)."""
         row_trace = await source.row_trace()
-        self.collector.release(source.trace_id)
+        self.collector.release(source.trace_id, taken=len(row_trace.spans) + row_trace.dropped)
         return row_trace
+
+    def lost_spans_notice(self, where: str) -> None:
+        """Once the receiver stopped: say how many spans reached no row (late, or of a trace this run
+        did not issue), and what to do; nothing when every span found its row."""
+        late, unknown = self.collector.late, self.collector.unknown
+        if not late and not unknown:
+            return
+        parts, hints = [], []
+        if late:
+            parts.append(
+                f"{_spans(late)} arrived after {'its row was' if late == 1 else 'their rows were'} written"
+            )
+            hints.append(
+                "Export spans before the provider returns: use SimpleSpanProcessor, or call force_flush() "
+                "on the tracer provider before returning (a BatchSpanProcessor exports seconds later); or "
+                f"raise tracing.waitMs (now {self.settings.wait_ms})"
+            )
+        if unknown:
+            parts.append(f"{_spans(unknown)} carried a trace id this run did not issue")
+            hints.append(
+                "Start the provider's spans under the call's context['traceparent'] (or the TRACEPARENT "
+                "environment variable of an exec: provider); another program may export to the same port"
+            )
+        message = " and ".join(parts) + ": they are in no row's trace, and no trace assertion saw them"
+        hint = ". ".join(hints)
+        notice(EvalhError(message, where=where, hint=hint), where=where, subject="late spans")
+
+
+def _spans(count: int) -> str:
+    return f"{count} span{'s' if count != 1 else ''}"
 
 
 @contextmanager
-def run_tracing(settings: TracingSettings) -> Iterator[RunTracing | None]:
+def run_tracing(settings: TracingSettings, where: str = "tracing") -> Iterator[RunTracing | None]:
     """The run's tracing within the block (None when the run does not trace); the receiver is stopped
-    when the block ends, by an error or a stop signal too. ConfigError when its port is taken."""
+    when the block ends, by an error or a stop signal too, and the spans that reached no row are said
+    (``where``: the config's tracing block). ConfigError when its port is taken."""
     if not settings.enabled:
         yield None
         return
@@ -121,3 +160,4 @@ def run_tracing(settings: TracingSettings) -> Iterator[RunTracing | None]:
     finally:
         if tracing.receiver is not None:
             tracing.receiver.stop()
+        tracing.lost_spans_notice(where)

@@ -1,7 +1,9 @@
 """The run's spans by trace id, and the trace context each provider call gets.
 
 Only trace ids this run issued (:meth:`SpanCollector.issue`) are kept: a span of any other trace (another
-program exporting to the same port, a late span of a row already written) is dropped and counted. Each
+program exporting to the same port: ``unknown``; a late span of a row already written: ``late``) is
+dropped and counted, for the run's closing notice. The attributes ``tracing.otlp.http.redactAttributes``
+names are redacted as spans arrive (:mod:`evalh.tracing.redact`), before anything reads them. Each
 trace keeps at most :data:`MAX_SPANS_PER_TRACE` spans holding at most :data:`MAX_TRACE_BYTES` of text in
 all, and at most :data:`MAX_OPEN_TRACES` traces hold spans at once (a trace is released when its row is
 written), so a provider flooding the receiver costs bounded memory. The receiver's threads add spans
@@ -21,9 +23,11 @@ import time
 from dataclasses import dataclass, field
 
 from evalh.model import RowTrace, Span, TraceContext
+from evalh.tracing.redact import AttributeRedactor
 
 __all__ = [
     "MAX_OPEN_TRACES",
+    "MAX_RELEASED_REMEMBERED",
     "MAX_SPANS_PER_TRACE",
     "MAX_TRACE_BYTES",
     "QUIET_S",
@@ -37,6 +41,9 @@ MAX_OPEN_TRACES = 10_000
 # The text a trace may hold (names, attribute keys and values): 1,000 spans of the decoder's largest
 # attributes (128 of 16,384 characters) would be 2 GB, so the count alone does not bound the memory.
 MAX_TRACE_BYTES = 16 * 1024 * 1024
+# released trace ids remembered, to tell a late span (its row is written) from one of an unknown trace:
+# late spans come seconds after their row, so the last rows' ids are enough, at bounded memory
+MAX_RELEASED_REMEMBERED = 10_000
 QUIET_S = 0.15  # no new span for this long after the answer: the trace is complete
 
 
@@ -82,8 +89,11 @@ class SpanCollector:
     max_spans_per_trace: int = MAX_SPANS_PER_TRACE
     max_open_traces: int = MAX_OPEN_TRACES
     max_trace_bytes: int = MAX_TRACE_BYTES
-    unknown: int = 0  # spans of a trace this run did not issue (or already released)
+    redactor: AttributeRedactor = field(default_factory=lambda: AttributeRedactor(()))
+    unknown: int = 0  # spans of a trace this run did not issue
+    late: int = 0  # spans of a row's trace that came after the row took its spans
     _issued: set[str] = field(default_factory=set)
+    _released: dict[str, None] = field(default_factory=dict)  # an ordered set, oldest first
     _traces: dict[str, _Trace] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -97,13 +107,18 @@ class SpanCollector:
     def add(self, spans: tuple[Span, ...] | list[Span]) -> int:
         """Keep the spans of issued traces, within the bounds; return how many were refused."""
         refused = 0
+        if self.redactor:
+            spans = [self.redactor.span(span) for span in spans]
         now = time.monotonic()
         with self._lock:
             for span in spans:
                 trace = self._traces.get(span.trace_id)
                 if trace is None:
                     if span.trace_id not in self._issued:
-                        self.unknown += 1
+                        if span.trace_id in self._released:
+                            self.late += 1
+                        else:
+                            self.unknown += 1
                         refused += 1
                         continue
                     if len(self._traces) >= self.max_open_traces:
@@ -133,18 +148,32 @@ class SpanCollector:
         spans.sort(key=lambda span: (span.start_ns, span.end_ns or 0))
         return RowTrace(trace_id=trace_id, spans=tuple(spans), dropped=dropped)
 
-    def release(self, trace_id: str) -> None:
-        """Forget the trace (its row is written): later spans of it count as unknown."""
+    def release(self, trace_id: str, taken: int = 0) -> None:
+        """Forget the trace (its row is written with ``taken`` of its spans, kept or dropped): the spans
+        that came after the row took its snapshot, and any later ones, count as late."""
         with self._lock:
-            self._traces.pop(trace_id, None)
+            trace = self._traces.pop(trace_id, None)
             self._issued.discard(trace_id)
+            if trace is not None:
+                self.late += max(0, len(trace.spans) + trace.dropped - taken)
+            self._released[trace_id] = None
+            if len(self._released) > MAX_RELEASED_REMEMBERED:
+                del self._released[next(iter(self._released))]
 
 
 class CollectedTrace:
     """One row's trace as its assertions see it (:class:`~evalh.model.TraceSource`)."""
 
-    def __init__(self, collector: SpanCollector, trace_id: str, answered_at: float, wait_ms: int) -> None:
+    def __init__(
+        self,
+        collector: SpanCollector,
+        trace_id: str,
+        answered_at: float,
+        wait_ms: int,
+        command_tool_names: tuple[str, ...] = (),
+    ) -> None:
         self.trace_id = trace_id
+        self.command_tool_names = command_tool_names
         self.collector = collector
         self.answered_at = answered_at  # time.monotonic() when the provider answered
         self.deadline = answered_at + max(0, wait_ms) / 1000

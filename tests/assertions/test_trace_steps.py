@@ -209,3 +209,18 @@ def test_a_list_of_spans_is_read_again_and_kept_steps_are_bounded() -> None:
     assert len(trace_steps._RECENT_STEPS) <= trace_steps._RECENT_LIMIT
     again = trajectory_steps(first)  # evicted: read again, the same steps
     assert again == kept and again is not kept
+
+
+def test_command_tool_names_make_a_custom_tools_calls_commands() -> None:
+    """promptfoo's tracing.commandToolNames (lowercased by the config): `Bash` with a `command` argument is
+    a command step as exec_command is; without the setting it stays a tool."""
+    spans = (
+        span("run", 1, attributes={"tool.name": "Bash", "tool.arguments": '{"command": ["git", "log"]}'}),
+        span("other", 2, attributes={"tool.name": "Bash", "tool.arguments": '{"path": "a"}'}),
+    )
+    default = trajectory_steps(spans)
+    assert [(s.type, s.name) for s in default] == [("tool", "Bash"), ("tool", "Bash")]
+    custom = trajectory_steps(spans, ("bash",))
+    assert [(s.type, s.name) for s in custom] == [("command", "git log"), ("tool", "Bash")]
+    assert custom[0].aliases == ("run", "git log", "Bash", "git")
+    assert trajectory_steps(spans) == default  # the steps kept for the tuple are per setting

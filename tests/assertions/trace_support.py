@@ -22,8 +22,11 @@ TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 class MemoryTrace:
     """A TraceSource whose spans are all there already (the receiver's waits are its own tests')."""
 
-    def __init__(self, spans: Sequence[Span], trace_id: str = TRACE_ID) -> None:
+    def __init__(
+        self, spans: Sequence[Span], trace_id: str = TRACE_ID, command_tool_names: tuple[str, ...] = ()
+    ) -> None:
         self.trace_id = trace_id
+        self.command_tool_names = command_tool_names
         self._spans = tuple(spans)
         self.reads = 0
 
@@ -75,9 +78,10 @@ def run_trace_assertion(
     threshold: float | None = None,
     services: GradingServices | None = None,
     provider: Any = None,
+    command_tools: tuple[str, ...] = (),
 ) -> GradedAssertion:
     """The finalized verdict (``not-`` applied) of one assertion on a row whose trace holds ``spans``
-    (None: the run does not trace)."""
+    (None: the run does not trace; ``command_tools``: the config's ``tracing.commandToolNames``)."""
     ctx = make_context(
         assertion_type,
         value=value,
@@ -87,7 +91,8 @@ def run_trace_assertion(
         services=services,
         provider=provider,
     )
-    ctx = dataclasses.replace(ctx, trace=None if spans is None else MemoryTrace(spans))
+    trace = None if spans is None else MemoryTrace(spans, command_tool_names=command_tools)
+    ctx = dataclasses.replace(ctx, trace=trace)
     return finalize(ctx.spec, asyncio.run(_verdict(ctx)))
 
 

@@ -29,3 +29,11 @@ def test_a_refused_tracing_block_is_not_also_said_to_be_missing(
         load_suite(config(tmp_path, block + UNTRACED))
     assert said in str(refused.value)
     assert "does not trace" not in str(refused.value) and not any("does not trace" in s for s in shown)
+
+
+@pytest.mark.parametrize("value", ["true", "false"])
+def test_a_bare_boolean_says_how_to_write_the_block(tmp_path: Path, value: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_suite(config(tmp_path, f"tracing: {value}\n" + UNTRACED))
+    assert "tracing: must be a mapping" in str(refused.value)
+    assert f"Write `tracing: {{enabled: {value}}}`" in str(refused.value)

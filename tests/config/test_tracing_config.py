@@ -104,3 +104,16 @@ def test_a_refused_tracing_block_is_not_also_said_to_be_missing(tmp_path: Path) 
     with pytest.raises(ConfigError) as caught, warnings_to(None, strict=True):
         load_suite(broken)
     assert "tracing.waitMs" in str(caught.value) and "does not trace" not in str(caught.value)
+
+
+def test_redact_attributes_and_command_tool_names_are_read_as_promptfoo_reads_them(tmp_path: Path) -> None:
+    block = """\
+        tracing:
+          enabled: true
+          commandToolNames: [" Bash ", bash, "", RunShell]
+          otlp: {http: {redactAttributes: [API_KEY, " session ", api_key]}}
+        """
+    with warnings_to(None, strict=True):  # both are known keys
+        loaded = load_suite(config(tmp_path, block)).tracing
+    assert loaded.command_tool_names == ("bash", "runshell")
+    assert loaded.redact_attributes == ("api_key", "session")

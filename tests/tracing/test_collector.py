@@ -42,8 +42,8 @@ def test_open_traces_are_bounded_and_a_released_trace_takes_no_more_spans() -> N
     first, second, third = (collector.issue().trace_id for _ in range(3))
     assert collector.add([span(first, 0), span(second, 0), span(third, 0)]) == 1
     assert collector.row_trace(third).spans == ()
-    collector.release(first)
-    assert collector.add([span(first, 1)]) == 1 and collector.unknown == 1
+    collector.release(first, taken=1)
+    assert collector.add([span(first, 1)]) == 1 and (collector.late, collector.unknown) == (1, 0)
     assert collector.add([span(third, 0)]) == 0  # the released trace made room
 
 
@@ -113,3 +113,14 @@ def test_a_span_arriving_during_the_quiet_wait_extends_it() -> None:
         return [s.name for s in await source.spans()]
 
     assert asyncio.run(settle()) == ["s1", "s0"]
+
+
+def test_spans_after_a_rows_snapshot_count_as_late_and_foreign_ones_as_unknown() -> None:
+    collector = SpanCollector()
+    trace_id = collector.issue().trace_id
+    collector.add([span(trace_id, 0)])
+    taken = collector.row_trace(trace_id)  # the row takes its spans
+    collector.add([span(trace_id, 1)])  # after the snapshot, before the row is written
+    collector.release(trace_id, taken=len(taken.spans))
+    collector.add([span(trace_id, 2), span("e" * 32, 3)])  # after the row is written; another trace
+    assert (collector.late, collector.unknown) == (2, 1)
