@@ -160,6 +160,21 @@ def test_a_port_in_use_is_a_config_error_naming_the_key() -> None:
     assert raised.value.where == "tracing.otlp.http.port"
 
 
+def test_the_port_of_a_run_that_just_ended_is_free_for_the_next(receiver: OtlpReceiver) -> None:
+    # the connection the receiver closed lingers in TIME_WAIT on its port for a minute; a run started
+    # on the same fixed port right after (or after promptfoo's, as benchmarks/compat_promptfoo.py does)
+    # must still bind it
+    port = receiver.port
+    assert post(receiver, json_body(raw_span()))[0] == 200  # urllib asks the server to close
+    receiver.stop()
+    again = OtlpReceiver(SpanCollector(), port)
+    again.start()
+    try:
+        assert again.port == port
+    finally:
+        again.stop()
+
+
 def _other_local_address() -> str | None:
     """An address of this machine that is not 127.0.0.1, if it has one."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
