@@ -165,7 +165,17 @@ def test_the_port_of_a_run_that_just_ended_is_free_for_the_next(receiver: OtlpRe
     # on the same fixed port right after (or after promptfoo's, as benchmarks/compat_promptfoo.py does)
     # must still bind it
     port = receiver.port
-    assert post(receiver, json_body(raw_span()))[0] == 200  # urllib asks the server to close
+    body = json_body(raw_span())
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(
+            b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        reply = b""
+        while chunk := connection.recv(65536):  # the receiver closes first: its side keeps the TIME_WAIT
+            reply += chunk
+    assert reply.startswith(b"HTTP/1.1 200")
     receiver.stop()
     again = OtlpReceiver(SpanCollector(), port)
     again.start()
