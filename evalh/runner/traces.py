@@ -57,34 +57,33 @@ class RunTracing:
         """evalh's spans of a call that began at ``started_ns``: the target span, and a built-in chat
         provider's GenAI span below it (not for an answer read from the cache)."""
         ended_ns = time.time_ns()
-        self.collector.add(
-            [
-                target_span(
+        spans = [
+            target_span(
+                trace,
+                name=job.provider.label or job.provider.id,
+                provider_id=job.provider.id,
+                response=response,
+                started_ns=started_ns,
+                ended_ns=ended_ns,
+                test_index=job.test.index,
+            )
+        ]
+        if not response.cached and self._is_chat(pool, job):
+            config: dict[str, Any] = {**job.provider.config, **job.prompt.config}
+            spans.append(
+                genai_span(
                     trace,
-                    name=job.provider.label or job.provider.id,
+                    span_id=new_trace_context().span_id,
                     provider_id=job.provider.id,
+                    config=config,
                     response=response,
-                    started_ns=started_ns,
+                    started_ns=ended_ns - int((response.latency_ms or 0.0) * 1e6),
                     ended_ns=ended_ns,
                     test_index=job.test.index,
+                    prompt_label=job.prompt.label,
                 )
-            ]
-        )
-        if response.cached or not self._is_chat(pool, job):
-            return
-        config: dict[str, Any] = {**job.provider.config, **job.prompt.config}
-        span = genai_span(
-            trace,
-            span_id=new_trace_context().span_id,
-            provider_id=job.provider.id,
-            config=config,
-            response=response,
-            started_ns=ended_ns - int((response.latency_ms or 0.0) * 1e6),
-            ended_ns=ended_ns,
-            test_index=job.test.index,
-            prompt_label=job.prompt.label,
-        )
-        self.collector.add([span])
+            )
+        self.collector.add(spans)
 
     @staticmethod
     def _is_chat(pool: ProviderPool, job: Job) -> bool:
