@@ -30,6 +30,7 @@ from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, assertion
+from evalh.assertions.trace_steps import status_number
 from evalh.common.deadlines import PYTHON_ASSERTION_TIMEOUT_S, call_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement, Span, TestCase
 from evalh.runtimes.callables import CallFailed, call_function, lookup
@@ -81,9 +82,6 @@ def _test_dict(test: TestCase) -> dict[str, Any]:
     }
 
 
-_STATUS_CODES = {"UNSET": 0, "OK": 1, "ERROR": 2}  # OTLP's numbers, as promptfoo's trace store keeps them
-
-
 def _script_span(span: Span) -> dict[str, Any]:
     """A span as promptfoo hands it to user code (its trace store's ``serializeSpan``: times in ms)."""
     return {
@@ -93,7 +91,7 @@ def _script_span(span: Span) -> dict[str, Any]:
         "startTime": span.start_ns / 1e6,
         "endTime": None if span.end_ns is None else span.end_ns / 1e6,
         "attributes": dict(span.attributes),
-        "statusCode": _STATUS_CODES.get(span.status_code, 0),
+        "statusCode": status_number(span),  # OTLP's numbers, as promptfoo's trace store keeps them
         "statusMessage": span.status_message or None,
     }
 
