@@ -298,12 +298,17 @@ def _span_to_json(span: Span) -> dict[str, Any]:
         "endTime": None if span.end_ns is None else _milliseconds(span.end_ns),
         "durationMs": span.duration_ms,
         "attributes": {
-            key: redact_json_text(value) if isinstance(value, str) else value  # JSON text: tool arguments
+            # redact() did every string; JSON text (tool arguments) also has its keys looked at
+            key: redact_json_text(value) if _json_like(value) else value
             for key, value in redact(dict(span.attributes)).items()
         },
         "status": {"code": span.status_code, "message": redact(span.status_message)},
         "service": redact(span.service),
     }
+
+
+def _json_like(value: Any) -> bool:
+    return isinstance(value, str) and value.lstrip().startswith(("{", "["))
 
 
 def trace_to_json(trace: RowTrace) -> dict[str, Any]:
