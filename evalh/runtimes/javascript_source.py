@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "JS_FILE_SUFFIXES",
     "JsSource",
     "file_source",
     "function_body",
@@ -28,6 +29,9 @@ __all__ = [
 ]
 
 _FILE_SUFFIXES = (".js", ".cjs")
+# What promptfoo loads as JavaScript wherever it takes a code file (providers, prompts, assertions,
+# transforms, generators): CommonJS, ES modules and TypeScript. The one list every caller checks against.
+JS_FILE_SUFFIXES = (".js", ".cjs", ".mjs", ".ts", ".mts", ".cts")
 _REQUIRE = re.compile(r"""\brequire\s*\(\s*(['"])([^'"\n]+)\1\s*\)""")
 _DECLARATION = re.compile(r"^(const|let|var)\s")
 # A line that can only be a statement: promptfoo runs a value with a line break as written, so
