@@ -1,0 +1,5 @@
+def cases(config):
+    return [
+        {"vars": {"topic": topic}, "assert": [{"type": "contains", "value": topic}, {"type": "not-contains", "value": "snow"}]}
+        for topic in config["topics"]
+    ]
