@@ -133,7 +133,7 @@ def _checked_result(value: Any, shown: str, where: Where) -> list[Any]:
         problem = f"returned {len(value):,} tests; at most {MAX_GENERATED_TESTS:,} are accepted"
     else:
         try:  # plain data only (a set or an object of the user's class has no test meaning)
-            size = len(json.dumps(value, allow_nan=False))
+            size = len(json.dumps(value, allow_nan=False, default=_not_plain))
         except (TypeError, ValueError, RecursionError) as error:
             problem = f"returned tests that are not plain JSON data ({error})"
         else:
@@ -142,6 +142,10 @@ def _checked_result(value: Any, shown: str, where: Where) -> list[Any]:
     if problem is not None:
         raise ConfigError(f"test generator {shown} {problem}", where=where, hint=_HINT)
     return list(value)
+
+
+def _not_plain(value: Any) -> Any:
+    raise TypeError(f"a {getattr(value, 'type_name', type(value).__name__)}")  # Foreign: the worker's name
 
 
 def _kind(value: Any) -> str:
