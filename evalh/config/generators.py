@@ -76,12 +76,14 @@ def generated_tests(ref: str, config: Any, where: Where, ctx: LoadContext) -> li
     if not resolved.is_file():
         raise ctx.missing(resolved, where)
     is_python = path.lower().endswith(".py")
-    shown = f"{path}:{function or (PYTHON_DEFAULT if is_python else 'module.exports')}"
+    shown = f"{path}:{function}" if function else f"{path}:{PYTHON_DEFAULT}" if is_python else path
     args = () if config is None else (_read_config_files(config, where, ctx),)
     try:
         value = run_blocking(_python_caller(ref, args, ctx) if is_python else _js_caller(ref, args, ctx))
-    except (_GeneratorFailed, JsFileProblem) as error:
+    except _GeneratorFailed as error:
         raise ConfigError(f"test generator {shown} {error}", where=where, hint=_HINT) from None
+    except JsFileProblem as error:
+        raise ConfigError(f"test generator {shown} cannot be loaded: {error}", where=where, hint=_HINT) from None
     tests = _checked_result(value, shown, where)
     return [(test, GeneratorOrigin(shown, index)) for index, test in enumerate(tests)]
 

@@ -71,7 +71,8 @@ def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _with_generators(project: WriteFiles, tests: str) -> Path:
-    return project(HEAD + tests, {"gen.py": PY_GEN, "gen.js": JS_GEN, "words.yaml": "[x, y]\n"})
+    files = {"gen.py": PY_GEN, "gen.js": JS_GEN, "list.js": "module.exports = [{vars: {word: 'l'}}];\n"}
+    return project(HEAD + tests, {**files, "words.yaml": "[x, y]\n"})
 
 
 def _words(config: Path) -> list[str]:
@@ -155,6 +156,7 @@ def test_typescript_and_module_generators_run(project: WriteFiles) -> None:
         ("file://gen.py:a_set", "gen.py:a_set returned tests that are not plain JSON data (a set)"),
         ("file://gen.js:throws", "test generator gen.js:throws threw Error: no cases"),
         ("file://gen.js:nothing", "gen.js:nothing returned nothing (null / None), not a list"),
+        ("file://list.js", "test generator list.js cannot run: Error: list.js does not export a function"),
         ("file://nope.py", "evalh.yaml:5:5 tests[1]: file not found: nope.py"),
     ],
 )
