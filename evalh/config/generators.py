@@ -22,9 +22,9 @@ from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S, TEST_GENERATOR_TIMEOUT_
 from evalh.config.files import DATA_SUFFIXES, FILE_PREFIX, LoadContext, Origin, is_file_ref
 from evalh.config.locate import JsonPath
 from evalh.errors import ConfigError, Where
-from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
+from evalh.runtimes.javascript import JsFailed, JsReturned, JsThrown, TimedOut, call_javascript
 from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES, JsFileProblem, file_source
-from evalh.runtimes.python import LoadProblem, Raised, WorkerLost, call_python
+from evalh.runtimes.python import LoadProblem, Raised, Returned, WorkerLost, call_python
 from evalh.runtimes.transforms import python_file_target, run_blocking
 
 __all__ = ["MAX_GENERATED_TESTS", "GeneratorOrigin", "generated_tests", "is_generator", "split_generator"]
@@ -79,11 +79,12 @@ def generated_tests(ref: str, config: Any, where: Where, ctx: LoadContext) -> li
     shown = f"{path}:{function}" if function else f"{path}:{PYTHON_DEFAULT}" if is_python else path
     args = () if config is None else (_read_config_files(config, where, ctx),)
     try:
-        value = run_blocking(_python_caller(ref, args, ctx) if is_python else _js_caller(ref, args, ctx))
+        value = run_blocking(_caller(ref, args, ctx, is_python))
     except _GeneratorFailed as error:
         raise ConfigError(f"test generator {shown} {error}", where=where, hint=_HINT) from None
     except JsFileProblem as error:
-        raise ConfigError(f"test generator {shown} cannot be loaded: {error}", where=where, hint=_HINT) from None
+        message = f"test generator {shown} cannot be loaded: {error}"
+        raise ConfigError(message, where=where, hint=_HINT) from None
     tests = _checked_result(value, shown, where)
     return [(test, GeneratorOrigin(shown, index)) for index, test in enumerate(tests)]
 
@@ -91,39 +92,40 @@ def generated_tests(ref: str, config: Any, where: Where, ctx: LoadContext) -> li
 _Start = Callable[[], Coroutine[Any, Any, Any]]
 
 
-def _python_caller(ref: str, args: tuple[Any, ...], ctx: LoadContext) -> _Start:
+def _caller(ref: str, args: tuple[Any, ...], ctx: LoadContext, is_python: bool) -> _Start:
+    """The call of the generator, for run_blocking. A JavaScript file is loaded first: a file the
+    loader refuses raises JsFileProblem here."""
+    source = None if is_python else file_source(ref, ctx.base_dir)
+
     async def call() -> Any:
-        target = python_file_target(ref, ctx.base_dir, PYTHON_DEFAULT)
+        timeout_s = TEST_GENERATOR_TIMEOUT_S if source is None else JAVASCRIPT_TIMEOUT_S
         try:
-            outcome = await call_python(target, args, timeout_s=TEST_GENERATOR_TIMEOUT_S)
+            if source is None:
+                target = python_file_target(ref, ctx.base_dir, PYTHON_DEFAULT)
+                return _python_value(await call_python(target, args, timeout_s=timeout_s))
+            return _javascript_value(await call_javascript(source, args, timeout_s=timeout_s))
         except TimedOut:
-            raise _GeneratorFailed(f"did not return within {TEST_GENERATOR_TIMEOUT_S:g} s") from None
+            raise _GeneratorFailed(f"did not return within {timeout_s:g} s") from None
         except WorkerLost as error:
             raise _GeneratorFailed(f"stopped its Python worker ({error})") from None
-        if isinstance(outcome, LoadProblem):
-            raise _GeneratorFailed(f"cannot be loaded: {outcome.text}")
-        if isinstance(outcome, Raised):
-            raise _GeneratorFailed(f"raised {outcome.describe()}")
-        return outcome.value
-
-    return call
-
-
-def _js_caller(ref: str, args: tuple[Any, ...], ctx: LoadContext) -> _Start:
-    source = file_source(ref, ctx.base_dir)  # before the call: a file it cannot load is a located error
-
-    async def call() -> Any:
-        try:
-            outcome = await call_javascript(source, args, timeout_s=JAVASCRIPT_TIMEOUT_S)
-        except TimedOut:
-            raise _GeneratorFailed(f"did not return within {JAVASCRIPT_TIMEOUT_S:g} s") from None
         except JsFailed as error:
             raise _GeneratorFailed(f"cannot run: {error}") from None
-        if isinstance(outcome, JsThrown):
-            raise _GeneratorFailed(f"threw {outcome.message}")
-        return outcome.value
 
     return call
+
+
+def _python_value(outcome: Returned | Raised | LoadProblem) -> Any:
+    if isinstance(outcome, LoadProblem):
+        raise _GeneratorFailed(f"cannot be loaded: {outcome.text}")
+    if isinstance(outcome, Raised):
+        raise _GeneratorFailed(f"raised {outcome.describe()}")
+    return outcome.value
+
+
+def _javascript_value(outcome: JsReturned | JsThrown) -> Any:
+    if isinstance(outcome, JsThrown):
+        raise _GeneratorFailed(f"threw {outcome.message}")
+    return outcome.value
 
 
 def _checked_result(value: Any, shown: str, where: Where) -> list[Any]:

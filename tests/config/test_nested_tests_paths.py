@@ -109,3 +109,20 @@ def test_a_vars_file_outside_the_config_tree_needs_the_option(tmp_path: Path) ->
 def test_vars_files_of_inline_tests_are_still_named_from_the_config(tmp_path: Path) -> None:
     config = _project(tmp_path, "tests:\n  - vars: vars/ada.yaml\n", VARS)
     assert load_suite(config).tests[0].vars == {"greeting": "Hello", "name": "Ada"}
+
+
+def test_an_assertion_file_outside_the_config_tree_needs_the_option(tmp_path: Path) -> None:
+    # promptfoo names it from the config's folder, so ../shared/ leaves the project
+    root = tmp_path / "project"
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "check.js").write_text("module.exports = () => true;\n", encoding="utf-8")
+    files = {"cases/t.yaml": "- assert: [{type: javascript, value: file://../shared/check.js}]\n"}
+    config = _project(root, "tests: file://cases/t.yaml\n", files)
+    with pytest.raises(ConfigError) as caught:
+        load_suite(config)
+    assert "tests[0].assert[0].value: 'file://../shared/check.js' names a file outside" in str(caught.value)
+    assert "allowFileOutsideConfigDir: true" in str(caught.value)
+    allowed = _project(
+        root, "evaluateOptions: {allowFileOutsideConfigDir: true}\ntests: file://cases/t.yaml\n", files
+    )
+    assert load_suite(allowed).tests[0].asserts[0].value == "file://../shared/check.js"
