@@ -130,22 +130,23 @@ def _javascript_value(outcome: JsReturned | JsThrown) -> Any:
 
 def _checked_result(value: Any, shown: str, where: Where) -> list[Any]:
     """The list of tests, if ``value`` is one within the bounds; else a located ConfigError."""
-    problem = None
+    problem, text = None, "[]"
     if not isinstance(value, list):
         problem = f"returned {_kind(value)}, not a list of tests"
     elif len(value) > MAX_GENERATED_TESTS:
         problem = f"returned {len(value):,} tests; at most {MAX_GENERATED_TESTS:,} are accepted"
     else:
         try:  # plain data only (a set or an object of the user's class has no test meaning)
-            size = len(json.dumps(value, allow_nan=False, default=_not_plain))
+            text = json.dumps(value, allow_nan=False, default=_not_plain)
         except (TypeError, ValueError, RecursionError) as error:
             problem = f"returned tests that are not plain JSON data ({error})"
         else:
-            if size > MAX_GENERATED_BYTES:
-                problem = f"returned {size >> 20} MiB of tests; at most {MAX_GENERATED_BYTES >> 20} MiB"
+            if len(text) > MAX_GENERATED_BYTES:
+                problem = f"returned {len(text) >> 20} MiB of tests; at most {MAX_GENERATED_BYTES >> 20} MiB"
     if problem is not None:
         raise ConfigError(f"test generator {shown} {problem}", where=where, hint=_HINT)
-    return list(value)
+    tests: list[Any] = json.loads(text)  # as promptfoo gets them: JSON (tuples are lists, keys text)
+    return tests
 
 
 def _not_plain(value: Any) -> Any:

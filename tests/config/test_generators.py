@@ -26,6 +26,10 @@ def with_config(config):
     return [{"description": config["label"], "vars": {"word": word}} for word in config["words"]]
 
 
+def tuples():
+    return [{"vars": {"word": "t"}, "assert": ({"type": "contains", "value": "t"},)}]
+
+
 def one_bad():
     return [{"vars": {"word": "ok"}}, {"vars": {"word": "x"}, "assert": [{"type": "no-such-type"}]}]
 
@@ -208,3 +212,13 @@ def test_run_and_validate_report_a_raising_generator_without_a_traceback(project
         assert result.exit_code == EXIT_CONFIG, result.output
         assert "raised ValueError: dataset missing" in result.output
         assert "Traceback" not in result.output
+
+
+def test_generated_tests_are_taken_as_json_data(project: WriteFiles) -> None:
+    (test,) = load_suite(_with_generators(project, "tests: file://gen.py:tuples\n")).tests
+    assert [spec.value for spec in test.asserts] == ["t"]
+
+
+def test_a_path_entry_may_name_a_tests_file(project: WriteFiles) -> None:
+    config = project(HEAD + "tests:\n  - path: file://cases.yaml\n", {"cases.yaml": "- vars: {word: f}\n"})
+    assert _words(config) == ["f"]
