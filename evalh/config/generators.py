@@ -58,7 +58,8 @@ def split_generator(ref: str) -> tuple[str, str | None]:
     """``file://gen.py:fn`` -> ("gen.py", "fn"); without ``:fn``, (path, None)."""
     text = ref.removeprefix(FILE_PREFIX)
     head, sep, tail = text.rpartition(":")
-    if sep and head.lower().endswith(GENERATOR_SUFFIXES) and tail.isidentifier():
+    named = bool(tail) and all(part.isidentifier() for part in tail.split("."))  # Class.method too
+    if sep and head.lower().endswith(GENERATOR_SUFFIXES) and named:
         return head, tail
     return text, None
 

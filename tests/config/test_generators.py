@@ -26,6 +26,12 @@ def with_config(config):
     return [{"description": config["label"], "vars": {"word": word}} for word in config["words"]]
 
 
+class Suite:
+    @staticmethod
+    def cases():
+        return [{"vars": {"word": "method"}}]
+
+
 def tuples():
     return [{"vars": {"word": "t"}, "assert": ({"type": "contains", "value": "t"},)}]
 
@@ -109,6 +115,7 @@ def test_python_generators_sit_in_a_tests_list_beside_inline_tests(project: Writ
 
 def test_tests_may_be_one_generator_alone(project: WriteFiles) -> None:
     assert _words(_with_generators(project, "tests: file://gen.py:generate_tests\n")) == ["a", "b"]
+    assert _words(_with_generators(project, "tests: file://gen.py:Suite.cases\n")) == ["method"]
 
 
 def test_the_path_and_config_form_reads_the_configs_data_files(project: WriteFiles) -> None:
