@@ -15,6 +15,7 @@ import itertools
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from evalh.assertions.javascript import javascript_file_problem
@@ -99,7 +100,7 @@ def build_tests(
     data, origin = raw.data, raw.origin
     shown: JsonPath = ("tests", position)
     try:
-        own = load_vars(data, origin, shown, ctx)
+        own = load_vars(data, origin, shown, ctx, raw.folder)
     except ConfigError as error:
         ctx.problems.add_exception(error)
         return []
@@ -304,13 +305,16 @@ def _options_where(
     return ctx.where(defaults.origin, ("options", "provider"), ("defaultTest", "options", "provider"))
 
 
-def load_vars(data: Mapping[str, Any], origin: Origin, shown: JsonPath, ctx: LoadContext) -> dict[str, Any]:
+def load_vars(
+    data: Mapping[str, Any], origin: Origin, shown: JsonPath, ctx: LoadContext, folder: Path | None = None
+) -> dict[str, Any]:
     """A test's (or defaultTest's) vars: the mapping written, or the one ``vars: file://...`` files
-    hold (a path, a glob, or a list of them)."""
+    hold (a path, a glob, or a list of them; relative to ``folder``, a tests file's, else the
+    config's)."""
     variables = data.get("vars") or {}
     if isinstance(variables, str | list):
         where = ctx.where(origin, ("vars",), (*shown, "vars"))
-        return ctx.load_vars_files(variables, where)
+        return ctx.load_vars_files(variables, where, folder)
     return dict(variables)
 
 
