@@ -144,7 +144,7 @@ class Refusal:
 _OPENAI_COMPATIBLE = (
     "an OpenAI-compatible endpoint: openai:chat:<model> with config.apiBaseUrl and config.apiKeyEnvar"
 )
-_YOUR_CODE = "a provider of your own: file://provider.py, exec:<command> or the http provider"
+_YOUR_CODE = "your own provider: file://provider.py, exec:<command> or the http provider"
 
 REFUSED: tuple[Refusal, ...] = (
     Refusal("openai:responses:", "OpenAI's Responses API is not served", "openai:chat:<model>"),

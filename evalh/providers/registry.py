@@ -442,7 +442,7 @@ def unserved_error(refusal: Refusal, provider_id: str, where: Where | None) -> C
     return ConfigError(
         f"evalh cannot serve provider {provider_id!r}: {refusal.why}",
         where=where,
-        hint=f"Use {refusal.instead} instead (`evalh list providers` shows what evalh serves)",
+        hint=f"Instead, use {refusal.instead} (`evalh list providers` shows what evalh serves)",
     )
 
 
