@@ -172,3 +172,31 @@ def test_a_local_family_needs_no_key(loopback: LoopbackServer) -> None:
     _, response = complete_once("localai:chat:llama3", {"apiBaseUrl": loopback.url + "/v1"})
     assert response.output == "Paris"
     assert loopback.requests[0].header("Authorization") is None
+
+
+def test_promptfoos_other_spellings_of_anthropic_and_azure(loopback: LoopbackServer) -> None:
+    reply = {
+        "content": [{"type": "text", "text": "hi"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    loopback.route("POST", "/v1/messages", lambda r: Reply.json(reply))
+    config = {"apiBaseUrl": loopback.url, "apiKey": SECRET}
+    _, response = complete_once("anthropic:claude-3-5-haiku-20241022", config)
+    assert response.output == "hi" and loopback.requests[0].json["model"] == "claude-3-5-haiku-20241022"
+    loopback.route("POST", "/openai/deployments/my-gpt/chat/completions", lambda r: Reply.json(_CHAT))
+    _, azure = complete_once("azure:chat:my-gpt", {"apiBaseUrl": loopback.url, "apiKey": SECRET})
+    assert azure.output == "Paris" and loopback.requests[-1].header("api-key") == SECRET
+
+
+@pytest.mark.parametrize(
+    "provider_id",
+    [
+        "groq:responses:openai/gpt-oss-20b",
+        "anthropic:completion:claude-2",
+        "togetherai:completion:m",
+        "ollama:llama3",
+    ],
+)
+def test_a_refused_sub_form_is_not_taken_for_a_model_of_its_family(provider_id: str) -> None:
+    assert find_entry(provider_id) is None
