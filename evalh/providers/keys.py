@@ -194,9 +194,7 @@ def cohere_api_key(config: Mapping[str, Any]) -> str | None:
 
 def missing_cohere_key(spec: ProviderSpec) -> MissingKey | None:
     """Cohere's API needs a key, whatever the base URL (promptfoo's rule)."""
-    if cohere_api_key(spec.config):
-        return None
-    return MissingKey(_named_envar(spec.config, "COHERE_API_KEY"))
+    return _required(spec.config, cohere_api_key(spec.config), "COHERE_API_KEY")
 
 
 def replicate_api_key(config: Mapping[str, Any]) -> str | None:
@@ -205,9 +203,12 @@ def replicate_api_key(config: Mapping[str, Any]) -> str | None:
 
 def missing_replicate_key(spec: ProviderSpec) -> MissingKey | None:
     """Replicate's API needs a token, whatever the base URL (promptfoo's rule)."""
-    if replicate_api_key(spec.config):
-        return None
-    return MissingKey(_named_envar(spec.config, *_REPLICATE_ENVARS))
+    return _required(spec.config, replicate_api_key(spec.config), *_REPLICATE_ENVARS)
+
+
+def _required(config: Mapping[str, Any], key: str | None, *envars: str) -> MissingKey | None:
+    """None when ``key`` was found; else the variables (``apiKeyEnvar``'s, or ``envars``) to set."""
+    return None if key else MissingKey(_named_envar(config, *envars))
 
 
 # -- Hugging Face ---------------------------------------------------------------------------------

@@ -87,18 +87,32 @@ def _family_entries(family: Family) -> tuple[ProviderEntry, ...]:
                 caching="default",
             )
         )
-        for form in ("embedding", "embeddings") if family.embeddings else ():
-            entries.append(
-                ProviderEntry(
-                    f"{prefix}:{form}:",
-                    "evalh.providers.openai:make_family_embedding",
-                    ("embedding",),
-                    f"{family.name}'s /embeddings",
-                    f"{prefix}:{form}:<model>",
-                    key_check=missing_family_key,
-                )
-            )
+        if family.embeddings:
+            target = "evalh.providers.openai:make_family_embedding"
+            described = f"{family.name}'s /embeddings"
+            entries.extend(_embedding_forms(prefix, target, described, "<model>", missing_family_key))
     return tuple(entries)
+
+
+def _embedding_forms(
+    prefix: str,
+    target: str,
+    description: str,
+    model: str,
+    key_check: Callable[[ProviderSpec], MissingKey | None],
+) -> tuple[ProviderEntry, ...]:
+    """``<prefix>:embedding:`` and ``<prefix>:embeddings:``: promptfoo spells it both ways."""
+    return tuple(
+        ProviderEntry(
+            f"{prefix}:{form}:",
+            target,
+            ("embedding",),
+            description,
+            f"{prefix}:{form}:{model}",
+            key_check=key_check,
+        )
+        for form in ("embedding", "embeddings")
+    )
 
 
 # -- promptfoo's named families: OpenAI-compatible APIs (providers/families.py), Anthropic's and Azure's
@@ -123,16 +137,12 @@ PROMPTFOO_FAMILY_ENTRIES: tuple[ProviderEntry, ...] = (
         key_check=missing_azure_key,
         caching="default",
     ),
-    *(
-        ProviderEntry(
-            f"azure:{form}:",
-            "evalh.providers.azure:make_embedding",
-            ("embedding",),
-            "alias of azureopenai:embedding:",
-            f"azure:{form}:my-ada",
-            key_check=missing_azure_key,
-        )
-        for form in ("embedding", "embeddings")
+    *_embedding_forms(
+        "azure",
+        "evalh.providers.azure:make_embedding",
+        "alias of azureopenai:embedding:",
+        "my-ada",
+        missing_azure_key,
     ),
     ProviderEntry(
         "cohere:",
@@ -152,16 +162,12 @@ PROMPTFOO_FAMILY_ENTRIES: tuple[ProviderEntry, ...] = (
         key_check=missing_cohere_key,
         caching="default",
     ),
-    *(
-        ProviderEntry(
-            f"cohere:{form}:",
-            "evalh.providers.cohere:make_embedding",
-            ("embedding",),
-            "Cohere's /embed (COHERE_API_KEY)",
-            f"cohere:{form}:embed-english-v3.0",
-            key_check=missing_cohere_key,
-        )
-        for form in ("embedding", "embeddings")
+    *_embedding_forms(
+        "cohere",
+        "evalh.providers.cohere:make_embedding",
+        "Cohere's /embed (COHERE_API_KEY)",
+        "embed-english-v3.0",
+        missing_cohere_key,
     ),
     ProviderEntry(
         "replicate:",
