@@ -306,6 +306,6 @@ def family_model(provider_id: str, *, embedding: bool = False) -> str:
     rest = provider_id.partition(":")[2]
     forms = EMBEDDING_FORMS if embedding else (CHAT_FORM,)
     for form in forms:
-        if rest.startswith(form):
+        if rest.startswith(form) or rest == form[:-1]:  # mistral:embedding names no model
             return rest[len(form) :]
     return rest

@@ -91,6 +91,19 @@ def _family_entries(family: Family) -> tuple[ProviderEntry, ...]:
             target = "evalh.providers.openai:make_family_embedding"
             described = f"{family.name}'s /embeddings"
             entries.extend(_embedding_forms(prefix, target, described, "<model>", missing_family_key))
+        if family.default_embedding_model:  # promptfoo's mistral:embedding, its default model
+            described = f"{family.name}'s /embeddings with {family.default_embedding_model}"
+            entries.extend(
+                ProviderEntry(
+                    f"{prefix}:{form}",
+                    target,
+                    ("embedding",),
+                    described,
+                    f"{prefix}:{form}",
+                    key_check=missing_family_key,
+                )
+                for form in ("embedding", "embeddings")
+            )
     return tuple(entries)
 
 

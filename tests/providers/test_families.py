@@ -119,6 +119,9 @@ def test_the_embedding_form_posts_to_the_family_embeddings(
 
     assert asyncio.run(go()) == pytest.approx([0.6, 0.8])
     assert loopback.requests[0].json["model"] == "mistral-embed"
+    # promptfoo's mistral:embedding (no model) is its default model
+    plain = build_provider(ProviderSpec(id="mistral:embedding", config=config))
+    assert plain.model == "mistral-embed"  # type: ignore[union-attr]
     assert loopback.requests[0].header("Authorization") == f"Bearer {SECRET}"
 
 
