@@ -152,6 +152,15 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal("openai:assistant:", "OpenAI assistants are not served", "openai:chat:<model> with tools"),
     Refusal("openai:realtime:", "OpenAI's realtime API is not served", "openai:chat:<model>"),
     Refusal("openai:image:", "image generation is not served", _YOUR_CODE),
+    *(
+        Refusal(f"openai:{form}:", f"OpenAI's {form} API is not served", _YOUR_CODE)
+        for form in ("chatkit", "live", "moderation", "speech", "transcription", "tts", "video")
+    ),
+    *(
+        Refusal(f"openai:{form}", "OpenAI's agents and Codex run in Node", _YOUR_CODE)
+        for form in ("agents", "agents-api", "codex", "codex-app-server", "codex-desktop", "codex-sdk")
+    ),
+    Refusal("openai:codex-security", "OpenAI's Codex runs in Node", _YOUR_CODE),
     Refusal(
         "anthropic:completion:",
         "Anthropic's legacy completions API is not served",
@@ -179,6 +188,12 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal("azure:completion:", "Azure's legacy completions API is not served", "azure:chat:<deployment>"),
     Refusal("azure:responses:", "Azure's Responses API is not served", "azure:chat:<deployment>"),
     Refusal(
+        "azure:",
+        "this Azure service is not served",
+        "azure:chat:<deployment> or azure:embedding:<deployment>",
+    ),
+    Refusal("azureopenai:", "this Azure service is not served", "azureopenai:chat:<deployment>"),
+    Refusal(
         "azureopenai:completion:",
         "Azure's legacy completions API is not served",
         "azureopenai:chat:<deployment>",
@@ -186,6 +201,8 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal("huggingface:text-generation:", "Hugging Face text generation is not served", _OPENAI_COMPATIBLE),
     Refusal("huggingface:text-classification:", "classification providers are not served", _YOUR_CODE),
     Refusal("huggingface:token-classification:", "classification providers are not served", _YOUR_CODE),
+    Refusal("huggingface:", "this Hugging Face task is not served", "huggingface:feature-extraction:<model>"),
+    Refusal("hf:", "this Hugging Face task is not served", "hf:feature-extraction:<model>"),
     Refusal("hf:text-generation:", "Hugging Face text generation is not served", _OPENAI_COMPATIBLE),
     Refusal("hf:text-classification:", "classification providers are not served", _YOUR_CODE),
     # Gemini, Vertex and Bedrock may have entries of their own (the registry's wins over these)
@@ -210,7 +227,7 @@ REFUSED: tuple[Refusal, ...] = (
         _OPENAI_COMPATIBLE + " (<workspace>/serving-endpoints)",
     ),
     Refusal("mlflow-gateway:", "the MLflow AI Gateway is not served", _OPENAI_COMPATIBLE),
-    Refusal("github:", "GitHub Models is not served", _OPENAI_COMPATIBLE),
+    Refusal("github:", "GitHub Models was retired (promptfoo refuses it too)", _OPENAI_COMPATIBLE),
     Refusal("helicone:", "the Helicone AI Gateway is not served", _OPENAI_COMPATIBLE),
     Refusal("portkey:", "Portkey is not served", _OPENAI_COMPATIBLE),
     Refusal("truefoundry:", "the TrueFoundry gateway is not served", _OPENAI_COMPATIBLE),
@@ -260,6 +277,7 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal("promptfoo:manual-input", "manual input is not served", "recorded outputs (providerOutput)"),
     Refusal("promptfoo:model:", "promptfoo's hosted models are not served", _OPENAI_COMPATIBLE),
     Refusal("promptfoo:redteam:", "red-team providers are not served", _YOUR_CODE),
+    Refusal("agentic:memory-poisoning", "red-team providers are not served", _YOUR_CODE),
     Refusal("opencode", "the OpenCode agent SDK runs in Node", _YOUR_CODE),
     Refusal("opencode:", "the OpenCode agent SDK runs in Node", _YOUR_CODE),
     Refusal("openinterpreter", "Open Interpreter is not served", _YOUR_CODE),

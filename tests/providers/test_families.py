@@ -11,7 +11,7 @@ import pytest
 from evalh.model import ProviderSpec
 from evalh.providers.base import supports
 from evalh.providers.families import FAMILIES, family_of
-from evalh.providers.registry import build_provider, find_entry, missing_key
+from evalh.providers.registry import build_provider, find_entry, missing_key, unserved
 from tests.loopback import LoopbackServer, Reply
 from tests.providers.chat_helpers import FAST, SECRET, complete_once
 
@@ -203,3 +203,35 @@ def test_promptfoos_other_spellings_of_anthropic_and_azure(loopback: LoopbackSer
 )
 def test_a_refused_sub_form_is_not_taken_for_a_model_of_its_family(provider_id: str) -> None:
     assert find_entry(provider_id) is None
+
+
+# Every id form promptfoo 0.123.1's provider registry (src/providers/registry.ts, providerMap) accepts, as
+# "<form>x" (a few are exact ids). Each must be served, or refused with what to use instead: never unknown.
+PROMPTFOO_0_123_FORMS = (
+    "a2a:", "a2a", "exec:", "golang:", "python:", "ruby:", "abliteration:", "ai21:", "alibaba:",
+    "alicloud:", "aliyun:", "dashscope:", "opencode:", "opencode", "openinterpreter", "openclaw",
+    "anthropic:claude-agent-sdk", "anthropic:claude-code", "anthropic:messages:", "anthropic:completion:",
+    "anthropic:", "atlascloud:", "azure:chat:", "azure:assistant:", "azure:image:", "azure:realtime:",
+    "azureopenai:chat:", "bam:", "cerebras:", "novita:", "cloudera:", "cloudflare-ai:",
+    "cloudflare-gateway:", "cohere:", "cohere:embedding:", "databricks:", "mlflow-gateway:", "deepseek:",
+    "echo", "elevenlabs:", "envoy:", "f5:", "fal:", "fireworks:", "github:", "groq:", "groq:responses:",
+    "helicone:", "hyperbolic:", "hyperbolic:image:", "litellm:", "localai:", "localai:completion:", "meta:",
+    "minimax:", "mistral:", "mistral:embedding:", "moonshot:", "nscale:", "nvidia:", "ollama:",
+    "ollama:chat:", "ollama:completion:", "ollama:embeddings:", "openai:codex-security", "openai:",
+    "openai:chat:", "openai:responses:", "openai:assistant:", "openai:realtime:", "openai:tts:",
+    "openai:codex", "openai:agents", "openrouter:", "orcarouter:", "package:", "perplexity:", "portkey:",
+    "quiverai:", "replicate:", "replicate:image:", "modelslab:", "togetherai:", "truefoundry:", "llamaapi:",
+    "aimlapi:", "cometapi:", "docker:", "vercel:", "voyage:", "watsonx:", "n8n", "webhook:", "xai:",
+    "xai:image:", "browser", "http", "https://", "jfrog:", "qwak:", "llama", "mcp",
+    "promptfoo:manual-input", "promptfoo:simulated-user", "promptfoo:model:", "sequence", "ws:", "wss:",
+    "websocket", "huggingface:feature-extraction:", "huggingface:text-generation:", "hf:chat:",
+    "transformers:", "slack", "snowflake:", "promptfoo:redteam:", "bedrock:", "bedrock-agent:",
+    "sagemaker:", "vertex:", "google:", "palm:",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("form", PROMPTFOO_0_123_FORMS)
+def test_every_id_promptfoo_accepts_is_served_or_refused_with_what_instead(form: str) -> None:
+    provider_id = form + "some-model" if form.endswith((":", "/")) else form
+    refused = unserved(provider_id)
+    assert find_entry(provider_id) is not None or (refused is not None and refused.instead), provider_id
