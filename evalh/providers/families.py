@@ -147,7 +147,6 @@ _OPENAI_COMPATIBLE = (
 _YOUR_CODE = "your own provider: file://provider.py, exec:<command> or the http provider"
 
 REFUSED: tuple[Refusal, ...] = (
-    Refusal("openai:responses:", "OpenAI's Responses API is not served", "openai:chat:<model>"),
     Refusal("openai:completion:", "OpenAI's legacy completions API is not served", "openai:chat:<model>"),
     Refusal("openai:assistant:", "OpenAI assistants are not served", "openai:chat:<model> with tools"),
     Refusal("openai:realtime:", "OpenAI's realtime API is not served", "openai:chat:<model>"),

@@ -133,6 +133,15 @@ def _embedding_forms(
 PROMPTFOO_FAMILY_ENTRIES: tuple[ProviderEntry, ...] = (
     *(entry for family in FAMILIES for entry in _family_entries(family)),
     ProviderEntry(
+        "openai:responses:",
+        "evalh.providers.openai_responses:make_responses",
+        ("text",),
+        "OpenAI's Responses API (/responses; OPENAI_API_KEY)",
+        "openai:responses:gpt-4.1-mini",
+        key_check=missing_openai_key,
+        caching="default",
+    ),
+    ProviderEntry(
         "anthropic:",
         "evalh.providers.anthropic:make_messages",
         ("text",),

@@ -83,7 +83,7 @@ def test_a_missing_family_key_is_named_by_run_and_only_warned_by_validate(tmp_pa
         ),
         (
             "defaultTest.options.provider",
-            'providers: [echo]\ndefaultTest: {options: {provider: "openai:responses:gpt-5"}}\n'
+            'providers: [echo]\ndefaultTest: {options: {provider: "openai:realtime:gpt-4o-realtime"}}\n'
             "tests: [{assert: [{type: llm-rubric, value: ok}]}]",
         ),
         (
