@@ -11,7 +11,7 @@ api.openai.com, unless ``apiKeyEnvar`` names the variable that holds it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec, Usage
@@ -34,6 +34,7 @@ from evalh.providers.keys import (
 __all__ = [
     "OpenAIChat",
     "OpenAIEmbedding",
+    "build_openai_chat",
     "make_chat",
     "make_embedding",
     "make_family_chat",
@@ -140,15 +141,31 @@ def _family(spec: ProviderSpec) -> Family:
 
 
 def _chat(spec: ProviderSpec, base_url: str, api_key: str | None, missing: MissingKey | None) -> OpenAIChat:
+    model = str(spec.config.get("model") or chat_model_name(spec.id))
+    return build_openai_chat(OpenAIChat, spec, model, base_url, api_key, missing)
+
+
+_Chat = TypeVar("_Chat", bound=ChatProvider)
+
+
+def build_openai_chat(
+    kind: type[_Chat],
+    spec: ProviderSpec,
+    model: str,
+    base_url: str,
+    api_key: str | None,
+    missing: MissingKey | None,
+) -> _Chat:
+    """A provider of ``kind`` speaking an OpenAI API at ``base_url`` with ``api_key``: OpenAI's headers,
+    and OpenAI's price table on api.openai.com only."""
     config = spec.config
-    model = str(config.get("model") or chat_model_name(spec.id))
     http = HttpClient.for_spec(
         spec,
         base_url=base_url,
         headers=openai_headers(config, api_key),
         secrets=(api_key,) if api_key else (),
     )
-    return OpenAIChat(
+    return kind(
         spec,
         model=model,
         http=http,

@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalh.model import ProviderSpec, Usage
-from evalh.providers.chat import ChatProvider, ChatReply, Pricing
-from evalh.providers.http import HttpClient, HttpReply
-from evalh.providers.keys import DEFAULT_OPENAI_BASE_URL, missing_openai_key, openai_api_key, openai_base_url
-from evalh.providers.openai import OPENAI_PRICES, openai_headers
+from evalh.providers.chat import ChatProvider, ChatReply
+from evalh.providers.http import HttpReply
+from evalh.providers.keys import missing_openai_key, openai_api_key, openai_base_url
+from evalh.providers.openai import build_openai_chat
 
 __all__ = ["OpenAIResponses", "make_responses", "responses_output"]
 
@@ -157,19 +157,5 @@ def _responses_tool_choice(choice: Any) -> Any:
 def make_responses(spec: ProviderSpec) -> OpenAIResponses:
     config = spec.config
     model = str(config.get("model") or spec.id.removeprefix("openai:responses:"))
-    base_url = openai_base_url(config)
-    api_key = openai_api_key(config)
-    http = HttpClient.for_spec(
-        spec,
-        base_url=base_url,
-        headers=openai_headers(config, api_key),
-        secrets=(api_key,) if api_key else (),
-    )
-    prices = OPENAI_PRICES if base_url == DEFAULT_OPENAI_BASE_URL else {}
-    return OpenAIResponses(
-        spec,
-        model=model,
-        http=http,
-        pricing=Pricing.resolve(config, prices, model),
-        missing_key=missing_openai_key(spec),
-    )
+    base_url, api_key = openai_base_url(config), openai_api_key(config)
+    return build_openai_chat(OpenAIResponses, spec, model, base_url, api_key, missing_openai_key(spec))
