@@ -40,6 +40,9 @@ _COMPILER_PACKAGE = "dukpy"
 _COMPILER_FILE = ("jsmodules", "typescriptServices.js")
 _LOAD_LIMIT_S = 30.0  # CPU seconds to load the 9 MB compiler (0.7 s measured)
 _FILE_LIMIT_S = 10.0  # CPU seconds to compile one file
+# The name the compiler is given: it keeps an .mjs/.mts file as an ES module whatever `module` says, so
+# those are compiled under the name of the same language's CommonJS-neutral suffix.
+_COMPILED_AS = {".mjs": ".js", ".mts": ".ts"}
 _FIX = "pip install dukpy (a dependency of evalh that ships TypeScript's compiler; reinstall evalh)"
 
 # Evaluated after the compiler: one call per file, answering JSON {out, problems, topLevelAwait}.
@@ -191,7 +194,8 @@ def transpile(text: str, path: Path, shown: str) -> str:
     key = _cache_key(text, path.suffix.lower())
     output = _MEMO.get(key) or _cached(key)
     if output is None:
-        reply = json.loads(_compile(text, path.name))
+        suffix = path.suffix.lower()
+        reply = json.loads(_compile(text, path.with_suffix(_COMPILED_AS.get(suffix, suffix)).name))
         if reply["problems"]:
             first = reply["problems"][0]
             where = f"{shown}:{first['where']}" if first["where"] else shown
