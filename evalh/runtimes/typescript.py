@@ -18,6 +18,7 @@ own and callers wait for its answer.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import hashlib
 import importlib.metadata
 import importlib.resources
@@ -113,6 +114,7 @@ def _compiler_text() -> str:
         raise TranspileFailed(f"TypeScript's compiler is not installed ({error}); {_FIX}") from None
 
 
+@functools.cache
 def _compiler_version() -> str:
     try:
         return f"{_COMPILER_PACKAGE}=={importlib.metadata.version(_COMPILER_PACKAGE)}"
