@@ -256,10 +256,19 @@ def _program(loader: _Loader, entry: str, function: str | None) -> tuple[str, st
         f"{json.dumps(path)}: function (module, exports, require, __filename, __dirname) {{\n{source}\n}}"
         for path, source in loader.modules.items()
     )
-    pick = (
-        f"var f = exported[{json.dumps(function)}];"
+    # promptfoo's importModule picks from an ES module its default export's default, else its default
+    # export, else the module, and looks a named function up there; evalh also finds a named export
+    # beside a default one (promptfoo fails on that). A CommonJS module is module.exports, as before.
+    pick = """var mod = exported;
+  if (exported && exported.__esModule) {
+    var d = exported["default"];
+    mod = (d && d["default"]) || d || exported;
+  }
+  """ + (
+        f"var f = mod && typeof mod[{json.dumps(function)}] === 'function' ? mod[{json.dumps(function)}] "
+        f": exported && exported[{json.dumps(function)}];"
         if function
-        else "var f = typeof exported === 'function' ? exported : exported && exported.default;"
+        else "var f = typeof mod === 'function' ? mod : mod && mod.default;"
     )
     want = f"a function named {function}" if function else "a function (module.exports = ...)"
     definitions = f"""var __evalh_modules = {{

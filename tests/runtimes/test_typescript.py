@@ -196,3 +196,14 @@ def test_the_disk_cache_is_off_when_caching_is(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     assert _compile_in_a_new_process(folder, cache, EVALH_CACHE_ENABLED="false") == 1
     assert not (cache / "typescript").exists()
+
+
+def test_a_named_function_is_found_as_promptfoo_finds_it(tmp_path: Path) -> None:
+    # promptfoo's importModule looks ":fn" up on the default export when there is one
+    write(tmp_path, "object.ts", "export default { grade: (o: string) => o.length, other: 1 };\n")
+    assert call(file_source("file://object.ts:grade", tmp_path), "abcd") == 4
+    write(tmp_path, "nested.mjs", "export default { default: (o) => 'inner ' + o };\n")
+    assert call(file_source("file://nested.mjs", tmp_path), "x") == "inner x"  # the default's default
+    write(tmp_path, "object.cjs", "module.exports = { default: (o) => 'default', grade: (o) => 'named' };\n")
+    assert call(file_source("file://object.cjs:grade", tmp_path), "x") == "named"
+    assert call(file_source("file://object.cjs", tmp_path), "x") == "default"
