@@ -20,7 +20,6 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import hashlib
-import importlib.metadata
 import importlib.resources
 import json
 import os
@@ -116,6 +115,8 @@ def _compiler_text() -> str:
 
 @functools.cache
 def _compiler_version() -> str:
+    import importlib.metadata  # lazy: ~30 ms, only configs with TypeScript or ES modules pay for it
+
     try:
         return f"{_COMPILER_PACKAGE}=={importlib.metadata.version(_COMPILER_PACKAGE)}"
     except importlib.metadata.PackageNotFoundError:
