@@ -5,8 +5,9 @@ and a provider's ``transform``. Where each applies in a run: ``runner/transformi
 
 A transform is JavaScript of ``(output, context)`` (``(vars, context)`` for ``transformVars``) with the
 ``javascript`` assertion's wrapping (one line gets ``return``), or ``file://x.js[:fn]`` (CommonJS, an ES
-module or TypeScript, as there), or ``file://x.py[:fn]`` (default function ``get_transform``, run in a Python worker). A
-transform that throws, times out or returns nothing usable raises :class:`TransformFailed`.
+module or TypeScript, as there), or ``file://x.py[:fn]`` (default function ``get_transform``, run in a
+Python worker). A transform that throws, times out or returns nothing usable raises
+:class:`TransformFailed`.
 """
 
 from __future__ import annotations

@@ -83,3 +83,18 @@ def test_a_broken_typescript_file_is_a_located_config_error(tmp_path: Path) -> N
     assert "Traceback" not in result.stderr
     assert "c.yaml:2" in result.stderr and "prompt.mts:1:11: top-level await" in result.stderr
     assert "c.yaml:5" in result.stderr and "grader.ts:1:52: Expression expected" in result.stderr
+
+
+def test_a_provider_transform_may_be_typescript(tmp_path: Path) -> None:
+    write(tmp_path / "wrap.ts", "export default (output: string): string => `[${output}]`;\n")
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: ["{{ word }}"]
+        providers: [{id: echo, transform: file://wrap.ts}]
+        tests: [{vars: {word: hi}, assert: [{type: equals, value: "[hi]"}]}]
+        """,
+    )
+    result, rows = run_rows(config)
+    assert result.exit_code == 0, result.stderr
+    assert rows[0]["response"]["output"] == "[hi]"

@@ -207,3 +207,16 @@ def test_a_named_function_is_found_as_promptfoo_finds_it(tmp_path: Path) -> None
     write(tmp_path, "object.cjs", "module.exports = { default: (o) => 'default', grade: (o) => 'named' };\n")
     assert call(file_source("file://object.cjs:grade", tmp_path), "x") == "named"
     assert call(file_source("file://object.cjs", tmp_path), "x") == "default"
+
+
+def test_a_missing_compiler_is_a_fix_it_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalh.runtimes import typescript
+
+    write(tmp_path, "check.ts", "export default (o: string) => o;\n")
+    monkeypatch.setattr(typescript, "_COMPILER_PACKAGE", "evalh_no_such_compiler")
+    typescript._compiler_version.cache_clear()
+    try:
+        with pytest.raises(JsFileProblem, match=r"TypeScript's compiler is not installed; pip install dukpy"):
+            file_source("file://check.ts", tmp_path)
+    finally:
+        typescript._compiler_version.cache_clear()
