@@ -43,27 +43,38 @@ _FILE_LIMIT_S = 10.0  # CPU seconds to compile one file
 # The name the compiler is given: it keeps an .mjs/.mts file as an ES module whatever `module` says, so
 # those are compiled under the name of the same language's CommonJS-neutral suffix.
 _COMPILED_AS = {".mjs": ".js", ".mts": ".ts"}
+_UNSUPPORTED = {
+    "await": "top-level await is not supported (evalh runs modules as CommonJS): move the await inside the "
+    "exported function, which may be async",
+    "import.meta": "import.meta is not available (evalh runs modules as CommonJS, in a sandbox with no "
+    "file access): pass what it was for through the test's vars or the assertion's config",
+}
 _FIX = "pip install dukpy (a dependency of evalh that ships TypeScript's compiler; reinstall evalh)"
 
-# Evaluated after the compiler: one call per file, answering JSON {out, problems, topLevelAwait}.
+# Evaluated after the compiler: one call per file, answering JSON {out, problems, unsupported}: the
+# syntax errors, then the first thing CommonJS cannot do (a top-level await, import.meta), located.
 _ENTRY = r"""
 function __evalh_where(file, start) {
   var at = file.getLineAndCharacterOfPosition(start);
   return (at.line + 1) + ":" + (at.character + 1);
 }
-function __evalh_top_level_await(text, name) {
-  if (text.indexOf("await") < 0) return null;
+function __evalh_unsupported(text, name) {
+  var awaits = text.indexOf("await") >= 0, meta = text.indexOf("import.meta") >= 0;
+  if (!awaits && !meta) return null;
   var file = ts.createSourceFile(name, text, ts.ScriptTarget.ES2022, true);
   var found = null;
-  function visit(node) {
-    if (found || ts.isFunctionLike(node) || ts.isClassLike(node)) return;
-    if (node.kind === ts.SyntaxKind.AwaitExpression || (ts.isForOfStatement(node) && node.awaitModifier)) {
-      found = __evalh_where(file, node.getStart(file));
-      return;
+  function visit(node, top) {
+    if (found) return;
+    var inner = top && !ts.isFunctionLike(node) && !ts.isClassLike(node);
+    if (meta && ts.isMetaProperty(node) && node.keywordToken === ts.SyntaxKind.ImportKeyword) {
+      found = {where: __evalh_where(file, node.getStart(file)), what: "import.meta"};
+    } else if (top && (node.kind === ts.SyntaxKind.AwaitExpression ||
+                       (ts.isForOfStatement(node) && node.awaitModifier))) {
+      found = {where: __evalh_where(file, node.getStart(file)), what: "await"};
     }
-    ts.forEachChild(node, visit);
+    if (!found && (meta || inner)) ts.forEachChild(node, function (child) { visit(child, inner); });
   }
-  ts.forEachChild(file, visit);
+  ts.forEachChild(file, function (child) { visit(child, true); });
   return found;
 }
 function __evalh_transpile(text, name, options) {
@@ -78,7 +89,7 @@ function __evalh_transpile(text, name, options) {
     return {where: where, message: ts.flattenDiagnosticMessageText(d.messageText, "\n"), code: d.code};
   });
   return JSON.stringify({out: result.outputText, problems: problems,
-    topLevelAwait: problems.length ? null : __evalh_top_level_await(text, name)});
+    unsupported: problems.length ? null : __evalh_unsupported(text, name)});
 }
 """
 
@@ -204,11 +215,9 @@ def transpile(text: str, path: Path, shown: str) -> str:
             where = f"{shown}:{first['where']}" if first["where"] else shown
             more = f" (and {len(reply['problems']) - 1} more)" if len(reply["problems"]) > 1 else ""
             raise TranspileFailed(f"{where}: {first['message']} (TS{first['code']}){more}")
-        if reply["topLevelAwait"]:
-            raise TranspileFailed(
-                f"{shown}:{reply['topLevelAwait']}: top-level await is not supported (evalh runs modules "
-                "as CommonJS): move the await inside the exported function, which may be async"
-            )
+        if reply["unsupported"]:
+            found = reply["unsupported"]
+            raise TranspileFailed(f"{shown}:{found['where']}: {_UNSUPPORTED[found['what']]}")
         output = str(reply["out"])
         _store(key, output)
     _MEMO[key] = output

@@ -136,12 +136,22 @@ def test_top_level_await_is_refused_with_the_fix(tmp_path: Path) -> None:
     assert call(file_source("file://inner.mjs", tmp_path)) == 7
 
 
+def test_import_meta_is_refused_with_the_fix(tmp_path: Path) -> None:
+    write(tmp_path, "meta.mjs", "export default function () {\n  return import.meta.url;\n}\n")
+    with pytest.raises(JsFileProblem, match=r"meta\.mjs:2:10: import\.meta is not available .* test's vars"):
+        file_source("file://meta.mjs", tmp_path)
+
+
 def test_npm_and_node_imports_are_refused_by_name(tmp_path: Path) -> None:
-    text = "import _ from 'lodash';\nimport * as fs from 'node:fs';\nexport default () => [_, fs];\n"
+    text = (
+        "import _ from 'lodash';\nimport * as fs from 'node:fs';\nimport { createRequire } from 'module';\n"
+        "export default () => [_, fs, createRequire];\n"
+    )
     write(tmp_path, "deps.ts", text)
     source = file_source("file://deps.ts", tmp_path)
     assert any("npm package 'lodash'" in problem for problem in source.problems)
     assert any("Node module 'node:fs'" in problem for problem in source.problems)
+    assert any("Node module 'module'" in problem for problem in source.problems)
 
 
 def test_a_dynamic_import_of_a_relative_file_is_served(tmp_path: Path) -> None:
