@@ -31,7 +31,14 @@ from pathlib import Path
 from evalh.common.cache_location import cache_dir, cache_enabled
 from evalh.runtimes.quickjs_engine import MEMORY_LIMIT_BYTES, engine
 
-__all__ = ["COMPILER_OPTIONS", "TranspileFailed", "compiler_loads", "transpile"]
+__all__ = [
+    "COMPILER_OPTIONS",
+    "TranspileFailed",
+    "clear_compiled",
+    "compiled_files",
+    "compiler_loads",
+    "transpile",
+]
 
 # CommonJS for the engine's language level; esModuleInterop so `import x from './y.json'` and a CommonJS
 # module's default import work as in Node.
@@ -178,11 +185,32 @@ def _cache_key(text: str, suffix: str) -> str:
     return hashlib.sha256(identity.encode("utf-8")).hexdigest()
 
 
+def _folder() -> Path:
+    return cache_dir() / "typescript"
+
+
+def compiled_files() -> list[Path]:
+    """The compiled files kept on disk (``evalh cache info``)."""
+    return sorted(_folder().glob("*.js")) if _folder().is_dir() else []
+
+
+def clear_compiled() -> int:
+    """Delete the compiled files kept on disk (``evalh cache clear``); how many there were."""
+    removed = 0
+    for path in compiled_files():
+        try:
+            path.unlink()
+            removed += 1
+        except FileNotFoundError:  # another process cleared it meanwhile
+            continue
+    return removed
+
+
 def _cached(key: str) -> str | None:
     if not cache_enabled():
         return None
     try:
-        return (cache_dir() / "typescript" / f"{key}.js").read_text(encoding="utf-8")
+        return (_folder() / f"{key}.js").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -191,7 +219,7 @@ def _store(key: str, output: str) -> None:
     """Write atomically; a cache that cannot be written is not a reason to fail."""
     if not cache_enabled():
         return
-    folder = cache_dir() / "typescript"
+    folder = _folder()
     temporary = folder / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)

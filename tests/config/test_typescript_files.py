@@ -98,3 +98,20 @@ def test_a_provider_transform_may_be_typescript(tmp_path: Path) -> None:
     result, rows = run_rows(config)
     assert result.exit_code == 0, result.stderr
     assert rows[0]["response"]["output"] == "[hi]"
+
+
+def test_cache_info_counts_and_clear_deletes_the_compiled_files(tmp_path: Path) -> None:
+    write(tmp_path / "check.ts", "export default (output: string): boolean => output.length > 0;\n")
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: [hi]
+        providers: [echo]
+        tests: [{assert: [{type: javascript, value: file://check.ts}]}]
+        """,
+    )
+    assert evalh("validate", str(config)).exit_code == 0
+    assert "compiled TypeScript / ES module files: 1 (" in evalh("cache", "info").stdout
+    cleared = evalh("cache", "clear")
+    assert cleared.exit_code == 0 and "Deleted 1 compiled TypeScript / ES module files." in cleared.stdout
+    assert "compiled TypeScript" not in evalh("cache", "info").stdout
