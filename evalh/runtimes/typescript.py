@@ -115,7 +115,7 @@ class _Job:
 _JOBS: queue.SimpleQueue[_Job] = queue.SimpleQueue()
 _LOCK = threading.Lock()
 _MEMO: dict[str, str] = {}  # cache key -> CommonJS output, for this process
-_state = {"thread": False, "loads": 0}
+_state = {"thread_pid": 0, "loads": 0}  # the process whose compiler thread runs (a fork has none)
 
 
 def compiler_loads() -> int:
@@ -172,8 +172,8 @@ def _serve() -> None:
 
 def _compile(text: str, name: str) -> str:
     with _LOCK:
-        if not _state["thread"]:
-            _state["thread"] = True
+        if _state["thread_pid"] != os.getpid():
+            _state["thread_pid"] = os.getpid()
             threading.Thread(target=_serve, name="evalh-typescript", daemon=True).start()
     answer: concurrent.futures.Future[str] = concurrent.futures.Future()
     _JOBS.put(_Job(text, name, answer))

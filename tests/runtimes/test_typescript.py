@@ -230,3 +230,34 @@ def test_a_missing_compiler_is_a_fix_it_message(tmp_path: Path, monkeypatch: pyt
             file_source("file://check.ts", tmp_path)
     finally:
         typescript._compiler_version.cache_clear()
+
+
+_FORKED = """
+import os, sys
+from pathlib import Path
+from evalh.runtimes.javascript_source import file_source
+folder = Path(sys.argv[1])
+file_source("file://first.ts", folder)  # the parent's compiler thread starts
+child = os.fork()
+if child == 0:  # a forked process has no threads: it must start its own compiler thread
+    file_source("file://second.ts", folder)
+    os._exit(0)
+_, status = os.waitpid(child, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX fork")
+def test_a_forked_process_compiles_with_a_compiler_of_its_own(tmp_path: Path) -> None:
+    write(tmp_path, "first.ts", "export default (o: string) => o;\n")
+    write(tmp_path, "second.ts", "export default (o: string) => o + o;\n")
+    environment = {**os.environ, "EVALH_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    finished = subprocess.run(
+        [sys.executable, "-c", _FORKED, str(tmp_path)],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert finished.stdout.strip() == "0", finished.stderr
