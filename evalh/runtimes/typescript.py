@@ -47,6 +47,7 @@ _COMPILER_PACKAGE = "dukpy"
 _COMPILER_FILE = ("jsmodules", "typescriptServices.js")
 _LOAD_LIMIT_S = 30.0  # CPU seconds to load the 9 MB compiler (0.7 s measured)
 _FILE_LIMIT_S = 10.0  # CPU seconds to compile one file
+_WAIT_S = 300.0  # wall-clock bound on one answer (the engine's limits count CPU time, shared by threads)
 # The name the compiler is given: it keeps an .mjs/.mts file as an ES module whatever `module` says, so
 # those are compiled under the name of the same language's CommonJS-neutral suffix.
 _COMPILED_AS = {".mjs": ".js", ".mts": ".ts"}
@@ -177,7 +178,12 @@ def _compile(text: str, name: str) -> str:
             threading.Thread(target=_serve, name="evalh-typescript", daemon=True).start()
     answer: concurrent.futures.Future[str] = concurrent.futures.Future()
     _JOBS.put(_Job(text, name, answer))
-    return answer.result()
+    try:
+        return answer.result(timeout=_WAIT_S)
+    except concurrent.futures.TimeoutError:
+        raise TranspileFailed(
+            f"{name}: TypeScript's compiler did not answer within {_WAIT_S:.0f} s"
+        ) from None
 
 
 def _cache_key(text: str, suffix: str) -> str:

@@ -233,13 +233,14 @@ def test_a_missing_compiler_is_a_fix_it_message(tmp_path: Path, monkeypatch: pyt
 
 
 _FORKED = """
-import os, sys
+import os, signal, sys
 from pathlib import Path
 from evalh.runtimes.javascript_source import file_source
 folder = Path(sys.argv[1])
 file_source("file://first.ts", folder)  # the parent's compiler thread starts
 child = os.fork()
 if child == 0:  # a forked process has no threads: it must start its own compiler thread
+    signal.alarm(60)  # a child that waits for a thread it does not have dies instead of lingering
     file_source("file://second.ts", folder)
     os._exit(0)
 _, status = os.waitpid(child, 0)
