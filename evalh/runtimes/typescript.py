@@ -6,7 +6,7 @@ no Node, no subprocess, no file or network access, with a memory cap and a CPU d
 compiled on its own (``isolatedModules``: types are erased, never checked), to CommonJS for ES2022, so
 ``import``/``export`` become ``require``/``exports`` that :mod:`evalh.runtimes.javascript_source` bundles.
 
-Loading the compiler costs about 0.7 s of CPU once per process; a file then takes ~10-20 ms. Each output
+Loading the compiler costs about 0.9 s of CPU once per process; a file then takes 10-25 ms. Each output
 is kept in memory and on disk (``<cache dir>/typescript/<sha256>.js``, keyed by the source, the compiler's
 version and the options), so a re-run loads no compiler. ``EVALH_CACHE_ENABLED=false`` keeps it off disk;
 a cache that cannot be written is simply not used.
@@ -45,7 +45,7 @@ __all__ = [
 COMPILER_OPTIONS = {"module": "CommonJS", "target": "ES2022", "esModuleInterop": True}
 _COMPILER_PACKAGE = "dukpy"
 _COMPILER_FILE = ("jsmodules", "typescriptServices.js")
-_LOAD_LIMIT_S = 30.0  # CPU seconds to load the 9 MB compiler (0.7 s measured)
+_LOAD_LIMIT_S = 30.0  # CPU seconds to load the 9 MB compiler (0.9 s measured)
 _FILE_LIMIT_S = 10.0  # CPU seconds to compile one file
 _WAIT_S = 300.0  # wall-clock bound on one answer (the engine's limits count CPU time, shared by threads)
 # The name the compiler is given: it keeps an .mjs/.mts file as an ES module whatever `module` says, so
@@ -120,7 +120,7 @@ _state = {"thread_pid": 0, "loads": 0}  # the process whose compiler thread runs
 
 
 def compiler_loads() -> int:
-    """How many times this process has loaded the compiler (each costs ~0.7 s of CPU)."""
+    """How many times this process has loaded the compiler (each costs ~0.9 s of CPU)."""
     return _state["loads"]
 
 
@@ -238,9 +238,12 @@ def _store(key: str, output: str) -> None:
 def transpile(text: str, path: Path, shown: str) -> str:
     """``text`` (the file at ``path``, named ``shown`` in messages) as a CommonJS module body.
 
-    Raises TranspileFailed with ``shown:line:col`` for a syntax error or a top-level ``await``."""
+    Raises TranspileFailed with ``shown:line:col`` for a syntax error, a top-level ``await`` or
+    ``import.meta``."""
     key = _cache_key(text, path.suffix.lower())
-    output = _MEMO.get(key) or _cached(key)
+    output = _MEMO.get(key)
+    if output is None:
+        output = _cached(key)
     if output is None:
         suffix = path.suffix.lower()
         reply = json.loads(_compile(text, path.with_suffix(_COMPILED_AS.get(suffix, suffix)).name))
