@@ -178,17 +178,22 @@ print(typescript.compiler_loads())
 """
 
 
-def _compile_in_a_new_process(folder: Path, cache: Path, **env: str) -> int:
+def _python(code: str, folder: Path, cache: Path, **env: str) -> str:
+    """What ``code`` prints, run by a new Python process with ``folder`` as its argument."""
     environment = {**os.environ, "EVALH_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT), **env}
     finished = subprocess.run(
-        [sys.executable, "-c", _COMPILE_ONCE, str(folder)],
+        [sys.executable, "-c", code, str(folder)],
         env=environment,
         capture_output=True,
         text=True,
         timeout=300,
         check=True,
     )
-    return int(finished.stdout.strip())
+    return finished.stdout.strip()
+
+
+def _compile_in_a_new_process(folder: Path, cache: Path, **env: str) -> int:
+    return int(_python(_COMPILE_ONCE, folder, cache, **env))
 
 
 def test_a_rerun_reads_the_compiled_files_from_the_disk_cache(tmp_path: Path) -> None:
@@ -252,13 +257,4 @@ print(os.waitstatus_to_exitcode(status))
 def test_a_forked_process_compiles_with_a_compiler_of_its_own(tmp_path: Path) -> None:
     write(tmp_path, "first.ts", "export default (o: string) => o;\n")
     write(tmp_path, "second.ts", "export default (o: string) => o + o;\n")
-    environment = {**os.environ, "EVALH_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
-    finished = subprocess.run(
-        [sys.executable, "-c", _FORKED, str(tmp_path)],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert finished.stdout.strip() == "0", finished.stderr
+    assert _python(_FORKED, tmp_path, tmp_path / "cache") == "0"  # the child's exit code
