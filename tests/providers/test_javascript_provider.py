@@ -1,0 +1,231 @@
+"""JavaScript provider files (promptfoo's custom providers) through `evalh run`, in the real embedded engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from evalh.cli.app import app
+from evalh.runtimes.javascript_source import JsFileProblem, file_source
+from tests.cli.test_cli_habits import clean, rows_of, write
+
+CLASS_PROVIDER = """
+class EchoProvider {
+  constructor(options) {
+    this.options = options;
+  }
+  id() {
+    return 'echo-custom';
+  }
+  callApi(prompt, context, options) {
+    return {
+      output: JSON.stringify({prompt, vars: context.vars, label: context.prompt.label,
+                              test: context.test.description, options: this.options, third: options}),
+      tokenUsage: {prompt: 2, completion: 3, total: 5},
+      cost: 0.25,
+    };
+  }
+}
+module.exports = EchoProvider;
+"""
+
+
+def _run(config: Path, *extra: str) -> tuple[Result, list[dict[str, Any]]]:
+    report = config.parent / "out.json"
+    result = CliRunner().invoke(app, ["run", "-c", str(config), "-o", str(report), "--no-cache", *extra])
+    return result, rows_of(report) if report.exists() else []
+
+
+def _config(tmp_path: Path, providers: str, files: dict[str, str], tests: str = "") -> Path:
+    for name, text in files.items():
+        write(tmp_path / name, text)
+    return write(
+        tmp_path / "promptfooconfig.yaml",
+        f"""
+        prompts: [{{raw: "Say {{{{word}}}}", label: say}}]
+        providers: {providers}
+        tests: {tests or '[{description: first, vars: {word: hi}}]'}
+        """,
+    )
+
+
+def _error(row: dict[str, Any]) -> str:
+    assert row["failureReason"] == 2, row  # an ERROR row
+    return " ".join(str(row["error"]).split())
+
+
+def test_a_class_provider_is_built_with_promptfoos_options_and_called_per_row(tmp_path: Path) -> None:
+    config = _config(
+        tmp_path,
+        "[{id: file://provider.js, label: mine, config: {temperature: 0.5}}]",
+        {"provider.js": CLASS_PROVIDER},
+    )
+    result, rows = _run(config)
+    assert result.exit_code == 0, clean(result)
+    (row,) = rows
+    seen = json.loads(row["response"]["output"])
+    assert seen["prompt"] == "Say hi" and seen["vars"] == {"word": "hi"}
+    assert seen["label"] == "say" and seen["test"] == "first" and seen["third"] == {}
+    assert seen["options"] == {
+        "id": "file://provider.js",
+        "config": {"temperature": 0.5, "basePath": str(tmp_path.resolve())},
+        "env": {},
+    }
+    assert row["response"]["tokenUsage"]["total"] == 5 and row["cost"] == 0.25
+    assert row["provider"] == {"id": "file://provider.js", "label": "mine"}
+
+
+@pytest.mark.parametrize(
+    ("provider_id", "file", "code"),
+    [
+        ("./sub/provider.js", "sub/provider.js", CLASS_PROVIDER),
+        ("file://provider.cjs", "provider.cjs", CLASS_PROVIDER),
+        ("file://named.js:Echo", "named.js", CLASS_PROVIDER.replace("module.exports =", "exports.Echo =")),
+        ("file://esm.js", "esm.js", CLASS_PROVIDER.replace("module.exports =", "exports.default =")),
+    ],
+)
+def test_the_file_is_found_by_promptfoos_forms_of_id(
+    tmp_path: Path, provider_id: str, file: str, code: str
+) -> None:
+    config = _config(tmp_path, f"[{provider_id}]", {file: code})
+    result, rows = _run(config)
+    assert result.exit_code == 0, clean(result)
+    assert '"prompt":"Say hi"' in rows[0]["response"]["output"]
+
+
+def test_async_methods_class_fields_and_an_object_export_are_awaited(tmp_path: Path) -> None:
+    fields = """
+    module.exports = class {
+      id = () => 'fields';
+      callApi = async (prompt) => ({output: (await Promise.resolve(prompt)).toUpperCase()});
+    };
+    """
+    plain = "module.exports = {id: () => 'plain', callApi: async (p) => ({output: 'obj ' + p})};"
+    text = "module.exports = class { async callApi(p) { return 'text ' + p; } };"
+    config = _config(
+        tmp_path,
+        "[file://fields.js, file://plain.js, file://text.js]",
+        {"fields.js": fields, "plain.js": plain, "text.js": text},
+    )
+    result, rows = _run(config)
+    assert result.exit_code == 0, clean(result)
+    assert [row["response"]["output"] for row in rows] == ["SAY HI", "obj Say hi", "text Say hi"]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (
+            "module.exports = class { callApi() { return {error: 'quota exceeded'}; } };",
+            "quota exceeded",
+        ),
+        (
+            "module.exports = class { async callApi() { throw new Error('upstream down'); } };",
+            "p.js: callApi threw Error: upstream down",
+        ),
+        (
+            "module.exports = class { constructor() { throw new Error('no key'); } callApi() {} };",
+            "p.js: the provider could not be set up: its constructor threw Error: no key",
+        ),
+        ("module.exports = class { id() { return 'x'; } };", "the provider has no callApi method"),
+        (
+            "module.exports = async (prompt) => ({output: prompt});",
+            "exports a function that cannot be built with new",
+        ),
+        ("module.exports = 42;", "p.js exports a number, not a provider"),
+        ("module.exports = class { callApi() {} };", "callApi returned undefined, not {output: ...}"),
+        (
+            "module.exports = class { async callApi(p) { return (await fetch('http://x')).text(); } };",
+            "without network, files or Node modules: call your model from a Python provider",
+        ),
+    ],
+)
+def test_a_failing_provider_gives_an_error_row_naming_why(tmp_path: Path, code: str, expected: str) -> None:
+    config = _config(tmp_path, "[file://p.js, echo]", {"p.js": code})
+    result, rows = _run(config)
+    assert "Traceback" not in result.output
+    assert expected in _error(rows[0])
+    assert rows[1]["success"] is True  # the other provider's row is unaffected
+
+
+def test_a_call_past_its_deadline_is_stopped_with_an_error_row(tmp_path: Path) -> None:
+    code = "module.exports = class { callApi() { for (;;) {} } };"
+    config = _config(tmp_path, "[{id: file://spin.js, config: {timeoutMs: 300}}]", {"spin.js": code})
+    result, rows = _run(config)
+    assert "timed out" in _error(rows[0]) and "config.timeoutMs" in _error(rows[0])
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("const OpenAI = require('openai');\nmodule.exports = class {};", "requires the npm package 'openai'"),
+        ("module.exports = class { callApi( { };", "SyntaxError"),
+    ],
+)
+def test_a_file_that_cannot_run_is_a_located_config_error(tmp_path: Path, code: str, expected: str) -> None:
+    config = _config(tmp_path, "[echo, file://p.js]", {"p.js": code})
+    result, _ = _run(config)
+    assert result.exit_code == 2
+    message = clean(result)
+    assert "promptfooconfig.yaml:" in message and "providers[1]" in message and expected in message
+
+
+def test_a_missing_provider_file_is_a_located_config_error(tmp_path: Path) -> None:
+    config = _config(tmp_path, "[./nowhere.js]", {})
+    result, _ = _run(config)
+    assert result.exit_code == 2 and "file not found" in clean(result) and "nowhere.js" in clean(result)
+
+
+def test_call_embedding_api_serves_similar(tmp_path: Path) -> None:
+    embedder = """
+    module.exports = class {
+      async callEmbeddingApi(text) {
+        return {embedding: [text.length, 1, 0], tokenUsage: {total: 1}};
+      }
+      callApi(prompt) { return {output: prompt}; }
+    };
+    """
+    tests = "[{vars: {word: hi}, assert: [{type: similar, value: 'Say yo', provider: file://embed.js}]}]"
+    config = _config(tmp_path, "[echo]", {"embed.js": embedder}, tests)
+    result, rows = _run(config)
+    assert result.exit_code == 0, clean(result)
+    (component,) = rows[0]["gradingResult"]["componentResults"]
+    assert component["pass"] is True and component["score"] == pytest.approx(1.0)
+
+
+def _loader_reads(suffix: str, tmp_path: Path) -> bool:
+    probe = write(tmp_path / f"probe{suffix}", "export default class {}\n")
+    try:
+        file_source(str(probe), tmp_path, module_export=True)
+    except JsFileProblem:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    ("file", "code"),
+    [
+        ("provider.mjs", "export default class { async callApi(p) { return {output: `esm ${p}`}; } }"),
+        (
+            "provider.ts",
+            "interface Reply { output: string }\n"
+            "export default class Provider {\n"
+            "  id(): string { return 'ts'; }\n"
+            "  async callApi(prompt: string): Promise<Reply> { return {output: `ts ${prompt}`}; }\n"
+            "}\n",
+        ),
+    ],
+)
+def test_es_module_and_typescript_providers_once_the_loader_reads_them(
+    tmp_path: Path, file: str, code: str
+) -> None:
+    if not _loader_reads(Path(file).suffix, tmp_path):
+        pytest.skip(f"the JavaScript loader does not read {Path(file).suffix} files yet")
+    config = _config(tmp_path, f"[file://{file}]", {file: code})
+    result, rows = _run(config)
+    assert result.exit_code == 0, clean(result)
+    assert rows[0]["response"]["output"].endswith(" Say hi")
