@@ -1,4 +1,5 @@
-"""JavaScript providers: promptfoo's ``file://provider.js`` (or a bare ``./provider.js``), in the embedded engine.
+"""JavaScript providers: promptfoo's ``file://provider.js`` (or a bare ``./provider.js``), in the embedded
+engine.
 
 The file exports a class, as promptfoo's custom providers do (``module.exports = class { id() {...}
 async callApi(prompt, context, options) {...} }``, or ``export default class`` once the loader reads ES
@@ -147,7 +148,8 @@ class JavaScriptProvider:
     ) -> ProviderResponse:
         started = time.perf_counter()
         try:
-            result = await self._call("callApi", (prompt_text(prompt), _context(context), {}), context.timeout_s)
+            args = (prompt_text(prompt), _context(context), {})
+            result = await self._call("callApi", args, context.timeout_s)
         except ProviderError as error:
             return ProviderResponse(error=error.render())
         response = script_reply(result, self.name)

@@ -1,4 +1,4 @@
-"""JavaScript provider files (promptfoo's custom providers) through `evalh run`, in the real embedded engine."""
+"""JavaScript provider files (promptfoo's custom providers) through `evalh run`, in the real engine."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def _config(tmp_path: Path, providers: str, files: dict[str, str], tests: str = 
         f"""
         prompts: [{{raw: "Say {{{{word}}}}", label: say}}]
         providers: {providers}
-        tests: {tests or '[{description: first, vars: {word: hi}}]'}
+        tests: {tests or "[{description: first, vars: {word: hi}}]"}
         """,
     )
 
@@ -155,14 +155,14 @@ def test_a_failing_provider_gives_an_error_row_naming_why(tmp_path: Path, code: 
 def test_a_call_past_its_deadline_is_stopped_with_an_error_row(tmp_path: Path) -> None:
     code = "module.exports = class { callApi() { for (;;) {} } };"
     config = _config(tmp_path, "[{id: file://spin.js, config: {timeoutMs: 300}}]", {"spin.js": code})
-    result, rows = _run(config)
+    _, rows = _run(config)
     assert "timed out" in _error(rows[0]) and "config.timeoutMs" in _error(rows[0])
 
 
 @pytest.mark.parametrize(
     ("code", "expected"),
     [
-        ("const OpenAI = require('openai');\nmodule.exports = class {};", "requires the npm package 'openai'"),
+        ("const OpenAI = require('openai');\nmodule.exports = class {};", "the npm package 'openai'"),
         ("module.exports = class { callApi( { };", "SyntaxError"),
     ],
 )
