@@ -148,7 +148,7 @@ class JavaScriptProvider:
     ) -> ProviderResponse:
         started = time.perf_counter()
         try:
-            args = (prompt_text(prompt), _context(context), {})
+            args: tuple[Any, ...] = (prompt_text(prompt), _context(context), {})
             result = await self._call("callApi", args, context.timeout_s)
         except ProviderError as error:
             return ProviderResponse(error=error.render())
