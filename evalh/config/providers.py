@@ -24,7 +24,7 @@ from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.tools import load_tool_files
 from evalh.errors import ConfigError, SchemaError, Where, then
 from evalh.model import ProviderChoice, ProviderSpec
-from evalh.providers.javascript import javascript_provider_problem
+from evalh.providers.javascript import javascript_provider_problem, self_named
 from evalh.providers.registry import PROVIDERS, find_entry, is_javascript_provider
 from evalh.runtimes.javascript_source import split_js_target
 from evalh.runtimes.transforms import transform_problem
@@ -304,6 +304,8 @@ def _specs(
             except ConfigError as error:
                 ctx.problems.add_exception(error)
                 continue
+            if is_javascript_provider(spec.id):  # promptfoo's reports show the id() it gives itself
+                spec = self_named(replace(spec, base_dir=spec.base_dir or str(ctx.base_dir)))
             ctx.where_of[id(spec)] = where
             own = isinstance(item, Mapping) and "id" in item
             transform_at = (*doc_path, "transform") if own else (*doc_path, spec.id, "transform")

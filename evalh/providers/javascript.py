@@ -30,11 +30,31 @@ from evalh.errors import ConfigError, ProviderError
 from evalh.model import ProviderResponse, ProviderSpec
 from evalh.providers.base import CallContext, Embeddings
 from evalh.providers.scripts import context_json, embeddings_from, prompt_text, script_reply
-from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript, syntax_problem
+from evalh.runtimes.javascript import (
+    JsFailed,
+    JsThrown,
+    TimedOut,
+    call_javascript,
+    evaluate_once,
+    syntax_problem,
+)
 from evalh.runtimes.javascript_source import JsFileProblem, JsSource, file_source, split_js_target
 
-__all__ = ["NO_NETWORK", "JavaScriptProvider", "javascript_provider_problem", "make_javascript"]
+__all__ = [
+    "NO_NETWORK",
+    "JavaScriptProvider",
+    "javascript_provider_problem",
+    "make_javascript",
+    "self_named",
+]
 
+# CPU seconds for building the provider once at load to read its id() and label: a constructor that
+# needs longer is left to the calls, which have the scripts' deadline
+_NAMING_TIMEOUT_S = 5.0
+_NAMING = """(function (p) {
+  var id = typeof p.id === "function" ? p.id() : p.id;
+  return {id: typeof id === "string" ? id : null, label: typeof p.label === "string" ? p.label : null};
+})(__evalh_provider)"""
 NO_NETWORK = (
     "evalh runs JavaScript providers in an embedded engine without network, files or Node modules: "
     "call your model from a Python provider (file://provider.py), the http provider or exec:<command>"
@@ -86,6 +106,36 @@ def _module(spec: ProviderSpec) -> JsSource:
     return source
 
 
+def _provider_source(spec: ProviderSpec) -> JsSource:
+    """The file's program followed by the glue that builds the provider with promptfoo's options."""
+    module = _module(spec)
+    base = Path(spec.base_dir or ".").resolve()
+    options = {"id": spec.id, "config": {**spec.config, "basePath": str(base)}, "env": {}}
+    glue = _GLUE % {
+        "no_network": json.dumps(NO_NETWORK),
+        "shown": json.dumps(module.shown),
+        "options": json.dumps(options, ensure_ascii=False, default=str),
+    }
+    return dataclasses.replace(module, start=f"{module.start}\n{glue}")
+
+
+def self_named(spec: ProviderSpec) -> ProviderSpec:
+    """``spec`` with the id and label its provider gives itself, as promptfoo's reports show them: the
+    instance's ``id()`` (when it differs from the file's id) and its ``label`` (which wins over the
+    config's, as promptfoo's ``label ||= options.label``). Builds the provider once, in a fresh engine
+    context; a provider that cannot be built or named keeps ``spec`` (its calls report why)."""
+    try:
+        named = evaluate_once(_provider_source(spec), _NAMING, timeout_s=_NAMING_TIMEOUT_S).value
+    except (ConfigError, JsFailed, TimedOut):
+        return spec
+    own_id, label = named.get("id"), named.get("label")
+    return dataclasses.replace(
+        spec,
+        named_id=own_id if own_id and own_id != spec.id else spec.named_id,
+        label=label or spec.label,
+    )
+
+
 def javascript_provider_problem(spec: ProviderSpec) -> ConfigError | None:
     """What makes ``spec``'s file unusable (missing, a refused require, a syntax error), found without
     running any of its code; None when it may run."""
@@ -105,17 +155,10 @@ class JavaScriptProvider:
     def __init__(self, spec: ProviderSpec) -> None:
         self.id = spec.id
         self.spec = spec
-        module = _module(spec)
+        self.source = _provider_source(spec)
+        self.name = self.source.shown
         base = Path(spec.base_dir or ".").resolve()
         self.path = base / split_js_target(spec.id)[0]
-        options = {"id": spec.id, "config": {**spec.config, "basePath": str(base)}, "env": {}}
-        glue = _GLUE % {
-            "no_network": json.dumps(NO_NETWORK),
-            "shown": json.dumps(module.shown),
-            "options": json.dumps(options, ensure_ascii=False, default=str),
-        }
-        self.source = dataclasses.replace(module, start=f"{module.start}\n{glue}")
-        self.name = module.shown
         call_timeout_s(spec.config, None, PROVIDER_SCRIPT_TIMEOUT_S, where=spec.path or spec.id)
 
     def cache_identity(self) -> Mapping[str, Any]:

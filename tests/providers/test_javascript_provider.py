@@ -76,7 +76,7 @@ def test_a_class_provider_is_built_with_promptfoos_options_and_called_per_row(tm
         "env": {},
     }
     assert row["response"]["tokenUsage"]["total"] == 5 and row["cost"] == 0.25
-    assert row["provider"] == {"id": "file://provider.js", "label": "mine"}
+    assert row["provider"] == {"id": "echo-custom", "label": "mine"}  # its id(), as promptfoo shows
 
 
 @pytest.mark.parametrize(
@@ -229,3 +229,33 @@ def test_es_module_and_typescript_providers_once_the_loader_reads_them(
     result, rows = _run(config)
     assert result.exit_code == 0, clean(result)
     assert rows[0]["response"]["output"].endswith(" Say hi")
+
+
+def test_reports_show_the_id_and_label_the_provider_gives_itself(tmp_path: Path) -> None:
+    named = "module.exports = class { id() { return 'my-model'; } callApi(p) { return {output: p}; } };"
+    labelled = (
+        "module.exports = class { label = 'own label'; id() { return 'labelled'; }"
+        " callApi(p) { return {output: p}; } };"
+    )
+    config = _config(
+        tmp_path,
+        "[file://named.js, {id: file://labelled.js, label: from-config}, file://provider.js]",
+        {"named.js": named, "labelled.js": labelled, "provider.js": CLASS_PROVIDER},
+    )
+    result, rows = _run(config)
+    assert result.exit_code == 0, clean(result)
+    # promptfoo: {id: provider.id(), label: provider.label ||= the config's label}
+    assert [row["provider"] for row in rows] == [
+        {"id": "my-model", "label": "my-model"},
+        {"id": "labelled", "label": "own label"},
+        {"id": "echo-custom", "label": "echo-custom"},
+    ]
+    columns = json.loads((tmp_path / "out.json").read_text())["results"]["prompts"]
+    assert [column["provider"] for column in columns] == ["my-model", "own label", "echo-custom"]
+
+
+def test_a_provider_that_cannot_be_named_at_load_keeps_its_file_id(tmp_path: Path) -> None:
+    code = "module.exports = class { constructor() { throw new Error('no key'); } id() { return 'x'; } };"
+    config = _config(tmp_path, "[file://p.js]", {"p.js": code})
+    result, rows = _run(config)
+    assert rows[0]["provider"]["id"] == "file://p.js" and "no key" in _error(rows[0])
