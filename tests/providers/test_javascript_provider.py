@@ -257,5 +257,5 @@ def test_reports_show_the_id_and_label_the_provider_gives_itself(tmp_path: Path)
 def test_a_provider_that_cannot_be_named_at_load_keeps_its_file_id(tmp_path: Path) -> None:
     code = "module.exports = class { constructor() { throw new Error('no key'); } id() { return 'x'; } };"
     config = _config(tmp_path, "[file://p.js]", {"p.js": code})
-    result, rows = _run(config)
+    _, rows = _run(config)
     assert rows[0]["provider"]["id"] == "file://p.js" and "no key" in _error(rows[0])
