@@ -53,19 +53,24 @@ def _config(tmp_path: Path, providers: str, files: dict[str, str], tests: str = 
     )
 
 
+def _rows(tmp_path: Path, providers: str, files: dict[str, str], tests: str = "") -> list[dict[str, Any]]:
+    """The report's rows of a run that must succeed."""
+    result, rows = _run(_config(tmp_path, providers, files, tests))
+    assert result.exit_code == 0, clean(result)
+    return rows
+
+
 def _error(row: dict[str, Any]) -> str:
     assert row["failureReason"] == 2, row  # an ERROR row
     return " ".join(str(row["error"]).split())
 
 
 def test_a_class_provider_is_built_with_promptfoos_options_and_called_per_row(tmp_path: Path) -> None:
-    config = _config(
+    rows = _rows(
         tmp_path,
         "[{id: file://provider.js, label: mine, config: {temperature: 0.5}}]",
         {"provider.js": CLASS_PROVIDER},
     )
-    result, rows = _run(config)
-    assert result.exit_code == 0, clean(result)
     (row,) = rows
     seen = json.loads(row["response"]["output"])
     assert seen["prompt"] == "Say hi" and seen["vars"] == {"word": "hi"}
@@ -91,9 +96,11 @@ def test_a_class_provider_is_built_with_promptfoos_options_and_called_per_row(tm
 def test_the_file_is_found_by_promptfoos_forms_of_id(
     tmp_path: Path, provider_id: str, file: str, code: str
 ) -> None:
-    config = _config(tmp_path, f"[{provider_id}]", {file: code})
-    result, rows = _run(config)
-    assert result.exit_code == 0, clean(result)
+    rows = _rows(
+        tmp_path,
+        f"[{provider_id}]",
+        {file: code},
+    )
     assert '"prompt":"Say hi"' in rows[0]["response"]["output"]
 
 
@@ -106,13 +113,11 @@ def test_async_methods_class_fields_and_an_object_export_are_awaited(tmp_path: P
     """
     plain = "module.exports = {id: () => 'plain', callApi: async (p) => ({output: 'obj ' + p})};"
     text = "module.exports = class { async callApi(p) { return 'text ' + p; } };"
-    config = _config(
+    rows = _rows(
         tmp_path,
         "[file://fields.js, file://plain.js, file://text.js]",
         {"fields.js": fields, "plain.js": plain, "text.js": text},
     )
-    result, rows = _run(config)
-    assert result.exit_code == 0, clean(result)
     assert [row["response"]["output"] for row in rows] == ["SAY HI", "obj Say hi", "text Say hi"]
 
 
@@ -145,8 +150,7 @@ def test_async_methods_class_fields_and_an_object_export_are_awaited(tmp_path: P
     ],
 )
 def test_a_failing_provider_gives_an_error_row_naming_why(tmp_path: Path, code: str, expected: str) -> None:
-    config = _config(tmp_path, "[file://p.js, echo]", {"p.js": code})
-    result, rows = _run(config)
+    result, rows = _run(_config(tmp_path, "[file://p.js, echo]", {"p.js": code}))
     assert "Traceback" not in result.output
     assert expected in _error(rows[0])
     assert rows[1]["success"] is True  # the other provider's row is unaffected
@@ -190,9 +194,7 @@ def test_call_embedding_api_serves_similar(tmp_path: Path) -> None:
     };
     """
     tests = "[{vars: {word: hi}, assert: [{type: similar, value: 'Say yo', provider: file://embed.js}]}]"
-    config = _config(tmp_path, "[echo]", {"embed.js": embedder}, tests)
-    result, rows = _run(config)
-    assert result.exit_code == 0, clean(result)
+    rows = _rows(tmp_path, "[echo]", {"embed.js": embedder}, tests)
     (component,) = rows[0]["gradingResult"]["componentResults"]
     assert component["pass"] is True and component["score"] == pytest.approx(1.0)
 
@@ -225,9 +227,11 @@ def test_es_module_and_typescript_providers_once_the_loader_reads_them(
 ) -> None:
     if not _loader_reads(Path(file).suffix, tmp_path):
         pytest.skip(f"the JavaScript loader does not read {Path(file).suffix} files yet")
-    config = _config(tmp_path, f"[file://{file}]", {file: code})
-    result, rows = _run(config)
-    assert result.exit_code == 0, clean(result)
+    rows = _rows(
+        tmp_path,
+        f"[file://{file}]",
+        {file: code},
+    )
     assert rows[0]["response"]["output"].endswith(" Say hi")
 
 
@@ -237,13 +241,11 @@ def test_reports_show_the_id_and_label_the_provider_gives_itself(tmp_path: Path)
         "module.exports = class { label = 'own label'; id() { return 'labelled'; }"
         " callApi(p) { return {output: p}; } };"
     )
-    config = _config(
+    rows = _rows(
         tmp_path,
         "[file://named.js, {id: file://labelled.js, label: from-config}, file://provider.js]",
         {"named.js": named, "labelled.js": labelled, "provider.js": CLASS_PROVIDER},
     )
-    result, rows = _run(config)
-    assert result.exit_code == 0, clean(result)
     # promptfoo: {id: provider.id(), label: provider.label ||= the config's label}
     assert [row["provider"] for row in rows] == [
         {"id": "my-model", "label": "my-model"},
