@@ -261,3 +261,23 @@ def test_a_provider_that_cannot_be_named_at_load_keeps_its_file_id(tmp_path: Pat
     config = _config(tmp_path, "[file://p.js]", {"p.js": code})
     _, rows = _run(config)
     assert rows[0]["provider"]["id"] == "file://p.js" and "no key" in _error(rows[0])
+
+
+def test_a_javascript_provider_grades_as_defaulttests_judge(tmp_path: Path) -> None:
+    grader = """
+    module.exports = class {
+      async callApi(prompt) {
+        const pass = prompt.includes('Say hi');
+        return {output: JSON.stringify({pass, score: pass ? 1 : 0, reason: pass ? 'greets' : 'does not'})};
+      }
+    };
+    """
+    config = _config(tmp_path, "[echo]", {"grader.js": grader}, "[{vars: {word: hi}}, {vars: {word: yo}}]")
+    judged = (
+        "defaultTest: {options: {provider: file://grader.js}, assert: [{type: llm-rubric, value: hello}]}\n"
+    )
+    config.write_text(config.read_text() + judged)
+    result, rows = _run(config)
+    assert result.exit_code == 1, clean(result)  # one test fails
+    verdicts = [(row["success"], row["gradingResult"]["componentResults"][0]["reason"]) for row in rows]
+    assert verdicts == [(True, "greets"), (False, "does not")]
