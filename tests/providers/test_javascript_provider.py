@@ -281,3 +281,11 @@ def test_a_javascript_provider_grades_as_defaulttests_judge(tmp_path: Path) -> N
     assert result.exit_code == 1, clean(result)  # one test fails
     verdicts = [(row["success"], row["gradingResult"]["componentResults"][0]["reason"]) for row in rows]
     assert verdicts == [(True, "greets"), (False, "does not")]
+
+
+def test_filter_providers_matches_the_id_a_provider_gives_itself(tmp_path: Path) -> None:
+    named = "module.exports = class { id() { return 'my-model'; } callApi(p) { return {output: p}; } };"
+    config = _config(tmp_path, "[echo, file://named.js]", {"named.js": named})
+    result, rows = _run(config, "--filter-providers", "^my-model$")
+    assert result.exit_code == 0, clean(result)
+    assert [row["provider"]["id"] for row in rows] == ["my-model"]
