@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -60,10 +61,11 @@ NO_NETWORK = (
     "call your model from a Python provider (file://provider.py), the http provider or exec:<command>"
 )
 
-# Evaluated after the module's own top-level code: builds the provider once for this engine context
-# (promptfoo: `new (await importModule(path))({...options, id})`) and serves each call by method name.
+# Evaluated before the module's own top-level code, which may call fetch too
+_PRELUDE = "var fetch = function () { throw new Error(%s); };"
+# Evaluated after it: builds the provider once for this engine context (promptfoo:
+# `new (await importModule(path))({...options, id})`) and serves each call by method name.
 _GLUE = """
-var fetch = function () { throw new Error(%(no_network)s); };
 var __evalh_provider = (function (Export, options) {
   if (typeof Export === "function" && !Export.prototype) {
     throw new Error(%(shown)s + " exports a function that cannot be built with new (an arrow or async " +
@@ -112,11 +114,11 @@ def _provider_source(spec: ProviderSpec) -> JsSource:
     base = Path(spec.base_dir or ".").resolve()
     options = {"id": spec.id, "config": {**spec.config, "basePath": str(base)}, "env": {}}
     glue = _GLUE % {
-        "no_network": json.dumps(NO_NETWORK),
         "shown": json.dumps(module.shown),
         "options": json.dumps(options, ensure_ascii=False, default=str),
     }
-    return dataclasses.replace(module, start=f"{module.start}\n{glue}")
+    prelude = _PRELUDE % json.dumps(NO_NETWORK)
+    return dataclasses.replace(module, start=f"{prelude}\n{module.start}\n{glue}")
 
 
 def self_named(spec: ProviderSpec) -> ProviderSpec:
@@ -178,8 +180,7 @@ class JavaScriptProvider:
             reason = str(error).removeprefix("Error: ")
             raise ProviderError(f"{self.name}: the provider could not be set up: {reason}") from None
         if isinstance(outcome, JsThrown):
-            hint = f" ({NO_NETWORK})" if "fetch" in outcome.message else ""
-            raise ProviderError(f"{self.name}: {method} threw {outcome.message}{hint}")
+            raise ProviderError(f"{self.name}: {method} threw {outcome.message}{_hint(outcome.message)}")
         if outcome.type_name in ("function", "symbol", "bigint", "undefined"):
             raise ProviderError(
                 f"{self.name}: {method} returned {outcome.type_name}, not {{output: ...}} or a string"
@@ -203,6 +204,13 @@ class JavaScriptProvider:
         if not isinstance(results, list) or len(results) != len(texts):
             raise ProviderError(f"{self.name}: callEmbeddingApi returned no vector for some texts")
         return embeddings_from(results, f"{self.name}: callEmbeddingApi")
+
+
+def _hint(thrown: str) -> str:
+    """What to do about a throw that says the sandbox lacks Node's globals (``process.env``...)."""
+    if re.search(r"\b(process|Buffer|setTimeout|setInterval|XMLHttpRequest)'? is not defined", thrown):
+        return f" (the engine has no Node globals; pass values in the provider's config. {NO_NETWORK})"
+    return ""
 
 
 def _context(context: CallContext) -> dict[str, Any]:

@@ -147,6 +147,14 @@ def test_async_methods_class_fields_and_an_object_export_are_awaited(tmp_path: P
             "module.exports = class { async callApi(p) { return (await fetch('http://x')).text(); } };",
             "without network, files or Node modules: call your model from a Python provider",
         ),
+        (
+            "const data = fetch('http://x/data.json');\nmodule.exports = class { callApi() {} };",
+            "p.js: the provider could not be set up: evalh runs JavaScript providers in an embedded engine",
+        ),
+        (
+            "module.exports = class { callApi() { return {output: process.env.MODEL}; } };",
+            "process is not defined (the engine has no Node globals; pass values in the provider's config",
+        ),
     ],
 )
 def test_a_failing_provider_gives_an_error_row_naming_why(tmp_path: Path, code: str, expected: str) -> None:
