@@ -29,6 +29,7 @@ from evalh.providers.keys import (
     missing_replicate_key,
 )
 from evalh.runtimes.callables import lookup
+from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES
 
 __all__ = [
     "PROVIDERS",
@@ -36,6 +37,7 @@ __all__ = [
     "build_provider",
     "capabilities_of",
     "find_entry",
+    "is_javascript_provider",
     "is_web_http",
     "may_cache",
     "missing_key",
@@ -44,6 +46,9 @@ __all__ = [
 ]
 
 _WEB_HTTP = "evalh.providers.webhttp:make_http"  # the generic http provider (http, https, a URL id)
+_JAVASCRIPT = "evalh.providers.javascript:make_javascript"
+# The pattern of an entry that matches a file path by its suffix alone (promptfoo's `./provider.js`)
+_PATH_PATTERN = "<path to a .js/.ts file>"
 
 
 @dataclass(frozen=True)
@@ -58,12 +63,26 @@ class ProviderEntry:
     # whether its answers may come from the completion cache: "never" (scripts, echo), "opt-in" (only
     # with config.cache: true, as the http provider), "default" (the API families, unless they sample)
     caching: str = "never"
+    # with suffixes, the id must also name a file ending in one (any case; ``:Name`` after it names an
+    # export): promptfoo routes ``file://x.js`` by its suffix, and takes a bare path ending in one
+    suffixes: tuple[str, ...] = ()
 
     @property
     def is_prefix(self) -> bool:
         return self.pattern.endswith((":", "://"))
 
+    @property
+    def specificity(self) -> tuple[bool, int, bool]:
+        """Among the entries matching an id, the greatest wins: exact ids, then longer prefixes, then
+        those that also check the suffix; a bare path is the last resort (``openai:x.js`` is a model)."""
+        if self.pattern == _PATH_PATTERN:
+            return (False, 0, True)
+        return (not self.is_prefix, len(self.pattern), bool(self.suffixes))
+
     def matches(self, provider_id: str) -> bool:
+        if self.suffixes:
+            starts = self.pattern == _PATH_PATTERN or provider_id.startswith(self.pattern)
+            return starts and _file_part(provider_id).lower().endswith(self.suffixes)
         if self.is_prefix:
             return provider_id.startswith(self.pattern) and len(provider_id) > len(self.pattern)
         return provider_id == self.pattern
@@ -201,6 +220,10 @@ PROMPTFOO_FAMILY_ENTRIES: tuple[ProviderEntry, ...] = (
         caching="default",
     ),
 )
+def _file_part(provider_id: str) -> str:
+    """``file://x.js:Name`` -> ``file://x.js``: a trailing export name is not part of the path."""
+    path, sep, name = provider_id.rpartition(":")
+    return path if sep and name.isidentifier() else provider_id
 
 
 PROVIDERS: tuple[ProviderEntry, ...] = (
@@ -232,6 +255,24 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("text", "embedding"),
         "a Python provider file, as promptfoo's file://provider.py",
         "file://provider.py",
+    ),
+    # JavaScript providers: promptfoo's custom provider class in a file, run in the embedded engine
+    ProviderEntry(
+        "file://",
+        _JAVASCRIPT,
+        ("text", "embedding"),
+        "a JavaScript provider file (.js .cjs; .mjs .ts .mts .cts as ES modules / TypeScript): a class with "
+        "callApi (and callEmbeddingApi), run in the embedded engine without network",
+        "file://provider.js",
+        suffixes=JS_FILE_SUFFIXES,
+    ),
+    ProviderEntry(
+        _PATH_PATTERN,
+        _JAVASCRIPT,
+        ("text", "embedding"),
+        "a JavaScript provider file named by its path, as promptfoo's ./provider.js",
+        "./provider.js",
+        suffixes=JS_FILE_SUFFIXES,
     ),
     ProviderEntry(
         "local",
@@ -450,7 +491,7 @@ def _find_static(provider_id: str) -> ProviderEntry | None:
     candidates = [entry for entry in PROVIDERS if entry.matches(provider_id)]
     if not candidates:
         return None
-    best = max(candidates, key=lambda entry: (not entry.is_prefix, len(entry.pattern)))
+    best = max(candidates, key=lambda entry: entry.specificity)
     refused = refusal_of(provider_id)
     # a refused sub-form is more specific than its family's entry: groq:responses:<model> is not a
     # Groq chat model named "responses:<model>"
@@ -489,6 +530,13 @@ def is_web_http(provider_id: str) -> bool:
     templates (url, body, queryParams, headers) are rendered for each call."""
     entry = find_entry(provider_id)
     return entry is not None and entry.target == _WEB_HTTP
+
+
+def is_javascript_provider(provider_id: str) -> bool:
+    """The id names a JavaScript provider file (``file://x.js``, ``./x.ts``), whose module is checked at
+    load (found, no refused ``require``, no syntax error)."""
+    entry = find_entry(provider_id)
+    return entry is not None and entry.target == _JAVASCRIPT
 
 
 @lru_cache(maxsize=256)  # PROVIDERS is fixed; the embedding assertions ask on every row

@@ -40,6 +40,7 @@ __all__ = [
     "JsThrown",
     "TimedOut",
     "call_javascript",
+    "evaluate_once",
     "syntax_problem",
 ]
 
@@ -133,6 +134,28 @@ def syntax_problem(source: JsSource) -> str | None:
             where = f" at line {match.group(1)} of the combined modules"
         return f"{source.shown}: {_engine_message(error)}{where}"
     return None
+
+
+def evaluate_once(source: JsSource, expression: str, *, timeout_s: float) -> JsReturned:
+    """The value of ``expression`` (plain data) after ``source``'s program ran, in a fresh context on the
+    calling thread, for what a config needs to know at load (a provider's own id). The program and the
+    expression together have ``timeout_s`` of CPU time and the memory cap; no promise is awaited.
+
+    Raises TimedOut and JsFailed (a throw included)."""
+    context = engine().Context()
+    context.set_memory_limit(MEMORY_LIMIT_BYTES)
+    context.set_time_limit(timeout_s)
+    try:
+        for code in (_GLUE, source.definitions, source.start):
+            if code:
+                _checked(context.eval, code)
+        reply = _checked(context.eval, f"__evalh_encode({expression})")
+    except _Interrupted:
+        raise TimedOut(timeout_s) from None
+    decoded = _decode(source, str(reply))
+    if isinstance(decoded, JsThrown):
+        raise JsFailed(decoded.message)
+    return decoded
 
 
 @dataclass

@@ -233,11 +233,14 @@ def _resolve(candidate: Path, *, typescript: bool) -> Path | None:
     return None
 
 
-def file_source(value: str, config_dir: Path | None) -> JsSource:
+def file_source(value: str, config_dir: Path | None, *, module_export: bool = False) -> JsSource:
     """The program for ``file://x.js[:fn]``: every module it requires, wrapped as CommonJS.
 
-    Raises JsFileProblem when the file itself cannot be used; refused requires are in ``problems``
-    (a ``require`` of them throws when it runs)."""
+    With ``module_export`` the program defines ``__evalh_export`` instead of ``__evalh_fn``: the module's
+    export itself (a class or an object, as a provider file exports), picked as promptfoo's
+    ``importModule`` does (``default``, else the whole export; ``:name`` names one), for the caller's
+    own glue to use. Raises JsFileProblem when the file itself cannot be used; refused requires are in
+    ``problems`` (a ``require`` of them throws when it runs)."""
     shown, function = split_js_target(value)
     if not shown.endswith(JS_FILE_SUFFIXES):
         raise JsFileProblem(
@@ -251,6 +254,8 @@ def file_source(value: str, config_dir: Path | None) -> JsSource:
     loader = _Loader(roots=(base.resolve(), entry.parent))
     loader.load(entry)
     definitions, start = _program(loader, str(entry), function)
+    if module_export:
+        start = _export_start(str(entry), function)
     return JsSource(
         definitions=definitions,
         start=start,
@@ -309,3 +314,12 @@ function __evalh_require(path) {{
   return f;
 }})();"""
     return definitions, start
+
+
+def _export_start(entry: str, name: str | None) -> str:
+    """``__evalh_export``: the entry module's export (``default`` first, as an ES module's), or ``name``."""
+    pick = f"exported && exported[{json.dumps(name)}]" if name else "exported && exported.default || exported"
+    return f"""var __evalh_export = (function () {{
+  var exported = __evalh_require({json.dumps(entry)});
+  return {pick};
+}})();"""
