@@ -29,6 +29,7 @@ __all__ = [
     "ChatReply",
     "HttpModelProvider",
     "Pricing",
+    "ReplyRefused",
     "price_by_prefix",
     "to_messages",
 ]
@@ -37,6 +38,12 @@ __all__ = [
 REPLY_SHAPE_ERRORS = (AttributeError, KeyError, IndexError, TypeError, ValueError)
 
 _Price = TypeVar("_Price")
+
+
+class ReplyRefused(Exception):
+    """A well-formed reply that carries no answer (a safety block, a guardrail): its message is the
+    row's error as the protocol's provider in promptfoo words it."""
+
 
 # Settings that change what a model answers: sent in the body and part of the cache identity. The
 # tool settings (providers/tools.py TOOL_KEYS) are rendered with each call's vars: see request_shape.
@@ -216,6 +223,16 @@ class ChatProvider(HttpModelProvider):
     def parse_reply(self, reply: HttpReply) -> ChatReply:
         raise NotImplementedError
 
+    def messages_of(self, prompt: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The rendered prompt as the chat messages :meth:`build_body` takes."""
+        return to_messages(prompt)
+
+    async def send(
+        self, body: dict[str, Any], *, timeout_s: float | None, headers: Mapping[str, str] | None
+    ) -> HttpReply:
+        """POST the body; a protocol that signs its requests (AWS SigV4) sends the bytes it signed."""
+        return await self.http.post_json(self.path, body, timeout_s=timeout_s, headers=headers)
+
     async def complete(
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext | None = None
     ) -> ProviderResponse:
@@ -228,9 +245,8 @@ class ChatProvider(HttpModelProvider):
         except TemplateError as error:
             return ProviderResponse(error=f"{self.id}: could not render the tools: {error.render()}")
         try:
-            reply = await self.http.post_json(
-                self.path,
-                self.build_body(to_messages(prompt), tools),
+            reply = await self.send(
+                self.build_body(self.messages_of(prompt), tools),
                 timeout_s=timeout,
                 headers={"traceparent": trace.traceparent} if trace is not None else None,
             )
@@ -240,6 +256,12 @@ class ChatProvider(HttpModelProvider):
             return ProviderResponse(error=str(error), metadata={"attempts": attempts})
         try:
             parsed = self.parse_reply(reply)
+        except ReplyRefused as refused:
+            return ProviderResponse(
+                error=f"{self.id}: {refused}",
+                latency_ms=reply.latency_ms,
+                metadata={"attempts": reply.attempts},
+            )
         except REPLY_SHAPE_ERRORS as error:
             return ProviderResponse(
                 error=f"{self.id}: {self.malformed(reply, error)}",

@@ -1,0 +1,381 @@
+"""Gemini through Google's generateContent API: ``google:<model>``, ``vertex:<model>``, embeddings.
+
+``google:<model>`` POSTs ``{base}/{apiVersion}/models/{model}:generateContent`` (Google AI Studio; base
+``https://generativelanguage.googleapis.com``, or ``https://{apiHost}``, or ``apiBaseUrl``; version
+``v1beta``) with the key in ``x-goog-api-key``. ``vertex:<model>`` is the same protocol on Vertex AI's
+express mode (``https://{region}-aiplatform.googleapis.com/v1/publishers/google/models/{model}:generateContent``
+with an API key); evalh does not sign in to Google Cloud (ADC / OAuth). ``google:embedding:<model>`` posts
+batches to ``:batchEmbedContents``.
+
+The request follows promptfoo's ``src/providers/google/ai.studio.ts``: a chat prompt's messages become
+``contents`` (``assistant`` -> ``model``, text in ``parts``; a prompt already in Gemini's shape is sent as
+it is), system messages and ``config.systemInstruction`` become ``system_instruction``, and
+``temperature`` / ``topP`` / ``topK`` / ``stopSequences`` / ``maxOutputTokens`` with
+``config.generationConfig`` over them make ``generationConfig``. The output is the text of the first
+candidate's parts, or the parts themselves when one is not text (a ``functionCall``); a blocked prompt or
+candidate is an error worded as promptfoo's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+import numpy as np
+
+from evalh.errors import ConfigError
+from evalh.model import ProviderSpec, Usage
+from evalh.providers.chat import ChatProvider, ChatReply, Pricing, ReplyRefused, to_messages
+from evalh.providers.embedhttp import HttpEmbedder, vectors_from_rows
+from evalh.providers.http import HttpClient, HttpReply
+from evalh.providers.keys import (
+    config_or_env,
+    google_api_key,
+    missing_google_key,
+    missing_vertex_key,
+    vertex_api_key,
+)
+
+__all__ = [
+    "DEFAULT_GOOGLE_BASE_URL",
+    "GeminiChat",
+    "GeminiEmbedder",
+    "gemini_contents",
+    "make_chat",
+    "make_embedding",
+    "make_vertex",
+]
+
+DEFAULT_GOOGLE_BASE_URL = "https://generativelanguage.googleapis.com"
+DEFAULT_VERTEX_HOST = "aiplatform.googleapis.com"
+_GENERATION_KEYS = ("temperature", "topP", "topK", "stopSequences", "maxOutputTokens")
+_BLOCKED_FINISH = ("SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII")
+# google:<service>:<model> services promptfoo serves with other APIs (Live, Imagen, Veo)
+_OTHER_SERVICES = ("live", "image", "video")
+
+
+def gemini_contents(
+    messages: Sequence[Mapping[str, Any]], system_instruction: Any = None
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """(``contents``, ``system_instruction``) of chat messages, as promptfoo's
+    ``geminiFormatAndSystemInstructions``: Gemini-shaped messages (``parts``) pass as they are; OpenAI-style
+    ones become ``{role, parts}``; system messages join the configured instruction, after it."""
+    if all(isinstance(m.get("parts"), list) and m.get("role", "user") in ("user", "model") for m in messages):
+        contents = [dict(m) for m in messages]
+        system_parts: list[Any] = []
+    else:
+        converted = [_as_content(m) for m in messages]
+        system_parts = [
+            part
+            for m in converted
+            if m["role"] == "system"
+            for part in m["parts"]
+            if isinstance(part.get("text"), str)
+        ]
+        contents = [m for m in converted if m["role"] != "system"]
+        if not contents and system_parts:  # a prompt of system text alone is the user's message
+            contents, system_parts = [{"role": "user", "parts": system_parts}], []
+    configured = _instruction_parts(system_instruction)
+    parts = configured + system_parts
+    return contents, ({"parts": parts} if parts else None)
+
+
+def _as_content(message: Mapping[str, Any]) -> dict[str, Any]:
+    role = "model" if message.get("role") == "assistant" else str(message.get("role", "user"))
+    content = message.get("content")
+    if isinstance(content, list):
+        parts = [
+            {"text": item}
+            if isinstance(item, str)
+            else {"text": item.get("text")}
+            if isinstance(item, Mapping) and item.get("type") == "text"
+            else item
+            for item in content
+        ]
+    elif isinstance(content, Mapping):
+        parts = [dict(content)]
+    else:
+        parts = [{"text": "" if content is None else str(content)}]
+    return {"role": role, "parts": parts}
+
+
+def _instruction_parts(instruction: Any) -> list[Any]:
+    if not instruction:
+        return []
+    if isinstance(instruction, str):
+        return [{"text": instruction}]
+    if isinstance(instruction, Mapping) and isinstance(instruction.get("parts"), list):
+        return list(instruction["parts"])
+    raise ValueError("systemInstruction must be text or {parts: [...]}")
+
+
+def candidate_output(payload: Mapping[str, Any]) -> Any:
+    """The first candidate's text, or its parts when one is not text; ReplyRefused for a blocked prompt
+    or answer (promptfoo's ``getCandidate`` / ``formatCandidateContents`` messages)."""
+    candidates = payload.get("candidates") or []
+    if not candidates:
+        raise ReplyRefused(_no_candidate(payload))
+    candidate = candidates[0]
+    finish = candidate.get("finishReason")
+    if finish in _BLOCKED_FINISH:
+        message = f"Response was blocked with finish reason: {finish}"
+        flagged = [
+            f"{r.get('category')}: {r.get('probability')}{' (BLOCKED)' if r.get('blocked') else ''}"
+            for r in candidate.get("safetyRatings") or []
+            if r.get("probability") != "NEGLIGIBLE" or r.get("blocked")
+        ]
+        raise ReplyRefused(message + (f"\nSafety ratings: {', '.join(flagged)}" if flagged else ""))
+    parts = (candidate.get("content") or {}).get("parts")
+    if not isinstance(parts, list):
+        raise ReplyRefused(f"No output found in response: {_compact(candidate)}")
+    if all("text" in part for part in parts):
+        return "".join(str(part["text"]) for part in parts)
+    return parts
+
+
+def _no_candidate(payload: Mapping[str, Any]) -> str:
+    feedback = payload.get("promptFeedback") or {}
+    flagged = [
+        f"{r.get('category')}: {r.get('probability')}"
+        for r in feedback.get("safetyRatings") or []
+        if r.get("probability") != "NEGLIGIBLE"
+    ]
+    if feedback.get("blockReason"):
+        detail = f" (Safety ratings: {', '.join(flagged)})" if flagged else ""
+        return f"Response blocked: {feedback['blockReason']}{detail}"
+    if flagged:
+        return f"Response may have been blocked due to safety filters: {', '.join(flagged)}"
+    return "No candidates returned in API response."
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:300]
+
+
+class GeminiChat(ChatProvider):
+    """generateContent on AI Studio or Vertex AI (express mode): the same body and reply."""
+
+    def __init__(self, spec: ProviderSpec, *, path: str, **kwargs: Any) -> None:
+        super().__init__(spec, **kwargs)
+        self.path = path
+        try:
+            _instruction_parts(self.config.get("systemInstruction"))
+        except ValueError as error:
+            where = f"{spec.path}.config.systemInstruction" if spec.path else spec.id
+            raise ConfigError(str(error), where=where) from None
+
+    def sampling(self) -> dict[str, Any]:
+        """``generationConfig``: promptfoo's typed keys, then ``config.generationConfig`` over them."""
+        settings = {key: self.config[key] for key in _GENERATION_KEYS if self.config.get(key) is not None}
+        settings.update(dict(self.config.get("generationConfig") or {}))
+        return settings
+
+    def extra_identity(self) -> Mapping[str, Any]:
+        keys = ("systemInstruction", "safetySettings", "toolConfig", "responseSchema", "passthrough")
+        return {key: self.config[key] for key in keys if self.config.get(key) is not None}
+
+    def messages_of(self, prompt: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        if isinstance(prompt, str):  # a Gemini-shaped JSON prompt ([{role, parts}]) is kept as it is
+            parsed = _json_list(prompt)
+            if parsed is not None and all(isinstance(m, dict) and "parts" in m for m in parsed):
+                return parsed
+        return to_messages(prompt)
+
+    def build_body(self, messages: list[dict[str, Any]], tools: Mapping[str, Any]) -> dict[str, Any]:
+        contents, system = gemini_contents(messages, self.config.get("systemInstruction"))
+        body: dict[str, Any] = {"contents": contents, "generationConfig": self.sampling()}
+        if self.config.get("responseSchema") is not None:
+            body["generationConfig"]["response_schema"] = self.config["responseSchema"]
+            body["generationConfig"]["response_mime_type"] = "application/json"
+        safety = self.config.get("safetySettings")
+        if safety:  # promptfoo accepts `probability` for `threshold`
+            body["safetySettings"] = [
+                {"category": s.get("category"), "threshold": s.get("threshold") or s.get("probability") or ""}
+                for s in safety
+            ]
+        if self.config.get("toolConfig") is not None:
+            body["toolConfig"] = self.config["toolConfig"]
+        if tools.get("tools"):
+            body["tools"] = tools["tools"]
+        if system is not None:
+            body["system_instruction"] = system
+        body.update(dict(self.config.get("passthrough") or {}))
+        return body
+
+    def parse_reply(self, reply: HttpReply) -> ChatReply:
+        payload = reply.json
+        output = candidate_output(payload)
+        usage = payload.get("usageMetadata") or {}
+        prompt_tokens = int(usage.get("promptTokenCount") or 0) + int(
+            usage.get("toolUsePromptTokenCount") or 0
+        )
+        return ChatReply(
+            output=output,
+            usage=Usage(
+                prompt_tokens=prompt_tokens,
+                completion_tokens=int(usage.get("candidatesTokenCount") or 0),
+                total_tokens=int(usage.get("totalTokenCount") or 0),
+            ),
+            metadata=_reply_metadata(payload),
+        )
+
+
+def _reply_metadata(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """promptfoo's ``guardrails`` (any safety rating above NEGLIGIBLE) and grounding metadata."""
+    metadata: dict[str, Any] = {}
+    candidate = (payload.get("candidates") or [{}])[0]
+    prompt_ratings = (payload.get("promptFeedback") or {}).get("safetyRatings")
+    answer_ratings = candidate.get("safetyRatings")
+    if prompt_ratings or answer_ratings:
+        flagged_input = any(r.get("probability") != "NEGLIGIBLE" for r in prompt_ratings or [])
+        flagged_output = any(r.get("probability") != "NEGLIGIBLE" for r in answer_ratings or [])
+        metadata["guardrails"] = {
+            "flaggedInput": flagged_input,
+            "flaggedOutput": flagged_output,
+            "flagged": flagged_input or flagged_output,
+        }
+    if candidate.get("groundingMetadata") is not None:
+        metadata["groundingMetadata"] = candidate["groundingMetadata"]
+    return metadata
+
+
+def _json_list(text: str) -> list[Any] | None:
+    if not text.lstrip().startswith("["):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, list) and value else None
+
+
+class GeminiEmbedder(HttpEmbedder):
+    """``:batchEmbedContents``: one request per batch, one ``values`` vector per text."""
+
+    family = "google"
+
+    def __init__(self, spec: ProviderSpec, **kwargs: Any) -> None:
+        super().__init__(spec, **kwargs)
+        version = _api_version(self.config, "v1beta")
+        self.path = f"{version}/models/{quote(self.model, safe='')}:batchEmbedContents"
+
+    def extra_identity(self) -> Mapping[str, Any]:
+        return {key: self.config[key] for key in ("taskType", "title") if self.config.get(key) is not None}
+
+    def build_body(self, texts: list[str]) -> dict[str, Any]:
+        dims = self.dimensions or self.config.get("outputDimensionality")
+        extra = {key: self.config[key] for key in ("taskType", "title") if self.config.get(key) is not None}
+        if dims:
+            extra["outputDimensionality"] = dims
+        model = f"models/{self.model}"
+        return {"requests": [{"model": model, "content": {"parts": [{"text": t}]}, **extra} for t in texts]}
+
+    def parse_reply(self, payload: Any, count: int) -> tuple[np.ndarray[Any, np.dtype[np.float32]], int]:
+        rows = [item["values"] for item in payload["embeddings"]]
+        return vectors_from_rows(rows, count, self.id), 0
+
+
+def _api_version(config: Mapping[str, Any], default: str) -> str:
+    return str(config.get("apiVersion") or default)
+
+
+def _google_base_url(config: Mapping[str, Any]) -> str:
+    """promptfoo's order: ``apiHost`` / ``GOOGLE_API_HOST`` (https), then ``apiBaseUrl`` /
+    ``GOOGLE_API_BASE_URL``, then AI Studio."""
+    host = config_or_env(config, "apiHost", "GOOGLE_API_HOST", "PALM_API_HOST")
+    if host:
+        return host if "://" in host else f"https://{host}"
+    return config_or_env(config, "apiBaseUrl", "GOOGLE_API_BASE_URL") or DEFAULT_GOOGLE_BASE_URL
+
+
+def _client(spec: ProviderSpec, base_url: str, api_key: str | None) -> HttpClient:
+    headers = {"x-goog-api-key": api_key} if api_key else {}
+    return HttpClient.for_spec(
+        spec, base_url=base_url, headers=headers, secrets=(api_key,) if api_key else ()
+    )
+
+
+def _model_after(spec: ProviderSpec, prefixes: Sequence[str]) -> str:
+    rest = spec.id
+    for prefix in prefixes:
+        if rest.startswith(prefix):
+            rest = rest[len(prefix) :]
+            break
+    return str(spec.config.get("model") or rest)
+
+
+def make_chat(spec: ProviderSpec) -> GeminiChat:
+    service, _, model = spec.id.split(":", 1)[1].partition(":")
+    if model and service in _OTHER_SERVICES:
+        raise ConfigError(
+            f"{spec.id!r}: promptfoo's google:{service}: provider uses another Google API, which evalh does "
+            "not serve",
+            where=spec.path or spec.id,
+            hint="Use google:<model> (generateContent) for text, or a python: / http provider for that API",
+        )
+    model = _model_after(spec, ("google:", "palm:"))
+    api_key = google_api_key(spec.config)
+    return GeminiChat(
+        spec,
+        path=f"{_api_version(spec.config, 'v1beta')}/models/{quote(model, safe='')}:generateContent",
+        model=model,
+        http=_client(spec, _google_base_url(spec.config), api_key),
+        pricing=Pricing.resolve(spec.config, {}, model),
+        missing_key=missing_google_key(spec),
+    )
+
+
+def make_vertex(spec: ProviderSpec) -> GeminiChat:
+    """Vertex AI's express mode: an API key, no project, Google's publisher models (Gemini)."""
+    model = _model_after(spec, ("vertex:chat:", "vertex:"))
+    if ":" in model or not model.startswith(("gemini", "gemma")):
+        raise ConfigError(
+            f"{spec.id!r}: evalh serves vertex: for Gemini models through Vertex AI's express mode only",
+            where=spec.path or spec.id,
+            hint="For Claude on Vertex use anthropic:messages:<model>; for other models an "
+            "OpenAI-compatible endpoint (openai:chat:<model> with apiBaseUrl), or google:<model> with an "
+            "AI Studio key",
+        )
+    config = spec.config
+    api_key = vertex_api_key(config)
+    version = config_or_env(config, "apiVersion", "VERTEX_API_VERSION") or "v1"
+    publisher = config_or_env(config, "publisher", "VERTEX_PUBLISHER") or "google"
+    return GeminiChat(
+        spec,
+        path=f"{version}/publishers/{publisher}/models/{quote(model, safe='')}:generateContent",
+        model=model,
+        http=_client(spec, _vertex_base_url(config), api_key),
+        pricing=Pricing.resolve(config, {}, model),
+        missing_key=missing_vertex_key(spec),
+    )
+
+
+def _vertex_base_url(config: Mapping[str, Any]) -> str:
+    """``apiHost`` / ``VERTEX_API_HOST``, else the region's host (promptfoo's ``getVertexApiHostForRegion``;
+    region: ``config.region`` / ``VERTEX_REGION`` / ``GOOGLE_CLOUD_LOCATION``, ``us-central1`` with a key);
+    ``apiBaseUrl`` (evalh's) names a whole base URL, such as a proxy's."""
+    if config.get("apiBaseUrl"):
+        return str(config["apiBaseUrl"])
+    host = config_or_env(config, "apiHost", "VERTEX_API_HOST")
+    if not host:
+        region = config_or_env(config, "region", "VERTEX_REGION", "GOOGLE_CLOUD_LOCATION") or "us-central1"
+        if region == "global":
+            host = DEFAULT_VERTEX_HOST
+        elif region in ("us", "eu"):
+            host = f"aiplatform.{region}.rep.googleapis.com"
+        else:
+            host = f"{region}-{DEFAULT_VERTEX_HOST}"
+    return host if "://" in host else f"https://{host}"
+
+
+def make_embedding(spec: ProviderSpec) -> GeminiEmbedder:
+    model = _model_after(spec, ("google:embedding:", "google:embeddings:"))
+    api_key = google_api_key(spec.config)
+    return GeminiEmbedder(
+        spec,
+        model=model,
+        http=_client(spec, _google_base_url(spec.config), api_key),
+        missing_key=missing_google_key(spec),
+    )
