@@ -43,6 +43,8 @@ __all__ = [
     "GeminiChat",
     "GeminiEmbedder",
     "gemini_contents",
+    "gemini_tool_config",
+    "gemini_tools",
     "make_chat",
     "make_embedding",
     "make_vertex",
@@ -109,6 +111,29 @@ def _instruction_parts(instruction: Any) -> list[Any]:
     if isinstance(instruction, Mapping) and isinstance(instruction.get("parts"), list):
         return list(instruction["parts"])
     raise ValueError("systemInstruction must be text or {parts: [...]}")
+
+
+def gemini_tools(tools: Any) -> list[Any]:
+    """OpenAI-style tools as one ``functionDeclarations`` tool (promptfoo's ``openaiToolsToGoogle``);
+    Gemini-style tools (``functionDeclarations``, ``googleSearch``...) as they are."""
+    if not isinstance(tools, list):
+        return [tools]
+    if tools and all(isinstance(t, Mapping) and t.get("type") == "function" for t in tools):
+        functions = [t.get("function") or {} for t in tools]
+        keys = ("name", "description", "parameters")
+        return [{"functionDeclarations": [{k: f[k] for k in keys if f.get(k)} for f in functions]}]
+    return tools
+
+
+def gemini_tool_config(choice: Any) -> dict[str, Any] | None:
+    """An OpenAI ``tool_choice`` as Gemini's ``functionCallingConfig``."""
+    modes = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+    if isinstance(choice, str) and choice in modes:
+        return {"functionCallingConfig": {"mode": modes[choice]}}
+    if isinstance(choice, Mapping) and isinstance(choice.get("function"), Mapping):
+        names = [choice["function"].get("name")]
+        return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": names}}
+    return None
 
 
 def candidate_output(payload: Mapping[str, Any]) -> Any:
@@ -195,10 +220,11 @@ class GeminiChat(ChatProvider):
                 {"category": s.get("category"), "threshold": s.get("threshold") or s.get("probability") or ""}
                 for s in safety
             ]
-        if self.config.get("toolConfig") is not None:
-            body["toolConfig"] = self.config["toolConfig"]
+        tool_config = self.config.get("toolConfig") or gemini_tool_config(tools.get("tool_choice"))
+        if tool_config is not None:
+            body["toolConfig"] = tool_config
         if tools.get("tools"):
-            body["tools"] = tools["tools"]
+            body["tools"] = gemini_tools(tools["tools"])
         if system is not None:
             body["system_instruction"] = system
         body.update(dict(self.config.get("passthrough") or {}))
@@ -334,9 +360,9 @@ def make_vertex(spec: ProviderSpec) -> GeminiChat:
         raise ConfigError(
             f"{spec.id!r}: evalh serves vertex: for Gemini models through Vertex AI's express mode only",
             where=spec.path or spec.id,
-            hint="For Claude on Vertex use anthropic:messages:<model>; for other models an "
-            "OpenAI-compatible endpoint (openai:chat:<model> with apiBaseUrl), or google:<model> with an "
-            "AI Studio key",
+            hint="For Claude use anthropic:messages:<model>; for embeddings google:embedding:<model> with an "
+            "AI Studio key; for other models an OpenAI-compatible endpoint (openai:chat:<model> with "
+            "apiBaseUrl)",
         )
     config = spec.config
     api_key = vertex_api_key(config)
