@@ -204,8 +204,8 @@ def missing_vertex_key(spec: ProviderSpec) -> MissingKey | None:
         return None
     return MissingKey(
         _named_envar(spec.config, *_VERTEX_ENVARS),
-        instead="an express-mode key (evalh does not use Google Cloud's application default credentials); "
-        "or use google:<model> with an AI Studio key",
+        instead="which must be a Vertex AI express-mode key, since evalh does not use Google Cloud's "
+        "application default credentials; or use google:<model> with an AI Studio key",
     )
 
 
@@ -249,6 +249,6 @@ def missing_aws_credentials(spec: ProviderSpec) -> MissingKey | None:
         return None
     return MissingKey(
         ("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", "AWS_BEARER_TOKEN_BEDROCK"),
-        instead="or config.accessKeyId / secretAccessKey (a profile in ~/.aws is not read: "
-        "`aws configure export-credentials --format env` prints its variables)",
+        instead="or config.accessKeyId and secretAccessKey; a profile in ~/.aws is not read, and "
+        "`aws configure export-credentials --format env` prints its variables",
     )
