@@ -30,7 +30,7 @@ from evalh.common.environment import getenv
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec, Usage
 from evalh.providers.bedrock_signing import RequestSigner, bedrock_region, signer_for
-from evalh.providers.chat import ChatProvider, ChatReply, Pricing, ReplyRefused
+from evalh.providers.chat import ChatProvider, ChatReply, Pricing, ReplyRefused, require_config_shapes
 from evalh.providers.converse import converse_messages, converse_output, converse_tools, pick
 from evalh.providers.embedhttp import HttpEmbedder, vectors_from_rows
 from evalh.providers.http import HttpClient, HttpReply
@@ -98,12 +98,25 @@ class BedrockConverse(ChatProvider):
     """The Converse API, one signed POST per prompt."""
 
     def __init__(self, spec: ProviderSpec, *, signer: RequestSigner, **kwargs: Any) -> None:
+        require_config_shapes(
+            spec, mappings=("additionalModelRequestFields", "thinking", "performanceConfig", "serviceTier")
+        )
         super().__init__(spec, **kwargs)
         self.signer = signer
         self.path = f"model/{quote(self.model, safe='')}/converse"
+        try:
+            self.inference = _inference_config(self.config)
+        except (TypeError, ValueError) as error:
+            where = f"{spec.path}.config" if spec.path else spec.id
+            raise ConfigError(
+                f"maxTokens, temperature, topP and stopSequences must be numbers (and a list of texts): "
+                f"{error}",
+                where=where,
+                hint="Also check the AWS_BEDROCK_MAX_TOKENS / _TEMPERATURE / _TOP_P / _STOP variables",
+            ) from None
 
     def sampling(self) -> dict[str, Any]:
-        return _inference_config(self.config)
+        return dict(self.inference)
 
     def extra_identity(self) -> Mapping[str, Any]:
         keys = ("guardrailIdentifier", "guardrailVersion", "additionalModelRequestFields", "thinking")
@@ -118,7 +131,7 @@ class BedrockConverse(ChatProvider):
         body: dict[str, Any] = {"messages": [m for m in messages if m["role"] != "system"]}
         if system:
             body["system"] = system[0]
-        if self.sampling():
+        if self.inference:
             body["inferenceConfig"] = self.sampling()
         choice = tools.get("tool_choice", self.config.get("toolChoice"))
         tool_config = converse_tools(tools.get("tools"), choice)

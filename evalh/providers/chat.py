@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from evalh.errors import ProviderError, TemplateError
+from evalh.errors import ConfigError, ProviderError, TemplateError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
 from evalh.providers.http import HttpClient, HttpReply
@@ -30,7 +30,9 @@ __all__ = [
     "HttpModelProvider",
     "Pricing",
     "ReplyRefused",
+    "RequestShapeError",
     "price_by_prefix",
+    "require_config_shapes",
     "to_messages",
 ]
 
@@ -38,6 +40,10 @@ __all__ = [
 REPLY_SHAPE_ERRORS = (AttributeError, KeyError, IndexError, TypeError, ValueError)
 
 _Price = TypeVar("_Price")
+
+
+class RequestShapeError(ValueError):
+    """A setting rendered for one call (the tools) that the protocol cannot express: that row's error."""
 
 
 class ReplyRefused(Exception):
@@ -81,6 +87,28 @@ def _json_messages(text: str) -> list[dict[str, Any]] | None:
     if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
         return value
     return None
+
+
+def require_config_shapes(
+    spec: ProviderSpec, *, mappings: Sequence[str] = (), lists_of_mappings: Sequence[str] = ()
+) -> None:
+    """A ConfigError at ``<provider>.config.<key>`` for a protocol setting of the wrong shape, before any
+    call (a protocol's body copies these settings in as they are)."""
+    for key in (*mappings, *lists_of_mappings):
+        value = spec.config.get(key)
+        if value is None:
+            continue
+        if key in mappings and isinstance(value, Mapping):
+            continue
+        if (
+            key in lists_of_mappings
+            and isinstance(value, list)
+            and all(isinstance(v, Mapping) for v in value)
+        ):
+            continue
+        wanted = "a mapping" if key in mappings else "a list of mappings"
+        where = f"{spec.path}.config.{key}" if spec.path else f"{spec.id} config.{key}"
+        raise ConfigError(f"{key} must be {wanted} (got {type(value).__name__})", where=where)
 
 
 def price_by_prefix(table: Mapping[str, _Price], model: str) -> _Price | None:
@@ -245,8 +273,12 @@ class ChatProvider(HttpModelProvider):
         except TemplateError as error:
             return ProviderResponse(error=f"{self.id}: could not render the tools: {error.render()}")
         try:
+            body = self.build_body(self.messages_of(prompt), tools)
+        except RequestShapeError as error:  # tools of another shape than the protocol's, as rendered
+            return ProviderResponse(error=f"{self.id}: {error}")
+        try:
             reply = await self.send(
-                self.build_body(self.messages_of(prompt), tools),
+                body,
                 timeout_s=timeout,
                 headers={"traceparent": trace.traceparent} if trace is not None else None,
             )

@@ -12,6 +12,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalh.providers.chat import RequestShapeError
+
 __all__ = ["converse_messages", "converse_output", "converse_tools", "pick"]
 
 
@@ -161,12 +163,16 @@ def converse_tools(tools: Any, choice: Any) -> dict[str, Any] | None:
     """``toolConfig`` from OpenAI-style or Converse-style tools (promptfoo's conversion)."""
     if not tools or choice == "none":
         return None
+    if not isinstance(tools, list) or not all(isinstance(tool, Mapping) for tool in tools):
+        raise RequestShapeError(f"tools must be a list of tool definitions (got {_json_text(tools)[:200]})")
     specs = []
     for tool in tools:
         if tool.get("toolSpec"):
             specs.append({"toolSpec": tool["toolSpec"]})
             continue
         function = tool.get("function") if tool.get("type") == "function" else tool
+        if not isinstance(function, Mapping) or not function.get("name"):
+            raise RequestShapeError(f"Invalid tool configuration: {_json_text(tool)[:200]}")
         schema = function.get("parameters") or function.get("input_schema") or {}
         specs.append({"toolSpec": {**pick(function, "name", "description"), "inputSchema": {"json": schema}}})
     config: dict[str, Any] = {"tools": specs}

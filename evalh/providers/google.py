@@ -27,7 +27,14 @@ import numpy as np
 
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec, Usage
-from evalh.providers.chat import ChatProvider, ChatReply, Pricing, ReplyRefused, to_messages
+from evalh.providers.chat import (
+    ChatProvider,
+    ChatReply,
+    Pricing,
+    ReplyRefused,
+    require_config_shapes,
+    to_messages,
+)
 from evalh.providers.embedhttp import HttpEmbedder, vectors_from_rows
 from evalh.providers.http import HttpClient, HttpReply
 from evalh.providers.keys import (
@@ -183,6 +190,11 @@ class GeminiChat(ChatProvider):
     """generateContent on AI Studio or Vertex AI (express mode): the same body and reply."""
 
     def __init__(self, spec: ProviderSpec, *, path: str, **kwargs: Any) -> None:
+        require_config_shapes(
+            spec,
+            mappings=("generationConfig", "toolConfig", "passthrough", "responseSchema"),
+            lists_of_mappings=("safetySettings",),
+        )
         super().__init__(spec, **kwargs)
         self.path = path
         try:

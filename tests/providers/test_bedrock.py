@@ -252,3 +252,23 @@ def test_titan_embeddings_one_signed_request_per_text(loopback: LoopbackServer) 
     assert [r.vectors.tolist() for r in results] == [[[2.0, 0.5]], [[4.0, 0.5]]]
     assert [r.usage.prompt_tokens for r in results] == [2, 4]
     assert [r.json for r in loopback.requests] == [{"inputText": "ab"}, {"inputText": "abcd"}]
+
+
+@pytest.mark.parametrize(
+    ("config", "words"),
+    [
+        ({"maxTokens": "many"}, "maxTokens, temperature"),
+        ({"additionalModelRequestFields": ["x"]}, "additionalModelRequestFields must be a mapping"),
+    ],
+)
+def test_bad_settings_are_config_errors_before_any_call(config: dict[str, Any], words: str) -> None:
+    spec = ProviderSpec(id=f"bedrock:{MODEL}", config={"apiKey": "ABSKtoken", **config}, path="providers[1]")
+    with pytest.raises(ConfigError) as caught:
+        build_provider(spec)
+    assert words in caught.value.render() and "providers[1].config" in caught.value.render()
+
+
+def test_tools_of_no_known_shape_are_that_rows_error(loopback: LoopbackServer) -> None:
+    _, response = complete_once(f"bedrock:{MODEL}", {"endpoint": loopback.url, "apiKey": "t", "tools": ["x"]})
+    assert response.error is not None and "tools must be a list of tool definitions" in response.error
+    assert loopback.requests == []

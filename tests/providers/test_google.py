@@ -229,3 +229,17 @@ def test_embeddings_in_batches_with_dimensions(loopback: LoopbackServer) -> None
     }
     assert request.header("x-goog-api-key") == SECRET
     assert SECRET not in redact_text(f"key {SECRET}")
+
+
+def test_settings_of_the_wrong_shape_are_located_config_errors() -> None:
+    for config, words in (
+        ({"generationConfig": "hot"}, "generationConfig must be a mapping"),
+        ({"safetySettings": {"category": "x"}}, "safetySettings must be a list of mappings"),
+        ({"systemInstruction": 5}, "systemInstruction must be text or {parts: [...]}"),
+    ):
+        spec = ProviderSpec(
+            id="google:gemini-2.5-flash", config={"apiKey": SECRET, **config}, path="providers[0]"
+        )
+        with pytest.raises(ConfigError) as caught:
+            build_provider(spec)
+        assert words in caught.value.render() and "providers[0].config" in caught.value.render()
