@@ -25,17 +25,24 @@ from urllib.parse import quote
 
 import numpy as np
 
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, TemplateError
 from evalh.model import ProviderSpec, Usage
 from evalh.providers.chat import (
     ChatProvider,
     ChatReply,
     Pricing,
-    ReplyRefused,
     require_config_shapes,
     to_messages,
 )
 from evalh.providers.embedhttp import HttpEmbedder, vectors_from_rows
+from evalh.providers.gemini_format import (
+    candidate_output,
+    gemini_contents,
+    gemini_tool_config,
+    gemini_tools,
+    instruction_parts,
+    reply_metadata,
+)
 from evalh.providers.http import HttpClient, HttpReply
 from evalh.providers.keys import (
     config_or_env,
@@ -44,14 +51,12 @@ from evalh.providers.keys import (
     missing_vertex_key,
     vertex_api_key,
 )
+from evalh.templating import render_deep
 
 __all__ = [
     "DEFAULT_GOOGLE_BASE_URL",
     "GeminiChat",
     "GeminiEmbedder",
-    "gemini_contents",
-    "gemini_tool_config",
-    "gemini_tools",
     "make_chat",
     "make_embedding",
     "make_vertex",
@@ -60,130 +65,8 @@ __all__ = [
 DEFAULT_GOOGLE_BASE_URL = "https://generativelanguage.googleapis.com"
 DEFAULT_VERTEX_HOST = "aiplatform.googleapis.com"
 _GENERATION_KEYS = ("temperature", "topP", "topK", "stopSequences", "maxOutputTokens")
-_BLOCKED_FINISH = ("SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII")
 # google:<service>:<model> services promptfoo serves with other APIs (Live, Imagen, Veo)
 _OTHER_SERVICES = ("live", "image", "video")
-
-
-def gemini_contents(
-    messages: Sequence[Mapping[str, Any]], system_instruction: Any = None
-) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """(``contents``, ``system_instruction``) of chat messages, as promptfoo's
-    ``geminiFormatAndSystemInstructions``: Gemini-shaped messages (``parts``) pass as they are; OpenAI-style
-    ones become ``{role, parts}``; system messages join the configured instruction, after it."""
-    if all(isinstance(m.get("parts"), list) and m.get("role", "user") in ("user", "model") for m in messages):
-        contents = [dict(m) for m in messages]
-        system_parts: list[Any] = []
-    else:
-        converted = [_as_content(m) for m in messages]
-        system_parts = [
-            part
-            for m in converted
-            if m["role"] == "system"
-            for part in m["parts"]
-            if isinstance(part.get("text"), str)
-        ]
-        contents = [m for m in converted if m["role"] != "system"]
-        if not contents and system_parts:  # a prompt of system text alone is the user's message
-            contents, system_parts = [{"role": "user", "parts": system_parts}], []
-    configured = _instruction_parts(system_instruction)
-    parts = configured + system_parts
-    return contents, ({"parts": parts} if parts else None)
-
-
-def _as_content(message: Mapping[str, Any]) -> dict[str, Any]:
-    role = "model" if message.get("role") == "assistant" else str(message.get("role", "user"))
-    content = message.get("content")
-    if isinstance(content, list):
-        parts = [
-            {"text": item}
-            if isinstance(item, str)
-            else {"text": item.get("text")}
-            if isinstance(item, Mapping) and item.get("type") == "text"
-            else item
-            for item in content
-        ]
-    elif isinstance(content, Mapping):
-        parts = [dict(content)]
-    else:
-        parts = [{"text": "" if content is None else str(content)}]
-    return {"role": role, "parts": parts}
-
-
-def _instruction_parts(instruction: Any) -> list[Any]:
-    if not instruction:
-        return []
-    if isinstance(instruction, str):
-        return [{"text": instruction}]
-    if isinstance(instruction, Mapping) and isinstance(instruction.get("parts"), list):
-        return list(instruction["parts"])
-    raise ValueError("systemInstruction must be text or {parts: [...]}")
-
-
-def gemini_tools(tools: Any) -> list[Any]:
-    """OpenAI-style tools as one ``functionDeclarations`` tool (promptfoo's ``openaiToolsToGoogle``);
-    Gemini-style tools (``functionDeclarations``, ``googleSearch``...) as they are."""
-    if not isinstance(tools, list):
-        return [tools]
-    if tools and all(isinstance(t, Mapping) and t.get("type") == "function" for t in tools):
-        functions = [t.get("function") or {} for t in tools]
-        keys = ("name", "description", "parameters")
-        return [{"functionDeclarations": [{k: f[k] for k in keys if f.get(k)} for f in functions]}]
-    return tools
-
-
-def gemini_tool_config(choice: Any) -> dict[str, Any] | None:
-    """An OpenAI ``tool_choice`` as Gemini's ``functionCallingConfig``."""
-    modes = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
-    if isinstance(choice, str) and choice in modes:
-        return {"functionCallingConfig": {"mode": modes[choice]}}
-    if isinstance(choice, Mapping) and isinstance(choice.get("function"), Mapping):
-        names = [choice["function"].get("name")]
-        return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": names}}
-    return None
-
-
-def candidate_output(payload: Mapping[str, Any]) -> Any:
-    """The first candidate's text, or its parts when one is not text; ReplyRefused for a blocked prompt
-    or answer (promptfoo's ``getCandidate`` / ``formatCandidateContents`` messages)."""
-    candidates = payload.get("candidates") or []
-    if not candidates:
-        raise ReplyRefused(_no_candidate(payload))
-    candidate = candidates[0]
-    finish = candidate.get("finishReason")
-    if finish in _BLOCKED_FINISH:
-        message = f"Response was blocked with finish reason: {finish}"
-        flagged = [
-            f"{r.get('category')}: {r.get('probability')}{' (BLOCKED)' if r.get('blocked') else ''}"
-            for r in candidate.get("safetyRatings") or []
-            if r.get("probability") != "NEGLIGIBLE" or r.get("blocked")
-        ]
-        raise ReplyRefused(message + (f"\nSafety ratings: {', '.join(flagged)}" if flagged else ""))
-    parts = (candidate.get("content") or {}).get("parts")
-    if not isinstance(parts, list):
-        raise ReplyRefused(f"No output found in response: {_compact(candidate)}")
-    if all("text" in part for part in parts):
-        return "".join(str(part["text"]) for part in parts)
-    return parts
-
-
-def _no_candidate(payload: Mapping[str, Any]) -> str:
-    feedback = payload.get("promptFeedback") or {}
-    flagged = [
-        f"{r.get('category')}: {r.get('probability')}"
-        for r in feedback.get("safetyRatings") or []
-        if r.get("probability") != "NEGLIGIBLE"
-    ]
-    if feedback.get("blockReason"):
-        detail = f" (Safety ratings: {', '.join(flagged)})" if flagged else ""
-        return f"Response blocked: {feedback['blockReason']}{detail}"
-    if flagged:
-        return f"Response may have been blocked due to safety filters: {', '.join(flagged)}"
-    return "No candidates returned in API response."
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:300]
 
 
 class GeminiChat(ChatProvider):
@@ -198,7 +81,7 @@ class GeminiChat(ChatProvider):
         super().__init__(spec, **kwargs)
         self.path = path
         try:
-            _instruction_parts(self.config.get("systemInstruction"))
+            instruction_parts(self.config.get("systemInstruction"))
         except ValueError as error:
             where = f"{spec.path}.config.systemInstruction" if spec.path else spec.id
             raise ConfigError(str(error), where=where) from None
@@ -213,6 +96,27 @@ class GeminiChat(ChatProvider):
         keys = ("systemInstruction", "safetySettings", "toolConfig", "responseSchema", "passthrough")
         return {key: self.config[key] for key in keys if self.config.get(key) is not None}
 
+    def tool_settings(self, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """The tools, and ``systemInstruction`` rendered with this call's vars (as promptfoo renders it)."""
+        settings = super().tool_settings(variables)
+        instruction = self.config.get("systemInstruction")
+        if instruction:
+            where = f"{self.spec.path or 'config'}.config.systemInstruction"
+            settings["systemInstruction"] = render_deep(instruction, variables, where=where)
+        return settings
+
+    def request_shape(
+        self, prompt: str | Sequence[Mapping[str, Any]], variables: Mapping[str, Any]
+    ) -> Mapping[str, Any] | None:
+        """As the base, with the rendered ``systemInstruction`` in the cache key: two tests whose vars
+        give two instructions never share an answer."""
+        if not self.config.get("systemInstruction"):
+            return super().request_shape(prompt, variables)
+        try:
+            return {"tools": self.tool_settings(variables)}
+        except TemplateError:
+            return None
+
     def messages_of(self, prompt: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if isinstance(prompt, str):  # a Gemini-shaped JSON prompt ([{role, parts}]) is kept as it is
             parsed = _json_list(prompt)
@@ -221,7 +125,7 @@ class GeminiChat(ChatProvider):
         return to_messages(prompt)
 
     def build_body(self, messages: list[dict[str, Any]], tools: Mapping[str, Any]) -> dict[str, Any]:
-        contents, system = gemini_contents(messages, self.config.get("systemInstruction"))
+        contents, system = gemini_contents(messages, tools.get("systemInstruction"))
         body: dict[str, Any] = {"contents": contents, "generationConfig": self.sampling()}
         if self.config.get("responseSchema") is not None:
             body["generationConfig"]["response_schema"] = self.config["responseSchema"]
@@ -256,27 +160,8 @@ class GeminiChat(ChatProvider):
                 completion_tokens=int(usage.get("candidatesTokenCount") or 0),
                 total_tokens=int(usage.get("totalTokenCount") or 0),
             ),
-            metadata=_reply_metadata(payload),
+            metadata=reply_metadata(payload),
         )
-
-
-def _reply_metadata(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """promptfoo's ``guardrails`` (any safety rating above NEGLIGIBLE) and grounding metadata."""
-    metadata: dict[str, Any] = {}
-    candidate = (payload.get("candidates") or [{}])[0]
-    prompt_ratings = (payload.get("promptFeedback") or {}).get("safetyRatings")
-    answer_ratings = candidate.get("safetyRatings")
-    if prompt_ratings or answer_ratings:
-        flagged_input = any(r.get("probability") != "NEGLIGIBLE" for r in prompt_ratings or [])
-        flagged_output = any(r.get("probability") != "NEGLIGIBLE" for r in answer_ratings or [])
-        metadata["guardrails"] = {
-            "flaggedInput": flagged_input,
-            "flaggedOutput": flagged_output,
-            "flagged": flagged_input or flagged_output,
-        }
-    if candidate.get("groundingMetadata") is not None:
-        metadata["groundingMetadata"] = candidate["groundingMetadata"]
-    return metadata
 
 
 def _json_list(text: str) -> list[Any] | None:

@@ -11,6 +11,7 @@ import pytest
 
 from evalh.errors import ConfigError
 from evalh.model import ProviderSpec
+from evalh.providers.base import CallContext
 from evalh.providers.registry import build_provider, missing_key
 from evalh.secrets import redact_text
 from tests.loopback import LoopbackServer, Reply
@@ -243,3 +244,18 @@ def test_settings_of_the_wrong_shape_are_located_config_errors() -> None:
         with pytest.raises(ConfigError) as caught:
             build_provider(spec)
         assert words in caught.value.render() and "providers[0].config" in caught.value.render()
+
+
+def test_system_instruction_is_rendered_with_the_tests_vars_and_keys_the_cache(
+    loopback: LoopbackServer,
+) -> None:
+    loopback.route("POST", PATH, lambda r: gemini_reply([{"text": "ok"}]))
+    config = {"apiBaseUrl": loopback.url, "apiKey": SECRET, "systemInstruction": "Answer in {{ language }}."}
+    provider, response = complete_once(
+        "google:gemini-2.5-flash", config, "Hi", CallContext(vars={"language": "French"})
+    )
+    assert response.error is None
+    assert loopback.requests[0].json["system_instruction"] == {"parts": [{"text": "Answer in French."}]}
+    french = provider.request_shape("Hi", {"language": "French"})  # type: ignore[union-attr]
+    german = provider.request_shape("Hi", {"language": "German"})  # type: ignore[union-attr]
+    assert french is not None and german is not None and french != german
