@@ -31,6 +31,7 @@ __all__ = [
     "Pricing",
     "ReplyRefused",
     "RequestShapeError",
+    "json_list",
     "price_by_prefix",
     "require_config_shapes",
     "to_messages",
@@ -78,15 +79,21 @@ def to_messages(prompt: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any
 
 
 def _json_messages(text: str) -> list[dict[str, Any]] | None:
+    value = json_list(text)
+    if value is not None and all(isinstance(m, dict) and "role" in m for m in value):
+        return value
+    return None
+
+
+def json_list(text: str) -> list[Any] | None:
+    """``text`` as a non-empty JSON list (a chat prompt's messages), else None."""
     if not text.lstrip().startswith("["):
         return None
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
-        return value
-    return None
+    return value if isinstance(value, list) and value else None
 
 
 def require_config_shapes(

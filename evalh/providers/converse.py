@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalh.providers.chat import RequestShapeError
+from evalh.providers.chat import RequestShapeError, json_list
 
 __all__ = ["converse_messages", "converse_output", "converse_tools", "pick"]
 
@@ -26,7 +26,7 @@ def converse_messages(
     prompt: str | Sequence[Mapping[str, Any]],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
     """(``messages``, ``system``) of a rendered prompt, as promptfoo's ``parseConverseMessages``."""
-    chat = prompt if not isinstance(prompt, str) else _json_array(prompt)
+    chat = prompt if not isinstance(prompt, str) else _chat_of(json_list(prompt))
     if chat is None:
         return _text_messages(str(prompt))
     system: list[dict[str, Any]] = []
@@ -40,14 +40,8 @@ def converse_messages(
     return messages, system or None
 
 
-def _json_array(text: str) -> list[Mapping[str, Any]] | None:
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(value, list) and all(isinstance(item, Mapping) for item in value):
-        return value
-    return None
+def _chat_of(value: list[Any] | None) -> list[Mapping[str, Any]] | None:
+    return value if value is not None and all(isinstance(item, Mapping) for item in value) else None
 
 
 def _content_blocks(content: Any) -> list[dict[str, Any]]:

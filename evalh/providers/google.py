@@ -18,7 +18,6 @@ candidate is an error worded as promptfoo's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -31,6 +30,7 @@ from evalh.providers.chat import (
     ChatProvider,
     ChatReply,
     Pricing,
+    json_list,
     require_config_shapes,
     to_messages,
 )
@@ -119,9 +119,9 @@ class GeminiChat(ChatProvider):
 
     def messages_of(self, prompt: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if isinstance(prompt, str):  # a Gemini-shaped JSON prompt ([{role, parts}]) is kept as it is
-            parsed = _json_list(prompt)
-            if parsed is not None and all(isinstance(m, dict) and "parts" in m for m in parsed):
-                return parsed
+            parsed = json_list(prompt) or []
+            if parsed and all(isinstance(m, dict) and "parts" in m for m in parsed):
+                return [dict(m) for m in parsed]
         return to_messages(prompt)
 
     def build_body(self, messages: list[dict[str, Any]], tools: Mapping[str, Any]) -> dict[str, Any]:
@@ -162,16 +162,6 @@ class GeminiChat(ChatProvider):
             ),
             metadata=reply_metadata(payload),
         )
-
-
-def _json_list(text: str) -> list[Any] | None:
-    if not text.lstrip().startswith("["):
-        return None
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, list) and value else None
 
 
 class GeminiEmbedder(HttpEmbedder):

@@ -259,3 +259,20 @@ def test_system_instruction_is_rendered_with_the_tests_vars_and_keys_the_cache(
     french = provider.request_shape("Hi", {"language": "French"})  # type: ignore[union-attr]
     german = provider.request_shape("Hi", {"language": "German"})  # type: ignore[union-attr]
     assert french is not None and german is not None and french != german
+
+
+def test_a_prompt_already_in_geminis_shape_is_sent_as_it_is(loopback: LoopbackServer) -> None:
+    loopback.route("POST", PATH, lambda r: gemini_reply([{"text": "ok"}]))
+    contents = [
+        {
+            "role": "user",
+            "parts": [{"text": "Hi"}, {"inline_data": {"mime_type": "image/png", "data": "iVBO"}}],
+        },
+        {"role": "model", "parts": [{"text": "Hello"}]},
+        {"role": "user", "parts": [{"text": "Describe it"}]},
+    ]
+    _, response = complete_once(
+        "google:gemini-2.5-flash", {"apiBaseUrl": loopback.url, "apiKey": SECRET}, json.dumps(contents)
+    )
+    assert response.output == "ok"
+    assert loopback.requests[0].json["contents"] == contents
