@@ -116,9 +116,10 @@ def candidate_output(payload: Mapping[str, Any]) -> Any:
     if finish in _BLOCKED_FINISH:
         message = f"Response was blocked with finish reason: {finish}"
         flagged = [
-            f"{r.get('category')}: {r.get('probability')}{' (BLOCKED)' if r.get('blocked') else ''}"
-            for r in candidate.get("safetyRatings") or []
-            if r.get("probability") != "NEGLIGIBLE" or r.get("blocked")
+            f"{rating.get('category')}: {rating.get('probability')}"
+            + (" (BLOCKED)" if rating.get("blocked") else "")
+            for rating in candidate.get("safetyRatings") or []
+            if rating.get("probability") != "NEGLIGIBLE" or rating.get("blocked")
         ]
         raise ReplyRefused(message + (f"\nSafety ratings: {', '.join(flagged)}" if flagged else ""))
     parts = (candidate.get("content") or {}).get("parts")
@@ -132,9 +133,9 @@ def candidate_output(payload: Mapping[str, Any]) -> Any:
 def _no_candidate(payload: Mapping[str, Any]) -> str:
     feedback = payload.get("promptFeedback") or {}
     flagged = [
-        f"{r.get('category')}: {r.get('probability')}"
-        for r in feedback.get("safetyRatings") or []
-        if r.get("probability") != "NEGLIGIBLE"
+        f"{rating.get('category')}: {rating.get('probability')}"
+        for rating in feedback.get("safetyRatings") or []
+        if rating.get("probability") != "NEGLIGIBLE"
     ]
     if feedback.get("blockReason"):
         detail = f" (Safety ratings: {', '.join(flagged)})" if flagged else ""
@@ -155,8 +156,8 @@ def reply_metadata(payload: Mapping[str, Any]) -> dict[str, Any]:
     prompt_ratings = (payload.get("promptFeedback") or {}).get("safetyRatings")
     answer_ratings = candidate.get("safetyRatings")
     if prompt_ratings or answer_ratings:
-        flagged_input = any(r.get("probability") != "NEGLIGIBLE" for r in prompt_ratings or [])
-        flagged_output = any(r.get("probability") != "NEGLIGIBLE" for r in answer_ratings or [])
+        flagged_input = any(rating.get("probability") != "NEGLIGIBLE" for rating in prompt_ratings or [])
+        flagged_output = any(rating.get("probability") != "NEGLIGIBLE" for rating in answer_ratings or [])
         metadata["guardrails"] = {
             "flaggedInput": flagged_input,
             "flaggedOutput": flagged_output,
