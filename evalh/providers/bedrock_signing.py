@@ -92,8 +92,10 @@ class SigV4Signer:
         return {str(key): str(value) for key, value in request.headers.items()}
 
     def secrets(self) -> tuple[str, ...]:
-        token = self.credentials.session_token
-        return (self.credentials.secret_access_key, *((token,) if token else ()))
+        """The secret key and session token; the key id too, as evalh redacts ``accessKeyId`` in a config."""
+        credentials = self.credentials
+        token = credentials.session_token
+        return (credentials.secret_access_key, credentials.access_key_id, *((token,) if token else ()))
 
     def identity(self) -> Mapping[str, Any]:
         return {"region": self.region, "accessKeyId": Secret(self.credentials.access_key_id)}

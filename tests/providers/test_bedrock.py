@@ -202,11 +202,12 @@ def test_missing_credentials_send_nothing_and_are_flagged(loopback: LoopbackServ
 
 
 def test_server_error_echoing_the_secret_is_redacted(loopback: LoopbackServer) -> None:
-    echo = {"message": f"ValidationException: bad {SECRET_KEY} {SESSION}"}
+    echo = {"message": f"ValidationException: bad {SECRET_KEY} {SESSION} for {KEY_ID}"}
     loopback.route("POST", CONVERSE, lambda r: Reply.json(echo, status=400))
     _, response = complete_once(f"bedrock:{MODEL}", keys(loopback, sessionToken=SESSION))
     assert response.error is not None and "ValidationException" in response.error
     assert SECRET_KEY not in response.error and SESSION not in response.error
+    assert KEY_ID not in response.error
 
 
 def test_region_picks_the_runtime_host(monkeypatch: pytest.MonkeyPatch) -> None:
