@@ -123,10 +123,14 @@ def candidate_output(payload: Mapping[str, Any]) -> Any:
         ]
         raise ReplyRefused(message + (f"\nSafety ratings: {', '.join(flagged)}" if flagged else ""))
     parts = (candidate.get("content") or {}).get("parts")
-    if not isinstance(parts, list):
-        raise ReplyRefused(f"No output found in response: {_compact(candidate)}")
+    # no parts (a MAX_TOKENS stop before any text) or empty text: promptfoo's "No output found" error
+    if not isinstance(parts, list) or not parts:
+        raise ReplyRefused(f"No output found in response: {_compact(payload)}")
     if all("text" in part for part in parts):
-        return "".join(str(part["text"]) for part in parts)
+        text = "".join(str(part["text"]) for part in parts)
+        if not text:
+            raise ReplyRefused(f"No output found in response: {_compact(payload)}")
+        return text
     return parts
 
 

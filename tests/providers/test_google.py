@@ -276,3 +276,12 @@ def test_a_prompt_already_in_geminis_shape_is_sent_as_it_is(loopback: LoopbackSe
     )
     assert response.output == "ok"
     assert loopback.requests[0].json["contents"] == contents
+
+
+def test_a_reply_without_text_is_promptfoos_no_output_error(loopback: LoopbackServer) -> None:
+    config = {"apiBaseUrl": loopback.url, "apiKey": SECRET}
+    for candidate in ({"finishReason": "MAX_TOKENS"}, {"content": {"parts": [{"text": ""}]}}):
+        loopback.route("POST", PATH, lambda r, c=candidate: Reply.json({"candidates": [c]}))
+        _, response = complete_once("google:gemini-2.5-flash", config)
+        assert response.output is None
+        assert response.error is not None and "No output found in response" in response.error
