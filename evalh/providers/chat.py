@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from evalh.errors import ProviderError, TemplateError
+from evalh.errors import ConfigError, ProviderError, TemplateError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext
 from evalh.providers.http import HttpClient, HttpReply
@@ -29,7 +29,11 @@ __all__ = [
     "ChatReply",
     "HttpModelProvider",
     "Pricing",
+    "ReplyRefused",
+    "RequestShapeError",
+    "json_list",
     "price_by_prefix",
+    "require_config_shapes",
     "to_messages",
 ]
 
@@ -37,6 +41,16 @@ __all__ = [
 REPLY_SHAPE_ERRORS = (AttributeError, KeyError, IndexError, TypeError, ValueError)
 
 _Price = TypeVar("_Price")
+
+
+class RequestShapeError(ValueError):
+    """A setting rendered for one call (the tools) that the protocol cannot express: that row's error."""
+
+
+class ReplyRefused(Exception):
+    """A well-formed reply that carries no answer (a safety block, a guardrail): its message is the
+    row's error as the protocol's provider in promptfoo words it."""
+
 
 # Settings that change what a model answers: sent in the body and part of the cache identity. The
 # tool settings (providers/tools.py TOOL_KEYS) are rendered with each call's vars: see request_shape.
@@ -65,15 +79,43 @@ def to_messages(prompt: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any
 
 
 def _json_messages(text: str) -> list[dict[str, Any]] | None:
+    value = json_list(text)
+    if value is not None and all(isinstance(m, dict) and "role" in m for m in value):
+        return value
+    return None
+
+
+def json_list(text: str) -> list[Any] | None:
+    """``text`` as a non-empty JSON list (a chat prompt's messages), else None."""
     if not text.lstrip().startswith("["):
         return None
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
-        return value
-    return None
+    return value if isinstance(value, list) and value else None
+
+
+def require_config_shapes(
+    spec: ProviderSpec, *, mappings: Sequence[str] = (), lists_of_mappings: Sequence[str] = ()
+) -> None:
+    """A ConfigError at ``<provider>.config.<key>`` for a protocol setting of the wrong shape, before any
+    call (a protocol's body copies these settings in as they are)."""
+    for key in (*mappings, *lists_of_mappings):
+        value = spec.config.get(key)
+        if value is None:
+            continue
+        if key in mappings and isinstance(value, Mapping):
+            continue
+        if (
+            key in lists_of_mappings
+            and isinstance(value, list)
+            and all(isinstance(v, Mapping) for v in value)
+        ):
+            continue
+        wanted = "a mapping" if key in mappings else "a list of mappings"
+        where = f"{spec.path}.config.{key}" if spec.path else f"{spec.id} config.{key}"
+        raise ConfigError(f"{key} must be {wanted} (got {type(value).__name__})", where=where)
 
 
 def price_by_prefix(table: Mapping[str, _Price], model: str) -> _Price | None:
@@ -216,6 +258,16 @@ class ChatProvider(HttpModelProvider):
     def parse_reply(self, reply: HttpReply) -> ChatReply:
         raise NotImplementedError
 
+    def messages_of(self, prompt: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The rendered prompt as the chat messages :meth:`build_body` takes."""
+        return to_messages(prompt)
+
+    async def send(
+        self, body: dict[str, Any], *, timeout_s: float | None, headers: Mapping[str, str] | None
+    ) -> HttpReply:
+        """POST the body; a protocol that signs its requests (AWS SigV4) sends the bytes it signed."""
+        return await self.http.post_json(self.path, body, timeout_s=timeout_s, headers=headers)
+
     async def complete(
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext | None = None
     ) -> ProviderResponse:
@@ -228,9 +280,12 @@ class ChatProvider(HttpModelProvider):
         except TemplateError as error:
             return ProviderResponse(error=f"{self.id}: could not render the tools: {error.render()}")
         try:
-            reply = await self.http.post_json(
-                self.path,
-                self.build_body(to_messages(prompt), tools),
+            body = self.build_body(self.messages_of(prompt), tools)
+        except RequestShapeError as error:  # tools of another shape than the protocol's, as rendered
+            return ProviderResponse(error=f"{self.id}: {error}")
+        try:
+            reply = await self.send(
+                body,
                 timeout_s=timeout,
                 headers={"traceparent": trace.traceparent} if trace is not None else None,
             )
@@ -240,6 +295,12 @@ class ChatProvider(HttpModelProvider):
             return ProviderResponse(error=str(error), metadata={"attempts": attempts})
         try:
             parsed = self.parse_reply(reply)
+        except ReplyRefused as refused:
+            return ProviderResponse(
+                error=f"{self.id}: {refused}",
+                latency_ms=reply.latency_ms,
+                metadata={"attempts": reply.attempts},
+            )
         except REPLY_SHAPE_ERRORS as error:
             return ProviderResponse(
                 error=f"{self.id}: {self.malformed(reply, error)}",

@@ -144,12 +144,16 @@ class HttpEmbedder(HttpModelProvider):
         """(vectors in input order, prompt tokens or 0)."""
         raise NotImplementedError
 
+    async def send(self, body: dict[str, Any]) -> HttpReply:
+        """POST the body; a protocol that signs its requests (AWS SigV4) sends the bytes it signed."""
+        return await self.http.post_json(self.path, body)
+
     async def embed(self, texts: Sequence[str]) -> Embeddings:
         if self.missing_key:
             raise ProviderError(self.missing_key, where=self.id)
         body = self.build_body(list(texts))
         body.update(dict(self.config.get("passthrough") or {}))
-        reply: HttpReply = await self.http.post_json(self.path, body)
+        reply = await self.send(body)
         try:
             vectors, tokens = self.parse_reply(reply.json, len(texts))
         except REPLY_SHAPE_ERRORS as error:

@@ -204,11 +204,37 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal("hf:", "this Hugging Face task is not served", "hf:feature-extraction:<model>"),
     Refusal("hf:text-generation:", "Hugging Face text generation is not served", _OPENAI_COMPATIBLE),
     Refusal("hf:text-classification:", "classification providers are not served", _YOUR_CODE),
-    # Gemini, Vertex and Bedrock may have entries of their own (the registry's wins over these)
-    Refusal("google:", "Google's Gemini API is not served", _OPENAI_COMPATIBLE),
-    Refusal("vertex:", "Vertex AI is not served", _OPENAI_COMPATIBLE),
-    Refusal("palm:", "the PaLM API is retired", _OPENAI_COMPATIBLE),
-    Refusal("bedrock:", "Amazon Bedrock is not served", _OPENAI_COMPATIBLE),
+    # Gemini, Vertex and Bedrock are served (providers/google.py, bedrock.py); these sub-forms are not
+    *(
+        Refusal(prefix, "this Google API is not served", "google:<model> for text")
+        for prefix in ("google:live:", "google:image:", "google:video:")
+    ),
+    *(
+        Refusal(
+            prefix,
+            "Vertex AI needs Google Cloud sign-in for this, which evalh does not do",
+            "google:embedding:<model> / anthropic:messages:<model>",
+        )
+        for prefix in (
+            "vertex:embedding:",
+            "vertex:embeddings:",
+            "vertex:claude-",
+            "vertex:live:",
+            "vertex:video:",
+        )
+    ),
+    *(
+        Refusal(prefix, "this Bedrock API is not served", "bedrock:converse:<modelId>")
+        for prefix in (
+            "bedrock:agents:",
+            "bedrock:kb:",
+            "bedrock:knowledge-base:",
+            "bedrock:mantle:",
+            "bedrock:responses:",
+            "bedrock:video:",
+            "bedrock:nova-sonic",
+        )
+    ),
     Refusal("bedrock-agent:", "Bedrock agents are not served", _YOUR_CODE),
     Refusal("sagemaker:", "SageMaker endpoints are not served", _YOUR_CODE),
     # services with their own protocol, account-specific endpoints or code that runs in Node
@@ -299,7 +325,7 @@ REFUSED: tuple[Refusal, ...] = (
 
 
 def _matches(refusal: Refusal, provider_id: str) -> bool:
-    if refusal.prefix.endswith(":"):
+    if refusal.prefix.endswith((":", "-")):  # a family, or a model family ("vertex:claude-")
         return provider_id.startswith(refusal.prefix)
     return provider_id == refusal.prefix or provider_id.startswith(refusal.prefix + ":")
 

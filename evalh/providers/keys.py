@@ -9,7 +9,9 @@ Families: OpenAI (``config.apiKey``, the variable ``config.apiKeyEnvar`` names, 
 required by api.openai.com, and by any server when ``apiKeyEnvar`` names the variable), Azure (a key or an
 Entra ID token), Anthropic (always), Hugging Face (its own Inference API; your endpoint may take none),
 the OpenAI-compatible families (``evalh.providers.families``: their own variable, ``GROQ_API_KEY`` for
-``groq:``; none for servers you run, LocalAI and LiteLLM), Cohere and Replicate (always).
+``groq:``; none for servers you run, LocalAI and LiteLLM), Cohere and Replicate (always), Google (always:
+AI Studio, or Vertex AI's express mode), AWS Bedrock (an access key pair, or a Bedrock API key used as a
+bearer token).
 Providers that take no key (local, echo, exec:, python, ollama, http) have no rule.
 """
 
@@ -26,26 +28,34 @@ from evalh.providers.families import OPTIONAL_KEY_ENVARS, Family, family_of
 __all__ = [
     "DEFAULT_HF_BASE_URL",
     "DEFAULT_OPENAI_BASE_URL",
+    "AwsCredentials",
     "MissingKey",
     "anthropic_api_key",
+    "aws_credentials",
     "azure_ad_token",
     "azure_api_key",
+    "bedrock_bearer_token",
     "cohere_api_key",
     "config_or_env",
     "family_api_key",
     "family_base_url",
+    "google_api_key",
     "hf_base_url",
     "hf_token",
     "missing_anthropic_key",
+    "missing_aws_credentials",
     "missing_azure_key",
     "missing_cohere_key",
     "missing_family_key",
+    "missing_google_key",
     "missing_hf_token",
     "missing_openai_key",
     "missing_replicate_key",
+    "missing_vertex_key",
     "openai_api_key",
     "openai_base_url",
     "replicate_api_key",
+    "vertex_api_key",
 ]
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -229,3 +239,82 @@ def missing_hf_token(spec: ProviderSpec) -> MissingKey | None:
     if hf_token(config) or own_endpoint:
         return None
     return MissingKey(_HF_TOKEN_ENVARS, instead="or point config.apiBaseUrl at your own endpoint")
+
+
+# -- Google (AI Studio and Vertex AI express mode) ---------------------------------------------------
+
+# promptfoo's order (GoogleAuthManager.getApiKey): AI Studio reads GEMINI_API_KEY and the old PALM_API_KEY
+# after GOOGLE_API_KEY; Vertex AI reads VERTEX_API_KEY first and not the AI Studio-only variables.
+_GOOGLE_ENVARS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "PALM_API_KEY")
+_VERTEX_ENVARS = ("VERTEX_API_KEY", "GOOGLE_API_KEY")
+
+
+def google_api_key(config: Mapping[str, Any]) -> str | None:
+    return config_or_env(config, "apiKey", *_named_envar(config, *_GOOGLE_ENVARS))
+
+
+def vertex_api_key(config: Mapping[str, Any]) -> str | None:
+    return config_or_env(config, "apiKey", *_named_envar(config, *_VERTEX_ENVARS))
+
+
+def missing_google_key(spec: ProviderSpec) -> MissingKey | None:
+    """The Gemini API (and any proxy of it) needs a key, as promptfoo's google: provider."""
+    if google_api_key(spec.config):
+        return None
+    return MissingKey(_named_envar(spec.config, "GOOGLE_API_KEY", "GEMINI_API_KEY"))
+
+
+def missing_vertex_key(spec: ProviderSpec) -> MissingKey | None:
+    """Vertex AI through its express mode needs an API key: evalh does not sign in to Google Cloud."""
+    if vertex_api_key(spec.config):
+        return None
+    return MissingKey(
+        _named_envar(spec.config, *_VERTEX_ENVARS),
+        instead="which must be a Vertex AI express-mode key, since evalh does not use Google Cloud's "
+        "application default credentials; or use google:<model> with an AI Studio key",
+    )
+
+
+# -- AWS Bedrock ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AwsCredentials:
+    """An AWS access key pair (and the session token of temporary credentials), for SigV4 signing."""
+
+    access_key_id: str
+    secret_access_key: str
+    session_token: str | None = None
+
+    def __repr__(self) -> str:  # never show the secret half, even in a debugger or a traceback
+        return f"AwsCredentials(access_key_id={self.access_key_id!r}, secret_access_key='***')"
+
+
+def aws_credentials(config: Mapping[str, Any]) -> AwsCredentials | None:
+    """promptfoo's order: ``config.accessKeyId`` + ``secretAccessKey`` (+ ``sessionToken``), else the
+    standard variables ``AWS_ACCESS_KEY_ID`` + ``AWS_SECRET_ACCESS_KEY`` (+ ``AWS_SESSION_TOKEN``)."""
+    if config.get("accessKeyId") and config.get("secretAccessKey"):
+        token = config.get("sessionToken")
+        return AwsCredentials(
+            str(config["accessKeyId"]), str(config["secretAccessKey"]), str(token) if token else None
+        )
+    key_id, secret = getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
+    if key_id and secret:
+        return AwsCredentials(key_id, secret, getenv("AWS_SESSION_TOKEN") or None)
+    return None
+
+
+def bedrock_bearer_token(config: Mapping[str, Any]) -> str | None:
+    """A Bedrock API key (``config.apiKey`` / ``AWS_BEARER_TOKEN_BEDROCK``): used when the config holds
+    no access key pair, as promptfoo does."""
+    return config_or_env(config, "apiKey", "AWS_BEARER_TOKEN_BEDROCK")
+
+
+def missing_aws_credentials(spec: ProviderSpec) -> MissingKey | None:
+    if aws_credentials(spec.config) or bedrock_bearer_token(spec.config):
+        return None
+    return MissingKey(
+        ("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", "AWS_BEARER_TOKEN_BEDROCK"),
+        instead="or config.accessKeyId and secretAccessKey; a profile in ~/.aws is not read, and "
+        "`aws configure export-credentials --format env` prints its variables",
+    )
