@@ -235,8 +235,10 @@ def _check_keys(suite: Suite, jobs: Sequence[Job]) -> None:
     """A provider without its key: one warning (its rows are ERRORs, as in promptfoo); --strict stops."""
     keyless = keyless_providers(suite, jobs)
     if keyless:
-        where = suite.config_path or None
-        warn(missing_keys_error(keyless, where=where), where=where, subject="missing keys")
+        where = suite.config_path or "the suite"
+        warn(
+            missing_keys_error(keyless, where=suite.config_path or None), where=where, subject="missing keys"
+        )
 
 
 def plan_for_run(suite: Suite, options: RunOptions) -> list[Job]:
