@@ -6,7 +6,8 @@ written is not checked twice) and passes the type's ``check`` (what a shape cann
 compiles, min <= max); handlers rely on this and never re-check. A required value is present, a
 threshold lies within the type's declared bounds, and every provider it needs exists and has the
 capability (embeddings for ``similar``, a chat model for judges). Assertions that need a grader and
-have none are reported together, with the three ways to set one.
+have none take promptfoo's default grader (config/default_grader.py), named once in a notice with the
+three ways to choose another.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 
 from evalh.assertions.base import needed_providers
 from evalh.assertions.registry import AssertionDef, all_assertions
-from evalh.common.notices import is_strict, warn
+from evalh.common.notices import is_strict, notice, warn
+from evalh.config.default_grader import DefaultGrader, default_grader
 from evalh.config.files import LoadContext
 from evalh.config.locate import close_matches, format_path
 from evalh.config.schema import SchemaProblem, ShapeCachedValidator, fragment_validator
@@ -98,6 +100,8 @@ class AssertionChecker:
     registry: dict[str, AssertionDef] = field(default_factory=all_assertions)
     needs_grader: list[str] = field(default_factory=list)
     refused_graders: set[str] = field(default_factory=set)
+    # promptfoo's default grader, taken when a judge has none (set once the first judge needs it)
+    default_grader: DefaultGrader | None = None
 
     def check_tests(self, tests: Iterable[TestCase]) -> None:
         for test in tests:
@@ -237,6 +241,8 @@ class AssertionChecker:
         providers = needed_providers(spec, test, need, self.suite_default)
         if not providers:
             self.needs_grader.append(f"{where} ({spec.full_type})")
+            self.default_grader = self.default_grader or default_grader()
+            providers = needed_providers(spec, test, need, self.default_grader.choice)
         for provider in providers:  # a list of models: each must serve the need
             self._check_capability(spec, provider, need, where)
 
@@ -272,17 +278,25 @@ class AssertionChecker:
         )
 
     def _report_missing_grader(self) -> None:
-        if not self.needs_grader:
+        """Judges without a grader take promptfoo's default (as promptfoo does): say which, once."""
+        if not self.needs_grader or self.default_grader is None:
             return
         shown = self.needs_grader[:_GRADER_LIST_LIMIT]
         more = len(self.needs_grader) - len(shown)
         listing = "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
-        self.ctx.problems.add(
-            f"these assertions need a grader (a chat model) but none is set: {listing}",
+        grader = self.default_grader.choice.text
+        assert grader is not None  # a DefaultGrader always names a judge
+        notice(
+            ConfigError(
+                f"no grader is set for {listing}: they use promptfoo's default grader, {grader.id} "
+                f"({self.default_grader.because})",
+                where=self.ctx.display,
+                hint="Choose one for the whole suite with defaultTest.options.provider "
+                "(e.g. openai:chat:gpt-4o-mini), for one assertion with its provider: key, "
+                "or on the command line with --grader <provider id>",
+            ),
             where=self.ctx.display,
-            hint="Set one for the whole suite with defaultTest.options.provider "
-            "(e.g. openai:chat:gpt-4o-mini), for one assertion with its provider: key, "
-            "or on the command line with --grader <provider id>",
+            subject="default grader",
         )
 
 

@@ -312,6 +312,8 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
             tests.extend(made)
     checker = AssertionChecker(ctx, suite_default, ctx.where_of)
     checker.check_tests(tests)
+    if checker.default_grader is not None:  # judges with no grader use promptfoo's default
+        suite_default = checker.default_grader.choice
     checker.warn_toolless(tests, providers)
     check_user_models(tests, suite_default, ctx)
     if "prompts" not in skip.keys:  # else the prompts they name are not loaded

@@ -4,8 +4,9 @@ Every provider a run would call (each provider under test, and each assertion's 
 :func:`~evalh.assertions.base.needed_providers` picks them for validate's grader check) is asked whether
 it has its key, by its family's own rule (:func:`evalh.providers.registry.missing_key`: ``config.apiKey``,
 ``config.apiKeyEnvar``, the environment with .env / --env-file and the config's ``env:`` applied). ``evalh
-run`` stops on them with one paragraph (exit 2) instead of erroring every row; ``evalh validate`` only warns,
-so a lint job without secrets passes.
+run`` says so in one paragraph before the first call, and the rows that need such a provider are ERRORs
+(without a call), as in promptfoo, so the other rows still run and report; under ``--strict`` the paragraph
+is an error (exit 2) and nothing runs. ``evalh validate`` only warns, so a lint job without secrets passes.
 """
 
 from __future__ import annotations
@@ -72,14 +73,15 @@ def missing_keys_error(
         "provider config.apiKey (config.apiKeyEnvar names another variable)"
     )
     then = (
-        "`evalh run` stops on this (exit 2) before calling any provider; validate only warns, so a lint "
-        "job without secrets passes"
+        "`evalh run` makes the rows that need them ERRORs (with --strict it stops, exit 2, before any "
+        "call); validate only warns, so a lint job without secrets passes"
         if validating
-        else "Nothing was called. `evalh validate` only warns about a missing key"
+        else f"The rows that need {'them' if count > 1 else 'it'} are ERRORs; --strict stops the run here "
+        "instead (exit 2)"
     )
     return ConfigError(
         f"{count} provider{'s' if count > 1 else ''} in use ha{'ve' if count > 1 else 's'} no API key, "
-        f"so every call would fail: {listing}",
+        f"so every call to {'them' if count > 1 else 'it'} fails: {listing}",
         where=where,
         hint=f"{fix}. {then}",
     )

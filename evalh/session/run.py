@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evalh.common.notices import strict_mode
+from evalh.common.notices import strict_mode, warn
 from evalh.config.dotenv import environment_overlay
 from evalh.config.load import load_suite, load_suite_data
 from evalh.config.schema import write_schema
@@ -232,9 +232,13 @@ def _execute(
 
 
 def _check_keys(suite: Suite, jobs: Sequence[Job]) -> None:
+    """A provider without its key: one warning (its rows are ERRORs, as in promptfoo); --strict stops."""
     keyless = keyless_providers(suite, jobs)
     if keyless:
-        raise missing_keys_error(keyless, where=suite.config_path or None)
+        where = suite.config_path or "the suite"
+        warn(
+            missing_keys_error(keyless, where=suite.config_path or None), where=where, subject="missing keys"
+        )
 
 
 def plan_for_run(suite: Suite, options: RunOptions) -> list[Job]:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from evalh.assertions.registry import AssertionDef
+from evalh.common.notices import warnings_to
 from evalh.config.checks import AssertionChecker
 from evalh.config.files import LoadContext
 from evalh.model import AssertionResult, AssertionSpec, ProviderChoice, ProviderSpec, TestCase
@@ -35,7 +38,24 @@ def test_unknown_type_gets_a_did_you_mean_from_the_registry() -> None:
     assert "unknown assertion type 'judge-mee'" in message and "Did you mean 'judge-me'?" in message
 
 
-def test_text_need_without_any_grader_lists_every_assertion() -> None:
+@pytest.mark.parametrize(
+    ("keys", "grader", "because"),
+    [
+        ({}, "openai:chat:gpt-5.6-sol", "no grader's API key is set"),
+        ({"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "a"}, "openai:chat:gpt-5.6-sol", "OPENAI_API_KEY"),
+        ({"ANTHROPIC_API_KEY": "a"}, "anthropic:messages:claude-sonnet-4-6", "ANTHROPIC_API_KEY is set"),
+        ({"MISTRAL_API_KEY": "m"}, "mistral:mistral-large-latest", "MISTRAL_API_KEY is set"),
+    ],
+)
+def test_judges_without_a_grader_take_promptfoos_default_by_the_keys_set(
+    monkeypatch: pytest.MonkeyPatch, keys: dict[str, str], grader: str, because: str
+) -> None:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "PALM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("MISTRAL_API_KEY", "XAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in keys.items():
+        monkeypatch.setenv(name, value)
     registry = {"judge-me": _definition("judge-me", needs=("text",))}
     tests = [
         TestCase(
@@ -43,8 +63,15 @@ def test_text_need_without_any_grader_lists_every_assertion() -> None:
         )
         for i in range(3)
     ]
-    (message,) = _messages(_checker(registry), *tests)
-    assert "need a grader" in message
+    checker = _checker(registry)
+    shown: list[str] = []
+    with warnings_to(shown.append):
+        assert _messages(checker, *tests) == []  # not a problem of the config: promptfoo grades them
+    assert checker.default_grader is not None and checker.default_grader.choice.text is not None
+    assert checker.default_grader.choice.text.id == grader
+    assert checker.default_grader.choice.embedding is None  # vectors stay on the bundled model
+    (message,) = shown
+    assert f"promptfoo's default grader, {grader}" in message and because in message
     assert "tests[0].assert[0] (judge-me); tests[1].assert[0] (not-judge-me); tests[2].assert[0]" in message
     assert "--grader" in message and "defaultTest.options.provider" in message
 

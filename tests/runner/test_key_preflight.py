@@ -1,7 +1,8 @@
-"""Missing API keys are found before the first provider call: `evalh run` stops (exit 2) naming every
-provider in use and its variable, `evalh validate` only warns; a provider that needs no key is never
-flagged, and a key from the config, apiKeyEnvar, .env or --env-file counts. With --no-table, the
-reasons rows errored are printed (redacted, escaped)."""
+"""Missing API keys are found before the first provider call: `evalh run` warns once, naming every
+provider in use and its variable, and the rows that need one are ERRORs without a call while the others
+run (as in promptfoo); `--strict` stops the run (exit 2) before any call; `evalh validate` only warns. A
+provider that needs no key is never flagged, and a key from the config, apiKeyEnvar, .env or --env-file
+counts. With --no-table, the reasons rows errored are printed (redacted, escaped)."""
 
 from __future__ import annotations
 
@@ -83,14 +84,8 @@ def _keyed_suite(loopback: LoopbackServer) -> dict[str, Any]:
     }
 
 
-def test_run_stops_before_any_call_naming_every_missing_key(tmp_path: Path, loopback: LoopbackServer) -> None:
-    _answering(loopback)
-    config = _config(tmp_path, _keyed_suite(loopback))
-    result = _evalh("run", config, "--no-table", "--no-progress-bar", "-o", tmp_path / "out.json")
-    assert result.exit_code == 2, result.output
-    assert loopback.requests == []  # not even the provider that needs no key was called
-    message = result.stderr
-    assert message.count("evalh: error:") == 1 and "Traceback" not in message
+def _keyless_message(message: str) -> None:
+    assert "Traceback" not in message
     assert "3 providers in use have no API key" in message
     assert "openai:chat:gpt-4o-mini (providers[0]) needs PREFLIGHT_KEY" in message
     assert (
@@ -102,22 +97,55 @@ def test_run_stops_before_any_call_naming_every_missing_key(tmp_path: Path, loop
     )
     assert "OPENAI_API_KEY" in message and "--env-file" in message
     assert "/plain" not in message  # the http provider needs no key
+
+
+def test_strict_run_stops_before_any_call_naming_every_missing_key(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    _answering(loopback)
+    config = _config(tmp_path, _keyed_suite(loopback))
+    result = _evalh("run", config, "--strict", "--no-table", "--no-progress-bar", "-o", tmp_path / "out.json")
+    assert result.exit_code == 2, result.output
+    assert loopback.requests == []  # not even the provider that needs no key was called
+    assert result.stderr.count("evalh: error:") == 1
+    _keyless_message(result.stderr)
     assert not (tmp_path / "out.json").exists()
     assert "No runs" in _evalh("runs", "list").stdout  # nothing recorded either
 
 
-def test_openai_itself_without_a_key_stops_the_run(tmp_path: Path) -> None:
+def test_a_run_warns_once_and_errors_only_the_rows_that_need_a_key(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    _answering(loopback)
+    config = _config(tmp_path, _keyed_suite(loopback))
+    result = _evalh("run", config, "--no-table", "--no-progress-bar", "-o", tmp_path / "out.json")
+    assert result.exit_code == 1, result.output
+    assert result.stderr.count("no API key, so every call") == 1
+    _keyless_message(result.stderr)
+    # the keyless chat model was never called; the http provider that needs no key was
+    assert [request.path for request in loopback.requests] == ["/plain"]
+    rows = json.loads((tmp_path / "out.json").read_text())["results"]["results"]
+    assert len(rows) == 2 and all(row["failureReason"] == 2 for row in rows)
+    keyless_row = next(row for row in rows if row["provider"]["id"] == "openai:chat:gpt-4o-mini")
+    assert "PREFLIGHT_KEY" in keyless_row["error"]
+    graded_row = next(row for row in rows if row is not keyless_row)  # its grader and embedder lack keys
+    assert "ANTHROPIC_API_KEY" in graded_row["error"]
+
+
+def test_openai_itself_without_a_key_errors_its_rows(tmp_path: Path) -> None:
     config = _config(tmp_path, {"prompts": ["hi"], "providers": ["openai:gpt-4o-mini"], "tests": [{}]})
     result = _evalh("run", config, "--no-table", "--no-progress-bar", "--no-write")
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 1, result.output
     assert "openai:gpt-4o-mini (providers[0]) needs OPENAI_API_KEY" in result.stderr
     assert "point config.apiBaseUrl at an OpenAI-compatible server" in result.stderr
+    strict = _evalh("run", config, "--strict", "--no-table", "--no-progress-bar", "--no-write")
+    assert strict.exit_code == 2, strict.output
 
 
-def test_the_python_api_raises_before_any_call(loopback: LoopbackServer) -> None:
+def test_the_python_api_raises_before_any_call_when_strict(loopback: LoopbackServer) -> None:
     _answering(loopback)
     with pytest.raises(evalh.ConfigError, match="needs PREFLIGHT_KEY") as raised:
-        evalh.evaluate(_keyed_suite(loopback))
+        evalh.evaluate({**_keyed_suite(loopback), "evaluateOptions": {"strict": True}})
     assert "ANTHROPIC_API_KEY" in str(raised.value) and loopback.requests == []
 
 
@@ -125,8 +153,8 @@ def test_a_suite_default_grader_is_named_once(tmp_path: Path) -> None:
     tests = [{"vars": {"n": str(i)}, "assert": [{"type": "llm-rubric", "value": "ok"}]} for i in range(30)]
     config = _config(tmp_path, {"prompts": ["{{ n }}"], "providers": ["echo"], "tests": tests})
     result = _evalh("run", config, "--grader", "anthropic:messages:claude-x", "--no-table", "--no-write")
-    assert result.exit_code == 2, result.output
-    assert "1 provider in use has no API key" in result.stderr
+    assert result.exit_code == 1, result.output
+    assert result.stderr.count("1 provider in use has no API key") == 1
     assert "anthropic:messages:claude-x (grader at --grader) needs ANTHROPIC_API_KEY" in result.stderr
 
 
@@ -135,7 +163,7 @@ def test_a_negated_judge_needs_its_grader_key_too(tmp_path: Path) -> None:
     embedder = "openai:embedding:text-embedding-3-small"
     asserts = [{"type": "not-similar", "value": "rude", "provider": embedder}]
     config = _config(tmp_path, {"prompts": ["hi"], "providers": ["echo"], "tests": [{"assert": asserts}]})
-    result = _evalh("run", config, "--no-table", "--no-write")
+    result = _evalh("run", config, "--strict", "--no-table", "--no-write")
     assert result.exit_code == 2, result.output
     assert f"{embedder} (embedder at tests[0].assert[0].provider)" in result.stderr
 
@@ -147,7 +175,7 @@ def test_validate_only_warns_even_strict(tmp_path: Path, loopback: LoopbackServe
         assert result.exit_code == 0, result.output
         assert "valid (1 tests" in result.stdout
         assert "evalh: warning:" in result.stderr and "needs PREFLIGHT_KEY" in result.stderr
-        assert "`evalh run` stops on this (exit 2)" in result.stderr
+        assert "with --strict it stops, exit 2, before any call" in result.stderr
     assert loopback.requests == []
 
 
