@@ -263,3 +263,20 @@ def test_many_distinct_reasons_are_counted(tmp_path: Path, loopback: LoopbackSer
     result = _evalh("run", _config(tmp_path, suite), "--no-table", "--no-progress-bar", "--no-write")
     line = next(line for line in result.stdout.splitlines() if "rows errored" in line)
     assert line.startswith("5 rows errored: ") and line.endswith("; and 2 other reasons x2")
+
+
+def test_a_judge_without_any_grader_uses_promptfoos_default_and_only_its_row_errors(tmp_path: Path) -> None:
+    """promptfoo's configs often leave the grader to promptfoo's default: the config runs, the judged row
+    is an ERROR naming the default grader's key, the other row passes, and the report is written."""
+    tests = [
+        {"vars": {"n": "Ada"}, "assert": [{"type": "llm-rubric", "value": "greets"}]},
+        {"vars": {"n": "Bob"}, "assert": [{"type": "contains", "value": "Bob"}]},
+    ]
+    config = _config(tmp_path, {"prompts": ["Hi {{ n }}"], "providers": ["echo"], "tests": tests})
+    result = _evalh("run", config, "--no-table", "--no-progress-bar", "-o", tmp_path / "out.json")
+    assert result.exit_code == 1, result.output
+    assert "promptfoo's default grader, openai:chat:gpt-5.6-sol" in result.stderr
+    rows = json.loads((tmp_path / "out.json").read_text())["results"]["results"]
+    judged, plain = sorted(rows, key=lambda row: row["vars"]["n"])
+    assert judged["failureReason"] == 2 and "OPENAI_API_KEY" in judged["error"]
+    assert plain["success"] is True
