@@ -32,7 +32,7 @@ from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, assertion
 from evalh.assertions.trace_steps import status_number
 from evalh.common.deadlines import PYTHON_ASSERTION_TIMEOUT_S, call_timeout_s, timeout_problem
-from evalh.model import AssertionResult, Measurement, Span, TestCase
+from evalh.model import RETURNED_COMPONENTS, AssertionResult, Measurement, Span, TestCase
 from evalh.runtimes.callables import CallFailed, call_function, lookup
 from evalh.runtimes.python import TimedOut, WorkerLost, call_python
 from evalh.runtimes.python_worker import (
@@ -177,10 +177,30 @@ def _grading_extras(result: Mapping[str, Any], language: str) -> dict[str, Any] 
         extras["namedScores"] = scores
     components = result.get("componentResults", result.get("component_results"))
     if components is not None:
-        if not isinstance(components, list) or not all(isinstance(c, Mapping) for c in components):
-            return f"{language} assertion returned componentResults that are not a list of results"
-        extras["componentResults"] = [dict(c) for c in components]
+        kept = [_component(c) for c in components] if isinstance(components, list) else [None]
+        if any(c is None for c in kept):
+            return (
+                f"{language} assertion returned componentResults that are not a list of results "
+                "({pass: true|false, score: <number>, reason: <text>})"
+            )
+        extras[RETURNED_COMPONENTS] = kept
     return extras
+
+
+def _component(value: Any) -> dict[str, Any] | None:
+    """One result of the user's ``componentResults``, as promptfoo's GradingResult (``pass``, ``score``,
+    ``reason``; its ``assertion`` and ``metadata`` when they are mappings); None when it is not one. The
+    report lists them after their assertion, as promptfoo does."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("pass"), bool):
+        return None
+    score = value.get("score", float(value["pass"]))
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        return None
+    kept: dict[str, Any] = {"pass": value["pass"], "score": score, "reason": str(value.get("reason") or "")}
+    for key in ("assertion", "metadata"):
+        if isinstance(value.get(key), Mapping):
+            kept[key] = dict(value[key])
+    return kept
 
 
 def _interpret_mapping(result: Mapping[str, Any], language: str) -> AssertionResult | Measurement:

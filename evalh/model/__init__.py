@@ -53,6 +53,7 @@ from evalh.model.options import DEFAULT_ALPHA, Filters, RunOptions, Shard
 from evalh.model.repeats import RepeatSummary, TestRepeats
 from evalh.model.results import (
     NO_USAGE,
+    RETURNED_COMPONENTS,
     AssertionResult,
     GradedAssertion,
     Measurement,
@@ -93,6 +94,7 @@ __all__ = [
     "RECORDED_PROMPT",
     "RECORDED_PROVIDER",
     "RECORDED_PROVIDER_ID",
+    "RETURNED_COMPONENTS",
     "STORE_KEY",
     "Aggregates",
     "AssertionResult",

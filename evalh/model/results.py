@@ -16,6 +16,7 @@ from evalh.model.trace import RowTrace
 
 __all__ = [
     "NO_USAGE",
+    "RETURNED_COMPONENTS",
     "AssertionResult",
     "GradedAssertion",
     "Measurement",
@@ -193,6 +194,11 @@ class Measurement:
     @classmethod
     def not_applicable(cls, reason: str, **details: Any) -> Measurement:
         return cls(value=0.0, subject=reason, applicable=False, details=details)
+
+
+# The details key of a javascript/python assertion's own ``componentResults`` (promptfoo's GradingResult):
+# the report lists them after the assertion, as an assert-set's children.
+RETURNED_COMPONENTS = "returned_components"
 
 
 @dataclass(frozen=True, init=False, slots=True)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from evalh.model import (
+    RETURNED_COMPONENTS,
     AssertionSpec,
     Column,
     GradedAssertion,
@@ -157,6 +158,10 @@ def _component_to_json(graded: GradedAssertion, test: _TestJson) -> dict[str, An
         out["tokensUsed"] = usage_to_json(graded.usage)
     if graded.children:
         out["componentResults"] = _flatten(graded.children, test)
+    elif isinstance(returned := out["metadata"].pop(RETURNED_COMPONENTS, None), list):
+        # a javascript/python assertion's own componentResults: listed after it, as an assert-set's
+        parent = out["assertion"]
+        out["componentResults"] = [{**sub, "assertion": sub.get("assertion") or parent} for sub in returned]
     return out
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from evalh.model import (
+    RETURNED_COMPONENTS,
     AssertionSpec,
     GradedAssertion,
     RepeatSummary,
@@ -224,7 +225,10 @@ def _graded(specs: Sequence[AssertionSpec], components: Sequence[Any]) -> tuple[
             break
         component = components[position]
         children = component_children(component)
-        position += 1 + (len(children) if spec.children else 0)
+        position += 1 + len(children)  # an assert-set's children, or a script's returned results
+        details = dict(component.get("metadata") or {})
+        if children and not spec.children:
+            details[RETURNED_COMPONENTS] = [dict(child) for child in children if isinstance(child, Mapping)]
         graded.append(
             GradedAssertion(
                 spec=spec,
@@ -233,7 +237,7 @@ def _graded(specs: Sequence[AssertionSpec], components: Sequence[Any]) -> tuple[
                 reason=str(component.get("reason") or ""),
                 error=bool(component.get("error")),
                 skipped=component.get("skipped") is True,
-                details=dict(component.get("metadata") or {}),
+                details=details,
                 usage=usage_from_json(component["tokensUsed"]) if "tokensUsed" in component else None,
                 children=_graded(spec.children, children) if spec.children else (),
             )

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from evalh.assertions.registry import all_assertions
 from evalh.cli.app import app
-from evalh.model import AssertionResult
+from evalh.model import RETURNED_COMPONENTS, AssertionResult
 from tests.assertions.helpers import grade, make_context
 
 
@@ -65,7 +65,7 @@ def test_grading_result_extras_are_kept() -> None:
     )
     result = run(code)
     assert result.details["namedScores"] == {"tone": 0.5}
-    assert result.details["componentResults"] == [{"pass": True, "score": 1, "reason": "part"}]
+    assert result.details[RETURNED_COMPONENTS] == [{"pass": True, "score": 1, "reason": "part"}]
     bad = run("({pass: true, namedScores: {tone: 'high'}})")
     assert bad.error and "namedScores" in bad.reason
 
