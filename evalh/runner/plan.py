@@ -18,6 +18,7 @@ from evalh.model import (
     Suite,
     TestCase,
     asks_provider,
+    narrows_matrix,
     prompt_warning_key,
     run_placeholders,
     runs_prompt,
@@ -72,7 +73,7 @@ def count_rows(suite: Suite, repeat: int = 1) -> int:
     """How many rows the run makes: tests × prompts × providers × repeat (the length of the plan), a
     test or provider that names its prompts counting those only."""
     prompts, providers = run_matrix(suite)
-    if all(test.prompts is None for test in suite.tests) and all(p.prompts is None for p in providers):
+    if not any(map(narrows_matrix, suite.tests)) and all(p.prompts is None for p in providers):
         return len(suite.tests) * len(prompts) * len(providers) * max(1, repeat)
     rows = sum(
         runs_prompt(test, provider, prompt)
