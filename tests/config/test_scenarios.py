@@ -188,3 +188,18 @@ scenarios:
         load_suite(config)
     # line 6 is the entry's assertion (the merged test's assert[0]), not the test on line 10
     assert "evalh.yaml:6:13 scenarios[0].config[0].tests[0].assert[0]" in str(caught.value)
+
+
+def test_scenarios_of_several_configs_concatenate(project: WriteFiles) -> None:
+    first = project("prompts: ['{{x}}']\nproviders: [echo]\nscenarios: [file://s.yaml]\n", name="a.yaml")
+    second = project(
+        "scenarios:\n  - config: [{vars: {x: b}}]\n    tests: [{}]\n",
+        {
+            "sub/s.yaml": "config: [{vars: {x: sub}}]\ntests: [{}]\n",
+            "s.yaml": "config: [{vars: {x: a}}]\ntests: [{}]\n",
+        },
+        name="b.yaml",
+    )
+    third = project("scenarios: [file://s.yaml]\n", name="sub/c.yaml")
+    tests = load_suite([first, second, third]).tests
+    assert [test.vars["x"] for test in tests] == ["a", "b", "sub"]  # each file:// from its own config
