@@ -4,9 +4,9 @@ Lists concatenate: ``providers`` (``targets`` too; duplicates dropped), ``prompt
 dropped), ``tests``, ``scenarios`` and ``outputPath``. Mappings merge, later files winning: ``env``,
 ``evaluateOptions``, ``commandLineOptions``, ``metadata``; ``defaultTest`` merges its ``vars``,
 ``options`` and ``metadata`` and concatenates its ``assert``. Descriptions are joined with ", ". Any
-other key: the last file's. ``file://`` prompts, tests files and ``vars`` files named at the top of a later config are made
-absolute, so each resolves from its own config's directory. Every position still points into the
-file that wrote it: ``b.yaml:7:5 tests[4]``.
+other key: the last file's. ``file://`` prompts, tests files and ``vars`` files named at the top of a
+later config are made absolute, so each resolves from its own config's directory. Every position
+still points into the file that wrote it: ``b.yaml:7:5 tests[4]``.
 """
 
 from __future__ import annotations

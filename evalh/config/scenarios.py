@@ -15,6 +15,7 @@ one. A scenario without ``tests`` runs nothing (promptfoo adds no empty test for
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -131,9 +132,7 @@ def _from_file(source: Document, where: Any, suffix: str, ctx: LoadContext) -> l
     scenarios: list[_Scenario] = []
     for item, at in listed:
         problems = drop_unknown_keys(
-            schema_problems(item, defs_validator("scenario")),
-            item,
-            lambda inner, at=at: source.where((*at, *inner)),
+            schema_problems(item, defs_validator("scenario")), item, functools.partial(_inside, source, at)
         )
         for problem in problems:
             ctx.problems.add(
@@ -142,6 +141,10 @@ def _from_file(source: Document, where: Any, suffix: str, ctx: LoadContext) -> l
         if not problems and isinstance(item, Mapping):
             scenarios.append(_Scenario(item, source, at))
     return scenarios
+
+
+def _inside(source: Document, at: JsonPath, inner: JsonPath) -> str:
+    return source.where((*at, *inner))
 
 
 def _merged(
