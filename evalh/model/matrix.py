@@ -51,14 +51,19 @@ STORE_KEY = "storeOutputAs"
 CONVERSATION_VAR = "_conversation"  # promptfoo's var of a prompt's earlier turns (runner/sequence.py)
 
 
+def _names(ref: str, names: tuple[str | None, ...]) -> bool:
+    """promptfoo's matching of one entry against a prompt's or a provider's label and id."""
+    present = [name for name in names if name]
+    if ref in present:
+        return True
+    if ref.endswith("*") and any(name.startswith(ref[:-1]) for name in present):
+        return True
+    return any(name.startswith(f"{ref}:") for name in present)
+
+
 def ref_matches(ref: str, prompt: Prompt) -> bool:
     """Whether one entry of a test's (or a provider's) ``prompts:`` names ``prompt``."""
-    names = [name for name in (prompt.label, prompt.id) if name]
-    if ref in names:
-        return True
-    if ref.endswith("*") and any(name.startswith(ref[:-1]) for name in names):
-        return True
-    return any(name.startswith(f"{ref}:") for name in names)
+    return _names(ref, (prompt.label, prompt.id))
 
 
 def _allows(refs: tuple[str, ...] | None, prompt: Prompt) -> bool:
@@ -72,12 +77,7 @@ def prompt_allowed(test: TestCase, prompt: Prompt) -> bool:
 
 def provider_ref_matches(ref: str, provider: ProviderSpec) -> bool:
     """Whether one entry of a test's ``providers:`` names ``provider``."""
-    names = [name for name in (provider.label, provider.id) if name]
-    if ref in names:
-        return True
-    if ref.endswith("*") and any(name.startswith(ref[:-1]) for name in names):
-        return True
-    return any(name.startswith(f"{ref}:") for name in names)
+    return _names(ref, (provider.label, provider.id))
 
 
 def _allows_provider(refs: tuple[str, ...] | None, provider: ProviderSpec) -> bool:
