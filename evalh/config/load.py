@@ -328,7 +328,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
     if "prompts" not in skip.keys:  # else the prompts they name are not loaded
         check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
         check_provider_prompt_refs(providers, prompts, ctx)
-    if key not in skip.keys and providers:  # else the providers they name are not loaded
+    if key is None or (key not in skip.keys and providers):  # else the providers they name did not load
         check_provider_refs(raw_tests, defaults.data, defaults.origin, providers, ctx)
     # a refused top-level key may be the providers or prompts misspelt: no follow-on problem about them
     checked_key = key if key or not skip.keys else "refused"

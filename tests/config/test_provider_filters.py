@@ -111,3 +111,12 @@ def test_provider_refs_match_as_promptfoo_matches_them(ref: str, matches: bool) 
     assert provider_ref_matches(ref, provider) is matches
     test = TestCase(index=0, providers=(ref,))
     assert runs_prompt(test, provider, Prompt(raw="x", label="x")) is matches
+
+
+def test_a_filter_in_a_config_without_providers_is_a_located_error(project: WriteFiles) -> None:
+    # recorded outputs need no provider, but a filter naming one would silently leave the test no row
+    config = project("tests:\n  - output: hi\n    providers: [echo]\n")
+    with pytest.raises(ConfigError) as caught:
+        load_suite(config)
+    assert "evalh.yaml:3:17 tests[0].providers[0]" in str(caught.value)
+    assert "(none)" in str(caught.value)
