@@ -9,6 +9,7 @@ never the run:
   / ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
 * ``python:`` and ``exec:`` providers: 300 s per call; the provider's ``config.timeout`` /
   ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
+* test generators (``tests: file://gen.py``): 120 s for a Python one, 10 s for a JavaScript one.
 * ``exec:`` prompts: 60 s per row (promptfoo's default); the prompt's ``config.timeout`` /
   ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
 * ``regex`` (and other patterns run on outputs): 1 s per output; the assertion's ``config.timeout`` /
@@ -36,6 +37,7 @@ __all__ = [
     "PROVIDER_SCRIPT_TIMEOUT_S",
     "PYTHON_ASSERTION_TIMEOUT_S",
     "REGEX_TIMEOUT_S",
+    "TEST_GENERATOR_TIMEOUT_S",
     "call_timeout_s",
     "configured_timeout_s",
     "timeout_problem",
@@ -47,6 +49,8 @@ JAVASCRIPT_TIMEOUT_S = 10.0
 PROVIDER_SCRIPT_TIMEOUT_S = 300.0
 # a prompt function builds text from vars; one that takes longer is stuck (also bounded by timeoutMs)
 PROMPT_FUNCTION_TIMEOUT_S = JAVASCRIPT_TIMEOUT_S
+# a Python test generator may read a dataset while the config loads; once per run, so generous
+TEST_GENERATOR_TIMEOUT_S = 120.0
 EXEC_PROMPT_TIMEOUT_S = 60.0  # promptfoo's own default for a program that prints the prompt
 REGEX_TIMEOUT_S = 1.0
 HTTP_ATTEMPT_TIMEOUT_S = 60.0

@@ -15,6 +15,7 @@ import itertools
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from evalh.assertions.javascript import javascript_file_problem
@@ -42,6 +43,7 @@ from evalh.config.transform_checks import check_test_transforms, transformed_var
 from evalh.config.var_files import load_var_file
 from evalh.errors import ConfigError, Place, TemplateError, Where, then
 from evalh.model import AssertionSpec, ProviderChoice, TestCase
+from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY, transform_problem
 from evalh.templating import (
     EnvVars,
@@ -99,7 +101,7 @@ def build_tests(
     data, origin = raw.data, raw.origin
     shown: JsonPath = raw.shown or ("tests", position)
     try:
-        own = load_vars(data, origin, shown, ctx)
+        own = load_vars(data, origin, shown, ctx, raw.folder)
     except ConfigError as error:
         ctx.problems.add_exception(error)
         return []
@@ -305,13 +307,16 @@ def _options_where(
     return ctx.where(defaults.origin, ("options", "provider"), ("defaultTest", "options", "provider"))
 
 
-def load_vars(data: Mapping[str, Any], origin: Origin, shown: JsonPath, ctx: LoadContext) -> dict[str, Any]:
+def load_vars(
+    data: Mapping[str, Any], origin: Origin, shown: JsonPath, ctx: LoadContext, folder: Path | None = None
+) -> dict[str, Any]:
     """A test's (or defaultTest's) vars: the mapping written, or the one ``vars: file://...`` files
-    hold (a path, a glob, or a list of them)."""
+    hold (a path, a glob, or a list of them; relative to ``folder``, a tests file's, else the
+    config's)."""
     variables = data.get("vars") or {}
     if isinstance(variables, str | list):
         where = ctx.where(origin, ("vars",), (*shown, "vars"))
-        return ctx.load_vars_files(variables, where)
+        return ctx.load_vars_files(variables, where, folder)
     return dict(variables)
 
 
@@ -607,7 +612,7 @@ def _file_value(kind: str, ref: str, ctx: LoadContext, where: Where) -> Any:
         if not path.is_file():
             raise ctx.missing(path, where)
         return ref
-    if kind == "javascript" and path.suffix in (".js", ".cjs"):
+    if kind == "javascript" and path.suffix in JS_FILE_SUFFIXES:
         if not path.is_file():
             raise ctx.missing(path, where)
         problem = javascript_file_problem(ref, ctx.base_dir)

@@ -26,6 +26,7 @@ from evalh.config.locate import (
 from evalh.config.schema import ShapeCachedValidator, test_validator
 from evalh.errors import ConfigError, ConfigFileError, Place, Where
 from evalh.providers.tools import TOOL_KEYS
+from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES
 
 __all__ = [
     "DATA_SUFFIXES",
@@ -44,7 +45,7 @@ __all__ = [
 
 FILE_PREFIX = "file://"
 DATA_SUFFIXES = (".json", ".yaml", ".yml")
-SCRIPT_SUFFIXES = (".py", ".js", ".ts", ".mjs", ".cjs", ".rb", ".go")
+SCRIPT_SUFFIXES = (".py", *JS_FILE_SUFFIXES, ".rb", ".go")
 _GLOB_CHARS = ("*", "?", "[")
 _PYTHON_PREFIX = "python:"
 
@@ -62,7 +63,7 @@ def script_path(ref: str) -> str:
     """``file://x.py:fn`` / ``x.js:fn`` -> ``x.py`` / ``x.js`` (the function name is not part of the path)."""
     text = ref.removeprefix(FILE_PREFIX)
     head, sep, tail = text.rpartition(":")
-    if sep and head.endswith((".py", ".js", ".cjs")) and tail.isidentifier():
+    if sep and head.endswith((".py", *JS_FILE_SUFFIXES)) and tail.isidentifier():
         return head
     return text
 
@@ -134,11 +135,12 @@ class LoadContext:
     def display(self) -> str:
         return display_path(self.config_file)
 
-    def resolve(self, ref: str, where: Where | None = None) -> Path:
-        """A ``file://`` (or bare) path, relative to the config file's directory, links followed."""
+    def resolve(self, ref: str, where: Where | None = None, folder: Path | None = None) -> Path:
+        """A ``file://`` (or bare) path, relative to ``folder`` (default: the config file's directory),
+        links followed."""
         text = ref.removeprefix(FILE_PREFIX)
         with path_errors(text, where):
-            return (self.base_dir / Path(text).expanduser()).resolve()
+            return ((folder or self.base_dir) / Path(text).expanduser()).resolve()
 
     def relative(self, path: Path) -> str:
         """A path as written in the config: relative to the config's directory when inside it."""
@@ -147,15 +149,16 @@ class LoadContext:
         except ValueError:
             return display_path(path)
 
-    def expand(self, ref: str, where: Where) -> list[Path]:
-        """The files a reference names: one path, or the sorted matches of a glob."""
+    def expand(self, ref: str, where: Where, folder: Path | None = None) -> list[Path]:
+        """The files a reference names: one path, or the sorted matches of a glob (relative to
+        ``folder``, default the config's directory)."""
         text = ref.removeprefix(FILE_PREFIX)
         if not is_glob(text):
-            path = self.resolve(ref, where)
+            path = self.resolve(ref, where, folder)
             with path_errors(text, where):
                 exists, is_dir = path.exists(), path.is_dir()
             if not exists:
-                raise self.missing(path, where)
+                raise self.missing(path, where, folder)
             if is_dir:
                 raise ConfigFileError(
                     f"{display_path(path)} is a directory",
@@ -163,27 +166,28 @@ class LoadContext:
                     hint=f"Name the files with a glob, e.g. file://{text.rstrip('/')}/*.yaml",
                 )
             return [path]
-        files = self._glob_files(text, where)
+        files = self._glob_files(text, where, folder)
         if not files:
             raise ConfigFileError(
                 f"no file matches {text!r}",
                 where=where,
-                hint="Check the pattern; paths are relative to the config",
+                hint=f"Check the pattern; {_relative_to(folder)}",
             )
         return files
 
-    def _glob_files(self, pattern: str, where: Where | None) -> list[Path]:
-        """The files a glob (relative to the config's directory) matches, sorted, links followed."""
+    def _glob_files(self, pattern: str, where: Where | None, folder: Path | None = None) -> list[Path]:
+        """The files a glob (relative to ``folder``, default the config's directory) matches, sorted,
+        links followed."""
         with path_errors(pattern, where):
-            absolute = str(self.base_dir / Path(pattern).expanduser())
+            absolute = str((folder or self.base_dir) / Path(pattern).expanduser())
             matches = sorted(Path(match).resolve() for match in glob.glob(absolute, recursive=True))
             return [match for match in matches if match.is_file()]
 
-    def missing(self, path: Path, where: Where) -> ConfigFileError:
+    def missing(self, path: Path, where: Where, folder: Path | None = None) -> ConfigFileError:
         return ConfigFileError(
             f"file not found: {display_path(path)}",
             where=where,
-            hint=f"file:// paths are relative to the config file's directory ({display_path(self.base_dir)})",
+            hint=_relative_to(folder) + f" ({display_path(folder or self.base_dir)})",
         )
 
     def read_text(self, path: Path, where: Where) -> str:
@@ -232,14 +236,17 @@ class LoadContext:
         text = self.read_text(path, where)
         return text.strip() if trim else text
 
-    def load_vars_files(self, refs: str | list[str], where: Where) -> dict[str, Any]:
+    def load_vars_files(
+        self, refs: str | list[str], where: Where, folder: Path | None = None
+    ) -> dict[str, Any]:
         """``vars: file://vars.yaml`` (or a glob, or a list of them): the mappings of variables the
-        files hold, merged in order (a later file's var wins), as promptfoo's ``readVarsFiles``. A vars
-        file is data: the files its values name must lie inside the config's directory tree (see
-        :meth:`check_data_refs`)."""
+        files hold, merged in order (a later file's var wins), as promptfoo's ``readVarsFiles``. Paths
+        are relative to ``folder``: the folder of the tests file the test was written in (promptfoo's
+        ``readTest``), else the config's. A vars file is data: the files its values name must lie
+        inside the config's directory tree (see :meth:`check_data_refs`)."""
         merged: dict[str, Any] = {}
         for ref in [refs] if isinstance(refs, str) else refs:
-            for path in self.expand(ref, where):
+            for path in self.expand(ref, where, folder):
                 merged.update(self._vars_file(path, where))
         return merged
 
@@ -259,29 +266,33 @@ class LoadContext:
                     self._confine(value, document.where((name,)))
         return dict(document.data)
 
-    def check_data_refs(self, test: Any, origin: Origin, shown: JsonPath) -> bool:
+    def check_data_refs(self, test: Any, origin: Origin, shown: JsonPath, folder: Path | None = None) -> bool:
         """A test read from a data file (a tests file of any format) may name files only inside the
         config's directory tree, so that a dataset cannot read any local file into prompts and
         reports; the config (written by its author) may name any file. False (problems recorded)
-        when the test names a file it may not."""
+        when the test names a file it may not. ``folder``: the tests file's, where its vars files
+        are looked up."""
         if self.allow_outside or not isinstance(test, Mapping):
             return True
         confined = True
+        vars_files = isinstance(test.get("vars"), str | list)
         for inner, ref in data_file_refs(test):
+            at = folder if vars_files and inner[0] == "vars" else None
             try:
-                self._confine(ref, self.where(origin, inner, (*shown, *inner)))
+                self._confine(ref, self.where(origin, inner, (*shown, *inner)), at)
             except ConfigError as error:
                 self.problems.add_exception(error)
                 confined = False
         return confined
 
-    def _confine(self, ref: str, where: Where) -> None:
-        """A ConfigFileError unless ``ref`` names a path inside the config's directory tree; a glob
-        must too, and so must every file it matches (a link inside the tree may point out of it)."""
+    def _confine(self, ref: str, where: Where, folder: Path | None = None) -> None:
+        """A ConfigFileError unless ``ref`` (relative to ``folder``, default the config's directory)
+        names a path inside the config's directory tree; a glob must too, and so must every file it
+        matches (a link inside the tree may point out of it)."""
         text = script_path(ref.removeprefix(_PYTHON_PREFIX))
-        paths = [self.resolve(text, where)]
+        paths = [self.resolve(text, where, folder)]
         if is_glob(text):
-            paths.extend(self._glob_files(text, where))
+            paths.extend(self._glob_files(text, where, folder))
         if not all(path.is_relative_to(self.base_dir) for path in paths):
             raise ConfigFileError(
                 f"{ref!r} names a file outside the config's directory ({display_path(self.base_dir)})",
@@ -294,6 +305,12 @@ class LoadContext:
     def where(self, origin: Origin, inner: JsonPath, shown: JsonPath) -> Place:
         """``file:line:col shown-path`` for a path inside a test, located when a message needs it."""
         return Place(_located, origin, inner, shown)
+
+
+def _relative_to(folder: Path | None) -> str:
+    if folder is None:
+        return "file:// paths are relative to the config file's directory"
+    return "vars files named in a tests file are relative to that file's directory, as in promptfoo"
 
 
 def _located(origin: Origin, inner: JsonPath, shown: JsonPath) -> str:

@@ -36,7 +36,7 @@ from evalh.config.recorded_checks import check_recorded_outputs
 from evalh.config.scenarios import scenario_tests
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.stand_in import check_user_models
-from evalh.config.tests_files import RawTest, collect_tests
+from evalh.config.tests_files import GENERATOR_KEY, RawTest, collect_tests
 from evalh.config.tracing import load_tracing
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, ConfigFileError, SchemaError, Where
@@ -229,7 +229,9 @@ def _check_schema(document: Document, ctx: LoadContext) -> _Skipped:
     problems = [(problem, problem.path) for problem in found]
     if isinstance(tests, list):
         for index, item in enumerate(tests):
-            if isinstance(item, Mapping):
+            if isinstance(item, Mapping) and GENERATOR_KEY in item:
+                found = schema_problems(item, defs_validator("testGenerator"))
+            elif isinstance(item, Mapping):
                 found = ctx.test_checker.problems(item)
             else:
                 found = schema_problems(item, defs_validator("test", allow_string=True))

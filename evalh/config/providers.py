@@ -24,7 +24,7 @@ from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.tools import load_tool_files
 from evalh.errors import ConfigError, SchemaError, Where, then
 from evalh.model import ProviderChoice, ProviderSpec
-from evalh.providers.registry import PROVIDERS, find_entry
+from evalh.providers.registry import PROVIDERS, find_entry, unserved, unserved_error
 from evalh.runtimes.transforms import transform_problem
 
 __all__ = [
@@ -122,7 +122,18 @@ def parse_choice(value: Any, path: str, base_dir: str = "", where: Where | None 
 
 
 def unknown_provider(provider_id: str, where: Where) -> ConfigError:
-    """The error for an id the registry does not know, with a did-you-mean."""
+    """The error for an id the registry does not serve: why and what instead for an id promptfoo
+    documents, the missing model of a family named alone, else a did-you-mean."""
+    refused = unserved(provider_id)
+    if refused is not None:
+        return unserved_error(refused, provider_id, where)
+    family = next(
+        (e for e in PROVIDERS if e.is_prefix and e.pattern in (provider_id, provider_id + ":")), None
+    )
+    if family is not None:
+        return ConfigError(
+            f"provider id {provider_id!r} names no model", where=where, hint=f"Write it as {family.example}"
+        )
     suggestion = None
     if ":" in provider_id:  # a misspelt family: opneai:gpt-4o -> openai:gpt-4o
         prefix, _, rest = provider_id.partition(":")

@@ -1,7 +1,8 @@
-"""``tests:``: inline tests and ``file://`` paths to .yaml / .json / .jsonl / .csv files or globs.
+"""``tests:``: inline tests, ``file://`` paths to .yaml / .json / .jsonl / .csv files or globs, and test
+generators (``file://gen.py:fn``, ``file://gen.js``, ``{path: ..., config: ...}``; config/generators.py).
 
 Tests read from files are checked against the schema's test definition, located in their own file
-(``tests.yaml:12:5``, ``tests.jsonl:7``, ``tests.csv:4:2``).
+(``tests.yaml:12:5``, ``tests.jsonl:7``, ``tests.csv:4:2``); a generator's as ``gen.py:fn()[3]``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from evalh.assertions.registry import all_assertions
 from evalh.config.csv_tests import tests_from_csv
 from evalh.config.files import CsvOrigin, DocOrigin, LoadContext, Origin
+from evalh.config.generators import generated_tests, is_generator
 from evalh.config.locate import Document, JsonPath, display_path, format_path
 from evalh.config.safeload import parse_json
 from evalh.config.schema import assertion_type_names
@@ -23,6 +25,7 @@ from evalh.errors import ConfigError, SchemaError, Where
 __all__ = ["RawTest", "collect_tests", "known_base_types"]
 
 _TEST_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".csv")
+GENERATOR_KEY = "path"  # promptfoo's {path: file://gen.py:fn, config: {...}} entry
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class RawTest:
     origin: Origin
     valid: bool = True  # False: reported already; kept so later tests keep their index
     refused_asserts: frozenset[int] = frozenset()  # assert[i] the schema refused (reported already)
+    folder: Path | None = None  # a tests file's folder: its tests' vars files are named from there
     shown: JsonPath | None = None  # its path in messages, when not tests[i] (a scenario's test)
 
 
@@ -60,6 +64,10 @@ def collect_tests(
     tests: list[RawTest] = []
     for item, path in entries:
         refuses = path[-1] in refused
+        if isinstance(item, Mapping) and GENERATOR_KEY in item:
+            if not refuses:
+                tests.extend(_from_path_entry(item, doc.place(path), len(tests), ctx))
+            continue
         if isinstance(item, Mapping):
             left_out = (
                 refused_asserts.get(path[-1], frozenset()) if isinstance(path[-1], int) else frozenset()
@@ -68,13 +76,24 @@ def collect_tests(
             continue
         if refuses or not isinstance(item, str):
             continue
-        where = doc.place(path)
-        try:
-            for file in ctx.expand(item, where):
-                tests.extend(_from_file(file, where, len(tests), ctx))
-        except ConfigError as error:
-            ctx.problems.add_exception(error)
+        tests.extend(_from_path_entry({GENERATOR_KEY: item}, doc.place(path), len(tests), ctx))
     return tests
+
+
+def _from_path_entry(entry: Mapping[str, Any], where: Where, offset: int, ctx: LoadContext) -> list[RawTest]:
+    """The tests a ``tests`` entry naming files gives: a generator's (called with the entry's
+    ``config``), or those of the files a path or glob names."""
+    ref = str(entry[GENERATOR_KEY])
+    try:
+        if is_generator(ref):
+            return _validated(generated_tests(ref, entry.get("config"), where, ctx), offset, ctx, None)
+        tests: list[RawTest] = []
+        for file in ctx.expand(ref, where):
+            tests.extend(_from_file(file, where, offset + len(tests), ctx))
+        return tests
+    except ConfigError as error:
+        ctx.problems.add_exception(error)
+        return []
 
 
 def _from_file(path: Path, where: Where, offset: int, ctx: LoadContext) -> list[RawTest]:
@@ -89,20 +108,21 @@ def _from_file(path: Path, where: Where, offset: int, ctx: LoadContext) -> list[
         found, problems = tests_from_csv(ctx.read_text(path, where), display_path(path), known_base_types())
         for problem in problems:
             ctx.problems.add_exception(problem)
-        return _validated([(data, origin) for data, origin in found], offset, ctx)
+        return _validated([(data, origin) for data, origin in found], offset, ctx, path.parent)
     if suffix == ".jsonl":
-        return _validated(_jsonl_items(path, where, ctx), offset, ctx)
+        return _validated(_jsonl_items(path, where, ctx), offset, ctx, path.parent)
     document = ctx.read_document(path, where)
     data = document.data
     if isinstance(data, Mapping):
-        return _validated([(data, DocOrigin(document, ()))], offset, ctx)
+        return _validated([(data, DocOrigin(document, ()))], offset, ctx, path.parent)
     if not isinstance(data, list):
         raise ConfigError(
             f"{document.file} must hold a list of tests",
             where=where,
             hint="Write - vars: ... / assert: ... items",
         )
-    return _validated([(item, DocOrigin(document, (i,))) for i, item in enumerate(data)], offset, ctx)
+    items: list[tuple[Any, Origin]] = [(item, DocOrigin(document, (i,))) for i, item in enumerate(data)]
+    return _validated(items, offset, ctx, path.parent)
 
 
 def _jsonl_items(path: Path, where: Where, ctx: LoadContext) -> list[tuple[Any, Origin]]:
@@ -122,8 +142,11 @@ def _placer(origin: Origin, shown: JsonPath) -> Callable[[JsonPath], str]:
     return lambda path: f"{origin.locate(path)} {format_path((*shown, *path))}"
 
 
-def _validated(items: list[tuple[Any, Origin]], offset: int, ctx: LoadContext) -> list[RawTest]:
-    """Schema-check tests read from a file; a broken test is reported and marked invalid."""
+def _validated(
+    items: list[tuple[Any, Origin]], offset: int, ctx: LoadContext, folder: Path | None
+) -> list[RawTest]:
+    """Schema-check tests read from a file (in ``folder``); a broken test is reported and marked
+    invalid."""
     tests: list[RawTest] = []
     for index, (data, origin) in enumerate(items):
         shown: JsonPath = ("tests", offset + index)
@@ -131,8 +154,7 @@ def _validated(items: list[tuple[Any, Origin]], offset: int, ctx: LoadContext) -
         for problem in problems:
             where = f"{origin.locate(problem.path)} {format_path((*shown, *problem.path))}"
             ctx.problems.add(problem.message, where=where, hint=problem.hint, kind=SchemaError)
-        confined = ctx.check_data_refs(data, origin, shown)
-        tests.append(
-            RawTest(data if isinstance(data, Mapping) else {}, origin, valid=confined and not problems)
-        )
+        confined = ctx.check_data_refs(data, origin, shown, folder)
+        valid = confined and not problems
+        tests.append(RawTest(data if isinstance(data, Mapping) else {}, origin, valid=valid, folder=folder))
     return tests

@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalh.errors import EvalhError
 from evalh.runtimes.javascript_source import JsSource
 from evalh.runtimes.processes import TimedOut
+from evalh.runtimes.quickjs_engine import MEMORY_LIMIT_BYTES, engine
 
 __all__ = [
     "MAX_THREADS",
@@ -44,10 +44,8 @@ __all__ = [
 ]
 
 MAX_THREADS = 4
-MEMORY_LIMIT_BYTES = 256 << 20
 _CONTEXTS_PER_THREAD = 64
 _OUT_OF_MEMORY = f"ran out of memory (limit {MEMORY_LIMIT_BYTES >> 20} MB)"
-_FIX = "pip install quickjs-ng (a dependency of evalh; reinstall evalh to restore it)"
 
 # Evaluated once per context, before the user's program. console is a no-op: promptfoo configs log.
 _GLUE = r"""
@@ -102,14 +100,6 @@ class JsThrown:
     message: str  # "TypeError: x is undefined (line 2)"
 
 
-def _engine() -> Any:
-    try:
-        import quickjs  # type: ignore[import-untyped]  # lazy: only configs with JavaScript pay for it
-    except ImportError:
-        raise EvalhError("the JavaScript engine is not installed", hint=_FIX) from None
-    return quickjs
-
-
 def _where(source: JsSource, line: int | None) -> str:
     """`` (line 2)`` of the user's code for inline sources; files name their module's own lines."""
     if line is None or source.line_offset <= 0:
@@ -125,7 +115,7 @@ def _engine_message(error: Exception) -> str:
 
 def syntax_problem(source: JsSource) -> str | None:
     """Compile ``source`` without running any of the user's code; the syntax error, or None."""
-    context = _engine().Context()
+    context = engine().Context()
     context.set_time_limit(1.0)
     context.set_memory_limit(MEMORY_LIMIT_BYTES)
     try:
@@ -185,7 +175,7 @@ class _Thread:
         key = (source.definitions, source.start)
         context = self.contexts.pop(key, None)
         if context is None:
-            context = _engine().Context()
+            context = engine().Context()
             context.set_memory_limit(MEMORY_LIMIT_BYTES)
             context.set_time_limit(timeout_s)
             for code in (_GLUE, source.definitions, source.start):

@@ -194,15 +194,17 @@ def test_a_python_assertion_from_a_csv_cell_is_confined(inside_project: WriteFil
 def test_a_tests_files_plain_vars_path_cannot_read_outside_the_config_directory(
     inside_project: WriteFiles, tmp_path: Path
 ) -> None:
-    # promptfoo's plain-path form (vars: vars.yaml, no file://) is confined like file:// refs
+    # promptfoo's plain-path form (vars: vars.yaml, no file://) is confined like file:// refs; it is
+    # relative to the tests file (data/), so ../../ leaves the project
     (tmp_path / "secret.yaml").write_text("token: top secret\n", encoding="utf-8")
     config = inside_project(
         HEAD + "tests: file://data/t.yaml\n",
-        {"data/t.yaml": "- vars: ../secret.yaml\n- vars: [../secret.yaml]\n"},
+        {"data/t.yaml": "- vars: ../../secret.yaml\n- vars: [../../secret.yaml]\n"},
     )
     message = _refused(config)
-    assert "tests[0].vars: '../secret.yaml' names a file outside the config's directory" in message
-    assert "tests[1].vars[0]: '../secret.yaml' names a file outside the config's directory" in message
+    assert "tests[0].vars: '../../secret.yaml' names a file outside the config's directory" in message
+    assert "tests[1].vars[0]: '../../secret.yaml' names a file outside the config's directory" in message
+    assert "allowFileOutsideConfigDir: true" in message
     assert "top secret" not in message
 
 

@@ -58,7 +58,7 @@ _CAPABILITIES = ("text", "embedding", "similarity", "tokens")
 def _config_for(entry_id: str) -> dict[str, object]:
     if entry_id.startswith(("http", "https")):
         return {"url": "http://127.0.0.1:9/chat"}
-    if entry_id.startswith("azureopenai:"):
+    if entry_id.startswith(("azureopenai:", "azure:")):
         return {"apiHost": "example.openai.azure.com"}
     return {}
 

@@ -1,0 +1,3 @@
+export function cases() {
+  return [{ vars: { item: 'pen' }, assert: [{ type: 'starts-with', value: 'Review' }] }];
+}
