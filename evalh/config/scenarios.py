@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evalh.config.build import load_vars
@@ -162,7 +163,7 @@ def _merged(
     try:
         merged["vars"] = {
             **_vars(entry, entry_origin, shown[:4], ctx),
-            **_vars(test, raw.origin, shown, ctx),
+            **_vars(test, raw.origin, shown, ctx, raw.folder),
         }
     except ConfigError as error:
         ctx.problems.add_exception(error)
@@ -176,10 +177,12 @@ def _merged(
         metadata[CONVERSATION_ID] = f"__scenario_{number}__"
     merged["metadata"] = metadata
     origin = ScenarioOrigin(entry_origin, raw.origin, entry, test)
-    return RawTest(merged, origin, valid=raw.valid, shown=shown)
+    return RawTest(merged, origin, valid=raw.valid, folder=raw.folder, shown=shown)
 
 
-def _vars(data: Mapping[str, Any], origin: Origin, shown: JsonPath, ctx: LoadContext) -> dict[str, Any]:
+def _vars(
+    data: Mapping[str, Any], origin: Origin, shown: JsonPath, ctx: LoadContext, folder: Path | None = None
+) -> dict[str, Any]:
     """A test's or entry's vars as a mapping: ``vars: file://...`` read (promptfoo reads a scenario
-    test's vars files before merging)."""
-    return load_vars(data, origin, shown, ctx) if data.get("vars") else {}
+    test's vars files before merging), from ``folder`` for a tests file's test."""
+    return load_vars(data, origin, shown, ctx, folder) if data.get("vars") else {}

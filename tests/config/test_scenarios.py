@@ -203,3 +203,22 @@ def test_scenarios_of_several_configs_concatenate(project: WriteFiles) -> None:
     third = project("scenarios: [file://s.yaml]\n", name="sub/c.yaml")
     tests = load_suite([first, second, third]).tests
     assert [test.vars["x"] for test in tests] == ["a", "b", "sub"]  # each file:// from its own config
+
+
+def test_a_scenarios_tests_may_come_from_a_generator_and_a_subfolder_tests_file(project: WriteFiles) -> None:
+    config = project(
+        """\
+prompts: ["{{x}} {{y}}"]
+providers: [echo]
+scenarios:
+  - config: [{vars: {x: one}}]
+    tests: [file://gen.py:make, file://cases/tests.yaml]
+""",
+        {
+            "gen.py": "def make(config=None):\n    return [{'vars': {'y': 'generated'}}]\n",
+            "cases/tests.yaml": "- vars: file://../vars/y.yaml\n",  # named from the tests file's folder
+            "vars/y.yaml": "y: from-vars-file\n",
+        },
+    )
+    tests = load_suite(config).tests
+    assert [test.vars["y"] for test in tests] == ["generated", "from-vars-file"]
