@@ -99,7 +99,7 @@ def build_tests(
     was written (tests[position]); ``first_index`` is the index of the first test made. An empty list
     (with problems recorded) when it cannot be built."""
     data, origin = raw.data, raw.origin
-    shown: JsonPath = ("tests", position)
+    shown: JsonPath = raw.shown or ("tests", position)
     try:
         own = load_vars(data, origin, shown, ctx, raw.folder)
     except ConfigError as error:
@@ -251,6 +251,7 @@ def _build_one(
         has_output=has_output,
         path=path,
         prompts=merged_prompt_refs(data, default),
+        providers=merged_prompt_refs(data, default, "providers"),
         late_vars=late,
         stand_in=stand_in,
     )

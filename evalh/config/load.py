@@ -18,15 +18,22 @@ from evalh.common.limits import max_reply_bytes
 from evalh.common.notices import is_strict, strict_mode, warn
 from evalh.config.build import Defaults, build_tests, load_vars, test_key_where
 from evalh.config.checks import AssertionChecker
+from evalh.config.command_line import (
+    COMMAND_LINE_KEY,
+    command_line_grader,
+    command_line_run_options,
+    warn_ignored_options,
+)
 from evalh.config.derived import load_derived_metrics
 from evalh.config.env import config_env, render_config_env
 from evalh.config.files import DocOrigin, LoadContext, Origin, is_file_ref
 from evalh.config.locate import Document, JsonPath, display_path, load_document, path_errors
 from evalh.config.merge import merge_documents
-from evalh.config.prompt_refs import check_prompt_refs, check_provider_prompt_refs
+from evalh.config.prompt_refs import check_prompt_refs, check_provider_prompt_refs, check_provider_refs
 from evalh.config.prompts import load_prompts
 from evalh.config.providers import check_choice, load_providers, parse_choice
 from evalh.config.recorded_checks import check_recorded_outputs
+from evalh.config.scenarios import scenario_tests
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.stand_in import check_user_models
 from evalh.config.tests_files import GENERATOR_KEY, RawTest, collect_tests
@@ -39,7 +46,6 @@ from evalh.model import (
     RECORDED_PROVIDER,
     Prompt,
     ProviderSpec,
-    RunOptions,
     Suite,
     TestCase,
     prompt_allowed,
@@ -291,15 +297,22 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
     )
     key = "providers" if "providers" in data else "targets" if "targets" in data else None
     providers = load_providers(data[key], key, document, ctx) if key and key not in skip.keys else []
+    command_line = skip.value(data, COMMAND_LINE_KEY)
+    warn_ignored_options(command_line, document, ctx)
     suite_default = None
     if grader:
         suite_default = parse_choice(grader, "--grader", str(Path.cwd()))
         check_choice(suite_default, "--grader", ctx)
+    else:
+        suite_default = command_line_grader(command_line, document, ctx)
     default_test = skip.value(data, "defaultTest")
     defaults = replace(_defaults(default_test, document, ctx, cli_vars), env=template_env(env))
     tests_value = skip.value(data, "tests")
     raw_tests = collect_tests(tests_value, document, ctx, skip.tests, skip.asserts) if tests_value else []
-    if not raw_tests and not ctx.problems:
+    scenarios = skip.value(data, "scenarios")
+    if scenarios is not None:  # promptfoo runs them after the tests, and then no empty test
+        raw_tests += scenario_tests(scenarios, document, ctx, defaults.data.get("metadata") or {})
+    elif not raw_tests and not ctx.problems and "scenarios" not in skip.keys:
         raw_tests = [RawTest({}, DocOrigin(document, ("tests",)))]  # promptfoo runs one empty test
     stored = stored_names([defaults.data.get("options"), *(raw.data.get("options") for raw in raw_tests)])
     defaults = replace(defaults, stored=stored)
@@ -319,6 +332,8 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
     if "prompts" not in skip.keys:  # else the prompts they name are not loaded
         check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
         check_provider_prompt_refs(providers, prompts, ctx)
+    if key is None or (key not in skip.keys and providers):  # else the providers they name did not load
+        check_provider_refs(raw_tests, defaults.data, defaults.origin, providers, ctx)
     # a refused top-level key may be the providers or prompts misspelt: no follow-on problem about them
     checked_key = key if key or not skip.keys else "refused"
     check_recorded_outputs(tests, providers, origins, ctx)
@@ -341,7 +356,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         providers=tuple(providers),
         description=data.get("description"),
         default_provider=suite_default,
-        evaluate_options=RunOptions.from_evaluate_options(options),
+        evaluate_options=command_line_run_options(command_line, options),
         output_paths=tuple([output_path] if isinstance(output_path, str) else output_path or ()),
         env=env,
         metadata=dict(skip.value(data, "metadata") or {}),

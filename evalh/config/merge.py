@@ -1,12 +1,12 @@
 """Several configs as one (``-c a.yaml -c b.yaml``), merged as promptfoo merges them.
 
 Lists concatenate: ``providers`` (``targets`` too; duplicates dropped), ``prompts`` (duplicates
-dropped), ``tests`` and ``outputPath``. Mappings merge, later files winning: ``env``,
-``evaluateOptions``, ``metadata``; ``defaultTest`` merges its ``vars``, ``options`` and ``metadata``
-and concatenates its ``assert``. Descriptions are joined with ", ". Any other key: the last file's.
-``file://`` prompts, tests files and ``vars`` files named at the top of a later config are made
-absolute, so each resolves from its own config's directory. Every position still points into the
-file that wrote it: ``b.yaml:7:5 tests[4]``.
+dropped), ``tests``, ``scenarios`` and ``outputPath``. Mappings merge, later files winning: ``env``,
+``evaluateOptions``, ``commandLineOptions``, ``metadata``; ``defaultTest`` merges its ``vars``,
+``options`` and ``metadata`` and concatenates its ``assert``. Descriptions are joined with ", ". Any
+other key: the last file's. ``file://`` prompts, tests files and ``vars`` files named at the top of a
+later config are made absolute, so each resolves from its own config's directory. Every position
+still points into the file that wrote it: ``b.yaml:7:5 tests[4]``.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from evalh.config.locate import Document, JsonPath
 
 __all__ = ["MergedDocument", "merge_documents"]
 
-_LISTS = ("providers", "prompts", "tests", "outputPath")
-_MAPPINGS = ("env", "evaluateOptions", "metadata")
+_LISTS = ("providers", "prompts", "tests", "scenarios", "outputPath")
+_MAPPINGS = ("env", "evaluateOptions", "commandLineOptions", "metadata")
 _FILE = "file://"
 
 

@@ -5,8 +5,10 @@
 * ``.json``: parsed when it is JSON (a ``file://`` string inside is replaced by that file: text, or
   the data of a .json / .yaml file); a file that is not (a template with ``{{n}}`` outside quotes) is
   kept as text and rendered as a text template.
-* ``.yaml`` / ``.yml``: any value. A string is a template, a chat message list stays chat messages,
-  anything else is sent as its JSON, each string inside rendered (see evalh.templating.render_prompt).
+* ``.yaml`` / ``.yml``: any value, its ``file://`` strings replaced as in a .json file. A string is a
+  template, a chat message list stays chat messages, anything else (a list of prompts too: promptfoo
+  sends it as one prompt) is sent as its JSON, each string inside rendered (see
+  evalh.templating.render_prompt).
 * ``.jsonl``: one prompt per non-empty line (JSON text).
 * ``.csv``: one prompt per row of the ``prompt`` column (``label`` optional); a file without the
   delimiter is one prompt per line (a first line ``prompt`` is a header).
@@ -56,9 +58,9 @@ def read_prompt_file(path: Path, where: Where, ctx: LoadContext) -> list[FilePro
     shown = ctx.relative(path)
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml"):
-        return [
-            FilePrompt(_from_data(ctx.read_document(path, where).data, then(where, f" ({shown})")), shown)
-        ]
+        inside = then(where, f" ({shown})")
+        data = _with_files(ctx.read_document(path, where).data, inside, ctx)
+        return [FilePrompt(_from_data(data, inside), shown)]
     text = ctx.read_text(path, where)
     if suffix == ".json":
         return [FilePrompt(_from_json_text(path, text, where, ctx), shown)]
@@ -98,6 +100,8 @@ def _from_json_text(path: Path, text: str, where: Where, ctx: LoadContext) -> Pr
 
 
 def _with_files(value: Any, where: Where, ctx: LoadContext) -> Any:
+    """``value`` with each ``file://`` string replaced by what it names (paths from the config's
+    directory, as promptfoo's ``maybeLoadConfigFromExternalFile`` resolves them)."""
     if is_file_ref(value):
         target = ctx.expand(value, where)[0]
         if target.suffix.lower() in (".json", ".yaml", ".yml"):

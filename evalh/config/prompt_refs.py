@@ -1,5 +1,6 @@
 """A test's ``prompts:`` (and defaultTest's), and a provider's, checked at load as promptfoo checks them
-(``src/util/validateTestPromptReferences.ts``). Which prompts an entry names is a run-matrix rule the
+(``src/util/validateTestPromptReferences.ts``), and a test's ``providers:`` as promptfoo checks it
+(``validateTestProviderReferences.ts``). Which prompts (providers) an entry names is a run-matrix rule the
 runner shares: evalh/model/matrix.py (:func:`~evalh.model.ref_matches`).
 
 A test's entry that names no prompt of the config is a located error, as in promptfoo; a provider's
@@ -14,18 +15,20 @@ from typing import Any
 
 from evalh.common.notices import warn
 from evalh.config.files import LoadContext, Origin
+from evalh.config.locate import JsonPath
 from evalh.config.tests_files import RawTest
 from evalh.errors import ConfigError
-from evalh.model import Prompt, ProviderSpec, ref_matches
+from evalh.model import Prompt, ProviderSpec, provider_ref_matches, ref_matches
 
-__all__ = ["check_prompt_refs", "check_provider_prompt_refs", "merged_prompt_refs"]
+__all__ = ["check_prompt_refs", "check_provider_prompt_refs", "check_provider_refs", "merged_prompt_refs"]
 
 _LISTED = 12  # prompts named in the error before "and N more"
 
 
-def merged_prompt_refs(data: Any, default: Any) -> tuple[str, ...] | None:
-    """A test's prompt entries after the defaultTest merge (the test's own win), or None for all."""
-    refs = data.get("prompts") if "prompts" in data else default.get("prompts")
+def merged_prompt_refs(data: Any, default: Any, key: str = "prompts") -> tuple[str, ...] | None:
+    """A test's prompt entries (``key="providers"``: provider entries) after the defaultTest merge (the
+    test's own win), or None for all."""
+    refs = data.get(key) if key in data else default.get(key)
     return None if refs is None else tuple(str(ref) for ref in refs)
 
 
@@ -41,7 +44,39 @@ def check_prompt_refs(
         _check(default.get("prompts"), default_origin, ("defaultTest",), prompts, ctx)
     for position, raw in enumerate(raw_tests):
         if raw.valid:
-            _check(raw.data.get("prompts"), raw.origin, ("tests", position), prompts, ctx)
+            _check(raw.data.get("prompts"), raw.origin, raw.shown or ("tests", position), prompts, ctx)
+
+
+def check_provider_refs(
+    raw_tests: Sequence[RawTest],
+    default: Any,
+    default_origin: Origin | None,
+    providers: Sequence[ProviderSpec],
+    ctx: LoadContext,
+) -> None:
+    """Every entry of defaultTest's and each test's ``providers:`` must name a provider of the config
+    (promptfoo's ``validateTestProviderReferences`` refuses the config otherwise)."""
+    if default_origin is not None:
+        _check_providers(default.get("providers"), default_origin, ("defaultTest",), providers, ctx)
+    for position, raw in enumerate(raw_tests):
+        if raw.valid:
+            shown = raw.shown or ("tests", position)
+            _check_providers(raw.data.get("providers"), raw.origin, shown, providers, ctx)
+
+
+def _check_providers(
+    refs: Any, origin: Origin, shown: JsonPath, providers: Sequence[ProviderSpec], ctx: LoadContext
+) -> None:
+    for index, ref in enumerate(refs or ()):
+        if any(provider_ref_matches(str(ref), provider) for provider in providers):
+            continue
+        names = sorted({provider.display for provider in providers})
+        listed = ", ".join(repr(name) for name in names[:_LISTED]) or "(none)"
+        ctx.problems.add(
+            f"providers[{index}] names the provider {ref!r}, which the config does not have",
+            where=ctx.where(origin, ("providers", index), (*shown, "providers", index)),
+            hint=f"Name a provider by its label or id, or a prefix ending in * (openai:*): {listed}",
+        )
 
 
 def check_provider_prompt_refs(
@@ -66,9 +101,7 @@ def check_provider_prompt_refs(
                 ctx.problems.add_exception(error)
 
 
-def _check(
-    refs: Any, origin: Origin, shown: tuple[str | int, ...], prompts: Sequence[Prompt], ctx: LoadContext
-) -> None:
+def _check(refs: Any, origin: Origin, shown: JsonPath, prompts: Sequence[Prompt], ctx: LoadContext) -> None:
     for index, ref in enumerate(refs or ()):
         if any(ref_matches(str(ref), prompt) for prompt in prompts):
             continue

@@ -37,6 +37,7 @@ class RawTest:
     valid: bool = True  # False: reported already; kept so later tests keep their index
     refused_asserts: frozenset[int] = frozenset()  # assert[i] the schema refused (reported already)
     folder: Path | None = None  # a tests file's folder: its tests' vars files are named from there
+    shown: JsonPath | None = None  # its path in messages, when not tests[i] (a scenario's test)
 
 
 def known_base_types() -> tuple[str, ...]:
@@ -52,13 +53,13 @@ def collect_tests(
     ctx: LoadContext,
     refused: frozenset[int] = frozenset(),
     refused_asserts: Mapping[int, frozenset[int]] = {},
+    at: JsonPath = ("tests",),
 ) -> list[RawTest]:
     """Every test, in order: inline tests as they are, file entries expanded. An entry the schema
-    ``refused`` (reported already) keeps its place, marked invalid, or names no file."""
+    ``refused`` (reported already) keeps its place, marked invalid, or names no file. ``at``: where
+    ``value`` is in ``doc`` (a scenario's tests are at ``scenarios[0].tests``)."""
     entries: list[tuple[Any, JsonPath]] = (
-        [(item, ("tests", i)) for i, item in enumerate(value)]
-        if isinstance(value, list)
-        else [(value, ("tests",))]
+        [(item, (*at, i)) for i, item in enumerate(value)] if isinstance(value, list) else [(value, at)]
     )
     tests: list[RawTest] = []
     for item, path in entries:

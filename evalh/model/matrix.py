@@ -10,6 +10,11 @@ by its label or id exactly; ``Group:*`` names every prompt whose label or id sta
 prefix before a final ``*``); ``Group`` also names the prompts labelled ``Group:...`` (the labels of a
 prompt file's parts). An empty list runs the test against no prompt.
 
+Provider references (a test's ``providers:``, as promptfoo's ``isProviderAllowed`` matches them): an entry
+names a provider by its label or id exactly; ``openai:*`` names every provider whose label or id starts
+with ``openai:`` (any prefix before a final ``*``); ``openai`` also names the providers whose label or id
+starts with ``openai:``. An empty list runs the test on no provider: it makes no row at all.
+
 Stored outputs: promptfoo stores each output of a test with ``options.storeOutputAs: NAME`` as the var
 NAME of every test run after it, and gives a prompt that mentions ``_conversation`` its earlier turns.
 """
@@ -27,8 +32,10 @@ __all__ = [
     "RECORDED_PROMPT",
     "RECORDED_PROVIDER",
     "STORE_KEY",
+    "narrows_matrix",
     "prompt_allowed",
     "prompt_warning_key",
+    "provider_ref_matches",
     "ref_matches",
     "run_placeholders",
     "runs_prompt",
@@ -44,14 +51,19 @@ STORE_KEY = "storeOutputAs"
 CONVERSATION_VAR = "_conversation"  # promptfoo's var of a prompt's earlier turns (runner/sequence.py)
 
 
+def _names(ref: str, names: tuple[str | None, ...]) -> bool:
+    """promptfoo's matching of one entry against a prompt's or a provider's label and id."""
+    present = [name for name in names if name]
+    if ref in present:
+        return True
+    if ref.endswith("*") and any(name.startswith(ref[:-1]) for name in present):
+        return True
+    return any(name.startswith(f"{ref}:") for name in present)
+
+
 def ref_matches(ref: str, prompt: Prompt) -> bool:
     """Whether one entry of a test's (or a provider's) ``prompts:`` names ``prompt``."""
-    names = [name for name in (prompt.label, prompt.id) if name]
-    if ref in names:
-        return True
-    if ref.endswith("*") and any(name.startswith(ref[:-1]) for name in names):
-        return True
-    return any(name.startswith(f"{ref}:") for name in names)
+    return _names(ref, (prompt.label, prompt.id))
 
 
 def _allows(refs: tuple[str, ...] | None, prompt: Prompt) -> bool:
@@ -63,9 +75,27 @@ def prompt_allowed(test: TestCase, prompt: Prompt) -> bool:
     return _allows(test.prompts, prompt)
 
 
+def provider_ref_matches(ref: str, provider: ProviderSpec) -> bool:
+    """Whether one entry of a test's ``providers:`` names ``provider``."""
+    return _names(ref, (provider.label, provider.id))
+
+
+def _allows_provider(refs: tuple[str, ...] | None, provider: ProviderSpec) -> bool:
+    return refs is None or any(provider_ref_matches(ref, provider) for ref in refs)
+
+
 def runs_prompt(test: TestCase, provider: ProviderSpec, prompt: Prompt) -> bool:
     """Whether the run has a row for ``test`` with ``prompt`` on ``provider``."""
-    return _allows(test.prompts, prompt) and _allows(provider.prompts, prompt)
+    return (
+        _allows(test.prompts, prompt)
+        and _allows(provider.prompts, prompt)
+        and _allows_provider(test.providers, provider)
+    )
+
+
+def narrows_matrix(test: TestCase) -> bool:
+    """Whether ``test`` runs on fewer than every prompt x provider (its ``prompts:`` or ``providers:``)."""
+    return test.prompts is not None or test.providers is not None
 
 
 def prompt_warning_key(prompt: Prompt, index: int) -> str:

@@ -148,6 +148,7 @@ class TestCase:
     has_output: bool = False
     path: str = ""
     prompts: tuple[str, ...] | None = None  # the prompts it runs against (labels / ids); None: all
+    providers: tuple[str, ...] | None = None  # the providers it runs on (labels / ids); None: all
     late_vars: frozenset[str] = frozenset()  # vars rendered when it runs: they read a storeOutputAs name
     # the test's (or defaultTest's) ``provider:``: it answers the test in place of the provider under
     # test, which it is handed (promptfoo's test-level provider; evalh takes promptfoo:simulated-user)

@@ -5,6 +5,7 @@ Pure and synchronous, so every template error surfaces before the first provider
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from evalh.model import (
     Suite,
     TestCase,
     asks_provider,
+    narrows_matrix,
     prompt_warning_key,
     run_placeholders,
     runs_prompt,
@@ -50,17 +52,29 @@ class Job:
 
 
 def _render(
-    prompt: Prompt, variables: Mapping[str, Any], where: str, env: EnvVars, key: str
+    prompt: Prompt, test: TestCase, variables: Mapping[str, Any], where: str, env: EnvVars, key: str
 ) -> str | list[dict[str, Any]]:
     if prompt.raw == "":  # also a prompt function's: it is called when the row runs
         return ""
-    return render_prompt(prompt.raw, variables, where=where, env=env, warn_key=key)
+    raw = _with_affixes(prompt.raw, test.options)
+    return render_prompt(raw, variables, where=where, env=env, warn_key=key)
+
+
+def _with_affixes(raw: Any, options: Mapping[str, Any]) -> Any:
+    """promptfoo's ``options.prefix`` and ``options.suffix`` (a test's, else defaultTest's) put around the
+    prompt's template before it renders; a chat prompt becomes its JSON text with them, as promptfoo's
+    raw prompt is that text."""
+    prefix, suffix = options.get("prefix"), options.get("suffix")
+    if not prefix and not suffix:
+        return raw
+    text = raw if isinstance(raw, str) else json.dumps([dict(m) for m in raw], separators=(",", ":"))
+    return f"{prefix or ''}{text}{suffix or ''}"
 
 
 def render_job_prompt(job: Job, test: TestCase, env: EnvVars) -> str | list[dict[str, Any]]:
     """``job``'s prompt rendered with ``test``'s vars while the run goes (runner/sequence.py)."""
     key = prompt_warning_key(job.prompt, job.prompt_index)  # the plan's key: a warning is given once
-    return _render(job.prompt, test.vars, f"{key} (for {test.path or 'a test'})", env, key)
+    return _render(job.prompt, test, test.vars, f"{key} (for {test.path or 'a test'})", env, key)
 
 
 def run_matrix(suite: Suite) -> tuple[tuple[Prompt, ...], tuple[ProviderSpec, ...]]:
@@ -72,7 +86,7 @@ def count_rows(suite: Suite, repeat: int = 1) -> int:
     """How many rows the run makes: tests × prompts × providers × repeat (the length of the plan), a
     test or provider that names its prompts counting those only."""
     prompts, providers = run_matrix(suite)
-    if all(test.prompts is None for test in suite.tests) and all(p.prompts is None for p in providers):
+    if not any(map(narrows_matrix, suite.tests)) and all(p.prompts is None for p in providers):
         return len(suite.tests) * len(prompts) * len(providers) * max(1, repeat)
     rows = sum(
         runs_prompt(test, provider, prompt)
@@ -116,7 +130,7 @@ def plan_jobs(suite: Suite, repeat: int = 1) -> list[Job]:
                         key = prompt_warning_key(prompt, prompt_index)  # one warning per prompt
                         where = f"{key} (for {test.path or 'a test'})"
                         variables = {**run_vars, **test.vars} if run_vars else test.vars
-                        rendered[prompt_index] = _render(prompt, variables, where, env, key)
+                        rendered[prompt_index] = _render(prompt, test, variables, where, env, key)
                     jobs.append(
                         Job(
                             index=len(jobs),

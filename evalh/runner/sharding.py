@@ -34,7 +34,16 @@ from typing import Any
 
 from evalh.common.limits import MAX_SHARDS
 from evalh.errors import ConfigError
-from evalh.model import AssertionSpec, ProviderSpec, Shard, ShardInfo, Suite, TestCase, runs_prompt
+from evalh.model import (
+    AssertionSpec,
+    ProviderSpec,
+    Shard,
+    ShardInfo,
+    Suite,
+    TestCase,
+    narrows_matrix,
+    runs_prompt,
+)
 from evalh.runner.filters import test_identity
 from evalh.runner.plan import run_matrix
 from evalh.runner.sequence import runs_in_sequence
@@ -116,7 +125,7 @@ def assign_shards(keys: Sequence[str], weights: Sequence[int], total: int) -> li
 def _rows_of(suite: Suite, test: TestCase) -> int:
     """The rows ``test`` makes in one repeat: its prompts x providers."""
     prompts, providers = run_matrix(suite)
-    if test.prompts is None and all(provider.prompts is None for provider in providers):
+    if not narrows_matrix(test) and all(provider.prompts is None for provider in providers):
         return len(prompts) * len(providers)
     return sum(runs_prompt(test, provider, prompt) for provider in providers for prompt in prompts)
 
@@ -133,6 +142,8 @@ def _test(test: TestCase) -> list[Any]:
     shared = [test.description, test.vars, test.metadata, asserts, test.threshold, output, test.prompts]
     if test.stand_in is not None:  # only then: every other suite keeps the fingerprint it had
         shared.append(_provider(test.stand_in))
+    if test.providers is not None:  # likewise
+        shared.append(["providers", *test.providers])
     return shared
 
 

@@ -417,3 +417,24 @@ def test_file_references_inside_a_json_prompt_are_loaded(tmp_path: Path) -> None
     broken = write(tmp_path / "broken.yaml", "prompts: [file://prompts/bad_ref.json]\nproviders: [echo]\n")
     result = evalh("validate", str(broken))
     assert result.exit_code == 2 and "broken.yaml:1" in result.stderr and "nowhere.txt" in result.stderr
+
+
+def test_a_yaml_prompt_file_holding_a_list_is_one_prompt_with_its_files_loaded(tmp_path: Path) -> None:
+    # promptfoo 0.123's yaml processor: the whole list is one prompt (its JSON), and a file:// string
+    # inside is replaced by the file's text, read from the config's folder and not trimmed
+    (tmp_path / "configs").mkdir()
+    write(tmp_path / "system.txt", "You are terse about {{topic}}.\n")
+    write(tmp_path / "configs" / "prompts.yaml", "- file://system.txt\n- Tell me about {{topic}}\n")
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: file://configs/prompts.yaml
+        providers: [echo]
+        tests:
+          - vars: {topic: owls}
+        """,
+    )
+    result, rows = run_rows(config)
+    assert result.exit_code == 0, result.stderr
+    assert len(rows) == 1
+    assert json.loads(rows[0]["response"]["output"]) == ["You are terse about owls.\n", "Tell me about owls"]

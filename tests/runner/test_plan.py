@@ -77,3 +77,35 @@ def test_a_suite_built_in_code_gets_the_same_recorded_column() -> None:
     (job,) = plan_jobs(suite)
     assert (job.provider, job.prompt) == (RECORDED_PROVIDER, RECORDED_PROMPT)
     assert job.provider.display == job.prompt.label == "recorded"
+
+
+def test_options_prefix_and_suffix_go_around_the_prompt_before_it_renders(tmp_path: Path) -> None:
+    # promptfoo's options.prefix / options.suffix: a test's, else defaultTest's; templates inside render;
+    # a chat prompt becomes its compact JSON text with them (promptfoo's raw prompt is that text)
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "prompts: ['About {{t}}', {raw: [{role: user, content: 'Chat {{t}}'}], label: chat}]\n"
+        "providers: [echo]\n"
+        "defaultTest: {options: {suffix: ' (end {{t}})'}}\n"
+        "tests:\n"
+        "  - {vars: {t: owls}, options: {prefix: '[{{t}}] '}}\n"
+        "  - {vars: {t: bats}}\n",
+        encoding="utf-8",
+    )
+    rendered = [job.rendered_prompt for job in plan_jobs(load_suite(config))]
+    assert rendered == [
+        "[owls] About owls (end owls)",
+        '[owls] [{"role":"user","content":"Chat owls"}] (end owls)',
+        "About bats (end bats)",
+        '[{"role":"user","content":"Chat bats"}] (end bats)',
+    ]
+
+
+def test_a_prompt_without_prefix_or_suffix_is_rendered_as_before(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "prompts: [{raw: [{role: user, content: 'Chat {{t}}'}], label: chat}]\n"
+        "providers: [echo]\ntests: [{vars: {t: owls}}]\n",
+        encoding="utf-8",
+    )
+    assert plan_jobs(load_suite(config))[0].rendered_prompt == [{"role": "user", "content": "Chat owls"}]
