@@ -41,6 +41,7 @@ from evalh.model import (
 from evalh.providers.base import CallContext
 from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.cache import Cache, cache_mode
+from evalh.runner.comparing import compare_rows, compares_outputs, per_row_asserts
 from evalh.runner.grading import collect_prefetch, grade_assertion
 from evalh.runner.plan import Job, plan_jobs
 from evalh.runner.scoring import reasons_shared, score_test
@@ -80,10 +81,15 @@ class _Collector:
 
     Once a stop signal arrived, rows are refused: work cancelled by the stop may still unwind into a
     row (user code or a runtime that turned the cancellation into an error), and such a row was
-    abandoned, not run, so it is counted as not run rather than written as an ERROR."""
+    abandoned, not run, so it is counted as not run rather than written as an ERROR.
+
+    A row of a test that compares its outputs (select-best, max-score) is held until the cross-row
+    phase has graded it (:meth:`release`): it is written once, with its final verdict, and a run stopped
+    before then counts it as not run."""
 
     def __init__(self, on_result: ResultCallback | None) -> None:
         self.rows: dict[int, TestResult] = {}
+        self.held: list[tuple[Job, TestResult]] = []
         self.on_result = on_result
         self.stopped = False
 
@@ -93,9 +99,23 @@ class _Collector:
     def add(self, job: Job, row: TestResult) -> None:
         if self.stopped:
             return
+        if compares_outputs(job.test):
+            self.held.append((job, row))
+            return
+        self.keep(job, row)
+
+    def keep(self, job: Job, row: TestResult) -> None:
         self.rows[job.index] = row
         if self.on_result is not None:
             self.on_result(row)
+
+    def release(self, graded: Sequence[tuple[Job, TestResult]]) -> None:
+        """Keep the held rows, graded by the cross-row phase."""
+        self.held = []
+        for job, row in graded:
+            if self.stopped:
+                return
+            self.keep(job, row)
 
     def ordered(self) -> tuple[TestResult, ...]:
         return tuple(self.rows[index] for index in sorted(self.rows))
@@ -255,12 +275,18 @@ class _Execution:
             trace=trace,
         )
 
+    def finished_context(self, job: Job, row: TestResult) -> AssertionContext:
+        """The assertion context of a finished row (for the cross-row phase's grader)."""
+        response = ProviderResponse(output=row.output, cached=row.cached, cost=row.cost)
+        return self.context_of(job, response, row.output)
+
     async def grade(self, item: _Output) -> None:
         graded: tuple[GradedAssertion, ...] = ()
         response = item.response
         if response.error is None:
             try:
-                graded = tuple([await grade_assertion(spec, item.context) for spec in item.job.test.asserts])
+                specs = per_row_asserts(item.job.test)
+                graded = tuple([await grade_assertion(spec, item.context) for spec in specs])
             except _STOPS_THE_RUN:
                 raise
             except BaseException as error:  # SystemExit & co. from an assertion's code
@@ -318,6 +344,8 @@ class _Execution:
                 await self.services.embeddings.prefetch([r for _, requests in deferred for r in requests])
                 deferred.sort(key=lambda pair: pair[0].job.index)
                 await _each([item for item, _ in deferred], self.grade, self.in_flight())
+            if self.collector.held:
+                self.collector.release(await compare_rows(self.collector.held, self.finished_context))
         finally:
             await self.pool.aclose()
             self.cache.close()
