@@ -129,11 +129,11 @@ async def select_best(ctx: AssertionContext, outputs: Sequence[Any]) -> list[Ass
     ]
 
 
-def _aggregate(graded: Sequence[GradedAssertion], method: str, weights: Mapping[str, float]) -> tuple[float, int, float]:
+def _aggregate(
+    graded: Sequence[GradedAssertion], method: str, weights: Mapping[str, float]
+) -> tuple[float, int, float]:
     """(score, assertions counted, total weight) of one row's other top-level assertions."""
-    counted = [
-        g for g in graded if not g.skipped and not _compares(g.spec.base_type)
-    ]
+    counted = [g for g in graded if not g.skipped and not _compares(g.spec.base_type)]
     total = sum(g.score * weights.get(g.spec.type, 1.0) for g in counted)
     weight = sum(weights.get(g.spec.type, 1.0) for g in counted)
     if method == "sum":

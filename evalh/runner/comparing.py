@@ -65,11 +65,13 @@ async def _compare_group(group: Sequence[Held], context_of: ContextOf) -> list[T
     select = next((s for s in test.asserts if s.base_type == "select-best"), None)
     if select is not None:
         results = await _select_best(select, group, context_of)
-        rows = [_merged(row, finalize(select, result), always=True) for row, result in zip(rows, results)]
+        merged = zip(rows, results, strict=True)
+        rows = [_merged(row, finalize(select, result), always=True) for row, result in merged]
     most = next((s for s in test.asserts if s.base_type == "max-score"), None)
     if most is not None:
         results = _too_few(most, len(rows)) or max_score(most.value, [_graded(row) for row in rows])
-        rows = [_merged(row, finalize(most, result), always=False) for row, result in zip(rows, results)]
+        merged = zip(rows, results, strict=True)
+        rows = [_merged(row, finalize(most, result), always=False) for row, result in merged]
     return rows
 
 
@@ -121,4 +123,3 @@ def _merged(row: TestResult, graded: GradedAssertion, *, always: bool) -> TestRe
         row, status=Status.FAIL, score=graded.score, reason=reason, error=reason,
         assertions=assertions, grading_usage=usage,
     )  # fmt: skip
-

@@ -168,7 +168,10 @@ tests:
     ("asserts", "problem"),
     [
         ("[{type: not-select-best, value: short}, {type: contains, value: a}]", "has no not- form"),
-        ("[{type: assert-set, assert: [{type: max-score}, {type: contains, value: a}]}]", "not in an assert-set"),
+        (
+            "[{type: assert-set, assert: [{type: max-score}, {type: contains, value: a}]}]",
+            "not in an assert-set",
+        ),
         ("[{type: max-score}]", "needs another assertion"),
     ],
 )
