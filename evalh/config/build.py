@@ -42,6 +42,7 @@ from evalh.config.transform_checks import check_test_transforms, transformed_var
 from evalh.config.var_files import load_var_file
 from evalh.errors import ConfigError, Place, TemplateError, Where, then
 from evalh.model import AssertionSpec, ProviderChoice, TestCase
+from evalh.runtimes.scoring_functions import scoring_function_problem
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY, transform_problem
 from evalh.templating import (
     EnvVars,
@@ -222,6 +223,7 @@ def _build_one(
     if any(spec is None for spec in asserts):
         return None
     check_test_transforms(options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx)
+    _check_scoring_function(data, shown, origin, defaults, ctx)
     choice = None
     if options.get("provider") is not None:
         try:
@@ -251,7 +253,27 @@ def _build_one(
         prompts=merged_prompt_refs(data, default),
         late_vars=late,
         stand_in=stand_in,
+        scoring_function=data.get("assertScoringFunction") or default.get("assertScoringFunction"),
     )
+
+
+def _check_scoring_function(
+    data: Mapping[str, Any], shown: JsonPath, origin: Origin, defaults: Defaults, ctx: LoadContext
+) -> None:
+    """The test's (else defaultTest's) assertScoringFunction names a Python or JavaScript file that exists."""
+    key = "assertScoringFunction"
+    value = data.get(key) or defaults.data.get(key)
+    problem = None if value is None else scoring_function_problem(value, ctx.base_dir)
+    if problem is None:
+        return
+    own = data.get(key) is not None or defaults.origin is None
+    where = (
+        ctx.where(origin, (key,), (*shown, key))
+        if own
+        else ctx.where(defaults.origin, (key,), ("defaultTest", key))
+    )
+    hint = "Name a file (relative to the config's folder) defining func(named_scores, context) or :fn"
+    ctx.problems.add(problem, where=where, hint=hint)
 
 
 def _option_where(

@@ -44,7 +44,8 @@ from evalh.runner.cache import Cache, cache_mode
 from evalh.runner.comparing import compare_rows, compares_outputs, per_row_asserts
 from evalh.runner.grading import collect_prefetch, grade_assertion
 from evalh.runner.plan import Job, plan_jobs
-from evalh.runner.scoring import reasons_shared, score_test
+from evalh.runner.scoring import TestVerdict, reasons_shared, score_test
+from evalh.runner.scoring_function import scored_by_function
 from evalh.runner.sequence import RunMemory, runs_in_sequence
 from evalh.runner.services import ProviderPool, RunServices
 from evalh.runner.stopping import DEFAULT_STOP_SIGNALS, run_until_stopped
@@ -140,7 +141,11 @@ def _usage_of(graded: Sequence[GradedAssertion]) -> Usage:
 
 
 def _row(
-    job: Job, response: ProviderResponse, graded: tuple[GradedAssertion, ...], trace: RowTrace | None = None
+    job: Job,
+    response: ProviderResponse,
+    graded: tuple[GradedAssertion, ...],
+    trace: RowTrace | None = None,
+    verdict: TestVerdict | None = None,
 ) -> TestResult:
     common = {
         "test": job.test,
@@ -162,7 +167,7 @@ def _row(
         return TestResult(
             status=Status.ERROR, score=0.0, reason=response.error, error=response.error, **common
         )
-    verdict = score_test(graded, job.test.threshold)
+    verdict = verdict or score_test(graded, job.test.threshold)
     return TestResult(
         status=verdict.status,
         score=verdict.score,
@@ -291,10 +296,20 @@ class _Execution:
                 raise
             except BaseException as error:  # SystemExit & co. from an assertion's code
                 response = replace(response, error=_raised("grading", error))
+        verdict = None
+        if item.job.test.scoring_function is not None and response.error is None:
+            verdict = await scored_by_function(
+                item.job.test,
+                graded,
+                score_test(graded, item.job.test.threshold),
+                _usage_of(graded),
+                config_dir=self.config_dir,
+                timeout_s=self.timeout_s,
+            )
         row_trace = None
         if item.trace is not None and self.tracing is not None:
             row_trace = await self.tracing.finish(item.trace)
-        self.collector.add(item.job, _row(item.job, response, graded, row_trace))
+        self.collector.add(item.job, _row(item.job, response, graded, row_trace, verdict))
 
     async def first_pass(self, job: Job, deferred: list[tuple[_Output, list[EmbedRequest]]]) -> None:
         if self.collector.stopped:  # a worker whose code swallowed the stop takes no new job
