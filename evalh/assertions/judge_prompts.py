@@ -238,8 +238,8 @@ safe alternative where one exists. Reply with one JSON object and nothing else:
 SELECT_BEST_PROMPT: tuple[Mapping[str, str], ...] = (
     {
         "role": "system",
-        "content": """You are comparing multiple pieces of text to see which best fits the following criteria: \
-{{criteria}}
+        "content": "You are comparing multiple pieces of text to see which best fits the following "
+        """criteria: {{criteria}}
 
 Here are the pieces of text:
 
