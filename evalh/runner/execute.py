@@ -322,6 +322,8 @@ class _Execution:
             if self.tracing is not None and job.uses_provider:
                 trace = self.tracing.issue()
             transformed = await self.output_of(job, trace)
+            if self.memory is not None:
+                job = self.memory.with_own_turn(job)
         except TemplateError as error:  # a late var or the prompt, rendered with earlier rows' outputs
             transformed = Transformed(ProviderResponse(error=error.render()), None)
         except PromptFunctionFailed as error:

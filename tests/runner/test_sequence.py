@@ -88,3 +88,46 @@ def test_without_store_or_conversation_rows_still_overlap(tmp_path: Path) -> Non
     result = evalh("validate", str(bad))
     assert result.exit_code == 2
     assert "tests[0].options.storeOutputAs: must be a string" in result.stderr
+
+
+def test_a_later_turn_is_graded_with_its_own_turn_last(tmp_path: Path) -> None:
+    # promptfoo's _conversation is the conversation's live list: the row's own turn joins it before
+    # grading, except on the first turn, whose fresh empty list stays empty
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: ["{% for t in _conversation %}{{ t.output }}|{% endfor %}{{ q }}"]
+        providers: [echo]
+        tests:
+          - vars: {q: one}
+            assert: [{type: javascript, value: "context.vars._conversation.length === 0"}]
+          - vars: {q: two}
+            assert:
+              - type: javascript
+                value: "context.vars._conversation.length === 2 && context.vars._conversation[1].output === 'one|two'"
+        """,
+    )
+    result, rows = run_rows(config)
+    assert [row["success"] for row in rows] == [True, True], rows
+    assert len(rows[1]["vars"]["_conversation"]) == 2  # the report shows what the assertions saw
+    assert result.exit_code == 0
+
+
+def test_a_disabled_conversation_var_is_undefined_without_a_warning(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: ["{% for t in _conversation %}{{ t.output }}|{% endfor %}{{ q }}"]
+        providers: [echo]
+        tests:
+          - vars: {q: one}
+          - vars: {q: two}
+            options: {disableConversationVar: true}
+            assert:
+              - {type: equals, value: two}
+              - {type: javascript, value: "context.vars._conversation === undefined"}
+        """,
+    )
+    result, rows = run_rows(config)
+    assert rows[1]["success"] is True, rows[1]["gradingResult"]
+    assert "undefined variable" not in result.stderr
