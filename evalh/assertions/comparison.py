@@ -156,12 +156,12 @@ def max_score(value: Any, rows: Sequence[Sequence[GradedAssertion] | None]) -> l
     options = value if isinstance(value, Mapping) else {}
     method = str(options.get("method", "average"))
     weights = {str(k): float(v) for k, v in (options.get("weights") or {}).items()}
-    threshold = options.get("threshold")
+    threshold = None if options.get("threshold") is None else float(options["threshold"])
     scored = [None if graded is None else _aggregate(graded, method, weights) for graded in rows]
     figures = [s[0] for s in scored if s is not None]
     best = max(figures) if figures else None
     winner = next((i for i, s in enumerate(scored) if s is not None and s[0] == best), None)
-    meets = best is not None and (threshold is None or best >= float(threshold))
+    meets = best is not None and (threshold is None or best >= threshold)
     results = []
     for index, row in enumerate(scored):
         if row is None:
@@ -172,7 +172,7 @@ def max_score(value: Any, rows: Sequence[Sequence[GradedAssertion] | None]) -> l
         if wins:
             reason = f"Selected as highest scoring output (score: {score:.3f})"
         elif score == best and not meets:
-            reason = f"Not selected - score {score:.3f} below threshold {_js_number(float(threshold))}"
+            reason = f"Not selected - score {score:.3f} below threshold {_js_number(threshold or 0.0)}"
         else:
             reason = f"Not selected (score: {score:.3f}, max: {best:.3f})"
         details = {"maxScore": score, "assertionCount": count, "totalWeight": weight}

@@ -266,12 +266,10 @@ def _check_scoring_function(
     problem = None if value is None else scoring_function_problem(value, ctx.base_dir)
     if problem is None:
         return
-    own = data.get(key) is not None or defaults.origin is None
-    where = (
-        ctx.where(origin, (key,), (*shown, key))
-        if own
-        else ctx.where(defaults.origin, (key,), ("defaultTest", key))
-    )
+    if data.get(key) is not None or defaults.origin is None:
+        where = ctx.where(origin, (key,), (*shown, key))
+    else:
+        where = ctx.where(defaults.origin, (key,), ("defaultTest", key))
     hint = "Name a file (relative to the config's folder) defining func(named_scores, context) or :fn"
     ctx.problems.add(problem, where=where, hint=hint)
 

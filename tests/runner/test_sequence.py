@@ -104,7 +104,9 @@ def test_a_later_turn_is_graded_with_its_own_turn_last(tmp_path: Path) -> None:
           - vars: {q: two}
             assert:
               - type: javascript
-                value: "context.vars._conversation.length === 2 && context.vars._conversation[1].output === 'one|two'"
+                value: "context.vars._conversation.length === 2"
+              - type: javascript
+                value: "context.vars._conversation[1].output === 'one|two'"
         """,
     )
     result, rows = run_rows(config)
