@@ -1,5 +1,6 @@
 """assertScoringFunction through a real run (the CLI in process): a Python function in a worker and a
-JavaScript one in the embedded engine decide the verdict (tests/fixtures/scoring_function)."""
+JavaScript one in the embedded engine decide the verdict (the functions of the compat corpus's
+benchmarks/compat/scoring-function, which promptfoo agrees with)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from tests.config.test_promptfoo_semantics import evalh, run_rows, write
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "scoring_function"
+FIXTURE = Path(__file__).resolve().parents[2] / "benchmarks" / "compat" / "scoring-function"
 
 HEAD = """
 prompts: ["Tell me about {{topic}}"]
@@ -23,7 +24,9 @@ defaultTest:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    shutil.copytree(FIXTURE, tmp_path / "p")
+    (tmp_path / "p").mkdir()
+    for name in ("scoring.py", "scoring.js"):
+        shutil.copy(FIXTURE / name, tmp_path / "p" / name)
     return tmp_path / "p"
 
 
