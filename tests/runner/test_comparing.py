@@ -181,3 +181,34 @@ def test_misplaced_comparisons_are_config_errors(project: Path, asserts: str, pr
     assert result.exit_code == 2
     assert problem in result.stderr
     assert "c.yaml:" in result.stderr and "tests[0].assert[0]" in result.stderr
+
+
+FLAKY = """
+from pathlib import Path
+
+
+def call_api(prompt, options, context):
+    if "pears" in prompt and not (Path(__file__).parent / "up").exists():
+        return {"error": "the service is down"}
+    return {"output": prompt}
+"""
+
+
+def test_retrying_an_errored_row_regrades_its_whole_comparison(project: Path) -> None:
+    write(project / "flaky.py", FLAKY)
+    config = write(
+        project / "c.yaml",
+        PROMPTS.replace("providers: [echo]", "providers: [file://flaky.py]")
+        + "tests:\n  - vars: {topic: x}\n    assert: [{type: select-best, value: mentions pears}]\n",
+    )
+    report = project / "out.json"
+    first = evalh("run", str(config), "-o", str(report), "--no-table", "--no-cache")
+    rows = json.loads(report.read_text())["results"]["results"]
+    assert [row["failureReason"] for row in sorted(rows, key=lambda r: r["promptIdx"])] == [0, 2, 1]
+    assert first.exit_code != 0
+    (project / "up").write_text("")
+    evalh("run", str(config), "-o", str(report), "--no-table", "--retry-errors", "--no-cache")
+    rows = json.loads(report.read_text())["results"]["results"]
+    # every row of the test ran again and was compared together: the row that errored now wins
+    assert _verdicts(rows) == [False, True, False]
+    assert len((project / "graded.jsonl").read_text().splitlines()) == 2
