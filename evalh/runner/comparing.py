@@ -19,9 +19,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.comparison import MIN_OUTPUTS, max_score, select_best
+from evalh.assertions.comparison import (
+    MIN_OUTPUTS,
+    MaxScoreOptions,
+    RowScore,
+    max_score_options,
+    pick_best,
+    row_score,
+)
 from evalh.assertions.registry import get_assertion
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Status, TestCase, TestResult
+from evalh.model.thresholds import meets
 from evalh.runner.plan import Job
 from evalh.runner.scoring import finalize
 
@@ -69,7 +77,7 @@ async def _compare_group(group: Sequence[Held], context_of: ContextOf) -> list[T
         rows = [_merged(row, finalize(select, result), always=True) for row, result in merged]
     most = next((s for s in test.asserts if s.base_type == "max-score"), None)
     if most is not None:
-        results = _too_few(most, len(rows)) or max_score(most.value, [_graded(row) for row in rows])
+        results = _too_few(most, len(rows)) or _max_score(max_score_options(most.value), rows)
         merged = zip(rows, results, strict=True)
         rows = [_merged(row, finalize(most, result), always=False) for row, result in merged]
     return rows
@@ -78,13 +86,64 @@ async def _compare_group(group: Sequence[Held], context_of: ContextOf) -> list[T
 async def _select_best(
     spec: AssertionSpec, group: Sequence[Held], context_of: ContextOf
 ) -> list[AssertionResult]:
+    """promptfoo's verdicts on the grader's pick: the picked row passes, the others fail; no usable
+    index fails every row."""
     too_few = _too_few(spec, len(group))
     if too_few:
         return too_few
     job, first = group[0]
     ctx = context_of(job, first).for_assertion(spec, None)
     # a row without an output (a provider error) is compared as an empty text, as in promptfoo
-    return await select_best(ctx, ["" if row.output is None else row.output for _, row in group])
+    pick = await pick_best(ctx, ["" if row.output is None else row.output for _, row in group])
+    if isinstance(pick, AssertionResult):  # the grader could not answer: an ERROR on every row
+        return [pick] * len(group)
+    if pick.index is None or pick.index >= len(group):
+        reason = f"Invalid select-best verdict: {'NaN' if pick.index is None else pick.index}"
+        return [AssertionResult(False, 0.0, reason, details=pick.details, usage=pick.usage)] * len(group)
+    return [
+        AssertionResult(
+            index == pick.index,
+            1.0 if index == pick.index else 0.0,
+            f"Output {'selected as the best' if index == pick.index else 'not selected'}: {spec.value}",
+            details=pick.details,
+            usage=pick.usage if index == 0 else None,  # the grader's usage counts once, on one row
+        )
+        for index in range(len(group))
+    ]
+
+
+def _max_score(options: MaxScoreOptions, rows: Sequence[TestResult]) -> list[AssertionResult]:
+    """promptfoo's max-score verdicts: the first row of the highest score wins, unless that score is
+    below the threshold; a row with no graded output (an ERROR) cannot win."""
+    scored = [None if _no_output(row) else row_score(row.assertions, options) for row in rows]
+    best = max((s.score for s in scored if s is not None), default=None)
+    winner = next((i for i, s in enumerate(scored) if s is not None and s.score == best), None)
+    reached = best is not None and (options.threshold is None or meets(best, options.threshold, "higher"))
+    return [
+        _max_score_result(figure, index == winner and reached, best, reached, options)
+        for index, figure in enumerate(scored)
+    ]
+
+
+def _max_score_result(
+    figure: RowScore | None, wins: bool, best: float | None, reached: bool, options: MaxScoreOptions
+) -> AssertionResult:
+    if figure is None or best is None:
+        return AssertionResult(False, 0.0, "Not selected: the row has no graded output")
+    if wins:
+        reason = f"Selected as highest scoring output (score: {figure.score:.3f})"
+    elif figure.score == best and not reached:
+        shown = _js_number(options.threshold or 0.0)
+        reason = f"Not selected - score {figure.score:.3f} below threshold {shown}"
+    else:
+        reason = f"Not selected (score: {figure.score:.3f}, max: {best:.3f})"
+    details = {"maxScore": figure.score, "assertionCount": figure.assertions, "totalWeight": figure.weight}
+    return AssertionResult(wins, 1.0 if wins else 0.0, reason, details=details, value=figure.score)
+
+
+def _js_number(value: float) -> str:
+    """A number as JavaScript prints it in a template string (1, 0.9)."""
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 def _too_few(spec: AssertionSpec, outputs: int) -> list[AssertionResult]:
@@ -98,9 +157,9 @@ def _too_few(spec: AssertionSpec, outputs: int) -> list[AssertionResult]:
     return [AssertionResult.failure(reason)] * outputs
 
 
-def _graded(row: TestResult) -> tuple[GradedAssertion, ...] | None:
-    """What max-score aggregates of a row; None for a row with no output to grade."""
-    return None if row.status is Status.ERROR and not row.assertions else row.assertions
+def _no_output(row: TestResult) -> bool:
+    """A row max-score cannot score: an ERROR with no graded assertion (its provider failed)."""
+    return row.status is Status.ERROR and not row.assertions
 
 
 def _merged(row: TestResult, graded: GradedAssertion, *, always: bool) -> TestResult:
