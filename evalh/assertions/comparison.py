@@ -67,7 +67,7 @@ def compared_outputs_reason(name: str) -> str:
 @assertion(
     "select-best",
     family=FAMILY,
-    description="a grader picks the output that best fits the criteria among the test's outputs",
+    description="A grader picks the output that best fits the criteria among the test's outputs",
     needs=("text",),
     requires_value=True,
     value_schema={**NONBLANK_TEXT, "description": "The criteria the best output fits."},
@@ -80,7 +80,7 @@ def _select_best_row(ctx: AssertionContext) -> AssertionResult:
 @assertion(
     "max-score",
     family=FAMILY,
-    description="the output whose other assertions score highest among the test's outputs passes",
+    description="The output whose other assertions score highest among the test's outputs passes",
     value_schema=_MAX_SCORE_VALUE,
     compares_outputs=True,
 )
