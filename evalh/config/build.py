@@ -580,6 +580,8 @@ def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, owner:
         return value  # as written, nothing to place
     where = then(owner, key)
     definition = get_assertion(kind)
+    if definition is not None and definition.compares_outputs:
+        return value  # promptfoo hands select-best's criteria to its grader as written
     language = definition.code_language if definition is not None else None
     if language is not None and isinstance(value, str):
         code = code_value(language, value, lambda template: scope.render(template, where), where=where)

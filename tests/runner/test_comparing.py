@@ -212,3 +212,17 @@ def test_retrying_an_errored_row_regrades_its_whole_comparison(project: Path) ->
     # every row of the test ran again and was compared together: the row that errored now wins
     assert _verdicts(rows) == [False, True, False]
     assert len((project / "graded.jsonl").read_text().splitlines()) == 2
+
+
+def test_the_criteria_reach_the_grader_as_written(project: Path) -> None:
+    # promptfoo renders no var into select-best's criteria: "{{fruit}}" names no text, the first wins
+    config = write(
+        project / "c.yaml",
+        PROMPTS
+        + "tests:\n  - vars: {topic: x, fruit: pears}\n"
+        + "    assert: [{type: select-best, value: 'mentions {{fruit}}'}]\n",
+    )
+    _, rows = run_rows(config)
+    assert _verdicts(rows) == [True, False, False]
+    (asked,) = [json.loads(line) for line in (project / "graded.jsonl").read_text().splitlines()]
+    assert "following criteria: mentions {{fruit}}" in asked
