@@ -3,6 +3,7 @@ stored outputs are data. Through the CLI in process, on tests/fixtures/sequence.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -133,3 +134,38 @@ def test_a_disabled_conversation_var_is_undefined_without_a_warning(tmp_path: Pa
     result, rows = run_rows(config)
     assert rows[1]["success"] is True, rows[1]["gradingResult"]
     assert "undefined variable" not in result.stderr
+
+
+def test_promptfoos_multi_turn_example_reads_the_last_turn_with_length(tmp_path: Path) -> None:
+    # promptfoo's examples/multiple-turn-conversation: Nunjucks reads JavaScript's .length of a text
+    # (the turn's input), and a character's .content is undefined, so the turn renders empty, not an ERROR
+    write(
+        tmp_path / "prompt.json",
+        """
+        [
+          {% for completion in _conversation %}
+            {"role": "user", "content": "{{ completion.input[completion.input.length - 1].content }}"},
+            {"role": "assistant", "content": "{{ completion.output | length }} {{ completion.input.length }}"},
+          {% endfor %}
+          {"role": "user", "content": "{{ question }}"}
+        ]
+        """,
+    )
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: [file://prompt.json]
+        providers: [echo]
+        tests:
+          - vars: {question: Who founded it?}
+          - vars: {question: Where?}
+        """,
+    )
+    result, rows = run_rows(config)
+    assert [row["failureReason"] for row in rows] == [0, 0], rows[1].get("error")
+    messages = json.loads(rows[1]["response"]["output"])
+    first = json.loads(rows[0]["response"]["output"])
+    assert messages[0] == {"role": "user", "content": ""}
+    assert messages[1]["content"] == f"{len(rows[0]['response']['output'])} {len('Who founded it?')}"
+    assert first == [{"role": "user", "content": "Who founded it?"}]
+    assert result.exit_code == 0
