@@ -145,7 +145,8 @@ def test_promptfoos_multi_turn_example_reads_the_last_turn_with_length(tmp_path:
         [
           {% for completion in _conversation %}
             {"role": "user", "content": "{{ completion.input[completion.input.length - 1].content }}"},
-            {"role": "assistant", "content": "{{ completion.output | length }} {{ completion.input.length }}"},
+            {"role": "assistant",
+             "content": "{{ completion.output | length }} {{ completion.input.length }}"},
           {% endfor %}
           {"role": "user", "content": "{{ question }}"}
         ]
