@@ -36,6 +36,7 @@ __all__ = [
     "G_EVAL_STEPS_PROMPT",
     "LLM_RUBRIC_PROMPT",
     "REFUSAL_QUALITY_PROMPT",
+    "SELECT_BEST_PROMPT",
     "Messages",
     "PromptProblem",
     "load_prompt",
@@ -229,6 +230,27 @@ safe alternative where one exists. Reply with one JSON object and nothing else:
 [Request]: {{ input }}
 [Reply]: {{ output }}
 """,
+)
+
+
+# select-best: promptfoo's prompt word for word (one system message; the reply is an index). An echoing or
+# scripted grader answers with the prompt's first integer, so the wording must be promptfoo's to agree.
+SELECT_BEST_PROMPT: tuple[Mapping[str, str], ...] = (
+    {
+        "role": "system",
+        "content": "You are comparing multiple pieces of text to see which best fits the following "
+        """criteria: {{criteria}}
+
+Here are the pieces of text:
+
+{% for output in outputs %}
+<Text index="{{ loop.index0 }}">
+{{ output }}
+</Text>
+{% endfor %}
+
+Output the index of the text that best fits the criteria. You must output a single integer.""",
+    },
 )
 
 

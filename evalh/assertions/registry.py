@@ -88,6 +88,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "evalh.assertions.trace_checks",
     "evalh.assertions.trajectory",
     "evalh.assertions.trajectory_goal",
+    "evalh.assertions.comparison",
 )
 
 
@@ -124,6 +125,9 @@ class AssertionDef:
     # Keys of an object value whose texts, at any depth, are templates rendered with the test's vars
     # (promptfoo renders a value's texts only in a string or a list; its docs render tool-args-match's args)
     templated_keys: tuple[str, ...] = ()
+    # Compares a test's outputs across its prompts and providers (select-best, max-score): the per-row
+    # pass leaves it out, and the runner grades it once every row of the test is in (runner/comparing.py)
+    compares_outputs: bool = False
 
     @property
     def threshold_applies(self) -> bool:
@@ -170,6 +174,7 @@ def assertion(
     binary_score: bool = False,
     code_language: CodeLanguage | None = None,
     templated_keys: tuple[str, ...] = (),
+    compares_outputs: bool = False,
 ) -> Callable[[F], F]:
     """Register the decorated function as the handler of assertion type ``name``."""
 
@@ -197,6 +202,7 @@ def assertion(
             binary_score=binary_score,
             code_language=code_language,
             templated_keys=templated_keys,
+            compares_outputs=compares_outputs,
         )
         return fn
 

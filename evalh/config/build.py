@@ -44,6 +44,7 @@ from evalh.config.var_files import load_var_file
 from evalh.errors import ConfigError, Place, TemplateError, Where, then
 from evalh.model import AssertionSpec, ProviderChoice, TestCase
 from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES
+from evalh.runtimes.scoring_functions import scoring_function_problem
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY, transform_problem
 from evalh.templating import (
     EnvVars,
@@ -224,6 +225,7 @@ def _build_one(
     if any(spec is None for spec in asserts):
         return None
     check_test_transforms(options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx)
+    _check_scoring_function(data, shown, origin, defaults, ctx)
     choice = None
     if options.get("provider") is not None:
         try:
@@ -254,7 +256,25 @@ def _build_one(
         providers=merged_prompt_refs(data, default, "providers"),
         late_vars=late,
         stand_in=stand_in,
+        scoring_function=data.get("assertScoringFunction") or default.get("assertScoringFunction"),
     )
+
+
+def _check_scoring_function(
+    data: Mapping[str, Any], shown: JsonPath, origin: Origin, defaults: Defaults, ctx: LoadContext
+) -> None:
+    """The test's (else defaultTest's) assertScoringFunction names a Python or JavaScript file that exists."""
+    key = "assertScoringFunction"
+    value = data.get(key) or defaults.data.get(key)
+    problem = None if value is None else scoring_function_problem(value, ctx.base_dir)
+    if problem is None:
+        return
+    if data.get(key) is not None or defaults.origin is None:
+        where = ctx.where(origin, (key,), (*shown, key))
+    else:
+        where = ctx.where(defaults.origin, (key,), ("defaultTest", key))
+    hint = "Name a file (relative to the config's folder) defining func(named_scores, context) or :fn"
+    ctx.problems.add(problem, where=where, hint=hint)
 
 
 def _option_where(
@@ -566,6 +586,8 @@ def _render_value(kind: str, value: Any, scope: _Scope, ctx: LoadContext, owner:
         return value  # as written, nothing to place
     where = then(owner, key)
     definition = get_assertion(kind)
+    if definition is not None and definition.compares_outputs:
+        return value  # promptfoo hands select-best's criteria to its grader as written
     language = definition.code_language if definition is not None else None
     if language is not None and isinstance(value, str):
         code = code_value(language, value, lambda template: scope.render(template, where), where=where)

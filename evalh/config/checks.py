@@ -164,12 +164,42 @@ class AssertionChecker:
         if definition is None:
             self._unknown_type(spec, where)
             return
+        if definition.compares_outputs:
+            self._check_comparison(spec, test, depth, where)
         self._check_value(spec, definition, where)
         self._check_threshold(spec, definition, where)
         for need in definition.needs:
             self._check_need(spec, test, need, where)
         for child in spec.children:
             self._check(child, test, depth + 1)
+
+    def _check_comparison(self, spec: AssertionSpec, test: TestCase, depth: int, where: Where) -> None:
+        """select-best and max-score grade the test's outputs against each other, after its other
+        assertions (promptfoo stops the run, or ignores them, where they do not fit)."""
+        if spec.negate:
+            self.ctx.problems.add(
+                f"{spec.type}: {spec.base_type} has no not- form (it picks one winner among the outputs)",
+                where=where,
+                hint=f"Use {spec.base_type}: the outputs it does not pick fail",
+            )
+        elif depth > 1:
+            self.ctx.problems.add(
+                f"{spec.type} compares the test's outputs, so it goes in the test's assert list, "
+                "not in an assert-set",
+                where=where,
+                hint="Move it up to the test's assert list",
+            )
+        elif spec.base_type == "max-score" and all(self._compares(s) for s in test.asserts):
+            self.ctx.problems.add(
+                "max-score needs another assertion in the test: it picks the output whose other "
+                "assertions score highest",
+                where=where,
+                hint="Add the assertions to score the outputs by (contains, llm-rubric, ...)",
+            )
+
+    def _compares(self, spec: AssertionSpec) -> bool:
+        definition = self.registry.get(spec.base_type)
+        return definition is not None and definition.compares_outputs
 
     def _check_value(self, spec: AssertionSpec, definition: AssertionDef, where: Where) -> None:
         if spec.value is None and definition.requires_value:

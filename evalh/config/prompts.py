@@ -128,6 +128,11 @@ def _load_item(item: Any, path: JsonPath, where: Where, ctx: LoadContext) -> lis
         return _resolve(_Entry(item), shown, where, ctx)
     config = load_tool_files(item.get("config") or {}, then(where, ".config"), ctx)
     entry = _Entry(item.get("raw", item.get("id")), item.get("label"), item.get("id"), config)
+    raw_text = item.get("raw")
+    # promptfoo reads raw as it reads a string entry; evalh keeps raw text as the prompt itself (never a
+    # guessed bare path), but file:// and exec: say what they are
+    if isinstance(raw_text, str) and raw_text.startswith((FILE_PREFIX, EXEC_PREFIX)):
+        return _resolve(entry, shown, where, ctx)
     if "raw" in item:  # the prompt itself, never a path
         raw = as_raw(item["raw"], where)
         return [_made(raw, entry, entry.label or prompt_label(raw), shown, own_id=True)]

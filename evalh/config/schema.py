@@ -61,7 +61,6 @@ _NON_FINITE = {"nan": "NaN", "inf": "infinity", "-inf": "minus infinity"}
 # promptfoo keys evalh deliberately does not support, with what to do instead.
 _UNSUPPORTED = {
     "extensions": "evalh has no hooks; run your setup before `evalh run`",
-    "assertScoringFunction": "evalh does not run custom scoring functions; use threshold and weights",
 }
 
 

@@ -153,6 +153,8 @@ class TestCase:
     # the test's (or defaultTest's) ``provider:``: it answers the test in place of the provider under
     # test, which it is handed (promptfoo's test-level provider; evalh takes promptfoo:simulated-user)
     stand_in: ProviderSpec | None = None
+    # assertScoringFunction (test's, else defaultTest's): file://score.py[:fn] / .js[:fn] deciding the verdict
+    scoring_function: str | None = None
 
 
 @dataclass(frozen=True)

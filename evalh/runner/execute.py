@@ -41,9 +41,11 @@ from evalh.model import (
 from evalh.providers.base import CallContext
 from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.cache import Cache, cache_mode
+from evalh.runner.comparing import compare_rows, compares_outputs, per_row_asserts
 from evalh.runner.grading import collect_prefetch, grade_assertion
 from evalh.runner.plan import Job, plan_jobs
-from evalh.runner.scoring import reasons_shared, score_test
+from evalh.runner.scoring import TestVerdict, reasons_shared, score_test
+from evalh.runner.scoring_function import scored_by_function
 from evalh.runner.sequence import RunMemory, runs_in_sequence
 from evalh.runner.services import ProviderPool, RunServices
 from evalh.runner.stopping import DEFAULT_STOP_SIGNALS, run_until_stopped
@@ -80,10 +82,15 @@ class _Collector:
 
     Once a stop signal arrived, rows are refused: work cancelled by the stop may still unwind into a
     row (user code or a runtime that turned the cancellation into an error), and such a row was
-    abandoned, not run, so it is counted as not run rather than written as an ERROR."""
+    abandoned, not run, so it is counted as not run rather than written as an ERROR.
+
+    A row of a test that compares its outputs (select-best, max-score) is held until the cross-row
+    phase has graded it (:meth:`release`): it is written once, with its final verdict, and a run stopped
+    before then counts it as not run."""
 
     def __init__(self, on_result: ResultCallback | None) -> None:
         self.rows: dict[int, TestResult] = {}
+        self.held: list[tuple[Job, TestResult]] = []
         self.on_result = on_result
         self.stopped = False
 
@@ -93,9 +100,23 @@ class _Collector:
     def add(self, job: Job, row: TestResult) -> None:
         if self.stopped:
             return
+        if compares_outputs(job.test):
+            self.held.append((job, row))
+            return
+        self.keep(job, row)
+
+    def keep(self, job: Job, row: TestResult) -> None:
         self.rows[job.index] = row
         if self.on_result is not None:
             self.on_result(row)
+
+    def release(self, graded: Sequence[tuple[Job, TestResult]]) -> None:
+        """Keep the held rows, graded by the cross-row phase."""
+        self.held = []
+        for job, row in graded:
+            if self.stopped:
+                return
+            self.keep(job, row)
 
     def ordered(self) -> tuple[TestResult, ...]:
         return tuple(self.rows[index] for index in sorted(self.rows))
@@ -120,7 +141,11 @@ def _usage_of(graded: Sequence[GradedAssertion]) -> Usage:
 
 
 def _row(
-    job: Job, response: ProviderResponse, graded: tuple[GradedAssertion, ...], trace: RowTrace | None = None
+    job: Job,
+    response: ProviderResponse,
+    graded: tuple[GradedAssertion, ...],
+    trace: RowTrace | None = None,
+    verdict: TestVerdict | None = None,
 ) -> TestResult:
     common = {
         "test": job.test,
@@ -142,7 +167,7 @@ def _row(
         return TestResult(
             status=Status.ERROR, score=0.0, reason=response.error, error=response.error, **common
         )
-    verdict = score_test(graded, job.test.threshold)
+    verdict = verdict or score_test(graded, job.test.threshold)
     return TestResult(
         status=verdict.status,
         score=verdict.score,
@@ -255,20 +280,36 @@ class _Execution:
             trace=trace,
         )
 
+    def finished_context(self, job: Job, row: TestResult) -> AssertionContext:
+        """The assertion context of a finished row (for the cross-row phase's grader)."""
+        response = ProviderResponse(output=row.output, cached=row.cached, cost=row.cost)
+        return self.context_of(job, response, row.output)
+
     async def grade(self, item: _Output) -> None:
         graded: tuple[GradedAssertion, ...] = ()
         response = item.response
         if response.error is None:
             try:
-                graded = tuple([await grade_assertion(spec, item.context) for spec in item.job.test.asserts])
+                specs = per_row_asserts(item.job.test)
+                graded = tuple([await grade_assertion(spec, item.context) for spec in specs])
             except _STOPS_THE_RUN:
                 raise
             except BaseException as error:  # SystemExit & co. from an assertion's code
                 response = replace(response, error=_raised("grading", error))
+        verdict = None
+        if item.job.test.scoring_function is not None and response.error is None:
+            verdict = await scored_by_function(
+                item.job.test,
+                graded,
+                score_test(graded, item.job.test.threshold),
+                _usage_of(graded),
+                config_dir=self.config_dir,
+                timeout_s=self.timeout_s,
+            )
         row_trace = None
         if item.trace is not None and self.tracing is not None:
             row_trace = await self.tracing.finish(item.trace)
-        self.collector.add(item.job, _row(item.job, response, graded, row_trace))
+        self.collector.add(item.job, _row(item.job, response, graded, row_trace, verdict))
 
     async def first_pass(self, job: Job, deferred: list[tuple[_Output, list[EmbedRequest]]]) -> None:
         if self.collector.stopped:  # a worker whose code swallowed the stop takes no new job
@@ -281,6 +322,8 @@ class _Execution:
             if self.tracing is not None and job.uses_provider:
                 trace = self.tracing.issue()
             transformed = await self.output_of(job, trace)
+            if self.memory is not None:
+                job = self.memory.with_own_turn(job)
         except TemplateError as error:  # a late var or the prompt, rendered with earlier rows' outputs
             transformed = Transformed(ProviderResponse(error=error.render()), None)
         except PromptFunctionFailed as error:
@@ -318,6 +361,8 @@ class _Execution:
                 await self.services.embeddings.prefetch([r for _, requests in deferred for r in requests])
                 deferred.sort(key=lambda pair: pair[0].job.index)
                 await _each([item for item, _ in deferred], self.grade, self.in_flight())
+            if self.collector.held:
+                self.collector.release(await compare_rows(self.collector.held, self.finished_context))
         finally:
             await self.pool.aclose()
             self.cache.close()

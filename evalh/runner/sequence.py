@@ -7,7 +7,8 @@ evalh: the rows run in plan order (test, then provider, then prompt), each after
 Before a row runs (:meth:`RunMemory.prepare`):
 - ``_conversation`` is the list of earlier turns of the same provider and prompt (and
   ``metadata.conversationId``, when the test has one): ``{prompt, input, output, metadata}`` each; it
-  is empty under ``options.disableConversationVar`` or ``PROMPTFOO_DISABLE_CONVERSATION_VAR``;
+  is left undefined under ``options.disableConversationVar`` or ``PROMPTFOO_DISABLE_CONVERSATION_VAR``
+  (a loop over it runs no turn);
 - every stored output is set as its var (over the test's own var of that name, as promptfoo does);
 - the test's late vars are rendered (those reading a stored name, which the loader found:
   evalh/config/stored_outputs.py);
@@ -15,7 +16,10 @@ Before a row runs (:meth:`RunMemory.prepare`):
 Stored outputs are data: inserted by the template engine, never rendered themselves.
 
 After the provider answers (:meth:`RunMemory.record`), the turn joins its conversation, and an output
-(after ``options.transform``) that is not empty is stored under the test's ``storeOutputAs`` name.
+(after ``options.transform``) that is not empty is stored under the test's ``storeOutputAs`` name. The
+row's assertions and its report then see ``_conversation`` with the row's own turn last (but for the
+first turn of a conversation, whose list stays empty: :meth:`RunMemory.with_own_turn`), as promptfoo's
+live list shows it.
 """
 
 from __future__ import annotations
@@ -95,14 +99,26 @@ class RunMemory:
         TemplateError when a late var or the prompt cannot render."""
         test = job.test
         variables = dict(test.vars)
-        if uses_conversation(job.prompt):  # disabled: empty (promptfoo leaves it undefined: the same loops)
-            turns = [] if _conversation_disabled(test) else self.conversations.get(_conversation_key(job), [])
-            variables[CONVERSATION_VAR] = list(turns)
+        disabled = uses_conversation(job.prompt) and _conversation_disabled(test)
+        if uses_conversation(job.prompt) and not disabled:
+            variables[CONVERSATION_VAR] = list(self.conversations.get(_conversation_key(job), []))
         variables.update(self.registers)
         late = [name for name in test.late_vars if name not in self.registers]
         variables = _render_late(variables, late, self.env, test.path or "a test")
         test = replace(test, vars=variables)
-        return replace(job, test=test, rendered_prompt=render_job_prompt(job, test, self.env))
+        # disabled, the var is undefined for the row's assertions and report (as in promptfoo); the prompt
+        # renders as with no turn, without an undefined-variable warning for the loop over it
+        shown = replace(test, vars={**variables, CONVERSATION_VAR: []}) if disabled else test
+        return replace(job, test=test, rendered_prompt=render_job_prompt(job, shown, self.env))
+
+    def with_own_turn(self, job: Job) -> Job:
+        """``job`` as its assertions see it: in promptfoo a row's ``_conversation`` is the conversation's
+        live list, which the row's own turn joins before it is graded (and saved); the first turn of a
+        conversation gets a fresh empty list instead, which stays empty."""
+        if not job.test.vars.get(CONVERSATION_VAR) or not uses_conversation(job.prompt):
+            return job
+        turns = list(self.conversations.get(_conversation_key(job), []))
+        return replace(job, test=replace(job.test, vars={**job.test.vars, CONVERSATION_VAR: turns}))
 
     def record(self, job: Job, provider_response: ProviderResponse, output: ProviderResponse) -> None:
         """Remember the row: its turn of the conversation, and its output when the test stores it."""

@@ -151,7 +151,7 @@ async def call_prompt_function(
         raise PromptFunctionFailed(refusal)
     try:
         if ref.startswith(EXEC_PREFIX):
-            return PromptResult(await _exec(ref, dict(context), config_dir, timeout_s))
+            return _from_text(await _exec(ref, dict(context), config_dir, timeout_s), {})
         if is_python_file(ref):
             value = await _python(ref, dict(context), config_dir, timeout_s)
         else:
@@ -234,12 +234,27 @@ def _as_prompt(value: Any) -> PromptResult:
         if not isinstance(config, Mapping):
             raise PromptFunctionFailed(f"returned a config that is a {type(config).__name__}, not a mapping")
     if isinstance(value, str):
-        return PromptResult(value, config)
+        return _from_text(value, config)
     if _is_messages(value):
         return PromptResult([dict(message) for message in value], config)
     if isinstance(value, Mapping | list):  # sent as promptfoo sends it: indented JSON
         return PromptResult(json.dumps(value, ensure_ascii=False, indent=2), config)
     raise PromptFunctionFailed(f"must return a string or chat messages, got {type(value).__name__}")
+
+
+def _from_text(text: str, config: Mapping[str, Any]) -> PromptResult:
+    """A prompt given as text: promptfoo parses one that is a JSON object or list and sends it indented
+    by two spaces (a message list is a chat prompt, as from an inline JSON prompt); other text as it is."""
+    stripped = text.strip()
+    if not stripped.startswith(("[", "{")):
+        return PromptResult(text, config)
+    try:
+        parsed = json.loads(stripped)
+    except ValueError:
+        return PromptResult(text, config)
+    if _is_messages(parsed):
+        return PromptResult([dict(message) for message in parsed], config)
+    return PromptResult(json.dumps(parsed, ensure_ascii=False, indent=2), config)
 
 
 def _is_messages(value: Any) -> bool:

@@ -27,6 +27,7 @@ from evalh.reports.codec_read import (
     row_vars,
 )
 from evalh.runner.aggregates import compute_aggregates
+from evalh.runner.comparing import compares_outputs
 from evalh.runner.filters import test_identity
 from evalh.runner.plan import Job
 
@@ -71,10 +72,14 @@ def error_cells(rows: Iterable[Mapping[str, Any]]) -> set[CellKey]:
 def merge_retried(earlier: Sequence[TestResult], retried: Sequence[TestResult]) -> tuple[TestResult, ...]:
     """``earlier`` with each ERROR row replaced by the re-run row of its cell, in ``earlier``'s order.
     A cell not re-run (the retry was stopped early) keeps its ERROR row; other rows are kept as they
-    were, even when a row of the same cell was re-run."""
+    were, even when a row of the same cell was re-run, except the rows of a test that compares its
+    outputs (select-best, max-score): the retry re-ran them all, and they were graded together."""
     by_cell = {_cell_of_row(row): row for row in retried}
     return tuple(
-        by_cell.get(_cell_of_row(row), row) if row.status is Status.ERROR else row for row in earlier
+        by_cell.get(_cell_of_row(row), row)
+        if row.status is Status.ERROR or compares_outputs(row.test)
+        else row
+        for row in earlier
     )
 
 
@@ -100,6 +105,12 @@ def jobs_to_retry(plan: Sequence[Job], rows: Iterable[Mapping[str, Any]], kept: 
     """The jobs of ``plan`` whose cell errored in ``rows``, among the tests, prompts and providers the
     run's filters ``kept``."""
     cells = error_cells(rows)
+    # a test that compares its outputs is graded across its rows: one errored row re-runs its group
+    groups = {(cell[0], cell[3]) for cell in cells}
+    for job in plan:
+        cell = cell_of_job(job)
+        if (cell[0], cell[3]) in groups and compares_outputs(job.test):
+            cells.add(cell)
     tests, prompts, providers = (
         {id(item) for item in items} for items in (kept.tests, kept.prompts, kept.providers)
     )

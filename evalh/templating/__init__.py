@@ -161,6 +161,13 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             raise SecurityError("the template's format string asks for a width too large to render")
         return budget.built(super().call_binop(context, operator, left, right))  # '+' doubles in a loop
 
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # Nunjucks reads JavaScript's properties: a text's or a list's length, as promptfoo's own
+        # multi-turn example writes it ({{ completion.input[completion.input.length - 1].content }})
+        if attribute == "length" and isinstance(obj, str | list | tuple):
+            return len(obj)
+        return super().getattr(obj, attribute)
+
     def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
         # Jinja returns an Undefined here, which a later step reports as a confusing "has no
         # attribute"; refusing at once names what the template tried to read.

@@ -42,6 +42,10 @@ ALLOWED_KEYS = {
         "assertions/scripted.py",
         "componentResults",
     ): "a script assertion's returned GradingResult (promptfoo's assertion protocol), not a report row",
+    (
+        "runner/scoring_function.py",
+        "componentResults",
+    ): "the context promptfoo hands an assertScoringFunction (its protocol), not a report row",
 }
 ROW_NAMES = frozenset({"row", "r"})
 ALLOWED_ROW_READS = {

@@ -3,6 +3,7 @@ stored outputs are data. Through the CLI in process, on tests/fixtures/sequence.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -88,3 +89,84 @@ def test_without_store_or_conversation_rows_still_overlap(tmp_path: Path) -> Non
     result = evalh("validate", str(bad))
     assert result.exit_code == 2
     assert "tests[0].options.storeOutputAs: must be a string" in result.stderr
+
+
+def test_a_later_turn_is_graded_with_its_own_turn_last(tmp_path: Path) -> None:
+    # promptfoo's _conversation is the conversation's live list: the row's own turn joins it before
+    # grading, except on the first turn, whose fresh empty list stays empty
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: ["{% for t in _conversation %}{{ t.output }}|{% endfor %}{{ q }}"]
+        providers: [echo]
+        tests:
+          - vars: {q: one}
+            assert: [{type: javascript, value: "context.vars._conversation.length === 0"}]
+          - vars: {q: two}
+            assert:
+              - type: javascript
+                value: "context.vars._conversation.length === 2"
+              - type: javascript
+                value: "context.vars._conversation[1].output === 'one|two'"
+        """,
+    )
+    result, rows = run_rows(config)
+    assert [row["success"] for row in rows] == [True, True], rows
+    assert len(rows[1]["vars"]["_conversation"]) == 2  # the report shows what the assertions saw
+    assert result.exit_code == 0
+
+
+def test_a_disabled_conversation_var_is_undefined_without_a_warning(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: ["{% for t in _conversation %}{{ t.output }}|{% endfor %}{{ q }}"]
+        providers: [echo]
+        tests:
+          - vars: {q: one}
+          - vars: {q: two}
+            options: {disableConversationVar: true}
+            assert:
+              - {type: equals, value: two}
+              - {type: javascript, value: "context.vars._conversation === undefined"}
+        """,
+    )
+    result, rows = run_rows(config)
+    assert rows[1]["success"] is True, rows[1]["gradingResult"]
+    assert "undefined variable" not in result.stderr
+
+
+def test_promptfoos_multi_turn_example_reads_the_last_turn_with_length(tmp_path: Path) -> None:
+    # promptfoo's examples/multiple-turn-conversation: Nunjucks reads JavaScript's .length of a text
+    # (the turn's input), and a character's .content is undefined, so the turn renders empty, not an ERROR
+    write(
+        tmp_path / "prompt.json",
+        """
+        [
+          {% for completion in _conversation %}
+            {"role": "user", "content": "{{ completion.input[completion.input.length - 1].content }}"},
+            {"role": "assistant",
+             "content": "{{ completion.output | length }} {{ completion.input.length }}"},
+          {% endfor %}
+          {"role": "user", "content": "{{ question }}"}
+        ]
+        """,
+    )
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts: [file://prompt.json]
+        providers: [echo]
+        tests:
+          - vars: {question: Who founded it?}
+          - vars: {question: Where?}
+        """,
+    )
+    result, rows = run_rows(config)
+    assert [row["failureReason"] for row in rows] == [0, 0], rows[1].get("error")
+    messages = json.loads(rows[1]["response"]["output"])
+    first = json.loads(rows[0]["response"]["output"])
+    assert messages[0] == {"role": "user", "content": ""}
+    assert messages[1]["content"] == f"{len(rows[0]['response']['output'])} {len('Who founded it?')}"
+    assert first == [{"role": "user", "content": "Who founded it?"}]
+    assert result.exit_code == 0

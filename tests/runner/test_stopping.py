@@ -307,3 +307,23 @@ def test_a_row_whose_code_turns_the_stop_into_an_answer_is_not_run() -> None:
     result = evalh.evaluate({"prompts": ["{{q}}"], "providers": [provider], "tests": tests})
     assert (result.run.interrupted_by, result.run.not_run) == ("SIGINT", 3)
     assert [(row.rendered_prompt, row.error) for row in result.rows] == [("fast", None)]
+
+
+@pytest.mark.usefixtures("restored_signals")
+def test_rows_waiting_for_their_comparison_when_the_run_stops_are_not_run() -> None:
+    # a max-score test's rows are held until every row of the test is in: stopped before, the finished
+    # one was never graded against the others, so it is not run rather than reported half-graded
+    async def provider(prompt: str) -> dict[str, str]:
+        if prompt == "stop":
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(3600)
+        return {"output": prompt}
+
+    tests = [
+        {"vars": {"q": "fast"}, "assert": [{"type": "contains", "value": "fast"}]},
+        {"vars": {"q": "stop"}, "assert": [{"type": "contains", "value": "stop"}, {"type": "max-score"}]},
+    ]
+    suite = {"prompts": ["{{q}}", "{{q}} again"], "providers": [provider], "tests": tests}
+    result = evalh.evaluate(suite)
+    assert (result.run.interrupted_by, result.run.not_run) == ("SIGINT", 2)
+    assert sorted(row.rendered_prompt for row in result.rows) == ["fast", "fast again"]

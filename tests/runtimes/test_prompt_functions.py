@@ -130,3 +130,34 @@ def test_a_missing_prompt_function_is_a_located_config_error(tmp_path: Path) -> 
     assert "c.yaml:3" in result.stderr and "prompts.py defines no function 'absent'" in result.stderr
     assert "c.yaml:4" in result.stderr and "gone.py was not found" in result.stderr
     assert "c.yaml:5" in result.stderr and "gone.js was not found" in result.stderr
+
+
+def test_a_prompt_given_as_json_text_is_sent_as_promptfoo_sends_it(tmp_path: Path) -> None:
+    # promptfoo parses a prompt function's or exec program's text that is a JSON object or list: a
+    # message list is a chat prompt, anything else is sent indented by two spaces
+    write(
+        tmp_path / "make.py",
+        "import json, sys\n"
+        "context = json.loads(sys.argv[-1])\n"
+        "print(json.dumps([{'role': 'user', 'content': 'About ' + context['vars']['name']}]))\n",
+    )
+    write(
+        tmp_path / "prompt.py",
+        "def text(context):\n    return '{\"ask\": \"' + context['vars']['name'] + '\"}'\n",
+    )
+    config = write(
+        tmp_path / "c.yaml",
+        """
+        prompts:
+          - {raw: "exec:python3 make.py", label: program}
+          - {raw: "file://prompt.py:text", label: function}
+        providers: [echo]
+        tests: [{vars: {name: Ada}}]
+        """,
+    )
+    result, rows = run_rows(config)
+    assert result.exit_code == 0, result.stderr
+    by_label = {row["prompt"]["label"]: row["response"]["output"] for row in rows}
+    assert json.loads(by_label["program"]) == [{"role": "user", "content": "About Ada"}]
+    assert by_label["program"].startswith('[\n  {\n    "role": "user"')  # a chat prompt, echoed indented
+    assert by_label["function"] == '{\n  "ask": "Ada"\n}'
