@@ -20,6 +20,7 @@ from evalh.config.build import Defaults, build_tests, load_vars, test_key_where
 from evalh.config.checks import AssertionChecker
 from evalh.config.derived import load_derived_metrics
 from evalh.config.env import config_env, render_config_env
+from evalh.config.extensions import before_all, load_extensions
 from evalh.config.files import DocOrigin, LoadContext, Origin, is_file_ref
 from evalh.config.locate import Document, JsonPath, display_path, load_document, path_errors
 from evalh.config.merge import merge_documents
@@ -301,6 +302,8 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
     raw_tests = collect_tests(tests_value, document, ctx, skip.tests, skip.asserts) if tests_value else []
     if not raw_tests and not ctx.problems:
         raw_tests = [RawTest({}, DocOrigin(document, ("tests",)))]  # promptfoo runs one empty test
+    extensions = load_extensions(skip.value(data, "extensions"), document, ctx)
+    raw_tests, defaults = before_all(extensions, raw_tests, defaults, (prompts, providers), document, ctx)
     stored = stored_names([defaults.data.get("options"), *(raw.data.get("options") for raw in raw_tests)])
     defaults = replace(defaults, stored=stored)
     tests: list[TestCase] = []
@@ -348,6 +351,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         input_files=tuple(str(path) for path in (ctx.config_file, *ctx.other_configs, *ctx.files_read)),
         derived_metrics=derived,
         tracing=tracing_settings,
+        extensions=extensions,
     )
 
 

@@ -61,7 +61,6 @@ _NON_FINITE = {"nan": "NaN", "inf": "infinity", "-inf": "minus infinity"}
 # promptfoo keys evalh deliberately does not support, with what to do instead.
 _UNSUPPORTED = {
     "scenarios": "evalh has no scenarios; list the combinations as tests (or generate a CSV)",
-    "extensions": "evalh has no hooks; run your setup before `evalh run`",
     "commandLineOptions": "pass these as command-line flags instead",
     "assertScoringFunction": "evalh does not run custom scoring functions; use threshold and weights",
     "providers": "evalh does not filter providers per test",

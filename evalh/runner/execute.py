@@ -51,6 +51,7 @@ from evalh.runner.services import ProviderPool, RunServices
 from evalh.runner.stopping import DEFAULT_STOP_SIGNALS, run_until_stopped
 from evalh.runner.traces import RunTracing, run_tracing
 from evalh.runner.transforming import Transformed, transform_response
+from evalh.runtimes.extension_hooks import HookFailed, before_each
 from evalh.runtimes.prompt_functions import PromptFunctionFailed, call_prompt_function, prompt_timeout_s
 from evalh.runtimes.var_scripts import VarScriptFailed, run_var_scripts
 from evalh.templating import template_env
@@ -209,6 +210,20 @@ class _Execution:
         merged = replace(job.prompt, config={**job.prompt.config, **result.config})
         return replace(job, rendered_prompt=result.prompt, prompt=merged)
 
+    async def with_before_each(self, job: Job) -> Job:
+        """``job`` with the test its beforeEach hooks return (raises HookFailed), its prompt rendered
+        again when they changed it."""
+        if not self.suite.extensions:
+            return job
+        test = await before_each(
+            self.suite.extensions, job.test, config_dir=self.config_dir, timeout_s=self.timeout_s
+        )
+        if test is job.test:
+            return job
+        return replace(
+            job, test=test, rendered_prompt=render_job_prompt(job, test, template_env(self.suite.env))
+        )
+
     async def with_var_scripts(self, job: Job) -> Job:
         """``job`` with its var scripts' values in its vars and its prompt rendered again with them
         (raises VarScriptFailed, TemplateError). The values are data: inserted, never rendered."""
@@ -306,6 +321,8 @@ class _Execution:
         trace: TraceContext | None = None
         written = job.test
         try:
+            job = await self.with_before_each(job)
+            written = job.test
             if self.memory is not None:
                 job = self.memory.prepare(job)
             job = await self.with_var_scripts(job)
@@ -315,7 +332,7 @@ class _Execution:
             transformed = await self.output_of(job, trace)
         except TemplateError as error:  # a late var or the prompt, rendered with earlier rows' outputs
             transformed = Transformed(ProviderResponse(error=error.render()), None)
-        except VarScriptFailed as error:
+        except (VarScriptFailed, HookFailed) as error:
             transformed = Transformed(ProviderResponse(error=str(error)), None)
         except PromptFunctionFailed as error:
             kind = "Prompt function" if job.prompt.function.startswith("file://") else "Prompt"
