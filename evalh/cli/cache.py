@@ -1,4 +1,5 @@
-"""``evalh cache info`` / ``evalh cache clear``: the embedding and completion cache."""
+"""``evalh cache info`` / ``evalh cache clear``: the embedding and completion cache, and the compiled
+TypeScript / ES module files kept beside it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ HELP = "Inspect or clear the embedding and completion cache."
 def info() -> None:
     """Where the cache is, its size, how long an entry is read (EVALH_CACHE_TTL) and its entries."""
     from evalh.runner.cache import Cache
+    from evalh.runtimes.typescript import compiled_files
 
     details = Cache.open().info()
     echo(f"path: {details['path']}")
@@ -24,11 +26,19 @@ def info() -> None:
     entries = details["entries"] or {"(empty)": 0}
     for namespace, count in entries.items():
         typer.echo(f"{namespace}: {count:,} entries")
+    compiled = compiled_files()
+    if compiled:
+        size = sum(path.stat().st_size for path in compiled)
+        typer.echo(f"compiled TypeScript / ES module files: {len(compiled):,} ({size:,} bytes)")
 
 
 def clear() -> None:
-    """Delete every cached embedding and completion."""
+    """Delete every cached embedding and completion, and the compiled TypeScript files."""
     from evalh.runner.cache import Cache
+    from evalh.runtimes.typescript import clear_compiled
 
     removed = Cache.open().clear()
     typer.echo(f"Cleared {removed:,} cache entries.")
+    compiled = clear_compiled()
+    if compiled:
+        typer.echo(f"Deleted {compiled:,} compiled TypeScript / ES module files.")

@@ -43,6 +43,7 @@ from evalh.config.transform_checks import check_test_transforms, transformed_var
 from evalh.config.var_files import load_var_file
 from evalh.errors import ConfigError, Place, TemplateError, Where, then
 from evalh.model import AssertionSpec, ProviderChoice, TestCase
+from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY, transform_problem
 from evalh.templating import (
     EnvVars,
@@ -610,7 +611,7 @@ def _file_value(kind: str, ref: str, ctx: LoadContext, where: Where) -> Any:
         if not path.is_file():
             raise ctx.missing(path, where)
         return ref
-    if kind == "javascript" and path.suffix in (".js", ".cjs"):
+    if kind == "javascript" and path.suffix in JS_FILE_SUFFIXES:
         if not path.is_file():
             raise ctx.missing(path, where)
         problem = javascript_file_problem(ref, ctx.base_dir)

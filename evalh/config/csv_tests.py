@@ -23,6 +23,7 @@ from typing import Any
 from evalh.config.files import CsvOrigin, is_file_ref, script_path
 from evalh.config.locate import JsonPath, close_matches
 from evalh.errors import ConfigError
+from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES
 
 __all__ = ["CSV_SPECIAL_COLUMNS", "MiniSyntaxError", "parse_expected", "tests_from_csv"]
 
@@ -91,10 +92,11 @@ def parse_expected(cell: str, known_types: Iterable[str]) -> dict[str, Any] | No
     if is_file_ref(text):
         if script_path(text).endswith(".py"):
             return {"type": "python", "value": text}
-        if script_path(text).endswith((".js", ".cjs")):
+        if script_path(text).endswith(JS_FILE_SUFFIXES):
             return {"type": "javascript", "value": text}
         raise MiniSyntaxError(
-            f"{text!r}: only file://script.py and file://script.js assertions are supported"
+            f"{text!r}: only file://script.py and JavaScript or TypeScript (file://script.js, .ts, "
+            ".mjs...) assertions are supported"
         )
     head, sep, rest = text.partition(":")
     negate = head.startswith("not-")

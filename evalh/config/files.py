@@ -26,6 +26,7 @@ from evalh.config.locate import (
 from evalh.config.schema import ShapeCachedValidator, test_validator
 from evalh.errors import ConfigError, ConfigFileError, Place, Where
 from evalh.providers.tools import TOOL_KEYS
+from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES
 
 __all__ = [
     "DATA_SUFFIXES",
@@ -44,7 +45,7 @@ __all__ = [
 
 FILE_PREFIX = "file://"
 DATA_SUFFIXES = (".json", ".yaml", ".yml")
-SCRIPT_SUFFIXES = (".py", ".js", ".ts", ".mjs", ".cjs", ".rb", ".go")
+SCRIPT_SUFFIXES = (".py", *JS_FILE_SUFFIXES, ".rb", ".go")
 _GLOB_CHARS = ("*", "?", "[")
 _PYTHON_PREFIX = "python:"
 
@@ -62,7 +63,7 @@ def script_path(ref: str) -> str:
     """``file://x.py:fn`` / ``x.js:fn`` -> ``x.py`` / ``x.js`` (the function name is not part of the path)."""
     text = ref.removeprefix(FILE_PREFIX)
     head, sep, tail = text.rpartition(":")
-    if sep and head.endswith((".py", ".js", ".cjs")) and tail.isidentifier():
+    if sep and head.endswith((".py", *JS_FILE_SUFFIXES)) and tail.isidentifier():
         return head
     return text
 

@@ -66,7 +66,7 @@ _PATTERN_CHARS = frozenset("*?{}[]")  # promptfoo's glob test
 _GLOB_CHARS = frozenset("*?[")  # what Python's glob expands
 # files promptfoo runs as programs that print the prompt (src/prompts/index.ts)
 _PROGRAM_SUFFIXES = (".sh", ".bash", ".exe", ".bat", ".cmd", ".ps1", ".rb", ".pl")
-_UNSUPPORTED_CODE = (".ts", ".mjs", ".mts", ".cts", ".go")
+_UNSUPPORTED_CODE = (".go",)
 _TEXT_SUFFIXES = (".txt", ".json", ".jsonl", ".yaml", ".yml", ".csv", ".md", ".j2")
 
 
@@ -238,8 +238,8 @@ def _from_file(
         raise ConfigError(
             f"{relative} is a script evalh cannot run as a prompt function",
             where=where,
-            hint="Prompt functions are .py or .js/.cjs files; or write the prompt as a .txt template "
-            "or a .json/.yaml chat message list",
+            hint="Prompt functions are .py files or JavaScript/TypeScript files (.js, .cjs, .mjs, .ts, "
+            ".mts, .cts); or write the prompt as a .txt template or a .json/.yaml chat message list",
         )
     prompts = []
     for part in read_prompt_file(path, where, ctx):

@@ -6,7 +6,7 @@ choices (an assertion's ``provider``, ``options.provider``, ``--grader``) may al
 ``{embedding: ..., text: ...}`` or a list of providers that each score (``provider: [a, b]``, or an
 embedding assertion's ``config.providers``). Everything is parsed here, once, at load. Ids are checked
 against the provider registry (did you mean ...?), and a ``python:`` / ``file://`` provider's script
-must exist.
+must exist (a JavaScript one must also compile and require nothing the sandbox refuses).
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.tools import load_tool_files
 from evalh.errors import ConfigError, SchemaError, Where, then
 from evalh.model import ProviderChoice, ProviderSpec
-from evalh.providers.registry import PROVIDERS, find_entry
+from evalh.providers.javascript import javascript_provider_problem, self_named
+from evalh.providers.registry import PROVIDERS, find_entry, is_javascript_provider, unserved, unserved_error
+from evalh.runtimes.javascript_source import split_js_target
 from evalh.runtimes.transforms import transform_problem
 
 __all__ = [
@@ -122,7 +124,18 @@ def parse_choice(value: Any, path: str, base_dir: str = "", where: Where | None 
 
 
 def unknown_provider(provider_id: str, where: Where) -> ConfigError:
-    """The error for an id the registry does not know, with a did-you-mean."""
+    """The error for an id the registry does not serve: why and what instead for an id promptfoo
+    documents, the missing model of a family named alone, else a did-you-mean."""
+    refused = unserved(provider_id)
+    if refused is not None:
+        return unserved_error(refused, provider_id, where)
+    family = next(
+        (e for e in PROVIDERS if e.is_prefix and e.pattern in (provider_id, provider_id + ":")), None
+    )
+    if family is not None:
+        return ConfigError(
+            f"provider id {provider_id!r} names no model", where=where, hint=f"Write it as {family.example}"
+        )
     suggestion = None
     if ":" in provider_id:  # a misspelt family: opneai:gpt-4o -> openai:gpt-4o
         prefix, _, rest = provider_id.partition(":")
@@ -147,7 +160,14 @@ def check_provider_id(spec: ProviderSpec, where: Where, ctx: LoadContext) -> boo
     if not _settings_ok(spec, where, ctx):
         return False
     base = Path(spec.base_dir) if spec.base_dir else ctx.base_dir
-    if spec.id.startswith(_SCRIPT_PREFIXES):
+    if is_javascript_provider(spec.id):
+        if not _file_exists(split_js_target(spec.id)[0], base, where, ctx):
+            return False
+        problem = javascript_provider_problem(replace(spec, base_dir=str(base)))
+        if problem is not None:
+            ctx.problems.add(problem.message, where=where, hint=problem.hint)
+            return False
+    elif spec.id.startswith(_SCRIPT_PREFIXES):
         target = script_path(spec.id.removeprefix("python:")).removeprefix(FILE_PREFIX)
         if not _file_exists(target, base, where, ctx):
             return False
@@ -295,6 +315,8 @@ def _specs(
             except ConfigError as error:
                 ctx.problems.add_exception(error)
                 continue
+            if is_javascript_provider(spec.id):  # promptfoo's reports show the id() it gives itself
+                spec = self_named(replace(spec, base_dir=spec.base_dir or str(ctx.base_dir)))
             ctx.where_of[id(spec)] = where
             own = isinstance(item, Mapping) and "id" in item
             transform_at = (*doc_path, "transform") if own else (*doc_path, spec.id, "transform")

@@ -34,10 +34,18 @@ class ProviderSpec:
     base_dir: str = ""  # the config file's directory: script paths resolve against it
     prompts: tuple[str, ...] | None = None  # the prompts it runs (labels / ids, as a test's); None: all
     transform: str | None = None  # promptfoo's provider transform: code applied to each output it gives
+    # the id the provider gives itself (a JavaScript provider's id()), which reports show as promptfoo's
+    # do; ``id`` still names the provider to build. None: the provider's id is ``id``
+    named_id: str | None = None
+
+    @property
+    def shown_id(self) -> str:
+        """The provider's id in reports: the one it gives itself, else the config's."""
+        return self.named_id or self.id
 
     @property
     def display(self) -> str:
-        return self.label or self.id
+        return self.label or self.shown_id
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,8 @@ def _functions_as_tools(functions: Any) -> Any:
 
 def make_messages(spec: ProviderSpec) -> AnthropicMessages:
     config = spec.config
-    model = str(config.get("model") or spec.id.split(":", 2)[2])
+    # anthropic:messages:<model>, or promptfoo's shorthand anthropic:<model>
+    model = str(config.get("model") or spec.id.removeprefix("anthropic:").removeprefix("messages:"))
     api_key = anthropic_api_key(config)
     base_url = config_or_env(config, "apiBaseUrl", "ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_BASE_URL
     headers = {"anthropic-version": str(config.get("anthropicVersion") or ANTHROPIC_VERSION)}

@@ -7,7 +7,9 @@ httpx or numpy.
 
 Families: OpenAI (``config.apiKey``, the variable ``config.apiKeyEnvar`` names, else ``OPENAI_API_KEY``;
 required by api.openai.com, and by any server when ``apiKeyEnvar`` names the variable), Azure (a key or an
-Entra ID token), Anthropic (always), Hugging Face (its own Inference API; your endpoint may take none).
+Entra ID token), Anthropic (always), Hugging Face (its own Inference API; your endpoint may take none),
+the OpenAI-compatible families (``evalh.providers.families``: their own variable, ``GROQ_API_KEY`` for
+``groq:``; none for servers you run, LocalAI and LiteLLM), Cohere and Replicate (always).
 Providers that take no key (local, echo, exec:, python, ollama, http) have no rule.
 """
 
@@ -19,6 +21,7 @@ from typing import Any
 
 from evalh.common.environment import getenv
 from evalh.model import ProviderSpec
+from evalh.providers.families import OPTIONAL_KEY_ENVARS, Family, family_of
 
 __all__ = [
     "DEFAULT_HF_BASE_URL",
@@ -27,15 +30,22 @@ __all__ = [
     "anthropic_api_key",
     "azure_ad_token",
     "azure_api_key",
+    "cohere_api_key",
     "config_or_env",
+    "family_api_key",
+    "family_base_url",
     "hf_base_url",
     "hf_token",
     "missing_anthropic_key",
     "missing_azure_key",
+    "missing_cohere_key",
+    "missing_family_key",
     "missing_hf_token",
     "missing_openai_key",
+    "missing_replicate_key",
     "openai_api_key",
     "openai_base_url",
+    "replicate_api_key",
 ]
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -109,6 +119,34 @@ def missing_openai_key(spec: ProviderSpec) -> MissingKey | None:
     )
 
 
+# -- the OpenAI-compatible families (groq:, mistral:, openrouter:, ...) ------------------------------
+
+
+def family_base_url(family: Family, config: Mapping[str, Any]) -> str:
+    """``config.apiBaseUrl``, else the family's base-URL variable, else promptfoo's default; never
+    ``OPENAI_BASE_URL`` (that moves OpenAI, not Groq)."""
+    return (config_or_env(config, "apiBaseUrl", *family.base_url_envars) or family.base_url).rstrip("/")
+
+
+def family_api_key(family: Family, config: Mapping[str, Any]) -> str | None:
+    """``config.apiKey``, the variable ``config.apiKeyEnvar`` names, else the family's own variables.
+    Never ``OPENAI_API_KEY``: promptfoo falls back to it for some families, which would send an OpenAI
+    key to another company's server."""
+    envars = _named_envar(config, *family.key_envars, *OPTIONAL_KEY_ENVARS.get(family.prefix, ()))
+    return config_or_env(config, "apiKey", *envars)
+
+
+def missing_family_key(spec: ProviderSpec) -> MissingKey | None:
+    """A hosted family needs its key whatever the base URL (promptfoo's rule); a server you run
+    (LocalAI, LiteLLM) only when ``apiKeyEnvar`` names the variable."""
+    family = family_of(spec.id)
+    if family is None or family_api_key(family, spec.config):
+        return None
+    if family.needs_key or spec.config.get("apiKeyEnvar"):
+        return MissingKey(_named_envar(spec.config, *family.key_envars))
+    return None
+
+
 # -- Azure OpenAI ---------------------------------------------------------------------------------
 
 
@@ -143,6 +181,34 @@ def missing_anthropic_key(spec: ProviderSpec) -> MissingKey | None:
     if anthropic_api_key(spec.config):
         return None
     return MissingKey(_named_envar(spec.config, "ANTHROPIC_API_KEY"))
+
+
+# -- Cohere and Replicate ------------------------------------------------------------------------
+
+_REPLICATE_ENVARS = ("REPLICATE_API_TOKEN", "REPLICATE_API_KEY")
+
+
+def cohere_api_key(config: Mapping[str, Any]) -> str | None:
+    return config_or_env(config, "apiKey", *_named_envar(config, "COHERE_API_KEY"))
+
+
+def missing_cohere_key(spec: ProviderSpec) -> MissingKey | None:
+    """Cohere's API needs a key, whatever the base URL (promptfoo's rule)."""
+    return _required(spec.config, cohere_api_key(spec.config), "COHERE_API_KEY")
+
+
+def replicate_api_key(config: Mapping[str, Any]) -> str | None:
+    return config_or_env(config, "apiKey", *_named_envar(config, *_REPLICATE_ENVARS))
+
+
+def missing_replicate_key(spec: ProviderSpec) -> MissingKey | None:
+    """Replicate's API needs a token, whatever the base URL (promptfoo's rule)."""
+    return _required(spec.config, replicate_api_key(spec.config), *_REPLICATE_ENVARS)
+
+
+def _required(config: Mapping[str, Any], key: str | None, *envars: str) -> MissingKey | None:
+    """None when ``key`` was found; else the variables (``apiKeyEnvar``'s, or ``envars``) to set."""
+    return None if key else MissingKey(_named_envar(config, *envars))
 
 
 # -- Hugging Face ---------------------------------------------------------------------------------

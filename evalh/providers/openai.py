@@ -1,4 +1,5 @@
-"""OpenAI and every OpenAI-compatible server (vLLM, Ollama's /v1, LM Studio, llama.cpp server, LiteLLM).
+"""OpenAI and every OpenAI-compatible server (vLLM, Ollama's /v1, LM Studio, llama.cpp server, LiteLLM),
+and the OpenAI-compatible families promptfoo names (``groq:``, ``mistral:``, ...: providers/families.py).
 
 ``openai:chat:<model>`` / ``openai:<model>`` POST ``{apiBaseUrl}/chat/completions``. The base URL comes
 from ``config.apiBaseUrl`` (or ``apiHost``), ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE_URL`` /
@@ -10,21 +11,36 @@ api.openai.com, unless ``apiKeyEnvar`` names the variable that holds it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
+from evalh.errors import ConfigError
 from evalh.model import ProviderSpec, Usage
 from evalh.providers.chat import ChatProvider, ChatReply, Pricing
 from evalh.providers.embedhttp import HttpEmbedder, cost_per_1k, row_of, vectors_from_rows
+from evalh.providers.families import Family, family_model, family_of
 from evalh.providers.http import HttpClient, HttpReply
 from evalh.providers.keys import (
     DEFAULT_OPENAI_BASE_URL,
+    MissingKey,
     config_or_env,
+    family_api_key,
+    family_base_url,
+    missing_family_key,
     missing_openai_key,
     openai_api_key,
     openai_base_url,
 )
 
-__all__ = ["OpenAIChat", "OpenAIEmbedding", "make_chat", "make_embedding", "openai_headers"]
+__all__ = [
+    "OpenAIChat",
+    "OpenAIEmbedding",
+    "build_openai_chat",
+    "make_chat",
+    "make_embedding",
+    "make_family_chat",
+    "make_family_embedding",
+    "openai_headers",
+]
 
 # Dollars per million (input, output) tokens; `config.inputCost` / `outputCost` override.
 OPENAI_PRICES: Mapping[str, tuple[float, float]] = {
@@ -104,22 +120,58 @@ def chat_model_name(provider_id: str) -> str:
 
 def make_chat(spec: ProviderSpec) -> OpenAIChat:
     config = spec.config
-    model = str(config.get("model") or chat_model_name(spec.id))
-    base_url = openai_base_url(config)
-    api_key = openai_api_key(config)
+    return _chat(spec, openai_base_url(config), openai_api_key(config), missing_openai_key(spec))
+
+
+def make_family_chat(spec: ProviderSpec) -> OpenAIChat:
+    """``groq:<model>``, ``mistral:chat:<model>``, ...: a family of :mod:`evalh.providers.families`
+    at its own base URL with its own key."""
+    family = _family(spec)
+    config = spec.config
+    return _chat(
+        spec, family_base_url(family, config), family_api_key(family, config), missing_family_key(spec)
+    )
+
+
+def _family(spec: ProviderSpec) -> Family:
+    family = family_of(spec.id)
+    if family is None:  # the registry routes only family ids here
+        raise ConfigError(f"{spec.id!r} names no OpenAI-compatible family", where=spec.path or None)
+    return family
+
+
+def _chat(spec: ProviderSpec, base_url: str, api_key: str | None, missing: MissingKey | None) -> OpenAIChat:
+    model = str(spec.config.get("model") or chat_model_name(spec.id))
+    return build_openai_chat(OpenAIChat, spec, model, base_url, api_key, missing)
+
+
+_Chat = TypeVar("_Chat", bound=ChatProvider)
+
+
+def build_openai_chat(
+    kind: type[_Chat],
+    spec: ProviderSpec,
+    model: str,
+    base_url: str,
+    api_key: str | None,
+    missing: MissingKey | None,
+) -> _Chat:
+    """A provider of ``kind`` speaking an OpenAI API at ``base_url`` with ``api_key``: OpenAI's headers,
+    and OpenAI's price table on api.openai.com only."""
+    config = spec.config
     http = HttpClient.for_spec(
         spec,
         base_url=base_url,
         headers=openai_headers(config, api_key),
         secrets=(api_key,) if api_key else (),
     )
-    return OpenAIChat(
+    return kind(
         spec,
         model=model,
         http=http,
         # The price table is OpenAI's; a self-hosted server is free unless the config sets costs.
         pricing=Pricing.resolve(config, OPENAI_PRICES if base_url == DEFAULT_OPENAI_BASE_URL else {}, model),
-        missing_key=missing_openai_key(spec),
+        missing_key=missing,
     )
 
 
@@ -169,8 +221,24 @@ def make_embedding(spec: ProviderSpec) -> OpenAIEmbedding:
     """``openai:embedding:<model>``: batches of ``config.batchSize`` (64) texts per request."""
     config = spec.config
     model = str(config.get("model") or spec.id.split(":", 2)[2] or DEFAULT_OPENAI_EMBEDDING_MODEL)
-    base_url = openai_base_url(config)
-    api_key = openai_api_key(config)
+    return _embedding(spec, model, openai_base_url(config), openai_api_key(config), missing_openai_key(spec))
+
+
+def make_family_embedding(spec: ProviderSpec) -> OpenAIEmbedding:
+    """``mistral:embedding:<model>``, ``togetherai:embeddings:<model>``, ...: the family's /embeddings."""
+    family = _family(spec)
+    config = spec.config
+    model = str(
+        config.get("model") or family_model(spec.id, embedding=True) or family.default_embedding_model
+    )
+    base_url, api_key = family_base_url(family, config), family_api_key(family, config)
+    return _embedding(spec, model, base_url, api_key, missing_family_key(spec))
+
+
+def _embedding(
+    spec: ProviderSpec, model: str, base_url: str, api_key: str | None, missing: MissingKey | None
+) -> OpenAIEmbedding:
+    config = spec.config
     http = HttpClient.for_spec(
         spec,
         base_url=base_url,
@@ -183,5 +251,5 @@ def make_embedding(spec: ProviderSpec) -> OpenAIEmbedding:
         model=model,
         http=http,
         price_per_1k=cost_per_1k(config, table, model),
-        missing_key=missing_openai_key(spec),
+        missing_key=missing,
     )

@@ -13,18 +13,23 @@ from dataclasses import dataclass
 from difflib import get_close_matches
 from functools import lru_cache
 
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, Where
 from evalh.model import ProviderSpec
 from evalh.providers.base import Provider
+from evalh.providers.families import FAMILIES, Family, Refusal, refusal_of
 from evalh.providers.identity import caches_answers
 from evalh.providers.keys import (
     MissingKey,
     missing_anthropic_key,
     missing_azure_key,
+    missing_cohere_key,
+    missing_family_key,
     missing_hf_token,
     missing_openai_key,
+    missing_replicate_key,
 )
 from evalh.runtimes.callables import lookup
+from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES
 
 __all__ = [
     "PROVIDERS",
@@ -32,12 +37,18 @@ __all__ = [
     "build_provider",
     "capabilities_of",
     "find_entry",
+    "is_javascript_provider",
     "is_web_http",
     "may_cache",
     "missing_key",
+    "unserved",
+    "unserved_error",
 ]
 
 _WEB_HTTP = "evalh.providers.webhttp:make_http"  # the generic http provider (http, https, a URL id)
+_JAVASCRIPT = "evalh.providers.javascript:make_javascript"
+# The pattern of an entry that matches a file path by its suffix alone (promptfoo's `./provider.js`)
+_PATH_PATTERN = "<path to a .js/.ts file>"
 
 
 @dataclass(frozen=True)
@@ -52,15 +63,167 @@ class ProviderEntry:
     # whether its answers may come from the completion cache: "never" (scripts, echo), "opt-in" (only
     # with config.cache: true, as the http provider), "default" (the API families, unless they sample)
     caching: str = "never"
+    # with suffixes, the id must also name a file ending in one (any case; ``:Name`` after it names an
+    # export): promptfoo routes ``file://x.js`` by its suffix, and takes a bare path ending in one
+    suffixes: tuple[str, ...] = ()
 
     @property
     def is_prefix(self) -> bool:
         return self.pattern.endswith((":", "://"))
 
+    @property
+    def specificity(self) -> tuple[bool, int, bool]:
+        """Among the entries matching an id, the greatest wins: exact ids, then longer prefixes, then
+        those that also check the suffix; a bare path is the last resort (``openai:x.js`` is a model)."""
+        if self.pattern == _PATH_PATTERN:
+            return (False, 0, True)
+        return (not self.is_prefix, len(self.pattern), bool(self.suffixes))
+
     def matches(self, provider_id: str) -> bool:
+        if self.suffixes:
+            starts = self.pattern == _PATH_PATTERN or provider_id.startswith(self.pattern)
+            return starts and _file_part(provider_id).lower().endswith(self.suffixes)
         if self.is_prefix:
             return provider_id.startswith(self.pattern) and len(provider_id) > len(self.pattern)
         return provider_id == self.pattern
+
+
+def _family_entries(family: Family) -> tuple[ProviderEntry, ...]:
+    """``<prefix>:<model>`` (and ``<prefix>:chat:<model>``) for chat, ``<prefix>:embedding(s):<model>``
+    where the family has an embeddings endpoint, for each spelling promptfoo accepts."""
+    key = "no key (a server you run)" if not family.needs_key else " or ".join(family.key_envars)
+    entries = []
+    for prefix in family.prefixes:
+        described = f"{family.name}'s OpenAI-compatible chat API ({family.base_url}; {key})"
+        entries.append(
+            ProviderEntry(
+                f"{prefix}:",
+                "evalh.providers.openai:make_family_chat",
+                ("text",),
+                described if prefix == family.prefix else f"alias of {family.prefix}:",
+                f"{prefix}:<model>",
+                key_check=missing_family_key,
+                caching="default",
+            )
+        )
+        if family.embeddings:
+            target = "evalh.providers.openai:make_family_embedding"
+            described = f"{family.name}'s /embeddings"
+            entries.extend(_embedding_forms(prefix, target, described, "<model>", missing_family_key))
+        if family.default_embedding_model:  # promptfoo's mistral:embedding, its default model
+            described = f"{family.name}'s /embeddings with {family.default_embedding_model}"
+            entries.extend(
+                ProviderEntry(
+                    f"{prefix}:{form}",
+                    target,
+                    ("embedding",),
+                    described,
+                    f"{prefix}:{form}",
+                    key_check=missing_family_key,
+                )
+                for form in ("embedding", "embeddings")
+            )
+    return tuple(entries)
+
+
+def _embedding_forms(
+    prefix: str,
+    target: str,
+    description: str,
+    model: str,
+    key_check: Callable[[ProviderSpec], MissingKey | None],
+) -> tuple[ProviderEntry, ...]:
+    """``<prefix>:embedding:`` and ``<prefix>:embeddings:``: promptfoo spells it both ways."""
+    return tuple(
+        ProviderEntry(
+            f"{prefix}:{form}:",
+            target,
+            ("embedding",),
+            description,
+            f"{prefix}:{form}:{model}",
+            key_check=key_check,
+        )
+        for form in ("embedding", "embeddings")
+    )
+
+
+# -- promptfoo's named families: OpenAI-compatible APIs (providers/families.py), Anthropic's and Azure's
+# -- other spellings, Cohere and Replicate (helper pids; keep this block together)
+PROMPTFOO_FAMILY_ENTRIES: tuple[ProviderEntry, ...] = (
+    *(entry for family in FAMILIES for entry in _family_entries(family)),
+    ProviderEntry(
+        "openai:responses:",
+        "evalh.providers.openai_responses:make_responses",
+        ("text",),
+        "OpenAI's Responses API (/responses; OPENAI_API_KEY)",
+        "openai:responses:gpt-4.1-mini",
+        key_check=missing_openai_key,
+        caching="default",
+    ),
+    ProviderEntry(
+        "anthropic:",
+        "evalh.providers.anthropic:make_messages",
+        ("text",),
+        "short for anthropic:messages:<model>, as promptfoo's anthropic:claude-...",
+        "anthropic:claude-sonnet-4-5",
+        key_check=missing_anthropic_key,
+        caching="default",
+    ),
+    ProviderEntry(
+        "azure:chat:",
+        "evalh.providers.azure:make_chat",
+        ("text",),
+        "alias of azureopenai:chat:",
+        "azure:chat:my-gpt4o",
+        key_check=missing_azure_key,
+        caching="default",
+    ),
+    *_embedding_forms(
+        "azure",
+        "evalh.providers.azure:make_embedding",
+        "alias of azureopenai:embedding:",
+        "my-ada",
+        missing_azure_key,
+    ),
+    ProviderEntry(
+        "cohere:",
+        "evalh.providers.cohere:make_chat",
+        ("text",),
+        "Cohere's chat API (v1 /chat, as promptfoo; COHERE_API_KEY)",
+        "cohere:command-r-plus",
+        key_check=missing_cohere_key,
+        caching="default",
+    ),
+    ProviderEntry(
+        "cohere:chat:",
+        "evalh.providers.cohere:make_chat",
+        ("text",),
+        "alias of cohere:<model>",
+        "cohere:chat:command-r",
+        key_check=missing_cohere_key,
+        caching="default",
+    ),
+    *_embedding_forms(
+        "cohere",
+        "evalh.providers.cohere:make_embedding",
+        "Cohere's /embed (COHERE_API_KEY)",
+        "embed-english-v3.0",
+        missing_cohere_key,
+    ),
+    ProviderEntry(
+        "replicate:",
+        "evalh.providers.replicate:make_replicate",
+        ("text",),
+        "a Replicate model through its predictions API (REPLICATE_API_TOKEN); :version pins one",
+        "replicate:meta/meta-llama-3-8b-instruct",
+        key_check=missing_replicate_key,
+        caching="default",
+    ),
+)
+def _file_part(provider_id: str) -> str:
+    """``file://x.js:Name`` -> ``file://x.js``: a trailing export name is not part of the path."""
+    path, sep, name = provider_id.rpartition(":")
+    return path if sep and name.isidentifier() else provider_id
 
 
 PROVIDERS: tuple[ProviderEntry, ...] = (
@@ -92,6 +255,24 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         ("text", "embedding"),
         "a Python provider file, as promptfoo's file://provider.py",
         "file://provider.py",
+    ),
+    # JavaScript providers: promptfoo's custom provider class in a file, run in the embedded engine
+    ProviderEntry(
+        "file://",
+        _JAVASCRIPT,
+        ("text", "embedding"),
+        "a JavaScript provider file (.js .cjs; .mjs .ts .mts .cts as ES modules / TypeScript): a class with "
+        "callApi (and callEmbeddingApi), run in the embedded engine without network",
+        "file://provider.js",
+        suffixes=JS_FILE_SUFFIXES,
+    ),
+    ProviderEntry(
+        _PATH_PATTERN,
+        _JAVASCRIPT,
+        ("text", "embedding"),
+        "a JavaScript provider file named by its path, as promptfoo's ./provider.js",
+        "./provider.js",
+        suffixes=JS_FILE_SUFFIXES,
     ),
     ProviderEntry(
         "local",
@@ -189,6 +370,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         key_check=missing_anthropic_key,
         caching="default",
     ),
+    *PROMPTFOO_FAMILY_ENTRIES,
     ProviderEntry(
         "ollama:embeddings:",
         "evalh.providers.ollama:make_embedding",
@@ -309,7 +491,28 @@ def _find_static(provider_id: str) -> ProviderEntry | None:
     candidates = [entry for entry in PROVIDERS if entry.matches(provider_id)]
     if not candidates:
         return None
-    return max(candidates, key=lambda entry: (not entry.is_prefix, len(entry.pattern)))
+    best = max(candidates, key=lambda entry: entry.specificity)
+    refused = refusal_of(provider_id)
+    # a refused sub-form is more specific than its family's entry: groq:responses:<model> is not a
+    # Groq chat model named "responses:<model>"
+    if refused is not None and best.is_prefix and len(refused.prefix) > len(best.pattern):
+        return None
+    return best
+
+
+def unserved(provider_id: str) -> Refusal | None:
+    """Why evalh does not serve an id promptfoo documents (and what to use instead); None when evalh
+    serves it or promptfoo does not know it either."""
+    return refusal_of(provider_id) if find_entry(provider_id) is None else None
+
+
+def unserved_error(refusal: Refusal, provider_id: str, where: Where | None) -> ConfigError:
+    """The located error for an id evalh does not serve."""
+    return ConfigError(
+        f"evalh cannot serve provider {provider_id!r}: {refusal.why}",
+        where=where,
+        hint=f"Instead, use {refusal.instead} (`evalh list providers` shows what evalh serves)",
+    )
 
 
 def may_cache(spec: ProviderSpec) -> bool:
@@ -329,6 +532,13 @@ def is_web_http(provider_id: str) -> bool:
     return entry is not None and entry.target == _WEB_HTTP
 
 
+def is_javascript_provider(provider_id: str) -> bool:
+    """The id names a JavaScript provider file (``file://x.js``, ``./x.ts``), whose module is checked at
+    load (found, no refused ``require``, no syntax error)."""
+    entry = find_entry(provider_id)
+    return entry is not None and entry.target == _JAVASCRIPT
+
+
 @lru_cache(maxsize=256)  # PROVIDERS is fixed; the embedding assertions ask on every row
 def capabilities_of(provider_id: str) -> tuple[str, ...]:
     entry = find_entry(provider_id)
@@ -338,6 +548,9 @@ def capabilities_of(provider_id: str) -> tuple[str, ...]:
 def build_provider(spec: ProviderSpec) -> Provider:
     """Import the provider's module and build it. Raises ConfigError for an unknown id."""
     entry = find_entry(spec.id)
+    refused = unserved(spec.id) if entry is None else None
+    if refused is not None:
+        raise unserved_error(refused, spec.id, spec.path or None)
     if entry is None:
         known = [e.example for e in PROVIDERS]
         close = get_close_matches(spec.id, known, n=1)

@@ -44,19 +44,23 @@ __all__ = [
     "EchoProvider",
     "ExecProvider",
     "PythonProvider",
+    "context_json",
+    "embeddings_from",
     "make_callable",
     "make_echo",
     "make_exec",
     "make_python",
+    "prompt_text",
+    "script_reply",
 ]
 
 
-def _prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
+def prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
     """A chat prompt as promptfoo hands it to every provider: JSON indented by two spaces."""
     return prompt if isinstance(prompt, str) else json.dumps(list(prompt), ensure_ascii=False, indent=2)
 
 
-def _context_json(context: CallContext) -> dict[str, Any]:
+def context_json(context: CallContext) -> dict[str, Any]:
     """The context user code gets; with the run tracing, promptfoo's ``traceparent`` and ``traceId``
     (start child spans from it and export them to ``OTEL_EXPORTER_OTLP_ENDPOINT``)."""
     made: dict[str, Any] = {"vars": dict(context.vars), "prompt_label": context.prompt_label}
@@ -77,7 +81,7 @@ class EchoProvider:
     async def complete(
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext
     ) -> ProviderResponse:
-        return ProviderResponse(output=_prompt_text(prompt), cost=0.0)
+        return ProviderResponse(output=prompt_text(prompt), cost=0.0)
 
 
 class ExecProvider:
@@ -101,7 +105,7 @@ class ExecProvider:
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext
     ) -> ProviderResponse:
         options = json.dumps({"config": self.config})
-        argv = [*self.argv, _prompt_text(prompt), options, json.dumps(_context_json(context), default=str)]
+        argv = [*self.argv, prompt_text(prompt), options, json.dumps(context_json(context), default=str)]
         timeout = call_timeout_s(self.config, context.timeout_s, PROVIDER_SCRIPT_TIMEOUT_S)
         started = time.perf_counter()
         # the W3C variable for a process's parent context; this task's overlay only, not the run's
@@ -153,7 +157,7 @@ def _too_large(who: str, verb: str, limit: int) -> str:
     )
 
 
-def _response(result: Any, name: str) -> ProviderResponse:
+def script_reply(result: Any, name: str) -> ProviderResponse:
     """What a Python provider returned: a string (any value) or ``{output, error, tokenUsage, cost,
     finishReason}``; a text output longer than the cap on one reply is an error (it came whole from the
     function, but must not reach the reports)."""
@@ -202,7 +206,7 @@ class CallableProvider:
         self, prompt: str | Sequence[Mapping[str, Any]], context: CallContext
     ) -> ProviderResponse:
         options = {"id": self.id, "config": dict(self.spec.config)}
-        args = (_prompt_text(prompt), options, _context_json(context))
+        args = (prompt_text(prompt), options, context_json(context))
         timeout = call_timeout_s(self.spec.config, context.timeout_s, PROVIDER_SCRIPT_TIMEOUT_S)
         started = time.perf_counter()
         try:
@@ -211,7 +215,7 @@ class CallableProvider:
             return ProviderResponse(error=str(error))
         # the same values as a python: provider's, which cross from its worker (a generator or an
         # object is an error naming it, numpy values become numbers), not an object reports cannot show
-        response = _response(plain(result), self.id)
+        response = script_reply(plain(result), self.id)
         return dataclasses.replace(response, latency_ms=(time.perf_counter() - started) * 1000)
 
 
@@ -275,40 +279,46 @@ class PythonProvider:
         try:
             result = await self._call(
                 "call_api",
-                [(_prompt_text(prompt), options, _context_json(context))],
+                [(prompt_text(prompt), options, context_json(context))],
                 context.timeout_s,
                 many=False,
             )
         except ProviderError as error:
             return ProviderResponse(error=error.render())
-        return _response(result, self.path.name)
+        return script_reply(result, self.path.name)
 
     async def embed(self, texts: Sequence[str]) -> Embeddings:
-        import numpy as np
-
         name = f"{self.path.name}: {self.function_name or 'call_embedding_api'}"
         results = await self._call("call_embedding_api", [(text,) for text in texts], None, many=True)
-        rows: list[Sequence[Any]] = []
-        usage = Usage()
-        for result in results:
-            vector = result.get("embedding") if isinstance(result, Mapping) else result
-            if isinstance(result, Mapping):
-                usage = usage + _usage_from(result)
-            if not isinstance(vector, Sequence) or isinstance(vector, str) or not vector:
-                raise ProviderError(
-                    f"{name} must return a list of numbers or {{embedding: [...]}}, "
-                    f"got {type(vector).__name__}"
-                )
-            rows.append(vector)
-        if len({len(row) for row in rows}) > 1:
-            raise ProviderError(f"{name} returned vectors of different lengths")
-        try:
-            vectors = np.asarray(rows, dtype=np.float32)
-        except (TypeError, ValueError):
-            raise ProviderError(f"{name} returned a vector that is not a list of numbers") from None
-        if vectors.ndim != 2 or not np.isfinite(vectors).all():
-            raise ProviderError(f"{name} returned a vector that is not a flat list of finite numbers")
-        return Embeddings(vectors=vectors, usage=usage + Usage(texts=len(texts)))
+        return embeddings_from(results, name)
+
+
+def embeddings_from(results: Sequence[Any], name: str) -> Embeddings:
+    """The vectors a script's embedding function returned, one result per text: a list of numbers or
+    ``{embedding, tokenUsage}`` each (promptfoo's ``callEmbeddingApi`` reply). Raises ProviderError,
+    naming ``name``, for anything else."""
+    import numpy as np
+
+    rows: list[Sequence[Any]] = []
+    usage = Usage()
+    for result in results:
+        vector = result.get("embedding") if isinstance(result, Mapping) else result
+        if isinstance(result, Mapping):
+            usage = usage + _usage_from(result)
+        if not isinstance(vector, Sequence) or isinstance(vector, str) or not vector:
+            raise ProviderError(
+                f"{name} must return a list of numbers or {{embedding: [...]}}, got {type(vector).__name__}"
+            )
+        rows.append(vector)
+    if len({len(row) for row in rows}) > 1:
+        raise ProviderError(f"{name} returned vectors of different lengths")
+    try:
+        vectors = np.asarray(rows, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise ProviderError(f"{name} returned a vector that is not a list of numbers") from None
+    if vectors.ndim != 2 or not np.isfinite(vectors).all():
+        raise ProviderError(f"{name} returned a vector that is not a flat list of finite numbers")
+    return Embeddings(vectors=vectors, usage=usage + Usage(texts=len(results)))
 
 
 def make_echo(spec: ProviderSpec) -> EchoProvider:

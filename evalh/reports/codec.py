@@ -249,7 +249,7 @@ def result_to_json(row: TestResult, *, memo: Memo | None = None) -> dict[str, An
         "repeatIdx": row.repeat_index,
         "promptId": memo.get(row.prompt, _prompt_id, row.prompt),  # a sha256 per prompt, not per row
         "description": row.test.description,
-        "provider": {"id": row.provider.id, "label": row.provider.display},
+        "provider": {"id": row.provider.shown_id, "label": row.provider.display},
         "prompt": {"raw": output_text(row.rendered_prompt), "label": row.prompt.label},
         "vars": test.vars,
         "testCase": test.case,

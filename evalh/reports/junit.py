@@ -167,7 +167,7 @@ def _testsuite(root: ET.Element, column: Column, k: int, run: RunRecord) -> tupl
     )
     properties = ET.SubElement(suite, "properties")
     for key, value in (
-        ("provider", column.provider.id),
+        ("provider", column.provider.shown_id),
         ("providerLabel", column.provider.display),
         ("prompt", column.prompt.label),
         *_repeats_of_run(run),

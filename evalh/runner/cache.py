@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evalh.common.environment import getenv
+from evalh.common.cache_location import cache_dir, cache_enabled, first_setting
 from evalh.common.notices import warn
 from evalh.common.sqlite_files import SIDE_FILES, DamagedDatabase, check_header, move_aside
 from evalh.errors import ConfigError, EvalhError
@@ -50,34 +50,22 @@ CREATE TABLE IF NOT EXISTS entries (
 _CHUNK = 500  # SQLite's bound-parameter limit is 999 on old builds
 
 DEFAULT_TTL_S = 14 * 24 * 3600  # promptfoo's default PROMPTFOO_CACHE_TTL
-# evalh's name first; promptfoo's is honoured so a migrated CI job keeps its setting
-_ENABLED_VARS = ("EVALH_CACHE_ENABLED", "PROMPTFOO_CACHE_ENABLED")
 _TTL_VARS = ("EVALH_CACHE_TTL", "PROMPTFOO_CACHE_TTL")
-_FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 
 log = logging.getLogger("evalh.cache")
 T = TypeVar("T")
 
 
-def _setting(names: Sequence[str]) -> tuple[str, str] | None:
-    for name in names:
-        value = getenv(name, "").strip()
-        if value:
-            return name, value
-    return None
-
-
 def cache_mode(options: RunOptions) -> CacheMode:
     """How a run with ``options`` uses the cache (see the module docstring)."""
-    enabled = _setting(_ENABLED_VARS)
-    if options.repeat > 1 or (enabled is not None and enabled[1].lower() in _FALSE_WORDS):
+    if options.repeat > 1 or not cache_enabled():
         return CacheMode.OFF
     return CacheMode.USE if options.cache else CacheMode.REFRESH
 
 
 def cache_ttl_s() -> float:
     """How old an entry may be and still be read, in seconds (``EVALH_CACHE_TTL``)."""
-    setting = _setting(_TTL_VARS)
+    setting = first_setting(_TTL_VARS)
     if setting is None:
         return DEFAULT_TTL_S
     name, value = setting
@@ -119,14 +107,6 @@ def warn_latency_with_cache(suite: Suite) -> None:
         "set cache: false in the config of the provider under test",
     )
     warn(error, where=where, subject="latency with the cache on")
-
-
-def cache_dir() -> Path:
-    configured = getenv("EVALH_CACHE_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    base = getenv("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "evalh"
 
 
 class Cache:

@@ -196,7 +196,7 @@ class _Execution:
             return job
         context = {
             "vars": dict(job.test.vars),
-            "provider": {"id": job.provider.id, "label": job.provider.label},
+            "provider": {"id": job.provider.shown_id, "label": job.provider.label},
             "config": dict(job.prompt.config),
         }
         result = await call_prompt_function(

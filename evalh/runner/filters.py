@@ -62,7 +62,9 @@ def apply_filters(
     if len(tests) != len(suite.tests):
         notes.append(f"filters kept {len(tests)} of {len(suite.tests)} test(s)")
     prompts = _by_name(suite.prompts, filters.prompts, "--filter-prompts", lambda p: (p.label, p.path))
-    providers = _by_name(suite.providers, filters.providers, "--filter-providers", lambda p: (p.label, p.id))
+    providers = _by_name(
+        suite.providers, filters.providers, "--filter-providers", lambda p: (p.label, p.id, p.named_id)
+    )
     return replace(suite, tests=tuple(tests), prompts=prompts, providers=providers), notes
 
 

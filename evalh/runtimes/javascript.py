@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalh.errors import EvalhError
 from evalh.runtimes.javascript_source import JsSource
 from evalh.runtimes.processes import TimedOut
+from evalh.runtimes.quickjs_engine import MEMORY_LIMIT_BYTES, engine
 
 __all__ = [
     "MAX_THREADS",
@@ -40,14 +40,13 @@ __all__ = [
     "JsThrown",
     "TimedOut",
     "call_javascript",
+    "evaluate_once",
     "syntax_problem",
 ]
 
 MAX_THREADS = 4
-MEMORY_LIMIT_BYTES = 256 << 20
 _CONTEXTS_PER_THREAD = 64
 _OUT_OF_MEMORY = f"ran out of memory (limit {MEMORY_LIMIT_BYTES >> 20} MB)"
-_FIX = "pip install quickjs-ng (a dependency of evalh; reinstall evalh to restore it)"
 
 # Evaluated once per context, before the user's program. console is a no-op: promptfoo configs log.
 _GLUE = r"""
@@ -102,14 +101,6 @@ class JsThrown:
     message: str  # "TypeError: x is undefined (line 2)"
 
 
-def _engine() -> Any:
-    try:
-        import quickjs  # type: ignore[import-untyped]  # lazy: only configs with JavaScript pay for it
-    except ImportError:
-        raise EvalhError("the JavaScript engine is not installed", hint=_FIX) from None
-    return quickjs
-
-
 def _where(source: JsSource, line: int | None) -> str:
     """`` (line 2)`` of the user's code for inline sources; files name their module's own lines."""
     if line is None or source.line_offset <= 0:
@@ -125,7 +116,7 @@ def _engine_message(error: Exception) -> str:
 
 def syntax_problem(source: JsSource) -> str | None:
     """Compile ``source`` without running any of the user's code; the syntax error, or None."""
-    context = _engine().Context()
+    context = engine().Context()
     context.set_time_limit(1.0)
     context.set_memory_limit(MEMORY_LIMIT_BYTES)
     try:
@@ -143,6 +134,28 @@ def syntax_problem(source: JsSource) -> str | None:
             where = f" at line {match.group(1)} of the combined modules"
         return f"{source.shown}: {_engine_message(error)}{where}"
     return None
+
+
+def evaluate_once(source: JsSource, expression: str, *, timeout_s: float) -> JsReturned:
+    """The value of ``expression`` (plain data) after ``source``'s program ran, in a fresh context on the
+    calling thread, for what a config needs to know at load (a provider's own id). The program and the
+    expression together have ``timeout_s`` of CPU time and the memory cap; no promise is awaited.
+
+    Raises TimedOut and JsFailed (a throw included)."""
+    context = engine().Context()
+    context.set_memory_limit(MEMORY_LIMIT_BYTES)
+    context.set_time_limit(timeout_s)
+    try:
+        for code in (_GLUE, source.definitions, source.start):
+            if code:
+                _checked(context.eval, code)
+        reply = _checked(context.eval, f"__evalh_encode({expression})")
+    except _Interrupted:
+        raise TimedOut(timeout_s) from None
+    decoded = _decode(source, str(reply))
+    if isinstance(decoded, JsThrown):
+        raise JsFailed(decoded.message)
+    return decoded
 
 
 @dataclass
@@ -185,7 +198,7 @@ class _Thread:
         key = (source.definitions, source.start)
         context = self.contexts.pop(key, None)
         if context is None:
-            context = _engine().Context()
+            context = engine().Context()
             context.set_memory_limit(MEMORY_LIMIT_BYTES)
             context.set_time_limit(timeout_s)
             for code in (_GLUE, source.definitions, source.start):

@@ -5,11 +5,16 @@ of its parameters (``output, context``). One line gets ``return`` put before it;
 with ``const``/``let``/``var``, the ``return`` goes before its last statement (``const n = 2; n > 1``);
 several lines are the body as written (so they must ``return``).
 
-``file://x.js[:fn]`` loads a CommonJS file (``module.exports = ...`` or ``exports.fn = ...``; ``.js`` and
-``.cjs``). Without ``:fn`` the function is ``module.exports`` itself, else its ``default``. Files are read
-here, in Python, before anything runs: the engine has no file or network access. ``require('./x')`` of a
-relative ``.js``/``.cjs``/``.json`` file inside the config's or the file's folder is served from the files
-read; any other name (an npm package, a Node module such as ``fs``) is refused with an error naming it.
+``file://x.js[:fn]`` loads a file promptfoo runs as JavaScript (:data:`JS_FILE_SUFFIXES`): CommonJS
+(``module.exports = ...``, ``exports.fn = ...``), ES modules (``export default``, ``export function fn``;
+``.mjs``, or ``.js`` written with ``import``/``export``) and TypeScript (``.ts``, ``.mts``, ``.cts``).
+ES modules and TypeScript are first compiled to CommonJS (:mod:`evalh.runtimes.typescript`). Without
+``:fn`` the function is ``module.exports`` itself, else its ``default``. Files are read here, in Python,
+before anything runs: the engine has no file or network access. ``require('./x')`` / ``import ... from
+'./x'`` of a relative file inside the config's or the file's folder is served from the files read (found
+as Node and TypeScript do: ``./x`` may be ``x.ts``, ``x.js``, ``x.json``, ``x/index.ts``...; ``./x.js``
+written for TypeScript may be ``x.ts``); any other name (an npm package, a Node module such as ``fs``)
+is refused with an error naming it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from evalh.runtimes.typescript import TranspileFailed, transpile
 
 __all__ = [
     "JS_FILE_SUFFIXES",
@@ -28,10 +35,16 @@ __all__ = [
     "split_js_target",
 ]
 
-_FILE_SUFFIXES = (".js", ".cjs")
 # What promptfoo loads as JavaScript wherever it takes a code file (providers, prompts, assertions,
 # transforms, generators): CommonJS, ES modules and TypeScript. The one list every caller checks against.
 JS_FILE_SUFFIXES = (".js", ".cjs", ".mjs", ".ts", ".mts", ".cts")
+_TYPESCRIPT_SUFFIXES = (".ts", ".mts", ".cts")
+_COMPILED_SUFFIXES = (".mjs", *_TYPESCRIPT_SUFFIXES)  # always compiled; .js only when it is an ES module
+# A line that starts an ES module statement (`import x from`, `import {a}`, `import './x'`, `export
+# default`, `export {`): cheap, so CommonJS files never wait for the compiler.
+_ESM_STATEMENT = re.compile(
+    r"""^[ \t]*(?:import\s*[{*'"]|import\s+[\w$]|export\s*[{*]|export\s+[\w$])""", re.M
+)
 _REQUIRE = re.compile(r"""\brequire\s*\(\s*(['"])([^'"\n]+)\1\s*\)""")
 _DECLARATION = re.compile(r"^(const|let|var)\s")
 # A line that can only be a statement: promptfoo runs a value with a line break as written, so
@@ -81,7 +94,7 @@ def split_js_target(value: str) -> tuple[str, str | None]:
     """``file://checks.js:grade`` -> ("checks.js", "grade"); without ``:fn``, None (module.exports)."""
     target = value.removeprefix("file://")
     path, sep, function = target.rpartition(":")
-    if sep and path.endswith(_FILE_SUFFIXES) and function.isidentifier():
+    if sep and path.endswith(JS_FILE_SUFFIXES) and function.isidentifier():
         return path, function
     return target, None
 
@@ -107,12 +120,27 @@ class _Loader:
             source = path.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as error:
             raise JsFileProblem(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
-        self.modules[key] = source if path.suffix != ".json" else f"module.exports = {source};"
-        self.links[key] = {}
         if path.suffix == ".json":
+            self.modules[key] = f"module.exports = {source};"
+            self.links[key] = {}
             return
+        source = self._compiled(path, source)
+        self.modules[key] = source
+        self.links[key] = {}
         for match in _REQUIRE.finditer(source):
             self._link(path, match.group(2))
+
+    def _compiled(self, path: Path, source: str) -> str:
+        """TypeScript and ES modules as CommonJS; a CommonJS file as it is."""
+        if not (
+            path.suffix in _COMPILED_SUFFIXES or (path.suffix == ".js" and _ESM_STATEMENT.search(source))
+        ):
+            return source
+        shown = path.relative_to(self.roots[0]) if path.is_relative_to(self.roots[0]) else path.name
+        try:
+            return transpile(source, path, str(shown))
+        except TranspileFailed as error:
+            raise JsFileProblem(str(error)) from None
 
     def _link(self, requirer: Path, request: str) -> None:
         links = self.links[str(requirer)]
@@ -127,7 +155,7 @@ class _Loader:
             links[request] = "!" + message
             self.problems.append(message)
             return
-        resolved = _resolve(requirer.parent / request)
+        resolved = _resolve(requirer.parent / request, typescript=requirer.suffix in _TYPESCRIPT_SUFFIXES)
         if resolved is None or not any(resolved.is_relative_to(root) for root in self.roots):
             where = "was not found" if resolved is None else "lies outside the config's folder"
             message = f"{requirer.name} requires {request!r}, which {where}"
@@ -141,17 +169,24 @@ class _Loader:
 _NODE_BUILTINS = frozenset(
     [
         "assert",
+        "async_hooks",
         "buffer",
         "child_process",
+        "cluster",
         "crypto",
+        "dgram",
         "dns",
         "events",
         "fs",
         "http",
+        "http2",
         "https",
+        "inspector",
+        "module",
         "net",
         "os",
         "path",
+        "perf_hooks",
         "process",
         "querystring",
         "readline",
@@ -159,8 +194,10 @@ _NODE_BUILTINS = frozenset(
         "string_decoder",
         "timers",
         "tls",
+        "tty",
         "url",
         "util",
+        "v8",
         "vm",
         "worker_threads",
         "zlib",
@@ -172,28 +209,43 @@ def _is_node_builtin(name: str) -> bool:
     return name.startswith("node:") or name.split("/")[0] in _NODE_BUILTINS
 
 
-def _resolve(candidate: Path) -> Path | None:
-    """Node's lookup for a relative request: the file, then with .js/.cjs/.json, then index.js."""
+# Node's order for a CommonJS or ES module requirer (the old .js/.cjs/.json first, so a file that worked
+# before finds the same module), TypeScript's for a TypeScript one (`./x` is x.ts before x.js).
+_JS_LOOKUP = (".js", ".cjs", ".json", ".mjs", ".ts", ".mts", ".cts")
+_TS_LOOKUP = (".ts", ".mts", ".cts", ".js", ".mjs", ".cjs", ".json")
+# TypeScript's rule: `import './x.js'` names the output of x.ts
+_COMPILED_FROM = {".js": (".ts",), ".mjs": (".mts",), ".cjs": (".cts",)}
+
+
+def _resolve(candidate: Path, *, typescript: bool) -> Path | None:
+    """The file a relative request names: the file itself, then with an added suffix, then ``x.ts`` for
+    ``x.js``, then a folder's index."""
+    lookup = _TS_LOOKUP if typescript else _JS_LOOKUP
+    index = ("index.ts", "index.js") if typescript else ("index.js", "index.ts")
     for path in (
         candidate,
-        *(candidate.with_name(candidate.name + suffix) for suffix in (*_FILE_SUFFIXES, ".json")),
-        candidate / "index.js",
+        *(candidate.with_name(candidate.name + suffix) for suffix in lookup),
+        *(candidate.with_suffix(suffix) for suffix in _COMPILED_FROM.get(candidate.suffix, ())),
+        *(candidate / name for name in index),
     ):
         if path.is_file():
             return path.resolve()
     return None
 
 
-def file_source(value: str, config_dir: Path | None) -> JsSource:
+def file_source(value: str, config_dir: Path | None, *, module_export: bool = False) -> JsSource:
     """The program for ``file://x.js[:fn]``: every module it requires, wrapped as CommonJS.
 
-    Raises JsFileProblem when the file itself cannot be used; refused requires are in ``problems``
-    (a ``require`` of them throws when it runs)."""
+    With ``module_export`` the program defines ``__evalh_export`` instead of ``__evalh_fn``: the module's
+    export itself (a class or an object, as a provider file exports), picked as promptfoo's
+    ``importModule`` does (``default``, else the whole export; ``:name`` names one), for the caller's
+    own glue to use. Raises JsFileProblem when the file itself cannot be used; refused requires are in
+    ``problems`` (a ``require`` of them throws when it runs)."""
     shown, function = split_js_target(value)
-    if not shown.endswith(_FILE_SUFFIXES):
+    if not shown.endswith(JS_FILE_SUFFIXES):
         raise JsFileProblem(
-            f"JavaScript files must end in .js or .cjs (got {shown}); ES modules (.mjs) and TypeScript "
-            "are not supported: use module.exports = function (output, context) {...}"
+            f"JavaScript files must end in one of {', '.join(JS_FILE_SUFFIXES)} (got {shown}): "
+            "use module.exports = function (output, context) {...} or export default"
         )
     base = config_dir or Path.cwd()
     entry = (base / Path(shown).expanduser()).resolve()
@@ -202,6 +254,8 @@ def file_source(value: str, config_dir: Path | None) -> JsSource:
     loader = _Loader(roots=(base.resolve(), entry.parent))
     loader.load(entry)
     definitions, start = _program(loader, str(entry), function)
+    if module_export:
+        start = _export_start(str(entry), function)
     return JsSource(
         definitions=definitions,
         start=start,
@@ -216,10 +270,19 @@ def _program(loader: _Loader, entry: str, function: str | None) -> tuple[str, st
         f"{json.dumps(path)}: function (module, exports, require, __filename, __dirname) {{\n{source}\n}}"
         for path, source in loader.modules.items()
     )
-    pick = (
-        f"var f = exported[{json.dumps(function)}];"
+    # promptfoo's importModule picks from an ES module its default export's default, else its default
+    # export, else the module, and looks a named function up there; evalh also finds a named export
+    # beside a default one (promptfoo fails on that). A CommonJS module is module.exports, as before.
+    pick = """var mod = exported;
+  if (exported && exported.__esModule) {
+    var d = exported["default"];
+    mod = (d && d["default"]) || d || exported;
+  }
+  """ + (
+        f"var f = mod && typeof mod[{json.dumps(function)}] === 'function' ? mod[{json.dumps(function)}] "
+        f": exported && exported[{json.dumps(function)}];"
         if function
-        else "var f = typeof exported === 'function' ? exported : exported && exported.default;"
+        else "var f = typeof mod === 'function' ? mod : mod && mod.default;"
     )
     want = f"a function named {function}" if function else "a function (module.exports = ...)"
     definitions = f"""var __evalh_modules = {{
@@ -251,3 +314,12 @@ function __evalh_require(path) {{
   return f;
 }})();"""
     return definitions, start
+
+
+def _export_start(entry: str, name: str | None) -> str:
+    """``__evalh_export``: the entry module's export (``default`` first, as an ES module's), or ``name``."""
+    pick = f"exported && exported[{json.dumps(name)}]" if name else "exported && exported.default || exported"
+    return f"""var __evalh_export = (function () {{
+  var exported = __evalh_require({json.dumps(entry)});
+  return {pick};
+}})();"""

@@ -1,6 +1,7 @@
 """promptfoo's prompt functions (``src/prompts/processors/{python,javascript}.ts``): a prompt that is
-``file://prompt.py:fn`` or ``file://prompt.js[:fn]`` is code the config author named, called once per
-row with ``{vars, provider: {id, label}}``; what it returns is the prompt, not rendered again.
+``file://prompt.py:fn`` or ``file://prompt.js[:fn]`` (or ``.ts``, ``.mjs``...) is code the config author
+named, called once per row with ``{vars, provider: {id, label}}``; what it returns is the prompt, not
+rendered again.
 
 A named Python function runs in the worker pool; a Python file without ``:fn`` runs as a script, as in
 promptfoo: ``python prompt.py '<context as JSON>'`` in its own process group, its standard output
@@ -31,7 +32,7 @@ from typing import Any
 
 from evalh.common.deadlines import EXEC_PROMPT_TIMEOUT_S, PROMPT_FUNCTION_TIMEOUT_S, call_timeout_s
 from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript, syntax_problem
-from evalh.runtimes.javascript_source import JsFileProblem, file_source
+from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES, JsFileProblem, file_source
 from evalh.runtimes.processes import run_program
 from evalh.runtimes.python import LoadProblem, Raised, WorkerLost, call_python
 from evalh.runtimes.transforms import is_python_file, python_file_target
@@ -50,7 +51,7 @@ __all__ = [
     "script_problem",
 ]
 
-PROMPT_FUNCTION_SUFFIXES = (".py", ".js", ".cjs")
+PROMPT_FUNCTION_SUFFIXES = (".py", *JS_FILE_SUFFIXES)
 EXEC_PREFIX = "exec:"
 # promptfoo fetches these from the named service when the row is rendered
 REMOTE_PROMPT_SOURCES = {"portkey://": "Portkey", "langfuse://": "Langfuse", "helicone://": "Helicone"}

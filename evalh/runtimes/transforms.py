@@ -4,9 +4,10 @@ and a provider's ``transform``. Where each applies in a run: ``runner/transformi
 ``config/build.py`` for ``transformVars``).
 
 A transform is JavaScript of ``(output, context)`` (``(vars, context)`` for ``transformVars``) with the
-``javascript`` assertion's wrapping (one line gets ``return``), or ``file://x.js[:fn]`` (CommonJS, as
-there), or ``file://x.py[:fn]`` (default function ``get_transform``, run in a Python worker). A
-transform that throws, times out or returns nothing usable raises :class:`TransformFailed`.
+``javascript`` assertion's wrapping (one line gets ``return``), or ``file://x.js[:fn]`` (CommonJS, an ES
+module or TypeScript, as there), or ``file://x.py[:fn]`` (default function ``get_transform``, run in a
+Python worker). A transform that throws, times out or returns nothing usable raises
+:class:`TransformFailed`.
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ def test_empty_cell_is_no_assertion() -> None:
         ("similar(0.8)x", "expected ':'"),
         ("contians:x", "unknown assertion type 'contians'"),
         ("contanes(0.5):x", "unknown assertion type 'contanes'"),
-        ("file://check.ts", "only file://script.py and file://script.js"),
+        ("file://check.rb", "only file://script.py and JavaScript or TypeScript"),
         ("word-count:many", "whole number"),
     ],
 )

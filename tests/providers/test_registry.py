@@ -33,6 +33,33 @@ def test_the_most_specific_entry_wins(provider_id: str, pattern: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("provider_id", "target"),
+    [
+        ("file://provider.py", "scripts:make_python"),
+        ("file://provider.py:call", "scripts:make_python"),
+        ("file://provider.js", "javascript:make_javascript"),
+        ("file://lib/provider.CJS", "javascript:make_javascript"),
+        ("file://provider.ts", "javascript:make_javascript"),
+        ("file://provider.mjs:Named", "javascript:make_javascript"),
+        ("./provider.js", "javascript:make_javascript"),
+        ("../providers/provider.mts", "javascript:make_javascript"),
+        ("provider.cts", "javascript:make_javascript"),
+        ("openai:chat:model.js", "openai:make_chat"),  # a family's model name is not a file
+        ("http://localhost/provider.js", "webhttp:make_http"),
+    ],
+)
+def test_file_providers_are_routed_by_suffix_as_promptfoo_does(provider_id: str, target: str) -> None:
+    entry = find_entry(provider_id)
+    assert entry is not None and entry.target == f"evalh.providers.{target}"
+
+
+@pytest.mark.parametrize("provider_id", ["provider.json", "./provider", "file://provider.js.bak"])
+def test_a_path_without_a_javascript_suffix_is_no_javascript_provider(provider_id: str) -> None:
+    entry = find_entry(provider_id)
+    assert entry is None or "javascript" not in entry.target
+
+
+@pytest.mark.parametrize(
     "provider_id", ["openai:embedding", "openai:embedding:", "ollama:chat:", "openai:", "nope"]
 )
 def test_ids_without_their_model_are_unknown(provider_id: str) -> None:
@@ -58,7 +85,7 @@ _CAPABILITIES = ("text", "embedding", "similarity", "tokens")
 def _config_for(entry_id: str) -> dict[str, object]:
     if entry_id.startswith(("http", "https")):
         return {"url": "http://127.0.0.1:9/chat"}
-    if entry_id.startswith("azureopenai:"):
+    if entry_id.startswith(("azureopenai:", "azure:")):
         return {"apiHost": "example.openai.azure.com"}
     return {}
 
@@ -74,6 +101,7 @@ def test_each_built_provider_has_exactly_the_protocols_its_entry_declares(
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "AZURE_OPENAI_API_KEY"):
         monkeypatch.setenv(name, "k-test")
     (tmp_path / "provider.py").write_text("def call_api(prompt, options, context):\n    return prompt\n")
+    (tmp_path / "provider.js").write_text("module.exports = class { callApi(p) { return p; } };\n")
     spec = ProviderSpec(id=entry.example, config=_config_for(entry.example), base_dir=str(tmp_path))
     provider = build_provider(spec)
     assert {c for c in _CAPABILITIES if supports(provider, c)} == set(entry.capabilities)

@@ -230,8 +230,8 @@ def test_requires_outside_the_folders_or_missing_are_refused(tmp_path: Path) -> 
 def test_unusable_files_are_problems(tmp_path: Path) -> None:
     with pytest.raises(JsFileProblem, match="not found"):
         file_source("file://missing.js", tmp_path)
-    with pytest.raises(JsFileProblem, match=r"\.mjs"):
-        file_source("file://x.mjs", tmp_path)
+    with pytest.raises(JsFileProblem, match=r"must end in one of \.js, \.cjs, \.mjs"):
+        file_source("file://x.rb", tmp_path)
     write(tmp_path, "noexport.js", "const f = 1;\n")
     with pytest.raises(JsFailed, match="does not export a function"):
         call(file_source("file://noexport.js", tmp_path))

@@ -1,0 +1,1 @@
+export const count = (text, letter) => text.split(letter).length - 1;

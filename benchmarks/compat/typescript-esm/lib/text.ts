@@ -1,0 +1,1 @@
+export const wordCount = (text: string): number => text.split(/\s+/).filter(Boolean).length;
