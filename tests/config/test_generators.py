@@ -139,6 +139,13 @@ def test_javascript_generators_are_called_with_their_config_and_awaited(project:
     assert _words(config) == ["js", "named", "two", "configured", "p", "q"]
 
 
+def test_a_javascript_module_may_export_its_list_of_tests(project: WriteFiles) -> None:
+    files = {"esm.mjs": "export default [{vars: {word: 'esm'}}, {vars: {word: 'two'}}];\n"}
+    config = _with_generators(project, "tests:\n  - file://list.js\n  - file://esm.mjs\n")
+    project(config.read_text(), files)
+    assert _words(config) == ["l", "esm", "two"]
+
+
 def _typescript_loads() -> bool:
     try:
         file_source("file://x.ts", Path(__file__).parent)
@@ -167,7 +174,7 @@ def test_typescript_and_module_generators_run(project: WriteFiles) -> None:
         ("file://gen.py:a_set", "gen.py:a_set returned tests that are not plain JSON data (a set)"),
         ("file://gen.js:throws", "test generator gen.js:throws threw Error: no cases"),
         ("file://gen.js:nothing", "gen.js:nothing returned nothing (null / None), not a list"),
-        ("file://list.js", "test generator list.js cannot run: Error: list.js does not export a function"),
+        ("file://gen.js:missing", "test generator gen.js:missing returned nothing (null / None), not a list"),
         ("file://nope.py", "evalh.yaml:5:5 tests[1]: file not found: nope.py"),
     ],
 )
