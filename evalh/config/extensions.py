@@ -14,13 +14,15 @@ The other hooks run with the rows (runner/execute.py: beforeEach; session/run.py
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from evalh.config.build import Defaults
 from evalh.config.files import LoadContext, Origin
-from evalh.config.locate import Document, JsonPath, format_path
+from evalh.config.generators import GeneratorOrigin
+from evalh.config.locate import Document, format_path
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.tests_files import RawTest, validated_tests
 from evalh.config.unknown_keys import drop_unknown_keys
@@ -30,24 +32,13 @@ from evalh.runtimes.extension_hooks import HOOK_NAMES, HookFailed, call_hook, ho
 from evalh.runtimes.prompt_functions import script_problem
 from evalh.runtimes.transforms import is_python_file, run_blocking
 
-__all__ = ["HookOrigin", "before_all", "load_extensions", "run_before_all"]
+__all__ = ["before_all", "load_extensions"]
 
 _HINT = (
     "An extension is file://hooks.py:fn or file://hooks.js[:fn]: a function named after a hook "
     f"({', '.join(HOOK_NAMES)}) is called as fn(context, {{hookName}}); any other as fn(hookName, context)"
 )
 _BEFORE_ALL = "beforeAll"
-
-
-@dataclass(frozen=True)
-class HookOrigin:
-    """A test a beforeAll hook returned changed or added: it has no line."""
-
-    shown: str
-    position: int
-
-    def locate(self, inner: JsonPath) -> str:
-        return f"{self.shown}(beforeAll).suite.tests[{self.position}]"
 
 
 def load_extensions(value: Any, document: Document, ctx: LoadContext) -> tuple[str, ...]:
@@ -74,51 +65,52 @@ def before_all(
     document: Document,
     ctx: LoadContext,
 ) -> tuple[list[RawTest], Defaults]:
-    """:func:`run_before_all` when some extension runs for beforeAll and the config has no problem so
-    far (a hook is shown a suite that loaded); a failing hook's error is recorded."""
+    """The tests and defaultTest after the beforeAll hooks, run in order when the config has no problem
+    so far (a hook is shown a suite that loaded). A hook that fails or changes what it may not is a
+    problem recorded at the ``extensions`` key, and the suite stays as it was."""
     if not hooks_for(extensions, _BEFORE_ALL) or ctx.problems:
         return raw_tests, defaults
+    where = document.where(("extensions",))
+    sent = _suite_context(raw_tests, defaults, suite)
     try:
-        return run_before_all(extensions, raw_tests, defaults, suite, document.where(("extensions",)), ctx)
+        returned, shown = _run_hooks(extensions, sent, where, ctx)
     except ConfigError as error:
         ctx.problems.add_exception(error)
         return raw_tests, defaults
+    tests = _tests_after(returned["tests"], sent["tests"], raw_tests, shown, ctx)
+    if returned["defaultTest"] != sent["defaultTest"]:
+        defaults = replace(defaults, data=_checked_default(returned["defaultTest"], where, ctx))
+    return tests, defaults
 
 
-def run_before_all(
-    extensions: tuple[str, ...],
-    raw_tests: list[RawTest],
-    defaults: Defaults,
-    suite: tuple[list[Prompt], list[ProviderSpec]],
-    where: Where,
-    ctx: LoadContext,
-) -> tuple[list[RawTest], Defaults]:
-    """The tests and defaultTest after the beforeAll hooks, in order. Raises ConfigError (at
-    ``where``, the ``extensions`` key) when a hook fails or changes what it may not."""
-    prompts = [{"raw": prompt.raw, "label": prompt.label} for prompt in suite[0]]
-    providers = [{"id": provider.id, "label": provider.label} for provider in suite[1]]
-    sent_tests = [dict(raw.data) for raw in raw_tests]
-    default = {**defaults.data, "assert": list(defaults.data.get("assert") or [])}
-    context: dict[str, Any] = {
-        "suite": {"tests": sent_tests, "defaultTest": default, "prompts": prompts, "providers": providers}
+def _suite_context(
+    raw_tests: list[RawTest], defaults: Defaults, suite: tuple[list[Prompt], list[ProviderSpec]]
+) -> dict[str, Any]:
+    return {
+        "tests": [dict(raw.data) for raw in raw_tests],
+        "defaultTest": {**defaults.data, "assert": list(defaults.data.get("assert") or [])},
+        "prompts": [{"raw": prompt.raw, "label": prompt.label} for prompt in suite[0]],
+        "providers": [{"id": provider.id, "label": provider.label} for provider in suite[1]],
     }
+
+
+def _run_hooks(
+    extensions: tuple[str, ...], sent: dict[str, Any], where: Where, ctx: LoadContext
+) -> tuple[dict[str, Any], str]:
+    """The suite the last hook returned, and that hook (for the tests' origins)."""
+    context: dict[str, Any] = {"suite": sent}
     shown = "beforeAll"
     for ref in hooks_for(extensions, _BEFORE_ALL):
         try:
-            returned = run_blocking(
-                lambda ref=ref, sent=context: call_hook(
-                    ref, _BEFORE_ALL, sent, config_dir=ctx.base_dir, timeout_s=None
-                )
+            call = functools.partial(
+                call_hook, ref, _BEFORE_ALL, context, config_dir=ctx.base_dir, timeout_s=None
             )
+            returned = run_blocking(call)
         except HookFailed as error:
             raise ConfigError(f"extension {ref} (beforeAll) {error}", where=where, hint=_HINT) from None
         if returned:
             context, shown = _checked_return(returned, context, ref, where), ref.removeprefix("file://")
-    returned_suite = context["suite"]
-    tests = _tests_after(returned_suite["tests"], sent_tests, raw_tests, shown, ctx)
-    if returned_suite["defaultTest"] != default:
-        defaults = replace(defaults, data=_checked_default(returned_suite["defaultTest"], where, ctx))
-    return tests, defaults
+    return context["suite"], shown
 
 
 def _checked_return(returned: Any, sent: dict[str, Any], ref: str, where: Where) -> dict[str, Any]:
@@ -154,7 +146,7 @@ def _tests_after(
         if position < len(sent) and test == sent[position]:
             tests.append(raw_tests[position])
         else:
-            origin: Origin = HookOrigin(shown, position)
+            origin: Origin = GeneratorOrigin(shown, position, called="(beforeAll).suite.tests")
             tests.extend(validated_tests([(test, origin)], position, ctx))
     return tests
 

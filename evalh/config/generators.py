@@ -46,13 +46,14 @@ class _GeneratorFailed(Exception):
 
 @dataclass(frozen=True)
 class GeneratorOrigin:
-    """A test a generator returned: ``gen.py:generate_tests()[3]``, since it has no line."""
+    """A test code returned: ``gen.py:generate_tests()[3]`` (a generator's), since it has no line."""
 
     shown: str
     position: int
+    called: str = "()"  # what follows the name: a beforeAll hook's tests are ``(beforeAll).suite.tests``
 
     def locate(self, inner: JsonPath) -> str:
-        return f"{self.shown}()[{self.position}]"
+        return f"{self.shown}{self.called}[{self.position}]"
 
 
 def split_generator(ref: str) -> tuple[str, str | None]:

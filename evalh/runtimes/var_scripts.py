@@ -16,7 +16,8 @@ the ``python`` and ``javascript`` assertions).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +39,16 @@ class VarScriptFailed(Exception):
 
 async def run_var_scripts(
     variables: Mapping[str, Any],
-    prompt: str,
+    written: str | Sequence[Mapping[str, Any]],
     provider: Mapping[str, Any],
     *,
     config_dir: Path | None,
     timeout_s: float | None,
 ) -> dict[str, Any]:
     """``variables`` with each var script replaced by the value it returns, run in the order written.
+    ``written`` is the prompt as written (chat messages as their JSON text, as promptfoo holds them).
     Raises VarScriptFailed at the first script that fails."""
+    prompt = written if isinstance(written, str) else json.dumps(list(written), ensure_ascii=False)
     values = plain_vars(variables)
     for name in script_var_names(variables):
         ref = values[name]
@@ -80,8 +83,8 @@ async def _value(
             raise VarScriptFailed(f"returned an output that is {type(output).__name__}, not a string")
         return output.strip()
     source = file_source(ref, config_dir)
-    args = (name, prompt, dict(values), dict(provider))
-    js = await call_javascript(source, args, timeout_s=timeout_s or JAVASCRIPT_TIMEOUT_S)
+    js_args = (name, prompt, dict(values), dict(provider))
+    js = await call_javascript(source, js_args, timeout_s=timeout_s or JAVASCRIPT_TIMEOUT_S)
     if isinstance(js, JsThrown):
         raise VarScriptFailed(f"threw {js.message}")
     return _output(js.value)

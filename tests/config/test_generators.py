@@ -12,7 +12,6 @@ from evalh.cli.app import app
 from evalh.config import generators
 from evalh.config.load import load_suite
 from evalh.errors import EXIT_CONFIG, ConfigError
-from evalh.runtimes.javascript_source import JsFileProblem, file_source
 from tests.config.conftest import WriteFiles
 
 HEAD = "prompts: ['{{word}}']\nproviders: [echo]\n"
@@ -146,15 +145,6 @@ def test_a_javascript_module_may_export_its_list_of_tests(project: WriteFiles) -
     assert _words(config) == ["l", "esm", "two"]
 
 
-def _typescript_loads() -> bool:
-    try:
-        file_source("file://x.ts", Path(__file__).parent)
-    except JsFileProblem as error:
-        return "not supported" not in str(error) and "must end in" not in str(error)
-    return True
-
-
-@pytest.mark.skipif(not _typescript_loads(), reason="file_source does not load TypeScript yet (helper ts)")
 def test_typescript_and_module_generators_run(project: WriteFiles) -> None:
     files = {
         "gen.ts": "export default function (): Array<{vars: {word: string}}> {\n"

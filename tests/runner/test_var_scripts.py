@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from evalh.errors import EXIT_CONFIG
-from evalh.runtimes.javascript_source import JsFileProblem, file_source
 from tests.config.test_promptfoo_semantics import evalh, run_rows, write
 
 PY_VARS = """
@@ -160,15 +159,6 @@ def test_a_var_script_that_cannot_run_is_a_located_config_error(
     assert "Traceback" not in result.stderr
 
 
-def _typescript_loads() -> bool:
-    try:
-        file_source("file://x.ts", Path(__file__).parent)
-    except JsFileProblem as error:
-        return "not supported" not in str(error) and "must end in" not in str(error)
-    return True
-
-
-@pytest.mark.skipif(not _typescript_loads(), reason="file_source does not load TypeScript yet (helper ts)")
 def test_typescript_and_module_var_scripts_run(project: Path) -> None:
     write(
         project / "v.ts", "export default (name: string): {output: string} => ({ output: `ts ${name}` });\n"
