@@ -10,6 +10,8 @@ never the run:
 * ``python:`` and ``exec:`` providers: 300 s per call; the provider's ``config.timeout`` /
   ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
 * test generators (``tests: file://gen.py``): 120 s for a Python one, 10 s for a JavaScript one.
+* var scripts (``vars: {x: file://load.py}``): 30 s per row for Python, 10 s for JavaScript; else
+  ``evaluateOptions.timeoutMs``.
 * ``exec:`` prompts: 60 s per row (promptfoo's default); the prompt's ``config.timeout`` /
   ``config.timeoutMs``, else ``evaluateOptions.timeoutMs``.
 * ``regex`` (and other patterns run on outputs): 1 s per output; the assertion's ``config.timeout`` /

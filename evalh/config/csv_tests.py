@@ -2,7 +2,10 @@
 
 Ordinary columns become vars. Special columns: ``__expected``/``__expected1..N`` (one assertion each),
 ``__description``, ``__metric``, ``__threshold``, ``__providerOutput`` (a recorded output),
-``__metadata:key`` (``key[]`` splits on commas). An ``__expected`` cell reads
+``__metadata:key`` (``key[]`` splits on commas not escaped as ``\\,``), ``__config:__expected:threshold`` /
+``__config:__expectedN:threshold`` (the threshold of the row's first / Nth assertion: promptfoo counts
+the row's non-empty ``__expected`` cells in column order, and also copies the value into the test's
+``metadata.threshold``). An ``__expected`` cell reads
 ``[not-]type[(threshold)]:value``; no known type means ``equals`` of the whole cell, as written.
 As in promptfoo, a typed value is trimmed (``contains: Hello`` looks for ``Hello``), except the
 JSON schema of ``is-json``/``contains-json`` and an ``llm-rubric`` rubric, which are kept as written.
@@ -33,6 +36,11 @@ CSV_SPECIAL_COLUMNS = (
     "__metadata",
 )
 _EXPECTED = re.compile(r"^__expected(\d*)$")
+_CONFIG_PREFIX = "__config:"
+_CONFIG_COLUMN = re.compile(r"^__config:__expected(\d*):threshold$")
+_CONFIG_KEYS = ("threshold",)  # promptfoo's only per-assertion config column key
+_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")  # promptfoo's parseFiniteNumber
+_ESCAPED_COMMA = re.compile(r"(?<!\\),")
 _LIST_TYPES = frozenset({"contains-any", "contains-all", "icontains-any", "icontains-all"})
 _UNTRIMMED = frozenset({"contains-json", "is-json", "llm-rubric"})  # promptfoo keeps these as written
 # promptfoo's CSV mini-syntax has defaults of its own when a cell names no threshold (src/csv.ts
@@ -219,6 +227,8 @@ def _check_header(header: list[str], file: str) -> list[ConfigError]:
             problems.append(
                 ConfigError("empty column name", where=where, hint="Name every column in the header")
             )
+        elif name.startswith(_CONFIG_PREFIX):
+            problems.extend(_config_column_problems(name, where))
         elif name.startswith("__") and not _is_special(name):
             match = close_matches(name, [*CSV_SPECIAL_COLUMNS, "__metadata:key"])
             hint = (
@@ -226,6 +236,37 @@ def _check_header(header: list[str], file: str) -> list[ConfigError]:
             )
             problems.append(ConfigError(f"unknown special column {name!r}", where=where, hint=hint))
     return problems
+
+
+def _config_column_problems(name: str, where: str) -> list[ConfigError]:
+    """A ``__config:`` column must be ``__config:__expected[N]:threshold`` (N >= 1), as promptfoo's."""
+    match = _CONFIG_COLUMN.match(name)
+    if match and (not match.group(1) or int(match.group(1)) >= 1):
+        return []
+    return [
+        ConfigError(
+            f"unknown special column {name!r}",
+            where=where,
+            hint="A config column is __config:__expected:threshold or __config:__expectedN:threshold "
+            f"(N from 1: the row's Nth assertion); config keys: {', '.join(_CONFIG_KEYS)}",
+        )
+    ]
+
+
+def _assertion_index(name: str) -> int:
+    """The 0-based position of the assertion ``__config:__expected[N]:...`` configures."""
+    digits = name.removeprefix(_CONFIG_PREFIX).split(":")[0].removeprefix("__expected")
+    return int(digits) - 1 if digits else 0
+
+
+def _config_cell(configs: dict[int, float], name: str, cell: str) -> None:
+    text = cell.strip()
+    if not _NUMBER.match(text):
+        raise MiniSyntaxError(
+            f"the threshold must be a number (got {cell!r})",
+            hint="Write a number in every cell of a __config:...:threshold column, as promptfoo requires",
+        )
+    configs[_assertion_index(name)] = float(text)
 
 
 def _is_special(name: str) -> bool:
@@ -243,6 +284,7 @@ def _row_to_test(
     test: dict[str, Any] = {"vars": {}}
     asserts: list[dict[str, Any]] = []
     metadata: dict[str, Any] = {}
+    configs: dict[int, float] = {}  # assertion position -> threshold, from __config columns
     columns: dict[JsonPath, int] = {}
     failed = False
     for column, (name, cell) in enumerate(zip(header, row, strict=True), start=1):
@@ -254,6 +296,8 @@ def _row_to_test(
                     asserts.append(assertion)
             elif name.startswith("__metadata:"):
                 _metadata_cell(metadata, name.removeprefix("__metadata:"), cell)
+            elif name.startswith(_CONFIG_PREFIX):
+                _config_cell(configs, name, cell)
             else:
                 _plain_cell(test, columns, name, cell, column)
         except MiniSyntaxError as error:
@@ -264,9 +308,11 @@ def _row_to_test(
     if failed:
         return None
     metric = test.pop("__metric", None)
-    for assertion in asserts:
+    for position, assertion in enumerate(asserts):
         if metric:
             assertion["metric"] = metric
+        if position in configs:  # a config for a position the row has no assertion at is unused
+            assertion["threshold"] = metadata["threshold"] = configs[position]
     if asserts:
         test["assert"] = asserts
     if metadata:
@@ -278,7 +324,8 @@ def _metadata_cell(metadata: dict[str, Any], key: str, cell: str) -> None:
     if not cell.strip():
         return
     if key.endswith("[]"):
-        metadata[key[:-2]] = [item.strip() for item in cell.split(",") if item.strip()]
+        items = (item.strip().replace("\\,", ",") for item in _ESCAPED_COMMA.split(cell))
+        metadata[key[:-2]] = [item for item in items if item]
     else:
         metadata[key] = cell
 

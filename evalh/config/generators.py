@@ -3,19 +3,20 @@ as ``{path, config}``, or as an entry of a ``tests:`` list (promptfoo's ``readSt
 
 A generator is code the config author named, run once while the config loads (by ``validate`` too,
 since the tests it returns are what is checked): a Python function (default ``generate_tests``) in
-evalh's Python worker, or a JavaScript function (``module.exports``, else its ``default``, or the named
-export) in the embedded engine, each with a deadline. It is called with the entry's ``config`` when
-there is one (its ``file://`` data files read first, as promptfoo does), else with no argument, and
-returns a list of tests (a JavaScript promise of one is awaited). The tests are data: checked against
-the schema like tests read from a file, located as ``gen.py:generate_tests()[3]``, never run as code
-nor rendered beyond what a test's own values are.
+evalh's Python worker, or a JavaScript function (the module's ``default``, else ``module.exports``, or the
+named export; a module that exports the list itself gives that list, as in promptfoo) in the embedded
+engine, each with a deadline. It is called with the entry's ``config`` when there is one (its
+``file://`` data files read first, as promptfoo does), else with no argument, and returns a list of
+tests (a JavaScript promise of one is awaited). The tests are data: checked against the schema like
+tests read from a file, located as ``gen.py:generate_tests()[3]``, never run as code nor rendered
+beyond what a test's own values are.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S, TEST_GENERATOR_TIMEOUT_S
@@ -23,7 +24,7 @@ from evalh.config.files import DATA_SUFFIXES, FILE_PREFIX, LoadContext, Origin, 
 from evalh.config.locate import JsonPath
 from evalh.errors import ConfigError, Where
 from evalh.runtimes.javascript import JsFailed, JsReturned, JsThrown, TimedOut, call_javascript
-from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES, JsFileProblem, file_source
+from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES, JsFileProblem, JsSource, file_source
 from evalh.runtimes.python import LoadProblem, Raised, Returned, WorkerLost, call_python
 from evalh.runtimes.transforms import python_file_target, run_blocking
 
@@ -45,13 +46,14 @@ class _GeneratorFailed(Exception):
 
 @dataclass(frozen=True)
 class GeneratorOrigin:
-    """A test a generator returned: ``gen.py:generate_tests()[3]``, since it has no line."""
+    """A test code returned: ``gen.py:generate_tests()[3]`` (a generator's), since it has no line."""
 
     shown: str
     position: int
+    called: str = "()"  # what follows the name: a beforeAll hook's tests are ``(beforeAll).suite.tests``
 
     def locate(self, inner: JsonPath) -> str:
-        return f"{self.shown}()[{self.position}]"
+        return f"{self.shown}{self.called}[{self.position}]"
 
 
 def split_generator(ref: str) -> tuple[str, str | None]:
@@ -96,7 +98,7 @@ _Start = Callable[[], Coroutine[Any, Any, Any]]
 def _caller(ref: str, args: tuple[Any, ...], ctx: LoadContext, is_python: bool) -> _Start:
     """The call of the generator, for run_blocking. A JavaScript file is loaded first: a file the
     loader refuses raises JsFileProblem here."""
-    source = None if is_python else file_source(ref, ctx.base_dir)
+    source = None if is_python else _generator_source(ref, ctx)
 
     async def call() -> Any:
         timeout_s = TEST_GENERATOR_TIMEOUT_S if source is None else JAVASCRIPT_TIMEOUT_S
@@ -113,6 +115,21 @@ def _caller(ref: str, args: tuple[Any, ...], ctx: LoadContext, is_python: bool) 
             raise _GeneratorFailed(f"cannot run: {error}") from None
 
     return call
+
+
+# promptfoo's `typeof mod === "function" ? await mod(config) : mod`: a module may export the list itself
+_JS_GLUE = """
+var __evalh_fn = function () {
+  return typeof __evalh_export === "function" ? __evalh_export.apply(null, arguments) : __evalh_export;
+};
+"""
+
+
+def _generator_source(ref: str, ctx: LoadContext) -> JsSource:
+    """The generator's module, called when it exports a function (``default`` first, or ``:fn``) and
+    taken as it is otherwise (a module exporting its list of tests)."""
+    source = file_source(ref, ctx.base_dir, module_export=True)
+    return replace(source, start=source.start + _JS_GLUE)
 
 
 def _python_value(outcome: Returned | Raised | LoadProblem) -> Any:

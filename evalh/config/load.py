@@ -26,6 +26,7 @@ from evalh.config.command_line import (
 )
 from evalh.config.derived import load_derived_metrics
 from evalh.config.env import config_env, render_config_env
+from evalh.config.extensions import before_all, load_extensions
 from evalh.config.files import DocOrigin, LoadContext, Origin, is_file_ref
 from evalh.config.locate import Document, JsonPath, display_path, load_document, path_errors
 from evalh.config.merge import merge_documents
@@ -314,6 +315,8 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         raw_tests += scenario_tests(scenarios, document, ctx, defaults.data.get("metadata") or {})
     elif not raw_tests and not ctx.problems and "scenarios" not in skip.keys:
         raw_tests = [RawTest({}, DocOrigin(document, ("tests",)))]  # promptfoo runs one empty test
+    extensions = load_extensions(skip.value(data, "extensions"), document, ctx)
+    raw_tests, defaults = before_all(extensions, raw_tests, defaults, (prompts, providers), document, ctx)
     stored = stored_names([defaults.data.get("options"), *(raw.data.get("options") for raw in raw_tests)])
     defaults = replace(defaults, stored=stored)
     tests: list[TestCase] = []
@@ -365,6 +368,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         input_files=tuple(str(path) for path in (ctx.config_file, *ctx.other_configs, *ctx.files_read)),
         derived_metrics=derived,
         tracing=tracing_settings,
+        extensions=extensions,
     )
 
 

@@ -59,9 +59,7 @@ _JSON_TYPES = {
 MAX_SAFE_INTEGER = 2**53  # JavaScript's (so promptfoo's) largest exact whole number
 _NON_FINITE = {"nan": "NaN", "inf": "infinity", "-inf": "minus infinity"}
 # promptfoo keys evalh deliberately does not support, with what to do instead.
-_UNSUPPORTED = {
-    "extensions": "evalh has no hooks; run your setup before `evalh run`",
-}
+_UNSUPPORTED: dict[str, str] = {}  # none today: every promptfoo key evalh refused now runs
 
 
 def schema_path(name: str = "evalh.schema.json") -> Path:

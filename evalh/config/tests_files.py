@@ -22,7 +22,7 @@ from evalh.config.schema import assertion_type_names
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, SchemaError, Where
 
-__all__ = ["RawTest", "collect_tests", "known_base_types"]
+__all__ = ["RawTest", "collect_tests", "known_base_types", "validated_tests"]
 
 _TEST_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".csv")
 GENERATOR_KEY = "path"  # promptfoo's {path: file://gen.py:fn, config: {...}} entry
@@ -140,6 +140,11 @@ def _jsonl_items(path: Path, where: Where, ctx: LoadContext) -> list[tuple[Any, 
 
 def _placer(origin: Origin, shown: JsonPath) -> Callable[[JsonPath], str]:
     return lambda path: f"{origin.locate(path)} {format_path((*shown, *path))}"
+
+
+def validated_tests(items: list[tuple[Any, Origin]], offset: int, ctx: LoadContext) -> list[RawTest]:
+    """Tests code returned (a generator's, a beforeAll hook's), checked like a tests file's."""
+    return _validated(items, offset, ctx, None)
 
 
 def _validated(

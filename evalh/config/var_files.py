@@ -5,6 +5,10 @@ file's leading bytes when they say another image format), audio and video raw ba
 file is text (trimmed) or, for .json/.yaml, data. A PDF is refused with a located error: evalh does
 not extract text from PDFs (promptfoo needs the optional pdf-parse package for it). The bytes are
 data: never a template, never run.
+
+A Python or JavaScript file (``file://x.py``, ``file://x.js``, ``.ts``...) is a var script: checked
+here (the file and its function exist, without running it) and marked :class:`VarScript`, it runs
+for its value when each row renders (runtimes/var_scripts.py).
 """
 
 from __future__ import annotations
@@ -14,8 +18,12 @@ from typing import Any
 
 from evalh.config.files import LoadContext, script_path
 from evalh.errors import ConfigError, Where
+from evalh.model import VarScript
+from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES
+from evalh.runtimes.prompt_functions import script_problem
+from evalh.runtimes.var_scripts import VAR_SCRIPT_FUNCTION
 
-__all__ = ["IMAGE_TYPES", "MEDIA_SUFFIXES", "image_mime", "load_var_file"]
+__all__ = ["IMAGE_TYPES", "MEDIA_SUFFIXES", "VAR_SCRIPT_SUFFIXES", "image_mime", "load_var_file"]
 
 IMAGE_TYPES = {
     ".png": "image/png",
@@ -31,6 +39,7 @@ _AUDIO_VIDEO = frozenset(
     | {".mkv", ".m4v"}
 )
 MEDIA_SUFFIXES = frozenset(IMAGE_TYPES) | _AUDIO_VIDEO
+VAR_SCRIPT_SUFFIXES = frozenset((".py", *JS_FILE_SUFFIXES))
 
 # The leading bytes of the binary image formats: a file saved under the wrong extension (a PNG
 # named .jpg, common with downloads) still gets the MIME type a vision model will accept.
@@ -63,6 +72,8 @@ def load_var_file(ctx: LoadContext, ref: str, where: Where) -> Any:
             where=where,
             hint="Save the document's text as a .txt file and name that instead",
         )
+    if suffix in VAR_SCRIPT_SUFFIXES:
+        return _var_script(ctx, ref, where)
     if suffix not in MEDIA_SUFFIXES:
         return ctx.load_value(ref, where, trim=True)
     data = ctx.read_bytes(path, where)
@@ -70,3 +81,18 @@ def load_var_file(ctx: LoadContext, ref: str, where: Where) -> Any:
     if suffix in IMAGE_TYPES:
         return f"data:{image_mime(suffix, data)};base64,{encoded}"
     return encoded
+
+
+def _var_script(ctx: LoadContext, ref: str, where: Where) -> VarScript:
+    """A var script, checked without running it: the file exists, the function is defined (Python's
+    ``get_var`` by default) and the JavaScript module loads."""
+    problem = script_problem(ref, ctx.base_dir, VAR_SCRIPT_FUNCTION)
+    if problem is not None:
+        raise ConfigError(
+            f"var script {ref}: {problem}",
+            where=where,
+            hint=f"A var script defines {VAR_SCRIPT_FUNCTION}(var_name, prompt, other_vars) (Python) or "
+            "exports a function (JavaScript) returning {output: value} or {error: message}; it runs when "
+            "each row renders",
+        )
+    return VarScript(ref)

@@ -16,6 +16,7 @@ Import from here (``from evalh.model import Suite``); the submodules only group 
 * :mod:`evalh.model.aggregates`: a finished :class:`RunRecord` and its figures (:class:`Aggregates`,
   :class:`Column`, :class:`RowFigures`, ...);
 * :mod:`evalh.model.repeats`: each test over its repeats (:class:`RepeatSummary`, :class:`TestRepeats`);
+* :mod:`evalh.model.var_scripts`: vars run for their value when a row renders (:class:`VarScript`);
 * :mod:`evalh.model.trace`: a row's OpenTelemetry spans and the run's tracing settings (:class:`Span`,
   :class:`RowTrace`, :class:`TraceContext`, :class:`TracingSettings`).
 
@@ -86,6 +87,7 @@ from evalh.model.trace import (
     TraceSource,
     TracingSettings,
 )
+from evalh.model.var_scripts import VarScript, plain_vars, script_var_names
 from evalh.model.verdict import pass_rate, run_passed
 
 __all__ = [
@@ -132,10 +134,12 @@ __all__ = [
     "TracingSettings",
     "TypeFigures",
     "Usage",
+    "VarScript",
     "asks_provider",
     "meets",
     "narrows_matrix",
     "pass_rate",
+    "plain_vars",
     "prompt_allowed",
     "prompt_warning_key",
     "provider_ref_matches",
@@ -143,6 +147,7 @@ __all__ = [
     "run_passed",
     "run_placeholders",
     "runs_prompt",
+    "script_var_names",
     "stored_names",
     "uses_conversation",
     "weighted_mean",

@@ -192,6 +192,9 @@ class Suite:
     callables: Mapping[str, Any] = field(default_factory=dict)
     shard: ShardInfo | None = None  # the share of the run it is (--shard), None for a whole run
     tracing: TracingSettings = field(default_factory=TracingSettings)  # the config's tracing: block
+    # extensions: promptfoo's hook functions, in order (evalh/runtimes/extension_hooks.py; beforeAll ran
+    # while the config loaded, the runner calls beforeEach, the session afterEach and afterAll)
+    extensions: tuple[str, ...] = ()
 
 
 def asks_provider(test: TestCase, provider: ProviderSpec) -> bool:

@@ -223,6 +223,8 @@ PROMPTFOO_FAMILY_ENTRIES: tuple[ProviderEntry, ...] = (
         caching="default",
     ),
 )
+
+
 def _file_part(provider_id: str) -> str:
     """``file://x.js:Name`` -> ``file://x.js``: a trailing export name is not part of the path."""
     path, sep, name = provider_id.rpartition(":")

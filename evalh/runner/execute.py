@@ -34,16 +34,18 @@ from evalh.model import (
     RunRecord,
     Status,
     Suite,
+    TestCase,
     TestResult,
     TraceContext,
     Usage,
+    script_var_names,
 )
 from evalh.providers.base import CallContext
 from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.cache import Cache, cache_mode
 from evalh.runner.comparing import compare_rows, compares_outputs, per_row_asserts
 from evalh.runner.grading import collect_prefetch, grade_assertion
-from evalh.runner.plan import Job, plan_jobs
+from evalh.runner.plan import Job, plan_jobs, render_job_prompt
 from evalh.runner.scoring import TestVerdict, reasons_shared, score_test
 from evalh.runner.scoring_function import scored_by_function
 from evalh.runner.sequence import RunMemory, runs_in_sequence
@@ -51,7 +53,9 @@ from evalh.runner.services import ProviderPool, RunServices
 from evalh.runner.stopping import DEFAULT_STOP_SIGNALS, run_until_stopped
 from evalh.runner.traces import RunTracing, run_tracing
 from evalh.runner.transforming import Transformed, transform_response
+from evalh.runtimes.extension_hooks import HookFailed, before_each
 from evalh.runtimes.prompt_functions import PromptFunctionFailed, call_prompt_function, prompt_timeout_s
+from evalh.runtimes.var_scripts import VarScriptFailed, run_var_scripts
 from evalh.templating import template_env
 from evalh.tracing.collector import CollectedTrace
 
@@ -181,6 +185,16 @@ def _row(
     )
 
 
+def _as_written(job: Job, written: TestCase) -> Job:
+    """The row's job with its var scripts' references back in its vars, as promptfoo reports them (the
+    values were what the prompt and the assertions saw)."""
+    names = script_var_names(written.vars)
+    if not names:
+        return job
+    variables = {**job.test.vars, **{name: written.vars[name] for name in names}}
+    return replace(job, test=replace(job.test, vars=variables))
+
+
 class _Execution:
     def __init__(
         self, suite: Suite, options: RunOptions, collector: _Collector, tracing: RunTracing | None = None
@@ -220,6 +234,37 @@ class _Execution:
             return replace(job, rendered_prompt=result.prompt)
         merged = replace(job.prompt, config={**job.prompt.config, **result.config})
         return replace(job, rendered_prompt=result.prompt, prompt=merged)
+
+    async def with_before_each(self, job: Job) -> Job:
+        """``job`` with the test its beforeEach hooks return (raises HookFailed), its prompt rendered
+        again when they changed it."""
+        if not self.suite.extensions:
+            return job
+        test = await before_each(
+            self.suite.extensions, job.test, config_dir=self.config_dir, timeout_s=self.timeout_s
+        )
+        if test is job.test:
+            return job
+        return replace(
+            job, test=test, rendered_prompt=render_job_prompt(job, test, template_env(self.suite.env))
+        )
+
+    async def with_var_scripts(self, job: Job) -> Job:
+        """``job`` with its var scripts' values in its vars and its prompt rendered again with them
+        (raises VarScriptFailed, TemplateError). The values are data: inserted, never rendered."""
+        if not script_var_names(job.test.vars):
+            return job
+        variables = await run_var_scripts(
+            job.test.vars,
+            job.prompt.raw,
+            {"id": job.provider.id, "label": job.provider.label},
+            config_dir=self.config_dir,
+            timeout_s=self.timeout_s,
+        )
+        test = replace(job.test, vars=variables)
+        return replace(
+            job, test=test, rendered_prompt=render_job_prompt(job, test, template_env(self.suite.env))
+        )
 
     async def output_of(self, job: Job, trace: TraceContext | None = None) -> Transformed:
         """The row's output: the provider's (or the recorded) answer, transformed; remembered for
@@ -315,9 +360,13 @@ class _Execution:
         if self.collector.stopped:  # a worker whose code swallowed the stop takes no new job
             return
         trace: TraceContext | None = None
+        written = job.test
         try:
+            job = await self.with_before_each(job)
+            written = job.test
             if self.memory is not None:
                 job = self.memory.prepare(job)
+            job = await self.with_var_scripts(job)
             job = await self.with_prompt(job)
             if self.tracing is not None and job.uses_provider:
                 trace = self.tracing.issue()
@@ -326,6 +375,8 @@ class _Execution:
                 job = self.memory.with_own_turn(job)
         except TemplateError as error:  # a late var or the prompt, rendered with earlier rows' outputs
             transformed = Transformed(ProviderResponse(error=error.render()), None)
+        except (VarScriptFailed, HookFailed) as error:
+            transformed = Transformed(ProviderResponse(error=str(error)), None)
         except PromptFunctionFailed as error:
             kind = "Prompt function" if job.prompt.function.startswith("file://") else "Prompt"
             error_text = f"{kind} {job.prompt.function} failed: {error}"
@@ -337,7 +388,7 @@ class _Execution:
         response = transformed.response
         source = self.tracing.source(trace) if self.tracing is not None and trace is not None else None
         context = self.context_of(job, response, transformed.provider_output, source)
-        item = _Output(job, response, context, source)
+        item = _Output(_as_written(job, written), response, context, source)
         requests = collect_prefetch(job.test.asserts, item.context) if response.error is None else []
         if requests:
             deferred.append((item, requests))

@@ -39,6 +39,7 @@ from evalh.runtimes.user_filters import user_filters as make_user_filters
 from evalh.secrets import redact_config
 from evalh.session.context import run_context
 from evalh.session.filters import filter_by_report
+from evalh.session.hooks import tell_hooks_of_run
 from evalh.session.retry import jobs_to_retry, merged_run, rows_from_json
 from evalh.store.compare import Comparison, compare_reports
 from evalh.store.recording import recording, stored_config_path
@@ -220,6 +221,9 @@ def _execute(
                     record.add(spool.add(row))
             record.finish(result)
         eval_id = record.run_id or new_eval_id(result.started_at)
+        tell_hooks_of_run(
+            result, eval_id, options.timeout_ms
+        )  # afterEach and afterAll, before the reports are written
         comparison = None
         if baseline is not None:
             current = to_promptfoo_json(result, eval_id=eval_id)

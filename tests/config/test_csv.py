@@ -117,6 +117,46 @@ def test_multiline_cells_keep_row_numbers() -> None:
     assert [str(p).split(": ")[0] for p in problems] == ["m.csv:5:2"]
 
 
+def test_config_columns_set_the_threshold_of_the_rows_nth_assertion() -> None:
+    text = (
+        "q,__expected1,__expected2,__config:__expected:threshold,__config:__expected2:threshold\n"
+        "a,rouge-n:x,levenshtein:y,0.25,3\n"
+        "b,,levenshtein:z, 0.5 ,1e0\n"  # promptfoo counts the non-empty cells: levenshtein is the first
+    )
+    tests, problems = read_csv_tests(text, "c.csv", KNOWN)
+    assert problems == []
+    (first, _), (second, _) = tests
+    assert [(a["type"], a["threshold"]) for a in first["assert"]] == [("rouge-n", 0.25), ("levenshtein", 3.0)]
+    assert first["metadata"] == {"threshold": 3.0}  # promptfoo copies each into the test's metadata too
+    assert second["assert"] == [{"type": "levenshtein", "value": "z", "threshold": 0.5}]
+    assert second["metadata"] == {"threshold": 0.5}
+
+
+@pytest.mark.parametrize(
+    ("header", "cell", "where", "phrase"),
+    [
+        (
+            "__config:__expected:weight",
+            "1",
+            "c.csv:1:3",
+            "unknown special column '__config:__expected:weight'",
+        ),
+        ("__config:__expected0:threshold", "1", "c.csv:1:3", "N from 1"),
+        ("__config:threshold", "1", "c.csv:1:3", "__config:__expectedN:threshold"),
+        ("__config:__expected:threshold", "high", "c.csv:2:3", "the threshold must be a number (got 'high')"),
+        ("__config:__expected:threshold", "", "c.csv:2:3", "the threshold must be a number"),
+    ],
+)
+def test_bad_config_columns_are_located(header: str, cell: str, where: str, phrase: str) -> None:
+    _, problems = read_csv_tests(f"q,__expected,{header}\na,contains:a,{cell}\n", "c.csv", KNOWN)
+    assert len(problems) == 1 and str(problems[0]).startswith(where) and phrase in str(problems[0])
+
+
+def test_metadata_lists_keep_escaped_commas() -> None:
+    tests, _ = read_csv_tests('q,__metadata:tags[]\na,"physics,advanced\\,theory"\n', "m.csv", KNOWN)
+    assert tests[0][0]["metadata"] == {"tags": ["physics", "advanced,theory"]}
+
+
 def test_header_problems() -> None:
     _, problems = read_csv_tests("q,q,__expectd,\n1,2,3,4\n", "h.csv", KNOWN)
     messages = [str(p) for p in problems]

@@ -12,7 +12,6 @@ from evalh.cli.app import app
 from evalh.config import generators
 from evalh.config.load import load_suite
 from evalh.errors import EXIT_CONFIG, ConfigError
-from evalh.runtimes.javascript_source import JsFileProblem, file_source
 from tests.config.conftest import WriteFiles
 
 HEAD = "prompts: ['{{word}}']\nproviders: [echo]\n"
@@ -139,15 +138,13 @@ def test_javascript_generators_are_called_with_their_config_and_awaited(project:
     assert _words(config) == ["js", "named", "two", "configured", "p", "q"]
 
 
-def _typescript_loads() -> bool:
-    try:
-        file_source("file://x.ts", Path(__file__).parent)
-    except JsFileProblem as error:
-        return "not supported" not in str(error) and "must end in" not in str(error)
-    return True
+def test_a_javascript_module_may_export_its_list_of_tests(project: WriteFiles) -> None:
+    files = {"esm.mjs": "export default [{vars: {word: 'esm'}}, {vars: {word: 'two'}}];\n"}
+    config = _with_generators(project, "tests:\n  - file://list.js\n  - file://esm.mjs\n")
+    project(config.read_text(), files)
+    assert _words(config) == ["l", "esm", "two"]
 
 
-@pytest.mark.skipif(not _typescript_loads(), reason="file_source does not load TypeScript yet (helper ts)")
 def test_typescript_and_module_generators_run(project: WriteFiles) -> None:
     files = {
         "gen.ts": "export default function (): Array<{vars: {word: string}}> {\n"
@@ -167,7 +164,7 @@ def test_typescript_and_module_generators_run(project: WriteFiles) -> None:
         ("file://gen.py:a_set", "gen.py:a_set returned tests that are not plain JSON data (a set)"),
         ("file://gen.js:throws", "test generator gen.js:throws threw Error: no cases"),
         ("file://gen.js:nothing", "gen.js:nothing returned nothing (null / None), not a list"),
-        ("file://list.js", "test generator list.js cannot run: Error: list.js does not export a function"),
+        ("file://gen.js:missing", "test generator gen.js:missing returned nothing (null / None), not a list"),
         ("file://nope.py", "evalh.yaml:5:5 tests[1]: file not found: nope.py"),
     ],
 )

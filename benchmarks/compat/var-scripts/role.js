@@ -1,0 +1,3 @@
+module.exports = function (varName, prompt, vars) {
+  return { output: `${varName} for ${vars.role}` };
+};
