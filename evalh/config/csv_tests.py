@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -32,6 +33,12 @@ CSV_SPECIAL_COLUMNS = (
     "__metadata",
 )
 _EXPECTED = re.compile(r"^__expected(\d*)$")
+# promptfoo's per-assertion settings: __config:__expected:threshold (the first assertion of the row),
+# __config:__expected<N>:threshold (its N-th); threshold is the one setting it names
+_CONFIG_COLUMN = re.compile(r"^__config:([^:]*):([^:]*)$")
+_CONFIG_TARGET = re.compile(r"^__expected([1-9]\d*)?$")
+_CONFIG_KEYS = ("threshold",)
+_ESCAPED_COMMA = re.compile(r"(?<!\\),")
 _LIST_TYPES = frozenset({"contains-any", "contains-all", "icontains-any", "icontains-all"})
 _UNTRIMMED = frozenset({"contains-json", "is-json", "llm-rubric"})  # promptfoo keeps these as written
 # promptfoo's CSV mini-syntax has defaults of its own when a cell names no threshold (src/csv.ts
@@ -217,6 +224,8 @@ def _check_header(header: list[str], file: str) -> list[ConfigError]:
             problems.append(
                 ConfigError("empty column name", where=where, hint="Name every column in the header")
             )
+        elif name.startswith("__config:"):
+            problems.extend(_config_column_problems(name, where))
         elif name.startswith("__") and not _is_special(name):
             match = close_matches(name, [*CSV_SPECIAL_COLUMNS, "__metadata:key"])
             hint = (
@@ -224,6 +233,29 @@ def _check_header(header: list[str], file: str) -> list[ConfigError]:
             )
             problems.append(ConfigError(f"unknown special column {name!r}", where=where, hint=hint))
     return problems
+
+
+def _config_column_problems(name: str, where: str) -> list[ConfigError]:
+    match = _CONFIG_COLUMN.match(name)
+    hint = "Write __config:__expected:threshold, or __config:__expected<N>:threshold for the N-th assertion"
+    if match is None:
+        return [
+            ConfigError(
+                f"column {name!r} is not of the form __config:<assertion>:<setting>", where=where, hint=hint
+            )
+        ]
+    target, key = match.groups()
+    if not _CONFIG_TARGET.match(target):
+        return [
+            ConfigError(f"column {name!r} names {target!r}, not an __expected column", where=where, hint=hint)
+        ]
+    if key not in _CONFIG_KEYS:
+        return [
+            ConfigError(
+                f"column {name!r} sets {key!r}; a __config column sets threshold", where=where, hint=hint
+            )
+        ]
+    return []
 
 
 def _is_special(name: str) -> bool:
@@ -240,6 +272,7 @@ def _row_to_test(
 ) -> tuple[dict[str, Any], CsvOrigin] | None:
     test: dict[str, Any] = {"vars": {}}
     asserts: list[dict[str, Any]] = []
+    settings: list[tuple[tuple[int, str, float], int]] = []  # ((assertion index, key, value), column)
     metadata: dict[str, Any] = {}
     columns: dict[JsonPath, int] = {}
     failed = False
@@ -252,6 +285,8 @@ def _row_to_test(
                     asserts.append(assertion)
             elif name.startswith("__metadata:"):
                 _metadata_cell(metadata, name.removeprefix("__metadata:"), cell)
+            elif name.startswith("__config:"):
+                settings.append((_config_setting(name, cell), column))
             else:
                 _plain_cell(test, columns, name, cell, column)
         except MiniSyntaxError as error:
@@ -265,6 +300,13 @@ def _row_to_test(
     for assertion in asserts:
         if metric:
             assertion["metric"] = metric
+    for (index, key, value), column in settings:
+        # as promptfoo: the index counts the row's assertions (non-empty __expected cells), and the
+        # setting is copied into the test's metadata too; past the last assertion it sets nothing
+        if index < len(asserts):
+            asserts[index][key] = value
+            columns[("assert", index, key)] = column
+            metadata[key] = value
     if asserts:
         test["assert"] = asserts
     if metadata:
@@ -273,12 +315,30 @@ def _row_to_test(
 
 
 def _metadata_cell(metadata: dict[str, Any], key: str, cell: str) -> None:
+    """``__metadata:key`` holds the cell; ``__metadata:key[]`` a list split at each comma not
+    written as ``\\,`` (promptfoo's rule: ``physics,advanced\\,theory`` is two items)."""
     if not cell.strip():
         return
     if key.endswith("[]"):
-        metadata[key[:-2]] = [item.strip() for item in cell.split(",") if item.strip()]
+        items = (item.strip().replace("\\,", ",") for item in _ESCAPED_COMMA.split(cell))
+        metadata[key[:-2]] = [item for item in items if item]
     else:
         metadata[key] = cell
+
+
+def _config_setting(name: str, cell: str) -> tuple[int, str, float]:
+    """(assertion index, setting, value) of a ``__config:__expected<N>:threshold`` cell (the header
+    was checked)."""
+    target, key = name.removeprefix("__config:").split(":")
+    number = _EXPECTED.match(target)
+    index = int(number.group(1)) - 1 if number and number.group(1) else 0
+    try:
+        value = float(cell)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise MiniSyntaxError(f"{key} must be a number (got {cell!r})")
+    return index, key, value
 
 
 def _plain_cell(
