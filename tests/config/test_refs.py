@@ -4,29 +4,11 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
-from typing import Any
 
-from typer.testing import CliRunner, Result
-
-from evalh.cli.app import app
 from evalh.config.load import load_suite
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
-
-
-def run(config: Path) -> tuple[Result, list[dict[str, Any]]]:
-    report = config.parent / "out.json"
-    result = CliRunner().invoke(
-        app, ["eval", "-c", str(config), "-o", str(report), "--no-table", "--no-progress-bar"]
-    )
-    assert "Traceback" not in result.stderr, result.stderr
-    rows = json.loads(report.read_text(encoding="utf-8"))["results"]["results"] if report.exists() else []
-    return result, rows
+from tests.config.test_promptfoo_semantics import run_rows as run
+from tests.config.test_promptfoo_semantics import write
 
 
 def test_an_assertion_template_is_used_through_ref(tmp_path: Path) -> None:
