@@ -48,7 +48,7 @@ from evalh.templating.nunjucks import (
     finalize,
     for_pairs,
     format_width_is_safe,
-    js_string,
+    js_concat_string,
     json_stringify,
     power_is_safe,
     repeat_is_safe,
@@ -244,7 +244,7 @@ _ENV.filters.update(BUDGET_FILTERS)
 _PAIRS_FILTER = "for-pairs"
 _ENV.filters[_PAIRS_FILTER] = for_pairs
 _STRING_FILTER = "js-string"
-_ENV.filters[_STRING_FILTER] = js_string
+_ENV.filters[_STRING_FILTER] = js_concat_string
 _ENV.filters.update(METERING_FILTERS)
 del _ENV.globals["lipsum"]  # not in Nunjucks, and lipsum(n=10**9) is a cheap way to exhaust memory
 
@@ -314,8 +314,9 @@ def _pair_loops_over_items(ast: jinja2.nodes.Template) -> None:
 
 
 def _concatenate_js_strings(ast: jinja2.nodes.Template) -> None:
-    """Nunjucks' ``a ~ b`` joins the values as JavaScript writes them (``'n=' ~ [1, 2]`` is ``n=1,2``),
-    where Jinja would use Python's ``str``: every operand goes through the ``js-string`` filter."""
+    """Nunjucks' ``a ~ b`` joins the values as JavaScript writes them (``'n=' ~ [1, 2]`` is ``n=1,2``,
+    ``'a' ~ none`` is ``anull``), where Jinja would use Python's ``str``: every operand goes through
+    the ``js-string`` filter."""
     for concat in ast.find_all(jinja2.nodes.Concat):
         concat.nodes = [
             jinja2.nodes.Filter(node, _STRING_FILTER, [], [], None, None, lineno=node.lineno)

@@ -27,6 +27,7 @@ __all__ = [
     "finalize",
     "for_pairs",
     "format_width_is_safe",
+    "js_concat_string",
     "js_number",
     "js_string",
     "json_stringify",
@@ -166,6 +167,17 @@ def js_string(value: Any) -> str:
     if isinstance(value, list | tuple | Iterator):  # Jinja's select / map / batch give iterators
         return ",".join(js_string(item) for item in value)
     return str(value)
+
+
+def js_concat_string(value: Any) -> str:
+    """An operand of ``~`` as JavaScript's ``+`` on a string writes it: like :func:`js_string`, but
+    null is ``null`` and an undefined variable ``undefined`` (``{{ }}`` prints both as nothing)."""
+    if value is None:
+        return "null"
+    if isinstance(value, jinja2.Undefined):
+        str(value)  # an Undefined notes itself for the render's warning
+        return "undefined"
+    return js_string(value)
 
 
 def finalize(value: Any) -> Any:

@@ -57,6 +57,10 @@ VALUES: dict[str, Any] = {
         ('{{ objects | join(",", "a") }}', "1,"),
         ("{{ 'n=' ~ numbers }} {{ numbers | string }} {{ obj | string }}", "n=1,2,3 1,2,3 [object Object]"),
         ("{{ numbers | reverse }} {{ obj | dictsort }}", "3,2,1 name,Ada,tags,1"),
+        (
+            "{{ 'a' ~ nothing }} {{ 'b' ~ missing }} {{ 'c' ~ flags ~ whole }}",
+            "anull bundefined ctrue,false,1",
+        ),
         ("{{ 10 / 4 }} {{ 2 ** 70 }}", "2.5 1.1805916207174113e+21"),
     ],
 )
