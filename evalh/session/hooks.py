@@ -41,7 +41,7 @@ def tell_hooks_of_run(run: RunRecord, eval_id: str, timeout_ms: int) -> None:
     rows: list[dict[str, Any]] = report["results"]["results"]
     for ref in after_each:
         for row in rows:
-            context = {"test": row_test_case(row), "result": row}
+            context: dict[str, Any] = {"test": row_test_case(row), "result": row}
             returned = _call(ref, "afterEach", context, config_dir, timeout_s)
             _warn_if_changed(ref, row, returned)
     context = {
