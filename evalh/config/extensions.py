@@ -21,7 +21,7 @@ from typing import Any
 
 from evalh.config.build import Defaults
 from evalh.config.files import LoadContext, Origin
-from evalh.config.generators import GeneratorOrigin
+from evalh.config.generators import GeneratorOrigin, checked_tests
 from evalh.config.locate import Document, format_path
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.tests_files import RawTest, validated_tests
@@ -127,13 +127,14 @@ def _checked_return(returned: Any, sent: dict[str, Any], ref: str, where: Where)
                 hint=f"Write the {key} in the config instead",
             )
     tests, default = suite.get("tests", sent["suite"]["tests"]), suite.get("defaultTest") or {}
-    if not isinstance(tests, list) or not isinstance(default, Mapping):
+    if not isinstance(default, Mapping):
         raise ConfigError(
-            f"extension {ref} (beforeAll) returned suite.tests that is not a list or a defaultTest "
-            "that is not a mapping",
+            f"extension {ref} (beforeAll) returned a defaultTest that is not a mapping",
             where=where,
             hint=_HINT,
         )
+    # the bounds on a generator's tests (count, size, plain data): a hook returns tests as one does
+    tests = checked_tests(tests, f"extension {ref} (beforeAll) suite.tests:", where, _HINT)
     return {"suite": {**sent["suite"], "tests": tests, "defaultTest": dict(default)}}
 
 

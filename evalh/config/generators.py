@@ -28,7 +28,14 @@ from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES, JsFileProblem, Js
 from evalh.runtimes.python import LoadProblem, Raised, Returned, WorkerLost, call_python
 from evalh.runtimes.transforms import python_file_target, run_blocking
 
-__all__ = ["MAX_GENERATED_TESTS", "GeneratorOrigin", "generated_tests", "is_generator", "split_generator"]
+__all__ = [
+    "MAX_GENERATED_TESTS",
+    "GeneratorOrigin",
+    "checked_tests",
+    "generated_tests",
+    "is_generator",
+    "split_generator",
+]
 
 PYTHON_DEFAULT = "generate_tests"  # promptfoo's default function name for a Python generator
 MAX_GENERATED_TESTS = 100_000
@@ -88,7 +95,7 @@ def generated_tests(ref: str, config: Any, where: Where, ctx: LoadContext) -> li
     except JsFileProblem as error:
         message = f"test generator {shown} cannot be loaded: {error}"
         raise ConfigError(message, where=where, hint=_HINT) from None
-    tests = _checked_result(value, shown, where)
+    tests = checked_tests(value, f"test generator {shown}", where, _HINT)
     return [(test, GeneratorOrigin(shown, index)) for index, test in enumerate(tests)]
 
 
@@ -146,8 +153,9 @@ def _javascript_value(outcome: JsReturned | JsThrown) -> Any:
     return outcome.value
 
 
-def _checked_result(value: Any, shown: str, where: Where) -> list[Any]:
-    """The list of tests, if ``value`` is one within the bounds; else a located ConfigError."""
+def checked_tests(value: Any, who: str, where: Where, hint: str) -> list[Any]:
+    """The list of tests code returned (``who``: a generator, a beforeAll hook), if ``value`` is one
+    within the bounds, as JSON data; else a located ConfigError."""
     problem, text = None, "[]"
     if not isinstance(value, list):
         problem = f"returned {_kind(value)}, not a list of tests"
@@ -162,7 +170,7 @@ def _checked_result(value: Any, shown: str, where: Where) -> list[Any]:
             if len(text) > MAX_GENERATED_BYTES:
                 problem = f"returned {len(text) >> 20} MiB of tests; at most {MAX_GENERATED_BYTES >> 20} MiB"
     if problem is not None:
-        raise ConfigError(f"test generator {shown} {problem}", where=where, hint=_HINT)
+        raise ConfigError(f"{who} {problem}", where=where, hint=hint)
     tests: list[Any] = json.loads(text)  # as promptfoo gets them: JSON (tuples are lists, keys text)
     return tests
 

@@ -100,7 +100,9 @@ class CohereChat(ChatProvider):
         data = reply.json
         if data.get("message") and "text" not in data:  # promptfoo: a reply with a message is an error
             raise ValueError(f"Cohere answered: {data['message']}")
-        output = str(data["text"])
+        output = data["text"]
+        if not isinstance(output, str):  # not str(): a null text is not the answer "None"
+            raise ValueError(f"Cohere's text is {json.dumps(output)[:100]}, not a string")
         if self.config.get("showSearchQueries") and data.get("search_queries"):
             output += "\n\nSearch Queries:\n" + "\n".join(str(q.get("text")) for q in data["search_queries"])
         if self.config.get("showDocuments") and data.get("documents"):

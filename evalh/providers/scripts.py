@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shlex
 import time
 from collections.abc import Mapping, Sequence
@@ -142,11 +143,25 @@ def _split_python_target(target: str) -> tuple[str, str | None]:
     return target, None
 
 
+def _number(value: Any) -> float:
+    """A finite number (or text holding one, as before) from a reply's usage or cost; anything else
+    (other text, NaN, a list, an object) counts as 0, as promptfoo's ``tokenUsage.total || 0`` adds
+    nothing for it, instead of failing the row with a Python error."""
+    if isinstance(value, bool):
+        return 0.0
+    try:
+        number = float(value) if isinstance(value, int | float | str) else 0.0
+    except ValueError:
+        return 0.0
+    return number if math.isfinite(number) else 0.0
+
+
 def _usage_from(payload: Mapping[str, Any]) -> Usage:
-    tokens = payload.get("tokenUsage") or {}
-    prompt = int(tokens.get("prompt", 0) or 0)
-    completion = int(tokens.get("completion", 0) or 0)
-    total = int(tokens.get("total", prompt + completion) or 0)
+    tokens = payload.get("tokenUsage")
+    tokens = tokens if isinstance(tokens, Mapping) else {}
+    prompt = int(_number(tokens.get("prompt")))
+    completion = int(_number(tokens.get("completion")))
+    total = int(_number(tokens["total"])) if "total" in tokens else prompt + completion
     return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=total, requests=1)
 
 
@@ -179,12 +194,11 @@ def script_reply(result: Any, name: str) -> ProviderResponse:
         if isinstance(result.get("output"), Foreign):
             kind = result["output"].type_name
             return ProviderResponse(error=f"{name} returned {{output: a {kind}}}, not a string or JSON data")
-        cost = result.get("cost")
         reason = result.get("finishReason")  # promptfoo's field, for the finish-reason assertion
         return ProviderResponse(
             output=result.get("output"),
             usage=_usage_from(result),
-            cost=float(cost) if cost else None,
+            cost=_number(result.get("cost")) or None,
             metadata={"finishReason": reason} if isinstance(reason, str) and reason else {},
         )
     return ProviderResponse(output=result)

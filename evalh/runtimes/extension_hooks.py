@@ -18,12 +18,14 @@ a message saying so, since evalh checked and built the test's assertions when th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S, PYTHON_ASSERTION_TIMEOUT_S
+from evalh.common.limits import MAX_REPLY_ENV, max_reply_bytes, reply_size
 from evalh.model import TestCase, VarScript, plain_vars
 from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
 from evalh.runtimes.javascript_source import JsFileProblem, file_source, split_js_target
@@ -112,9 +114,21 @@ async def before_each(
             current = returned.get("test") if isinstance(returned, Mapping) else None
             if not isinstance(current, Mapping):
                 raise HookFailed(f"extension {ref} (beforeEach) returned no {{test: ...}}")
+            _within_cap(current, ref)
     if current == sent:
         return test
     return _changed_test(test, sent, current)
+
+
+def _within_cap(test: Mapping[str, Any], ref: str) -> None:
+    """A returned test goes into every report of its row: one larger than a provider reply may be (a
+    200 MB var made an 800 MB report) fails the row instead."""
+    limit = max_reply_bytes()
+    if len(json.dumps(test, ensure_ascii=False, default=str).encode("utf-8", "replace")) > limit:
+        raise HookFailed(
+            f"extension {ref} (beforeEach) returned a test larger than {reply_size(limit)}, the cap on one "
+            f"reply: keep large data in files the test names, or raise the cap with {MAX_REPLY_ENV} (in MiB)"
+        )
 
 
 def _changed_test(test: TestCase, sent: Mapping[str, Any], returned: Mapping[str, Any]) -> TestCase:

@@ -167,8 +167,28 @@ def _serve() -> None:
             job.answer.set_exception(error)
         except Exception as error:  # the engine's: out of memory, interrupted, a compiler bug
             context = None
-            reason = str(error).split("\n", 1)[0]
-            job.answer.set_exception(TranspileFailed(f"{job.name}: TypeScript's compiler failed: {reason}"))
+            job.answer.set_exception(TranspileFailed(f"{job.name}: {_engine_failure(error)}"))
+
+
+def _engine_failure(error: Exception) -> str:
+    """What the engine's own words ("InternalError: interrupted") mean for the user, and what to do."""
+    reason = str(error).split("\n", 1)[0]
+    if "interrupted" in reason:
+        return (
+            f"TypeScript's compiler took more than {_FILE_LIMIT_S:g} s of CPU on this file (too large or "
+            "too deeply nested): split it into smaller files, or ship it as plain JavaScript (.js)"
+        )
+    if "out of memory" in reason:
+        return (
+            f"TypeScript's compiler ran out of memory (limit {MEMORY_LIMIT_BYTES >> 20} MB) on this file: "
+            "split it into smaller files, or ship it as plain JavaScript (.js)"
+        )
+    if "call stack" in reason:
+        return (
+            "TypeScript's compiler ran out of stack: the file nests expressions too deeply; "
+            "write it with less nesting, or ship it as plain JavaScript (.js)"
+        )
+    return f"TypeScript's compiler failed: {reason}"
 
 
 def _compile(text: str, name: str) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S, PYTHON_ASSERTION_TIMEOUT_S
+from evalh.common.limits import MAX_REPLY_ENV, max_reply_bytes, reply_size
 from evalh.model import plain_vars, script_var_names
 from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
 from evalh.runtimes.javascript_source import JsFileProblem, file_source
@@ -53,7 +54,9 @@ async def run_var_scripts(
     for name in script_var_names(variables):
         ref = values[name]
         try:
-            values[name] = await _value(ref, name, prompt, values, provider, config_dir, timeout_s)
+            values[name] = _within_cap(
+                await _value(ref, name, prompt, values, provider, config_dir, timeout_s)
+            )
         except (TimedOut, JsFailed, JsFileProblem, WorkerLost) as error:
             raise VarScriptFailed(f"var {name}: {ref} failed: {error or type(error).__name__}") from None
         except VarScriptFailed as error:
@@ -88,6 +91,19 @@ async def _value(
     if isinstance(js, JsThrown):
         raise VarScriptFailed(f"threw {js.message}")
     return _output(js.value)
+
+
+def _within_cap(value: Any) -> Any:
+    """``value`` if it is no larger than one provider reply may be: a var goes into every prompt and
+    report of its row (a 300 MB value made a 600 MB report)."""
+    limit = max_reply_bytes()
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) > limit // 4 and len(text.encode("utf-8", "replace")) > limit:
+        raise VarScriptFailed(
+            f"returned more than {reply_size(limit)}, the cap on one reply: write a shorter value, or raise "
+            f"the cap with the environment variable {MAX_REPLY_ENV} (in MiB)"
+        )
+    return value
 
 
 def _output(result: Any) -> Any:

@@ -19,6 +19,7 @@ from typing import Any
 from evalh.common.notices import notice
 from evalh.errors import ConfigError
 from evalh.model import RunRecord
+from evalh.reports.codec_read import row_test_case
 from evalh.reports.json import to_promptfoo_json
 from evalh.runtimes.extension_hooks import HookFailed, call_hook, hooks_for
 from evalh.runtimes.transforms import run_blocking
@@ -40,7 +41,7 @@ def tell_hooks_of_run(run: RunRecord, eval_id: str, timeout_ms: int) -> None:
     rows: list[dict[str, Any]] = report["results"]["results"]
     for ref in after_each:
         for row in rows:
-            context = {"test": row.get("testCase", {}), "result": row}
+            context: dict[str, Any] = {"test": row_test_case(row), "result": row}
             returned = _call(ref, "afterEach", context, config_dir, timeout_s)
             _warn_if_changed(ref, row, returned)
     context = {

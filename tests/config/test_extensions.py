@@ -49,6 +49,18 @@ def bad_tests(hook_name, context):
 
 def raises(hook_name, context):
     raise RuntimeError("hook broke")
+
+
+def too_many(hook_name, context):
+    if hook_name == "beforeAll":
+        context["suite"]["tests"] = [{"vars": {"word": "w"}}] * 100_001
+        return context
+
+
+def huge_var(hook_name, context):
+    if hook_name == "beforeEach":
+        context["test"]["vars"]["word"] = "w" * 300_000
+        return context
 """
 
 HOOKS_JS = """
@@ -103,6 +115,16 @@ def test_a_before_each_change_evalh_cannot_take_fails_the_row(project: Path) -> 
     assert "a beforeEach hook changed test.assert; evalh takes" in rows[0]["error"]
 
 
+def test_a_before_each_test_larger_than_a_reply_fails_the_row(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVALH_MAX_REPLY_MB", "0.25")  # past it, the var would fill every report of the row
+    _, rows = run_rows(_config(project, "file://hooks.py:huge_var"))
+    assert rows[0]["success"] is False
+    assert "(beforeEach) returned a test larger than 262144 bytes, the cap on one reply" in rows[0]["error"]
+    assert len(rows[0]["prompt"]["raw"]) < 1000
+
+
 @pytest.mark.parametrize(
     ("extension", "where", "message"),
     [
@@ -115,6 +137,7 @@ def test_a_before_each_change_evalh_cannot_take_fails_the_row(project: Path) -> 
         ("file://hooks.py", "c.yaml:4:5 extensions[0]", "names no function"),
         ("file://hooks.py:missing", "c.yaml:4:5 extensions[0]", "defines no function 'missing'"),
         ("file://hooks.py:bad_tests", "hooks.py:bad_tests(beforeAll).suite.tests[1]", "'no-such-type'"),
+        ("file://hooks.py:too_many", "c.yaml:3:", "returned 100,001 tests; at most 100,000 are accepted"),
     ],
 )
 def test_a_hook_that_cannot_run_or_changes_what_evalh_built_is_a_config_error(

@@ -297,3 +297,15 @@ def test_filter_providers_matches_the_id_a_provider_gives_itself(tmp_path: Path)
     result, rows = _run(config, "--filter-providers", "^my-model$")
     assert result.exit_code == 0, clean(result)
     assert [row["provider"]["id"] for row in rows] == ["my-model"]
+
+
+@pytest.mark.parametrize(
+    "usage", ['tokenUsage: "lots", cost: "cheap"', "tokenUsage: {total: [1], prompt: {}}, cost: NaN"]
+)
+def test_usage_and_cost_that_are_not_numbers_count_as_nothing(tmp_path: Path, usage: str) -> None:
+    # promptfoo adds `tokenUsage.total || 0`: such a reply's output stands (it was a Python error row)
+    code = f"module.exports = class {{ callApi(p) {{ return {{output: p, {usage}}}; }} }};"
+    rows = _rows(tmp_path, "[file://p.js]", {"p.js": code})
+    assert rows[0]["success"] is True, rows[0]
+    assert rows[0]["response"]["output"] == "Say hi"
+    assert rows[0]["response"]["tokenUsage"]["total"] == 0

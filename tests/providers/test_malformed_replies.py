@@ -28,6 +28,7 @@ CHAT = {
     "openai": ("openai:chat:m", "/v1/chat/completions", "/v1"),
     "anthropic": ("anthropic:messages:m", "/v1/messages", ""),
     "ollama": ("ollama:chat:m", "/api/chat", ""),
+    "cohere": ("cohere:m", "/v1/chat", "/v1"),
 }
 
 
@@ -43,6 +44,7 @@ CHAT = {
         ("anthropic", Reply.json({"content": "text"}), "AttributeError"),
         ("ollama", Reply.json({"message": "text"}), "AttributeError"),
         ("ollama", Reply.json([1]), "TypeError"),
+        ("cohere", Reply.json({"text": None}), "ValueError: Cohere's text is null"),
     ],
 )
 def test_chat_reply_of_the_wrong_shape(

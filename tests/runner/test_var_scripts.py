@@ -31,6 +31,10 @@ def not_text(var_name, prompt, other_vars):
     return {"output": 42}
 
 
+def huge(var_name, prompt, other_vars):
+    return {"output": "x" * 300_000}
+
+
 def sleeps(var_name, prompt, other_vars):
     import time
     time.sleep(30)
@@ -111,9 +115,13 @@ def test_later_scripts_see_the_values_of_earlier_ones(project: Path) -> None:
         ("failing", "var context: file://load.py:failing returned the error: no documents for q"),
         ("not_text", "returned an output that is int, not a string"),
         ("sleeps", "var context: file://load.py:sleeps failed"),
+        ("huge", "var context: file://load.py:huge returned more than 262144 bytes, the cap on one reply"),
     ],
 )
-def test_a_failing_var_script_fails_its_row_only(project: Path, function: str, message: str) -> None:
+def test_a_failing_var_script_fails_its_row_only(
+    project: Path, function: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVALH_MAX_REPLY_MB", "0.25")  # a value past it would fill every report of the row
     config = write(
         project / "c.yaml",
         f"""\

@@ -258,3 +258,22 @@ def test_a_forked_process_compiles_with_a_compiler_of_its_own(tmp_path: Path) ->
     write(tmp_path, "first.ts", "export default (o: string) => o;\n")
     write(tmp_path, "second.ts", "export default (o: string) => o + o;\n")
     assert _python(_FORKED, tmp_path, tmp_path / "cache") == "0"  # the child's exit code
+
+
+def test_a_file_too_deep_for_the_compiler_says_so_and_what_to_do(tmp_path: Path) -> None:
+    deep = "(" * 100_000 + "1" + ")" * 100_000
+    write(tmp_path, "deep.ts", f"export default (o: string): boolean => {deep} === 1;\n")
+    with pytest.raises(JsFileProblem, match=r"^deep\.ts: .*nests expressions too deeply; write it with less"):
+        file_source("file://deep.ts", tmp_path)
+
+
+def test_a_file_past_the_compilers_cpu_limit_says_so_and_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evalh.runtimes.typescript as typescript
+
+    monkeypatch.setattr(typescript, "_FILE_LIMIT_S", 0.001)  # instead of a 50 MB file's 16 s
+    lines = "".join(f"export const v{n}: number = {n} * 2;\n" for n in range(20_000))
+    write(tmp_path, "big.ts", lines + "export default (o: string) => o;\n")
+    with pytest.raises(JsFileProblem, match=r"^big\.ts: .*more than 0.001 s of CPU.*split it into smaller"):
+        file_source("file://big.ts", tmp_path)
