@@ -54,6 +54,7 @@ def test_every_public_name_of_the_submodules_is_exported_by_the_package() -> Non
         evalh.model.verdict,
         evalh.model.repeats,
         evalh.model.trace,
+        evalh.model.var_scripts,
     ]
     names = {name for module in submodules for name in module.__all__}
     assert names == set(evalh.model.__all__)

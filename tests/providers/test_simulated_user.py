@@ -303,17 +303,20 @@ def test_stateful_sends_only_the_newest_message_once_there_is_a_session(
     assert sent[1]["messages"][-1]["content"] == "two"
 
 
-def test_a_user_model_without_its_key_stops_the_run_before_any_call(
+def test_a_user_model_without_its_key_errors_its_rows_and_strict_stops_before_any_call(
     loopback: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     loopback.route("POST", AGENT, echo_agent)
     simulated = '{id: "promptfoo:simulated-user", config: {userProvider: "openai:chat:gpt-4o-mini"}}'
-    code, rows, stderr = run(tmp_path, config(loopback, simulated, "  - vars: {company: Fly}"))
+    tests = "  - vars: {company: Fly}"
+    code, rows, stderr = run(tmp_path, config(loopback, simulated, tests), "--no-cache", "--strict")
     assert code == 2 and rows == [] and loopback.requests == []
-    assert "openai:chat:gpt-4o-mini (user model of defaultTest.provider) needs OPENAI_API_KEY" in " ".join(
-        stderr.split()
-    )
+    said = "openai:chat:gpt-4o-mini (user model of defaultTest.provider) needs OPENAI_API_KEY"
+    assert said in " ".join(stderr.split())
+    code, rows, stderr = run(tmp_path, config(loopback, simulated, tests))
+    assert code == 1 and said in " ".join(stderr.split())
+    assert [row["failureReason"] for row in rows] == [2] and "OPENAI_API_KEY" in rows[0]["error"]
 
 
 def test_initial_messages_from_a_file_and_a_conversation_replayed_from_the_cache(

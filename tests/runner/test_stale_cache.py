@@ -223,7 +223,7 @@ def test_a_bad_ttl_is_refused_before_the_run_is_recorded(
     assert "running" not in listed.output and "eval-" not in listed.output
 
 
-@pytest.mark.parametrize("body", [{"user": "{{ user }}", "q": "{{ prompt }}"}, {"all": "{{ vars }}"}])
+@pytest.mark.parametrize("body", [{"user": "{{ user }}", "q": "{{ prompt }}"}, {"all": "{{ vars | dump }}"}])
 def test_an_http_reply_is_cached_per_request_not_per_prompt(
     loopback: LoopbackServer, body: dict[str, str]
 ) -> None:
