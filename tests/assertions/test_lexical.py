@@ -146,14 +146,25 @@ def test_rouge_n_assertion_defaults_and_threshold() -> None:
     assert get_assertion("rouge-n").default_threshold == 0.75  # type: ignore[union-attr]
     result = run("rouge-n", CAT, CAT_REF)
     assert result.passed and result.score == pytest.approx(5 / 6)
-    assert result.reason == "ROUGE-1 recall 0.8333 is greater than or equal to threshold 0.75"
+    assert result.reason == "ROUGE-1 f 0.8333 is greater than or equal to threshold 0.75"
     result = run("rouge-n", CAT, CAT_REF, {"n": 2})
     assert not result.passed and result.score == pytest.approx(0.6)
-    assert result.reason == "ROUGE-2 recall 0.6 is less than threshold 0.75"
+    assert result.reason == "ROUGE-2 f 0.6 is less than threshold 0.75"
     assert run("rouge-n", CAT, CAT_REF, {"n": 2}, threshold=0.6).passed
     precision = run("rouge-n", "the the the the", "the cat", {"measure": "precision"})
     assert precision.score == pytest.approx(0.25)
     assert precision.details["recall"] == pytest.approx(0.5)
+
+
+def test_rouge_n_scores_the_f_measure_by_default_as_promptfoo() -> None:
+    # promptfoo 0.123 (js-rouge 3's n): an output shorter than the reference has recall 5/6 and
+    # precision 1, so F = 10/11 passes at 0.9; recall alone would fail (benchmarks/compat/rouge-n-fmeasure)
+    shorter = run("rouge-n", "tell me about machine learning", "tell me about machine learning today", threshold=0.9)
+    assert shorter.passed and shorter.score == pytest.approx(10 / 11)
+    # a longer output: recall 1 but precision 3/7, F = 0.6 fails the default 0.75
+    longer = run("rouge-n", "the cat sat on a warm mat", "the cat sat")
+    assert not longer.passed and longer.score == pytest.approx(0.6)
+    assert run("rouge-n", "the cat sat on a warm mat", "the cat sat", {"measure": "recall"}).score == 1.0
 
 
 def test_several_references_take_the_best() -> None:
