@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from evalh.errors import TemplateError
-from evalh.templating import render_template
+from evalh.templating import grading_scope, render_template
 
 __all__ = [
     "ANSWER_RELEVANCE_PROMPT",
@@ -258,7 +258,7 @@ def render_messages(template: Sequence[Mapping[str, Any]], variables: Mapping[st
     """Render each message's content once, in evalh's one sandboxed template environment (the
     output and the vars are data in it, never rendered); PromptProblem names an undefined variable,
     a syntax error or what the sandbox refused."""
-    scope = {**variables, "vars": dict(variables.get("vars") or {})}
+    scope = grading_scope({**variables, "vars": dict(variables.get("vars") or {})})
     rendered: Messages = []
     for index, message in enumerate(template):
         content = message.get("content", "")

@@ -321,6 +321,8 @@ def _row_to_test(
 
 
 def _metadata_cell(metadata: dict[str, Any], key: str, cell: str) -> None:
+    """``__metadata:key`` holds the cell; ``__metadata:key[]`` a list split at each comma not
+    written as ``\\,`` (promptfoo's rule: ``physics,advanced\\,theory`` is two items)."""
     if not cell.strip():
         return
     if key.endswith("[]"):

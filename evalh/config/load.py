@@ -1,4 +1,5 @@
-"""Load a config: YAML -> ``{{ env.X }}`` (env.py) -> JSON-Schema check -> files -> checks -> Suite.
+"""Load a config: YAML -> ``$ref`` (refs.py) -> ``{{ env.X }}`` (env.py) -> JSON-Schema check -> files
+-> checks -> Suite.
 
 The whole config is validated before any provider is called, and every problem found is reported
 at once (one paragraph each, ``file:line:col path: what. what to do``).
@@ -34,6 +35,7 @@ from evalh.config.prompt_refs import check_prompt_refs, check_provider_prompt_re
 from evalh.config.prompts import load_prompts
 from evalh.config.providers import check_choice, load_providers, parse_choice
 from evalh.config.recorded_checks import check_recorded_outputs
+from evalh.config.refs import resolve_refs
 from evalh.config.scenarios import scenario_tests
 from evalh.config.schema import defs_validator, schema_problems
 from evalh.config.stand_in import check_user_models
@@ -166,6 +168,7 @@ def _load(
     grader: str | None,
     checks: Sequence[SuiteCheck],
 ) -> Suite:
+    document.data = resolve_refs(document.data, document.where, document.text)  # before anything reads it
     env = config_env(document, ctx)
     document.data = render_config_env(document.data, template_env(env), document, ctx)
     # Before any check can quote a value: every secret the config holds is redacted from here on.

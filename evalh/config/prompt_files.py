@@ -162,13 +162,17 @@ def as_raw(raw: Any, where: Where) -> PromptRaw:
 
 def _csv_prompts(text: str) -> list[FilePrompt]:
     """One prompt per row: promptfoo's ``prompt`` / ``label`` columns, trimmed; a file without the
-    delimiter, or one that does not parse, is one prompt per line."""
+    delimiter, or one that does not parse, is one prompt per line. Quotes are read leniently as
+    promptfoo reads them (``"Facts" ,`` is the cell ``Facts``) unless ``PROMPTFOO_CSV_STRICT`` is set."""
     text = text.removeprefix("\ufeff")
     delimiter = getenv("PROMPTFOO_CSV_DELIMITER") or ","
     if delimiter not in text:
         return _csv_lines(text)
+    strict = getenv("PROMPTFOO_CSV_STRICT", "").strip().lower() in ("1", "true", "yes", "on")
     try:
-        reader = csv.DictReader(io.StringIO(text), delimiter=delimiter[0], strict=True)
+        reader = csv.DictReader(
+            io.StringIO(text), delimiter=delimiter[0], strict=strict, skipinitialspace=not strict
+        )
         rows = [{(k or "").strip(): (v or "").strip() for k, v in row.items()} for row in reader]
     except csv.Error:
         return _csv_lines(text)

@@ -10,8 +10,10 @@ Each value is rendered once. ``env`` is a variable of every render (the config's
 process environment), so ``{{ env.TITLE }}`` inserts the value as data: a value holding ``{{ 7*7 }}``
 stays literal text. An undefined variable renders empty, as in Nunjucks, with a warning naming the
 template's place and the variable (evalh.common.notices: shown once; an error under ``--strict``).
-Objects render as JSON and booleans as ``true``/``false``, as Nunjucks does. Compiled templates are
-cached, and strings without template markers never reach Jinja, so loading 10,000 tests stays fast.
+A value prints as Nunjucks prints it, JavaScript's way (a list ``1,2,3``, an object ``[object Object]``,
+booleans ``true``/``false``; JSON is ``| dump``); a grading prompt sees objects as JSON
+(:func:`grading_scope`). Compiled templates are cached, and strings without template markers never
+reach Jinja, so loading 10,000 tests stays fast.
 The filters and the size limits live in ``nunjucks.py``; each render's budget (steps, a deadline, the
 size of what it builds and writes) in ``budget.py``, and how a template is charged to it in ``metering.py``.
 """
@@ -33,7 +35,7 @@ import jinja2.nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from evalh.common.environment import RUN_ENVIRON, environ
+from evalh.common.environment import RUN_ENVIRON, environ, getenv
 from evalh.common.notices import is_strict, warn
 from evalh.errors import TemplateError, Where, then
 from evalh.secrets import is_secret_key, register
@@ -46,12 +48,15 @@ from evalh.templating.nunjucks import (
     finalize,
     for_pairs,
     format_width_is_safe,
+    js_concat_string,
+    json_stringify,
     power_is_safe,
     repeat_is_safe,
 )
 
 __all__ = [
     "EnvVars",
+    "grading_scope",
     "has_template",
     "json_prompt",
     "missing_env",
@@ -239,6 +244,8 @@ _ENV.filters.update(BUDGET_FILTERS)
 # a filter name no template can write (a '-' is not part of a name): added by the parse steps below
 _PAIRS_FILTER = "for-pairs"
 _ENV.filters[_PAIRS_FILTER] = for_pairs
+_STRING_FILTER = "js-string"
+_ENV.filters[_STRING_FILTER] = js_concat_string
 _ENV.filters.update(METERING_FILTERS)
 del _ENV.globals["lipsum"]  # not in Nunjucks, and lipsum(n=10**9) is a cheap way to exhaust memory
 
@@ -258,6 +265,7 @@ def _compile(template: str) -> tuple[jinja2.Template, frozenset[str], frozenset[
     ast = _ENV.parse(template)
     _refuse_internal_attributes(ast)
     _pair_loops_over_items(ast)
+    _concatenate_js_strings(ast)
     meter_loops_and_joins(ast, _ENV, finalize)
     names = frozenset(jinja2.meta.find_undeclared_variables(ast)) - frozenset(_ENV.globals) - {"env"}
     return _ENV.from_string(ast), names, _required_env(ast)
@@ -304,6 +312,17 @@ def _pair_loops_over_items(ast: jinja2.nodes.Template) -> None:
     for loop in ast.find_all(jinja2.nodes.For):
         if isinstance(loop.target, jinja2.nodes.Tuple):
             loop.iter = jinja2.nodes.Filter(loop.iter, _PAIRS_FILTER, [], [], None, None, lineno=loop.lineno)
+
+
+def _concatenate_js_strings(ast: jinja2.nodes.Template) -> None:
+    """Nunjucks' ``a ~ b`` joins the values as JavaScript writes them (``'n=' ~ [1, 2]`` is ``n=1,2``,
+    ``'a' ~ none`` is ``anull``), where Jinja would use Python's ``str``: every operand goes through
+    the ``js-string`` filter."""
+    for concat in ast.find_all(jinja2.nodes.Concat):
+        concat.nodes = [
+            jinja2.nodes.Filter(node, _STRING_FILTER, [], [], None, None, lineno=node.lineno)
+            for node in concat.nodes
+        ]
 
 
 def _refuse_internal_attributes(ast: jinja2.nodes.Template) -> None:
@@ -482,6 +501,27 @@ def _render_deep(
         return {key: _render_deep(item, variables, where, env, warn_key) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_render_deep(item, variables, where, env, warn_key) for item in value]
+    return value
+
+
+def grading_scope(variables: Mapping[str, Any]) -> dict[str, Any]:
+    """The variables of a grading prompt (a rubricPrompt) as promptfoo gives them to Nunjucks: an object
+    as its JSON text, and each object in a list too, so the grader reads the data (``{{ item }}`` is
+    ``{"a":1}`` there, where a prompt shows ``[object Object]``); the same inside evalh's ``vars``.
+    ``PROMPTFOO_DISABLE_OBJECT_STRINGIFY=true`` keeps the objects, rendered as in prompts."""
+    if getenv("PROMPTFOO_DISABLE_OBJECT_STRINGIFY", "").strip().lower() in ("1", "true", "yes", "on"):
+        return dict(variables)
+    scope = {name: _grading_value(value) for name, value in variables.items()}
+    if isinstance(variables.get("vars"), Mapping):
+        scope["vars"] = {name: _grading_value(value) for name, value in variables["vars"].items()}
+    return scope
+
+
+def _grading_value(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return json_stringify(value)
+    if isinstance(value, list | tuple):
+        return [json_stringify(item) if isinstance(item, Mapping | list | tuple) else item for item in value]
     return value
 
 

@@ -28,6 +28,7 @@ import jinja2.filters
 from jinja2.exceptions import SecurityError
 
 from evalh.templating.nunjucks import FILTERS as NUNJUCKS_FILTERS
+from evalh.templating.nunjucks import js_string
 
 __all__ = [
     "BASE_SIZE",
@@ -209,10 +210,13 @@ def _replace(eval_ctx: Any, value: Any, old: Any, new: Any, count: Any = None) -
 
 @jinja2.pass_eval_context
 def _join(eval_ctx: Any, value: Iterable[Any], d: Any = "", attribute: Any = None) -> Any:
+    """Nunjucks' join: each item as JavaScript writes it (``[1.0, true]`` joins to ``1,true``)."""
     items = list(value)
-    if attribute is None:
-        expect(_joined_length(items, d))
-    return jinja2.filters.do_join(eval_ctx, items, d, attribute)
+    if attribute is not None:
+        items = list(map(jinja2.filters.make_attrgetter(eval_ctx.environment, attribute), items))
+    texts = [js_string(item) for item in items]
+    expect(_joined_length(texts, d))
+    return jinja2.filters.do_join(eval_ctx, texts, d)
 
 
 _MAX_INDENT = 100_000

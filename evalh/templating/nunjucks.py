@@ -1,14 +1,17 @@
 """Nunjucks-compatible output and filters for evalh's template environment, and the size limits the
 sandbox applies (a leaf: imports nothing of evalh).
 
-Where Jinja2 and Nunjucks differ, promptfoo users expect Nunjucks: objects print as JSON, booleans as
-``true``/``false``, ``reverse`` gives a list, ``truncate`` has no leeway, ``urlencode`` is
-``encodeURIComponent``; ``dump``/``json``, ``nl2br`` and promptfoo's ``load`` are added.
+Where Jinja2 and Nunjucks differ, promptfoo users expect Nunjucks: a value prints as JavaScript's
+``String(value)`` does (a list as ``1,2,3``, an object as ``[object Object]``, ``true``, numbers as
+JavaScript writes them; JSON is one filter away, ``| dump``), ``join`` and ``~`` join such strings,
+``reverse`` gives a list, ``truncate`` has no leeway, ``urlencode`` is ``encodeURIComponent``;
+``dump``/``json`` (``JSON.stringify``), ``nl2br`` and promptfoo's ``load`` are added.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -24,6 +27,10 @@ __all__ = [
     "finalize",
     "for_pairs",
     "format_width_is_safe",
+    "js_concat_string",
+    "js_number",
+    "js_string",
+    "json_stringify",
     "power_is_safe",
     "repeat_is_safe",
 ]
@@ -98,22 +105,87 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def finalize(value: Any) -> Any:
-    """Render values as Nunjucks does: objects as JSON, booleans as true/false, None as nothing,
-    whole floats without ``.0`` (``{{ 10 / 2 }}`` is 5)."""
-    if isinstance(value, str | jinja2.Undefined):
+# JavaScript writes a number's shortest digits in plain notation from 1e-6 up to 1e21, else with an exponent
+_PLAIN_DIGITS_FROM = -6
+_PLAIN_DIGITS_UP_TO = 21
+_EXACT_INTEGERS = 2**53  # a JavaScript number holds every whole number below this exactly
+
+
+def js_number(value: float) -> str:
+    """A number as JavaScript's ``String(n)`` writes it: ``1`` for 1.0, ``0.00001``, ``1e-7``,
+    ``1e+21``, ``NaN``, ``Infinity`` (Python writes ``1.0``, ``1e-05``, ``1e-07``, ``nan``, ``inf``).
+    A whole number past 2**53 is rounded to the nearest double first, as JavaScript holds it."""
+    if isinstance(value, int) and abs(value) < _EXACT_INTEGERS:
+        return str(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return "Infinity" if value > 0 else "-Infinity"
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    if number == 0:
+        return "0"  # -0 too
+    digits, point = _shortest_digits(abs(number))
+    sign = "-" if number < 0 else ""
+    if len(digits) <= point <= _PLAIN_DIGITS_UP_TO:
+        return sign + digits + "0" * (point - len(digits))
+    if 0 < point <= _PLAIN_DIGITS_UP_TO:
+        return f"{sign}{digits[:point]}.{digits[point:]}"
+    if _PLAIN_DIGITS_FROM < point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    mantissa = digits[0] + (f".{digits[1:]}" if len(digits) > 1 else "")
+    return f"{sign}{mantissa}e{'+' if point > 0 else '-'}{abs(point - 1)}"
+
+
+def _shortest_digits(number: float) -> tuple[str, int]:
+    """The shortest digits that read back as ``number`` (> 0; Python's repr finds them, as JavaScript
+    does) and where the decimal point goes: ``number == 0.DIGITS * 10**point``."""
+    mantissa, _, exponent = repr(number).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    written = whole + fraction
+    digits = written.lstrip("0")
+    point = len(whole) + int(exponent or 0) - (len(written) - len(digits))
+    return digits.rstrip("0") or "0", point
+
+
+def js_string(value: Any) -> str:
+    """What Nunjucks prints for a value, JavaScript's ``String(value)``: a list's items joined with
+    ``,`` (nested lists flattened that way, null as nothing), an object ``[object Object]``, booleans
+    ``true``/``false``, None nothing, numbers as :func:`js_number` writes them."""
+    if isinstance(value, str):
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
+    if value is None or isinstance(value, jinja2.Undefined):
+        return str(value or "")  # an Undefined notes itself for the render's warning
+    if isinstance(value, int | float):
+        return js_number(value)
+    if isinstance(value, Mapping):
+        return "[object Object]"
+    if isinstance(value, list | tuple | Iterator):  # Jinja's select / map / batch give iterators
+        return ",".join(js_string(item) for item in value)
+    return str(value)
+
+
+def js_concat_string(value: Any) -> str:
+    """An operand of ``~`` as JavaScript's ``+`` on a string writes it: like :func:`js_string`, but
+    null is ``null`` and an undefined variable ``undefined`` (``{{ }}`` prints both as nothing)."""
     if value is None:
-        return ""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
-        return int(value)
-    if isinstance(value, Iterator):  # what Jinja's select / map / batch return: a list in Nunjucks
-        value = list(value)
-    if isinstance(value, Mapping | list | tuple):
-        return json.dumps(value, ensure_ascii=False, default=_json_default)
-    return value
+        return "null"
+    if isinstance(value, jinja2.Undefined):
+        str(value)  # an Undefined notes itself for the render's warning
+        return "undefined"
+    return js_string(value)
+
+
+def finalize(value: Any) -> Any:
+    """Render a ``{{ value }}`` as Nunjucks does: :func:`js_string` (an Undefined as it is, for
+    Jinja to print empty and note)."""
+    if isinstance(value, str | jinja2.Undefined):
+        return value
+    return js_string(value)
 
 
 def for_pairs(value: Any) -> Any:
@@ -124,11 +196,32 @@ def for_pairs(value: Any) -> Any:
     return value
 
 
-def _dump(value: Any, indent: int | str | None = None) -> str:
+def json_stringify(value: Any, indent: int | str | None = None) -> str:
     """Nunjucks' ``dump`` filter: ``JSON.stringify(value, null, indent)``, so compact without an indent
-    (``{"a":1}``, as promptfoo prompts and checks expect it)."""
+    (``{"a":1}``, as promptfoo prompts and checks expect it), a whole float as a whole number (``1``)
+    and NaN or infinity as ``null``."""
     separators = (",", ":") if indent is None else (",", ": ")
-    return json.dumps(value, ensure_ascii=False, indent=indent, separators=separators, default=_json_default)
+    return json.dumps(
+        _json_numbers(value), ensure_ascii=False, indent=indent, separators=separators, default=_json_default
+    )
+
+
+def _json_numbers(value: Any) -> Any:
+    """``value`` with its floats as ``JSON.stringify`` writes them: whole ones as ints, others as they are."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        return int(value) if value.is_integer() and abs(value) < 10**_PLAIN_DIGITS_UP_TO else value
+    if isinstance(value, Mapping):
+        return {key: _json_numbers(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_numbers(item) for item in value]
+    return value
+
+
+def _string(value: Any) -> str:
+    """Nunjucks' ``string`` filter: ``String(value)``."""
+    return js_string(value)
 
 
 def _load(text: Any) -> Any:
@@ -181,8 +274,9 @@ def _limited_width(name: str) -> Any:
 
 
 FILTERS: dict[str, Any] = {
-    "dump": _dump,
-    "json": _dump,
+    "dump": json_stringify,
+    "json": json_stringify,
+    "string": _string,
     "load": _load,
     "truncate": _truncate,
     "reverse": _reverse,

@@ -68,8 +68,14 @@ def test_a_missing_family_key_is_named_by_run_and_only_warned_by_validate(tmp_pa
     validated = runner.invoke(app, ["validate", "-c", str(tmp_path / "promptfooconfig.yaml")])
     assert validated.exit_code == 0, validated.output
     assert "GROQ_API_KEY" in validated.output
-    ran = runner.invoke(app, ["eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "--no-cache"])
-    assert ran.exit_code == 2 and "groq:llama-3.1-8b-instant" in ran.output and "GROQ_API_KEY" in ran.output
+    ran = runner.invoke(
+        app, ["eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "--no-cache", "--no-write"]
+    )
+    # the judged row is an ERROR naming the family's key (as in promptfoo); --strict stops before any call
+    assert ran.exit_code == 1 and "groq:llama-3.1-8b-instant" in ran.output and "GROQ_API_KEY" in ran.output
+    config = str(tmp_path / "promptfooconfig.yaml")
+    strict = runner.invoke(app, ["eval", "-c", config, "--no-cache", "--no-write", "--strict"])
+    assert strict.exit_code == 2 and "GROQ_API_KEY" in strict.output
 
 
 @pytest.mark.parametrize(
