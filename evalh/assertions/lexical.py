@@ -4,9 +4,11 @@ Every metric compares the output with one reference (a string ``value``) or seve
 reference wins), returns a score in [0, 1] with the intermediate numbers in ``details``, and passes when
 the score reaches the threshold. Which reference implementation each one reproduces (docs/metrics.md):
 
-* ``rouge-n`` / ``rouge-l``: Google's ``rouge-score`` without stemming (tokens: lower-cased runs of
-  letters and digits; unlike rouge-score, non-ASCII letters are kept instead of dropped). ``rouge-n``
-  reports recall by default (promptfoo's js-rouge ``n``, Lin 2004), ``rouge-l`` the LCS F-measure.
+* ``rouge-n``: promptfoo 0.123's ``rougeNScore``: clipped n-gram counts over js-rouge's Penn Treebank
+  tokens of the lower-cased texts (punctuation marks are tokens, ``don't`` is ``do n't``), F-measure.
+* ``rouge-l`` (and ``rouge_n_scores`` by default): Google's ``rouge-score`` without stemming (tokens:
+  lower-cased runs of letters and digits; unlike rouge-score, non-ASCII letters are kept instead of
+  dropped), the F-measure by default.
 * ``bleu``: NLTK ``sentence_bleu`` with ``SmoothingFunction().method1`` (epsilon 0.1) over lower-cased
   whitespace tokens (promptfoo's tokenisation), uniform weights up to 4-grams, brevity penalty against
   the closest reference length.
@@ -30,6 +32,7 @@ from typing import Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import NONBLANK_TEXT, assertion
+from evalh.assertions.treebank import treebank_tokens
 from evalh.model import Measurement
 
 __all__ = [
@@ -41,6 +44,7 @@ __all__ = [
     "min_score",
     "ngrams",
     "normalize_answer",
+    "promptfoo_rouge_tokens",
     "references_of",
     "rouge_l_scores",
     "rouge_n_scores",
@@ -96,10 +100,18 @@ def _prf(overlap: float, candidate_total: float, reference_total: float) -> dict
     return {"precision": precision, "recall": recall, "f": f}
 
 
-def rouge_n_scores(candidate: str, reference: str, n: int = 1) -> dict[str, float]:
-    """ROUGE-N precision, recall and F1 (clipped n-gram overlap), as rouge-score computes them."""
-    candidate_grams = ngrams(rouge_tokens(candidate), n)
-    reference_grams = ngrams(rouge_tokens(reference), n)
+def promptfoo_rouge_tokens(text: str) -> list[str]:
+    """promptfoo's rouge-n tokens: the lower-cased text through js-rouge's Penn Treebank tokenizer."""
+    return treebank_tokens(text.lower())
+
+
+def rouge_n_scores(
+    candidate: str, reference: str, n: int = 1, tokenize: Callable[[str], list[str]] = rouge_tokens
+) -> dict[str, float]:
+    """ROUGE-N precision, recall and F1 (clipped n-gram overlap), as rouge-score computes them (with
+    ``promptfoo_rouge_tokens``, as promptfoo 0.123's rouge-n does)."""
+    candidate_grams = ngrams(tokenize(candidate), n)
+    reference_grams = ngrams(tokenize(reference), n)
     overlap = sum((candidate_grams & reference_grams).values())
     return _prf(overlap, candidate_grams.total(), reference_grams.total())
 
@@ -254,7 +266,7 @@ def _measured(scores: Mapping[str, float], measure: str) -> dict[str, float]:
 @assertion(
     "rouge-n",
     family="lexical",
-    description="ROUGE-N n-gram overlap with the reference (config.n, default 1; recall, or config.measure)",
+    description="ROUGE-N F-measure against the reference (promptfoo's tokens; config.n, default 1)",
     default_threshold=0.75,
     threshold_meaning="min score",
     requires_value=True,
@@ -264,11 +276,12 @@ def _measured(scores: Mapping[str, float], measure: str) -> dict[str, float]:
     config_schema={"n": _N_GRAMS, "measure": _MEASURE},
 )
 def rouge_n(ctx: AssertionContext) -> Measurement:
-    n, measure = int(ctx.config.get("n", 1)), str(ctx.config.get("measure", "recall"))
+    # promptfoo 0.123 scores with js-rouge 3's n(): the F-measure (beta 1) of precision and recall
+    n, measure = int(ctx.config.get("n", 1)), str(ctx.config.get("measure", "f"))
     return _graded(
         ctx,
         f"ROUGE-{n} {measure}",
-        lambda out, ref: _measured(rouge_n_scores(out, ref, n), measure),
+        lambda out, ref: _measured(rouge_n_scores(out, ref, n, promptfoo_rouge_tokens), measure),
     )
 
 

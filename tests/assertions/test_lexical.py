@@ -24,6 +24,7 @@ from evalh.assertions.lexical import (
     squad_f1,
 )
 from evalh.assertions.registry import get_assertion
+from evalh.assertions.treebank import treebank_tokens
 from evalh.model import AssertionResult, AssertionSpec
 from evalh.runner.scoring import finalize
 from tests.assertions.helpers import declared_problems, grade, make_context
@@ -146,14 +147,26 @@ def test_rouge_n_assertion_defaults_and_threshold() -> None:
     assert get_assertion("rouge-n").default_threshold == 0.75  # type: ignore[union-attr]
     result = run("rouge-n", CAT, CAT_REF)
     assert result.passed and result.score == pytest.approx(5 / 6)
-    assert result.reason == "ROUGE-1 recall 0.8333 is greater than or equal to threshold 0.75"
+    assert result.reason == "ROUGE-1 f 0.8333 is greater than or equal to threshold 0.75"
     result = run("rouge-n", CAT, CAT_REF, {"n": 2})
     assert not result.passed and result.score == pytest.approx(0.6)
-    assert result.reason == "ROUGE-2 recall 0.6 is less than threshold 0.75"
+    assert result.reason == "ROUGE-2 f 0.6 is less than threshold 0.75"
     assert run("rouge-n", CAT, CAT_REF, {"n": 2}, threshold=0.6).passed
     precision = run("rouge-n", "the the the the", "the cat", {"measure": "precision"})
     assert precision.score == pytest.approx(0.25)
     assert precision.details["recall"] == pytest.approx(0.5)
+
+
+def test_rouge_n_scores_the_f_measure_by_default_as_promptfoo() -> None:
+    # promptfoo 0.123 (js-rouge 3's n): an output shorter than the reference has recall 5/6 and
+    # precision 1, so F = 10/11 passes at 0.9; recall alone would fail (benchmarks/compat/rouge-n-fmeasure)
+    reference = "tell me about machine learning today"
+    shorter = run("rouge-n", "tell me about machine learning", reference, threshold=0.9)
+    assert shorter.passed and shorter.score == pytest.approx(10 / 11)
+    # a longer output: recall 1 but precision 3/7, F = 0.6 fails the default 0.75
+    longer = run("rouge-n", "the cat sat on a warm mat", "the cat sat")
+    assert not longer.passed and longer.score == pytest.approx(0.6)
+    assert run("rouge-n", "the cat sat on a warm mat", "the cat sat", {"measure": "recall"}).score == 1.0
 
 
 def test_several_references_take_the_best() -> None:
@@ -194,7 +207,38 @@ def test_jaccard_assertion_and_empty_output() -> None:
 
 
 def test_non_string_output_is_scored_as_its_json() -> None:
-    assert run("rouge-n", {"answer": "paris"}, "answer paris").score == 1.0
+    assert run("rouge-l", {"answer": "paris"}, "answer paris").score == 1.0
+    # rouge-n's treebank tokens keep the JSON's marks: {"answer": "paris"} is { `` answer '' : `` paris '' }
+    json_score = run("rouge-n", {"answer": "paris"}, "answer paris").score
+    assert json_score == pytest.approx(2 * (2 / 9) / (2 / 9 + 1))
+
+
+def test_treebank_tokens_are_js_rouge_s() -> None:
+    # each expected list is what js-rouge 3.2.3's treeBankTokenize returns (run under Node)
+    cases = {
+        "Hello, world. How are you?": ["Hello", ",", "world.", "How", "are", "you", "?"],
+        "don't stop": ["do", "n't", "stop"],
+        'I cannot go; she said "hi" (twice)!': [
+            *("I", "can", "not", "go", ";", "she", "said", "``", "hi", "''", "(", "twice", ")", "!"),
+        ],
+        "The U.S. is big.": ["The", "U.S.", "is", "big", "."],
+        "It costs $1,000.50 -- maybe...": ["It", "costs", "$", "1,000.50", "--", "maybe", "..."],
+        "He's gonna wanna go, 'tis true.": [
+            *("He", "'s", "gon", "na", "wan", "na", "go", ",", "'t", "is", "true", "."),
+        ],
+        "they'll we're I've you'd": ["they", "'ll", "we", "'re", "I", "'ve", "you", "'d"],
+    }
+    for text, tokens in cases.items():
+        assert treebank_tokens(text) == tokens, text
+
+
+def test_rouge_n_counts_punctuation_and_contractions_as_promptfoo() -> None:
+    # promptfoo 0.123: 0.67 (tokens "hello , world. how are you ?" share 4 with the reference), and
+    # "don't stop" vs "do not stop" shares "do" and "stop" (0.67); rouge-score's tokens gave 1.0 and 0.33
+    punctuated = run("rouge-n", "Hello, world. How are you?", "Hello world How are you", threshold=0.9)
+    assert not punctuated.passed and punctuated.score == pytest.approx(2 / 3)
+    contracted = run("rouge-n", "don't stop", "do not stop", threshold=0.5)
+    assert contracted.passed and contracted.score == pytest.approx(2 / 3)
 
 
 @pytest.mark.parametrize(
