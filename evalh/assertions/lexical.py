@@ -6,7 +6,8 @@ the score reaches the threshold. Which reference implementation each one reprodu
 
 * ``rouge-n`` / ``rouge-l``: Google's ``rouge-score`` without stemming (tokens: lower-cased runs of
   letters and digits; unlike rouge-score, non-ASCII letters are kept instead of dropped). ``rouge-n``
-  reports recall by default (promptfoo's js-rouge ``n``, Lin 2004), ``rouge-l`` the LCS F-measure.
+  reports the F-measure of clipped n-gram precision and recall by default (promptfoo's ``rougeNScore``,
+  Lin 2004), ``rouge-l`` the LCS F-measure.
 * ``bleu``: NLTK ``sentence_bleu`` with ``SmoothingFunction().method1`` (epsilon 0.1) over lower-cased
   whitespace tokens (promptfoo's tokenisation), uniform weights up to 4-grams, brevity penalty against
   the closest reference length.
@@ -254,7 +255,7 @@ def _measured(scores: Mapping[str, float], measure: str) -> dict[str, float]:
 @assertion(
     "rouge-n",
     family="lexical",
-    description="ROUGE-N n-gram overlap with the reference (config.n, default 1; recall, or config.measure)",
+    description="ROUGE-N n-gram overlap with the reference (config.n, default 1; F-measure, or config.measure)",
     default_threshold=0.75,
     threshold_meaning="min score",
     requires_value=True,
@@ -264,7 +265,8 @@ def _measured(scores: Mapping[str, float], measure: str) -> dict[str, float]:
     config_schema={"n": _N_GRAMS, "measure": _MEASURE},
 )
 def rouge_n(ctx: AssertionContext) -> Measurement:
-    n, measure = int(ctx.config.get("n", 1)), str(ctx.config.get("measure", "recall"))
+    # promptfoo's rougeNScore: the F-measure of clipped precision and recall (recall stays one option away)
+    n, measure = int(ctx.config.get("n", 1)), str(ctx.config.get("measure", "f"))
     return _graded(
         ctx,
         f"ROUGE-{n} {measure}",

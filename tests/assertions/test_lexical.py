@@ -146,14 +146,22 @@ def test_rouge_n_assertion_defaults_and_threshold() -> None:
     assert get_assertion("rouge-n").default_threshold == 0.75  # type: ignore[union-attr]
     result = run("rouge-n", CAT, CAT_REF)
     assert result.passed and result.score == pytest.approx(5 / 6)
-    assert result.reason == "ROUGE-1 recall 0.8333 is greater than or equal to threshold 0.75"
+    assert result.reason == "ROUGE-1 f 0.8333 is greater than or equal to threshold 0.75"
     result = run("rouge-n", CAT, CAT_REF, {"n": 2})
     assert not result.passed and result.score == pytest.approx(0.6)
-    assert result.reason == "ROUGE-2 recall 0.6 is less than threshold 0.75"
+    assert result.reason == "ROUGE-2 f 0.6 is less than threshold 0.75"
     assert run("rouge-n", CAT, CAT_REF, {"n": 2}, threshold=0.6).passed
     precision = run("rouge-n", "the the the the", "the cat", {"measure": "precision"})
     assert precision.score == pytest.approx(0.25)
     assert precision.details["recall"] == pytest.approx(0.5)
+
+
+def test_rouge_n_scores_the_f_measure_as_promptfoo_does() -> None:
+    # promptfoo 0.123's rougeNScore: 5 of 5 output words in a 6-word reference -> F 0.909 (recall 0.833)
+    output, reference = "Tell me about machine learning", "Tell me about machine learning today"
+    result = run("rouge-n", output, reference, threshold=0.9)
+    assert result.passed and result.score == pytest.approx(2 * (5 / 6) / (1 + 5 / 6))
+    assert not run("rouge-n", output, reference, {"measure": "recall"}, threshold=0.9).passed
 
 
 def test_several_references_take_the_best() -> None:
