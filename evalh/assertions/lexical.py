@@ -255,7 +255,7 @@ def _measured(scores: Mapping[str, float], measure: str) -> dict[str, float]:
 @assertion(
     "rouge-n",
     family="lexical",
-    description="ROUGE-N n-gram overlap with the reference (config.n, default 1; F-measure, or config.measure)",
+    description="ROUGE-N overlap with the reference (config.n, default 1; the F-measure, or config.measure)",
     default_threshold=0.75,
     threshold_meaning="min score",
     requires_value=True,

@@ -6,21 +6,27 @@ a prompt by it, so it is never flattened or shortened (displays shorten it thems
 
 from __future__ import annotations
 
+import json
+
 from evalh.config.load import load_suite
 from evalh.runner.plan import plan_jobs
 from tests.config.conftest import WriteFiles
 
-LONG = "You are a helpful   assistant.\nAnswer in one short sentence, please, and be kind about it: {{body}}\n"
+LONG = "You are a helpful   assistant.\nAnswer in one sentence, please, and be kind about it: {{body}}\n"
+LONG_YAML = """  - |
+    You are a helpful   assistant.
+    Answer in one sentence, please, and be kind about it: {{body}}
+"""
+SAILOR = "Say this as though you are a seafarer from the 17th century: {{body}}"
 
 
 def test_labels_are_the_whole_text_as_promptfoo_writes_them(project: WriteFiles) -> None:
     config = project(
         """
 prompts:
-  - |
-    You are a helpful   assistant.
-    Answer in one short sentence, please, and be kind about it: {{body}}
-  - file://single.txt
+"""
+        + LONG_YAML
+        + """  - file://single.txt
   - {id: file://several.txt, label: mine}
   - {raw: [{role: user, content: "Hi {{body}}"}]}
 providers: [echo]
@@ -45,16 +51,15 @@ def test_a_tests_prompts_filter_names_a_long_multiline_label(project: WriteFiles
     config = project(
         """
 prompts:
-  - |
-    You are a helpful   assistant.
-    Answer in one short sentence, please, and be kind about it: {{body}}
-  - "Say this as though you are a seafarer from the 17th century: {{body}}"
+"""
+        + LONG_YAML
+        + f"""  - "{SAILOR}"
 providers: [echo]
 tests:
-  - vars: {body: only the second}
-    prompts: ["Say this as though you are a seafarer from the 17th century: {{body}}"]
-  - vars: {body: only the first}
-    prompts: ["You are a helpful   assistant.\\nAnswer in one short sentence, please, and be kind about it: {{body}}\\n"]
+  - vars: {{body: only the second}}
+    prompts: ["{SAILOR}"]
+  - vars: {{body: only the first}}
+    prompts: [{json.dumps(LONG)}]
 """
     )
     jobs = plan_jobs(load_suite(config))
