@@ -74,7 +74,8 @@ _TEXT_VALUE: dict[str, Any] = {**NONBLANK_TEXT, "description": "The reference an
 _CRITERION_VALUE: dict[str, Any] = {**NONBLANK_TEXT, "description": "The criterion the output must meet."}
 _RUBRIC_VALUE: dict[str, Any] = {
     "anyOf": [NONBLANK_TEXT, {"type": "object", "minProperties": 1}, {"type": "array", "minItems": 1}],
-    "description": "The rubric: a text (or an object or list, sent as JSON).",
+    "description": "The rubric: a text (or an object or list, sent as JSON); without one, the grader gets "
+    "an empty rubric (for a rubricPrompt that holds the criteria).",
 }
 _CRITERIA_VALUE: dict[str, Any] = {
     "anyOf": [NONBLANK_TEXT, {"type": "array", "minItems": 1, "items": NONBLANK_TEXT}],
@@ -129,12 +130,12 @@ def rubric_verdict(reply: Any, grading: Grading, label: str = "llm-rubric") -> M
     threshold_meaning="min grader score (optional; pass also needs the grader's pass)",
     direction="higher",
     bounds=(0.0, 1.0),
-    requires_value=True,
     value_schema=_RUBRIC_VALUE,
 )
 @graded
 async def llm_rubric(ctx: AssertionContext, grading: Grading) -> AssertionResult | Measurement:
-    value = ctx.value
+    # no value: promptfoo grades with an empty rubric (a rubricPrompt that carries the criteria itself)
+    value = "" if ctx.value is None else ctx.value
     rubric = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     template = custom_prompt(ctx) or LLM_RUBRIC_PROMPT
     reply = await grading.ask(template, grading.variables(rubric=rubric))

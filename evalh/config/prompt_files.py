@@ -1,7 +1,8 @@
 """What one prompt file holds, by its extension, as promptfoo's processors read it
 (``src/prompts/processors/*.ts``):
 
-* ``.txt``: prompts separated by a ``---`` line (``PROMPTFOO_PROMPT_SEPARATOR`` names another), trimmed.
+* ``.txt``: prompts separated by a ``---`` line (``PROMPTFOO_PROMPT_SEPARATOR`` names another), trimmed;
+  each labelled ``<file>: <its whole text>``, as promptfoo labels them.
 * ``.json``: parsed when it is JSON (a ``file://`` string inside is replaced by that file: text, or
   the data of a .json / .yaml file); a file that is not (a template with ``{{n}}`` outside quotes) is
   kept as text and rendered as a text template.
@@ -32,7 +33,6 @@ from evalh.errors import ConfigError, Where, then
 
 __all__ = ["FilePrompt", "PromptRaw", "as_raw", "prompt_label", "read_prompt_file"]
 
-LABEL_LIMIT = 60
 PromptRaw = str | tuple[Mapping[str, Any], ...]
 
 
@@ -47,10 +47,12 @@ class FilePrompt:
 
 
 def prompt_label(raw: PromptRaw) -> str:
-    """promptfoo's label for an inline prompt: its text, on one line, shortened."""
-    text = raw if isinstance(raw, str) else json.dumps([dict(m) for m in raw], ensure_ascii=False)
-    flat = " ".join(text.split())
-    return flat if len(flat) <= LABEL_LIMIT else flat[: LABEL_LIMIT - 3] + "..."
+    """promptfoo's label for an inline prompt: its whole text, as written (``processString``: label ??
+    raw; a chat list as ``JSON.stringify`` writes it). It is data (reports pair columns by it, a test's
+    ``prompts:`` names it), so it is never shortened here; displays shorten it themselves."""
+    if isinstance(raw, str):
+        return raw
+    return json.dumps([dict(m) for m in raw], ensure_ascii=False, separators=(",", ":"))
 
 
 def read_prompt_file(path: Path, where: Where, ctx: LoadContext) -> list[FilePrompt]:
@@ -69,9 +71,9 @@ def read_prompt_file(path: Path, where: Where, ctx: LoadContext) -> list[FilePro
     if suffix in (".txt", ".jsonl"):
         parts = _txt_prompts(text) if suffix == ".txt" else [ln for ln in text.splitlines() if ln.strip()]
         parts = _nonempty(parts, shown, where)
-        if len(parts) == 1:
+        if len(parts) == 1 and suffix == ".jsonl":
             return [FilePrompt(parts[0], shown)]
-        return [FilePrompt(part, f"{shown}: {prompt_label(part)}") for part in parts]
+        return [FilePrompt(part, f"{shown}: {part}") for part in parts]  # promptfoo: `${file}: ${raw}`
     return [FilePrompt(text, shown)]  # .md, .j2 and other text: the file as written, as promptfoo has it
 
 

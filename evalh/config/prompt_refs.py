@@ -23,6 +23,7 @@ from evalh.model import Prompt, ProviderSpec, provider_ref_matches, ref_matches
 __all__ = ["check_prompt_refs", "check_provider_prompt_refs", "check_provider_refs", "merged_prompt_refs"]
 
 _LISTED = 12  # prompts named in the error before "and N more"
+_SHOWN = 60  # characters of each label in the hint
 
 
 def merged_prompt_refs(data: Any, default: Any, key: str = "prompts") -> tuple[str, ...] | None:
@@ -114,5 +115,6 @@ def _check(refs: Any, origin: Origin, shown: JsonPath, prompts: Sequence[Prompt]
 
 def _labels(prompts: Iterable[Prompt]) -> str:
     names = sorted({prompt.label for prompt in prompts})
-    shown = ", ".join(repr(name) for name in names[:_LISTED])
+    # a label is a prompt's whole text: the hint shows the start of each, enough to tell them apart
+    shown = ", ".join(repr(name if len(name) <= _SHOWN else name[:_SHOWN] + "…") for name in names[:_LISTED])
     return shown + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else "") or "(none)"

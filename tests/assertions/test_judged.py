@@ -205,6 +205,15 @@ def test_custom_rubric_prompt_string_and_test_option_and_file(
     assert grader_messages(loopback.requests[-1]) == [{"role": "user", "content": "File: v"}]
 
 
+def test_llm_rubric_without_a_value_grades_with_an_empty_rubric(loopback: LoopbackServer) -> None:
+    # promptfoo's custom-grading-prompt example: the rubricPrompt holds the criteria, the assertion no value
+    assert declared_problems({"type": "llm-rubric"}) == []
+    loopback.route("POST", OPENAI_PATH, lambda r: openai_text('{"pass": true, "score": 1, "reason": "ok"}'))
+    result, graded = judge("llm-rubric", openai_grader(loopback), rubric_prompt="Is [{{rubric}}] {{output}}?")
+    assert graded.passed and not result.error
+    assert grader_messages(loopback.requests[-1]) == [{"role": "user", "content": "Is [] Hello, world!?"}]
+
+
 def test_rubric_prompt_with_an_undefined_variable_is_an_error_under_strict(loopback: LoopbackServer) -> None:
     with warnings_to(None, strict=True):  # else it renders empty, with a warning, as in promptfoo
         result, _ = judge("llm-rubric", openai_grader(loopback), value="v", rubric_prompt="{{ missing_var }}")

@@ -335,7 +335,7 @@ tests: [{vars: {q: why}}]
     assert prompts[2].label == "chat.json"
     assert prompts[3].label == "yaml chat" and prompts[3].raw == ({"role": "user", "content": "Q: {{q}}"},)
     assert prompts[4].label == "inline"
-    assert prompts[5].label.endswith("...") and len(prompts[5].label) == 60
+    assert prompts[5].label == prompts[5].raw  # promptfoo's label: the whole text (processString)
     assert len({p.id for p in prompts}) == len(prompts)
 
 
