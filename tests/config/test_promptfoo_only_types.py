@@ -56,8 +56,10 @@ def test_validate_exits_2_with_the_alternative(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_a_csv_cell_names_promptfoos_type(tmp_path: Path) -> None:
-    (tmp_path / "tests.csv").write_text("name,__expected\nAda,webhook(0.5):http://x\n", encoding="utf-8")
+@pytest.mark.parametrize("cell", ["webhook(0.5):http://x", "webhook:http://x"])
+def test_a_csv_cell_names_promptfoos_type(cell: str, tmp_path: Path) -> None:
+    # without a threshold too: promptfoo reads `webhook:...` as the type, not as a text to equal
+    (tmp_path / "tests.csv").write_text(f"name,__expected\nAda,{cell}\n", encoding="utf-8")
     config = tmp_path / "promptfooconfig.yaml"
     config.write_text(
         'prompts: ["Hi {{name}}"]\nproviders: [echo]\ntests: file://tests.csv\n', encoding="utf-8"
