@@ -30,6 +30,8 @@ __all__ = [
     "CONTEXT_FAITHFULNESS_VERDICTS_PROMPT",
     "CONTEXT_RECALL_PROMPT",
     "CONTEXT_RELEVANCE_PROMPT",
+    "CONVERSATION_RELEVANCE_PROMPT",
+    "CONVERSATION_RELEVANCE_REASON_PROMPT",
     "FACTUALITY_PROMPT",
     "GOAL_SUCCESS_PROMPT",
     "G_EVAL_SCORE_PROMPT",
@@ -230,6 +232,95 @@ safe alternative where one exists. Reply with one JSON object and nothing else:
 [Request]: {{ input }}
 [Reply]: {{ output }}
 """,
+)
+
+
+# conversation-relevance: promptfoo's prompts word for word (one user message each; deepeval's), so a
+# scripted grader that reads them agrees with promptfoo. ``window`` and ``irrelevancies`` arrive as JSON.
+CONVERSATION_RELEVANCE_PROMPT: tuple[Mapping[str, str], ...] = (
+    {
+        "role": "user",
+        "content": """Based on the given list of message exchanges between a user and an LLM, generate a \
+JSON object to indicate whether the LAST `assistant` message is relevant to context in messages. The JSON \
+will have 2 fields: 'verdict' and 'reason'.
+The 'verdict' key should STRICTLY be either 'yes' or 'no', which states whether the last `assistant` message \
+is relevant according to the context in messages\x20
+Provide a 'reason' ONLY if the answer is 'no'.\x20
+You MUST USE the previous messages (if any) provided in the list of messages to make an informed \
+judgement on relevancy.
+
+**
+IMPORTANT: Please make sure to only return in JSON format.
+Example Messages:
+[
+    {
+        "role": "user",
+        "content": "Hi! I have something I want to tell you"
+    },
+    {
+        "role": "assistant",
+        "content": "Sure, what is it?"
+    },
+    {
+        "role": "user",
+        "content": "I've a sore throat, what meds should I take?"
+    },
+    {
+        "role": "assistant",
+        "content": "Not sure, but isn't it a nice day today?"
+    }
+]
+
+Example JSON:
+{
+    "verdict": "no",
+    "reason": "The LLM responded 'isn't it a nice day today' to a message that asked about how to treat a \
+sore throat, which is completely irrelevant."
+}
+===== END OF EXAMPLE ======
+You MUST ONLY provide a verdict for the LAST message on the list but MUST USE context from the previous \
+messages.
+You DON'T have to provide a reason if the answer is 'yes'.
+ONLY provide a 'no' answer if the LLM response is COMPLETELY irrelevant to the message input.
+Vague LLM responses to vague inputs, such as greetings DOES NOT count as irrelevancies!
+**
+
+Messages:
+{{ window }}
+
+JSON:""",
+    },
+)
+
+CONVERSATION_RELEVANCE_REASON_PROMPT: tuple[Mapping[str, str], ...] = (
+    {
+        "role": "user",
+        "content": """Below is a list of irrelevancies drawn from some messages in a conversation, which you \
+have minimal knowledge of. It is a list of strings explaining why the 'assistant' messages are irrelevant to \
+the 'user' messages.
+Given the relevancy score, which is a 0-1 score indicating how irrelevant the OVERALL AI messages are in a \
+conversation (higher the better), CONCISELY summarize the irrelevancies to justify the score.\x20
+
+**\x20
+IMPORTANT: Please make sure to only return in JSON format, with the 'reason' key providing the reason.
+Example JSON:
+{
+    "reason": "The score is <relevancy_score> because <your_reason>."
+}
+
+Always quote WHICH MESSAGE and the INFORMATION in the reason in your final reason.
+Be sure in your reason, as if you know what the `assistant` messages from messages in a conversation is from \
+the irrelevancies.
+**
+
+Relevancy Score:
+{{ score }}
+
+Irrelevancies:
+{{ irrelevancies }}
+
+JSON:""",
+    },
 )
 
 

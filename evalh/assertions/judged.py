@@ -2,7 +2,8 @@
 refusal-quality, and the grader-free is-refusal heuristic.
 
 The RAG judges (answer-relevance, context-faithfulness, context-recall, context-relevance) live in
-``judged_rag.py``, imported by this module so that loading this family registers them all.
+``judged_rag.py``, and conversation-relevance in ``judged_conversation.py``, both imported by this module so
+that loading this family registers them all.
 How the grader is chosen and called, and what goes into ``details``: see ``judge_core.py``; the prompts:
 ``judge_prompts.py``. Each handler measures the positive form (the grader's score, and its ``pass`` as the
 measurement's verdict); ``runner/scoring.py`` decides, applies ``not-``, and never inverts an ERROR (grader
@@ -16,7 +17,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evalh.assertions import judged_rag  # noqa: F401  (registers the RAG judges with this family)
+from evalh.assertions import (
+    judged_conversation,  # noqa: F401  (registers conversation-relevance)
+    judged_rag,  # noqa: F401  (registers the RAG judges with this family)
+)
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.judge_core import (
     GraderFailure,

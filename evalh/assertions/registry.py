@@ -89,6 +89,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "evalh.assertions.trajectory",
     "evalh.assertions.trajectory_goal",
     "evalh.assertions.comparison",
+    "evalh.assertions.guardrails",
 )
 
 

@@ -4,7 +4,8 @@
 - ``is-valid-openai-tools-call``: the output is a non-empty list of ``{type: function, function: {name,
   arguments}}`` calls (or a message holding ``tool_calls``), each naming a function the provider's
   ``tools`` offer, with JSON arguments that validate against that function's ``parameters`` schema.
-- ``is-valid-openai-function-call``: the same for the legacy ``function_call`` and ``functions``.
+- ``is-valid-openai-function-call``: the same for the legacy ``function_call`` and ``functions``
+  (``is-valid-function-call`` is promptfoo's other name for it).
 - ``tool-call-f1``: the F1 of the set of tool names called against the expected names.
 - ``finish-reason``: the provider's normalised finish reason equals the value (case-insensitive).
 
@@ -121,6 +122,16 @@ def is_valid_openai_function_call(ctx: AssertionContext) -> Measurement | Assert
     if not _well_formed(output):
         return _misshapen("function call", output)
     return _graded(ctx, [output], "functions")
+
+
+@assertion(
+    "is-valid-function-call",
+    family=_FAMILY,
+    description="Alias of is-valid-openai-function-call (promptfoo runs both names with one handler)",
+    value_schema=UNUSED_VALUE,
+)
+def is_valid_function_call(ctx: AssertionContext) -> Measurement | AssertionResult:
+    return is_valid_openai_function_call(ctx)
 
 
 def _held(output: Any, key: str) -> Any:

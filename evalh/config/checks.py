@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalh.assertions.base import needed_providers
+from evalh.assertions.promptfoo_only import unknown_type
 from evalh.assertions.registry import AssertionDef, all_assertions
 from evalh.common.notices import is_strict, notice, warn
 from evalh.config.default_grader import DefaultGrader, default_grader
@@ -80,7 +81,11 @@ def _checked_as_written(spec: AssertionSpec) -> bool:
 # The assertion families that read a row's trace (evalh/assertions/trace_checks.py, trajectory.py).
 TRACE_FAMILIES = frozenset({"trace", "trajectory"})
 # the provider config key each tool-call assertion checks calls against (assertions/tool_calls.py)
-_TOOL_KEYS = {"is-valid-openai-tools-call": "tools", "is-valid-openai-function-call": "functions"}
+_TOOL_KEYS = {
+    "is-valid-openai-tools-call": "tools",
+    "is-valid-openai-function-call": "functions",
+    "is-valid-function-call": "functions",
+}
 
 
 def _flattened(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
@@ -217,12 +222,8 @@ class AssertionChecker:
     def _unknown_type(self, spec: AssertionSpec, where: Where) -> None:
         match = close_matches(spec.base_type, list(self.registry))
         prefix = "not-" if spec.negate else ""
-        hint = (
-            f"Did you mean {prefix + match!r}?"
-            if match
-            else "Run `evalh list assertions` for the types evalh knows"
-        )
-        self.ctx.problems.add(f"unknown assertion type {spec.type!r}", where=where, hint=hint)
+        message, hint = unknown_type(spec.type, prefix + match if match else None)
+        self.ctx.problems.add(message, where=where, hint=hint)
 
     def _check_threshold(self, spec: AssertionSpec, definition: AssertionDef, where: Where) -> None:
         if spec.threshold is None:

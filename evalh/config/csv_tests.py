@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from evalh.assertions.promptfoo_only import PROMPTFOO_ONLY, unknown_type
 from evalh.config.files import CsvOrigin, is_file_ref, script_path
 from evalh.config.locate import JsonPath, close_matches
 from evalh.errors import ConfigError
@@ -108,12 +109,12 @@ def parse_expected(cell: str, known_types: Iterable[str]) -> dict[str, Any] | No
         if body.startswith(name) and (len(body) == len(name) or body[len(name)] in ":("):
             return _typed(name, negate, body[len(name) :])
     match = _TYPE_LIKE.match(text)
-    if match and (match.group(2) or close_matches(match.group(1), list(known_types))):
-        suggestion = close_matches(match.group(1), list(known_types))
-        hint = f"Did you mean {suggestion!r}?" if suggestion else "Run `evalh list assertions`"
-        raise MiniSyntaxError(
-            f"unknown assertion type {match.group(1)!r}", f"{hint} (write equals:<text> for a literal text)"
-        )
+    # promptfoo reads `webhook:http://x` as its type, not as a text to equal (the pattern took `webhook:http`)
+    promptfoo_only = match is not None and match.group(1).partition(":")[0] in PROMPTFOO_ONLY
+    if match and (match.group(2) or promptfoo_only or close_matches(match.group(1), list(known_types))):
+        name = match.group(1).partition(":")[0] if promptfoo_only else match.group(1)
+        message, hint = unknown_type(name, close_matches(name, list(known_types)))
+        raise MiniSyntaxError(message, f"{hint} (write equals:<text> for a literal text)")
     return {"type": "equals", "value": cell}  # the cell as written: promptfoo compares it untrimmed
 
 

@@ -23,6 +23,7 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.exceptions import relevance
 from referencing import Registry, Resource
 
+from evalh.assertions.promptfoo_only import unknown_type
 from evalh.assertions.registry import NONBLANK_PATTERN, all_assertions
 from evalh.config.assertion_schema import assemble, type_names
 from evalh.config.locate import JsonPath, close_matches
@@ -488,10 +489,7 @@ def _on_enum(error: ValidationError, path: JsonPath, root: Any) -> Iterable[Sche
         registered = list(all_assertions())
         candidates = registered + [f"not-{name}" for name in registered]
         match = close_matches(str(value), candidates) or close_matches(str(value), _listed(error))
-        hint = (
-            f"Did you mean {match!r}?" if match else "Run `evalh list assertions` for the types evalh knows"
-        )
-        yield SchemaProblem(path, f"unknown assertion type {value!r}", hint)
+        yield SchemaProblem(path, *unknown_type(str(value), match))
         return
     allowed = ", ".join(repr(item) for item in _listed(error))
     yield SchemaProblem(path, f"must be one of {allowed} (got {_got(value)})")

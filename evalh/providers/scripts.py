@@ -194,14 +194,25 @@ def script_reply(result: Any, name: str) -> ProviderResponse:
         if isinstance(result.get("output"), Foreign):
             kind = result["output"].type_name
             return ProviderResponse(error=f"{name} returned {{output: a {kind}}}, not a string or JSON data")
-        reason = result.get("finishReason")  # promptfoo's field, for the finish-reason assertion
         return ProviderResponse(
             output=result.get("output"),
             usage=_usage_from(result),
             cost=_number(result.get("cost")) or None,
-            metadata={"finishReason": reason} if isinstance(reason, str) and reason else {},
+            metadata=_reply_metadata(result),
         )
     return ProviderResponse(output=result)
+
+
+def _reply_metadata(result: Mapping[str, Any]) -> dict[str, Any]:
+    """promptfoo's reply fields the assertions read: ``finishReason`` (finish-reason) and
+    ``guardrails`` (the guardrails assertion)."""
+    metadata: dict[str, Any] = {}
+    reason = result.get("finishReason")
+    if isinstance(reason, str) and reason:
+        metadata["finishReason"] = reason
+    if isinstance(result.get("guardrails"), Mapping):
+        metadata["guardrails"] = dict(result["guardrails"])
+    return metadata
 
 
 class CallableProvider:

@@ -60,6 +60,7 @@ def judge(
     prompt: Any = "Say hello",
     provider: ProviderChoice | None = None,
     config_dir: Path | None = None,
+    config: Mapping[str, Any] | None = None,
 ) -> tuple[AssertionResult, GradedAssertion]:
     """Run one assertion with real services; (positive-form result, finalized verdict)."""
     services = RunServices(ProviderPool(), Cache.open(False))
@@ -75,6 +76,7 @@ def judge(
         provider=choice,
         prompt=prompt,
         config_dir=config_dir,
+        config=config,
     )
     spec = dataclasses.replace(ctx.spec, rubric_prompt=rubric_prompt)
     ctx = dataclasses.replace(

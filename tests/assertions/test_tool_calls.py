@@ -57,6 +57,10 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
         "output": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
         "provider_spec": FUNCTIONS_PROVIDER,
     },
+    "is-valid-function-call": {
+        "output": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+        "provider_spec": FUNCTIONS_PROVIDER,
+    },
     "tool-call-f1": {"output": [call("get_weather", {"city": "Paris"})], "value": ["get_weather"]},
     "finish-reason": {"output": "Paris", "value": "stop", "provider_metadata": {"finishReason": "stop"}},
 }
@@ -218,6 +222,16 @@ def test_tool_call_f1_needs_a_name() -> None:
     assert declared_problems({"type": "tool-call-f1", "value": []})
     assert declared_problems({"type": "tool-call-f1"})
     assert not declared_problems({"type": "tool-call-f1", "value": "a, b"})
+
+
+def test_is_valid_function_call_is_promptfoos_other_name_for_the_function_call_check() -> None:
+    good = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    bad = {"name": "get_weather", "arguments": '{"city": 3}'}
+    for output in (good, bad):
+        legacy = grade(context("is-valid-openai-function-call", output, provider=FUNCTIONS_PROVIDER))
+        alias = grade(context("is-valid-function-call", output, provider=FUNCTIONS_PROVIDER))
+        assert (alias.passed, alias.reason) == (legacy.passed, legacy.reason)
+    assert not grade(context("is-valid-function-call", bad, provider=FUNCTIONS_PROVIDER)).passed
 
 
 # -- finish-reason -------------------------------------------------------------------------------------

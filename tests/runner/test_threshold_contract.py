@@ -212,6 +212,7 @@ _GRADER_REPLY = {
     "questions": ["What is the capital of France?"],
     "statements": ["Paris is the capital."],
     "verdicts": [{"statement": "Paris is the capital.", "verdict": "yes"}],
+    "verdict": "yes",
     "sentences": [{"sentence": "Paris is the capital of France.", "attributed": True}],
     "relevant_sentences": ["Paris is the capital of France."],
     "refused": False,
