@@ -44,6 +44,7 @@ __all__ = [
     "SchemaError",
     "StoreError",
     "TemplateError",
+    "TemplateSyntaxProblem",
     "Where",
     "then",
 ]
@@ -132,6 +133,11 @@ class SchemaError(ConfigError):
 
 class TemplateError(ConfigError):
     """A template does not parse, or renders an undefined variable."""
+
+
+class TemplateSyntaxProblem(TemplateError):
+    """A template does not parse (or names an unknown filter): in a prompt, its rows are ERRORs, as in
+    promptfoo; a template the sandbox refuses is a plain TemplateError, always fatal."""
 
 
 class ProviderError(EvalhError):

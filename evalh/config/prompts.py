@@ -33,7 +33,7 @@ from evalh.config.files import FILE_PREFIX, LoadContext
 from evalh.config.locate import Document, JsonPath, format_path
 from evalh.config.prompt_files import PromptRaw, as_raw, prompt_label, read_prompt_file
 from evalh.config.tools import load_tool_files
-from evalh.errors import ConfigError, Where, then
+from evalh.errors import ConfigError, TemplateSyntaxProblem, Where, then
 from evalh.model import Prompt
 from evalh.runtimes.prompt_functions import (
     EXEC_PREFIX,
@@ -116,9 +116,9 @@ def load_prompts(value: Any, doc: Document, ctx: LoadContext, env: EnvVars) -> l
             ctx.problems.add_exception(error)
             continue
         for prompt in found:
+            prompt = _check_syntax(prompt, where, ctx, env)
             ctx.where_of[id(prompt)] = where
-            _check_syntax(prompt, where, ctx, env)
-        prompts.extend(found)
+            prompts.append(prompt)
     return prompts
 
 
@@ -321,18 +321,23 @@ def _remote_prompt(text: str, entry: _Entry, shown: str, where: Where) -> Prompt
 _ENV_NOT_SET = re.compile(r"environment variable '[^']+' is not set")  # the render's warning subject
 
 
-def _check_syntax(prompt: Prompt, where: Where, ctx: LoadContext, env: EnvVars) -> None:
+def _check_syntax(prompt: Prompt, where: Where, ctx: LoadContext, env: EnvVars) -> Prompt:
     """Syntax errors, templates the sandbox refuses and unset ``env.NAME`` are found now, not when
-    the first provider call is due."""
+    the first provider call is due. A template that cannot render is a warning and makes the prompt
+    unusable (its rows are ERRORs, the other prompts run, as in promptfoo); --strict makes it an error."""
     for text in prompt_texts(prompt.raw):
         try:
             unset = missing_env(text, env, where=where)
         except ConfigError as error:
-            ctx.problems.add_exception(error)
-            return
+            if is_strict() or not isinstance(error, TemplateSyntaxProblem):  # a refused template: never
+                ctx.problems.add_exception(error)
+                return prompt
+            warn(error, where=where, subject="template cannot render")
+            return replace(prompt, unusable=error.render())
         if unset is not None and is_strict():
             ctx.problems.add_exception(unset)
-            return
+            return prompt
         if unset is not None:  # renders empty, as in promptfoo: warned once (the render's key)
             subject = _ENV_NOT_SET.search(str(unset))
             warn(unset, where=prompt.path or where, subject=subject.group(0) if subject else str(unset))
+    return prompt

@@ -83,6 +83,9 @@ class Prompt:
     path: str = ""
     function: str = ""
     config: Mapping[str, Any] = field(default_factory=dict)
+    # why its template cannot render (a syntax error, an unknown filter), told at load: its rows are
+    # ERRORs with this message and the other prompts run, as in promptfoo (under --strict, a config error)
+    unusable: str = ""
 
 
 @dataclass(frozen=True, slots=True)  # slots: a 50,000-test suite holds 300,000 of them

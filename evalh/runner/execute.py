@@ -216,7 +216,10 @@ class _Execution:
         self.delay_s = options.delay_ms / 1000
 
     async def with_prompt(self, job: Job) -> Job:
-        """``job`` with its prompt function's prompt (raises PromptFunctionFailed)."""
+        """``job`` with its prompt function's prompt (raises PromptFunctionFailed; TemplateError for a
+        prompt whose template cannot render, as promptfoo errors that prompt's rows)."""
+        if job.prompt.unusable:
+            raise TemplateError(job.prompt.unusable)
         if not job.prompt.function:
             return job
         context = {

@@ -54,8 +54,8 @@ class Job:
 def _render(
     prompt: Prompt, test: TestCase, variables: Mapping[str, Any], where: str, env: EnvVars, key: str
 ) -> str | list[dict[str, Any]]:
-    if prompt.raw == "":  # also a prompt function's: it is called when the row runs
-        return ""
+    if prompt.raw == "" or prompt.unusable:  # a prompt function's is called when the row runs; an
+        return ""  # unusable template's rows are ERRORs (runner/execute.py)
     raw = _with_affixes(prompt.raw, test.options)
     return render_prompt(raw, variables, where=where, env=env, warn_key=key)
 

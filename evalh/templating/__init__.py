@@ -37,7 +37,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from evalh.common.environment import RUN_ENVIRON, environ, getenv
 from evalh.common.notices import is_strict, warn
-from evalh.errors import TemplateError, Where, then
+from evalh.errors import TemplateError, TemplateSyntaxProblem, Where, then
 from evalh.secrets import is_secret_key, register
 from evalh.templating import budget
 from evalh.templating.budget import BUDGET_FILTERS, BudgetExceeded, end_budget, start_budget
@@ -340,7 +340,7 @@ def _refuse_internal_attributes(ast: jinja2.nodes.Template) -> None:
 
 def _syntax_error(error: jinja2.TemplateSyntaxError, where: Where) -> TemplateError:
     line = f" (line {error.lineno} of the template)" if error.lineno and error.lineno > 1 else ""
-    return TemplateError(
+    return TemplateSyntaxProblem(
         f"template syntax error{line}: {error.message}",
         where=where,
         hint="Check the {{ }} and {% %} pairs; write {{ '{{' }} for a literal {{",
