@@ -9,26 +9,24 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from difflib import get_close_matches
 from functools import lru_cache
 
 from evalh.errors import ConfigError, Where
 from evalh.model import ProviderSpec
 from evalh.providers.base import Provider
-from evalh.providers.families import FAMILIES, Family, Refusal, refusal_of
+from evalh.providers.entries import PATH_PATTERN, ProviderEntry
+from evalh.providers.families import Refusal, refusal_of
+from evalh.providers.family_entries import PROMPTFOO_FAMILY_ENTRIES
 from evalh.providers.identity import caches_answers
 from evalh.providers.keys import (
     MissingKey,
     missing_anthropic_key,
     missing_aws_credentials,
     missing_azure_key,
-    missing_cohere_key,
-    missing_family_key,
     missing_google_key,
     missing_hf_token,
     missing_openai_key,
-    missing_replicate_key,
     missing_vertex_key,
 )
 from evalh.runtimes.callables import lookup
@@ -50,187 +48,6 @@ __all__ = [
 
 _WEB_HTTP = "evalh.providers.webhttp:make_http"  # the generic http provider (http, https, a URL id)
 _JAVASCRIPT = "evalh.providers.javascript:make_javascript"
-# The pattern of an entry that matches a file path by its suffix alone (promptfoo's `./provider.js`)
-_PATH_PATTERN = "<path to a .js/.ts file>"
-
-
-@dataclass(frozen=True)
-class ProviderEntry:
-    pattern: str  # exact id, or a prefix ending in ":" or "://"
-    target: str  # "module:function", called with the ProviderSpec
-    capabilities: tuple[str, ...]  # among "text", "embedding", "similarity", "tokens"
-    description: str
-    example: str
-    # whether a provider of this id would lack its API key (evalh.providers.keys); None: it needs none
-    key_check: Callable[[ProviderSpec], MissingKey | None] | None = None
-    # whether its answers may come from the completion cache: "never" (scripts, echo), "opt-in" (only
-    # with config.cache: true, as the http provider), "default" (the API families, unless they sample)
-    caching: str = "never"
-    # with suffixes, the id must also name a file ending in one (any case; ``:Name`` after it names an
-    # export): promptfoo routes ``file://x.js`` by its suffix, and takes a bare path ending in one
-    suffixes: tuple[str, ...] = ()
-
-    @property
-    def is_prefix(self) -> bool:
-        return self.pattern.endswith((":", "://"))
-
-    @property
-    def specificity(self) -> tuple[bool, int, bool]:
-        """Among the entries matching an id, the greatest wins: exact ids, then longer prefixes, then
-        those that also check the suffix; a bare path is the last resort (``openai:x.js`` is a model)."""
-        if self.pattern == _PATH_PATTERN:
-            return (False, 0, True)
-        return (not self.is_prefix, len(self.pattern), bool(self.suffixes))
-
-    def matches(self, provider_id: str) -> bool:
-        if self.suffixes:
-            starts = self.pattern == _PATH_PATTERN or provider_id.startswith(self.pattern)
-            return starts and _file_part(provider_id).lower().endswith(self.suffixes)
-        if self.is_prefix:
-            return provider_id.startswith(self.pattern) and len(provider_id) > len(self.pattern)
-        return provider_id == self.pattern
-
-
-def _family_entries(family: Family) -> tuple[ProviderEntry, ...]:
-    """``<prefix>:<model>`` (and ``<prefix>:chat:<model>``) for chat, ``<prefix>:embedding(s):<model>``
-    where the family has an embeddings endpoint, for each spelling promptfoo accepts."""
-    key = "no key (a server you run)" if not family.needs_key else " or ".join(family.key_envars)
-    entries = []
-    for prefix in family.prefixes:
-        described = f"{family.name}'s OpenAI-compatible chat API ({family.base_url}; {key})"
-        entries.append(
-            ProviderEntry(
-                f"{prefix}:",
-                "evalh.providers.openai:make_family_chat",
-                ("text",),
-                described if prefix == family.prefix else f"alias of {family.prefix}:",
-                f"{prefix}:<model>",
-                key_check=missing_family_key,
-                caching="default",
-            )
-        )
-        if family.embeddings:
-            target = "evalh.providers.openai:make_family_embedding"
-            described = f"{family.name}'s /embeddings"
-            entries.extend(_embedding_forms(prefix, target, described, "<model>", missing_family_key))
-        if family.default_embedding_model:  # promptfoo's mistral:embedding, its default model
-            described = f"{family.name}'s /embeddings with {family.default_embedding_model}"
-            entries.extend(
-                ProviderEntry(
-                    f"{prefix}:{form}",
-                    target,
-                    ("embedding",),
-                    described,
-                    f"{prefix}:{form}",
-                    key_check=missing_family_key,
-                )
-                for form in ("embedding", "embeddings")
-            )
-    return tuple(entries)
-
-
-def _embedding_forms(
-    prefix: str,
-    target: str,
-    description: str,
-    model: str,
-    key_check: Callable[[ProviderSpec], MissingKey | None],
-) -> tuple[ProviderEntry, ...]:
-    """``<prefix>:embedding:`` and ``<prefix>:embeddings:``: promptfoo spells it both ways."""
-    return tuple(
-        ProviderEntry(
-            f"{prefix}:{form}:",
-            target,
-            ("embedding",),
-            description,
-            f"{prefix}:{form}:{model}",
-            key_check=key_check,
-        )
-        for form in ("embedding", "embeddings")
-    )
-
-
-# -- promptfoo's named families: OpenAI-compatible APIs (providers/families.py), Anthropic's and Azure's
-# -- other spellings, Cohere and Replicate (helper pids; keep this block together)
-PROMPTFOO_FAMILY_ENTRIES: tuple[ProviderEntry, ...] = (
-    *(entry for family in FAMILIES for entry in _family_entries(family)),
-    ProviderEntry(
-        "openai:responses:",
-        "evalh.providers.openai_responses:make_responses",
-        ("text",),
-        "OpenAI's Responses API (/responses; OPENAI_API_KEY)",
-        "openai:responses:gpt-4.1-mini",
-        key_check=missing_openai_key,
-        caching="default",
-    ),
-    ProviderEntry(
-        "anthropic:",
-        "evalh.providers.anthropic:make_messages",
-        ("text",),
-        "short for anthropic:messages:<model>, as promptfoo's anthropic:claude-...",
-        "anthropic:claude-sonnet-4-5",
-        key_check=missing_anthropic_key,
-        caching="default",
-    ),
-    ProviderEntry(
-        "azure:chat:",
-        "evalh.providers.azure:make_chat",
-        ("text",),
-        "alias of azureopenai:chat:",
-        "azure:chat:my-gpt4o",
-        key_check=missing_azure_key,
-        caching="default",
-    ),
-    *_embedding_forms(
-        "azure",
-        "evalh.providers.azure:make_embedding",
-        "alias of azureopenai:embedding:",
-        "my-ada",
-        missing_azure_key,
-    ),
-    ProviderEntry(
-        "cohere:",
-        "evalh.providers.cohere:make_chat",
-        ("text",),
-        "Cohere's chat API (v1 /chat, as promptfoo; COHERE_API_KEY)",
-        "cohere:command-r-plus",
-        key_check=missing_cohere_key,
-        caching="default",
-    ),
-    ProviderEntry(
-        "cohere:chat:",
-        "evalh.providers.cohere:make_chat",
-        ("text",),
-        "alias of cohere:<model>",
-        "cohere:chat:command-r",
-        key_check=missing_cohere_key,
-        caching="default",
-    ),
-    *_embedding_forms(
-        "cohere",
-        "evalh.providers.cohere:make_embedding",
-        "Cohere's /embed (COHERE_API_KEY)",
-        "embed-english-v3.0",
-        missing_cohere_key,
-    ),
-    ProviderEntry(
-        "replicate:",
-        "evalh.providers.replicate:make_replicate",
-        ("text",),
-        "a Replicate model through its predictions API (REPLICATE_API_TOKEN); :version pins one",
-        "replicate:meta/meta-llama-3-8b-instruct",
-        key_check=missing_replicate_key,
-        caching="default",
-    ),
-)
-
-
-def _file_part(provider_id: str) -> str:
-    """``file://x.js:Name`` -> ``file://x.js``: a trailing export name is not part of the path."""
-    path, sep, name = provider_id.rpartition(":")
-    return path if sep and name.isidentifier() else provider_id
-
-
 PROVIDERS: tuple[ProviderEntry, ...] = (
     ProviderEntry(
         "echo",
@@ -272,7 +89,7 @@ PROVIDERS: tuple[ProviderEntry, ...] = (
         suffixes=JS_FILE_SUFFIXES,
     ),
     ProviderEntry(
-        _PATH_PATTERN,
+        PATH_PATTERN,
         _JAVASCRIPT,
         ("text", "embedding"),
         "a JavaScript provider file named by its path, as promptfoo's ./provider.js",
