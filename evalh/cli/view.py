@@ -3,7 +3,8 @@
 Shows the run store's runs, or the runs named (report files or stored runs). Binds 127.0.0.1 on a free
 port unless told otherwise, opens the browser when the terminal is
 interactive, and serves until Ctrl-C. ``--host`` on an address other machines reach is allowed, with a
-warning: the viewer has no login.
+warning: the viewer has no login (and it takes no writes there). The run store's runs can be rated in
+the page unless ``--read-only``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ __all__ = ["HELP", "view"]
 
 HELP = (
     "Browse runs in a local web viewer: the run history, a run as a matrix with filters, search and "
-    "each result's details, and two runs compared. Serves until Ctrl-C."
+    "each result's details, and two runs compared; rate results (pass / fail, score, comment) unless "
+    "--read-only. Serves until Ctrl-C."
 )
 
 RunsArg = Annotated[
@@ -42,6 +44,12 @@ HostOption = Annotated[
 ]
 PortOption = Annotated[int, typer.Option("--port", min=0, max=65535, help="The port; 0 picks a free one.")]
 NoOpenOption = Annotated[bool, typer.Option("--no-open", help="Do not open a browser.")]
+ReadOnlyOption = Annotated[
+    bool,
+    typer.Option(
+        "--read-only", help="Take no writes: the page shows ratings but offers no way to rate results."
+    ),
+]
 
 
 def _source(runs: list[str]) -> RunSource:
@@ -54,11 +62,11 @@ def _source(runs: list[str]) -> RunSource:
     return stored
 
 
-def _start(source: RunSource, host: str, port: int) -> ViewerServer:
+def _start(source: RunSource, host: str, port: int, *, read_only: bool) -> ViewerServer:
     from evalh.viewer.server import ViewerServer, is_loopback
 
     try:
-        server = ViewerServer(source, host, port)
+        server = ViewerServer(source, host, port, read_only=read_only)
     except OSError as error:
         raise ConfigError(
             f"cannot listen on {host}:{port}: {error.strerror or error}",
@@ -83,11 +91,12 @@ def view(
     host: HostOption = "127.0.0.1",
     port: PortOption = 0,
     no_open: NoOpenOption = False,
+    read_only: ReadOnlyOption = False,
 ) -> None:
     from evalh.reports.console import echo
 
     source = _source(list(runs or ()))
-    server = _start(source, host, port)
+    server = _start(source, host, port, read_only=read_only)
     echo(f"evalh view: {len(source.runs())} run(s) at {server.url} (Ctrl-C to stop)")
     try:  # Ctrl-C while the browser command still runs stops the viewer as cleanly as Ctrl-C later
         if not no_open and sys.stdin.isatty() and sys.stdout.isatty():

@@ -12,8 +12,10 @@ browser only filters, sorts and draws::
 Every text a page shows is a string here (outputs and vars that are JSON values become compact JSON);
 the browser sets it as text, never as markup. A cell carries all the detail panel needs: the rendered
 prompt, the output, every assertion with its score, threshold and reason, the judge's prompt and reply,
-tokens, cost and latency, and a traced row's spans (``trace``, the report's own form: the timeline
-draws it and offers it for download as it is). Keys holding their default value (no error, zero
+tokens, cost and latency, a traced row's spans (``trace``, the report's own form: the timeline
+draws it and offers it for download as it is), a rated row's rating (``rating``: pass, score, comment,
+reviewer, ratedAt, as ``codec_read.row_rating`` reads it) and, in the pages ``evalh view`` serves, the
+row's ``id`` (what a rating's write names). Keys holding their default value (no error, zero
 cost, weight 1, ...) are left out, which halves a large run's data; the page fills them back in.
 """
 
@@ -33,12 +35,14 @@ from evalh.reports.codec_read import (
     row_cost,
     row_error,
     row_grading,
+    row_id,
     row_latency_ms,
     row_line,
     row_named_scores,
     row_own_description,
     row_prompt,
     row_provider,
+    row_rating,
     row_response,
     row_score,
     row_status,
@@ -159,7 +163,18 @@ def _assertions(flat: Sequence[Any], depth: int = 0) -> list[dict[str, Any]]:
     return out
 
 
-def _cell(row: Mapping[str, Any]) -> dict[str, Any]:
+def _cell(row: Mapping[str, Any], row_ids: bool = False) -> dict[str, Any]:
+    """A row as the viewer draws it: with its rating when it is rated (the verdict is already the rated
+    one), and its ``id`` when ``row_ids`` (the served pages of stored runs, whose rows can be rated; the
+    HTML report, which cannot write, leaves it out and keeps its size)."""
+    cell = _graded_cell(row)
+    rating = row_rating(row)
+    if rating is not None:
+        cell["rating"] = rating
+    return {"id": row_id(row), **cell} if row_ids else cell
+
+
+def _graded_cell(row: Mapping[str, Any]) -> dict[str, Any]:
     response = row_response(row)
     grading = row_grading(row)
     status = row_status(row).value
@@ -272,11 +287,13 @@ def view_lines(
     rows: Iterable[Mapping[str, Any]],
     columns: Sequence[Mapping[str, Any]],
     metrics: dict[str, None] | None = None,
+    *,
+    row_ids: bool = False,
 ) -> list[dict[str, Any]]:
     """The matrix lines of ``rows`` (in the order they are stored), in test order; every metric name
-    met is added to ``metrics``. A line is made whole from its rows alone, so a page of lines (the
-    viewer's) is made from the rows of those lines."""
-    return _placed(_lines(rows, {} if metrics is None else metrics, set(), [])[0], columns)
+    met is added to ``metrics``; ``row_ids``: each cell carries its row's ``id``. A line is made whole
+    from its rows alone, so a page of lines (the viewer's) is made from the rows of those lines."""
+    return _placed(_lines(rows, {} if metrics is None else metrics, set(), [], row_ids)[0], columns)
 
 
 def _lines(
@@ -284,6 +301,7 @@ def _lines(
     metrics: dict[str, None],
     listed: set[tuple[Any, Any]],
     verdicts: list[Verdict],
+    row_ids: bool = False,
 ) -> tuple[dict[tuple[int, int], dict[str, Any]], list[Mapping[str, Any]]]:
     """The lines of ``rows`` with their cells by column key, and the first row of each column not in
     ``listed`` (to label it); each row's verdict is added to ``verdicts``."""
@@ -301,7 +319,7 @@ def _lines(
                 "vars": {str(name): _text(value) for name, value in variables.items()},
                 "cells": {},
             }
-        cell = _cell(row)
+        cell = _cell(row, row_ids)
         metrics.update(dict.fromkeys(cell.get("namedScores", ())))
         column = column_indexes(row)
         line["cells"][column] = cell

@@ -41,7 +41,7 @@ class LineIndex:
     def page(self, store: RunStore, offset: int, limit: int) -> dict[str, Any]:
         chosen = self.lines[offset : offset + limit]
         rows = store.rows_at(self.run_id, [position for line in chosen for position in line])
-        lines = view_lines(list(rows), self.columns)
+        lines = view_lines(list(rows), self.columns, row_ids=True)
         return _page(self.run, self.columns, self.metrics, lines, offset, len(self.lines), self.repeats)
 
 

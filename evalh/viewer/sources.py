@@ -4,7 +4,8 @@ them).
 
 A source lists run summaries (newest first), gives one run as the viewer's data
 (:func:`evalh.reports.viewdata.run_view`) a page of lines at a time, and its rows (for comparisons), by
-ref. Runs are read-only.
+ref. The run store's runs can be rated (:class:`RatingWriter`); runs named on the command line are
+read-only (:data:`NAMED_RUNS_READ_ONLY` says why, on the page).
 """
 
 from __future__ import annotations
@@ -14,19 +15,36 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from evalh.errors import ConfigError
 from evalh.reports.viewdata import run_view
-from evalh.store import RunSummary, is_report_file, load_report, open_store
+from evalh.store import RunStore, RunSummary, is_report_file, load_report, open_store
 from evalh.store.compare import RunRows
 from evalh.viewer.pages import LineIndex, index_stored_run, page_of_view
 
-__all__ = ["GivenRuns", "RunSource", "StoredRuns", "UnknownRun"]
+__all__ = [
+    "NAMED_RUNS_READ_ONLY",
+    "GivenRuns",
+    "RatingWriter",
+    "RunSource",
+    "StillRecording",
+    "StoredRuns",
+    "UnknownRun",
+]
+
+NAMED_RUNS_READ_ONLY = (
+    "runs named on the command line are read-only: to rate one, import it (evalh runs import FILE) and "
+    "open evalh view without naming runs"
+)
 
 
 class UnknownRun(LookupError):
     """No run has this ref."""
+
+
+class StillRecording(Exception):
+    """The run is still recording: it cannot be rated yet."""
 
 
 class RunSource(Protocol):
@@ -42,6 +60,23 @@ class RunSource(Protocol):
     def rows(self, ref: str) -> AbstractContextManager[tuple[dict[str, Any], RunRows]]:
         """One run, for a comparison: its JSON report (its rows may be left out) and its rows, which
         may be read one at a time while the context lasts; :class:`UnknownRun` when no run has ``ref``."""
+        ...
+
+
+@runtime_checkable
+class RatingWriter(Protocol):
+    """A source whose runs can be rated (the run store's)."""
+
+    def rate(
+        self, ref: str, row_id: str, *, passed: bool, score: float | None, comment: str
+    ) -> dict[str, Any]:
+        """Rate the row ``row_id`` of run ``ref`` (its ``id`` in the JSON report): the rating's JSON;
+        :class:`UnknownRun` when no run has ``ref``, :class:`StillRecording` when it is recording, the
+        store's error (an EvalhError) when the row is not there."""
+        ...
+
+    def clear_rating(self, ref: str, row_id: str) -> bool:
+        """Clear the row's rating (its graded verdict is back): whether it had one."""
         ...
 
 
@@ -95,6 +130,39 @@ class StoredRuns:
             summary = store.resolve(ref)
             head = {**store.load_head(summary.id), "config": {"description": summary.description}}
             yield head, RunRows(summary.id, store.iter_rows(summary.id))
+
+    def rate(
+        self, ref: str, row_id: str, *, passed: bool, score: float | None, comment: str
+    ) -> dict[str, Any]:
+        with open_store() as store:
+            run_id = self._resolve(store, ref)
+            try:
+                rating = store.rate(run_id, row_id, passed=passed, score=score, comment=comment)
+            finally:  # its verdicts and counts have changed: its line index is read again
+                self._forget(run_id)
+        return rating.to_json()
+
+    def clear_rating(self, ref: str, row_id: str) -> bool:
+        with open_store() as store:
+            run_id = self._resolve(store, ref)
+            try:
+                return store.clear_rating(run_id, row_id)
+            finally:
+                self._forget(run_id)
+
+    @staticmethod
+    def _resolve(store: RunStore, ref: str) -> str:
+        """The id of the run ``ref`` (UnknownRun), one that has finished (StillRecording); the store
+        refuses to rate a recording run too, this names the case for the viewer's answer (409)."""
+        with _known(ref):
+            summary = store.resolve(ref)
+        if summary.state == "running":
+            raise StillRecording(summary.id)
+        return summary.id
+
+    def _forget(self, run_id: str) -> None:
+        with self._lock:
+            self._indexes.pop(run_id, None)
 
 
 @contextmanager
