@@ -8,8 +8,10 @@ and a Content-Security-Policy lets only these exact scripts and styles run (thei
 output that slipped through as markup could still not run anything. A ``<noscript>`` summary keeps the
 figures readable where scripts are off. The part of the app that draws a run's repeats (``repeats.js``,
 ``repeats.css``) is in the file only when the run has repeats, and the part that draws a result's trace
-as a timeline (``trace.js``, ``trace.css``) only when a row has one: a run without them gets the same
-file as before they existed.
+as a timeline (``trace.js``, ``trace.css``) only when a row has one, and the part that shows a result's
+rating (``rating.js``, ``rating.css``) only when a row is rated: a run without them gets the same file as
+before they existed. The report can never write: only the page ``evalh view`` serves carries the token
+its writes need (``<meta name="evalh-token">``), and the rating controls are drawn only where it is.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from evalh.reports.serialize import dumps
 from evalh.reports.viewdata import run_view
 
 __all__ = [
+    "RATING_SCRIPT",
+    "RATING_STYLESHEET",
     "REPEAT_SCRIPT",
     "REPEAT_STYLESHEET",
     "SCRIPTS",
@@ -48,6 +52,8 @@ REPEAT_SCRIPT = "repeats.js"  # after run.js, whose functions it extends, before
 REPEAT_STYLESHEET = "repeats.css"
 TRACE_SCRIPT = "trace.js"  # after detail.js, whose openDetail it extends, before app.js starts the app
 TRACE_STYLESHEET = "trace.css"
+RATING_SCRIPT = "rating.js"  # after run.js and detail.js, whose functions it extends, before app.js
+RATING_STYLESHEET = "rating.css"
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -55,7 +61,7 @@ _PAGE = """<!DOCTYPE html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
-{csp}<title>{title}</title>
+{csp}{meta}<title>{title}</title>
 {style}
 </head>
 <body>
@@ -75,26 +81,34 @@ def asset(name: str) -> str:
 
 
 @cache
-def script_bundle(*, repeats: bool, traces: bool = False) -> str:
+def script_bundle(*, repeats: bool, traces: bool = False, ratings: bool = False) -> str:
     """The viewer's scripts as one text, in order: inlined by the HTML report (``repeats``: with the
-    part that draws repeats; ``traces``: with the one that draws traces), served as ``/static/evalh.js``
-    by ``evalh view`` (one request, not seven)."""
-    extra = (REPEAT_SCRIPT,) * repeats + (TRACE_SCRIPT,) * traces
+    part that draws repeats; ``traces``: with the one that draws traces; ``ratings``: with the one that
+    shows ratings), served as ``/static/evalh.js`` by ``evalh view`` (one request, not seven)."""
+    extra = (REPEAT_SCRIPT,) * repeats + (TRACE_SCRIPT,) * traces + (RATING_SCRIPT,) * ratings
     return "\n".join(asset(name) for name in (*SCRIPTS[:-1], *extra, SCRIPTS[-1]))
 
 
 @cache
-def stylesheet(*, repeats: bool, traces: bool = False) -> str:
-    """The viewer's styles as one text (``repeats``, ``traces``: with those of the parts that draw them)."""
-    extra = (REPEAT_STYLESHEET,) * repeats + (TRACE_STYLESHEET,) * traces
+def stylesheet(*, repeats: bool, traces: bool = False, ratings: bool = False) -> str:
+    """The viewer's styles as one text (``repeats``, ``traces``, ``ratings``: with those of the parts
+    that draw them)."""
+    extra = (REPEAT_STYLESHEET,) * repeats + (TRACE_STYLESHEET,) * traces + (RATING_STYLESHEET,) * ratings
     return "\n".join(asset(name) for name in (STYLESHEET, *extra))
 
 
-def server_page() -> str:
-    """The page ``evalh view`` serves: the assets by URL, the data from its API."""
+def server_page(*, token: str | None = None, read_only: str | None = None) -> str:
+    """The page ``evalh view`` serves: the assets by URL, the data from its API; ``token``: the one its
+    writes carry (None: the viewer takes no writes, and ``read_only`` says why)."""
     scripts = '<script src="/static/evalh.js"></script>\n'
+    meta = "".join(
+        f'<meta name="{name}" content="{html.escape(value)}">\n'
+        for name, value in (("evalh-token", token), ("evalh-read-only", read_only))
+        if value is not None
+    )
     return _PAGE.format(
         csp="",  # the server sends its policy as a header
+        meta=meta,
         title="evalh",
         style=f'<link rel="stylesheet" href="/static/{STYLESHEET}">',
         noscript="<noscript>The evalh viewer needs JavaScript.</noscript>",
@@ -136,9 +150,11 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
     50,000-row run's data is 80 MB of JSON, never made as one text). ``report``'s rows may come from a
     generator: they are read once."""
     view = run_view(report, ref=str(report.get("evalId") or "run"))
-    traces = any(cell is not None and "trace" in cell for line in view["lines"] for cell in line["cells"])
-    script = script_bundle(repeats="repeats" in view, traces=traces)
-    style = stylesheet(repeats="repeats" in view, traces=traces)
+    cells = [cell for line in view["lines"] for cell in line["cells"] if cell is not None]
+    traces = any("trace" in cell for cell in cells)
+    ratings = any("rating" in cell for cell in cells)
+    script = script_bundle(repeats="repeats" in view, traces=traces, ratings=ratings)
+    style = stylesheet(repeats="repeats" in view, traces=traces, ratings=ratings)
     policy = (
         f"default-src 'none'; script-src {_sha256(script)}; style-src {_sha256(style)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
@@ -147,6 +163,7 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
     mark = f"evalh-data-{uuid.uuid4().hex}"  # no page holds it
     page = _PAGE.format(
         csp=f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">\n',
+        meta="",
         title=html.escape(f"evalh report: {description}" if description else "evalh report"),
         style=f"<style>{style}</style>",
         noscript=_noscript(view["run"]),

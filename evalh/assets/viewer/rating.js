@@ -1,0 +1,166 @@
+// A person's rating of a result (issue 28). A rated result's matrix cell carries a RATED mark (its verdict
+// is already the rated one: the server applies the rating to the row), and its details say who rated it,
+// when, with what score and comment (as text, never markup). In `evalh view` of the run store, the details
+// of a result also offer Pass / Fail, an optional score and a comment, Save and Clear; after a write the
+// result and the run's counts are fetched again.
+//
+// The page can write only when the server gave it its token (<meta name="evalh-token">, never in the .html
+// report, nor with --read-only); every write carries it in X-Evalh-Token, with a JSON body. It extends
+// run.js's and detail.js's functions rather than changing them, so that the HTML report of a run without
+// ratings, which inlines this file only when a row is rated, stays byte for byte what it was.
+"use strict";
+
+EV.MAX_COMMENT = 4000; // evalh.store.ratings.MAX_COMMENT_CHARS
+EV.cellNodes = new WeakMap(); // a cell's data -> its matrix <td>, to draw it again once rated
+
+EV.meta = function (name) {
+  const node = document.querySelector('meta[name="' + name + '"]');
+  return node ? node.getAttribute("content") : null;
+};
+
+EV.ratingWords = (rating) => "rated " + (rating.pass ? "pass" : "fail") + " by " + (rating.reviewer || "unknown");
+
+EV.ratedMark = (rating) => EV.el("span", {class: "badge RATED rated-mark", title: EV.ratingWords(rating),
+  "aria-label": EV.ratingWords(rating)}, "RATED");
+
+EV.ratingUrl = (ref, id) =>
+  "/api/runs/" + encodeURIComponent(ref) + "/rows/" + encodeURIComponent(id) + "/rating";
+
+// One write (POST a rating, DELETE it); its error message is the server's, which says what to do.
+EV.sendRating = async function (method, url, body) {
+  const response = await fetch(url, {method, credentials: "same-origin", headers: {
+    "Content-Type": "application/json", Accept: "application/json", "X-Evalh-Token": EV.meta("evalh-token")},
+  body: JSON.stringify(body)});
+  const answer = await response.json().catch(() => ({error: response.status + " " + response.statusText}));
+  if (!response.ok) throw new Error(answer.error || response.status + " " + response.statusText);
+  return answer;
+};
+
+EV.currentRating = function (rating) {
+  return EV.el("div", {class: "rating-current"},
+    EV.el("p", {}, EV.statusBadge(rating.pass ? "PASS" : "FAIL"), " ",
+      EV.el("span", {class: "rating-who"}, EV.ratingWords(rating)),
+      rating.ratedAt ? " on " + EV.when(rating.ratedAt) : "", " · score ", EV.score(rating.score)),
+    rating.comment ? EV.pre(rating.comment, "rating-comment") : null);
+};
+
+EV.ratingControls = function (line, cell, column) {
+  let verdict = cell.rating ? (cell.rating.pass ? "pass" : "fail") : null;
+  const status = EV.el("p", {class: "rating-status", role: "status", tabindex: -1});
+  const choose = (which) => {
+    verdict = which;
+    pass.setAttribute("aria-pressed", String(which === "pass"));
+    fail.setAttribute("aria-pressed", String(which === "fail"));
+    save.disabled = false;
+  };
+  const pass = EV.el("button", {type: "button", class: "rate-pass", onclick: () => choose("pass")}, "Pass");
+  const fail = EV.el("button", {type: "button", class: "rate-fail", onclick: () => choose("fail")}, "Fail");
+  const score = EV.el("input", {type: "number", class: "rating-score", min: 0, max: 1, step: 0.01,
+    placeholder: "1 or 0", value: cell.rating ? String(cell.rating.score) : null});
+  const comment = EV.el("textarea", {class: "rating-comment-input", rows: 3, maxlength: EV.MAX_COMMENT});
+  comment.value = cell.rating ? cell.rating.comment || "" : "";
+  const save = EV.el("button", {type: "button", class: "rating-save", disabled: verdict === null}, "Save rating");
+  const clear = cell.rating ? EV.el("button", {type: "button", class: "rating-clear"}, "Clear rating") : null;
+  if (verdict) choose(verdict);
+  else for (const button of [pass, fail]) button.setAttribute("aria-pressed", "false");
+  const url = EV.ratingUrl(EV.shownView.run.ref, cell.id);
+  const write = async (method, body, done) => {
+    const buttons = [pass, fail, save, clear].filter(Boolean);
+    for (const button of buttons) button.disabled = true;
+    status.className = "rating-status";
+    status.textContent = "Saving…";
+    try {
+      await EV.sendRating(method, url, body);
+      await EV.refreshRated(line, cell, column, done);
+    } catch (error) {
+      for (const button of buttons) button.disabled = false;
+      status.className = "rating-status error";
+      status.textContent = String(error.message || error);
+    }
+  };
+  save.addEventListener("click", () => {
+    const body = {pass: verdict === "pass"};
+    if (score.value.trim() !== "") body.score = Number(score.value);
+    if (comment.value) body.comment = comment.value;
+    write("POST", body, "Saved: the result is " + (body.pass ? "passed" : "failed") + " by your rating.");
+  });
+  if (clear) clear.addEventListener("click", () => write("DELETE", {}, "Cleared: the graded verdict is back."));
+  return EV.el("div", {class: "rating-form"},
+    EV.el("div", {class: "rating-verdict", role: "group", "aria-label": "Your verdict"}, pass, fail),
+    EV.el("label", {}, "Score (0 to 1, optional) ", score),
+    EV.el("label", {class: "rating-comment-label"}, "Comment (optional) ", comment),
+    EV.el("div", {class: "rating-actions"}, save, clear),
+    status);
+};
+
+// The details' "Rating" section: the rating, the controls where the page can write, or why it cannot.
+EV.ratingSection = function (line, cell, column) {
+  const served = !EV.inlined();
+  const writable = served && EV.meta("evalh-token") !== null && Boolean(cell.id) && Boolean(EV.shownView);
+  const note = served && !writable ? EV.meta("evalh-read-only") : null;
+  if (!cell.rating && !writable && !note) return null;
+  const section = EV.section("Rating",
+    cell.rating ? EV.currentRating(cell.rating) : null,
+    writable ? EV.ratingControls(line, cell, column) : null,
+    note ? EV.el("p", {class: "rating-note"}, "Read-only: " + note + ".") : null);
+  section.classList.add("rating-section");
+  return section;
+};
+
+// After a write: the result's line and the run's summary fetched again, the cell and the counts drawn
+// again, the details reopened on the rated (or graded) result.
+EV.refreshRated = async function (line, cell, column, message) {
+  const view = EV.shownView;
+  const index = view.lines.indexOf(line);
+  const at = line.cells.indexOf(cell);
+  const page = await EV.runLines(view.run.ref, index, 1);
+  const fresh = page.lines.length ? page.lines[0].cells[at] : null;
+  if (index < 0 || at < 0 || !fresh) throw new Error("the result is no longer in this run: reload the page");
+  line.cells[at] = fresh;
+  Object.assign(view.run, page.run);
+  const summary = document.getElementById("summary");
+  if (summary) summary.replaceWith(EV.runSummary(view.run));
+  const node = EV.cellNodes.get(cell);
+  if (node && node.isConnected) {
+    const filter = document.getElementById("status-filter");
+    const metric = document.getElementById("metric-filter");
+    node.replaceWith(EV.matrixCell(line, fresh, column, filter ? EV.STATUS_FILTERS[filter.value] : null,
+      metric ? metric.value : ""));
+  }
+  EV.openDetail(line, EV.full(fresh), column);
+  const status = document.querySelector("#detail .rating-status");
+  if (status) {
+    status.textContent = message;
+    status.focus();
+  }
+};
+
+(function extendRunPage() {
+  const load = EV.loadRun;
+  EV.loadRun = async function (ref) {
+    const view = await load(ref);
+    EV.shownView = view; // the run whose results are rated, and whose lines are fetched again
+    return view;
+  };
+  const matrixCell = EV.matrixCell;
+  EV.matrixCell = function (line, sparse, column, statuses, metric) {
+    const node = matrixCell(line, sparse, column, statuses, metric);
+    if (!sparse) return node;
+    EV.cellNodes.set(sparse, node);
+    if (sparse.rating) {
+      node.classList.add("rated");
+      const head = node.querySelector(".cell-head");
+      (head || node).append(EV.ratedMark(sparse.rating));
+    }
+    return node;
+  };
+  const open = EV.openDetail;
+  EV.openDetail = function (line, cell, column) {
+    open(line, cell, column);
+    const section = EV.ratingSection(line, cell, column);
+    if (!section) return;
+    const head = document.querySelector("#detail .detail-head");
+    if (head) head.after(section);
+    else document.getElementById("detail").append(section);
+  };
+})();
