@@ -209,7 +209,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             body = self._body()
             writer = self.server.writer
             if writer is None:
-                raise Refused(405, f"this viewer takes no writes: {self.server.read_only}", {"Allow": "GET, HEAD"})
+                reason = self.server.read_only
+                raise Refused(405, f"this viewer takes no writes: {reason}", {"Allow": "GET, HEAD"})
             self.server.guard.check(self.headers)
             self._json(self._rate(writer, *place, body))
         except Refused as refused:

@@ -165,7 +165,8 @@ EV.matrixCell = function (line, sparse, column, statuses, metric) {
   const metricValue = metric && metric in cell.namedScores ? metric + " " + EV.score(cell.namedScores[metric]) : "";
   return EV.el("td", {class: "cell " + cell.status + (dim ? " dim" : ""), tabindex: 0,
     title: "Show details", onclick: () => EV.openDetail(line, cell, column),
-    onkeydown: (event) => { if (event.key === "Enter") EV.openDetail(line, cell, column); }},
+    // Enter's default would then press the details' close button, which has the focus by then
+    onkeydown: (event) => { if (event.key === "Enter") { event.preventDefault(); EV.openDetail(line, cell, column); } }},
     EV.el("div", {class: "cell-head"}, EV.statusBadge(cell.status),
       EV.el("span", {class: "score"}, EV.score(cell.score)), metricValue ? EV.el("span", {class: "metric"}, metricValue) : null),
     EV.el("div", {class: "output" + (cell.calls ? " tool-calls" : "")}, EV.clip(EV.outputText(cell), 300)),
