@@ -15,6 +15,7 @@ import pytest
 
 from evalh.reports.html import to_html
 from evalh.store import open_store
+from evalh.store.recorder import BATCH_ROWS
 from evalh.viewer.server import ViewerServer
 from evalh.viewer.sources import GivenRuns, StoredRuns
 from evalh.viewer.writes import MAX_BODY_BYTES, WRITES_PER_WINDOW
@@ -381,3 +382,18 @@ def test_other_paths_and_methods_stay_refused(rateable: Rateable) -> None:
                          ("POST", f"/api/runs/{rateable.run_id}/rows/x/rating/more")):  # fmt: skip
         assert _request(rateable.server, method, path).status == 405
     assert rateable.ratings() == {}
+
+
+def test_a_run_still_recording_cannot_be_rated(rateable: Rateable) -> None:
+    with open_store() as store:
+        recorder = store.start(
+            "eval-live", {"results": {"timestamp": "t"}}, config=None, config_path=None, description=None
+        )
+        for _ in range(BATCH_ROWS):  # one whole batch: written at once
+            recorder.add({"id": "live-row", "success": True, "failureReason": 0, "testCase": {}, "vars": {}})
+        answer = _request(rateable.server, "POST", rateable.path("live-row", ref="eval-live"))
+        recorder._give_up(OSError("the test is over"))
+    assert (answer.status, answer.body["error"]) == (
+        409,
+        "the run eval-live is still recording: rate it once it has finished",
+    )
