@@ -28,6 +28,7 @@ from evalh.reports.codec import FAILURE_REASON
 from evalh.runner.plan import Job
 
 __all__ = [
+    "ID_PATH",
     "PLACE_PATHS",
     "SCORES_PATH",
     "VERDICT_PATHS",
@@ -45,12 +46,14 @@ __all__ = [
     "row_error",
     "row_grading",
     "row_has_grading",
+    "row_id",
     "row_latency_ms",
     "row_line",
     "row_named_scores",
     "row_own_description",
     "row_prompt",
     "row_provider",
+    "row_rating",
     "row_response",
     "row_score",
     "row_status",
@@ -67,6 +70,8 @@ __all__ = [
 # scores: the run store reads them without decoding the rows
 PLACE_PATHS = ("$.testIdx", "$.repeatIdx", "$.promptIdx", "$.providerIdx")
 SCORES_PATH = "$.namedScores"
+# ... and of its id (``id``: a UUID evalh and promptfoo give each row)
+ID_PATH = "$.id"
 # ... and of its verdict and score (``success``: the row passed; ``score``), for figures over a run's repeats
 VERDICT_PATHS = ("$.success", "$.score")
 _ERROR = FAILURE_REASON[Status.ERROR]
@@ -181,6 +186,21 @@ def row_test_case(row: Mapping[str, Any]) -> Mapping[str, Any]:
 def row_with_test_case(row: Mapping[str, Any], case: Mapping[str, Any]) -> Mapping[str, Any]:
     """``row`` with ``case`` as its test (``testCase``), the row itself unchanged."""
     return {**row, "testCase": case}
+
+
+def row_id(row: Mapping[str, Any]) -> str:
+    """The row's ``id`` (empty when absent)."""
+    value = row.get("id")
+    return "" if value is None else str(value)
+
+
+def row_rating(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A person's rating of the row (``{pass, score, comment, reviewer, ratedAt}``, as codec's
+    ``rated_row`` wrote it: the row's verdict is the rating's), or None when nobody rated it."""
+    rating = row.get("rating")
+    if not isinstance(rating, Mapping):
+        return None
+    return {key: value for key, value in rating.items() if key != "graded"}
 
 
 def row_has_grading(row: Mapping[str, Any]) -> bool:
