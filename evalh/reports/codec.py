@@ -26,10 +26,9 @@ from evalh.model import (
     Column,
     GradedAssertion,
     Prompt,
-    RepeatSummary,
+    RowRating,
     Status,
     TestCase,
-    TestRepeats,
     TestResult,
     Usage,
 )
@@ -48,7 +47,7 @@ __all__ = [
     "graded_row",
     "new_memo",
     "rated_row",
-    "repeats_to_json",
+    "rating_to_json",
     "result_to_json",
     "trace_to_json",
     "usage_to_json",
@@ -65,7 +64,9 @@ FAILURE_REASON = {Status.PASS: 0, Status.FAIL: 1, Status.ERROR: 2}
 # promptfoo's manual rating: a component of this assertion type decides the row, with this reason
 HUMAN_ASSERTION = "human"
 MANUAL_REASON = "Manual result (overrides all other grading results)"
-_RATED_FIELDS = ("success", "score", "failureReason", "gradingResult")  # what a rating changes
+# what a rating changes, and ``error`` (kept as graded, as promptfoo keeps it): a row written again from
+# its result (``runs show -o``) has them as graded
+_RATED_FIELDS = ("success", "score", "failureReason", "error", "gradingResult")
 
 
 def usage_to_json(usage: Usage | None) -> dict[str, Any]:
@@ -286,7 +287,25 @@ def result_to_json(row: TestResult, *, memo: Memo | None = None) -> dict[str, An
     }
     if row.trace is not None:
         out["trace"] = trace_to_json(row.trace)
-    return out
+    return out if row.rating is None else _rated_result(out, row.rating)
+
+
+def rating_to_json(rating: RowRating) -> dict[str, Any]:
+    """A row's ``rating`` without ``graded``: ``{pass, score, comment, reviewer, ratedAt}``."""
+    return {
+        "pass": rating.passed,
+        "score": rating.score,
+        "comment": rating.comment,
+        "reviewer": rating.reviewer,
+        "ratedAt": rating.rated_at,
+    }
+
+
+def _rated_result(out: dict[str, Any], rating: RowRating) -> dict[str, Any]:
+    """A rated result's row: its graded fields as the rating kept them, then the rating applied, so the
+    row reads as the stored one (the human component, the comment, ``rating``)."""
+    graded, _ = graded_row({**out, "rating": {"graded": dict(rating.graded)}})
+    return dict(rated_row(graded, rating_to_json(rating)))
 
 
 def column_to_json(column: Column) -> dict[str, Any]:
@@ -317,36 +336,6 @@ def column_to_json(column: Column) -> dict[str, Any]:
             "namedScoreWeights": {name: t.weight for name, t in totals.items()},
             "cost": column.cost,
         },
-    }
-
-
-def _test_repeats_to_json(test: TestRepeats) -> dict[str, Any]:
-    interval = test.mean_score_interval
-    return {
-        "testIdx": test.test_index,
-        "promptIdx": test.prompt_index,
-        "providerIdx": test.provider_index,
-        "runs": test.runs,
-        "passes": test.passes,
-        "passRate": test.pass_rate,
-        "passRateInterval": list(test.pass_rate_interval),
-        "passAll": test.pass_all,
-        "passAny": test.pass_any,
-        "flaky": test.flaky,
-        "meanScore": test.mean_score,
-        "meanScoreInterval": None if interval is None else list(interval),
-        "pass": test.passed,
-    }
-
-
-def repeats_to_json(summary: RepeatSummary) -> dict[str, Any]:
-    """``results.evalh.repeats``: each test (test x prompt x provider) over the run's repeats; rates are
-    fractions 0-1 (codec_read's ``repeats_from_json`` reads it back)."""
-    return {
-        "count": summary.count,
-        "requiredPassRate": summary.required_pass_rate,
-        "testsPassed": summary.tests_passed,
-        "tests": [_test_repeats_to_json(test) for test in summary.tests],
     }
 
 

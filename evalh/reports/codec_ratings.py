@@ -15,6 +15,7 @@ from typing import Any
 from evalh.model import Status
 from evalh.reports.codec import HUMAN_ASSERTION
 from evalh.reports.codec_read import column_indexes, row_components, row_score, row_status
+from evalh.stats.proportions import wilson_interval
 
 __all__ = ["rated_results"]
 
@@ -64,10 +65,23 @@ def rated_results(
     stats = results.get("stats")
     if isinstance(stats, Mapping):
         out["stats"] = {**stats, **{key: _adjusted(stats, key, overall) for key in _STATS.values()}}
+        if "passRateInterval" in stats and not _has_repeats(results):
+            out["stats"]["passRateInterval"] = list(_interval(out["stats"]))
     prompts = results.get("prompts")
     if isinstance(prompts, list):
         out["prompts"] = [_rated_column(column, columns) for column in prompts]
     return out
+
+
+def _has_repeats(results: Mapping[str, Any]) -> bool:
+    block = results.get("evalh")
+    return isinstance(block, Mapping) and block.get("repeats") is not None
+
+
+def _interval(stats: Mapping[str, Any]) -> tuple[float, float]:
+    """The suite's pass rate interval of a run without repeats (each row a test, as the run has it)."""
+    counts = [int(_number(stats.get(key))) for key in _STATS.values()]
+    return wilson_interval(counts[0], sum(counts)) if sum(counts) else (0.0, 1.0)
 
 
 def _adjusted(figures: Mapping[str, Any], key: str, by: Counter[str]) -> Any:

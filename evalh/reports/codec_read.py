@@ -17,6 +17,7 @@ from evalh.model import (
     AssertionSpec,
     GradedAssertion,
     RepeatSummary,
+    RowRating,
     RowTrace,
     Span,
     Status,
@@ -36,6 +37,7 @@ __all__ = [
     "column_indexes",
     "component_children",
     "interval_from_json",
+    "rating_from_json",
     "recorded_status",
     "repeats_from_json",
     "result_from_row",
@@ -203,6 +205,22 @@ def row_rating(row: Mapping[str, Any]) -> dict[str, Any] | None:
     return {key: value for key, value in rating.items() if key != "graded"}
 
 
+def rating_from_json(row: Mapping[str, Any]) -> RowRating | None:
+    """The row's rating with its graded fields (see codec's ``rated_row``), or None when unrated."""
+    rating = row.get("rating")
+    if not isinstance(rating, Mapping):
+        return None
+    score, graded = rating.get("score"), rating.get("graded")
+    return RowRating(
+        passed=rating.get("pass") is True,
+        score=float(score) if isinstance(score, int | float) else 0.0,
+        comment=str(rating.get("comment") or ""),
+        reviewer=str(rating.get("reviewer") or ""),
+        rated_at=str(rating.get("ratedAt") or ""),
+        graded=dict(graded) if isinstance(graded, Mapping) else {},
+    )
+
+
 def row_has_grading(row: Mapping[str, Any]) -> bool:
     """Whether the row's assertions were graded (an ERROR row before grading has no ``gradingResult``)."""
     return bool(row.get("gradingResult"))
@@ -295,6 +313,7 @@ def result_from_row(row: Mapping[str, Any], job: Job) -> TestResult:
         repeat_index=job.repeat_index,
         id=str(row.get("id") or ""),
         trace=trace_from_json(row_trace(row)),
+        rating=rating_from_json(row),
     )
 
 

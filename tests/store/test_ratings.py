@@ -62,7 +62,7 @@ def test_a_rated_row_reads_back_as_promptfoo_records_a_manual_rating(tmp_path: P
     assert row_rating(rated) == rating.to_json()
     assert row_rating(failing) is None
     assert rated["rating"]["graded"] == {
-        key: failing[key] for key in ("success", "score", "failureReason", "gradingResult")
+        key: failing[key] for key in ("success", "score", "failureReason", "error", "gradingResult")
     }
     assert list(rated)[: len(failing)] == list(failing)  # promptfoo's keys where they were
 
