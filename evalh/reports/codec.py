@@ -40,6 +40,8 @@ __all__ = [
     "FAILURE_REASON",
     "HUMAN_ASSERTION",
     "MANUAL_REASON",
+    "MAX_COMMENT_CHARS",
+    "MAX_REVIEWER_CHARS",
     "MEMO_LIMIT",
     "Memo",
     "column_to_json",
@@ -64,6 +66,8 @@ FAILURE_REASON = {Status.PASS: 0, Status.FAIL: 1, Status.ERROR: 2}
 # promptfoo's manual rating: a component of this assertion type decides the row, with this reason
 HUMAN_ASSERTION = "human"
 MANUAL_REASON = "Manual result (overrides all other grading results)"
+MAX_COMMENT_CHARS = 4000  # a rating's comment (and a reviewer's name, below): bounded data
+MAX_REVIEWER_CHARS = 200
 # what a rating changes, and ``error`` (kept as graded, as promptfoo keeps it): a row written again from
 # its result (``runs show -o``) has them as graded
 _RATED_FIELDS = ("success", "score", "failureReason", "error", "gradingResult")
@@ -357,13 +361,14 @@ def rated_row(row: Mapping[str, Any], rating: Mapping[str, Any] | None) -> Mappi
     passed, score = bool(rating["pass"]), float(rating["score"])
     comment = str(rating.get("comment") or "")
     grading = row.get("gradingResult")
-    grading = grading if isinstance(grading, Mapping) else {}
+    grading = grading if isinstance(grading, Mapping) else _UNGRADED
     human = {
         "pass": passed,
         "score": score,
         "reason": MANUAL_REASON,
         "comment": comment,
         "assertion": {"type": HUMAN_ASSERTION},
+        "metadata": {},  # as every component evalh writes has
     }
     components = list(grading.get("componentResults") or [])
     found = [at for at, component in enumerate(components) if _is_human(component)]
@@ -382,6 +387,16 @@ def rated_row(row: Mapping[str, Any], rating: Mapping[str, Any] | None) -> Mappi
         "gradingResult": {**grading, **verdict, "componentResults": components},
         "rating": {**kept, "graded": graded},
     }
+
+
+# the gradingResult a rating gives a row that had none (an ERROR before any assertion ran)
+_UNGRADED: Mapping[str, Any] = {
+    "namedScores": {},
+    "namedScoreWeights": {},
+    "tokensUsed": usage_to_json(None),
+    "componentResults": [],
+    "assertion": None,
+}
 
 
 def _is_human(component: Any) -> bool:

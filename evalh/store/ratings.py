@@ -21,7 +21,7 @@ from typing import Any
 
 from evalh.common.environment import environ, getenv
 from evalh.errors import ConfigError
-from evalh.reports.codec import rated_row
+from evalh.reports.codec import MAX_COMMENT_CHARS, MAX_REVIEWER_CHARS, rated_row
 from evalh.reports.codec_read import ID_PATH
 from evalh.secrets import redact_json_text, register_config, run_registry
 
@@ -38,8 +38,6 @@ __all__ = [
     "save_at",
 ]
 
-MAX_COMMENT_CHARS = 4000
-MAX_REVIEWER_CHARS = 200
 # Each run's counts as its ratings change them, by run (``rated``), for ``runs`` LEFT JOINed with it:
 # a rating turns its row's graded status (``rows.status``) into pass or fail.
 RATED_COUNTS = """LEFT JOIN (

@@ -116,3 +116,32 @@ def test_an_exported_rated_run_imports_with_the_same_ratings(tmp_path: Path) -> 
     assert evalh("runs", "rate", "latest", ids["one?"], "--clear").exit_code == 0
     (row,) = [row for row in _shown()["results"]["results"] if row["id"] == ids["one?"]]
     assert row["success"] is True and "rating" not in row  # the graded row was stored
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        ({"score": 5}, "rating.score must be a number from 0 to 1 or null, not the number 5"),
+        ({"pass": "yes"}, "rating.pass must be true or false, not a string ('yes')"),
+        ({"pass": None}, "rating.pass must be true or false, not null"),
+        ({"comment": "x" * 4001}, "rating.comment must hold at most 4,000 characters, not 4,001"),
+        ({"graded": {"success": "no"}}, "rating.graded.success must be true or false or null"),
+        ({"graded": None}, "rating.graded must be an object, not null"),
+    ],
+)
+def test_a_damaged_rating_in_an_imported_report_is_a_located_error(
+    tmp_path: Path, damage: dict[str, Any], says: str
+) -> None:
+    ids = _run(tmp_path)
+    evalh("runs", "rate", "latest", ids["two?"], "--pass")
+    exported = _shown()
+    at = [row["id"] for row in exported["results"]["results"]].index(ids["two?"])
+    exported["results"]["results"][at]["rating"].update(damage)
+    evalh("runs", "delete", "latest")
+    (tmp_path / "r.json").write_text(json.dumps(exported), encoding="utf-8")
+    imported = evalh("runs", "import", str(tmp_path / "r.json"))
+    assert imported.exit_code == 2, imported.output
+    assert (
+        f"r.json: is not an evalh or promptfoo JSON report: results.results[{at}].{says}" in imported.output
+    )
+    assert "Traceback" not in imported.output

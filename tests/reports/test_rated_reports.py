@@ -8,17 +8,22 @@ import dataclasses
 import io
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
+
+import jsonschema
 
 from evalh.model import RowRating, RunRecord, Status
 from evalh.reports.codec import MANUAL_REASON, graded_row, rated_row, rating_to_json, result_to_json
 from evalh.reports.codec_read import rating_from_json, row_rating
+from evalh.reports.json import to_promptfoo_json
 from evalh.reports.junit import to_junit_xml
 from evalh.reports.markdown import to_markdown
 from evalh.reports.table import print_report
 from evalh.runner.aggregates import compute_aggregates
 from tests.reports.sample import sample_run
 
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "report.schema.json"
 HOSTILE = "[bold]x[/] <img src=x onerror=alert(1)> {{ 7*7 }} & @team ]]>"
 
 
@@ -46,6 +51,20 @@ def test_a_rated_result_writes_the_row_the_store_reads() -> None:
     assert written == stored
     assert row_rating(written) == {k: v for k, v in stored["rating"].items() if k != "graded"}
     assert graded_row(written)[0] == result_to_json(sample_run().results[0])
+
+
+def test_a_report_with_rated_rows_is_valid_against_the_report_schema() -> None:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    for passed in (True, False):
+        run, _ = _rated_run(passed)
+        report = to_promptfoo_json(run, eval_id="eval-rated")
+        error_row = next(row for row in run.results if row.status is Status.ERROR and not row.assertions)
+        unrated = result_to_json(error_row)
+        rating = {"pass": passed, "score": 1.0, "comment": "", "reviewer": "r", "ratedAt": "t"}
+        report["results"]["results"].append(dict(rated_row(unrated, rating)))
+        validator.validate(report)  # the rated rows, an ERROR row rated included
+        assert sum("rating" in row for row in report["results"]["results"]) == 2
 
 
 def test_rating_to_json_is_what_row_rating_reads() -> None:

@@ -58,6 +58,7 @@ def test_a_rated_row_reads_back_as_promptfoo_records_a_manual_rating(tmp_path: P
         "reason": MANUAL_REASON,
         "comment": "close enough",
         "assertion": {"type": "human"},
+        "metadata": {},
     }
     assert row_rating(rated) == rating.to_json()
     assert row_rating(failing) is None
