@@ -325,7 +325,8 @@ def _state(state: Mapping[str, Any] | None) -> str:
         return ""
     score = state.get("score")
     shown = _score(score) if isinstance(score, int | float) else ""
-    return f"{str(state.get('status', '')).upper()} {shown}".strip()
+    rated = " (rated)" if state.get("rated") else ""  # a person's verdict (evalh runs rate)
+    return f"{str(state.get('status', '')).upper()} {shown}".strip() + rated
 
 
 _GROUPS: tuple[tuple[str, str], ...] = (

@@ -107,3 +107,25 @@ def test_a_run_without_ratings_writes_no_rating_anywhere() -> None:
     assert "Rated by people" not in to_markdown(run)
     assert b"rating" not in to_junit_xml(run)
     assert all("rating" not in json.dumps(result_to_json(row)) for row in run.results)
+
+
+def test_the_markdown_comparison_marks_a_rated_verdict() -> None:
+    change = {
+        "test": "greets Ada",
+        "provider": "echo",
+        "prompt": "greet",
+        "before": {"status": "pass", "score": 1.0, "reason": ""},
+        "after": {"status": "fail", "score": 0.0, "reason": "rated by ana: <b>no</b>", "rated": True},
+    }
+    comparison = {
+        "baseline": {"id": "a", "rows": 1, "passed": 1, "passRate": 100.0},
+        "current": {"id": "b", "rows": 1, "passed": 0, "passRate": 0.0},
+        "tolerance": 0.01,
+        "regressions": [change],
+        **{group: [] for group in ("newFailures", "fixes", "scoreChanges", "added", "removed")},
+        "unchanged": 0,
+        "newFailureCount": 1,
+    }
+    text = to_markdown(sample_run(), comparison=comparison)
+    (line,) = [line for line in text.splitlines() if "rated by ana" in line]
+    assert "| PASS 1.00 | FAIL 0.00 (rated) |" in line and "&lt;b&gt;no&lt;/b&gt;" in line
