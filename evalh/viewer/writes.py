@@ -31,7 +31,7 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-MAX_COMMENT_CHARS = 4000  # TEMP until h-ratings: evalh.store.ratings.MAX_COMMENT_CHARS
+from evalh.store.ratings import MAX_COMMENT_CHARS
 
 __all__ = [
     "MAX_BODY_BYTES",
