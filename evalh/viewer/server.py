@@ -211,7 +211,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if writer is None:
                 reason = self.server.read_only
                 raise Refused(405, f"this viewer takes no writes: {reason}", {"Allow": "GET, HEAD"})
-            self.server.guard.check(self.headers)
+            self.server.guard.check(self._lowered_headers())
             self._json(self._rate(writer, *place, body))
         except Refused as refused:
             self._json({"error": refused.message}, refused.status, refused.headers)
@@ -220,12 +220,19 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         """The request's body (bounded); one too large is read on (to a bound) and dropped, so that the
         client, still sending it, reads the refusal rather than a reset connection."""
         try:
-            length = body_length(self.headers)
+            length = body_length(self._lowered_headers())
         except Refused as refused:
             if refused.status == 413:
                 self._drain(int(self.headers["Content-Length"]))
             raise
         return self.rfile.read(length)
+
+    def _lowered_headers(self) -> dict[str, str]:
+        """The request's headers by lower-case name (the first of a repeated one, as ``get`` gives it)."""
+        headers: dict[str, str] = {}
+        for name, value in self.headers.items():
+            headers.setdefault(name.lower(), value)
+        return headers
 
     def _drain(self, length: int) -> None:
         left = min(length, 1 << 20)

@@ -116,34 +116,35 @@ class WriteGuard:
     rate: WriteRate
 
     def check(self, headers: Mapping[str, str]) -> None:
-        """:class:`Refused` unless the headers carry this server's Origin, token and JSON; then one
-        write is counted."""
+        """:class:`Refused` unless the headers (by lower-case name) carry this server's Origin, token
+        and JSON; then one write is counted."""
         own = " or ".join(sorted(self.origins))
-        origin = headers.get("Origin")
+        origin = headers.get("origin")
         if origin is None:
             raise Refused(403, f"a write needs an Origin header ({own}): rate results from the viewer's page")
         if origin not in self.origins:
             raise Refused(
                 403, f"writes come only from the viewer's own page ({own}), not from {origin[:100]!r}"
             )
-        sent = headers.get(TOKEN_HEADER, "").encode("utf-8", "surrogateescape")
+        sent = headers.get(TOKEN_HEADER.lower(), "").encode("utf-8", "surrogateescape")
         if not hmac.compare_digest(sent, self.token.encode("ascii")):
             raise Refused(
                 403,
                 f"a write needs this viewer's token in the {TOKEN_HEADER} header, as its page sends it: "
                 "reload the page (the token changes each time evalh view starts)",
             )
-        media = headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if media != "application/json":
             raise Refused(415, "a write's body is JSON: send Content-Type: application/json")
         self.rate.take()
 
 
 def body_length(headers: Mapping[str, str]) -> int:
-    """The body's length from Content-Length: :class:`Refused` when missing, bad or too large."""
-    if headers.get("Transfer-Encoding"):
+    """The body's length from Content-Length (``headers`` by lower-case name; none: 0);
+    :class:`Refused` when it is bad or too large, or the body is chunked."""
+    if headers.get("transfer-encoding"):
         raise Refused(411, "a write's body is sent whole, with a Content-Length (no Transfer-Encoding)")
-    text = headers.get("Content-Length")
+    text = headers.get("content-length")
     if text is None:
         return 0
     if not text.strip().isdigit():

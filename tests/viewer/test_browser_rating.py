@@ -21,7 +21,7 @@ from evalh.viewer.sources import GivenRuns, StoredRuns
 from tests.loopback import LoopbackServer, Reply
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Locator, Page
+    from playwright.sync_api import Browser, Dialog, Locator, Page
 
 REVIEWER = "Rita <b>Reviewer</b>"
 COMMENT = "<img src=x onerror=alert(1)> and {{ 7*7 }}: close enough"
@@ -80,7 +80,12 @@ def _summary(page: Page) -> dict[str, str]:
 
 def test_rate_reload_see_it_then_clear_it(page: Page, serve: ViewerServer, stored: Stored) -> None:
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def dismiss(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
     _open_run(page, serve, stored)
     before = _summary(page)
     assert _cell(page, 0).get_attribute("class") == "cell FAIL"  # "greets Ada" fails: it wants Adeline

@@ -311,6 +311,10 @@ def test_the_page_carries_the_token_and_the_report_never(rateable: Rateable) -> 
     assert 'name="evalh-read-only"' not in text
     runs = _request(rateable.server, "GET", "/api/runs", None).body
     assert (runs["readOnly"], runs["readOnlyReason"]) == (False, None)
+    with open_store() as store:
+        unrated = to_html(store.load_run(rateable.run_id))
+    # an unrated run's report inlines neither the ratings' script nor the rows' ids: the file it always was
+    assert "EV.ratingSection" not in unrated and rateable.row_id(0) not in unrated
     assert _request(rateable.server, "POST", rateable.path(rateable.row_id(0))).status == 200
     with open_store() as store:
         report = store.load_run(rateable.run_id)
