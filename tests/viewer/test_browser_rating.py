@@ -93,6 +93,7 @@ def test_rate_reload_see_it_then_clear_it(page: Page, serve: ViewerServer, store
     section = detail.locator("section.rating-section")
     assert section.locator("h3").inner_text() == "Rating"
     assert section.locator(".rating-current").count() == 0  # not rated yet
+    assert section.locator(".row-id code").inner_text() == stored.row_ids[(0, 0)]  # for `evalh runs rate`
     save = section.get_by_role("button", name="Save rating")
     assert save.is_disabled()  # a verdict first
     section.get_by_role("button", name="Pass").click()

@@ -102,6 +102,8 @@ EV.ratingSection = function (line, cell, column) {
   const section = EV.section("Rating",
     cell.rating ? EV.currentRating(cell.rating) : null,
     writable ? EV.ratingControls(line, cell, column) : null,
+    // what `evalh runs rate REF ROW_ID` names
+    cell.id ? EV.el("p", {class: "row-id"}, "Row id ", EV.el("code", {}, cell.id)) : null,
     note ? EV.el("p", {class: "rating-note"}, "Read-only: " + note + ".") : null);
   section.classList.add("rating-section");
   return section;
