@@ -19,6 +19,7 @@ from evalh.store.recorder import BATCH_ROWS
 from evalh.viewer.server import ViewerServer
 from evalh.viewer.sources import GivenRuns, StoredRuns
 from evalh.viewer.writes import MAX_BODY_BYTES, WRITES_PER_WINDOW
+from tests.viewer.test_cli_view import _serve, _stop
 
 ABSENT = object()  # a header left out of the request
 
@@ -401,3 +402,22 @@ def test_a_run_still_recording_cannot_be_rated(rateable: Rateable) -> None:
         409,
         "the run eval-live is still recording: rate it once it has finished",
     )
+
+
+@pytest.mark.parametrize(("flags", "status"), [(["--read-only"], 405), ([], 403)])
+def test_evalh_view_read_only(rateable: Rateable, flags: list[str], status: int) -> None:
+    """`evalh view --read-only` as a real process: every write 405 (without the flag, a write without the
+    token is 403: the viewer takes writes)."""
+    process, url = _serve(*flags, runs=1)
+    try:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        headers = {"Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/json"}
+        connection.request("POST", rateable.path(rateable.row_id(0)), b'{"pass": true}', headers)
+        answer = connection.getresponse()
+        assert answer.status == status, answer.read()
+        connection.close()
+    finally:
+        code, _out, err = _stop(process)
+    assert code == 0 and "Traceback" not in err
+    assert rateable.ratings() == {}
