@@ -109,9 +109,15 @@ EV.ratingSection = function (line, cell, column) {
   return section;
 };
 
-// After a write: the result's line and the run's summary fetched again, the cell and the counts drawn
-// again, the details reopened on the rated (or graded) result.
+// After a write: the page drawn anew from fresh data when the app can (EV.reload keeps the view the URL
+// holds, the open result included), else the result's line and the run's summary fetched again, the cell
+// and the counts drawn again, the details reopened on the rated (or graded) result.
 EV.refreshRated = async function (line, cell, column, message) {
+  if (typeof EV.reload === "function") {
+    await EV.reload();
+    EV.ratingMessage(message);
+    return;
+  }
   const view = EV.shownView;
   const index = view.lines.indexOf(line);
   const at = line.cells.indexOf(cell);
@@ -130,7 +136,11 @@ EV.refreshRated = async function (line, cell, column, message) {
       metric ? metric.value : ""));
   }
   EV.openDetail(line, EV.full(fresh), column);
-  const status = document.querySelector("#detail .rating-status");
+  EV.ratingMessage(message);
+};
+
+EV.ratingMessage = function (message) {
+  const status = document.querySelector("#detail:not([hidden]) .rating-status");
   if (status) {
     status.textContent = message;
     status.focus();
