@@ -124,13 +124,6 @@ class StoredRuns:
                         self._indexes[summary.id] = index
             return index.page(store, offset, limit)
 
-    @contextmanager
-    def rows(self, ref: str) -> Iterator[tuple[dict[str, Any], RunRows]]:
-        with _known(ref), open_store() as store:
-            summary = store.resolve(ref)
-            head = {**store.load_head(summary.id), "config": {"description": summary.description}}
-            yield head, RunRows(summary.id, store.iter_rows(summary.id))
-
     def rate(
         self, ref: str, row_id: str, *, passed: bool, score: float | None, comment: str
     ) -> dict[str, Any]:
@@ -163,6 +156,13 @@ class StoredRuns:
     def _forget(self, run_id: str) -> None:
         with self._lock:
             self._indexes.pop(run_id, None)
+
+    @contextmanager
+    def rows(self, ref: str) -> Iterator[tuple[dict[str, Any], RunRows]]:
+        with _known(ref), open_store() as store:
+            summary = store.resolve(ref)
+            head = {**store.load_head(summary.id), "config": {"description": summary.description}}
+            yield head, RunRows(summary.id, store.iter_rows(summary.id))
 
 
 @contextmanager
