@@ -147,12 +147,13 @@ def test_an_exported_rated_run_labels_and_a_changed_output_is_left_out(tmp_path:
     path = _config(tmp_path, CASES)
     rows = _run(path)
     _rate(rows, {i: verdict for i, (_, _, verdict) in enumerate(CASES)})
-    with open_store() as store:
-        exported = store.load_run("latest")
+    export = tmp_path / "rated.json"
+    shown = CliRunner().invoke(app, ["runs", "show", "latest", "-o", str(export)])
+    assert shown.exit_code == 0, shown.output
+    exported = json.loads(export.read_text(encoding="utf-8"))
     # the answer rated in row 0 is not the one this config's run gives now
     first = next(row for row in exported["results"]["results"] if row["testIdx"] == 0)
     first["response"]["output"] = "something else"
-    export = tmp_path / "rated.json"
     export.write_text(json.dumps(exported), encoding="utf-8")
     result, document = _calibrate(path, tmp_path, "--labels", str(export))
     assert result.exit_code == 0, result.output

@@ -34,8 +34,7 @@ CASES: dict[str, tuple[bool, bool]] = {
 
 def scripted(request: Request) -> Reply:
     text = json.dumps(request.json["messages"])
-    (answer,) = [a for a in CASES if a in text]
-    passed = CASES[answer][0]
+    passed = next((verdict for answer, (verdict, _) in CASES.items() if answer in text), True)
     return openai_text(json.dumps({"pass": passed, "score": float(passed), "reason": "scripted"}))
 
 
@@ -55,24 +54,29 @@ def test_a_judge_against_the_ratings(loopback: LoopbackServer, tmp_path: Path) -
         "prompts": ["{{answer}}"],
         "providers": ["echo"],
         "defaultTest": {"assert": [{"type": "llm-rubric", "value": "is right", "provider": grader}]},
-        "tests": [{"vars": {"answer": answer}} for answer in CASES],
+        "tests": [{"vars": {"answer": answer}} for answer in [*CASES, "reply-kilo"]],
     }
     path = tmp_path / "judged.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     assert CliRunner().invoke(app, ["run", str(path), "--no-table"]).exit_code in (0, 1)
     with open_store() as store:
-        for row in store.iter_rows("latest"):
-            answer = row["vars"]["answer"]
-            store.rate("latest", row["id"], passed=CASES[answer][1])
+        ids = {row["vars"]["answer"]: row["id"] for row in store.iter_rows("latest")}
+    extra = "reply-kilo"  # rated, then the rating cleared: no label, as if never rated
+    for answer, (_, rated_pass) in [*CASES.items(), (extra, (True, True))]:
+        verdict = "--pass" if rated_pass else "--fail"
+        rated = CliRunner().invoke(app, ["runs", "rate", "latest", ids[answer], verdict, "--comment", "why"])
+        assert rated.exit_code == 0, rated.output
+    assert CliRunner().invoke(app, ["runs", "rate", "latest", ids[extra], "--clear"]).exit_code == 0
     report = tmp_path / "c.json"
     result = CliRunner().invoke(
         app, ["calibrate", str(path), "--labels", "latest", "-o", str(report), "--bootstrap", "200"]
     )
     assert result.exit_code == 0, result.output
-    (judge,) = json.loads(report.read_text(encoding="utf-8"))["judges"]
+    document = json.loads(report.read_text(encoding="utf-8"))
+    (judge,) = document["judges"]
     verdicts = [v for v, _ in CASES.values()]
     labels = [y for _, y in CASES.values()]
-    assert judge["items"] == len(CASES)
+    assert judge["items"] == len(CASES) and document["labels"]["unlabelled"] == 1
     matrix = judge["confusion"]
     pairs = list(zip(verdicts, labels, strict=True))
     assert (matrix["truePass"], matrix["falsePass"], matrix["trueFail"], matrix["falseFail"]) == (
