@@ -211,3 +211,13 @@ def test_rated_rows_the_config_no_longer_has_are_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     message = " ".join(result.stderr.split())
     assert "none of the 2 rated row(s)" in message and f"{len(CASES) - 2} of its unrated rows are" in message
+
+
+def test_latest_is_this_configs_newest_run_though_another_ran_since(tmp_path: Path) -> None:
+    path = _config(tmp_path, CASES)
+    _rate(_run(path), {i: verdict for i, (_, _, verdict) in enumerate(CASES)})
+    (tmp_path / "other").mkdir()
+    _run(_config(tmp_path / "other", CASES[:3]))  # the store's newest run is now another config's
+    result, document = _calibrate(path, tmp_path, "--labels", "latest")
+    assert result.exit_code == 0, result.output
+    assert document["labels"]["rated"] == len(CASES)
