@@ -93,7 +93,8 @@ class LabelCounts:
             )
         if self.unmatched:
             parts.append(f"{len(self.unmatched)} rated row(s) of the run are not rows of this config")
-        parts.append(f"{self.unlabelled} row(s) unlabelled (neither rated nor metadata.label), left out")
+        if self.unlabelled:
+            parts.append(f"{self.unlabelled} row(s) unlabelled (neither rated nor metadata.label), left out")
         return "; ".join(parts) + "."
 
 
