@@ -14,22 +14,29 @@ from evalh.reports.viewdata import run_summary, view_lines
 from evalh.store.compare import compare_rows, keyed_rows
 from evalh.viewer.sources import ComparedRun
 
-__all__ = ["compare_runs"]
+__all__ = ["MAX_DETAILED_CHANGES", "compare_runs"]
 
 _GROUPS = ("regressions", "newFailures", "fixes", "scoreChanges", "added", "removed")
+# the most changes whose results come whole (output, assertions, vars), the first in the page's order
+# (regressions and new failures first): two runs of 50,000 rows that all changed would otherwise send both
+# runs whole
+MAX_DETAILED_CHANGES = 2000
 
 
 def compare_runs(baseline: ComparedRun, current: ComparedRun, refs: tuple[str, str]) -> dict[str, Any]:
     """``Comparison.to_json()`` of the two runs (their rows are read twice: once to compare, once for
     the changed results' cells), with ``column``, ``description`` and ``vars`` on every change and the
-    viewer's ``cell`` in its ``before`` and ``after``, and the runs' summaries (as the history lists
-    them) as ``baseline`` and ``current``."""
+    viewer's ``cell`` in its ``before`` and ``after`` (the first :data:`MAX_DETAILED_CHANGES` changes;
+    ``detailed``: how many), and the runs' summaries (as the history lists them) as ``baseline`` and
+    ``current``."""
     comparison = compare_rows(baseline.rows, current.rows).to_json()
     changes = [change for group in _GROUPS for change in comparison[group]]
+    detailed = changes[:MAX_DETAILED_CHANGES]
+    comparison["detailed"] = len(detailed)
     for side, run in (("before", baseline.rows), ("after", current.rows)):
-        wanted = {change["key"] for change in changes if change[side] is not None}
-        lines = _changed_lines(run.rows, wanted)
-        for change in changes:
+        wanted = {change["key"] for change in detailed if change[side] is not None}
+        lines = _changed_lines(run.rows, wanted) if wanted else {}  # no change: no second read
+        for change in detailed:
             line = lines.get(change["key"])
             if line is not None:
                 change[side]["cell"] = line["cells"][0]

@@ -11,7 +11,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from evalh.store import open_store
+from evalh.viewer import compare
 from evalh.viewer.server import ViewerServer
 from evalh.viewer.sources import GivenRuns, StoredRuns
 from tests.viewer.layout import (
@@ -151,3 +154,21 @@ def test_a_run_without_a_description_is_named_by_its_config(browser: Browser, tm
         with urllib.request.urlopen(url + "api/runs") as answer:
             summaries = json.loads(answer.read())["runs"]
         assert [run["name"] for run in summaries] == ["unnamed.yaml", "unnamed.yaml"]
+
+
+def test_past_the_first_changes_the_page_says_where_the_details_are(
+    browser: Browser, runs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(compare, "MAX_DETAILED_CHANGES", 1)
+    with _serving(GivenRuns([str(run) for run in runs])) as url, sized_page(browser, DESKTOP) as page:
+        page.goto(url + "#/compare/baseline.json/current.json")
+        ready(page)
+        note = "Outputs and details of the first 1 of 4 changes; open either run for the others."
+        assert page.locator("#detailed-note").inner_text() == note
+        rows = page.locator("#pairs tbody tr")
+        assert rows.first.locator(".output").count() == 2 and rows.nth(1).locator(".output").count() == 0
+        rows.nth(1).click()
+        assert (
+            page.locator("#detail .pair-side .hint").all_inner_texts()
+            == ["Open the run for this result's details."] * 2
+        )

@@ -37,6 +37,9 @@ EV.comparePage = async function (root, baseline, current) {
     EV.el("ul", {class: "chips"}, EV.KINDS.map(([group, kind, label]) => chip(kind, label, diff[group].length)),
       chip("same", "Unchanged", diff.unchanged)),
     EV.el("div", {class: "toolbar"}, EV.el("label", {}, "Show ", filter)),
+    // the server sends whole results for the first changes only (evalh/viewer/compare.py)
+    diff.detailed < pairs.length ? EV.el("p", {class: "hint", id: "detailed-note"}, "Outputs and details of the first " +
+      diff.detailed + " of " + pairs.length + " changes; open either run for the others.") : null,
     EV.el("div", {id: "pairs-pager"}),
     EV.el("table", {class: "grid pairs", id: "pairs"}));
   EV.drawPairs(state);
@@ -61,7 +64,10 @@ EV.openPair = function (pair, label) {
   const sides = [["Baseline", pair.before], ["Current", pair.after]].map(([name, side]) => {
     const head = EV.el("h3", {class: "pair-side-head"}, name + ": ",
       side ? [EV.statusBadge(side.status.toUpperCase()), " ", EV.score(side.score)] : "not in this run");
-    if (!side || !side.cell) return EV.el("section", {class: "pair-side side-" + name.toLowerCase()}, head);
+    if (!side || !side.cell) {
+      return EV.el("section", {class: "pair-side side-" + name.toLowerCase()}, head,
+        side ? EV.el("p", {class: "hint"}, "Open the run for this result's details.") : null);
+    }
     const cell = EV.full(side.cell);
     return EV.el("section", {class: "pair-side side-" + name.toLowerCase()}, head,
       [EV.whyFailed(cell), ...EV.cellSections(cell)].filter((section) => section !== null));
