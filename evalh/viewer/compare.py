@@ -6,21 +6,30 @@ panel shows), and both runs' summaries."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from evalh.reports.codec_read import column_indexes
 from evalh.reports.matrix import column_label
 from evalh.reports.viewdata import run_summary, view_lines
-from evalh.store.compare import compare_rows, keyed_rows
-from evalh.viewer.sources import ComparedRun
+from evalh.store.compare import RunRows, compare_rows, keyed_rows
 
-__all__ = ["MAX_DETAILED_CHANGES", "compare_runs"]
+__all__ = ["MAX_DETAILED_CHANGES", "ComparedRun", "compare_runs"]
 
 _GROUPS = ("regressions", "newFailures", "fixes", "scoreChanges", "added", "removed")
 # the most changes whose results come whole (output, assertions, vars), the first in the page's order
 # (regressions and new failures first): two runs of 50,000 rows that all changed would otherwise send both
 # runs whole
 MAX_DETAILED_CHANGES = 2000
+
+
+class ComparedRun(NamedTuple):
+    """One run, for a comparison: its JSON report (its rows may be left out), its rows (which may be read
+    more than once) and the file that names it when it has no description (its config, or the report
+    file it was read from)."""
+
+    report: dict[str, Any]
+    rows: RunRows
+    source: str | None
 
 
 def compare_runs(baseline: ComparedRun, current: ComparedRun, refs: tuple[str, str]) -> dict[str, Any]:

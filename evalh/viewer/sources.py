@@ -14,29 +14,20 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from evalh.errors import ConfigError
 from evalh.reports.viewdata import run_name, run_view
 from evalh.store import RunStore, RunSummary, is_report_file, load_report, open_store
 from evalh.store.compare import RunRows
+from evalh.viewer.compare import ComparedRun
 from evalh.viewer.pages import LineIndex, index_stored_run, page_of_view
 
-__all__ = ["ComparedRun", "GivenRuns", "RunSource", "StoredRuns", "UnknownRun"]
+__all__ = ["GivenRuns", "RunSource", "StoredRuns", "UnknownRun"]
 
 
 class UnknownRun(LookupError):
     """No run has this ref."""
-
-
-class ComparedRun(NamedTuple):
-    """One run, for a comparison: its JSON report (its rows may be left out), its rows (which may be read
-    more than once while the source's context lasts) and the file that names it when it has no
-    description (its config, or the report file it was read from)."""
-
-    report: dict[str, Any]
-    rows: RunRows
-    source: str | None
 
 
 class RunSource(Protocol):
