@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalh.errors import ConfigError
-from evalh.reports.viewdata import run_name, run_view
+from evalh.reports import viewdata
+from evalh.reports.viewdata import run_view
 from evalh.store import RunStore, RunSummary, is_report_file, load_report, open_store
 from evalh.store.compare import RunRows
 from evalh.viewer.compare import ComparedRun
@@ -51,7 +52,7 @@ def _summary(run: RunSummary) -> dict[str, Any]:
         "ref": run.id,
         "evalId": run.id,
         "description": run.description or "",
-        "name": run_name(run.description, run.config_path, run.id),
+        "name": viewdata.run_name(run.description, run.config_path, run.id),
         "timestamp": run.created_at,
         "passed": run.passed,
         "failed": run.failed,
@@ -130,7 +131,7 @@ class GivenRuns:
         sources = [_source_file(ref) for ref, _ in loaders]
         views = [run_view(report, name) for report, name in zip(reports, names, strict=True)]
         for view, source in zip(views, sources, strict=True):  # a stored run is named by its config
-            view["run"]["name"] = run_name(view["run"]["description"], source, view["run"]["ref"])
+            view["run"]["name"] = viewdata.run_name(view["run"]["description"], source, view["run"]["ref"])
         # Newest first, as the history lists runs; runs of the same second (timestamps have no fraction)
         # keep the command line's order, oldest first, so `evalh view old.json new.json` reads naturally.
         order = sorted(
