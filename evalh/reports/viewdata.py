@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import PurePath
 from typing import Any
 
 from evalh.model import CacheShare, Status
@@ -50,7 +51,16 @@ from evalh.reports.matrix import column_label
 from evalh.reports.textutil import escape_controls, output_text, rate_text
 from evalh.stats.repeats import RepeatStats, repeat_stats_by_key, suite_pass_rate_interval
 
-__all__ = ["Verdict", "line_key", "repeat_figures", "run_columns", "run_summary", "run_view", "view_lines"]
+__all__ = [
+    "Verdict",
+    "line_key",
+    "repeat_figures",
+    "run_columns",
+    "run_name",
+    "run_summary",
+    "run_view",
+    "view_lines",
+]
 
 # One row's verdict for the figures over repeats: (test, column key, repeat, passed, score)
 Verdict = tuple[int, tuple[int, int], int, bool, float]
@@ -212,18 +222,26 @@ def run_columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -
     ]
 
 
-def run_summary(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
-    """The figures the run history lists, from a report."""
+def run_name(description: str | None, source: str | None, ref: str) -> str:
+    """What the viewer calls a run: its description, else the file name of its config (or of the
+    report file it was read from: ``source``), else its ref; never nothing."""
+    return description or (PurePath(source).name if source else "") or ref
+
+
+def run_summary(report: Mapping[str, Any], ref: str, *, source: str | None = None) -> dict[str, Any]:
+    """The figures the run history lists, from a report (``source``: see :func:`run_name`)."""
     results = report.get("results") or {}
     stats = results.get("stats") or {}
     extra = results.get("evalh") or {}
     config = report.get("config") or {}
     passed, failed, errors = (int(stats.get(k) or 0) for k in ("successes", "failures", "errors"))
     total = passed + failed + errors
+    description = _text(config.get("description")) if isinstance(config, Mapping) else ""
     return {
         "ref": ref,
         "evalId": report.get("evalId"),
-        "description": _text(config.get("description")) if isinstance(config, Mapping) else "",
+        "description": description,
+        "name": run_name(description, source, ref),
         "timestamp": results.get("timestamp"),
         "passed": passed,
         "failed": failed,

@@ -69,7 +69,9 @@ def index_stored_run(store: RunStore, ref: str) -> LineIndex:
     unlisted = [position for column, position in first_in_column.items() if column not in listed]
     columns = run_columns(results, list(store.rows_at(summary.id, unlisted)))
     # the description is the config's, kept beside the run: the config itself is not read
-    run = run_summary({**head, "config": {"description": summary.description}}, summary.id)
+    run = run_summary(
+        {**head, "config": {"description": summary.description}}, summary.id, source=summary.config_path
+    )
     ordered = [lines[key] for key in sorted(lines)]
     return LineIndex(summary.id, run, columns, sorted(metrics), ordered, repeat_figures(verdicts, columns))
 

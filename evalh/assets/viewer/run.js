@@ -36,7 +36,7 @@ EV.runPage = async function (root, ref) {
 EV.runSummary = function (run) {
   const item = (label, value, cls) => EV.el("li", {class: cls || ""}, label + " ", EV.el("b", {}, value));
   return EV.el("section", {class: "summary", id: "summary"},
-    EV.el("h1", {}, run.description || "Run " + run.ref),
+    EV.el("h1", {}, run.name || run.description || "Run " + run.ref),
     EV.el("ul", {},
       item("Rows", run.rows), item("Passed", run.passed, "pass"), item("Failed", run.failed, "fail"),
       item("Errors", run.errors, "error"), item("Pass rate", EV.percent(run.passRate)),
