@@ -30,6 +30,7 @@ from evalh.reports.viewdata import run_view
 __all__ = [
     "REPEAT_SCRIPT",
     "REPEAT_STYLESHEET",
+    "RUN_STYLESHEET",
     "SCRIPTS",
     "STYLESHEET",
     "TRACE_SCRIPT",
@@ -42,8 +43,10 @@ __all__ = [
     "to_html",
 ]
 
-SCRIPTS = ("util.js", "history.js", "run.js", "detail.js", "compare.js", "app.js")
+# urlstate.js after detail.js, whose openDetail and closeDetail it extends (the open result in the URL)
+SCRIPTS = ("util.js", "history.js", "run.js", "detail.js", "urlstate.js", "compare.js", "app.js")
 STYLESHEET = "app.css"
+RUN_STYLESHEET = "run.css"  # the run page's column figures, var menu and metadata filter
 REPEAT_SCRIPT = "repeats.js"  # after run.js, whose functions it extends, before app.js starts the app
 REPEAT_STYLESHEET = "repeats.css"
 TRACE_SCRIPT = "trace.js"  # after detail.js, whose openDetail it extends, before app.js starts the app
@@ -87,7 +90,7 @@ def script_bundle(*, repeats: bool, traces: bool = False) -> str:
 def stylesheet(*, repeats: bool, traces: bool = False) -> str:
     """The viewer's styles as one text (``repeats``, ``traces``: with those of the parts that draw them)."""
     extra = (REPEAT_STYLESHEET,) * repeats + (TRACE_STYLESHEET,) * traces
-    return "\n".join(asset(name) for name in (STYLESHEET, *extra))
+    return "\n".join(asset(name) for name in (STYLESHEET, RUN_STYLESHEET, *extra))
 
 
 def server_page() -> str:
