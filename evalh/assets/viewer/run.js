@@ -127,7 +127,7 @@ EV.metadataFilter = function (state) {
   const values = EV.el("select", {id: "meta-value", disabled: !state.metaKey,
     onchange: (event) => EV.changeRun(state, {metaValue: event.target.value})});
   const fill = () => EV.clear(values).append(EV.el("option", {value: ""}, "Any value"),
-    (choices[state.metaKey] || []).map((value) => EV.el("option", {value, title: value}, EV.clip(value, 60))));
+    ...(choices[state.metaKey] || []).map((value) => EV.el("option", {value, title: value}, EV.clip(value, 60))));
   fill();
   values.value = state.metaValue;
   const keys = EV.el("select", {id: "meta-key", onchange: (event) => {
