@@ -265,13 +265,14 @@ def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
     verdicts: list[Verdict] = []
     lines, firsts = _lines(rows, metrics, listed, verdicts)
     columns = run_columns(results, firsts)
-    view = {
+    placed = _placed(lines, columns)
+    view: dict[str, Any] = {
         "run": run_summary(report, ref),
         "columns": with_column_figures(columns, verdicts),
         "metrics": sorted(metrics),
-        "lines": _placed(lines, columns),
+        "lines": placed,
     }
-    if choices := metadata_choices(line["metadata"] for line in view["lines"] if "metadata" in line):
+    if choices := metadata_choices(line["metadata"] for line in placed if "metadata" in line):
         view["metadata"] = choices
     repeats = repeat_figures(verdicts, columns)
     return view if repeats is None else {**view, "repeats": repeats}

@@ -72,18 +72,10 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = directory / "state.yaml"
     config.write_text(textwrap.dedent(_CONFIG), encoding="utf-8")
     out = directory / "state.json"
-    command = [
-        sys.executable,
-        "-m",
-        "evalh",
-        "run",
-        str(config),
-        "-o",
-        str(out),
-        "-o",
-        str(out.with_suffix(".html")),
-    ]
-    ran = subprocess.run([*command, "--no-cache", "--no-write", "--no-table"], capture_output=True, text=True)
+    outputs = ["-o", str(out), "-o", str(out.with_suffix(".html")), "--no-cache", "--no-write", "--no-table"]
+    ran = subprocess.run(
+        [sys.executable, "-m", "evalh", "run", str(config), *outputs], capture_output=True, text=True
+    )
     assert ran.returncode == 1, ran.stderr  # some tests fail
     return out
 
