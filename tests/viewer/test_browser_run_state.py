@@ -307,3 +307,14 @@ def test_a_repeat_line_opens_from_the_url(page: Page, repeated: Path) -> None:
         page.locator("#detail .column-label").inner_text()
         == page.locator("#matrix thead th.column").nth(1).locator(".column-name").inner_text()
     )
+
+
+def test_the_page_drawn_anew_keeps_the_view(page: Page, base: str) -> None:
+    """EV.reload (after a change to the run, a rating say): the run read again, shown as its URL says."""
+    _open(page, base + "?status=failures&open=2:2")
+    page.evaluate("() => { window.before = document.getElementById('matrix'); }")
+    page.evaluate("() => EV.reload()")
+    page.wait_for_function("() => document.getElementById('matrix') !== window.before")
+    page.wait_for_selector("body[data-ready=true]")
+    assert _value(page, "#status-filter") == "failures" and _tests(page) == ["1", "3"]
+    assert page.locator("#detail").is_visible() and "Test 2" in page.locator("#detail h2").inner_text()

@@ -34,6 +34,13 @@ EV.route = async function () {
   }
 };
 
+// The page drawn anew from fresh data (after a change to the run, say), in the view its URL holds: a
+// plain EV.route() on the same URL only redraws what the URL changed, which is nothing.
+EV.reload = function () {
+  EV.shownRun = null;
+  return EV.route();
+};
+
 document.addEventListener("keydown", (event) => { if (event.key === "Escape") EV.closeDetail(); });
 window.addEventListener("hashchange", EV.route);
 EV.route();
