@@ -76,7 +76,7 @@ EV.runSummary = function (run) {
     run.cache ? EV.el("p", {class: "cache-note", id: "cache-note"}, run.cache + ".") : null);
 };
 
-// The toolbar with every control showing the state (repeats.js adds its status after runToolbar).
+// The toolbar with every control showing the state (the repeats part adds its status after runToolbar).
 EV.fullToolbar = function (state) {
   const bar = EV.runToolbar(state);
   const values = {"status-filter": state.status, "search": state.queryText, "provider-filter": state.provider,
@@ -240,7 +240,7 @@ EV.outputsDiffer = function (cells) {
   return texts.some((text) => text !== texts[0]);
 };
 
-// A column's header: its label, its pass rate and mean score (with repeats, repeats.js adds its own
+// A column's header: its label, its pass rate and mean score (with repeats, the repeats part adds its own
 // figures), the prompt as written and the provider on hover.
 EV.columnHead = function (column, repeats) {
   const title = "Prompt: " + (column.text || column.prompt) + "\nProvider: " + column.provider;
