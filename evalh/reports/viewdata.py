@@ -52,7 +52,7 @@ from evalh.reports.codec_read import (
 )
 from evalh.reports.matrix import column_label
 from evalh.reports.textutil import escape_controls, output_text, rate_text
-from evalh.reports.viewfigures import Verdict, metadata_choices, metadata_texts, with_column_figures
+from evalh.reports.viewfigures import Verdict, line_metadata, metadata_choices, with_column_figures
 from evalh.stats.repeats import RepeatStats, repeat_stats_by_key, suite_pass_rate_interval
 
 __all__ = ["Verdict", "line_key", "repeat_figures", "run_columns", "run_summary", "run_view", "view_lines"]
@@ -310,9 +310,8 @@ def _lines(
                 "description": _text(row_own_description(row)),
                 "vars": {str(name): _text(value) for name, value in variables.items()},
                 "cells": {},
+                **line_metadata(row_metadata(row)),
             }
-            if metadata := row_metadata(row):
-                line["metadata"] = metadata_texts(metadata)
         cell = _cell(row)
         metrics.update(dict.fromkeys(cell.get("namedScores", ())))
         column = column_indexes(row)

@@ -20,7 +20,7 @@ from typing import Any
 
 from evalh.reports.textutil import escape_controls
 
-__all__ = ["Verdict", "metadata_choices", "metadata_texts", "with_column_figures"]
+__all__ = ["Verdict", "line_metadata", "metadata_choices", "metadata_texts", "with_column_figures"]
 
 # One row's verdict: (test, column key, repeat, passed, score); the score NaN when the row has none
 Verdict = tuple[int, tuple[int, int], int, bool, float]
@@ -67,6 +67,11 @@ def _value_text(value: Any) -> str:
 def metadata_texts(metadata: Mapping[str, Any]) -> dict[str, str]:
     """A test's metadata as the viewer's line holds it: each key's value as text."""
     return {escape_controls(str(key)): _value_text(value) for key, value in metadata.items()}
+
+
+def line_metadata(metadata: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """A line's share of a test's metadata: ``{"metadata": texts}``, nothing when it has none."""
+    return {"metadata": metadata_texts(metadata)} if metadata else {}
 
 
 def metadata_choices(lines_metadata: Iterable[Mapping[str, str]]) -> dict[str, list[str]]:
