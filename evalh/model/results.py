@@ -22,6 +22,7 @@ __all__ = [
     "Measurement",
     "ProviderResponse",
     "ProviderUsage",
+    "RowRating",
     "Status",
     "TestResult",
     "Usage",
@@ -261,6 +262,20 @@ class Status(enum.Enum):
     ERROR = "ERROR"
 
 
+@dataclass(frozen=True)
+class RowRating:
+    """A person's verdict on a row (``evalh runs rate``, the viewer), as promptfoo records a manual
+    rating: the row's status and score are the rating's. ``graded``: the row's report fields as it was
+    graded (the report codec's ``rated_row`` writes and reads them), so the graded row comes back."""
+
+    passed: bool
+    score: float
+    comment: str = ""
+    reviewer: str = ""
+    rated_at: str = ""
+    graded: Mapping[str, Any] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, init=False, slots=True)
 class TestResult:
     """One row: a test × prompt × provider (× repeat)."""
@@ -289,6 +304,7 @@ class TestResult:
     repeat_index: int = 0
     id: str = ""
     trace: RowTrace | None = None  # the provider call's spans when the run traces
+    rating: RowRating | None = None  # a person's verdict (a row read back from the run store)
 
     def __init__(
         self,
@@ -314,6 +330,7 @@ class TestResult:
         repeat_index: int = 0,
         id: str = "",
         trace: RowTrace | None = None,
+        rating: RowRating | None = None,
     ) -> None:
         # one per row, kept to the end of the run: slots rather than a dict per instance
         _set(self, "test", test)
@@ -338,6 +355,7 @@ class TestResult:
         _set(self, "repeat_index", repeat_index)
         _set(self, "id", id)
         _set(self, "trace", trace)
+        _set(self, "rating", rating)
 
     @property
     def passed(self) -> bool:

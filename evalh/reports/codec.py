@@ -8,7 +8,8 @@ and every reader (retry, merge, diff, the run store, the viewer, the filters) as
 :mod:`~evalh.reports.codec_read`. Differences from promptfoo: ``promptIdx`` is the prompt's index in the
 config's ``prompts`` (``providerIdx`` gives the provider's), and keys holding secrets are redacted.
 evalh's addition beside promptfoo's keys: ``trace`` (the row's OpenTelemetry spans, :func:`trace_to_json`),
-only on the rows of a run that traces, so every other row is written exactly as before.
+only on the rows of a run that traces, so every other row is written exactly as before; and ``rating``
+(a person's verdict, :func:`rated_row`), only on the rows someone rated.
 """
 
 from __future__ import annotations
@@ -25,27 +26,30 @@ from evalh.model import (
     Column,
     GradedAssertion,
     Prompt,
-    RepeatSummary,
-    RowTrace,
-    Span,
+    RowRating,
     Status,
     TestCase,
-    TestRepeats,
     TestResult,
     Usage,
 )
+from evalh.reports.codec_trace import trace_to_json
 from evalh.reports.textutil import output_text
 from evalh.secrets import redact_config as redact
-from evalh.secrets import redact_json_text
 
 __all__ = [
     "FAILURE_REASON",
+    "HUMAN_ASSERTION",
+    "MANUAL_REASON",
+    "MAX_COMMENT_CHARS",
+    "MAX_REVIEWER_CHARS",
     "MEMO_LIMIT",
     "Memo",
     "column_to_json",
     "flatten_components",
+    "graded_row",
     "new_memo",
-    "repeats_to_json",
+    "rated_row",
+    "rating_to_json",
     "result_to_json",
     "trace_to_json",
     "usage_to_json",
@@ -59,6 +63,14 @@ MEMO_LIMIT = 1024
 _FIGURES = ("threshold", "weight", "metric")  # left out of a component's assertion when null
 # promptfoo's ResultFailureReason: NONE, ASSERT, ERROR (codec_read decodes it)
 FAILURE_REASON = {Status.PASS: 0, Status.FAIL: 1, Status.ERROR: 2}
+# promptfoo's manual rating: a component of this assertion type decides the row, with this reason
+HUMAN_ASSERTION = "human"
+MANUAL_REASON = "Manual result (overrides all other grading results)"
+MAX_COMMENT_CHARS = 4000  # a rating's comment (and a reviewer's name, below): bounded data
+MAX_REVIEWER_CHARS = 200
+# what a rating changes, and ``error`` (kept as graded, as promptfoo keeps it): a row written again from
+# its result (``runs show -o``) has them as graded
+_RATED_FIELDS = ("success", "score", "failureReason", "error", "gradingResult")
 
 
 def usage_to_json(usage: Usage | None) -> dict[str, Any]:
@@ -279,51 +291,25 @@ def result_to_json(row: TestResult, *, memo: Memo | None = None) -> dict[str, An
     }
     if row.trace is not None:
         out["trace"] = trace_to_json(row.trace)
-    return out
+    return out if row.rating is None else _rated_result(out, row.rating)
 
 
-def _milliseconds(nanoseconds: int) -> float:
-    return round(nanoseconds / 1e6, 3)
-
-
-def _span_to_json(span: Span) -> dict[str, Any]:
-    """One span of a row's ``trace``: times in Unix milliseconds (promptfoo's trace view's unit) to the
-    microsecond (a float holds no finer at today's epoch, and the short figure reads better). Its
-    name, attributes and status message come from the provider's code, so they are redacted as a
-    config copy is (secret-looking attribute names, URLs' credentials, the run's secret values), and the
-    secret-looking keys inside an attribute that is JSON text (``tool.arguments``) as well: an assertion's
-    reason quoting those arguments redacts them, so the span beside it must too."""
+def rating_to_json(rating: RowRating) -> dict[str, Any]:
+    """A row's ``rating`` without ``graded``: ``{pass, score, comment, reviewer, ratedAt}``."""
     return {
-        "traceId": span.trace_id,
-        "spanId": span.span_id,
-        "parentSpanId": span.parent_span_id,
-        "name": redact(span.name),
-        "kind": span.kind,
-        "startTime": _milliseconds(span.start_ns),
-        "endTime": None if span.end_ns is None else _milliseconds(span.end_ns),
-        "durationMs": span.duration_ms,
-        "attributes": {
-            # redact() did every string; JSON text (tool arguments) also has its keys looked at
-            key: redact_json_text(value) if _json_like(value) else value
-            for key, value in redact(dict(span.attributes)).items()
-        },
-        "status": {"code": span.status_code, "message": redact(span.status_message)},
-        "service": redact(span.service),
+        "pass": rating.passed,
+        "score": rating.score,
+        "comment": rating.comment,
+        "reviewer": rating.reviewer,
+        "ratedAt": rating.rated_at,
     }
 
 
-def _json_like(value: Any) -> bool:
-    return isinstance(value, str) and value.lstrip().startswith(("{", "["))
-
-
-def trace_to_json(trace: RowTrace) -> dict[str, Any]:
-    """A row's ``trace``: ``{traceId, spans: [...], dropped}`` (codec_read's ``trace_from_json`` reads
-    it back); ``dropped`` counts the spans the receiver refused beyond its bound."""
-    return {
-        "traceId": trace.trace_id,
-        "spans": [_span_to_json(span) for span in trace.spans],
-        "dropped": trace.dropped,
-    }
+def _rated_result(out: dict[str, Any], rating: RowRating) -> dict[str, Any]:
+    """A rated result's row: its graded fields as the rating kept them, then the rating applied, so the
+    row reads as the stored one (the human component, the comment, ``rating``)."""
+    graded, _ = graded_row({**out, "rating": {"graded": dict(rating.graded)}})
+    return dict(rated_row(graded, rating_to_json(rating)))
 
 
 def column_to_json(column: Column) -> dict[str, Any]:
@@ -357,37 +343,79 @@ def column_to_json(column: Column) -> dict[str, Any]:
     }
 
 
-def _test_repeats_to_json(test: TestRepeats) -> dict[str, Any]:
-    interval = test.mean_score_interval
-    return {
-        "testIdx": test.test_index,
-        "promptIdx": test.prompt_index,
-        "providerIdx": test.provider_index,
-        "runs": test.runs,
-        "passes": test.passes,
-        "passRate": test.pass_rate,
-        "passRateInterval": list(test.pass_rate_interval),
-        "passAll": test.pass_all,
-        "passAny": test.pass_any,
-        "flaky": test.flaky,
-        "meanScore": test.mean_score,
-        "meanScoreInterval": None if interval is None else list(interval),
-        "pass": test.passed,
-    }
-
-
-def repeats_to_json(summary: RepeatSummary) -> dict[str, Any]:
-    """``results.evalh.repeats``: each test (test x prompt x provider) over the run's repeats; rates are
-    fractions 0-1 (codec_read's ``repeats_from_json`` reads it back)."""
-    return {
-        "count": summary.count,
-        "requiredPassRate": summary.required_pass_rate,
-        "testsPassed": summary.tests_passed,
-        "tests": [_test_repeats_to_json(test) for test in summary.tests],
-    }
-
-
 def new_memo() -> Memo:
     """A conversion cache for :func:`result_to_json` over rows converted one by one as a run goes (see
     ``reports/streamed.py``): it keeps the :data:`MEMO_LIMIT` most recently used conversions."""
     return Memo(MEMO_LIMIT)
+
+
+def rated_row(row: Mapping[str, Any], rating: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """``row`` as promptfoo records a manual rating (``rating``: ``{pass, score, comment, reviewer,
+    ratedAt}``, as ``Rating.to_json`` gives it; None: ``row`` itself): ``success``, ``score`` and
+    ``failureReason`` follow it, ``gradingResult`` takes its verdict, the manual reason and the comment, and
+    its ``componentResults`` end with (or replace) the ``human`` one. Beside promptfoo's keys, ``rating``
+    holds it with ``graded``: the row's values of the fields it changed, for :func:`graded_row`."""
+    if rating is None:
+        return row
+    row, _ = graded_row(row)  # a row rated again is rated from its graded values
+    passed, score = bool(rating["pass"]), float(rating["score"])
+    comment = str(rating.get("comment") or "")
+    grading = row.get("gradingResult")
+    grading = grading if isinstance(grading, Mapping) else _UNGRADED
+    human = {
+        "pass": passed,
+        "score": score,
+        "reason": MANUAL_REASON,
+        "comment": comment,
+        "assertion": {"type": HUMAN_ASSERTION},
+        "metadata": {},  # as every component evalh writes has
+    }
+    components = list(grading.get("componentResults") or [])
+    found = [at for at, component in enumerate(components) if _is_human(component)]
+    if found:
+        components[found[0]] = human
+    else:
+        components.append(human)
+    verdict = {"pass": passed, "score": score, "reason": MANUAL_REASON, "comment": comment}
+    graded = {key: row[key] for key in _RATED_FIELDS if key in row}
+    kept = {key: rating[key] for key in ("pass", "score", "comment", "reviewer", "ratedAt") if key in rating}
+    return {
+        **row,
+        "success": passed,
+        "score": score,
+        "failureReason": FAILURE_REASON[Status.PASS if passed else Status.FAIL],
+        "gradingResult": {**grading, **verdict, "componentResults": components},
+        "rating": {**kept, "graded": graded},
+    }
+
+
+# the gradingResult a rating gives a row that had none (an ERROR before any assertion ran)
+_UNGRADED: Mapping[str, Any] = {
+    "namedScores": {},
+    "namedScoreWeights": {},
+    "tokensUsed": usage_to_json(None),
+    "componentResults": [],
+    "assertion": None,
+}
+
+
+def _is_human(component: Any) -> bool:
+    assertion = component.get("assertion") if isinstance(component, Mapping) else None
+    return isinstance(assertion, Mapping) and assertion.get("type") == HUMAN_ASSERTION
+
+
+def graded_row(row: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[str, Any] | None]:
+    """A row written by :func:`rated_row` as its graded row (every field the rating changed put back)
+    and its rating without ``graded``; any other row as ``(row, None)``."""
+    rating = row.get("rating")
+    if not isinstance(rating, Mapping):
+        return row, None
+    graded = rating.get("graded")
+    graded = graded if isinstance(graded, Mapping) else {}
+    restored = {key: value for key, value in row.items() if key != "rating"}
+    for key in _RATED_FIELDS:
+        if key in graded:
+            restored[key] = graded[key]
+        else:
+            restored.pop(key, None)
+    return restored, {key: value for key, value in rating.items() if key != "graded"}

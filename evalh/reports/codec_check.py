@@ -13,6 +13,9 @@ Every command that takes a report file reads it through :func:`read_report_file`
   does not read may hold anything.
 - a row's ``trace`` (evalh's, beside promptfoo's keys) holds at most :data:`MAX_TRACE_SPANS` spans, each
   with the types evalh writes (ids and names strings, times finite numbers, ``attributes`` an object).
+- a row's ``rating`` (evalh's: a person's verdict, codec's ``rated_row``) has ``pass`` true or false, a
+  ``score`` from 0 to 1, a comment of at most ``MAX_COMMENT_CHARS`` characters, and ``graded`` (the row as
+  graded, which ``runs import`` stores) with the types of the row's own fields.
 
 A report that fails is a ConfigError (exit 2) naming the file and the JSON path of the bad field, so the
 code after this never meets a string where it reads an object. The check is looser than
@@ -33,6 +36,7 @@ from typing import Any
 from evalh.config.locate import read_text_file
 from evalh.config.safeload import MAX_DEPTH, parse_json
 from evalh.errors import ConfigError, ConfigFileError
+from evalh.reports.codec import MAX_COMMENT_CHARS, MAX_REVIEWER_CHARS
 
 __all__ = [
     "MAX_REPORT_BYTES",
@@ -63,9 +67,9 @@ _HINT = (
 
 @dataclass
 class Shape:
-    """What a field holds: ``kind`` (``object``, ``list``, ``text``, ``number``, ``index``, ``bool``), or
-    null unless ``required``; an object's known ``fields``, a list's ``items`` (at most ``most`` of them),
-    an object's ``values`` (every value, for a map of names)."""
+    """What a field holds: ``kind`` (``object``, ``list``, ``text``, ``number``, ``fraction``, ``index``,
+    ``bool``), or null unless ``required``; an object's known ``fields``, a list's ``items`` (at most
+    ``most`` of them; a text's characters), an object's ``values`` (every value, for a map of names)."""
 
     kind: str
     fields: dict[str, Shape] = field(default_factory=dict)
@@ -79,7 +83,7 @@ class Shape:
         return not (self.fields or self.items or self.values or self.most)
 
     def too_long(self, value: Any) -> bool:
-        return self.most is not None and isinstance(value, list) and len(value) > self.most
+        return self.most is not None and isinstance(value, list | str) and len(value) > self.most
 
 
 def _obj(
@@ -119,11 +123,25 @@ _SPAN = _obj(
     }
 )
 _TRACE = _obj({"traceId": _TEXT, "spans": _list(_SPAN, most=MAX_TRACE_SPANS), "dropped": _INDEX})
+_GRADED = {
+    "success": _BOOL,
+    "failureReason": _INDEX,
+    "score": _NUMBER,
+    "gradingResult": _obj({"namedScoreWeights": _SCORES, "componentResults": _list(_COMPONENT)}),
+}
+_RATING = _obj(
+    {
+        "pass": Shape("bool", required=True),
+        "score": Shape("fraction"),
+        "comment": Shape("text", most=MAX_COMMENT_CHARS),
+        "reviewer": Shape("text", most=MAX_REVIEWER_CHARS),
+        "ratedAt": _TEXT,
+        "graded": _obj(_GRADED, required=True),
+    }
+)
 _ROW = _obj(
     {
-        "success": _BOOL,
-        "failureReason": _INDEX,
-        "score": _NUMBER,
+        **_GRADED,
         "latencyMs": _NUMBER,
         "cost": _NUMBER,
         "vars": _obj(),
@@ -133,8 +151,8 @@ _ROW = _obj(
         "provider": _obj(),
         "response": _obj({"tokenUsage": _TOKENS}),
         "tokenUsage": _obj({"assertions": _TOKENS}),
-        "gradingResult": _obj({"namedScoreWeights": _SCORES, "componentResults": _list(_COMPONENT)}),
         "trace": _TRACE,
+        "rating": _RATING,
         "testCase": _obj(
             {
                 "vars": _obj(),
@@ -180,6 +198,7 @@ _KIND_WORDS = {
     "list": "a list",
     "text": "a string",
     "number": "a finite number",
+    "fraction": "a number from 0 to 1",
     "index": f"a whole number from 0 to {_MAX_INDEX:,}",
     "time": f"Unix milliseconds from 0 to {_MAX_TIME_MS:,.0f}",
     "bool": "true or false",
@@ -199,6 +218,8 @@ def _fits(value: Any, kind: str) -> bool:
         return isinstance(value, int) and 0 <= value <= _MAX_INDEX
     if kind == "time":  # a finite number may still overflow as nanoseconds (1e308 ms)
         return 0 <= value <= _MAX_TIME_MS
+    if kind == "fraction":
+        return 0 <= value <= 1
     return math.isfinite(value)
 
 
@@ -267,7 +288,8 @@ def _problem(path: str, shape: Shape, value: Any) -> str | None:
                 wanted += " or null"
             return f"{where or 'the document'} must be {wanted}, not {_described(item)}"
         if expected.too_long(item):
-            return f"{where} must hold at most {expected.most:,} items, not {len(item):,}"
+            unit = "characters" if isinstance(item, str) else "items"
+            return f"{where} must hold at most {expected.most:,} {unit}, not {len(item):,}"
         if isinstance(item, dict):
             children = [(key, expected.fields.get(key, expected.values)) for key in item]
             stack.extend((_path(where, key), sub, item[key]) for key, sub in reversed(children) if sub)

@@ -17,6 +17,7 @@ from evalh.model import (
     AssertionSpec,
     GradedAssertion,
     RepeatSummary,
+    RowRating,
     RowTrace,
     Span,
     Status,
@@ -28,6 +29,7 @@ from evalh.reports.codec import FAILURE_REASON
 from evalh.runner.plan import Job
 
 __all__ = [
+    "ID_PATH",
     "METADATA_PATH",
     "PLACE_PATHS",
     "SCORES_PATH",
@@ -36,6 +38,7 @@ __all__ = [
     "column_indexes",
     "component_children",
     "interval_from_json",
+    "rating_from_json",
     "recorded_status",
     "repeats_from_json",
     "result_from_row",
@@ -46,6 +49,7 @@ __all__ = [
     "row_error",
     "row_grading",
     "row_has_grading",
+    "row_id",
     "row_latency_ms",
     "row_line",
     "row_metadata",
@@ -53,6 +57,7 @@ __all__ = [
     "row_own_description",
     "row_prompt",
     "row_provider",
+    "row_rating",
     "row_response",
     "row_score",
     "row_status",
@@ -69,6 +74,8 @@ __all__ = [
 # scores: the run store reads them without decoding the rows
 PLACE_PATHS = ("$.testIdx", "$.repeatIdx", "$.promptIdx", "$.providerIdx")
 SCORES_PATH = "$.namedScores"
+# ... and of its id (``id``: a UUID evalh and promptfoo give each row)
+ID_PATH = "$.id"
 # ... and of its verdict and score (``success``: the row passed; ``score``), for figures over a run's repeats
 VERDICT_PATHS = ("$.success", "$.score")
 # ... and of its test's metadata (the viewer's metadata filter)
@@ -193,6 +200,37 @@ def row_with_test_case(row: Mapping[str, Any], case: Mapping[str, Any]) -> Mappi
     return {**row, "testCase": case}
 
 
+def row_id(row: Mapping[str, Any]) -> str:
+    """The row's ``id`` (empty when absent)."""
+    value = row.get("id")
+    return "" if value is None else str(value)
+
+
+def row_rating(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A person's rating of the row (``{pass, score, comment, reviewer, ratedAt}``, as codec's
+    ``rated_row`` wrote it: the row's verdict is the rating's), or None when nobody rated it."""
+    rating = row.get("rating")
+    if not isinstance(rating, Mapping):
+        return None
+    return {key: value for key, value in rating.items() if key != "graded"}
+
+
+def rating_from_json(row: Mapping[str, Any]) -> RowRating | None:
+    """The row's rating with its graded fields (see codec's ``rated_row``), or None when unrated."""
+    rating = row.get("rating")
+    if not isinstance(rating, Mapping):
+        return None
+    score, graded = rating.get("score"), rating.get("graded")
+    return RowRating(
+        passed=rating.get("pass") is True,
+        score=float(score) if isinstance(score, int | float) else 0.0,
+        comment=str(rating.get("comment") or ""),
+        reviewer=str(rating.get("reviewer") or ""),
+        rated_at=str(rating.get("ratedAt") or ""),
+        graded=dict(graded) if isinstance(graded, Mapping) else {},
+    )
+
+
 def row_has_grading(row: Mapping[str, Any]) -> bool:
     """Whether the row's assertions were graded (an ERROR row before grading has no ``gradingResult``)."""
     return bool(row.get("gradingResult"))
@@ -285,6 +323,7 @@ def result_from_row(row: Mapping[str, Any], job: Job) -> TestResult:
         repeat_index=job.repeat_index,
         id=str(row.get("id") or ""),
         trace=trace_from_json(row_trace(row)),
+        rating=rating_from_json(row),
     )
 
 

@@ -29,10 +29,10 @@ from evalh.reports.codec import (
     column_to_json,
     flatten_components,
     new_memo,
-    repeats_to_json,
     result_to_json,
     usage_to_json,
 )
+from evalh.reports.codec_repeats import repeats_to_json
 from evalh.secrets import redact_config as redact
 
 __all__ = [  # the row conversions are the codec's (reports/codec.py), named here for the report's callers

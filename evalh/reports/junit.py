@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from evalh.model import Column, RunRecord, Status, TestRepeats, TestResult
+from evalh.model import Column, RowRating, RunRecord, Status, TestRepeats, TestResult
 from evalh.reports.textutil import collapse_whitespace, failed_assertion_lines, truncate, xml_safe
 
 __all__ = ["to_junit_xml"]
@@ -51,11 +51,28 @@ def _seconds(ms: float) -> str:
 
 def _failure_body(row: TestResult) -> str:
     lines = [f"Score: {row.score:.2f}", f"Reason: {row.reason}"]
+    if row.rating is not None:
+        lines.append(f"Rated fail by {row.rating.reviewer}: {row.rating.comment}")
     failed = failed_assertion_lines(row.assertions)
     if failed:
         lines.append("Failed assertions:")
         lines.extend(failed)
     return truncate(xml_safe("\n".join(lines)), BODY_LIMIT)
+
+
+def _rating_properties(rating: RowRating, shared: ET.Element | None) -> ET.Element:
+    """A rated row's properties: the repeats' ones (``shared``) and its rating (text escaped by the
+    XML writer, made XML-safe first)."""
+    properties = ET.Element("properties")
+    properties.extend(list(shared) if shared is not None else [])
+    for key, value in (
+        ("rating", "pass" if rating.passed else "fail"),
+        ("ratingScore", f"{rating.score:.4f}"),
+        ("ratingReviewer", _name(rating.reviewer)),
+        ("ratingComment", truncate(xml_safe(rating.comment), BODY_LIMIT)),
+    ):
+        ET.SubElement(properties, "property", {"name": key, "value": value})
+    return properties
 
 
 def _fractions(interval: tuple[float, float]) -> str:
@@ -87,6 +104,8 @@ def _testcase(parent: ET.Element, classname: str, row: TestResult, properties: E
         "testcase",
         {"classname": classname, "name": _name(name), "time": _seconds(row.latency_ms or 0.0)},
     )
+    if row.rating is not None:  # the rows of a test's repeats share their properties: a rated one has its own
+        properties = _rating_properties(row.rating, properties)
     if properties is not None:
         case.append(properties)
     if row.status is Status.FAIL:

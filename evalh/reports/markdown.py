@@ -290,6 +290,25 @@ def _failures(run: RunRecord, budget: _Budget) -> list[str]:
     return _listed(f"Failures ({len(rows)})", header, rows, "...r..", budget)
 
 
+def _ratings(run: RunRecord, budget: _Budget) -> list[str]:
+    """The rows a person rated (``evalh runs rate``, the viewer): their verdict, who, and why."""
+    rows = [
+        [
+            *_where(r),
+            "pass" if r.rating.passed else "fail",
+            _score(r.rating.score),
+            markdown_text(r.rating.reviewer, NAME_LIMIT),
+            markdown_text(r.rating.comment),
+        ]
+        for r in run.results
+        if r.rating is not None
+    ]
+    if not rows:
+        return []
+    header = ["Test", "Provider", "Prompt", "Rating", "Score", "Reviewer", "Comment"]
+    return _listed(f"Rated by people ({len(rows)})", header, rows, "....r..", budget)
+
+
 def _errors(run: RunRecord, budget: _Budget) -> list[str]:
     rows = [
         [*_where(r), markdown_text(r.error or r.reason or "Evaluation error")]
@@ -306,7 +325,8 @@ def _state(state: Mapping[str, Any] | None) -> str:
         return ""
     score = state.get("score")
     shown = _score(score) if isinstance(score, int | float) else ""
-    return f"{str(state.get('status', '')).upper()} {shown}".strip()
+    rated = " (rated)" if state.get("rated") else ""  # a person's verdict (evalh runs rate)
+    return f"{str(state.get('status', '')).upper()} {shown}".strip() + rated
 
 
 _GROUPS: tuple[tuple[str, str], ...] = (
@@ -422,6 +442,12 @@ def to_markdown(
     budget = _Budget([headline])
     figures = (headline, _columns(run, budget), _repeats(run, budget), _metrics(run, budget))
     # in this order: the comparison's lists first, then the failures, then the errors
-    sections = (*figures, _comparison(comparison, budget), _failures(run, budget), _errors(run, budget))
+    sections = (
+        *figures,
+        _comparison(comparison, budget),
+        _failures(run, budget),
+        _errors(run, budget),
+        _ratings(run, budget),
+    )
     blocks = [block for block in sections if block]
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"

@@ -1,5 +1,6 @@
 """The results matrix of the console (promptfoo's table): one row per test (its vars), one column per
-prompt x provider, each cell a status, a score, the output and the failing reasons beneath.
+prompt x provider, each cell a status, a score, the output and the failing reasons beneath; a rated
+cell says who rated it and their comment.
 
 Built from a live run's rows or from a JSON report's rows (a stored run), so ``evalh run`` and
 ``evalh runs show`` print the same table. Only the tests shown are turned into cells; when the table
@@ -22,6 +23,7 @@ from evalh.reports.codec_read import (
     row_line,
     row_prompt,
     row_provider,
+    row_rating,
     row_response,
     row_score,
     row_status,
@@ -38,6 +40,7 @@ __all__ = [
     "column_label",
     "matrix_of_report",
     "matrix_of_results",
+    "rating_note",
     "trace_line",
 ]
 
@@ -49,6 +52,7 @@ class Cell:
     output: str
     reasons: tuple[str, ...]
     calls: tuple[str, ...] = ()  # an output that is tool calls, as ``name(arguments)`` lines to show
+    rating: str | None = None  # a rated cell: ``rated by ana: the comment`` (its status is the rating's)
 
 
 @dataclass
@@ -136,7 +140,15 @@ def _result_cell(row: TestResult) -> Cell:
         reasons = failed_assertion_lines(row.assertions) or [collapse_whitespace(row.error or row.reason)]
         reasons += [trace_line(row.trace)] if row.trace is not None else []
     output = output_text(row.output) if row.output is not None else ""
-    return Cell(row.status.value, row.score, output, tuple(reasons), tuple(tool_call_lines(row.output) or ()))
+    calls = tuple(tool_call_lines(row.output) or ())
+    rated = None if row.rating is None else rating_note(row.rating.reviewer, row.rating.comment)
+    return Cell(row.status.value, row.score, output, tuple(reasons), calls, rated)
+
+
+def rating_note(reviewer: str, comment: str) -> str:
+    """What a rated cell says of its rating: ``rated by ana: the comment``."""
+    note = f"rated by {reviewer}" if reviewer else "rated"
+    return f"{note}: {comment}" if comment else note
 
 
 def _result_column(row: TestResult) -> tuple[tuple[int, int], str]:
@@ -180,7 +192,13 @@ def _report_cell(row: Mapping[str, Any]) -> Cell:
     number = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else 0.0
     output = response.get("output")
     calls = tuple(tool_call_lines(output) or ())
-    return Cell(row_status(row).value, number, output_text(output), _report_reasons(row), calls)
+    rating = row_rating(row)
+    rated = (
+        None
+        if rating is None
+        else rating_note(str(rating.get("reviewer") or ""), str(rating.get("comment") or ""))
+    )
+    return Cell(row_status(row).value, number, output_text(output), _report_reasons(row), calls, rated)
 
 
 def _report_label(row: Mapping[str, Any]) -> str:

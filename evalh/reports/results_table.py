@@ -1,6 +1,7 @@
 """The results matrix (:mod:`evalh.reports.matrix`) drawn as a rich table: ``#``, the test's
 description, its vars, then one column per prompt x provider whose cells read ``PASS 0.96`` over the
-output, with each failing reason beneath.
+output, with each failing reason beneath; a rated cell is marked ``(rated)``, its reviewer and comment
+beneath (plain text: a comment is data, never rich markup).
 
 ``--table-cell-max-length`` cuts outputs, vars and reasons; its default fits the terminal's width
 (promptfoo's 250 off a terminal, where nothing wraps).
@@ -49,6 +50,10 @@ def _cell_text(cell: Cell | None, limit: int, verbose: bool) -> Text:
         return Text("")
     text = Text()
     text.append(f"{cell.status} {cell.score:.2f}", style=_STATUS_STYLE.get(cell.status, ""))
+    if cell.rating is not None:  # a person's verdict: marked, their comment shown as plain text
+        text.append(" (rated)", style="bold magenta")
+        text.append("\n")
+        text.append_text(safe_text(cell.rating, 0 if verbose else 2 * limit, style="magenta"))
     for line in cell.calls:  # tool calls read as name(arguments), one a line
         text.append("\n")
         text.append_text(safe_text(line, limit))

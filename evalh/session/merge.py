@@ -26,6 +26,7 @@ from evalh.model import (
     ProviderSpec,
     ProviderUsage,
     RunRecord,
+    ShardInfo,
     Suite,
     TestCase,
     TestResult,
@@ -48,7 +49,7 @@ from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.plan import Job
 from evalh.session.shard_reports import Cell, ShardReport, cell_of_row, reading_shard
 
-__all__ = ["merge_shards"]
+__all__ = ["merge_shards", "run_of_report"]
 
 
 _Row = tuple[dict[str, Any], ShardReport]  # a row and the shard report it comes from
@@ -261,6 +262,14 @@ def merge_shards(shards: Sequence[ShardReport]) -> RunRecord:
         aggregates=compute_aggregates(suite, results, repeat_pass_rate=_repeat_pass_rate(shards)),
         cache_mode=_cache_mode(shards),
     )
+
+
+def run_of_report(name: str, document: Mapping[str, Any]) -> RunRecord:
+    """A whole run's JSON report (a stored run: ``evalh runs show REF -o FILE``) read back as its run,
+    as one shard that is the whole run, so every report writer ``merge`` uses writes it. ``name``: what
+    an error calls the report."""
+    tests = len({cell_of_row(row)[1] for row in document["results"]["results"]})
+    return merge_shards([ShardReport(name, document, ShardInfo(1, 1, "", tests, tests))])
 
 
 def _cache_mode(shards: Sequence[ShardReport]) -> CacheMode | None:

@@ -10,6 +10,7 @@ provider, repeat), never by position. Every row lands in exactly one group:
 * **added** (passing) and **removed** tests; the rest is unchanged.
 
 Regressions and new failures are the new failures a CI gate cares about (:attr:`Comparison.failed`).
+A row a person rated (:mod:`evalh.store.ratings`) compares with the rating's verdict, marked ``rated``.
 When both runs have repeats, a row's flip is one draw, not evidence: the gate counts the tests that got
 significantly worse over their repeats instead (:mod:`evalh.store.compare_stats`), and new tests that fail.
 """
@@ -21,8 +22,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from evalh.model.verdict import pass_rate
-from evalh.reports.codec_read import row_error, row_grading, row_prompt, row_provider, row_score
-from evalh.reports.matrix import column_label
+from evalh.reports.codec_read import (
+    row_error,
+    row_grading,
+    row_prompt,
+    row_provider,
+    row_rating,
+    row_score,
+)
+from evalh.reports.matrix import column_label, rating_note
 from evalh.store.compare_stats import DEFAULT_ALPHA, ComparisonStats, TestRow, compare_tests
 from evalh.store.identity import cell_key, describe_test, row_key, stored_status
 from evalh.store.judges import judge_changes, noting_judges
@@ -38,13 +46,15 @@ class RowState:
     status: str  # pass, fail, error
     score: float | None
     reason: str
+    rated: bool = False  # the verdict is a person's rating (the reason: who rated it, and why)
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "score": self.score, "reason": self.reason}
+        rated = {"rated": True} if self.rated else {}  # an unrated row's JSON as before ratings
+        return {"status": self.status, "score": self.score, "reason": self.reason, **rated}
 
     def shown(self) -> str:
         score = "" if self.score is None else f" {self.score:.2f}"
-        return f"{self.status.upper()}{score}"
+        return f"{self.status.upper()}{score}" + (" (rated)" if self.rated else "")
 
 
 @dataclass(frozen=True)
@@ -197,8 +207,12 @@ def _one_line(text: str) -> str:
 def _state(row: Mapping[str, Any]) -> RowState:
     status = stored_status(row)
     score = row_score(row)
-    reason = row_error(row) or row_grading(row).get("reason") or ""
     number = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None
+    rating = row_rating(row)
+    if rating is not None:
+        note = rating_note(str(rating.get("reviewer") or ""), str(rating.get("comment") or ""))
+        return RowState(status, number, note if status != "pass" else "", rated=True)
+    reason = row_error(row) or row_grading(row).get("reason") or ""
     return RowState(status, number, str(reason) if status != "pass" else "")
 
 

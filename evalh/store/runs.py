@@ -22,12 +22,15 @@ from typing import Any, TypeVar
 from evalh.common.sqlite_files import move_aside
 from evalh.errors import ConfigError, StoreError
 from evalh.model.verdict import pass_rate
-from evalh.reports.codec_read import row_test_case, row_with_test_case
+from evalh.reports.codec import rated_row
+from evalh.reports.codec_ratings import rated_results
 from evalh.reports.streamed import EncodedConfig
-from evalh.secrets import redact_config
+from evalh.store import ratings
 from evalh.store.database import connect, store_path
 from evalh.store.export import JSONItems, JSONText
+from evalh.store.imports import import_report
 from evalh.store.liveness import RunLock, settle_abandoned
+from evalh.store.ratings import RATED_COUNTS, Rating
 from evalh.store.recorder import RunRecorder, json_text, write_config
 
 __all__ = ["RunStore", "RunSummary", "latest_offset", "open_store"]
@@ -35,9 +38,11 @@ __all__ = ["RunStore", "RunSummary", "latest_offset", "open_store"]
 _LATEST = re.compile(r"latest(?:~([0-9]+))?")
 _BEYOND_ANY_STORE = 2**63 - 1  # SQLite's largest integer: latest~N beyond it names no run, as N does
 _COLUMNS = (
-    "seq, id, created_at, description, config_path, source, state, row_count, passed, failed, errors, "
-    "duration_ms"
+    "seq, id, created_at, description, config_path, source, state, row_count, "
+    "runs.passed + COALESCE(rated.passed, 0), runs.failed + COALESCE(rated.failed, 0), "
+    "runs.errors + COALESCE(rated.errors, 0), duration_ms"
 )
+_RUNS = f"runs {RATED_COUNTS}"  # each run with its counts as its ratings make them
 T = TypeVar("T")
 _POSITIONS_PER_QUERY = 500  # bound parameters per query (SQLite allows 999 before 3.32)
 
@@ -164,7 +169,7 @@ class RunStore:
 
     def list_runs(self, limit: int | None = None) -> list[RunSummary]:
         """The stored runs, newest first (at most ``limit``)."""
-        sql = f"SELECT {_COLUMNS} FROM runs ORDER BY seq DESC LIMIT ?"
+        sql = f"SELECT {_COLUMNS} FROM {_RUNS} ORDER BY seq DESC LIMIT ?"
         found = self._query(lambda db: db.execute(sql, (-1 if limit is None else limit,)).fetchall())
         return [RunSummary(*row) for row in found]
 
@@ -173,10 +178,10 @@ class RunStore:
         ref = ref.strip()
         back = latest_offset(ref)
         if back is not None:
-            sql = f"SELECT {_COLUMNS} FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?"
+            sql = f"SELECT {_COLUMNS} FROM {_RUNS} ORDER BY seq DESC LIMIT 1 OFFSET ?"
             found = self._query(lambda db: db.execute(sql, (back,)).fetchall())
         else:
-            sql = f"SELECT {_COLUMNS} FROM runs WHERE id = ? OR substr(id, 1, length(?)) = ? ORDER BY seq"
+            sql = f"SELECT {_COLUMNS} FROM {_RUNS} WHERE id = ? OR substr(id, 1, length(?)) = ? ORDER BY seq"
             found = self._query(lambda db: db.execute(sql, (ref, ref, ref)).fetchall())
             exact = [row for row in found if row[1] == ref]
             found = exact or found
@@ -200,7 +205,7 @@ class RunStore:
         only runs that finished (an interrupted or killed run lacks rows, which would compare as new)."""
         finished = "AND state = 'complete' " if complete else ""
         sql = (
-            f"SELECT {_COLUMNS} FROM runs WHERE config_path IS ? AND description IS ? {finished}"
+            f"SELECT {_COLUMNS} FROM {_RUNS} WHERE config_path IS ? AND description IS ? {finished}"
             "ORDER BY seq DESC LIMIT 1 OFFSET ?"
         )
         found = self._query(lambda db: db.execute(sql, (config_path, description, back)).fetchall())
@@ -211,10 +216,49 @@ class RunStore:
         return self._rows(self.resolve(ref).seq)
 
     def _rows(self, seq: int) -> Iterator[dict[str, Any]]:
-        sql = "SELECT body FROM rows WHERE run_seq = ? ORDER BY position"
+        rated = self._ratings(seq)
+        sql = "SELECT position, body FROM rows WHERE run_seq = ? ORDER BY position"
         cursor = self._query(lambda db: db.execute(sql, (seq,)))
-        for (body,) in cursor:
-            yield json.loads(body)
+        for position, body in cursor:
+            yield _rated(json.loads(body), rated.get(position))
+
+    def _ratings(self, seq: int) -> dict[int, Rating]:
+        return self._query(lambda db: ratings.ratings_by_position(db, seq))
+
+    def _rated_head(self, document: dict[str, Any], seq: int) -> dict[str, Any]:
+        """The stored header with its figures as the run's ratings make them."""
+        rated = self._ratings(seq)
+        if rated and isinstance(document.get("results"), dict):
+            changes = self._query(lambda db: list(ratings.rated_changes(db, seq, rated)))
+            document["results"] = rated_results(document["results"], changes)
+        return document
+
+    def rate(
+        self,
+        ref: str,
+        row_id: str,
+        *,
+        passed: bool,
+        score: float | None = None,
+        comment: str = "",
+        reviewer: str | None = None,
+    ) -> Rating:
+        """Rate the row ``row_id`` (its ``id`` in the JSON report) of the run ``ref``: its verdict is
+        ``passed`` from now on, with ``score`` (default 1 or 0) and ``comment``; by ``reviewer`` (default
+        :func:`~evalh.store.ratings.reviewer_name`). Replaces the row's rating; RatingError (exit 2) for
+        an unknown row, a run still recording, a score outside 0-1 or a comment over 4,000 characters."""
+        run = self.resolve(ref)
+        rating = Rating.of(row_id, passed=passed, score=score, comment=comment, reviewer=reviewer)
+        return self._query(lambda db: ratings.save(self.transaction, (run.seq, run.id, run.state), rating))
+
+    def clear_rating(self, ref: str, row_id: str) -> bool:
+        """Clear the row's rating (its graded verdict is its own again); False when it had none."""
+        run = self.resolve(ref)
+        return self._query(lambda db: ratings.clear(self.transaction, (run.seq, run.id, run.state), row_id))
+
+    def ratings(self, ref: str) -> dict[str, Rating]:
+        """The run's ratings by row id."""
+        return {rating.row_id: rating for rating in self._ratings(self.resolve(ref).seq).values()}
 
     def load_run(self, ref: str, *, lazy: bool = False) -> dict[str, Any]:
         """The run as its JSON report (``evalId``, ``results.results`` and the rest). ``lazy``: its config
@@ -227,7 +271,7 @@ class RunStore:
             "LEFT JOIN configs ON configs.run_seq = runs.seq WHERE seq = ?"
         )
         header, config = self._query(lambda db: db.execute(sql, (summary.seq,)).fetchone())
-        document = json.loads(header)
+        document = self._rated_head(json.loads(header), summary.seq)
         if config is not None:
             document = _with_config(document, JSONText(config) if lazy else json.loads(config))
         rows = self._rows(summary.seq)
@@ -238,7 +282,7 @@ class RunStore:
         summary = self.resolve(ref)
         sql = "SELECT header FROM runs WHERE seq = ?"
         (header,) = self._query(lambda db: db.execute(sql, (summary.seq,)).fetchone())
-        return _with_rows(json.loads(header), summary, [])
+        return _with_rows(self._rated_head(json.loads(header), summary.seq), summary, [])
 
     def row_fields(self, ref: str, *paths: str) -> Iterator[tuple[int, list[Any]]]:
         """Each row's position and its values at ``paths`` (two or more SQLite JSON paths, ``$.testIdx``),
@@ -248,20 +292,33 @@ class RunStore:
         seq = self.resolve(ref).seq
         marks = ", ".join("?" for _ in paths)
         sql = f"SELECT position, json_extract(body, {marks}) FROM rows WHERE run_seq = ? ORDER BY position"
+        rated = self._ratings(seq)
+        rated_rows = dict(zip(sorted(rated), self._rows_at(seq, rated, rated), strict=True))
         cursor = self._query(lambda db: db.execute(sql, (*paths, seq)))
         for position, values in cursor:
-            yield position, json.loads(values)
+            row = rated_rows.get(position)
+            yield position, json.loads(values) if row is None else [_json_at(row, path) for path in paths]
 
     def rows_at(self, ref: str, positions: Iterable[int]) -> Iterator[dict[str, Any]]:
         """The rows of the run at ``positions`` (see :meth:`row_fields`), in stored order."""
         seq = self.resolve(ref).seq
+        return self._rows_at(seq, positions, self._ratings(seq))
+
+    def _rows_at(
+        self, seq: int, positions: Iterable[int], rated: Mapping[int, Rating]
+    ) -> Iterator[dict[str, Any]]:
         wanted = sorted(set(positions))
         for start in range(0, len(wanted), _POSITIONS_PER_QUERY):
             chunk = wanted[start : start + _POSITIONS_PER_QUERY]
             marks = ", ".join("?" for _ in chunk)
-            sql = f"SELECT body FROM rows WHERE run_seq = ? AND position IN ({marks}) ORDER BY position"
-            for (body,) in self._query(functools.partial(_fetch_all, sql, (seq, *chunk))):
-                yield json.loads(body)
+            sql = f"SELECT position, body FROM rows WHERE run_seq = ? AND position IN ({marks}) ORDER BY 1"
+            for position, body in self._query(functools.partial(_fetch_all, sql, (seq, *chunk))):
+                yield _rated(json.loads(body), rated.get(position))
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether a run with exactly this id is stored."""
+        sql = "SELECT 1 FROM runs WHERE id = ?"
+        return self._query(lambda db: db.execute(sql, (run_id,)).fetchone()) is not None
 
     def delete(self, ref: str) -> RunSummary:
         summary = self.resolve(ref)
@@ -279,6 +336,7 @@ class RunStore:
         with self.transaction():
             db.executemany("DELETE FROM rows WHERE run_seq = ?", [(seq,) for seq in seqs])
             db.executemany("DELETE FROM configs WHERE run_seq = ?", [(seq,) for seq in seqs])
+            db.executemany("DELETE FROM ratings WHERE run_seq = ?", [(seq,) for seq in seqs])
             db.executemany("DELETE FROM runs WHERE seq = ?", [(seq,) for seq in seqs])
 
     def start(
@@ -313,32 +371,25 @@ class RunStore:
         return RunRecorder(self, run_id, seq, RunLock.hold(self.path, seq, run_id))
 
     def import_report(self, document: Mapping[str, Any], *, source: str) -> RunSummary:
-        """Store a JSON report (an evalh or promptfoo ``-o results.json``) as a run; its config is
-        redacted again and every registered secret value scrubbed. ConfigError when a run with its
-        ``evalId`` is stored already."""
-        rows = document["results"]["results"]
-        header = {key: value for key, value in document.items() if key != "config"}
-        header["results"] = {**document["results"], "results": []}
-        run_id = str(document.get("evalId") or "")
-        if not run_id:
-            raise ConfigError(
-                f"{source}: the report has no evalId", hint="Pass a file written with -o results.json"
-            )
-        if self._query(lambda db: db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()):
-            raise ConfigError(
-                f"{source}: the run {run_id} is in the run store already",
-                hint=f"`evalh runs delete {run_id}` first to import it again",
-            )
-        config = document.get("config") if isinstance(document.get("config"), Mapping) else {}
-        description = (config or {}).get("description")
-        redacted = EncodedConfig.of_text(json_text(redact_config(document.get("config") or {})))
-        recorder = self.start(
-            run_id, header, config=redacted, config_path=source, description=description, source="import"
-        )
-        for row in rows:
-            recorder.add(_redacted_row(row))
-        recorder.finish(header, interrupted=bool(document["results"].get("evalh", {}).get("interrupted")))
-        return self.resolve(run_id)
+        """Store a JSON report (an evalh or promptfoo ``-o results.json``) as a run (see
+        :func:`evalh.store.imports.import_report`)."""
+        return import_report(self, document, source=source)
+
+    def save_ratings(self, run: RunSummary, rated: Iterable[tuple[int, Rating]]) -> None:
+        """Store ``rated`` (each row's position and rating) for ``run``, as they are (``runs import``)."""
+        self._query(lambda db: ratings.save_at(self.transaction, run.seq, rated))
+
+
+def _rated(row: dict[str, Any], rating: Rating | None) -> dict[str, Any]:
+    return row if rating is None else dict(rated_row(row, rating.to_json()))
+
+
+def _json_at(value: Any, path: str) -> Any:
+    """The value at a SQLite JSON path of object keys (``$.a.b``) in a decoded row, as json_extract
+    gives it (None when absent)."""
+    for key in path.removeprefix("$.").split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
 
 
 def _fetch_all(sql: str, values: tuple[Any, ...], db: sqlite3.Connection) -> list[Any]:
@@ -364,12 +415,3 @@ def _with_config(header: dict[str, Any], config: Any) -> dict[str, Any]:
     if "config" not in document:  # a header without ``results`` (not written by evalh)
         document["config"] = config
     return document
-
-
-def _redacted_row(row: Mapping[str, Any]) -> Mapping[str, Any]:
-    """An imported row with its test's options redacted by name, as evalh's own reports have them (a
-    promptfoo report may keep e.g. a grader's apiKey there)."""
-    test_case = row_test_case(row)
-    if not test_case.get("options"):
-        return row
-    return row_with_test_case(row, {**test_case, "options": redact_config(test_case["options"])})

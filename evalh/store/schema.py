@@ -12,7 +12,9 @@ per run, keyed by the run's ``seq``): SQLite rewrites a whole record on UPDATE, 
 still read and rewrote its config (70 MB of memory and 0.7 s at 50,000 tests), and a config written
 in place (``zeroblob`` then ``blobopen``) is never held whole. ``runs.config`` stays, NULL but for a
 run an older evalh started before a newer one migrated the store (readers fall back to it): dropping
-a column needs SQLite 3.35, newer than some systems' Python 3.11 links. A store is
+a column needs SQLite 3.35, newer than some systems' Python 3.11 links. Version 6 adds ``ratings``:
+a person's verdict on a row (:mod:`evalh.store.ratings`), one per row, kept beside the row's body, which
+stays the graded result (clearing a rating restores it exactly). A store is
 migrated when opened, inside one ``BEGIN IMMEDIATE`` transaction, so two processes opening an old
 store at once migrate it once. A store written by a newer evalh is refused, never
 downgraded.
@@ -29,7 +31,7 @@ from evalh.store.identity import row_key
 
 __all__ = ["SCHEMA_VERSION", "NewerStore", "migrate", "stored_version"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL);
@@ -122,6 +124,25 @@ def _to_v5(db: sqlite3.Connection) -> None:
         db.execute("UPDATE runs SET config = NULL WHERE seq = ?", (seq,))
 
 
+_V6_RATINGS = """
+CREATE TABLE ratings (
+    run_seq INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    row_id TEXT NOT NULL,
+    pass INTEGER NOT NULL,
+    score REAL NOT NULL,
+    comment TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    rated_at TEXT NOT NULL,
+    PRIMARY KEY (run_seq, position)
+)
+"""
+
+
+def _to_v6(db: sqlite3.Connection) -> None:
+    db.execute(_V6_RATINGS)
+
+
 # Each step takes the store from the version before it to its own; never edit a released step.
 _STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _to_v1,
@@ -129,6 +150,7 @@ _STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _to_v3,
     4: _to_v4,
     5: _to_v5,
+    6: _to_v6,
 }
 
 

@@ -24,6 +24,7 @@ SCHEMA_TYPES = {
     "number": {"number", "integer"},
     "index": {"integer"},
     "time": {"number", "integer"},
+    "fraction": {"number", "integer"},
     "bool": {"boolean"},
 }
 
