@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from evalh.model import Status
+from evalh.reports.codec_read import column_indexes, row_id, row_status
 from evalh.reports.viewdata import run_view
 from evalh.store import open_store
 from evalh.viewer.sources import GivenRuns, StoredRuns
@@ -94,3 +96,19 @@ def test_a_stored_run_has_the_same_figures_and_choices_as_its_report(report: Pat
     given = _first_page(GivenRuns([str(report)]), "figures.json")
     assert stored == given  # the whole run's, on the first page of 3 lines
     assert stored["metadata"] is not None and len(stored["columns"]) == 2
+
+
+def test_a_rating_moves_its_columns_figures(report: Path) -> None:
+    """A person's verdict is the row's (the shared ratings contract), so its column's header counts it."""
+    with open_store() as store:
+        run_id = store.import_report(json.loads(report.read_text(encoding="utf-8")), source="f").id
+        before = _first_page(StoredRuns(), run_id)
+        failed = next(row for row in store.iter_rows(run_id) if row_status(row) is not Status.PASS)
+        store.rate(run_id, row_id(failed), passed=True, comment="fine by me")
+    after = _first_page(StoredRuns(), run_id)  # a new source: a finished run's index is kept per source
+    rated = [column["key"] for column in after["columns"]].index(list(column_indexes(failed)))
+    moved = [(b["passed"], a["passed"]) for b, a in zip(before["columns"], after["columns"], strict=True)]
+    assert moved[rated] == (before["columns"][rated]["passed"], before["columns"][rated]["passed"] + 1)
+    assert all(b == a for index, (b, a) in enumerate(moved) if index != rated)
+    assert after["columns"][rated]["meanScore"] > before["columns"][rated]["meanScore"]
+    assert after["metadata"] == before["metadata"]  # a rated row's metadata read as an unrated one's
