@@ -30,7 +30,6 @@ from evalh.reports.viewdata import run_view
 __all__ = [
     "REPEAT_SCRIPT",
     "REPEAT_STYLESHEET",
-    "RUN_STYLESHEET",
     "SCRIPTS",
     "STYLESHEET",
     "TRACE_SCRIPT",
@@ -46,7 +45,6 @@ __all__ = [
 # urlstate.js after detail.js, whose openDetail and closeDetail it extends (the open result in the URL)
 SCRIPTS = ("util.js", "history.js", "run.js", "detail.js", "urlstate.js", "compare.js", "app.js")
 STYLESHEET = "app.css"
-RUN_STYLESHEET = "run.css"  # the run page's column figures, var menu and metadata filter
 REPEAT_SCRIPT = "repeats.js"  # after run.js, whose functions it extends, before app.js starts the app
 REPEAT_STYLESHEET = "repeats.css"
 TRACE_SCRIPT = "trace.js"  # after detail.js, whose openDetail it extends, before app.js starts the app
@@ -90,7 +88,7 @@ def script_bundle(*, repeats: bool, traces: bool = False) -> str:
 def stylesheet(*, repeats: bool, traces: bool = False) -> str:
     """The viewer's styles as one text (``repeats``, ``traces``: with those of the parts that draw them)."""
     extra = (REPEAT_STYLESHEET,) * repeats + (TRACE_STYLESHEET,) * traces
-    return "\n".join(asset(name) for name in (STYLESHEET, RUN_STYLESHEET, *extra))
+    return "\n".join(asset(name) for name in (STYLESHEET, *extra))
 
 
 def server_page() -> str:

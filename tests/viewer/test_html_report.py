@@ -12,15 +12,7 @@ import re
 from pathlib import Path
 
 from evalh.model import RunRecord
-from evalh.reports.html import (
-    REPEAT_SCRIPT,
-    REPEAT_STYLESHEET,
-    RUN_STYLESHEET,
-    SCRIPTS,
-    STYLESHEET,
-    asset,
-    script_bundle,
-)
+from evalh.reports.html import REPEAT_SCRIPT, REPEAT_STYLESHEET, SCRIPTS, STYLESHEET, asset, script_bundle
 from evalh.reports.json import to_promptfoo_json
 from evalh.reports.viewdata import run_view
 from evalh.reports.writers import write_reports
@@ -103,7 +95,7 @@ def test_only_the_inlined_script_and_style_may_run(tmp_path: Path) -> None:
     assert directives["style-src"] == f"'{_sha256(page.styles[0])}'"
     # a run without repeats: the page as it was before repeats were drawn (their part is left out)
     assert page.scripts[1][1] == script_bundle(repeats=False) == "\n".join(asset(name) for name in SCRIPTS)
-    assert page.styles[0] == asset(STYLESHEET) + "\n" + asset(RUN_STYLESHEET)
+    assert page.styles[0] == asset(STYLESHEET)
 
 
 def test_nothing_external(tmp_path: Path) -> None:
@@ -125,6 +117,6 @@ def test_every_asset_ships_as_package_data() -> None:
     import importlib.resources
 
     static = importlib.resources.files("evalh") / "assets" / "viewer"
-    for name in (*SCRIPTS, STYLESHEET, RUN_STYLESHEET, REPEAT_SCRIPT, REPEAT_STYLESHEET):
+    for name in (*SCRIPTS, STYLESHEET, REPEAT_SCRIPT, REPEAT_STYLESHEET):
         assert (static / name).is_file(), name
         assert "</script" not in asset(name).lower()  # each is inlined in a <script> or <style>
