@@ -301,7 +301,10 @@ def _check_the_far_page(page: Page) -> None:
 
 
 def test_a_repeat_line_opens_from_the_url(page: Page, repeated: Path) -> None:
-    _open(page, repeated.with_suffix(".html").as_uri() + "#/?open=2.3:2")
+    """A repeat's line (`2.3`: test 2, repeat 3) and the repeats' own status, "flaky", from the URL."""
+    _open(page, repeated.with_suffix(".html").as_uri() + "#/?status=flaky&open=2.3:2")
+    assert _value(page, "#status-filter") == "flaky"
+    assert set(_tests(page)) == {"1"}  # Bob's repeats: the flaky test
     assert "Test 2 repeat 3" in page.locator("#detail h2").inner_text()
     assert (
         page.locator("#detail .column-label").inner_text()
