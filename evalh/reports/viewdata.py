@@ -5,9 +5,12 @@ The viewer draws a run as a matrix: one line per test (and repeat), one column p
 each cell one result row. :func:`run_view` turns the report into exactly that, once, in Python, so the
 browser only filters, sorts and draws::
 
-    {run: {summary, cache: sentence}, columns: [{label, prompt, provider}], metrics: [names],
-     lines: [{test, repeat, description, vars: {name: text}, cells: [cell | null per column]}],
+    {run: {summary, cache: sentence}, columns: [{label, prompt, provider, text, figures...}],
+     metrics: [names], lines: [{test, repeat, description, vars: {name: text}, cells: [cell | null per
+     column], metadata?}], metadata?: {key: [values]},
      repeats: {...}}     only when the run has repeats: see :func:`repeat_figures`
+
+(each column's figures and the metadata filter's choices: :mod:`evalh.reports.viewfigures`)
 
 Every text a page shows is a string here (outputs and vars that are JSON values become compact JSON);
 the browser sets it as text, never as markup. A cell carries all the detail panel needs: the rendered
@@ -36,6 +39,7 @@ from evalh.reports.codec_read import (
     row_grading,
     row_latency_ms,
     row_line,
+    row_metadata,
     row_named_scores,
     row_own_description,
     row_prompt,
@@ -49,6 +53,7 @@ from evalh.reports.codec_read import (
 )
 from evalh.reports.matrix import column_label
 from evalh.reports.textutil import escape_controls, output_text, rate_text
+from evalh.reports.viewfigures import Verdict, line_metadata, metadata_choices, with_column_figures
 from evalh.stats.repeats import RepeatStats, repeat_stats_by_key, suite_pass_rate_interval
 
 __all__ = [
@@ -61,9 +66,6 @@ __all__ = [
     "run_view",
     "view_lines",
 ]
-
-# One row's verdict for the figures over repeats: (test, column key, repeat, passed, score)
-Verdict = tuple[int, tuple[int, int], int, bool, float]
 
 
 def _is_chat(value: Any) -> bool:
@@ -201,7 +203,11 @@ def run_columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -
     columns: dict[tuple[int, int], dict[str, Any]] = {}
     for prompt in results.get("prompts") or ():
         key = column_indexes(prompt)
-        columns[key] = {"prompt": str(prompt.get("label", "")), "provider": str(prompt.get("provider", ""))}
+        columns[key] = {
+            "prompt": str(prompt.get("label", "")),
+            "provider": str(prompt.get("provider", "")),
+            "text": _text(prompt.get("raw", "")),  # the prompt as written: the header's hover
+        }
     for row in rows:  # a report without ``prompts`` (a hand-made or older file): columns from the rows
         key = column_indexes(row)
         if key not in columns:
@@ -210,6 +216,7 @@ def run_columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -
             columns[key] = {
                 "prompt": str(label),
                 "provider": str(provider.get("label") or provider.get("id")),
+                "text": str(label),  # a row holds its prompt rendered for its test, not as written
             }
     ordered = sorted(columns)
     return [
@@ -276,12 +283,15 @@ def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
     verdicts: list[Verdict] = []
     lines, firsts = _lines(rows, metrics, listed, verdicts)
     columns = run_columns(results, firsts)
-    view = {
+    placed = _placed(lines, columns)
+    view: dict[str, Any] = {
         "run": run_summary(report, ref),
-        "columns": columns,
+        "columns": with_column_figures(columns, verdicts),
         "metrics": sorted(metrics),
-        "lines": _placed(lines, columns),
+        "lines": placed,
     }
+    if choices := metadata_choices(line["metadata"] for line in placed if "metadata" in line):
+        view["metadata"] = choices
     repeats = repeat_figures(verdicts, columns)
     return view if repeats is None else {**view, "repeats": repeats}
 
@@ -318,6 +328,7 @@ def _lines(
                 "description": _text(row_own_description(row)),
                 "vars": {str(name): _text(value) for name, value in variables.items()},
                 "cells": {},
+                **line_metadata(row_metadata(row)),
             }
         cell = _cell(row)
         metrics.update(dict.fromkeys(cell.get("namedScores", ())))
