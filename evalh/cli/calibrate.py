@@ -1,8 +1,10 @@
 """``evalh calibrate CONFIG``: thresholds derived from labelled tests instead of guessed.
 
-Each test carries ``metadata.label: pass|fail`` (in a CSV, a ``__metadata:label`` column). The config
-runs through the ordinary run path, once per ``--provider`` given (each swaps the embedder of every
-embedding assertion); every scored assertion's measured values are then compared with the labels.
+Each test carries ``metadata.label: pass|fail`` (in a CSV, a ``__metadata:label`` column), or, with
+``--labels REF``, the rows a person rated pass or fail in run REF take their rating as the label
+(:mod:`evalh.session.rated_labels`). The config runs through the ordinary run path, once per ``--provider``
+given (each swaps the embedder of every embedding assertion); every scored assertion's measured values
+are then compared with the labels.
 """
 
 from __future__ import annotations
@@ -19,15 +21,18 @@ if TYPE_CHECKING:  # imported when the command runs: evalh --help stays fast
     from evalh.calibration.analysis import Calibration
     from evalh.calibration.judges import JudgeAgreement, PanelAgreement
     from evalh.session.calibration import Collected
+    from evalh.session.rated_labels import LabelCounts
 
 __all__ = ["EXIT_CODES", "HELP", "calibrate"]
 
 EXIT_CODES = (
     "Exit codes: 0 at least one assertion calibrated (or a judge's agreement measured); 1 none could be "
-    "(too few labels, one label only, every score tied: the reason is printed); 2 a config or label error."
+    "(too few labels, one label only, every score tied: the reason is printed); 2 a config or label error, "
+    "or a --labels run that is unknown, has no rated row, or is another config's."
 )
 HELP = (
-    "Suggest thresholds from labelled tests (metadata.label: pass|fail): ROC AUC with a bootstrap "
+    "Suggest thresholds from labelled tests (metadata.label: pass|fail, or with --labels REF the "
+    "pass/fail ratings of a stored run): ROC AUC with a bootstrap "
     "interval, the thresholds with the best accuracy, the best Youden's J and the lowest reaching "
     "--precision, and the confusion matrix at the threshold the config uses now; for pass/fail judges, "
     "accuracy, the confusion matrix and Cohen's kappa with a bootstrap interval against the labels, and "
@@ -67,6 +72,15 @@ def calibrate(
     rounds: Annotated[
         int, typer.Option("--bootstrap", min=10, help="Bootstrap resamples of the AUC.")
     ] = 1000,
+    labels: Annotated[
+        str | None,
+        typer.Option(
+            "--labels",
+            metavar="REF",
+            help="Take the labels from the pass/fail ratings of this run (latest: this config's newest run; "
+            "latest~N, a run id, or a JSON report exported with its ratings), over metadata.label.",
+        ),
+    ] = None,
 ) -> None:
     """Suggest thresholds from labelled tests."""
     from evalh.calibration.analysis import calibrate_samples
@@ -78,7 +92,7 @@ def calibrate(
         raise ConfigError(
             f"--pick {pick!r} is not known", where="--pick", hint="Use youden, accuracy or precision"
         )
-    collected = collect(config, provider or [])
+    collected = collect(config, provider or [], labels=labels)
     samples, unlabelled = collected.samples, collected.unlabelled
     calibrations = [
         calibrate_samples(
@@ -102,7 +116,9 @@ def calibrate(
             where=str(config),
             hint="Add the assertion whose threshold you want to the tests (or defaultTest)",
         )
-    if unlabelled:
+    if collected.rated is not None:
+        echo(collected.rated.summary())
+    elif unlabelled:
         echo(f"{unlabelled} result row(s) had no metadata.label and were left out.")
     if calibrations:
         print_calibrations(calibrations, precision=precision)
@@ -111,7 +127,7 @@ def calibrate(
     if histogram:
         for c in calibrations:
             echo("\n".join(histogram_lines(c)))
-    _outputs(calibrations, output, plot, judges, panels)
+    _outputs(calibrations, output, plot, judges, panels, collected.rated)
     if write:
         echo("\n".join(_suggestions(calibrations, pick)))
     measured = any(c.problem is None for c in calibrations) or any(j.kappa is not None for j in judges)
@@ -135,6 +151,7 @@ def _outputs(
     plot: Path | None,
     judges: Sequence[JudgeAgreement] = (),
     panels: Sequence[PanelAgreement] = (),
+    rated: LabelCounts | None = None,
 ) -> None:
     from evalh.reports.console import echo
     from evalh.reports.writers import write_json_file
@@ -144,6 +161,8 @@ def _outputs(
         if judges:  # only then: a calibration of scores alone writes what it wrote before
             document["judges"] = [j.to_json() for j in judges]
             document["judgePanels"] = [p.to_json() for p in panels]
+        if rated is not None:  # only with --labels: where the labels came from
+            document["labels"] = rated.to_json()
         write_json_file(output, document)
         echo(f"Wrote {output}")
     if plot is not None:

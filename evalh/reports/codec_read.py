@@ -30,6 +30,7 @@ from evalh.runner.plan import Job
 
 __all__ = [
     "ID_PATH",
+    "METADATA_PATH",
     "PLACE_PATHS",
     "SCORES_PATH",
     "VERDICT_PATHS",
@@ -51,6 +52,7 @@ __all__ = [
     "row_id",
     "row_latency_ms",
     "row_line",
+    "row_metadata",
     "row_named_scores",
     "row_own_description",
     "row_prompt",
@@ -76,6 +78,8 @@ SCORES_PATH = "$.namedScores"
 ID_PATH = "$.id"
 # ... and of its verdict and score (``success``: the row passed; ``score``), for figures over a run's repeats
 VERDICT_PATHS = ("$.success", "$.score")
+# ... and of its test's metadata (the viewer's metadata filter)
+METADATA_PATH = "$.metadata"
 _ERROR = FAILURE_REASON[Status.ERROR]
 _STATUS_OF_REASON = {code: status for status, code in FAILURE_REASON.items()}
 
@@ -177,6 +181,12 @@ def row_token_usage(row: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def row_named_scores(row: Mapping[str, Any]) -> Mapping[str, Any]:
     return row.get("namedScores") or {}
+
+
+def row_metadata(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The row's ``metadata``: its test's (empty when absent or not a mapping)."""
+    metadata = row.get("metadata")
+    return metadata if isinstance(metadata, Mapping) else {}
 
 
 def row_test_case(row: Mapping[str, Any]) -> Mapping[str, Any]:

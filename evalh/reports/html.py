@@ -46,7 +46,8 @@ __all__ = [
     "to_html",
 ]
 
-SCRIPTS = ("util.js", "history.js", "run.js", "detail.js", "compare.js", "app.js")
+# urlstate.js after detail.js, whose openDetail and closeDetail it extends (the open result in the URL)
+SCRIPTS = ("util.js", "history.js", "run.js", "detail.js", "urlstate.js", "compare.js", "app.js")
 STYLESHEET = "app.css"
 REPEAT_SCRIPT = "repeats.js"  # after run.js, whose functions it extends, before app.js starts the app
 REPEAT_STYLESHEET = "repeats.css"

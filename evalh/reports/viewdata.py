@@ -5,9 +5,12 @@ The viewer draws a run as a matrix: one line per test (and repeat), one column p
 each cell one result row. :func:`run_view` turns the report into exactly that, once, in Python, so the
 browser only filters, sorts and draws::
 
-    {run: {summary, cache: sentence}, columns: [{label, prompt, provider}], metrics: [names],
-     lines: [{test, repeat, description, vars: {name: text}, cells: [cell | null per column]}],
+    {run: {summary, cache: sentence}, columns: [{label, prompt, provider, text, figures...}],
+     metrics: [names], lines: [{test, repeat, description, vars: {name: text}, cells: [cell | null per
+     column], metadata?}], metadata?: {key: [values]},
      repeats: {...}}     only when the run has repeats: see :func:`repeat_figures`
+
+(each column's figures and the metadata filter's choices: :mod:`evalh.reports.viewfigures`)
 
 Every text a page shows is a string here (outputs and vars that are JSON values become compact JSON);
 the browser sets it as text, never as markup. A cell carries all the detail panel needs: the rendered
@@ -24,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import PurePath
 from typing import Any
 
 from evalh.model import CacheShare, Status
@@ -38,6 +42,7 @@ from evalh.reports.codec_read import (
     row_id,
     row_latency_ms,
     row_line,
+    row_metadata,
     row_named_scores,
     row_own_description,
     row_prompt,
@@ -52,12 +57,19 @@ from evalh.reports.codec_read import (
 )
 from evalh.reports.matrix import column_label
 from evalh.reports.textutil import escape_controls, output_text, rate_text
+from evalh.reports.viewfigures import Verdict, line_metadata, metadata_choices, with_column_figures
 from evalh.stats.repeats import RepeatStats, repeat_stats_by_key, suite_pass_rate_interval
 
-__all__ = ["Verdict", "line_key", "repeat_figures", "run_columns", "run_summary", "run_view", "view_lines"]
-
-# One row's verdict for the figures over repeats: (test, column key, repeat, passed, score)
-Verdict = tuple[int, tuple[int, int], int, bool, float]
+__all__ = [
+    "Verdict",
+    "line_key",
+    "repeat_figures",
+    "run_columns",
+    "run_name",
+    "run_summary",
+    "run_view",
+    "view_lines",
+]
 
 
 def _is_chat(value: Any) -> bool:
@@ -206,7 +218,11 @@ def run_columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -
     columns: dict[tuple[int, int], dict[str, Any]] = {}
     for prompt in results.get("prompts") or ():
         key = column_indexes(prompt)
-        columns[key] = {"prompt": str(prompt.get("label", "")), "provider": str(prompt.get("provider", ""))}
+        columns[key] = {
+            "prompt": str(prompt.get("label", "")),
+            "provider": str(prompt.get("provider", "")),
+            "text": _text(prompt.get("raw", "")),  # the prompt as written: the header's hover
+        }
     for row in rows:  # a report without ``prompts`` (a hand-made or older file): columns from the rows
         key = column_indexes(row)
         if key not in columns:
@@ -215,6 +231,7 @@ def run_columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -
             columns[key] = {
                 "prompt": str(label),
                 "provider": str(provider.get("label") or provider.get("id")),
+                "text": str(label),  # a row holds its prompt rendered for its test, not as written
             }
     ordered = sorted(columns)
     return [
@@ -227,18 +244,26 @@ def run_columns(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -
     ]
 
 
-def run_summary(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
-    """The figures the run history lists, from a report."""
+def run_name(description: str | None, source: str | None, ref: str) -> str:
+    """What the viewer calls a run: its description, else the file name of its config (or of the
+    report file it was read from: ``source``), else its ref; never nothing."""
+    return description or (PurePath(source).name if source else "") or ref
+
+
+def run_summary(report: Mapping[str, Any], ref: str, *, source: str | None = None) -> dict[str, Any]:
+    """The figures the run history lists, from a report (``source``: see :func:`run_name`)."""
     results = report.get("results") or {}
     stats = results.get("stats") or {}
     extra = results.get("evalh") or {}
     config = report.get("config") or {}
     passed, failed, errors = (int(stats.get(k) or 0) for k in ("successes", "failures", "errors"))
     total = passed + failed + errors
+    description = _text(config.get("description")) if isinstance(config, Mapping) else ""
     return {
         "ref": ref,
         "evalId": report.get("evalId"),
-        "description": _text(config.get("description")) if isinstance(config, Mapping) else "",
+        "description": description,
+        "name": run_name(description, source, ref),
         "timestamp": results.get("timestamp"),
         "passed": passed,
         "failed": failed,
@@ -273,12 +298,15 @@ def run_view(report: Mapping[str, Any], ref: str) -> dict[str, Any]:
     verdicts: list[Verdict] = []
     lines, firsts = _lines(rows, metrics, listed, verdicts)
     columns = run_columns(results, firsts)
-    view = {
+    placed = _placed(lines, columns)
+    view: dict[str, Any] = {
         "run": run_summary(report, ref),
-        "columns": columns,
+        "columns": with_column_figures(columns, verdicts),
         "metrics": sorted(metrics),
-        "lines": _placed(lines, columns),
+        "lines": placed,
     }
+    if choices := metadata_choices(line["metadata"] for line in placed if "metadata" in line):
+        view["metadata"] = choices
     repeats = repeat_figures(verdicts, columns)
     return view if repeats is None else {**view, "repeats": repeats}
 
@@ -318,6 +346,7 @@ def _lines(
                 "description": _text(row_own_description(row)),
                 "vars": {str(name): _text(value) for name, value in variables.items()},
                 "cells": {},
+                **line_metadata(row_metadata(row)),
             }
         cell = _cell(row, row_ids)
         metrics.update(dict.fromkeys(cell.get("namedScores", ())))

@@ -2,7 +2,8 @@
 provider given) through the ordinary run path, and gather each scored assertion's measured value
 with its test's label.
 
-A test's label is ``metadata.label: pass|fail`` (a CSV column ``__metadata:label``). Directions come
+A test's label is ``metadata.label: pass|fail`` (a CSV column ``__metadata:label``); with ``--labels REF``
+a row a person rated in run REF takes its rating instead (:mod:`evalh.session.rated_labels`). Directions come
 from the assertion registry; a ``not-`` assertion passes the other way, so its direction flips.
 """
 
@@ -20,6 +21,7 @@ from evalh.config.load import TestKeyWhere, load_suite
 from evalh.config.providers import parse_spec
 from evalh.errors import ConfigError, Where
 from evalh.model import GradedAssertion, ProviderChoice, RunRecord, Suite, TestCase
+from evalh.session.rated_labels import LabelCounts, RatedRun, label_rows, read_rated_run
 from evalh.session.run import run_quietly
 
 __all__ = [
@@ -79,12 +81,14 @@ class Panel:
 
 @dataclass
 class Collected:
-    """What a calibration run gathered: scored samples, judges' verdicts, and the unlabelled rows."""
+    """What a calibration run gathered: scored samples, judges' verdicts, the unlabelled rows (and the
+    rows left out as their rated output changed), and, with ``--labels``, where the labels came from."""
 
     samples: list[Samples]
     verdicts: list[Verdicts]
     panels: list[Panel]
     unlabelled: int
+    rated: LabelCounts | None = None
 
 
 def label_of(test: TestCase) -> bool | None:
@@ -134,30 +138,44 @@ def _embeds(assertion_type: str) -> bool:
     return definition is not None and "embedding" in definition.needs
 
 
-def collect(config: Path | Sequence[Path], providers: Sequence[str]) -> Collected:
+def collect(
+    config: Path | Sequence[Path], providers: Sequence[str], *, labels: str | None = None
+) -> Collected:
     """Every scored assertion's samples, per provider (the configured embedders when none is given),
     every judge's pass/fail verdicts (from the first run: ``--provider`` swaps embedders, not judges),
-    and how many result rows had no label."""
+    and how many result rows had no label. ``labels``: a run reference whose ratings label its rows
+    over the tests' ``metadata.label`` (read before the first provider call)."""
     suite = load_suite(config, run_transforms=True, checks=(check_labels,))  # as `evalh run` loads it
     suite = dataclasses.replace(suite, output_paths=())  # calibrating writes none of the run's reports
+    rated = None if labels is None else read_rated_run(labels, suite)
     runs = [(p, run_quietly(with_embedder(suite, p)).result) for p in providers]
     runs = runs or [("configured", run_quietly(suite).result)]
+    labelled = [(provider, result, *_labels(result, rated)) for provider, result in runs]
     samples: dict[tuple[str, str], Samples] = {}
-    unlabelled = 0
-    for provider, result in runs:
-        unlabelled = _gather(result, provider, samples)
+    for provider, result, row_labels, _ in labelled:
+        _gather(result, row_labels, provider, samples)
     verdicts: dict[tuple[str, str], Verdicts] = {}
     panels: dict[str, Panel] = {}
-    _gather_verdicts(runs[0][1], verdicts, panels)
-    return Collected(list(samples.values()), list(verdicts.values()), list(panels.values()), unlabelled)
+    _, first, first_labels, counts = labelled[0]
+    _gather_verdicts(first, first_labels, verdicts, panels)
+    unlabelled = sum(label is None for label in first_labels)
+    return Collected(
+        list(samples.values()), list(verdicts.values()), list(panels.values()), unlabelled, counts
+    )
 
 
-def _gather(result: RunRecord, provider: str, samples: dict[tuple[str, str], Samples]) -> int:
-    unlabelled = 0
-    for row in result.results:
-        label = label_of(row.test)
+def _labels(result: RunRecord, rated: RatedRun | None) -> tuple[list[bool | None], LabelCounts | None]:
+    """Each row's label: its test's ``metadata.label``, or with ``--labels`` its rating over it."""
+    if rated is None:
+        return [label_of(row.test) for row in result.results], None
+    return label_rows(result.results, rated, label_of)
+
+
+def _gather(
+    result: RunRecord, labels: Sequence[bool | None], provider: str, samples: dict[tuple[str, str], Samples]
+) -> None:
+    for row, label in zip(result.results, labels, strict=True):
         if label is None:
-            unlabelled += 1
             continue
         for graded in _flattened(row.assertions):
             direction = _direction(graded)
@@ -173,15 +191,16 @@ def _gather(result: RunRecord, provider: str, samples: dict[tuple[str, str], Sam
             threshold = graded.details.get("threshold")
             if isinstance(threshold, int | float):
                 entry.thresholds[float(threshold)] += 1
-    return unlabelled
 
 
 def _gather_verdicts(
-    result: RunRecord, verdicts: dict[tuple[str, str], Verdicts], panels: dict[str, Panel]
+    result: RunRecord,
+    labels: Sequence[bool | None],
+    verdicts: dict[tuple[str, str], Verdicts],
+    panels: dict[str, Panel],
 ) -> None:
     """Each judged assertion's verdict per judge (several judges: each one's, and a panel row)."""
-    for row in result.results:
-        label = label_of(row.test)
+    for row, label in zip(result.results, labels, strict=True):
         if label is None:
             continue
         for graded in _flattened(row.assertions):

@@ -17,7 +17,7 @@ significantly worse over their repeats instead (:mod:`evalh.store.compare_stats`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -35,7 +35,15 @@ from evalh.store.compare_stats import DEFAULT_ALPHA, ComparisonStats, TestRow, c
 from evalh.store.identity import cell_key, describe_test, row_key, stored_status
 from evalh.store.judges import judge_changes, noting_judges
 
-__all__ = ["DEFAULT_TOLERANCE", "Comparison", "RowChange", "RunRows", "compare_reports", "compare_rows"]
+__all__ = [
+    "DEFAULT_TOLERANCE",
+    "Comparison",
+    "RowChange",
+    "RunRows",
+    "compare_reports",
+    "compare_rows",
+    "keyed_rows",
+]
 
 DEFAULT_TOLERANCE = 0.01
 _REASON_LIMIT = 160
@@ -243,16 +251,21 @@ def _kept(row: Mapping[str, Any]) -> _Kept:
 
 
 def _keyed(rows: Iterable[Mapping[str, Any]]) -> dict[str, _Kept]:
-    """Rows by identity; a repeated identity (two identical tests) gets ``#2``, ``#3``... in order."""
-    keyed: dict[str, _Kept] = {}
+    return {key: _kept(row) for key, row in keyed_rows(rows)}
+
+
+def keyed_rows(rows: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each row with its key in a comparison (:attr:`RowChange.key`): its identity, and for a repeated
+    identity (two identical tests) ``#2``, ``#3``... in order."""
+    seen: set[str] = set()
     for row in rows:
         key = base = row_key(row)
         count = 1
-        while key in keyed:
+        while key in seen:
             count += 1
             key = f"{base}#{count}"
-        keyed[key] = _kept(row)
-    return keyed
+        seen.add(key)
+        yield key, row
 
 
 def _label(value: Any, *keys: str) -> str:

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from evalh.errors import ConfigError
+from evalh.reports import viewdata
 from evalh.reports.viewdata import run_view
 from evalh.store import RunStore, RunSummary, is_report_file, load_report, open_store
 from evalh.store.compare import RunRows
+from evalh.viewer.compare import ComparedRun
 from evalh.viewer.pages import LineIndex, index_stored_run, page_of_view
 
 __all__ = [
@@ -57,9 +59,8 @@ class RunSource(Protocol):
         :class:`UnknownRun` when no run has ``ref``."""
         ...
 
-    def rows(self, ref: str) -> AbstractContextManager[tuple[dict[str, Any], RunRows]]:
-        """One run, for a comparison: its JSON report (its rows may be left out) and its rows, which
-        may be read one at a time while the context lasts; :class:`UnknownRun` when no run has ``ref``."""
+    def rows(self, ref: str) -> AbstractContextManager[ComparedRun]:
+        """One run, for a comparison; :class:`UnknownRun` when no run has ``ref``."""
         ...
 
 
@@ -86,6 +87,7 @@ def _summary(run: RunSummary) -> dict[str, Any]:
         "ref": run.id,
         "evalId": run.id,
         "description": run.description or "",
+        "name": viewdata.run_name(run.description, run.config_path, run.id),
         "timestamp": run.created_at,
         "passed": run.passed,
         "failed": run.failed,
@@ -158,11 +160,23 @@ class StoredRuns:
             self._indexes.pop(run_id, None)
 
     @contextmanager
-    def rows(self, ref: str) -> Iterator[tuple[dict[str, Any], RunRows]]:
+    def rows(self, ref: str) -> Iterator[ComparedRun]:
         with _known(ref), open_store() as store:
             summary = store.resolve(ref)
             head = {**store.load_head(summary.id), "config": {"description": summary.description}}
-            yield head, RunRows(summary.id, store.iter_rows(summary.id))
+            rows = _StoredRows(store, summary.id)
+            yield ComparedRun(head, RunRows(summary.id, rows), summary.config_path)
+
+
+class _StoredRows:
+    """A stored run's rows, read from the store anew (one at a time) each time they are iterated."""
+
+    def __init__(self, store: RunStore, run_id: str) -> None:
+        self._store = store
+        self._run_id = run_id
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self._store.iter_rows(self._run_id)
 
 
 @contextmanager
@@ -182,7 +196,10 @@ class GivenRuns:
         loaders = [(ref, functools.partial(load_report, ref, where="evalh view")) for ref in refs]
         reports = [load() for _, load in loaders]
         names = _names([ref for ref, _ in loaders], reports)
+        sources = [_source_file(ref) for ref, _ in loaders]
         views = [run_view(report, name) for report, name in zip(reports, names, strict=True)]
+        for view, source in zip(views, sources, strict=True):  # a stored run is named by its config
+            view["run"]["name"] = viewdata.run_name(view["run"]["description"], source, view["run"]["ref"])
         # Newest first, as the history lists runs; runs of the same second (timestamps have no fraction)
         # keep the command line's order, oldest first, so `evalh view old.json new.json` reads naturally.
         order = sorted(
@@ -190,6 +207,7 @@ class GivenRuns:
         )
         self._views = {names[i]: views[i] for i in order}
         self._loaders = {names[i]: loaders[i][1] for i in order}
+        self._sources = {names[i]: sources[i] for i in order}
 
     def runs(self) -> list[dict[str, Any]]:
         return [view["run"] for view in self._views.values()]
@@ -200,12 +218,21 @@ class GivenRuns:
         return page_of_view(self._views[ref], offset, limit)
 
     @contextmanager
-    def rows(self, ref: str) -> Iterator[tuple[dict[str, Any], RunRows]]:
+    def rows(self, ref: str) -> Iterator[ComparedRun]:
         """Read again when asked (a comparison), rather than kept: a large run's report is big."""
         if ref not in self._loaders:
             raise UnknownRun(ref)
         report = self._loaders[ref]()
-        yield report, RunRows(str(report.get("evalId") or "?"), report["results"]["results"])
+        rows = RunRows(str(report.get("evalId") or "?"), report["results"]["results"])
+        yield ComparedRun(report, rows, self._sources[ref])
+
+
+def _source_file(ref: str) -> str | None:
+    """The file that names a run without a description: a report file itself, a stored run's config."""
+    if is_report_file(ref):
+        return ref
+    with _known(ref), open_store() as store:
+        return store.resolve(ref).config_path
 
 
 def _names(refs: Sequence[str], reports: Sequence[dict[str, Any]]) -> list[str]:

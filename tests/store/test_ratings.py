@@ -247,3 +247,14 @@ def test_a_version_5_store_migrates_and_a_newer_one_is_refused(tmp_path: Path) -
     db.close()
     with pytest.raises(StoreError, match=r"newer evalh.*schema version 7"):
         open_store()
+
+
+def test_a_row_is_found_by_its_id_however_the_stored_text_escapes_it(tmp_path: Path) -> None:
+    run_id = _record(tmp_path)
+    with open_store() as store:
+        first = next(store.iter_rows(run_id))
+        with store.transaction() as db:  # the id written as JSON escapes, as another writer may
+            escaped = "".join(f"\\u{ord(c):04x}" for c in row_id(first))
+            db.execute("UPDATE rows SET body = replace(body, ?, ?)", (row_id(first), escaped))
+        assert store.rate(run_id, row_id(first), passed=False).row_id == row_id(first)
+        assert row_rating(next(store.iter_rows(run_id))) is not None

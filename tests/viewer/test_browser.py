@@ -74,9 +74,12 @@ def test_filter_search_and_details_with_the_judge(viewer: ViewerServer, page: Pa
 def test_provider_prompt_filters_and_sort(viewer: ViewerServer, page: Page) -> None:
     page.goto(viewer.url + "#/run/current.json")
     _ready(page)
-    assert page.locator("#matrix thead th.column").all_inner_texts() == ["[echo] greet", "[echo] hi"]
+    assert page.locator("#matrix thead th.column .column-name").all_inner_texts() == [
+        "[echo] greet",
+        "[echo] hi",
+    ]
     page.select_option("#prompt-filter", "hi")
-    assert page.locator("#matrix thead th.column").all_inner_texts() == ["[echo] hi"]
+    assert page.locator("#matrix thead th.column .column-name").all_inner_texts() == ["[echo] hi"]
     page.select_option("#sort", "score-asc")
     assert _matrix_tests(page) == ["0", "3", "1", "2"]  # 0.0, 0.2, then the passes in test order
     page.select_option("#sort", "score-desc")

@@ -29,7 +29,8 @@ EV.historyPage = async function (root) {
       EV.el("td", {}, box),
       EV.el("td", {}, EV.el("a", {class: "run-link", href: "#/run/" + encodeURIComponent(run.ref)}, run.ref)),
       EV.el("td", {}, EV.when(run.timestamp)),
-      EV.el("td", {class: "desc"}, run.description || ""),
+      // named by its description, else its config's file name (or its report file's)
+      EV.el("td", {class: "desc" + (run.description ? "" : " unnamed")}, run.name || run.description || run.ref),
       EV.el("td", {class: "num"}, run.rows),
       EV.el("td", {class: "num pass"}, run.passed),
       EV.el("td", {class: "num fail"}, run.failed),
@@ -37,15 +38,15 @@ EV.historyPage = async function (root) {
       EV.el("td", {class: "num"}, EV.percent(run.passRate)),
       EV.el("td", {class: "state"}, EV.runState(run)));
   });
-  const head = ["", "Run", "Started", "Description", "Rows", "Passed", "Failed", "Errors", "Pass rate", ""];
+  const head = ["", "Run", "Started", "Name", "Rows", "Passed", "Failed", "Errors", "Pass rate", ""];
   EV.clear(root).append(
     EV.el("h1", {}, "Runs"),
     runs.length ? EV.el("div", {class: "toolbar"}, compare, EV.el("span", {class: "hint"},
       "Tick two runs to compare them; the older one is the baseline.")) : null,
     runs.length
-      ? EV.el("table", {class: "grid", id: "runs"},
+      ? EV.scrollBox(EV.el("table", {class: "grid", id: "runs"},
         EV.el("thead", {}, EV.el("tr", {}, head.map((h) => EV.el("th", {}, h)))),
-        EV.el("tbody", {}, rows))
+        EV.el("tbody", {}, rows)))
       : EV.el("p", {class: "empty"}, "No runs yet: run `evalh run` first."),
   );
 };

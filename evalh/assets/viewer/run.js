@@ -1,8 +1,10 @@
-// One run as a matrix: a line per test (and repeat), a column per prompt × provider.
-// Filters (status, text, provider, prompt, metric), sort by score, pages of lines so that a run of
-// 10,000 lines draws as fast as one of 50; a click on a cell opens its details. From the server, the
-// first lines come first and are drawn; the rest follow in the background, and the matrix (its pager,
-// filters and sort) is drawn again as each batch comes.
+// One run as a matrix: a line per test (and repeat), a column per prompt × provider, each column's
+// pass rate and mean score in its header (computed in Python: evalh/reports/viewfigures.py).
+// Filters (status, text, provider, prompt, metric, a metadata key and value, the lines whose outputs
+// differ), sort by score, vars to hide, pages of lines so that a run of 10,000 lines draws as fast as
+// one of 50; a click on a cell opens its details. All of it is kept in the URL (urlstate.js). From the
+// server, the first lines come first and are drawn; the rest follow in the background, and the matrix
+// (its pager, filters and sort) is drawn again as each batch comes.
 "use strict";
 
 EV.STATUS_FILTERS = {
@@ -13,30 +15,57 @@ EV.STATUS_FILTERS = {
   pass: ["PASS"],
 };
 
-EV.runPage = async function (root, ref) {
+// What a run page shows when its URL says nothing (urlstate.js writes only what differs from these).
+EV.RUN_DEFAULTS = Object.freeze({status: "all", queryText: "", provider: "", prompt: "", metric: "", sort: "test",
+  page: 0, size: 50, mode: "", metaKey: "", metaValue: "", hidden: Object.freeze([]), open: null});
+
+// path: the page's place in the URL ("/run/REF"), params: the state its URL holds (URLSearchParams).
+EV.runPage = async function (root, ref, path, params) {
   const view = await EV.loadRun(ref);
   const state = {
-    view,
-    status: "all", query: "", provider: "", prompt: "", metric: "", sort: "test",
-    page: 0, size: 50,
+    view, path, loaded: false,
+    query: "", // queryText lower-cased and trimmed: what the search matches
     haystacks: null, // lower-cased text per line, built on the first search
+    varNames: null, // the vars of the first lines, the Test column's and the var menu's
+    wantedPage: null, // a page the URL asks for that the lines fetched so far may not reach yet
   };
-  EV.clear(root).append(EV.runSummary(view.run), EV.runToolbar(state, () => EV.drawMatrix(state)),
+  EV.readRunQuery(state, params);
+  EV.clear(root).append(EV.runSummary(view.run), EV.fullToolbar(state),
     EV.el("div", {id: "matrix-pager"}), EV.el("div", {class: "matrix-wrap"}, EV.el("table", {id: "matrix",
       class: "grid matrix"})));
   EV.drawMatrix(state);
+  EV.shownRun = state;
+  EV.showOpenResult(state);
   requestAnimationFrame(() => performance.mark("evalh-matrix-drawn"));
   const table = document.getElementById("matrix");
   document.body.dataset.loaded = "false";
-  EV.loadRest(ref, view, () => table.isConnected, () => { state.haystacks = null; EV.drawMatrix(state); })
-    .then(() => { if (table.isConnected) document.body.dataset.loaded = "true"; })
+  const onmore = () => { state.haystacks = null; EV.drawMatrix(state); EV.showOpenResult(state); };
+  EV.loadRest(ref, view, () => table.isConnected, onmore)
+    .then(() => {
+      if (!table.isConnected) return;
+      state.loaded = true;
+      if (state.wantedPage !== null || state.open) { EV.drawMatrix(state); EV.showOpenResult(state); }
+      state.wantedPage = null;
+      document.body.dataset.loaded = "true";
+    })
     .catch((error) => { if (table.isConnected) EV.showError(root, error); });
+};
+
+// A change the person made (a filter, the page, a var hidden): into the state, the URL and the matrix.
+// ``typing``: a change of the search text, which replaces the URL of the change before it if that was one
+// too, so that Back does not step through every letter.
+EV.changeRun = function (state, changes, typing) {
+  Object.assign(state, {page: 0}, changes);
+  state.wantedPage = null;
+  EV.saveRunState(state, typing && state.lastChange === "typing");
+  state.lastChange = typing ? "typing" : "";
+  EV.drawMatrix(state);
 };
 
 EV.runSummary = function (run) {
   const item = (label, value, cls) => EV.el("li", {class: cls || ""}, label + " ", EV.el("b", {}, value));
   return EV.el("section", {class: "summary", id: "summary"},
-    EV.el("h1", {}, run.description || "Run " + run.ref),
+    EV.el("h1", {}, run.name || run.description || "Run " + run.ref),
     EV.el("ul", {},
       item("Rows", run.rows), item("Passed", run.passed, "pass"), item("Failed", run.failed, "fail"),
       item("Errors", run.errors, "error"), item("Pass rate", EV.percent(run.passRate)),
@@ -47,9 +76,21 @@ EV.runSummary = function (run) {
     run.cache ? EV.el("p", {class: "cache-note", id: "cache-note"}, run.cache + ".") : null);
 };
 
-EV.runToolbar = function (state, redraw) {
+// The toolbar with every control showing the state (the repeats part adds its status after runToolbar).
+EV.fullToolbar = function (state) {
+  const bar = EV.runToolbar(state);
+  const values = {"status-filter": state.status, "search": state.queryText, "provider-filter": state.provider,
+    "prompt-filter": state.prompt, "metric-filter": state.metric, "sort": state.sort};
+  for (const [id, value] of Object.entries(values)) {
+    const control = bar.querySelector("#" + id);
+    if (control) control.value = value;
+  }
+  return bar;
+};
+
+EV.runToolbar = function (state) {
   const {columns, metrics} = state.view;
-  const set = (key) => (event) => { state[key] = event.target.value; state.page = 0; redraw(); };
+  const set = (key) => (event) => EV.changeRun(state, {[key]: event.target.value});
   const choice = (id, label, key, options) => EV.el("label", {}, label + " ",
     EV.el("select", {id, onchange: set(key)},
       options.map(([value, text]) => EV.el("option", {value}, text))));
@@ -58,8 +99,8 @@ EV.runToolbar = function (state, redraw) {
   const search = EV.el("input", {type: "search", id: "search", placeholder: "Search vars, outputs, reasons",
     oninput: (event) => {
       clearTimeout(timer);
-      timer = setTimeout(() => { state.query = event.target.value.trim().toLowerCase(); state.page = 0;
-        redraw(); }, 120);
+      timer = setTimeout(() => EV.changeRun(state, {queryText: event.target.value,
+        query: event.target.value.trim().toLowerCase()}, true), 120);
     }});
   return EV.el("div", {class: "toolbar", id: "filters"},
     choice("status-filter", "Status", "status", [["all", "All"], ["failures", "Failures (fail + error)"],
@@ -70,7 +111,61 @@ EV.runToolbar = function (state, redraw) {
     metrics.length ? choice("metric-filter", "Metric", "metric", [["", "All"], ...unique(metrics)]) : null,
     choice("sort", "Sort", "sort", [["test", "Test order"], ["score-asc", "Score, lowest first"],
       ["score-desc", "Score, highest first"]]),
+    EV.metadataFilter(state),
+    EV.el("label", {title: "Only the lines whose outputs are not all the same in the columns shown"},
+      EV.el("input", {type: "checkbox", id: "different-only", checked: state.mode === "different",
+        onchange: (event) => EV.changeRun(state, {mode: event.target.checked ? "different" : ""})}),
+      " Different outputs only"),
+    EV.varMenu(state),
   );
+};
+
+// A metadata key (the tests' metadata, view.metadata: {key: [values]}) and one of its values, or any.
+EV.metadataFilter = function (state) {
+  const choices = state.view.metadata;
+  if (!choices) return null;
+  const values = EV.el("select", {id: "meta-value", disabled: !state.metaKey,
+    onchange: (event) => EV.changeRun(state, {metaValue: event.target.value})});
+  const fill = () => EV.clear(values).append(EV.el("option", {value: ""}, "Any value"),
+    ...(choices[state.metaKey] || []).map((value) => EV.el("option", {value, title: value}, EV.clip(value, 60))));
+  fill();
+  values.value = state.metaValue;
+  const keys = EV.el("select", {id: "meta-key", onchange: (event) => {
+    EV.changeRun(state, {metaKey: event.target.value, metaValue: ""});
+    fill();
+    values.disabled = !state.metaKey;
+  }}, EV.el("option", {value: ""}, "All"), Object.keys(choices).map((key) => EV.el("option", {value: key}, key)));
+  keys.value = state.metaKey;
+  return EV.el("span", {class: "meta-filter"}, EV.el("label", {}, "Metadata ", keys), " = ",
+    EV.el("label", {class: "meta-value-label"}, values));
+};
+
+// The vars, each with a box to show or hide it in the Test column (a long document, say).
+EV.varMenu = function (state) {
+  const names = EV.varNames(state);
+  if (!names.length) return null;
+  const hidden = new Set(state.hidden);
+  const label = () => "Vars" + (hidden.size ? " (" + hidden.size + " hidden)" : "");
+  const summary = EV.el("summary", {}, label());
+  const toggle = (name) => (event) => {
+    if (event.target.checked) hidden.delete(name); else hidden.add(name);
+    summary.textContent = label();
+    EV.changeRun(state, {hidden: names.filter((n) => hidden.has(n)), page: state.page});
+  };
+  return EV.el("details", {class: "var-menu", id: "var-menu"}, summary,
+    EV.el("div", {class: "var-menu-list"}, names.map((name) => EV.el("label", {},
+      EV.el("input", {type: "checkbox", "data-var": name, checked: !hidden.has(name), onchange: toggle(name)}),
+      " " + name))));
+};
+
+// The vars the Test column shows: those of the first 200 lines (a var every test has is among them).
+EV.varNames = function (state) {
+  const lines = state.view.lines;
+  if (!state.varNames || (state.varNames.from < 200 && lines.length > state.varNames.from)) {
+    const names = [...new Set(lines.slice(0, 200).flatMap((line) => Object.keys(line.vars)))];
+    state.varNames = {from: Math.min(lines.length, 200), names};
+  }
+  return state.varNames.names;
 };
 
 EV.visibleColumns = function (state) {
@@ -107,6 +202,8 @@ EV.filteredLines = function (state, visible) {
     const cells = visible.map(({index: c}) => line.cells[c]);
     if (statuses && !cells.some((cell) => cell && statuses.includes(cell.status))) return;
     if (state.metric && !cells.some((cell) => cell && cell.namedScores && state.metric in cell.namedScores)) return;
+    if (state.metaKey && !EV.metadataMatches(line, state.metaKey, state.metaValue)) return;
+    if (state.mode === "different" && !EV.outputsDiffer(cells)) return;
     if (hay && !hay[index].line.includes(state.query) &&
         !visible.some(({index: c}) => hay[index].cells[c].includes(state.query))) return;
     out.push(index);
@@ -129,14 +226,42 @@ EV.filteredLines = function (state, visible) {
   return out;
 };
 
+// A line whose test's metadata has the key (and the value, unless any value will do).
+EV.metadataMatches = function (line, key, value) {
+  const metadata = line.metadata;
+  return Boolean(metadata) && Object.hasOwn(metadata, key) && (!value || metadata[key] === value);
+};
+
+// promptfoo's "Show different outputs": the outputs shown on the line are not all the same (a missing
+// result counts as an output of its own); a line with one column shown never differs.
+EV.outputsDiffer = function (cells) {
+  if (cells.length < 2) return false;
+  const texts = cells.map((cell) => (cell ? EV.outputText(cell) : null));
+  return texts.some((text) => text !== texts[0]);
+};
+
+// A column's header: its label, its pass rate and mean score (with repeats, the repeats part adds its own
+// figures), the prompt as written and the provider on hover.
+EV.columnHead = function (column, repeats) {
+  const title = "Prompt: " + (column.text || column.prompt) + "\nProvider: " + column.provider;
+  const stats = typeof column.total === "number" ? EV.el("div", {class: "column-stats"},
+    repeats ? null : EV.el("span", {class: "column-pass", title: "Passed / results (pass rate)"},
+      column.passed + "/" + column.total + " passed (" + EV.percent(column.passRate) + ")"),
+    EV.el("span", {class: "column-mean", title: "Mean score of the column's results"},
+      "mean score " + EV.score(column.meanScore))) : null;
+  return EV.el("th", {class: "column", title}, EV.el("div", {class: "column-name"}, column.label), stats);
+};
+
 EV.drawMatrix = function (state) {
+  if (state.wantedPage !== null) state.page = state.wantedPage; // the pager keeps it to the pages there are
   const visible = EV.visibleColumns(state);
   const lines = EV.filteredLines(state, visible);
-  const redraw = (page, size) => { state.page = page; state.size = size; EV.drawMatrix(state); };
+  const redraw = (page, size) => EV.changeRun(state, {page, size});
   EV.clear(document.getElementById("matrix-pager")).append(EV.pager(state, lines.length, redraw));
-  const varNames = [...new Set(state.view.lines.slice(0, 200).flatMap((line) => Object.keys(line.vars)))];
+  const hidden = new Set(state.hidden);
+  const varNames = EV.varNames(state).filter((name) => !hidden.has(name));
   const head = EV.el("tr", {}, EV.el("th", {}, "#"), EV.el("th", {}, "Test"),
-    visible.map(({column}) => EV.el("th", {class: "column"}, column.label)));
+    visible.map(({column}) => EV.columnHead(column, Boolean(state.view.repeats))));
   const start = state.page * state.size;
   const body = lines.slice(start, start + state.size).map((index) =>
     EV.matrixLine(state, state.view.lines[index], visible, varNames));
