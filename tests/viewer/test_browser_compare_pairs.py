@@ -58,6 +58,8 @@ def test_every_pair_shows_both_outputs_side_by_side(browser: Browser, runs: tupl
     with _serving(GivenRuns([str(run) for run in runs])) as url, sized_page(browser, DESKTOP) as page:
         page.goto(url + "#/compare/baseline.json/current.json")
         ready(page)
+        # nothing the page leaves out shows up as the word "null" (Element.append writes null as text)
+        assert "null" not in page.locator("main, #app, body").first.inner_text()
         rows = page.locator("#pairs tbody tr")
         assert rows.count() == 4  # two regressions (greets Ada), two fixes (greets Bob), one per prompt
         expected = {"Regression": ("PASS", "FAIL"), "Fixed": ("FAIL", "PASS")}

@@ -37,9 +37,10 @@ EV.comparePage = async function (root, baseline, current) {
     EV.el("ul", {class: "chips"}, EV.KINDS.map(([group, kind, label]) => chip(kind, label, diff[group].length)),
       chip("same", "Unchanged", diff.unchanged)),
     EV.el("div", {class: "toolbar"}, EV.el("label", {}, "Show ", filter)),
-    // the server sends whole results for the first changes only (evalh/viewer/compare.py)
+    // the server sends whole results for the first changes only (evalh/viewer/compare.py); "", not
+    // null, when it sent them all: Element.append writes a null as the text "null"
     diff.detailed < pairs.length ? EV.el("p", {class: "hint", id: "detailed-note"}, "Outputs and details of the first " +
-      diff.detailed + " of " + pairs.length + " changes; open either run for the others.") : null,
+      diff.detailed + " of " + pairs.length + " changes; open either run for the others.") : "",
     EV.el("div", {id: "pairs-pager"}),
     EV.el("table", {class: "grid pairs", id: "pairs"}));
   EV.drawPairs(state);

@@ -42,7 +42,7 @@ EV.historyPage = async function (root) {
   EV.clear(root).append(
     EV.el("h1", {}, "Runs"),
     runs.length ? EV.el("div", {class: "toolbar"}, compare, EV.el("span", {class: "hint"},
-      "Tick two runs to compare them; the older one is the baseline.")) : null,
+      "Tick two runs to compare them; the older one is the baseline.")) : "",
     runs.length
       ? EV.scrollBox(EV.el("table", {class: "grid", id: "runs"},
         EV.el("thead", {}, EV.el("tr", {}, head.map((h) => EV.el("th", {}, h)))),
