@@ -18,7 +18,7 @@ PROMPTFOO_ONLY: Mapping[str, str] = MappingProxyType(
         "agent-rubric": f"{_RUBRIC} (the grader sees the output, not the agent's tool calls; "
         "trajectory:* checks them)",
         "classifier": "a python assertion (file://check.py) that runs your classifier",
-        "human": "a rating outside the run: evalh has no manual grading",
+        "human": "a person's rating after the run (in `evalh view`, or `evalh runs rate REF ROW_ID --pass`)",
         "meteor": "bleu, gleu, rouge-n or rouge-l (lexical overlap scores evalh runs locally)",
         "moderation": f"{_RUBRIC} naming the categories to flag, or a python assertion calling "
         "your moderation API",
