@@ -25,13 +25,17 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 
 def _line(run: Any) -> str:
+    from evalh.reports.viewdata import run_name  # here: the viewer's data module is slow to import
+
     rate = f"{run.pass_rate:.1f}%"
     figures = f"{run.passed}/{run.rows} passed ({rate})"
     if run.errors:
         figures += f", {run.errors} errors"
     state = "" if run.state == "complete" else f" [{run.state}]"
     source = " (imported)" if run.source == "import" else ""
-    description = f"  {run.description}" if run.description else ""
+    # named as the viewer names it: the description, else the config's file name (never the id twice)
+    name = run_name(run.description, run.config_path, "")
+    description = f"  {name}" if name else ""
     return f"{run.id}  {run.created_at}  {figures}{state}{source}{description}"
 
 
@@ -41,7 +45,8 @@ def list_(
     ] = 20,
     as_json: JsonOption = False,
 ) -> None:
-    """List the stored runs, newest first: id, start time, pass counts, state, description."""
+    """List the stored runs, newest first: id, start time, pass counts, state, description (else the
+    config's file name)."""
     from evalh.reports.console import echo
     from evalh.store import open_store
 
