@@ -47,16 +47,18 @@ class RatedRow:
 class RatedRun:
     """The ratings of one run, by row identity, and the identities of all its rows."""
 
-    name: str  # "run 20261128-101500-ab12" or the report file, for messages
+    name: str  # "run eval-qJ_-2026-11-28T10:49:04" or the report file, for messages
     ratings: Mapping[str, RatedRow]
     keys: frozenset[str]
+    ref: str  # the run's id, or the report file: what `evalh runs show` or --labels takes back
 
 
 @dataclass
 class LabelCounts:
     """Where the labels of one calibration run came from (said in the output and its JSON)."""
 
-    run: str
+    run: str  # for the sentence: "run ID" or the report file
+    ref: str  # for the JSON: the run's id or the report file, never prose
     rated: int = 0  # rows labelled by a rating
     overridden: int = 0  # of them: rows whose metadata.label the rating replaced
     disagreed: int = 0  # of those: the rating said the other thing
@@ -67,7 +69,7 @@ class LabelCounts:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "run": self.run,
+            "run": self.ref,
             "rated": self.rated,
             "overMetadataLabel": self.overridden,
             "disagreeingWithMetadataLabel": self.disagreed,
@@ -89,7 +91,8 @@ class LabelCounts:
         if self.changed:
             parts.append(
                 f"{self.changed} rated row(s) left out: the output is not the one rated (the provider "
-                "answered anew; keep the cache on, or rate this output)"
+                "answered anew, or the config's recorded output changed; keep the cache on, or rate this "
+                "output)"
             )
         if self.unmatched:
             parts.append(f"{len(self.unmatched)} rated row(s) of the run are not rows of this config")
@@ -105,8 +108,10 @@ def read_rated_run(ref: str, suite: Suite) -> RatedRun:
     unknown run or one without a single rating (saying how to rate)."""
     if is_report_file(ref):
         name, document = str(ref), read_report_file(Path(ref), where=_WHERE)
+        run_ref = name
     else:
-        name, document = _stored_run(ref, suite)
+        run_ref, document = _stored_run(ref, suite)
+        name = f"run {run_ref}"
     rows: Sequence[Mapping[str, Any]] = document["results"]["results"]
     ratings = _ratings(rows)
     if not ratings:
@@ -115,7 +120,7 @@ def read_rated_run(ref: str, suite: Suite) -> RatedRun:
             where=_WHERE,
             hint=_HOW_TO_RATE,
         )
-    return RatedRun(name, ratings, frozenset(row_key(row) for row in rows))
+    return RatedRun(name, ratings, frozenset(row_key(row) for row in rows), run_ref)
 
 
 def _stored_run(ref: str, suite: Suite) -> tuple[str, dict[str, Any]]:
@@ -127,7 +132,7 @@ def _stored_run(ref: str, suite: Suite) -> tuple[str, dict[str, Any]]:
             summary = own or store.resolve(ref)
         except ConfigError as error:  # said of the flag that named it
             raise ConfigError(error.message, where=_WHERE, hint=error.hint) from None
-        return f"run {summary.id}", store.load_run(summary.id)
+        return summary.id, store.load_run(summary.id)
 
 
 def _ratings(rows: Iterable[Mapping[str, Any]]) -> dict[str, RatedRow]:
@@ -145,7 +150,7 @@ def label_rows(
     """Each row's label (None: unlabelled or left out) and where the labels came from.
     ``metadata_label(test)`` is the test's own label. ConfigError (exit 2) when no rated row of the run
     is a row of this config: it is another config's run, or the config changed since."""
-    counts = LabelCounts(rated.name)
+    counts = LabelCounts(rated.name, rated.ref)
     labels: list[bool | None] = []
     matched: set[str] = set()
     keys = [row_key(result_to_json(result)) for result in results]
