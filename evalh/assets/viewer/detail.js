@@ -54,8 +54,9 @@ EV.scoreAgainst = (a) => (a.score === null ? "" : "score " + EV.score(a.score) +
 EV.whyFailed = function (cell) {
   if (cell.status === "PASS") return null;
   const failed = cell.assertions.filter((a) => ["FAIL", "ERROR"].includes(EV.assertionVerdict(a)));
-  // the row's reason is its first failed assertion's "type: reason"; any other (an error, a threshold) is its own
-  const told = failed.some((a) => a.reason && cell.reason.endsWith(": " + a.reason));
+  // the row's reason is its first failed assertion's "type: reason", or a rating's reason as it stands (the
+  // human component's); any other (an error, a threshold) is its own
+  const told = failed.some((a) => a.reason && (cell.reason === a.reason || cell.reason.endsWith(": " + a.reason)));
   const own = cell.reason && !told ? EV.el("div", {class: "why-own"}, cell.reason) : null;
   if (!own && !failed.length) return null;
   const items = failed.map((a) => {
@@ -64,7 +65,10 @@ EV.whyFailed = function (cell) {
       EV.el("b", {class: "why-type"}, a.type),
       a.value !== null ? EV.el("span", {class: "why-value"}, " " + EV.clip(a.value, 200)) : null,
       a.score !== null ? EV.el("span", {class: "why-score"}, " · " + EV.scoreAgainst(a)) : null,
-      a.reason ? EV.el("div", {class: "why-reason"}, a.reason) : null);
+      a.reason ? EV.el("div", {class: "why-reason"}, a.reason) : null,
+      // a person's fail: their comment is the why (the rating's own section has the rest)
+      a.type === "human" && cell.rating && cell.rating.comment
+        ? EV.el("div", {class: "why-reason why-comment"}, cell.rating.comment) : null);
   });
   const count = failed.length > 1 ? failed.length + " of " + cell.assertions.length + " assertions did not pass" : "";
   return EV.section("Why it " + (cell.status === "ERROR" ? "errored" : "failed"),
