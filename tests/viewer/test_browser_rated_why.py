@@ -1,6 +1,6 @@
-"""The "Why it failed" of a result a person rated fail, in real headless Chromium: the manual-result reason once
-(it was shown twice: as the row's own reason and as the human assertion's) and the person's comment, as
-text, under the human assertion; a graded failure's reasons are as before."""
+"""The "Why it failed" of a result a person rated fail, in real headless Chromium: the manual-result
+reason once (it was shown twice: as the row's own reason and as the human assertion's) and the person's
+comment, as text, under the human assertion."""
 
 from __future__ import annotations
 
