@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from evalh.reports.codec_read import row_id
+from evalh.reports.viewdata import run_summary
 from evalh.store import open_store
 from evalh.store.export import indented_report
 from tests.store.helpers import evalh, write_config
@@ -60,6 +61,9 @@ def test_rating_one_row_of_eight_moves_the_pass_rate_and_the_aggregates(tmp_path
     assert column["meanScore"] == pytest.approx(aggregates["meanScore"])
     # what a rating does not decide stays graded (README "Rating results")
     assert aggregates["assertionTypes"] == graded["aggregates"]["assertionTypes"]
+    with open_store() as store:  # the viewer's run summary, from the stored run
+        summary = run_summary(store.load_head(run_id), run_id)
+    assert (summary["passed"], summary["passRate"]) == (5, 62.5)
     table = evalh("runs", "show", run_id)
     assert "62.5" in table.output, table.output
     with open_store() as store:
