@@ -152,10 +152,20 @@ EV.varMenu = function (state) {
     summary.textContent = label();
     EV.changeRun(state, {hidden: names.filter((n) => hidden.has(n)), page: state.page});
   };
-  return EV.el("details", {class: "var-menu", id: "var-menu"}, summary,
+  return EV.el("details", {class: "var-menu", id: "var-menu", ontoggle: EV.keepMenuInView}, summary,
     EV.el("div", {class: "var-menu-list"}, names.map((name) => EV.el("label", {},
       EV.el("input", {type: "checkbox", "data-var": name, checked: !hidden.has(name), onchange: toggle(name)}),
       " " + name))));
+};
+
+// An open Vars menu that would run past the right edge of a desktop page (its button is the toolbar's
+// last item, near the edge at 1440 px) opens leftward from its button's right end instead.
+EV.keepMenuInView = function (event) {
+  const list = event.currentTarget.querySelector(".var-menu-list");
+  list.classList.remove("flip");
+  if (event.currentTarget.open && list.getBoundingClientRect().right > document.documentElement.clientWidth) {
+    list.classList.add("flip");
+  }
 };
 
 // The vars the Test column shows: those of the first 200 lines (a var every test has is among them).
