@@ -10,7 +10,11 @@ provider, repeat), never by position. Every row lands in exactly one group:
 * **added** (passing) and **removed** tests; the rest is unchanged.
 
 Regressions and new failures are the new failures a CI gate cares about (:attr:`Comparison.failed`).
-A row a person rated (:mod:`evalh.store.ratings`) compares with the rating's verdict, marked ``rated``.
+A row a person rated (:mod:`evalh.store.ratings`) compares with the rating's verdict, marked ``rated``,
+when the other run's row is rated too. When only one of the two is rated, the two graded verdicts are
+compared (``ratedIn`` names the run that has the rating): a person's verdict is no grade the other run's
+grader can be measured against, and a rated baseline would otherwise turn every place a reviewer disagreed
+with the grader into a change of the next run.
 When both runs have repeats, a row's flip is one draw, not evidence: the gate counts the tests that got
 significantly worse over their repeats instead (:mod:`evalh.store.compare_stats`), and new tests that fail.
 """
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from evalh.model.verdict import pass_rate
+from evalh.reports.codec import graded_row
 from evalh.reports.codec_read import (
     row_error,
     row_grading,
@@ -75,6 +80,7 @@ class RowChange:
     provider: str
     before: RowState | None
     after: RowState | None
+    rated_in: str = ""  # "baseline" or "current": only that run's row is rated, so graded verdicts compared
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +90,7 @@ class RowChange:
             "provider": self.provider,
             "before": self.before.to_json() if self.before else None,
             "after": self.after.to_json() if self.after else None,
+            **({"ratedIn": self.rated_in} if self.rated_in else {}),
         }
 
     def line(self) -> str:
@@ -94,7 +101,8 @@ class RowChange:
             states += f" ({delta:+.2f})" if delta else ""
         reason = self.after.reason if self.after and self.after.status != "pass" else ""
         reason = reason if len(reason) <= _REASON_LIMIT else reason[: _REASON_LIMIT - 1] + "…"
-        return f"  - {_one_line(where)}: {states}" + (f": {_one_line(reason)}" if reason else "")
+        note = f" [graded verdicts: only the {self.rated_in}'s row is rated]" if self.rated_in else ""
+        return f"  - {_one_line(where)}: {states}{note}" + (f": {_one_line(reason)}" if reason else "")
 
 
 @dataclass(frozen=True)
@@ -230,6 +238,7 @@ class _Kept:
     a time, so two runs of 50,000 rows are never held whole)."""
 
     state: RowState
+    graded: RowState  # the grader's verdict (the same as state unless a person rated the row)
     test: str
     prompt: str
     provider: str
@@ -241,8 +250,10 @@ class _Kept:
 
 
 def _kept(row: Mapping[str, Any]) -> _Kept:
+    state = _state(row)
     return _Kept(
-        _state(row),
+        state,
+        _state(graded_row(row)[0]) if state.rated else state,
         describe_test(row),
         _label(row_prompt(row), "label", "raw"),
         _label(row_provider(row), "label", "id"),
@@ -277,6 +288,9 @@ def _label(value: Any, *keys: str) -> str:
 def _change(key: str, before: _Kept | None, after: _Kept | None) -> RowChange:
     row = after if after is not None else before
     assert row is not None
+    if before is not None and after is not None and before.state.rated != after.state.rated:
+        rated_in = "baseline" if before.state.rated else "current"  # like with like: graded verdicts
+        return RowChange(key, row.test, row.prompt, row.provider, before.graded, after.graded, rated_in)
     return RowChange(
         key=key,
         test=row.test,
