@@ -13,6 +13,7 @@ import datetime as dt
 import getpass
 import json
 import math
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -31,6 +32,7 @@ __all__ = [
     "Rating",
     "RatingError",
     "clear",
+    "is_text",
     "rated_changes",
     "ratings_by_position",
     "reviewer_name",
@@ -48,6 +50,8 @@ RATED_COUNTS = """LEFT JOIN (
     FROM ratings AS r JOIN rows AS w ON w.run_seq = r.run_seq AND w.position = r.position
     GROUP BY r.run_seq
 ) AS rated ON rated.run_seq = runs.seq"""
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_WHO = "Set EVALH_REVIEWER to your name as UTF-8 text"
 _COLUMNS = "row_id, pass, score, comment, reviewer, rated_at"
 _SAVE = f"INSERT OR REPLACE INTO ratings (run_seq, position, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
@@ -95,6 +99,9 @@ class Rating:
                 hint="Shorten the comment",
             )
         who = (reviewer if reviewer is not None else reviewer_name()).strip()[:MAX_REVIEWER_CHARS]
+        for name, text, fix in (("comment", comment, "Type it as UTF-8 text"), ("reviewer", who, _WHO)):
+            if not is_text(text):
+                raise RatingError(f"the rating's {name} holds bytes that are not UTF-8 text", hint=fix)
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         return cls(row_id, bool(passed), float(score), _redacted(comment), _redacted(who), now)
 
@@ -111,6 +118,12 @@ class Rating:
             _redacted(str(data.get("reviewer") or "")[:MAX_REVIEWER_CHARS]),
             str(data.get("ratedAt") or ""),
         )
+
+
+def is_text(text: str) -> bool:
+    """Whether ``text`` can be stored and shown as text: no lone surrogate (``\\udcff``: a byte that was
+    not UTF-8 in a command line or the environment, or a ``\\ud800`` escape in JSON)."""
+    return text.isascii() or not _LONE_SURROGATE.search(text)
 
 
 def _redacted(text: str) -> str:

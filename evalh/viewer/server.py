@@ -95,6 +95,9 @@ def _span(query: dict[str, list[str]]) -> tuple[int, int] | None:
 class _Handler(http.server.BaseHTTPRequestHandler):
     server: _Server
     server_version = "evalh-view"
+    # seconds a connection may stall (a request's headers or body sent slowly, or never): without a bound a
+    # client that stops mid-request holds its thread for ever
+    timeout = 30
     sys_version = ""
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -182,8 +185,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         except EvalhError as error:  # the run store cannot be read now, a report file went bad, ...
             self._json({"error": error.render()}, 503)
         except Exception as error:  # a bug: the page says so instead of waiting on a dropped connection
-            self.log_error("%s", traceback.format_exc())
-            self._json({"error": f"internal error: {type(error).__name__}: {error}; a bug in evalh"}, 500)
+            self._internal_error(error)
+
+    def _internal_error(self, error: Exception) -> None:
+        self.log_error("%s", traceback.format_exc())
+        self._json({"error": f"internal error: {type(error).__name__}: {error}; a bug in evalh"}, 500)
 
     def _refuse(self) -> None:
         """405: no CORS header is ever sent, so a cross-origin preflight (OPTIONS) is never granted."""
@@ -215,6 +221,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._json(self._rate(writer, *place, body))
         except Refused as refused:
             self._json({"error": refused.message}, refused.status, refused.headers)
+        except OSError:  # the connection: timed out (see timeout), dropped; nothing to answer on
+            raise
+        except Exception as error:  # a bug: the page says so instead of waiting on a dropped connection
+            self._internal_error(error)
 
     def _body(self) -> bytes:
         """The request's body (bounded); one too large is read on (to a bound) and dropped, so that the
