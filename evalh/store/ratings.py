@@ -111,12 +111,12 @@ class Rating:
         comment and reviewer redacted as a new rating's are."""
         score = data.get("score")
         return cls(
-            row_id,
+            _stored_text(row_id),
             data.get("pass") is True,
             float(score) if isinstance(score, int | float) else (1.0 if data.get("pass") is True else 0.0),
-            _redacted(str(data.get("comment") or "")[:MAX_COMMENT_CHARS]),
-            _redacted(str(data.get("reviewer") or "")[:MAX_REVIEWER_CHARS]),
-            str(data.get("ratedAt") or ""),
+            _redacted(_stored_text(str(data.get("comment") or "")[:MAX_COMMENT_CHARS])),
+            _redacted(_stored_text(str(data.get("reviewer") or "")[:MAX_REVIEWER_CHARS])),
+            _stored_text(str(data.get("ratedAt") or "")),
         )
 
 
@@ -124,6 +124,12 @@ def is_text(text: str) -> bool:
     """Whether ``text`` can be stored and shown as text: no lone surrogate (``\\udcff``: a byte that was
     not UTF-8 in a command line or the environment, or a ``\\ud800`` escape in JSON)."""
     return text.isascii() or not _LONE_SURROGATE.search(text)
+
+
+def _stored_text(text: str) -> str:
+    """``text`` with each lone surrogate (a report's JSON may spell one) as its visible escape (``\\ud800``):
+    SQLite holds UTF-8 text only."""
+    return text if is_text(text) else _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
 def _redacted(text: str) -> str:
