@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalh.common.environment import environ, getenv
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, StoreError
 from evalh.reports.codec import MAX_COMMENT_CHARS, MAX_REVIEWER_CHARS, rated_row
 from evalh.reports.codec_read import ID_PATH
 from evalh.secrets import redact_json_text, register_config, run_registry
@@ -219,11 +219,27 @@ def clear(transaction: Transaction, run: tuple[int, str, str], row_id: str) -> b
 def ratings_by_position(db: sqlite3.Connection, seq: int) -> dict[int, Rating]:
     """The run's ratings by the stored position of their rows."""
     sql = f"SELECT position, {_COLUMNS} FROM ratings WHERE run_seq = ? ORDER BY position"
-    found = db.execute(sql, (seq,)).fetchall()
-    return {
-        int(position): Rating(str(row_id), bool(passed), float(score), comment, reviewer, rated_at)
-        for position, row_id, passed, score, comment, reviewer, rated_at in found
-    }
+    return {int(found[0]): _stored_rating(found[1:]) for found in db.execute(sql, (seq,)).fetchall()}
+
+
+def _stored_rating(record: tuple[Any, ...]) -> Rating:
+    """A ``ratings`` record as a Rating; StoreError when its values are not a rating's (the file was edited
+    by hand or by another program: SQLite does not hold a column to its declared type)."""
+    row_id, passed, score, comment, reviewer, rated_at = record
+    texts = (row_id, comment, reviewer, rated_at)
+    checks = (
+        ("pass (0 or 1)", passed in (0, 1)),
+        ("score (0 to 1)", isinstance(score, int | float) and 0.0 <= score <= 1.0),
+        ("row id, comment, reviewer and time (text)", all(isinstance(text, str) for text in texts)),
+    )
+    damaged = [name for name, ok in checks if not ok]
+    if not damaged:
+        return Rating(row_id, bool(passed), float(score), comment, reviewer, rated_at)
+    raise StoreError(
+        f"the run store's rating of the row {str(row_id)[:80]!r} is damaged: its {damaged[0]} is not "
+        f"a rating's (the file was changed by another program)",
+        hint=f"Clear it with `evalh runs rate RUN {str(row_id)[:80]} --clear`, then rate the row again",
+    )
 
 
 def rated_changes(
