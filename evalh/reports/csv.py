@@ -3,7 +3,7 @@
 One line per test (and repeat): ``Description`` (when any test has one), one column per var, then for each
 ``[provider] prompt-label`` column six cells: the output text (headed by the column name), ``Status``
 (PASS/FAIL/ERROR), ``Score`` (2 decimals), ``Named Scores`` (JSON), ``Grader Reason`` and ``Comment``
-(always empty: promptfoo fills it from the web UI).
+(as promptfoo fills it: the comment of a person's rating, empty when the row is not rated).
 
 Every text cell (outputs, reasons, vars, descriptions, column names) is guarded against formula
 injection as OWASP recommends: a cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
@@ -58,7 +58,7 @@ def _row_cells(row: TestResult | None) -> list[str]:
         f"{row.score:.2f}",
         dumps(dict(row.named_scores)) if row.named_scores else "",
         _cell(reason),
-        "",
+        _cell(row.rating.comment) if row.rating is not None else "",
     ]
 
 
