@@ -25,6 +25,7 @@ from __future__ import annotations
 import http.server
 import ipaddress
 import secrets
+import socket
 import sys
 import threading
 import traceback
@@ -78,6 +79,10 @@ class _Server(http.server.ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipeError, ConnectionResetError, ...
             return
         super().handle_error(request, client_address)
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6  # an IPv6 address to bind (::1): the IPv4 socket cannot
 
 
 def _span(query: dict[str, list[str]]) -> tuple[int, int] | None:
@@ -289,7 +294,8 @@ class ViewerServer:
         read_only: bool = False,
         write_rate: WriteRate | None = None,
     ) -> None:
-        self._httpd = _Server((host, port), _Handler)
+        host = host.strip("[]") if host.startswith("[") else host  # "[::1]", as a URL spells it
+        self._httpd = (_Server6 if ":" in host else _Server)((host, port), _Handler)
         self._httpd.source = source
         self.host = host
         self.port = int(self._httpd.server_address[1])

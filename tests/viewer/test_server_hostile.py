@@ -3,6 +3,7 @@ held a thread for ever): each is now a clear 4xx answer that stores nothing, or 
 
 from __future__ import annotations
 
+import http.client
 import socket
 
 import pytest
@@ -63,3 +64,44 @@ def test_a_stalled_body_does_not_hold_the_connection_for_ever(
     monkeypatch.setattr(server_module._Handler, "timeout", 1)
     assert _raw(served, "Content-Length: 15\r\n", b'{"pass": true}') == b""
     assert served.ratings() == {}
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="this machine has no IPv6 loopback (::1)")
+def test_an_ipv6_loopback_viewer_binds_and_writes_only_from_its_own_origin(
+    served: Rateable,
+) -> None:
+    """`evalh view --host ::1` could not bind at all (an IPv4 socket): it now serves, checks its Host
+    ([::1]:PORT) and takes writes from its own origin only."""
+    from evalh.viewer.server import ViewerServer
+    from evalh.viewer.sources import StoredRuns
+
+    server = ViewerServer(StoredRuns(), "::1")
+    server.start()
+    try:
+        own = f"[::1]:{server.port}"
+        assert server.url == f"http://{own}/" and server.read_only is None
+        path = served.path(served.row_id(1))
+        for host, origin, status in (
+            (own, f"http://{own}", 200),
+            (own, f"http://127.0.0.1:{server.port}", 403),
+            (f"127.0.0.1:{server.port}", f"http://127.0.0.1:{server.port}", 403),
+        ):
+            connection = http.client.HTTPConnection("::1", server.port, timeout=30)
+            headers = {"Host": host, "Origin": origin, "X-Evalh-Token": server.token}
+            connection.request(
+                "POST", path, b'{"pass": false}', {**headers, "Content-Type": "application/json"}
+            )
+            assert connection.getresponse().status == status, (host, origin)
+            connection.close()
+    finally:
+        server.close()
+    assert set(served.ratings()) == {served.row_id(1)}
