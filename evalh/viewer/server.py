@@ -33,7 +33,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from evalh.errors import EvalhError
+from evalh.errors import EvalhError, StoreError
 from evalh.reports.html import STYLESHEET, script_bundle, server_page, stylesheet
 from evalh.reports.serialize import dumps, encode_json
 from evalh.viewer.compare import compare_runs
@@ -267,6 +267,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             raise Refused(
                 409, f"the run {error.args[0]} is still recording: rate it once it has finished"
             ) from None
+        except StoreError as error:  # the run store cannot be used now (locked, damaged): not a missing row
+            raise Refused(503, error.render()) from None
         except EvalhError as error:  # the store's: no row has this id
             raise Refused(404, error.render()) from None
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import http.client
 import socket
+import sqlite3
 
 import pytest
 
+from evalh.store import database, store_path
 from evalh.viewer import server as server_module
 from tests.viewer import test_server_ratings
 from tests.viewer.test_server_ratings import Rateable, _refused
@@ -105,3 +107,19 @@ def test_an_ipv6_loopback_viewer_binds_and_writes_only_from_its_own_origin(
     finally:
         server.close()
     assert set(served.ratings()) == {served.row_id(1)}
+
+
+def test_a_write_while_the_store_is_locked_is_503_not_404(
+    served: Rateable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process holds the run store's write lock past the wait: the answer says the store cannot be
+    used now (503), where it said 404, as if the row were not there."""
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_S", 0.05)
+    holder = sqlite3.connect(store_path(), isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        answer = _refused(served, 503, "database is locked")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "no row with id" not in answer.body["error"]
