@@ -13,6 +13,7 @@ import datetime as dt
 import getpass
 import json
 import math
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalh.common.environment import environ, getenv
-from evalh.errors import ConfigError
+from evalh.errors import ConfigError, StoreError
 from evalh.reports.codec import MAX_COMMENT_CHARS, MAX_REVIEWER_CHARS, rated_row
 from evalh.reports.codec_read import ID_PATH
 from evalh.secrets import redact_json_text, register_config, run_registry
@@ -31,6 +32,7 @@ __all__ = [
     "Rating",
     "RatingError",
     "clear",
+    "is_text",
     "rated_changes",
     "ratings_by_position",
     "reviewer_name",
@@ -48,6 +50,8 @@ RATED_COUNTS = """LEFT JOIN (
     FROM ratings AS r JOIN rows AS w ON w.run_seq = r.run_seq AND w.position = r.position
     GROUP BY r.run_seq
 ) AS rated ON rated.run_seq = runs.seq"""
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_WHO = "Set EVALH_REVIEWER to your name as UTF-8 text"
 _COLUMNS = "row_id, pass, score, comment, reviewer, rated_at"
 _SAVE = f"INSERT OR REPLACE INTO ratings (run_seq, position, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
@@ -95,6 +99,9 @@ class Rating:
                 hint="Shorten the comment",
             )
         who = (reviewer if reviewer is not None else reviewer_name()).strip()[:MAX_REVIEWER_CHARS]
+        for name, text, fix in (("comment", comment, "Type it as UTF-8 text"), ("reviewer", who, _WHO)):
+            if not is_text(text):
+                raise RatingError(f"the rating's {name} holds bytes that are not UTF-8 text", hint=fix)
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         return cls(row_id, bool(passed), float(score), _redacted(comment), _redacted(who), now)
 
@@ -104,13 +111,25 @@ class Rating:
         comment and reviewer redacted as a new rating's are."""
         score = data.get("score")
         return cls(
-            row_id,
+            _stored_text(row_id),
             data.get("pass") is True,
             float(score) if isinstance(score, int | float) else (1.0 if data.get("pass") is True else 0.0),
-            _redacted(str(data.get("comment") or "")[:MAX_COMMENT_CHARS]),
-            _redacted(str(data.get("reviewer") or "")[:MAX_REVIEWER_CHARS]),
-            str(data.get("ratedAt") or ""),
+            _redacted(_stored_text(str(data.get("comment") or "")[:MAX_COMMENT_CHARS])),
+            _redacted(_stored_text(str(data.get("reviewer") or "")[:MAX_REVIEWER_CHARS])),
+            _stored_text(str(data.get("ratedAt") or "")),
         )
+
+
+def is_text(text: str) -> bool:
+    """Whether ``text`` can be stored and shown as text: no lone surrogate (``\\udcff``: a byte that was
+    not UTF-8 in a command line or the environment, or a ``\\ud800`` escape in JSON)."""
+    return text.isascii() or not _LONE_SURROGATE.search(text)
+
+
+def _stored_text(text: str) -> str:
+    """``text`` with each lone surrogate (a report's JSON may spell one) as its visible escape (``\\ud800``):
+    SQLite holds UTF-8 text only."""
+    return text if is_text(text) else _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
 def _redacted(text: str) -> str:
@@ -200,11 +219,27 @@ def clear(transaction: Transaction, run: tuple[int, str, str], row_id: str) -> b
 def ratings_by_position(db: sqlite3.Connection, seq: int) -> dict[int, Rating]:
     """The run's ratings by the stored position of their rows."""
     sql = f"SELECT position, {_COLUMNS} FROM ratings WHERE run_seq = ? ORDER BY position"
-    found = db.execute(sql, (seq,)).fetchall()
-    return {
-        int(position): Rating(str(row_id), bool(passed), float(score), comment, reviewer, rated_at)
-        for position, row_id, passed, score, comment, reviewer, rated_at in found
-    }
+    return {int(found[0]): _stored_rating(found[1:]) for found in db.execute(sql, (seq,)).fetchall()}
+
+
+def _stored_rating(record: tuple[Any, ...]) -> Rating:
+    """A ``ratings`` record as a Rating; StoreError when its values are not a rating's (the file was edited
+    by hand or by another program: SQLite does not hold a column to its declared type)."""
+    row_id, passed, score, comment, reviewer, rated_at = record
+    texts = (row_id, comment, reviewer, rated_at)
+    checks = (
+        ("pass (0 or 1)", passed in (0, 1)),
+        ("score (0 to 1)", isinstance(score, int | float) and 0.0 <= score <= 1.0),
+        ("row id, comment, reviewer and time (text)", all(isinstance(text, str) for text in texts)),
+    )
+    damaged = [name for name, ok in checks if not ok]
+    if not damaged:
+        return Rating(row_id, bool(passed), float(score), comment, reviewer, rated_at)
+    raise StoreError(
+        f"the run store's rating of the row {str(row_id)[:80]!r} is damaged: its {damaged[0]} is not "
+        f"a rating's (the file was changed by another program)",
+        hint=f"Clear it with `evalh runs rate RUN {str(row_id)[:80]} --clear`, then rate the row again",
+    )
 
 
 def rated_changes(

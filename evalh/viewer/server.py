@@ -25,6 +25,7 @@ from __future__ import annotations
 import http.server
 import ipaddress
 import secrets
+import socket
 import sys
 import threading
 import traceback
@@ -32,7 +33,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from evalh.errors import EvalhError
+from evalh.errors import EvalhError, StoreError
 from evalh.reports.html import STYLESHEET, script_bundle, server_page, stylesheet
 from evalh.reports.serialize import dumps, encode_json
 from evalh.viewer.compare import compare_runs
@@ -80,6 +81,10 @@ class _Server(http.server.ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
+class _Server6(_Server):
+    address_family = socket.AF_INET6  # an IPv6 address to bind (::1): the IPv4 socket cannot
+
+
 def _span(query: dict[str, list[str]]) -> tuple[int, int] | None:
     """The page a run's request asks for: (offset, limit), limit at most MAX_PAGE_LINES; None when bad."""
     try:
@@ -95,6 +100,9 @@ def _span(query: dict[str, list[str]]) -> tuple[int, int] | None:
 class _Handler(http.server.BaseHTTPRequestHandler):
     server: _Server
     server_version = "evalh-view"
+    # seconds a connection may stall (a request's headers or body sent slowly, or never): without a bound a
+    # client that stops mid-request holds its thread for ever
+    timeout = 30
     sys_version = ""
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -182,8 +190,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         except EvalhError as error:  # the run store cannot be read now, a report file went bad, ...
             self._json({"error": error.render()}, 503)
         except Exception as error:  # a bug: the page says so instead of waiting on a dropped connection
-            self.log_error("%s", traceback.format_exc())
-            self._json({"error": f"internal error: {type(error).__name__}: {error}; a bug in evalh"}, 500)
+            self._internal_error(error)
+
+    def _internal_error(self, error: Exception) -> None:
+        self.log_error("%s", traceback.format_exc())
+        self._json({"error": f"internal error: {type(error).__name__}: {error}; a bug in evalh"}, 500)
 
     def _refuse(self) -> None:
         """405: no CORS header is ever sent, so a cross-origin preflight (OPTIONS) is never granted."""
@@ -215,6 +226,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._json(self._rate(writer, *place, body))
         except Refused as refused:
             self._json({"error": refused.message}, refused.status, refused.headers)
+        except OSError:  # the connection: timed out (see timeout), dropped; nothing to answer on
+            raise
+        except Exception as error:  # a bug: the page says so instead of waiting on a dropped connection
+            self._internal_error(error)
 
     def _body(self) -> bytes:
         """The request's body (bounded); one too large is read on (to a bound) and dropped, so that the
@@ -252,6 +267,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             raise Refused(
                 409, f"the run {error.args[0]} is still recording: rate it once it has finished"
             ) from None
+        except StoreError as error:  # the run store cannot be used now (locked, damaged): not a missing row
+            raise Refused(503, error.render()) from None
         except EvalhError as error:  # the store's: no row has this id
             raise Refused(404, error.render()) from None
 
@@ -279,7 +296,8 @@ class ViewerServer:
         read_only: bool = False,
         write_rate: WriteRate | None = None,
     ) -> None:
-        self._httpd = _Server((host, port), _Handler)
+        host = host.strip("[]") if host.startswith("[") else host  # "[::1]", as a URL spells it
+        self._httpd = (_Server6 if ":" in host else _Server)((host, port), _Handler)
         self._httpd.source = source
         self.host = host
         self.port = int(self._httpd.server_address[1])

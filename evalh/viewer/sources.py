@@ -102,12 +102,21 @@ def _summary(run: RunSummary) -> dict[str, Any]:
     }
 
 
+RatingsStamp = tuple[tuple[str, bool, float], ...]
+
+
+def _ratings_stamp(store: RunStore, run_id: str) -> RatingsStamp:
+    """What of a run's ratings its line index depends on (each verdict and score): a rating made since
+    the index was read, here or by another process (`evalh runs rate`), changes its counts and figures."""
+    return tuple(sorted((row_id, r.passed, r.score) for row_id, r in store.ratings(run_id).items()))
+
+
 class StoredRuns:
-    """The run store's runs. A finished run's line index is kept once read; a run still recording is
-    read anew. Rows are read from the store a page at a time, never a whole run."""
+    """The run store's runs. A finished run's line index is kept once read, until its ratings change;
+    a run still recording is read anew. Rows are read from the store a page at a time, never a whole run."""
 
     def __init__(self) -> None:
-        self._indexes: dict[str, LineIndex] = {}
+        self._indexes: dict[str, tuple[RatingsStamp, LineIndex]] = {}
         self._lock = threading.Lock()
 
     def runs(self) -> list[dict[str, Any]]:
@@ -117,13 +126,15 @@ class StoredRuns:
     def page(self, ref: str, offset: int, limit: int) -> dict[str, Any]:
         with _known(ref), open_store() as store:
             summary = store.resolve(ref)
+            stamp = _ratings_stamp(store, summary.id)  # read first: a rating made meanwhile reads anew
             with self._lock:
-                index = self._indexes.get(summary.id)
+                kept = self._indexes.get(summary.id)
+            index = kept[1] if kept is not None and kept[0] == stamp else None
             if index is None:
                 index = index_stored_run(store, summary.id)
-                if summary.state != "running":  # a finished run's rows never change
+                if summary.state != "running":  # a finished run's rows never change, its ratings may
                     with self._lock:
-                        self._indexes[summary.id] = index
+                        self._indexes[summary.id] = (stamp, index)
             return index.page(store, offset, limit)
 
     def rate(

@@ -31,7 +31,7 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from evalh.store.ratings import MAX_COMMENT_CHARS
+from evalh.store.ratings import MAX_COMMENT_CHARS, is_text
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -147,7 +147,7 @@ def body_length(headers: Mapping[str, str]) -> int:
     text = headers.get("content-length")
     if text is None:
         return 0
-    if not text.strip().isdigit():
+    if not (text.strip().isascii() and text.strip().isdigit()):  # "²" is a digit to isdigit, not to int
         raise Refused(400, f"Content-Length is a whole number of bytes (got {text[:40]!r})")
     length = int(text)
     if length > MAX_BODY_BYTES:
@@ -161,6 +161,10 @@ def rating_request(body: bytes) -> RatingRequest:
         value = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise Refused(400, f"the body is not JSON ({error}); {_BODY_SHAPE}") from None
+    except RecursionError:  # arrays or objects nested thousands deep
+        raise Refused(
+            400, f"the body is not JSON this viewer reads (nested too deep); {_BODY_SHAPE}"
+        ) from None
     if not isinstance(value, dict):
         raise Refused(400, _BODY_SHAPE)
     unknown = sorted(set(value) - {"pass", "score", "comment"})
@@ -177,6 +181,10 @@ def rating_request(body: bytes) -> RatingRequest:
     comment = value.get("comment", "")
     if not isinstance(comment, str):
         raise Refused(400, f'"comment" is text (got {json.dumps(comment)[:40]})')
+    if not is_text(comment):
+        raise Refused(
+            400, '"comment" is text: it holds a lone surrogate (\\ud800 to \\udfff) that no text can'
+        )
     if len(comment) > MAX_COMMENT_CHARS:
         raise Refused(400, f'"comment" is at most {MAX_COMMENT_CHARS} characters (got {len(comment)})')
     return RatingRequest(passed, None if score is None else float(score), comment)
