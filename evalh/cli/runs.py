@@ -121,7 +121,10 @@ def _write_reports(run_id: str, document: dict[str, Any], outputs: list[str]) ->
 def rate(
     ref: RefArg,
     row_id: Annotated[
-        str, typer.Argument(metavar="ROW_ID", help="The row's id: its `id` in the JSON report.")
+        str,
+        typer.Argument(
+            metavar="ROW_ID", help="The row's id (its `id` in the JSON report) or a unique prefix of it."
+        ),
     ],
     passed: Annotated[bool, typer.Option("--pass", help="The row passes, whatever its grading.")] = False,
     failed: Annotated[bool, typer.Option("--fail", help="The row fails, whatever its grading.")] = False,
@@ -152,7 +155,7 @@ def rate(
             return
         rating = store.rate(run.id, row_id, passed=passed, score=score, comment=comment)
     verdict = "PASS" if rating.passed else "FAIL"
-    echo(f"Rated row {row_id} of {run.id} {verdict} (score {rating.score:.2f}) as {rating.reviewer}")
+    echo(f"Rated row {rating.row_id} of {run.id} {verdict} (score {rating.score:.2f}) as {rating.reviewer}")
     if rating.comment:
         echo(f"comment: {rating.comment}")
 

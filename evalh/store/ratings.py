@@ -9,6 +9,7 @@ data: bounded (:data:`MAX_COMMENT_CHARS`) and redacted of secrets before it is s
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import getpass
 import json
@@ -151,7 +152,9 @@ def reviewer_name() -> str:
         return "unknown"
 
 
-def _position(db: sqlite3.Connection, seq: int, row_id: str) -> int | None:
+def _position(db: sqlite3.Connection, seq: int, run_id: str, row_id: str) -> tuple[int, str]:
+    """The stored position and whole id of the row ``row_id`` names: its id, else a unique prefix of it
+    (as a run reference may be); RatingError when it names no row or several."""
     # the id's JSON text first (instr scans a body faster than json_extract parses it); every body parsed
     # only when that finds none: an id written with other escapes, or none at all
     sql = "SELECT position FROM rows WHERE run_seq = ? AND {} json_extract(body, ?) = ? ORDER BY position"
@@ -159,7 +162,32 @@ def _position(db: sqlite3.Connection, seq: int, row_id: str) -> int | None:
         sql.format("instr(body, ?) > 0 AND"), (seq, json.dumps(row_id, ensure_ascii=False), ID_PATH, row_id)
     )
     found = quick.fetchone() or db.execute(sql.format(""), (seq, ID_PATH, row_id)).fetchone()
-    return None if found is None else int(found[0])
+    if found is not None:
+        return int(found[0]), row_id
+    prefixed = _prefixed(db, seq, row_id) if row_id else []
+    if len(prefixed) == 1:
+        return prefixed[0]
+    if not prefixed:
+        raise _unknown_row(run_id, row_id)
+    shown = ", ".join(whole for _, whole in prefixed[:_SHOWN_MATCHES])
+    more = f" and {len(prefixed) - _SHOWN_MATCHES} more" if len(prefixed) > _SHOWN_MATCHES else ""
+    raise RatingError(
+        f"{row_id!r} begins the id of {len(prefixed)} rows of the run {run_id} ({shown}{more})",
+        hint="Give more of the row id",
+    )
+
+
+_SHOWN_MATCHES = 5
+
+
+def _prefixed(db: sqlite3.Connection, seq: int, prefix: str) -> list[tuple[int, str]]:
+    """Each row of the run whose id begins with ``prefix``, as ``(position, id)``, in stored order."""
+    sql = (
+        "SELECT position, json_extract(body, ?) AS id FROM rows WHERE run_seq = ? "
+        "AND typeof(id) = 'text' AND substr(id, 1, length(?)) = ? ORDER BY position"
+    )
+    found = db.execute(sql, (ID_PATH, seq, prefix, prefix)).fetchall()
+    return [(int(at), str(whole)) for at, whole in found]
 
 
 def _unknown_row(run_id: str, row_id: str) -> RatingError:
@@ -182,13 +210,13 @@ Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
 
 
 def save(transaction: Transaction, run: tuple[int, str, str], rating: Rating) -> Rating:
-    """Store ``rating`` for its row of the run ``(seq, id, state)``, replacing the row's rating."""
+    """Store ``rating`` for its row of the run ``(seq, id, state)`` (its ``row_id`` the row's id or a unique
+    prefix of it), replacing the row's rating; the rating stored, with the row's whole id."""
     seq, run_id, state = run
     _check_rateable(state, run_id)
     with transaction() as db:
-        at = _position(db, seq, rating.row_id)
-        if at is None:
-            raise _unknown_row(run_id, rating.row_id)
+        at, row_id = _position(db, seq, run_id, rating.row_id)
+        rating = dataclasses.replace(rating, row_id=row_id)
         db.execute(_SAVE, (seq, at, *_record(rating)))
     return rating
 
@@ -204,14 +232,12 @@ def _record(rating: Rating) -> tuple[Any, ...]:
 
 
 def clear(transaction: Transaction, run: tuple[int, str, str], row_id: str) -> bool:
-    """Delete the rating of the row ``row_id`` (its graded verdict is its own again); False when it had
-    none. RatingError for an unknown row."""
+    """Delete the rating of the row ``row_id`` (its id or a unique prefix of it): its graded verdict is its
+    own again; False when it had none. RatingError for an unknown row or an ambiguous prefix."""
     seq, run_id, state = run
     _check_rateable(state, run_id)
     with transaction() as db:
-        at = _position(db, seq, row_id)
-        if at is None:
-            raise _unknown_row(run_id, row_id)
+        at, _ = _position(db, seq, run_id, row_id)
         deleted = db.execute("DELETE FROM ratings WHERE run_seq = ? AND position = ?", (seq, at))
     return bool(deleted.rowcount)
 
