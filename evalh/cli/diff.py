@@ -18,21 +18,23 @@ from evalh.errors import EXIT_FAILED, EXIT_OK, ConfigError
 __all__ = ["EXIT_CODES", "HELP", "check_fail_on", "diff"]
 
 EXIT_CODES = (
-    "Exit codes: 0 no new failures; 1 new failures (a test that passed in A and fails or errors in B, or "
-    "a test new in B that fails; when both runs have repeats, a test significantly worse over its repeats "
+    "Exit codes: 0 no new failures; 1 new failures (a test that passed in BASELINE and fails or errors in "
+    "CURRENT, or a test new in CURRENT that fails; when both runs have repeats, a test significantly worse over its repeats "
     "at --alpha instead of a row that flipped); 2 a reference that names no stored run or a JSON report "
     "that cannot be read (the error names the file and the field), or an --alpha outside 0.0001-0.5."
 )
 HELP = (
-    "Compare two runs row by row: regressions, fixes, score changes, added and removed tests. A and B "
-    "are stored runs (a run id, latest, latest~N) or JSON report files. " + EXIT_CODES
+    "Compare two runs row by row: regressions, fixes, score changes, added and removed tests. BASELINE "
+    "and CURRENT are stored runs (a run id, latest, latest~N) or JSON report files. " + EXIT_CODES
 )
 
 BaselineArg = Annotated[
-    str, typer.Argument(metavar="A", help="The baseline: a run id, latest, latest~N, or a JSON report.")
+    str,
+    typer.Argument(metavar="BASELINE", help="The baseline: a run id, latest, latest~N, or a JSON report."),
 ]
 CurrentArg = Annotated[
-    str, typer.Argument(metavar="B", help="The run to judge: a run id, latest, latest~N, or a JSON report.")
+    str,
+    typer.Argument(metavar="CURRENT", help="The run to judge: a run id, latest, latest~N, or a JSON report."),
 ]
 
 
@@ -49,7 +51,7 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     alpha: AlphaOption = None,
 ) -> None:
-    """Compare run A (the baseline) with run B."""
+    """Compare the run CURRENT with the run BASELINE."""
     from evalh.model import DEFAULT_ALPHA
     from evalh.reports.console import echo, echo_json
     from evalh.reports.writers import check_report_paths, write_json_file
