@@ -144,7 +144,7 @@ def rate(
 
     _check_verdict(passed, failed, clear, score, comment)
     with open_store() as store:
-        run = store.resolve(ref)
+        run = store.resolve(ref, report_files=False)
         if clear:
             had = store.clear_rating(run.id, row_id)
             echo(

@@ -42,6 +42,8 @@ _COLUMNS = (
     "runs.passed + COALESCE(rated.passed, 0), runs.failed + COALESCE(rated.failed, 0), "
     "runs.errors + COALESCE(rated.errors, 0), duration_ms"
 )
+# a reference's hint where a JSON report file is not taken (a rating is stored with a run)
+_STORED_ONLY = "latest~N (to rate a JSON report file, import it first: `evalh runs import FILE`)"
 _RUNS = f"runs {RATED_COUNTS}"  # each run with its counts as its ratings make them
 T = TypeVar("T")
 _POSITIONS_PER_QUERY = 500  # bound parameters per query (SQLite allows 999 before 3.32)
@@ -173,8 +175,9 @@ class RunStore:
         found = self._query(lambda db: db.execute(sql, (-1 if limit is None else limit,)).fetchall())
         return [RunSummary(*row) for row in found]
 
-    def resolve(self, ref: str) -> RunSummary:
-        """The run ``ref`` names (see the module docstring); ConfigError (exit 2) when none or several."""
+    def resolve(self, ref: str, *, report_files: bool = True) -> RunSummary:
+        """The run ``ref`` names (see the module docstring); ConfigError (exit 2) when none or several,
+        its hint offering a JSON report file only when the command takes one (``report_files``)."""
         ref = ref.strip()
         back = latest_offset(ref)
         if back is not None:
@@ -192,7 +195,7 @@ class RunStore:
             raise ConfigError(
                 f"no run {ref!r} in the run store {self.path} ({count} run(s) stored)",
                 hint="`evalh runs list` shows the stored runs; a reference is a run id, latest or "
-                "latest~N, or a JSON report file",
+                + ("latest~N, or a JSON report file" if report_files else _STORED_ONLY),
             )
         ids = ", ".join(row[1] for row in found[:5])
         raise ConfigError(f"{ref!r} names {len(found)} runs ({ids})", hint="Give more of the run id")

@@ -1,5 +1,6 @@
-"""``evalh runs rate REF ROW_ID``: ROW_ID may be a unique prefix of a row's id (as a run reference may
-be), for a rating and for ``--clear``; an ambiguous prefix is exit 2 naming the rows it begins."""
+"""``evalh runs rate REF ROW_ID``: REF names a stored run (never a report file, so its error offers
+none); ROW_ID may be a unique prefix of a row's id (as a run reference may be), for a rating and for
+``--clear``; an ambiguous prefix is exit 2 naming the rows it begins."""
 
 from __future__ import annotations
 
@@ -64,3 +65,17 @@ def test_an_ambiguous_prefix_is_exit_2_listing_the_rows_it_begins(tmp_path: Path
     assert set(_rated().values()) == {None}
     unknown = evalh("runs", "rate", "latest", "abz", "--pass")
     assert unknown.exit_code == 2 and "has no row with id 'abz'" in unknown.output
+
+
+def test_a_run_rate_cannot_find_offers_what_rate_takes_not_a_report_file(tmp_path: Path) -> None:
+    report = tmp_path / "results.json"
+    report.write_text("{}", encoding="utf-8")
+    for ref in ("eval-none", str(report)):
+        result = evalh("runs", "rate", ref, "abc", "--pass")
+        assert result.exit_code == 2, result.output
+        said = " ".join(result.output.split())
+        assert f"no run {ref!r}" in said and "or a JSON report file" not in said
+        assert "a reference is a run id, latest or latest~N" in said
+        assert "to rate a JSON report file, import it first: `evalh runs import FILE`" in said
+    shown = evalh("runs", "show", "eval-none")  # other commands keep their wording
+    assert shown.exit_code == 2 and "latest~N, or a JSON report file" in " ".join(shown.output.split())
