@@ -32,6 +32,7 @@ __all__ = [
     "RATED_COUNTS",
     "Rating",
     "RatingError",
+    "UnknownRow",
     "clear",
     "is_text",
     "rated_changes",
@@ -59,6 +60,10 @@ _SAVE = f"INSERT OR REPLACE INTO ratings (run_seq, position, {_COLUMNS}) VALUES 
 
 class RatingError(ConfigError):
     """A rating that cannot be made: an unknown row, a run still recording, a bad score or comment."""
+
+
+class UnknownRow(RatingError):
+    """The run has no row with this id (nor one it begins): the viewer answers 404, not 400."""
 
 
 @dataclass(frozen=True)
@@ -190,8 +195,8 @@ def _prefixed(db: sqlite3.Connection, seq: int, prefix: str) -> list[tuple[int, 
     return [(int(at), str(whole)) for at, whole in found]
 
 
-def _unknown_row(run_id: str, row_id: str) -> RatingError:
-    return RatingError(
+def _unknown_row(run_id: str, row_id: str) -> UnknownRow:
+    return UnknownRow(
         f"the run {run_id} has no row with id {row_id!r}",
         hint=f"A row's id is its `id` in the JSON report: `evalh runs show {run_id} --json` lists them, "
         "and `evalh view` shows it in a result's details",

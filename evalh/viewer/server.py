@@ -36,10 +36,19 @@ from typing import Any
 from evalh.errors import EvalhError, StoreError
 from evalh.reports.html import STYLESHEET, script_bundle, server_page, stylesheet
 from evalh.reports.serialize import dumps, encode_json
+from evalh.store.ratings import UnknownRow
 from evalh.viewer.compare import compare_runs
 from evalh.viewer.pages import FIRST_PAGE_LINES, MAX_PAGE_LINES
 from evalh.viewer.sources import NAMED_RUNS_READ_ONLY, RatingWriter, RunSource, StillRecording, UnknownRun
-from evalh.viewer.writes import Refused, WriteGuard, WriteRate, body_length, rating_request, rating_route
+from evalh.viewer.writes import (
+    Refused,
+    WriteGuard,
+    WriteRate,
+    body_length,
+    rating_request,
+    rating_route,
+    sends_body,
+)
 
 __all__ = ["CONTENT_SECURITY_POLICY", "READ_ONLY_FLAG", "ViewerServer", "is_loopback"]
 
@@ -209,38 +218,50 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._write()
 
     def _write(self) -> None:
-        """A rating's write, once every check of :mod:`evalh.viewer.writes` passes."""
+        """A rating's write, once every check of :mod:`evalh.viewer.writes` passes: the Host, Origin,
+        token and Content-Type before its body is read."""
         if not self._own_host():
             return
         place = rating_route(urllib.parse.urlsplit(self.path).path)
         if place is None:
             self._refuse()
             return
+        headers = self._lowered_headers()
+        read = False
         try:
-            body = self._body()
             writer = self.server.writer
             if writer is None:
                 reason = self.server.read_only
                 raise Refused(405, f"this viewer takes no writes: {reason}", {"Allow": "GET, HEAD"})
-            self.server.guard.check(self._lowered_headers())
+            self.server.guard.check(headers, with_body=sends_body(self.command, headers))
+            read = True  # from here on, the body is read (or found too large and drained) by _body
+            body = self._body(headers)
             self._json(self._rate(writer, *place, body))
         except Refused as refused:
+            if not read:
+                self._skip_body(headers)
             self._json({"error": refused.message}, refused.status, refused.headers)
         except OSError:  # the connection: timed out (see timeout), dropped; nothing to answer on
             raise
         except Exception as error:  # a bug: the page says so instead of waiting on a dropped connection
             self._internal_error(error)
 
-    def _body(self) -> bytes:
-        """The request's body (bounded); one too large is read on (to a bound) and dropped, so that the
-        client, still sending it, reads the refusal rather than a reset connection."""
+    def _body(self, headers: Mapping[str, str]) -> bytes:
+        """The request's body (bounded); one too large is read on (to a bound) and dropped."""
         try:
-            length = body_length(self._lowered_headers())
+            length = body_length(headers)
         except Refused as refused:
             if refused.status == 413:
-                self._drain(int(self.headers["Content-Length"]))
+                self._skip_body(headers)
             raise
         return self.rfile.read(length)
+
+    def _skip_body(self, headers: Mapping[str, str]) -> None:
+        """The body of a refused write, read on (to a bound) unparsed and dropped, so that the client,
+        still sending it, reads the refusal rather than a reset connection."""
+        text = headers.get("content-length", "").strip()
+        if text.isascii() and text.isdigit() and "transfer-encoding" not in headers:
+            self._drain(int(text))
 
     def _lowered_headers(self) -> dict[str, str]:
         """The request's headers by lower-case name (the first of a repeated one, as ``get`` gives it)."""
@@ -267,10 +288,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             raise Refused(
                 409, f"the run {error.args[0]} is still recording: rate it once it has finished"
             ) from None
+        except UnknownRow as error:
+            raise Refused(404, error.render()) from None
         except StoreError as error:  # the run store cannot be used now (locked, damaged): not a missing row
             raise Refused(503, error.render()) from None
-        except EvalhError as error:  # the store's: no row has this id
-            raise Refused(404, error.render()) from None
+        except EvalhError as error:  # the rating's own: a bad score, a bad EVALH_REVIEWER of the server's
+            raise Refused(400, error.render()) from None
 
 
 def _read_only_reason(source: RunSource, *, read_only: bool, exposed: bool) -> str | None:

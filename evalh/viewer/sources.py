@@ -36,8 +36,8 @@ __all__ = [
 ]
 
 NAMED_RUNS_READ_ONLY = (
-    "runs named on the command line are read-only: to rate one, import it (evalh runs import FILE) and "
-    "open evalh view without naming runs"
+    "runs named on the command line cannot be rated here: to rate one, import it (evalh runs import "
+    "FILE) and open evalh view without naming runs"
 )
 
 

@@ -8,14 +8,16 @@ the person has open in another tab must not be able to make one, so a write need
   page cannot forge it; a request without one is refused too);
 - the per-server token in ``X-Evalh-Token``: random per server start, given to the page in a ``<meta>``
   of the served page only (another origin cannot read that page), compared in constant time;
-- ``Content-Type: application/json``: a form post cannot send it, and the custom header makes a
-  cross-origin ``fetch`` ask first (a preflight ``OPTIONS``, which is never granted: no CORS header is
-  ever sent);
+- ``Content-Type: application/json`` on a body (a DELETE without one needs none): a form post cannot
+  send it, and the custom header makes a cross-origin ``fetch`` ask first (a preflight ``OPTIONS``,
+  which is never granted: no CORS header is ever sent);
 - a body of at most :data:`MAX_BODY_BYTES`, and at most :data:`WRITES_PER_WINDOW` writes per
   :data:`WRITE_WINDOW_S` seconds (counted once a request has passed the checks above, so a refused
   page cannot use up the person's writes).
 
-Each refusal is a :class:`Refused` with the status and a one-line message that says what to do.
+The Host, Origin and token are checked before the body is read: a write that is not the viewer's own
+is refused whatever it sends. Each refusal is a :class:`Refused` with the status and a one-line message
+that says what to do.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = [
     "body_length",
     "rating_request",
     "rating_route",
+    "sends_body",
 ]
 
 MAX_BODY_BYTES = 16 * 1024
@@ -115,9 +118,9 @@ class WriteGuard:
     origins: frozenset[str]  # "http://127.0.0.1:PORT", "http://localhost:PORT"
     rate: WriteRate
 
-    def check(self, headers: Mapping[str, str]) -> None:
+    def check(self, headers: Mapping[str, str], *, with_body: bool = True) -> None:
         """:class:`Refused` unless the headers (by lower-case name) carry this server's Origin, token
-        and JSON; then one write is counted."""
+        and, ``with_body``, JSON; then one write is counted. Checked before the body is read."""
         own = " or ".join(sorted(self.origins))
         origin = headers.get("origin")
         if origin is None:
@@ -134,9 +137,16 @@ class WriteGuard:
                 "reload the page (the token changes each time evalh view starts)",
             )
         media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if media != "application/json":
+        if with_body and media != "application/json":
             raise Refused(415, "a write's body is JSON: send Content-Type: application/json")
         self.rate.take()
+
+
+def sends_body(method: str, headers: Mapping[str, str]) -> bool:
+    """Whether the request has a body to check: a POST always (its body is the rating), a DELETE only
+    when it says it sends one (a DELETE without a body needs no Content-Type)."""
+    length = headers.get("content-length", "0").strip()
+    return method == "POST" or "transfer-encoding" in headers or length not in ("", "0")
 
 
 def body_length(headers: Mapping[str, str]) -> int:
@@ -158,7 +168,9 @@ def body_length(headers: Mapping[str, str]) -> int:
 def rating_request(body: bytes) -> RatingRequest:
     """The rating a POST's body asks for; :class:`Refused` (400) naming what is wrong."""
     try:
-        value = json.loads(body.decode("utf-8"))
+        value = json.loads(body.decode("utf-8"), object_pairs_hook=_once_each)
+    except _DuplicateKey as error:
+        raise Refused(400, f"the key {error.args[0][:40]!r} is given twice; {_BODY_SHAPE}") from None
     except (UnicodeDecodeError, ValueError) as error:
         raise Refused(400, f"the body is not JSON ({error}); {_BODY_SHAPE}") from None
     except RecursionError:  # arrays or objects nested thousands deep
@@ -188,3 +200,17 @@ def rating_request(body: bytes) -> RatingRequest:
     if len(comment) > MAX_COMMENT_CHARS:
         raise Refused(400, f'"comment" is at most {MAX_COMMENT_CHARS} characters (got {len(comment)})')
     return RatingRequest(passed, None if score is None else float(score), comment)
+
+
+class _DuplicateKey(Exception):
+    """A JSON object names a key twice (``json`` would keep the last silently)."""
+
+
+def _once_each(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object, each key once: ``{"pass": true, "pass": false}`` is not a rating."""
+    value: dict[str, object] = {}
+    for key, item in pairs:
+        if key in value:
+            raise _DuplicateKey(key)
+        value[key] = item
+    return value

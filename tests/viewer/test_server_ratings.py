@@ -361,7 +361,10 @@ def test_runs_named_on_the_command_line_are_read_only(runs: tuple[Path, Path]) -
         assert "evalh runs import FILE" in answer.body["error"]
         text = _page_text(server)
         assert "evalh-token" not in text
-        assert '<meta name="evalh-read-only" content="runs named on the command line are read-only' in text
+        assert (
+            '<meta name="evalh-read-only" content="runs named on the command line cannot be rated here'
+            in text
+        )
     finally:
         server.close()
 
