@@ -8,6 +8,7 @@ report's figures as the graded ones, so the run reads back exactly as it was exp
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,7 @@ def import_report(store: RunStore, document: Mapping[str, Any], *, source: str) 
     description = (config or {}).get("description")
     redacted = EncodedConfig.of_text(json_text(redact_config(document.get("config") or {})))
     graded = [graded_row(row) for row in rows]
+    _check_addressable(graded, source)
     # the figures of a report written from the store count its ratings: stored, they are the graded ones
     ungraded = [(rated, row) for rated, (row, rating) in zip(rows, graded, strict=True) if rating]
     header["results"] = rated_results({**document["results"], "results": []}, ungraded)
@@ -60,6 +62,34 @@ def import_report(store: RunStore, document: Mapping[str, Any], *, source: str) 
         store.save_ratings(run, rated)
         run = store.resolve(run_id)
     return run
+
+
+def _check_addressable(graded: list[tuple[Mapping[str, Any], Any]], source: str) -> None:
+    """ConfigError unless each rated row has an ``id`` no other row has: a rating is found by its row's id
+    (``evalh runs rate REF ROW_ID --clear``, the viewer), so one it cannot name could never be cleared."""
+    ids = [row_id(row) for row, _ in graded]
+    counts = collections.Counter(ids)
+    rated = [at for at, (_, rating) in enumerate(graded) if rating]
+    unnamed = [at for at in rated if not ids[at]]
+    shared = [at for at in rated if ids[at] and counts[ids[at]] > 1]
+    if not unnamed and not shared:
+        return
+    if unnamed:
+        what = f"{_places(unnamed)}, rated, {'have' if len(unnamed) > 1 else 'has'} no id"
+    else:
+        same = [at for at, found in enumerate(ids) if found == ids[shared[0]]]
+        what = f"{_places(same)}, rated, share the id {ids[shared[0]][:80]!r}"
+    raise ConfigError(
+        f"{source}: {what}; a rating is found by its row's id, so it could not be cleared",
+        hint="Give each rated row an `id` of its own (a report written by evalh has them), or remove its "
+        "`rating`, and import it again",
+    )
+
+
+def _places(positions: list[int]) -> str:
+    """Rows by their place in the report (``results.results[3]``), the first few."""
+    shown = ", ".join(f"results.results[{at}]" for at in positions[:5])
+    return shown + (f" and {len(positions) - 5} more" if len(positions) > 5 else "")
 
 
 def _redacted_row(row: Mapping[str, Any]) -> Mapping[str, Any]:
