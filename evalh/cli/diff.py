@@ -19,9 +19,10 @@ __all__ = ["EXIT_CODES", "HELP", "check_fail_on", "diff"]
 
 EXIT_CODES = (
     "Exit codes: 0 no new failures; 1 new failures (a test that passed in BASELINE and fails or errors in "
-    "CURRENT, or a test new in CURRENT that fails; when both runs have repeats, a test significantly worse over its repeats "
-    "at --alpha instead of a row that flipped); 2 a reference that names no stored run or a JSON report "
-    "that cannot be read (the error names the file and the field), or an --alpha outside 0.0001-0.5."
+    "CURRENT, or a test new in CURRENT that fails; when both runs have repeats, a test significantly worse "
+    "over its repeats at --alpha instead of a row that flipped); 2 a reference that names no stored run or "
+    "a JSON report that cannot be read (the error names the file and the field), or an --alpha outside "
+    "0.0001-0.5."
 )
 HELP = (
     "Compare two runs row by row: regressions, fixes, score changes, added and removed tests. BASELINE "

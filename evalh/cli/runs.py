@@ -20,7 +20,9 @@ HELP = (
     "--no-write. A REF is a run id (or a prefix of one), latest, or latest~N."
 )
 
-RefArg = Annotated[str, typer.Argument(metavar="REF", help="A run id (or a prefix naming one run), latest, or latest~N.")]
+RefArg = Annotated[
+    str, typer.Argument(metavar="REF", help="A run id (or a prefix naming one run), latest, or latest~N.")
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
