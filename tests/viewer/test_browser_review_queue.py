@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,9 +25,10 @@ if TYPE_CHECKING:
 
 REVIEWER = "Rita <b>Reviewer</b> {{ 7*7 }}"
 TODAYS_CHOICES = ["all", "failures", "fail", "error", "pass"]
+Stored = tuple[str, dict[tuple[int, int], str]]  # a run's id in the store, its rows' ids by (test, prompt)
 
 
-def _import(report: Path) -> tuple[str, dict[tuple[int, int], str]]:
+def _import(report: Path) -> Stored:
     with open_store() as store:
         run_id = store.import_report(json.loads(report.read_text(encoding="utf-8")), source=report.name).id
         ids = {(row["testIdx"], row["promptIdx"]): str(row["id"]) for row in store.iter_rows(run_id)}
@@ -39,19 +41,33 @@ def _ratings(run_id: str) -> dict[str, dict[str, object]]:
 
 
 @pytest.fixture
-def stored(runs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> tuple[str, dict[tuple[int, int], str]]:
+def stored(runs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> Stored:
     monkeypatch.setenv("EVALH_REVIEWER", REVIEWER)
     return _import(runs[1])
 
 
-@pytest.fixture
-def serve(stored: tuple[str, dict[tuple[int, int], str]]) -> Iterator[ViewerServer]:
-    server = ViewerServer(StoredRuns())
+def _rate(stored: Stored, place: tuple[int, int], *, passed: bool, comment: str = "") -> str:
+    """Rate the result at (test, prompt) in the store, as `evalh runs rate` does; its row id."""
+    with open_store() as store:
+        store.rate(stored[0], stored[1][place], passed=passed, comment=comment)
+    return stored[1][place]
+
+
+@contextmanager
+def _viewer(*, read_only: bool = False) -> Iterator[ViewerServer]:
+    """`evalh view` of the run store, started and closed."""
+    server = ViewerServer(StoredRuns(), read_only=read_only)
     server.start()
     try:
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture
+def serve(stored: Stored) -> Iterator[ViewerServer]:
+    with _viewer() as server:
+        yield server
 
 
 def _status_choices(page: Page) -> list[str]:
@@ -79,12 +95,10 @@ def _status(page: Page) -> str:
 
 
 def test_save_and_next_with_the_keys_rates_every_result_not_rated_yet_in_order(
-    page: Page, serve: ViewerServer, stored: tuple[str, dict[tuple[int, int], str]]
+    page: Page, serve: ViewerServer, stored: Stored
 ) -> None:
     run_id, row_ids = stored
-    skipped = row_ids[(1, 0)]
-    with open_store() as store:  # rated before: the queue passes it by
-        store.rate(run_id, skipped, passed=False, comment="seen")
+    skipped = _rate(stored, (1, 0), passed=False, comment="seen")  # rated before: the queue passes it by
     page.goto(serve.url + "#/run/" + run_id)
     ready(page)
     page.locator("#status-filter").select_option("unrated")
@@ -117,11 +131,10 @@ def test_save_and_next_with_the_keys_rates_every_result_not_rated_yet_in_order(
 
 
 def test_rated_and_not_rated_yet_choices_are_kept_in_the_url(
-    page: Page, serve: ViewerServer, stored: tuple[str, dict[tuple[int, int], str]]
+    page: Page, serve: ViewerServer, stored: Stored
 ) -> None:
     run_id, row_ids = stored
-    with open_store() as store:
-        store.rate(run_id, row_ids[(0, 0)], passed=True)
+    _rate(stored, (0, 0), passed=True)
     page.goto(serve.url + "#/run/" + run_id + "?status=rated")
     ready(page)
     assert _status_choices(page) == [*TODAYS_CHOICES, "unrated", "rated"]
@@ -137,7 +150,7 @@ def test_rated_and_not_rated_yet_choices_are_kept_in_the_url(
 
 
 def test_the_form_names_the_reviewer_as_text_and_keys_leave_text_fields_alone(
-    page: Page, serve: ViewerServer, stored: tuple[str, dict[tuple[int, int], str]]
+    page: Page, serve: ViewerServer, stored: Stored
 ) -> None:
     run_id, _ = stored
     page.goto(serve.url + "#/run/" + run_id + "?open=1:1")
@@ -164,22 +177,18 @@ def test_the_form_names_the_reviewer_as_text_and_keys_leave_text_fields_alone(
 
 
 def test_the_report_and_read_only_viewers_keep_todays_choices(
-    page: Page, stored: tuple[str, dict[tuple[int, int], str]], tmp_path: Path
+    page: Page, stored: Stored, tmp_path: Path
 ) -> None:
-    run_id, row_ids = stored
+    run_id = stored[0]
+    _rate(stored, (0, 0), passed=True)
     with open_store() as store:
-        store.rate(run_id, row_ids[(0, 0)], passed=True)
         report = store.load_run(run_id)
-    server = ViewerServer(StoredRuns(), read_only=True)
-    server.start()
-    try:
+    with _viewer(read_only=True) as server:
         page.goto(server.url + "#/run/" + run_id + "?status=unrated&open=1:1")
         ready(page)
         assert _status_choices(page) == TODAYS_CHOICES
         assert page.locator("#status-filter").input_value() == "all"  # a choice it lacks is ignored
         assert page.locator('meta[name="evalh-reviewer"], .rating-next, .rating-keys').count() == 0
-    finally:
-        server.close()
     path = tmp_path / "rated.html"
     path.write_text(to_html(report), encoding="utf-8")
     page.goto(path.as_uri() + "#/?status=rated")
@@ -205,19 +214,14 @@ def test_the_run_list_shows_each_runs_figures_on_a_phone(
     monkeypatch.setenv("EVALH_REVIEWER", REVIEWER)
     for report in runs:
         _import(report)
-    server = ViewerServer(StoredRuns())
-    server.start()
-    try:
-        with sized_page(browser, PHONE) as page:
-            page.goto(server.url)
-            ready(page)
-            assert page_width(page) == {"scroll": 390, "viewport": 390}
-            box = page.locator("#runs").locator("xpath=..")
-            assert box.evaluate("(b) => b.scrollWidth <= b.clientWidth")  # no sideways scrolling
-            cards = page.evaluate(_RUN_CARDS)
-            assert len(cards) == 2
-            for card in cards:
-                assert card["allInside"] and card["idInside"] and card["idLines"] == 1, card
-                assert "Pass rate" in card["text"] or "%" in card["text"], card
-    finally:
-        server.close()
+    with _viewer() as server, sized_page(browser, PHONE) as page:
+        page.goto(server.url)
+        ready(page)
+        assert page_width(page) == {"scroll": 390, "viewport": 390}
+        box = page.locator("#runs").locator("xpath=..")
+        assert box.evaluate("(b) => b.scrollWidth <= b.clientWidth")  # no sideways scrolling
+        cards = page.evaluate(_RUN_CARDS)
+        assert len(cards) == 2
+        for card in cards:
+            assert card["allInside"] and card["idInside"] and card["idLines"] == 1, card
+            assert "%" in card["text"], card  # the pass rate is among the figures in view
