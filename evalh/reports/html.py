@@ -98,13 +98,20 @@ def stylesheet(*, repeats: bool, traces: bool = False, ratings: bool = False) ->
     return "\n".join(asset(name) for name in (STYLESHEET, *extra))
 
 
-def server_page(*, token: str | None = None, read_only: str | None = None) -> str:
+def server_page(
+    *, token: str | None = None, read_only: str | None = None, reviewer: str | None = None
+) -> str:
     """The page ``evalh view`` serves: the assets by URL, the data from its API; ``token``: the one its
-    writes carry (None: the viewer takes no writes, and ``read_only`` says why)."""
+    writes carry (None: the viewer takes no writes, and ``read_only`` says why); ``reviewer``: the name
+    its ratings are recorded as (shown on the rating form, as text)."""
     scripts = '<script src="/static/evalh.js"></script>\n'
     meta = "".join(
         f'<meta name="{name}" content="{html.escape(value)}">\n'
-        for name, value in (("evalh-token", token), ("evalh-read-only", read_only))
+        for name, value in (
+            ("evalh-token", token),
+            ("evalh-read-only", read_only),
+            ("evalh-reviewer", reviewer),
+        )
         if value is not None
     )
     return _PAGE.format(

@@ -36,7 +36,7 @@ from typing import Any
 from evalh.errors import EvalhError, StoreError
 from evalh.reports.html import STYLESHEET, script_bundle, server_page, stylesheet
 from evalh.reports.serialize import dumps, encode_json
-from evalh.store.ratings import UnknownRow
+from evalh.store.ratings import UnknownRow, reviewer_name
 from evalh.viewer.compare import compare_runs
 from evalh.viewer.pages import FIRST_PAGE_LINES, MAX_PAGE_LINES
 from evalh.viewer.sources import NAMED_RUNS_READ_ONLY, RatingWriter, RunSource, StillRecording, UnknownRun
@@ -160,7 +160,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             token = None if self.server.writer is None else self.server.guard.token
             reason = self.server.read_only
             # --read-only is asked for: its page looks as it always did, with no note in every result
-            page = server_page(token=token, read_only=None if reason == READ_ONLY_FLAG else reason)
+            page = server_page(
+                token=token,
+                read_only=None if reason == READ_ONLY_FLAG else reason,
+                reviewer=None if token is None else reviewer_name(),
+            )
             self._send(200, page.encode("utf-8"), "text/html; charset=utf-8")
         elif path == "/static/evalh.js":
             bundle = script_bundle(repeats=True, traces=True, ratings=True)

@@ -31,11 +31,12 @@ EV.historyPage = async function (root) {
       EV.el("td", {}, EV.when(run.timestamp)),
       // named by its description, else its config's file name (or its report file's)
       EV.el("td", {class: "desc" + (run.description ? "" : " unnamed")}, run.name || run.description || run.ref),
-      EV.el("td", {class: "num"}, run.rows),
-      EV.el("td", {class: "num pass"}, run.passed),
-      EV.el("td", {class: "num fail"}, run.failed),
-      EV.el("td", {class: "num error"}, run.errors),
-      EV.el("td", {class: "num"}, EV.percent(run.passRate)),
+      // data-label: a phone shows each run as a card, its figures named (app.css)
+      EV.el("td", {class: "num", "data-label": "Rows"}, run.rows),
+      EV.el("td", {class: "num pass", "data-label": "Passed"}, run.passed),
+      EV.el("td", {class: "num fail", "data-label": "Failed"}, run.failed),
+      EV.el("td", {class: "num error", "data-label": "Errors"}, run.errors),
+      EV.el("td", {class: "num rate", "data-label": "Pass rate"}, EV.percent(run.passRate)),
       EV.el("td", {class: "state"}, EV.runState(run)));
   });
   const head = ["", "Run", "Started", "Name", "Rows", "Passed", "Failed", "Errors", "Pass rate", ""];

@@ -2,7 +2,9 @@
 // is already the rated one: the server applies the rating to the row), and its details say who rated it,
 // when, with what score and comment (as text, never markup). In `evalh view` of the run store, the details
 // of a result also offer Pass / Fail, an optional score and a comment, Save and Clear; after a write the
-// result and the run's counts are fetched again.
+// result and the run's counts are fetched again. There, it is a review queue too: the Status choices
+// "Not rated yet" and "Rated", "Save and next" (the next result not rated yet, in the matrix's order) and
+// the keys p, f, s, n in the details.
 //
 // The page can write only when the server gave it its token (<meta name="evalh-token">, never in the .html
 // report, nor with --read-only); every write carries it in X-Evalh-Token, with a JSON body. It extends
@@ -51,7 +53,7 @@ EV.ratingControls = function (line, cell, column) {
     verdict = which;
     pass.setAttribute("aria-pressed", String(which === "pass"));
     fail.setAttribute("aria-pressed", String(which === "fail"));
-    save.disabled = false;
+    save.disabled = next.disabled = false;
   };
   const pass = EV.el("button", {type: "button", class: "rate-pass", onclick: () => choose("pass")}, "Pass");
   const fail = EV.el("button", {type: "button", class: "rate-fail", onclick: () => choose("fail")}, "Fail");
@@ -60,36 +62,50 @@ EV.ratingControls = function (line, cell, column) {
   const comment = EV.el("textarea", {class: "rating-comment-input", rows: 3, maxlength: EV.MAX_COMMENT});
   comment.value = cell.rating ? cell.rating.comment || "" : "";
   const save = EV.el("button", {type: "button", class: "rating-save", disabled: verdict === null}, "Save rating");
+  const next = EV.el("button", {type: "button", class: "rating-next", disabled: verdict === null,
+    title: "Save, then open the next result not rated yet"}, "Save and next");
   const clear = cell.rating ? EV.el("button", {type: "button", class: "rating-clear"}, "Clear rating") : null;
   if (verdict) choose(verdict);
   else for (const button of [pass, fail]) button.setAttribute("aria-pressed", "false");
   const url = EV.ratingUrl(EV.shownView.run.ref, cell.id);
+  // true once written and drawn again; false (the server's reason shown) when the write was refused
   const write = async (method, body, done) => {
-    const buttons = [pass, fail, save, clear].filter(Boolean);
+    const buttons = [pass, fail, save, next, clear].filter(Boolean);
     for (const button of buttons) button.disabled = true;
     status.className = "rating-status";
     status.textContent = "Saving…";
     try {
       await EV.sendRating(method, url, body);
       await EV.refreshRated(line, cell, column, done);
+      return true;
     } catch (error) {
       for (const button of buttons) button.disabled = false;
       status.className = "rating-status error";
       status.textContent = String(error.message || error);
+      return false;
     }
   };
-  save.addEventListener("click", () => {
+  const saveRating = () => {
     const body = {pass: verdict === "pass"};
     if (score.value.trim() !== "") body.score = Number(score.value);
     if (comment.value) body.comment = comment.value;
-    write("POST", body, "Saved: the result is " + (body.pass ? "passed" : "failed") + " by your rating.");
+    return write("POST", body, "Saved: the result is " + (body.pass ? "passed" : "failed") + " by your rating.");
+  };
+  save.addEventListener("click", saveRating);
+  next.addEventListener("click", async () => {
+    const queue = EV.reviewQueue(line, column); // in the order the matrix shows before the write
+    if (await saveRating()) await EV.openNextUnrated(queue);
   });
   if (clear) clear.addEventListener("click", () => write("DELETE", {}, "Cleared: the graded verdict is back."));
+  const reviewer = EV.meta("evalh-reviewer");
   return EV.el("div", {class: "rating-form"},
+    reviewer ? EV.el("p", {class: "rating-reviewer"}, "You rate as ", EV.el("b", {}, reviewer),
+      " (EVALH_REVIEWER or your OS user)") : null,
     EV.el("div", {class: "rating-verdict", role: "group", "aria-label": "Your verdict"}, pass, fail),
     EV.el("label", {}, "Score (0 to 1, optional) ", score),
     EV.el("label", {class: "rating-comment-label"}, "Comment (optional) ", comment),
-    EV.el("div", {class: "rating-actions"}, save, clear),
+    EV.el("div", {class: "rating-actions"}, save, next, clear),
+    EV.el("p", {class: "rating-keys hint"}, "Keys, outside a text field: p Pass · f Fail · s Save · n Save and next"),
     status);
 };
 
@@ -176,3 +192,76 @@ EV.ratingMessage = function (message) {
     else document.getElementById("detail").append(section);
   };
 })();
+
+// The review queue: only where the page can write (never in the .html report, nor read-only).
+EV.canRate = () => !EV.inlined() && EV.meta("evalh-token") !== null;
+if (EV.canRate()) {
+  EV.STATUS_FILTERS.unrated = (cell) => !cell.rating;
+  EV.STATUS_FILTERS.rated = (cell) => Boolean(cell.rating);
+  const toolbar = EV.runToolbar;
+  EV.runToolbar = function (state, redraw) {
+    const bar = toolbar(state, redraw);
+    bar.querySelector("#status-filter").append(EV.el("option", {value: "unrated"}, "Not rated yet"),
+      EV.el("option", {value: "rated"}, "Rated"));
+    return bar;
+  };
+}
+
+// Every result the matrix shows (its filters and sort: across the columns of a line, then the lines), as
+// {test, repeat, column}, starting after the one in the details and going round to the ones before it.
+EV.reviewQueue = function (line, column) {
+  const state = EV.shownRun;
+  if (!state) return [];
+  const visible = EV.visibleColumns(state);
+  const statuses = EV.STATUS_FILTERS[state.status];
+  const order = [];
+  for (const index of EV.filteredLines(state, visible)) {
+    const shown = state.view.lines[index];
+    for (const {index: c} of visible) {
+      const cell = shown.cells[c];
+      if (cell && (!statuses || EV.statusMatches(statuses, cell))) {
+        order.push({test: shown.test, repeat: shown.repeat, column: c});
+      }
+    }
+  }
+  const here = state.view.columns.indexOf(column);
+  const at = order.findIndex((k) => k.test === line.test && k.repeat === line.repeat && k.column === here);
+  return at < 0 ? order : order.slice(at + 1).concat(order.slice(0, at));
+};
+
+// After "Save and next": the first result of the queue still not rated (in the run drawn anew, once all
+// its lines are there), opened on the matrix's page that holds it; else the details say none is left.
+EV.openNextUnrated = async function (queue) {
+  const state = EV.shownRun;
+  if (!state) return;
+  while (!state.loaded && EV.shownRun === state) await new Promise((resolve) => setTimeout(resolve, 50));
+  if (EV.shownRun !== state) return; // the person went to another page meanwhile
+  for (const wanted of queue) {
+    const index = state.view.lines.findIndex((l) => l.test === wanted.test && l.repeat === wanted.repeat);
+    const cell = index < 0 ? null : state.view.lines[index].cells[wanted.column];
+    if (!cell || cell.rating) continue;
+    const visible = EV.visibleColumns(state);
+    const place = EV.filteredLines(state, visible).indexOf(index);
+    const page = place < 0 ? state.page : Math.floor(place / state.size);
+    if (page !== state.page) EV.changeRun(state, {page});
+    EV.openDetail(state.view.lines[index], EV.full(cell), state.view.columns[wanted.column]);
+    EV.ratingMessage("Saved. This is the next result not rated yet.");
+    return;
+  }
+  EV.ratingMessage("Saved. No result is left to rate in this view: every result it shows is rated.");
+};
+
+// p, f, s, n in the details: Pass, Fail, Save, Save and next (not while typing in a field).
+document.addEventListener("keydown", (event) => {
+  if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+  const detail = document.getElementById("detail");
+  const form = detail && !detail.hidden ? detail.querySelector(".rating-form") : null;
+  const target = event.target;
+  if (!form || (target !== document.body && !detail.contains(target))) return;
+  if (target.closest && target.closest("input, textarea, select, [contenteditable]")) return;
+  const which = {p: ".rate-pass", f: ".rate-fail", s: ".rating-save", n: ".rating-next"}[event.key];
+  const button = which ? form.querySelector(which) : null;
+  if (!button || button.disabled) return;
+  event.preventDefault();
+  button.click();
+});

@@ -15,6 +15,10 @@ EV.STATUS_FILTERS = {
   pass: ["PASS"],
 };
 
+// Whether a cell is one a status choice picks: a list of statuses, or (rating.js's choices) a test.
+EV.statusMatches = (statuses, cell) =>
+  (typeof statuses === "function" ? statuses(cell) : statuses.includes(cell.status));
+
 // What a run page shows when its URL says nothing (urlstate.js writes only what differs from these).
 EV.RUN_DEFAULTS = Object.freeze({status: "all", queryText: "", provider: "", prompt: "", metric: "", sort: "test",
   page: 0, size: 50, mode: "", metaKey: "", metaValue: "", hidden: Object.freeze([]), open: null});
@@ -210,7 +214,7 @@ EV.filteredLines = function (state, visible) {
   const out = [];
   state.view.lines.forEach((line, index) => {
     const cells = visible.map(({index: c}) => line.cells[c]);
-    if (statuses && !cells.some((cell) => cell && statuses.includes(cell.status))) return;
+    if (statuses && !cells.some((cell) => cell && EV.statusMatches(statuses, cell))) return;
     if (state.metric && !cells.some((cell) => cell && cell.namedScores && state.metric in cell.namedScores)) return;
     if (state.metaKey && !EV.metadataMatches(line, state.metaKey, state.metaValue)) return;
     if (state.mode === "different" && !EV.outputsDiffer(cells)) return;
@@ -296,7 +300,7 @@ EV.matrixLine = function (state, line, visible, varNames) {
 EV.matrixCell = function (line, sparse, column, statuses, metric) {
   if (!sparse) return EV.el("td", {class: "cell none"});
   const cell = EV.full(sparse);
-  const dim = statuses && !statuses.includes(cell.status);
+  const dim = statuses && !EV.statusMatches(statuses, cell);
   const metricValue = metric && metric in cell.namedScores ? metric + " " + EV.score(cell.namedScores[metric]) : "";
   return EV.el("td", {class: "cell " + cell.status + (dim ? " dim" : ""), tabindex: 0,
     title: "Show details", onclick: () => EV.openDetail(line, cell, column),
