@@ -75,16 +75,11 @@ def main() -> None:
         os.environ["EVALH_REVIEWER"] = "Rita (support lead)"
         runs = write_runs(Path(tmp))
         baseline, current = _store_and_rate(runs)
-        server = ViewerServer(StoredRuns())
-        server.start()
-        try:
-            with chromium(executable) as browser:
-                for width, height in WIDTHS.items():
-                    context = browser.new_context(viewport={"width": width, "height": height})
-                    _shoot(context.new_page(), server.url, baseline, current, width)
-                    context.close()
-        finally:
-            server.close()
+        with ViewerServer(StoredRuns()) as server, chromium(executable) as browser:
+            for width, height in WIDTHS.items():
+                context = browser.new_context(viewport={"width": width, "height": height})
+                _shoot(context.new_page(), server.url, baseline, current, width)
+                context.close()
     print("\n".join(str(path) for path in sorted(OUT.glob("*.png"))))
 
 

@@ -161,10 +161,7 @@ def matrix_of_results(rows: Sequence[TestResult], max_rows: int) -> Matrix:
         rows,
         max_rows,
         key_of=lambda r: (r.test.index, r.repeat_index),
-        column_of=lambda r: (
-            (r.prompt_index, r.provider_index),
-            column_label(r.provider.display, r.prompt.label),
-        ),
+        column_of=_result_column,
         failing=lambda r: r.status is not Status.PASS,
         row_of=lambda r: MatrixRow(
             _number(r.test.index, r.repeat_index), r.test.description, dict(r.test.vars)

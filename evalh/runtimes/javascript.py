@@ -83,7 +83,6 @@ function __evalh_call(args) {
 }
 function __evalh_settled() { return __evalh_state && __evalh_state.done ? __evalh_state.done : null; }
 """
-_GLUE_LINES = _GLUE.count("\n")
 
 
 class JsFailed(Exception):

@@ -361,3 +361,11 @@ class ViewerServer:
             self._httpd.shutdown()
             self._thread.join()
         self._httpd.server_close()
+
+    def __enter__(self) -> ViewerServer:
+        """``with ViewerServer(source) as server:`` serves in a thread until the block ends."""
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -36,12 +36,8 @@ def repeated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def viewer(runs: tuple[Path, Path]) -> Iterator[ViewerServer]:
-    server = ViewerServer(GivenRuns([str(run) for run in runs]))
-    server.start()
-    try:
+    with ViewerServer(GivenRuns([str(run) for run in runs])) as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture(scope="module")

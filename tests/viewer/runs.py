@@ -146,9 +146,5 @@ def stored_run_page(report: Path, source: str) -> Iterator[str]:
     served while the block runs."""
     with open_store() as store:
         run_id = store.import_report(json.loads(report.read_text(encoding="utf-8")), source=source).id
-    server = ViewerServer(StoredRuns())
-    server.start()
-    try:
+    with ViewerServer(StoredRuns()) as server:
         yield server.url + "#/run/" + run_id
-    finally:
-        server.close()

@@ -46,12 +46,8 @@ def _side_texts(row: Locator, side: str) -> tuple[str, str]:
 
 @contextmanager
 def _serving(source: Any) -> Iterator[str]:
-    server = ViewerServer(source)
-    server.start()
-    try:
+    with ViewerServer(source) as server:
         yield server.url
-    finally:
-        server.close()
 
 
 def test_every_pair_shows_both_outputs_side_by_side(browser: Browser, runs: tuple[Path, Path]) -> None:

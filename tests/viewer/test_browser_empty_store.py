@@ -13,13 +13,9 @@ if TYPE_CHECKING:
 
 
 def test_an_empty_store_says_how_to_start(page: Page) -> None:
-    server = ViewerServer(StoredRuns())
-    server.start()
-    try:
+    with ViewerServer(StoredRuns()) as server:
         page.goto(server.url)
         page.wait_for_selector("body[data-ready=true]")
         text = page.locator("body").inner_text()
-        assert "No runs yet: run `evalh run` first." in text
-        assert "null" not in text
-    finally:
-        server.close()
+    assert "No runs yet: run `evalh run` first." in text
+    assert "null" not in text

@@ -31,12 +31,8 @@ def served(runs: tuple[Path, Path]) -> Iterator[tuple[str, str]]:
         passing = next(row for row in rows if row["success"])
         store.rate(run_id, str(passing["id"]), passed=False, comment=COMMENT)
         test, prompt = passing["testIdx"], passing["promptIdx"]
-    server = ViewerServer(StoredRuns())
-    server.start()
-    try:
+    with ViewerServer(StoredRuns()) as server:
         yield f"{server.url}#/run/{run_id}?open={test + 1}:{prompt + 1}", run_id
-    finally:
-        server.close()
 
 
 def _why(page: Page) -> Locator:

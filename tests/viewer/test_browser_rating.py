@@ -50,12 +50,8 @@ def stored(runs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> Stored:
 
 @pytest.fixture
 def serve(stored: Stored) -> Iterator[ViewerServer]:
-    server = ViewerServer(StoredRuns())
-    server.start()
-    try:
+    with ViewerServer(StoredRuns()) as server:
         yield server
-    finally:
-        server.close()
 
 
 def _open_run(page: Page, server: ViewerServer, stored: Stored) -> None:

@@ -68,12 +68,8 @@ def recorded(config: Path) -> dict[int, str]:
 
 @pytest.fixture
 def serve(recorded: dict[int, str]) -> Iterator[ViewerServer]:
-    server = ViewerServer(StoredRuns())
-    server.start()
-    try:
+    with ViewerServer(StoredRuns()) as server:
         yield server
-    finally:
-        server.close()
 
 
 def _calibrate(config: Path, tmp_path: Path) -> dict[str, Any]:

@@ -56,12 +56,8 @@ def _rate(stored: Stored, place: tuple[int, int], *, passed: bool, comment: str 
 @contextmanager
 def _viewer(*, read_only: bool = False) -> Iterator[ViewerServer]:
     """`evalh view` of the run store, started and closed."""
-    server = ViewerServer(StoredRuns(), read_only=read_only)
-    server.start()
-    try:
+    with ViewerServer(StoredRuns(), read_only=read_only) as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture
