@@ -17,6 +17,7 @@ from evalh.providers.base import supports
 from evalh.providers.local import (
     BUNDLED_MODEL_SHA256,
     BUNDLED_TOKENIZER_SHA256,
+    TOKENS_PER_RUN,
     LocalEmbedder,
     bundled_model_path,
     bundled_tokenizer_path,
@@ -56,6 +57,27 @@ def test_batching_and_length_sorting_keep_input_order(local: LocalEmbedder) -> N
     for index, text in enumerate(texts):
         alone = asyncio.run(local.embed([text])).vectors[0]
         np.testing.assert_allclose(together[index], alone, atol=2e-5)
+
+
+def test_a_run_holds_at_most_its_token_budget(local: LocalEmbedder) -> None:
+    # long texts: 32 rows of them (the row cap) would be padded to thousands of tokens in one run
+    texts = [" ".join(["refund"] * (40 + i % 50)) + f" {i}" for i in range(64)] + ["hi"] * 40
+    encoded = local._encode(local.load(), texts)
+    plan = local._plan(encoded)
+    assert sorted(index for batch in plan for index in batch) == list(range(len(texts)))
+    widths = [max(len(encoded[i].ids) for i in batch) for batch in plan]
+    within = [len(b) == 1 or len(b) * width <= TOKENS_PER_RUN for b, width in zip(plan, widths, strict=True)]
+    assert all(within)
+    assert widths == sorted(widths)  # still length-sorted: little padding
+    assert max(len(batch) for batch in plan) == local.settings.inference_batch_size  # the 40 short ones
+
+
+def test_vectors_do_not_depend_on_how_texts_are_grouped(local: LocalEmbedder) -> None:
+    texts = [" ".join(["policy", "delivery", "chat"][j % 3] for j in range(1 + 7 * i)) for i in range(30)]
+    grouped = asyncio.run(local.embed(texts)).vectors
+    one_by_one = make_local(ProviderSpec(id="local", config={"inferenceBatchSize": 1, "threads": 1}))
+    alone = asyncio.run(one_by_one.embed(texts)).vectors
+    np.testing.assert_allclose(grouped, alone, rtol=0, atol=1e-6)
 
 
 def test_long_texts_are_truncated_not_rejected(local: LocalEmbedder) -> None:
