@@ -30,10 +30,9 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
-from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import NONBLANK_TEXT, assertion
+from evalh.assertions.registry import NONBLANK_TEXT, output_check
 from evalh.assertions.treebank import treebank_tokens
-from evalh.model import Measurement
+from evalh.model import AssertionSpec, Measurement
 
 __all__ = [
     "REFERENCES_VALUE",
@@ -241,14 +240,13 @@ _N_GRAMS: dict[str, Any] = {"type": "integer", "minimum": 1, "description": "The
 _MEASURE: dict[str, Any] = {"enum": list(_MEASURES), "description": "Which ROUGE figure to compare."}
 
 
-def _references(ctx: AssertionContext) -> list[str]:
-    return references_of(ctx.value) or []
+def _references(value: Any) -> list[str]:
+    return references_of(value) or []
 
 
-def _graded(ctx: AssertionContext, label: str, scorer: Scorer) -> Measurement:
-    """Score the output against every reference with ``scorer`` and keep the best."""
-    references = _references(ctx)
-    output = ctx.output_text
+def _graded(value: Any, output: str, label: str, scorer: Scorer) -> Measurement:
+    """Score the output (its text) against every reference in ``value`` with ``scorer``; keep the best."""
+    references = _references(value)
     per_reference = [scorer(output, reference) for reference in references]
     scores = [float(details["score"]) for details in per_reference]
     best = max(range(len(scores)), key=scores.__getitem__)
@@ -263,7 +261,7 @@ def _measured(scores: Mapping[str, float], measure: str) -> dict[str, float]:
     return {**scores, "score": scores[measure]}
 
 
-@assertion(
+@output_check(
     "rouge-n",
     family="lexical",
     description="ROUGE-N F-measure against the reference (promptfoo's tokens; config.n, default 1)",
@@ -275,17 +273,18 @@ def _measured(scores: Mapping[str, float], measure: str) -> dict[str, float]:
     value_schema=REFERENCES_VALUE,
     config_schema={"n": _N_GRAMS, "measure": _MEASURE},
 )
-def rouge_n(ctx: AssertionContext) -> Measurement:
+def rouge_n(spec: AssertionSpec, _output: Any, text: str) -> Measurement:
     # promptfoo 0.123 scores with js-rouge 3's n(): the F-measure (beta 1) of precision and recall
-    n, measure = int(ctx.config.get("n", 1)), str(ctx.config.get("measure", "f"))
+    n, measure = int(spec.config.get("n", 1)), str(spec.config.get("measure", "f"))
     return _graded(
-        ctx,
+        spec.value,
+        text,
         f"ROUGE-{n} {measure}",
         lambda out, ref: _measured(rouge_n_scores(out, ref, n, promptfoo_rouge_tokens), measure),
     )
 
 
-@assertion(
+@output_check(
     "rouge-l",
     family="lexical",
     description="ROUGE-L: longest-common-subsequence F-measure with the reference (config.measure to change)",
@@ -297,16 +296,17 @@ def rouge_n(ctx: AssertionContext) -> Measurement:
     value_schema=REFERENCES_VALUE,
     config_schema={"measure": _MEASURE},
 )
-def rouge_l(ctx: AssertionContext) -> Measurement:
-    measure = str(ctx.config.get("measure", "f"))
+def rouge_l(spec: AssertionSpec, _output: Any, text: str) -> Measurement:
+    measure = str(spec.config.get("measure", "f"))
     return _graded(
-        ctx,
+        spec.value,
+        text,
         f"ROUGE-L {measure}",
         lambda out, ref: _measured(rouge_l_scores(out, ref), measure),
     )
 
 
-@assertion(
+@output_check(
     "bleu",
     family="lexical",
     description="Sentence BLEU (n-grams up to config.n, default 4; NLTK smoothing method 1) vs references",
@@ -318,13 +318,13 @@ def rouge_l(ctx: AssertionContext) -> Measurement:
     value_schema=REFERENCES_VALUE,
     config_schema={"n": _N_GRAMS},
 )
-def bleu(ctx: AssertionContext) -> Measurement:
-    details = bleu_score(ctx.output_text, _references(ctx), int(ctx.config.get("n", 4)))
+def bleu(spec: AssertionSpec, _output: Any, text: str) -> Measurement:
+    details = bleu_score(text, _references(spec.value), int(spec.config.get("n", 4)))
     score = float(details.pop("score"))
     return min_score("BLEU", score, **details)
 
 
-@assertion(
+@output_check(
     "gleu",
     family="lexical",
     description="Sentence GLEU (min of 1..4-gram precision and recall); the best of several references",
@@ -336,12 +336,12 @@ def bleu(ctx: AssertionContext) -> Measurement:
     value_schema=REFERENCES_VALUE,
     config_schema={"n": _N_GRAMS},
 )
-def gleu(ctx: AssertionContext) -> Measurement:
-    max_n = int(ctx.config.get("n", 4))
-    return _graded(ctx, "GLEU", lambda out, ref: gleu_score(out, ref, 1, max_n))
+def gleu(spec: AssertionSpec, _output: Any, text: str) -> Measurement:
+    max_n = int(spec.config.get("n", 4))
+    return _graded(spec.value, text, "GLEU", lambda out, ref: gleu_score(out, ref, 1, max_n))
 
 
-@assertion(
+@output_check(
     "exact-match",
     family="lexical",
     description="SQuAD exact match: equal to a reference once case, punctuation and articles are normalised",
@@ -351,9 +351,9 @@ def gleu(ctx: AssertionContext) -> Measurement:
     bounds=(0.0, 1.0),
     value_schema=REFERENCES_VALUE,
 )
-def exact_match(ctx: AssertionContext) -> Measurement:
-    references = _references(ctx)
-    normalized = normalize_answer(ctx.output_text)
+def exact_match(spec: AssertionSpec, _output: Any, text: str) -> Measurement:
+    references = _references(spec.value)
+    normalized = normalize_answer(text)
     matched = [ref for ref in references if normalize_answer(ref) == normalized]
     details = {
         "normalized_output": normalized,
@@ -370,7 +370,7 @@ def exact_match(ctx: AssertionContext) -> Measurement:
     )
 
 
-@assertion(
+@output_check(
     "f1",
     family="lexical",
     description="SQuAD token F1 between the normalised output and the best reference",
@@ -381,11 +381,11 @@ def exact_match(ctx: AssertionContext) -> Measurement:
     bounds=(0.0, 1.0),
     value_schema=REFERENCES_VALUE,
 )
-def token_f1(ctx: AssertionContext) -> Measurement:
-    return _graded(ctx, "Token F1", lambda out, ref: _measured(squad_f1(out, ref), "f"))
+def token_f1(spec: AssertionSpec, _output: Any, text: str) -> Measurement:
+    return _graded(spec.value, text, "Token F1", lambda out, ref: _measured(squad_f1(out, ref), "f"))
 
 
-@assertion(
+@output_check(
     "jaccard",
     family="lexical",
     description="Jaccard similarity of the word sets (word n-gram sets with config.n)",
@@ -397,6 +397,6 @@ def token_f1(ctx: AssertionContext) -> Measurement:
     value_schema=REFERENCES_VALUE,
     config_schema={"n": _N_GRAMS},
 )
-def jaccard(ctx: AssertionContext) -> Measurement:
-    n = int(ctx.config.get("n", 1))
-    return _graded(ctx, "Jaccard", lambda out, ref: jaccard_score(out, ref, n))
+def jaccard(spec: AssertionSpec, _output: Any, text: str) -> Measurement:
+    n = int(spec.config.get("n", 1))
+    return _graded(spec.value, text, "Jaccard", lambda out, ref: jaccard_score(out, ref, n))

@@ -12,11 +12,11 @@ import importlib
 import math
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
 from evalh.assertions.base import AssertionContext, EmbedRequest
-from evalh.model import AssertionResult, Measurement
+from evalh.model import AssertionResult, AssertionSpec, Measurement
 
 __all__ = [
     "FAMILY_MODULES",
@@ -30,15 +30,20 @@ __all__ = [
     "CheckFn",
     "CodeLanguage",
     "Direction",
+    "OutputCheckFn",
     "all_assertions",
     "assertion",
     "base_type",
     "get_assertion",
     "no_value",
+    "output_check",
 ]
 
 Outcome = AssertionResult | Measurement
 AssertionFn = Callable[[AssertionContext], Outcome | Awaitable[Outcome]]
+# A handler that reads nothing but its assertion (value, config) and the row's output and its text
+# (``output_as_text``): grading calls it without a context aimed at the assertion (runner/grading.py).
+OutputCheckFn = Callable[[AssertionSpec, Any, str], Outcome]
 Direction = Literal["higher", "lower"]  # which way of the threshold passes
 PrefetchFn = Callable[[AssertionContext], Sequence[EmbedRequest]]
 CheckFn = Callable[[Any, Mapping[str, Any]], str | None]  # (value, config) -> problem or None
@@ -129,6 +134,8 @@ class AssertionDef:
     # Compares a test's outputs across its prompts and providers (select-best, max-score): the per-row
     # pass leaves it out, and the runner grades it once every row of the test is in (runner/comparing.py)
     compares_outputs: bool = False
+    # ``fn`` is this check given the context's spec, output and output text (see :func:`output_check`)
+    on_output: OutputCheckFn | None = None
 
     @property
     def threshold_applies(self) -> bool:
@@ -206,6 +213,25 @@ def assertion(
             compares_outputs=compares_outputs,
         )
         return fn
+
+    return register
+
+
+def output_check(name: str, **declaration: Any) -> Callable[[OutputCheckFn], OutputCheckFn]:
+    """Register the decorated ``(spec, output, text) -> Measurement | AssertionResult`` function as the
+    handler of ``name`` (``declaration``: :func:`assertion`'s keywords): ``fn`` reads the context's spec,
+    output and output text and calls it, and grading calls it directly, with the row's text computed
+    once (a deterministic check of 30,000 rows then builds no context per assertion)."""
+
+    def register(check: OutputCheckFn) -> OutputCheckFn:
+        def handler(ctx: AssertionContext) -> Outcome:
+            return check(ctx.spec, ctx.output, ctx.output_text)
+
+        handler.__name__ = handler.__qualname__ = check.__name__
+        handler.__doc__ = check.__doc__
+        assertion(name, **declaration)(handler)
+        _REGISTRY[name] = replace(_REGISTRY[name], on_output=check)
+        return check
 
     return register
 

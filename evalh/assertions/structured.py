@@ -17,10 +17,9 @@ import yaml
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.protocols import Validator
 
-from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import assertion
+from evalh.assertions.registry import output_check
 from evalh.assertions.strings import json_default, loads_strict, parse_json_output, preview
-from evalh.model import Measurement
+from evalh.model import AssertionSpec, Measurement
 
 __all__ = ["extract_json_objects", "json_schema_validator", "schema_problem", "schema_violation"]
 
@@ -116,16 +115,16 @@ _JSON_SCHEMA_VALUE: dict[str, Any] = {
 }
 
 
-@assertion(
+@output_check(
     "is-json",
     family="structured",
     description="The whole output is JSON; with a value, it also validates against that JSON Schema",
     value_schema=_JSON_SCHEMA_VALUE,
     check=_check_schema,
 )
-def is_json(ctx: AssertionContext) -> Measurement:
-    validator = _schema_validator(ctx.value)
-    parsed, document, problem = parse_json_output(ctx.output)
+def is_json(spec: AssertionSpec, output: Any, _text: str) -> Measurement:
+    validator = _schema_validator(spec.value)
+    parsed, document, problem = parse_json_output(output)
     if not parsed:
         return Measurement.pass_fail(False, f"Output is not valid JSON ({problem})")
     if validator is None:
@@ -244,18 +243,18 @@ def _json_candidates(output: Any) -> list[Any]:
     return extract_json_objects(output or "")
 
 
-@assertion(
+@output_check(
     "contains-json",
     family="structured",
     description="Output contains a JSON object; with a value, one of them validates against the JSON Schema",
     value_schema=_JSON_SCHEMA_VALUE,
     check=_check_schema,
 )
-def contains_json(ctx: AssertionContext) -> Measurement:
-    validator = _schema_validator(ctx.value)
-    objects = _json_candidates(ctx.output)
+def contains_json(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+    validator = _schema_validator(spec.value)
+    objects = _json_candidates(output)
     if not objects:
-        reason = f"Output contains no JSON object ({preview(ctx.output_text, 60)})"
+        reason = f"Output contains no JSON object ({preview(text, 60)})"
         return Measurement.pass_fail(False, reason, objects=0)
     count = f"{len(objects)} JSON object{'s' if len(objects) > 1 else ''}"
     if validator is None:

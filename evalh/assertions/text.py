@@ -16,8 +16,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, assertion
+from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, output_check
 from evalh.assertions.strings import (
     deep_equal,
     json_default,
@@ -28,7 +27,7 @@ from evalh.assertions.strings import (
     stringify_value,
 )
 from evalh.common.deadlines import REGEX_TIMEOUT_S, configured_timeout_s, timeout_problem
-from evalh.model import AssertionResult, Measurement
+from evalh.model import AssertionResult, AssertionSpec, Measurement
 from evalh.runtimes.patterns import PatternTimedOut, compile_pattern, search
 
 __all__ = [
@@ -92,65 +91,64 @@ def _check_items(value: Any, _config: Mapping[str, Any]) -> str | None:
 # ----------------------------------------------------------------------------------------- equals
 
 
-@assertion(
+@output_check(
     "equals",
     family="text",
     description="Output equals the value exactly (deep JSON equality when the value is an object or list)",
     requires_value=True,
     value_schema=_ANY_VALUE,
 )
-def equals(ctx: AssertionContext) -> Measurement:
-    value = ctx.value
+def equals(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+    value = spec.value
     if isinstance(value, Mapping | list | tuple):
         expected = json.dumps(value, ensure_ascii=False, default=json_default)
-        parsed, actual, _ = parse_json_output(ctx.output)
+        parsed, actual, _ = parse_json_output(output)
         if not parsed:
             return _passed(False, f"Output is not JSON, so it does not equal {preview(expected)}")
         hit = deep_equal(actual, value)
     else:
         expected = stringify_value(value)
-        hit = ctx.output_text == expected
+        hit = text == expected
     if hit:
         return _passed(True, f"Output equals {preview(expected)}")
-    return _passed(False, f"Output {preview(ctx.output_text)} does not equal {preview(expected)}")
+    return _passed(False, f"Output {preview(text)} does not equal {preview(expected)}")
 
 
 # --------------------------------------------------------------------------------- contains family
 
 
-def _contains(ctx: AssertionContext, fold: bool) -> Measurement:
-    needle = stringify_value(ctx.value)
-    text = ctx.output_text
+def _contains(value: Any, text: str, fold: bool) -> Measurement:
+    needle = stringify_value(value)
     hit = needle.lower() in text.lower() if fold else needle in text
     case = " (ignoring case)" if fold else ""
     verb = "contains" if hit else "does not contain"
     return _passed(hit, f"Output {verb} {preview(needle)}{case}")
 
 
-@assertion(
+@output_check(
     "contains",
     family="text",
     description="Output contains the value (case-sensitive substring)",
     requires_value=True,
     value_schema=_SCALAR_VALUE,
 )
-def contains(ctx: AssertionContext) -> Measurement:
-    return _contains(ctx, fold=False)
+def contains(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+    return _contains(spec.value, text, fold=False)
 
 
-@assertion(
+@output_check(
     "icontains",
     family="text",
     description="Output contains the value, ignoring case",
     requires_value=True,
     value_schema=_SCALAR_VALUE,
 )
-def icontains(ctx: AssertionContext) -> Measurement:
-    return _contains(ctx, fold=True)
+def icontains(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+    return _contains(spec.value, text, fold=True)
 
 
-def _items(ctx: AssertionContext) -> tuple[str, ...]:
-    return parse_item_list(ctx.value) or ()  # validate refused a value that lists no item
+def _items(value: Any) -> tuple[str, ...]:
+    return parse_item_list(value) or ()  # validate refused a value that lists no item
 
 
 def _found(items: Iterable[str], text: str, fold: bool) -> list[bool]:
@@ -160,9 +158,9 @@ def _found(items: Iterable[str], text: str, fold: bool) -> list[bool]:
     return [item in text for item in items]
 
 
-def _contains_any(ctx: AssertionContext, fold: bool) -> Measurement:
-    items = _items(ctx)
-    found = [item for item, hit in zip(items, _found(items, ctx.output_text, fold), strict=True) if hit]
+def _contains_any(value: Any, text: str, fold: bool) -> Measurement:
+    items = _items(value)
+    found = [item for item, hit in zip(items, _found(items, text, fold), strict=True) if hit]
     case = " (ignoring case)" if fold else ""
     if found:
         return _passed(
@@ -171,9 +169,9 @@ def _contains_any(ctx: AssertionContext, fold: bool) -> Measurement:
     return _passed(False, f"Output contains none of {list(items)}{case}", found=found)
 
 
-def _contains_all(ctx: AssertionContext, fold: bool) -> Measurement:
-    items = _items(ctx)
-    missing = [item for item, hit in zip(items, _found(items, ctx.output_text, fold), strict=True) if not hit]
+def _contains_all(value: Any, text: str, fold: bool) -> Measurement:
+    items = _items(value)
+    missing = [item for item, hit in zip(items, _found(items, text, fold), strict=True) if not hit]
     case = " (ignoring case)" if fold else ""
     if not missing:
         return _passed(True, f"Output contains all {len(items)} items{case}", missing=missing)
@@ -184,7 +182,7 @@ def _contains_all(ctx: AssertionContext, fold: bool) -> Measurement:
     )
 
 
-@assertion(
+@output_check(
     "contains-any",
     family="text",
     description="Output contains at least one of the items (list or comma-separated string)",
@@ -192,11 +190,11 @@ def _contains_all(ctx: AssertionContext, fold: bool) -> Measurement:
     value_schema=_ITEMS_VALUE,
     check=_check_items,
 )
-def contains_any(ctx: AssertionContext) -> Measurement:
-    return _contains_any(ctx, fold=False)
+def contains_any(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+    return _contains_any(spec.value, text, fold=False)
 
 
-@assertion(
+@output_check(
     "icontains-any",
     family="text",
     description="Output contains at least one of the items, ignoring case",
@@ -204,11 +202,11 @@ def contains_any(ctx: AssertionContext) -> Measurement:
     value_schema=_ITEMS_VALUE,
     check=_check_items,
 )
-def icontains_any(ctx: AssertionContext) -> Measurement:
-    return _contains_any(ctx, fold=True)
+def icontains_any(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+    return _contains_any(spec.value, text, fold=True)
 
 
-@assertion(
+@output_check(
     "contains-all",
     family="text",
     description="Output contains every item (list or comma-separated string)",
@@ -216,11 +214,11 @@ def icontains_any(ctx: AssertionContext) -> Measurement:
     value_schema=_ITEMS_VALUE,
     check=_check_items,
 )
-def contains_all(ctx: AssertionContext) -> Measurement:
-    return _contains_all(ctx, fold=False)
+def contains_all(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+    return _contains_all(spec.value, text, fold=False)
 
 
-@assertion(
+@output_check(
     "icontains-all",
     family="text",
     description="Output contains every item, ignoring case",
@@ -228,20 +226,20 @@ def contains_all(ctx: AssertionContext) -> Measurement:
     value_schema=_ITEMS_VALUE,
     check=_check_items,
 )
-def icontains_all(ctx: AssertionContext) -> Measurement:
-    return _contains_all(ctx, fold=True)
+def icontains_all(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+    return _contains_all(spec.value, text, fold=True)
 
 
-@assertion(
+@output_check(
     "starts-with",
     family="text",
     description="Output starts with the value",
     requires_value=True,
     value_schema=_SCALAR_VALUE,
 )
-def starts_with(ctx: AssertionContext) -> Measurement:
-    prefix = stringify_value(ctx.value)
-    hit = ctx.output_text.startswith(prefix)
+def starts_with(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+    prefix = stringify_value(spec.value)
+    hit = text.startswith(prefix)
     return _passed(hit, f"Output {'starts' if hit else 'does not start'} with {preview(prefix)}")
 
 
@@ -253,7 +251,7 @@ def _check_regex(value: Any, config: Mapping[str, Any]) -> str | None:
     return compiled if isinstance(compiled, str) else timeout_problem(config)
 
 
-@assertion(
+@output_check(
     "regex",
     family="text",
     description="Output matches the Python regular expression somewhere (re.search)",
@@ -262,24 +260,24 @@ def _check_regex(value: Any, config: Mapping[str, Any]) -> str | None:
     config_schema=TIMEOUT_CONFIG,
     check=_check_regex,
 )
-def regex(ctx: AssertionContext) -> AssertionResult | Measurement:
-    compiled = compile_pattern(ctx.value)
+def regex(spec: AssertionSpec, output: Any, text: str) -> AssertionResult | Measurement:
+    compiled = compile_pattern(spec.value)
     assert not isinstance(compiled, str), "validate compiled this pattern"
     try:
-        match = search(compiled, ctx.output_text, configured_timeout_s(ctx.config, REGEX_TIMEOUT_S))
+        match = search(compiled, text, configured_timeout_s(spec.config, REGEX_TIMEOUT_S))
     except PatternTimedOut as error:
         return AssertionResult.failure(str(error))
     if match is None:
-        return _passed(False, f"Output does not match /{ctx.value}/")
+        return _passed(False, f"Output does not match /{spec.value}/")
     return _passed(
-        True, f"Output matches /{ctx.value}/ at {preview(match.group(0), 40)}", span=list(match.span())
+        True, f"Output matches /{spec.value}/ at {preview(match.group(0), 40)}", span=list(match.span())
     )
 
 
 # ------------------------------------------------------------------------------------ levenshtein
 
 
-@assertion(
+@output_check(
     "levenshtein",
     family="text",
     description="Edit distance between output and value is at most the threshold",
@@ -291,8 +289,8 @@ def regex(ctx: AssertionContext) -> AssertionResult | Measurement:
     binary_score=True,
     value_schema=_REFERENCE_VALUE,
 )
-def levenshtein(ctx: AssertionContext) -> Measurement:
-    distance = levenshtein_distance(ctx.output_text, stringify_value(ctx.value))
+def levenshtein(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+    distance = levenshtein_distance(text, stringify_value(spec.value))
     return Measurement(
         value=float(distance), subject=f"Levenshtein distance {distance}", details={"distance": distance}
     )
@@ -316,7 +314,7 @@ def _check_word_count(value: Any, _config: Mapping[str, Any]) -> str | None:
     return None
 
 
-@assertion(
+@output_check(
     "word-count",
     family="text",
     description="Output has exactly N words, or between min and max words (whitespace-separated)",
@@ -324,9 +322,9 @@ def _check_word_count(value: Any, _config: Mapping[str, Any]) -> str | None:
     value_schema=_WORD_COUNT_VALUE,
     check=_check_word_count,
 )
-def word_count(ctx: AssertionContext) -> Measurement:
-    low, high = _word_bounds(ctx.value)
-    count = len(ctx.output_text.split())
+def word_count(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+    low, high = _word_bounds(spec.value)
+    count = len(text.split())
     if low is not None and low == high:
         hit = count == low
         return _passed(hit, f"Word count {count} {'equals' if hit else 'is not'} {low}", count=count)

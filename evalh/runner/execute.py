@@ -44,7 +44,7 @@ from evalh.providers.base import CallContext
 from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.cache import Cache, cache_mode
 from evalh.runner.comparing import compare_rows, compares_outputs, per_row_asserts
-from evalh.runner.grading import collect_prefetch, grade_assertion
+from evalh.runner.grading import collect_prefetch, grade_row
 from evalh.runner.plan import Job, plan_jobs, render_job_prompt
 from evalh.runner.scoring import TestVerdict, reasons_shared, score_test
 from evalh.runner.scoring_function import scored_by_function
@@ -339,7 +339,7 @@ class _Execution:
         if response.error is None:
             try:
                 specs = per_row_asserts(item.job.test)
-                graded = tuple([await grade_assertion(spec, item.context) for spec in specs])
+                graded = await grade_row(specs, item.context)
             except _STOPS_THE_RUN:
                 raise
             except BaseException as error:  # SystemExit & co. from an assertion's code

@@ -1,22 +1,25 @@
 """Running one assertion: look up its handler, give it a context, and finalize its result.
 
 Shared by top-level assertions and the children of an ``assert-set`` (through ``services.grade``), so
-both follow exactly the same rules.
+both follow exactly the same rules. A type registered with ``output_check`` (the deterministic text and
+JSON checks) reads only its assertion and the row's output: it is called without a context aimed at the
+assertion, with the row's output text computed once (:func:`grade_row`), and settled by the same rules.
 """
 
 from __future__ import annotations
 
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
-from evalh.assertions.base import AssertionContext, EmbedRequest
-from evalh.assertions.registry import AssertionDef, get_assertion
+from evalh.assertions.base import AssertionContext, EmbedRequest, output_as_text
+from evalh.assertions.registry import AssertionDef, OutputCheckFn, get_assertion
 from evalh.errors import EvalhError
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement
 from evalh.runner.scoring import decide, finalize, settle
 from evalh.runner.transforming import transform_for_assertion, transforms_assertion
 
-__all__ = ["collect_prefetch", "effective_threshold", "grade_assertion", "positive_verdict"]
+__all__ = ["collect_prefetch", "effective_threshold", "grade_assertion", "grade_row", "positive_verdict"]
 
 
 def effective_threshold(spec: AssertionSpec, definition: AssertionDef) -> float | None:
@@ -27,11 +30,29 @@ def _context_for(spec: AssertionSpec, definition: AssertionDef, ctx: AssertionCo
     return ctx.for_assertion(spec, effective_threshold(spec, definition))
 
 
+async def grade_row(specs: Sequence[AssertionSpec], ctx: AssertionContext) -> tuple[GradedAssertion, ...]:
+    """Each of a row's assertions graded against ``ctx`` (the row's context) in order, as
+    :func:`grade_assertion` grades it; the output's text is computed once for the output checks."""
+    graded: list[GradedAssertion] = []
+    text: str | None = None
+    for spec in specs:
+        definition = get_assertion(spec.base_type)
+        if definition is not None and definition.on_output is not None and not transforms_assertion(spec):
+            if text is None:
+                text = _text_of(ctx.output)
+            graded.append(_check_output(spec, definition, definition.on_output, ctx.output, text))
+        else:
+            graded.append(await grade_assertion(spec, ctx))
+    return tuple(graded)
+
+
 async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedAssertion:
     """Run ``spec`` against ``ctx``'s output; a crash in the handler becomes an ERROR result."""
     definition = get_assertion(spec.base_type)
     if definition is None:
         return finalize(spec, AssertionResult.failure(f"unknown assertion type {spec.type!r}"))
+    if definition.on_output is not None and not transforms_assertion(spec):
+        return _check_output(spec, definition, definition.on_output, ctx.output, None)
     try:
         aimed = _context_for(spec, definition, ctx)
         transformed = await transform_for_assertion(aimed) if transforms_assertion(spec) else aimed
@@ -46,11 +67,46 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
     except EvalhError as error:
         result = AssertionResult.failure(error.render())
     except Exception as error:  # a bug in a handler must not stop the run; --verbose shows the trace
-        result = AssertionResult.failure(
-            f"{spec.type} crashed: {type(error).__name__}: {error}",
-            traceback=traceback.format_exc(),
-        )
+        result = _crashed(spec, error)
     return finalize(spec, result)
+
+
+def _check_output(
+    spec: AssertionSpec, definition: AssertionDef, check: OutputCheckFn, output: Any, text: str | None
+) -> GradedAssertion:
+    """:func:`grade_assertion` of an output check: the same refusals, errors and scoring, without a
+    context (``check`` is ``definition.on_output``; ``text`` the output's, None: not computed yet)."""
+    threshold = effective_threshold(spec, definition)
+    try:
+        refused = _refusal(definition, threshold)
+        measured = (
+            refused
+            if refused is not None
+            else check(spec, output, output_as_text(output) if text is None else text)
+        )
+        if not isinstance(measured, AssertionResult):
+            return settle(spec, measured, threshold, definition.direction, _binary(definition, spec))
+        result = measured
+    except EvalhError as error:
+        result = AssertionResult.failure(error.render())
+    except Exception as error:  # a bug in a handler must not stop the run; --verbose shows the trace
+        result = _crashed(spec, error)
+    return finalize(spec, result)
+
+
+def _text_of(output: Any) -> str | None:
+    """The output's text, or None when it has none (an output JSON cannot encode): each check then
+    computes it again inside its own error handling and reports the crash, as a context's would."""
+    try:
+        return output_as_text(output)
+    except Exception:
+        return None
+
+
+def _crashed(spec: AssertionSpec, error: Exception) -> AssertionResult:
+    return AssertionResult.failure(
+        f"{spec.type} crashed: {type(error).__name__}: {error}", traceback=traceback.format_exc()
+    )
 
 
 async def positive_verdict(definition: AssertionDef, ctx: AssertionContext) -> AssertionResult:
@@ -67,20 +123,25 @@ def _binary(definition: AssertionDef, spec: AssertionSpec) -> bool:
 
 async def _measure(definition: AssertionDef, ctx: AssertionContext) -> AssertionResult | Measurement:
     """The handler's measurement on ``ctx``, or the ERROR of a threshold it cannot take."""
-    if definition.requires_threshold and ctx.threshold is None:  # validate reports it first
-        return AssertionResult.failure(
-            f"{definition.name} needs a threshold: the {definition.threshold_meaning} that passes"
-        )
-    problem = (
-        None
-        if definition.direction is None or ctx.threshold is None
-        else definition.threshold_problem(ctx.threshold)
-    )
-    if problem:  # validate reports it first; a suite built in code reaches here
-        return AssertionResult.failure(f"{definition.name}: {problem}")
+    refused = _refusal(definition, ctx.threshold)
+    if refused is not None:
+        return refused
     outcome = definition.fn(ctx)
     # an isinstance of the two outcome classes is cheaper than inspect.isawaitable, on every assertion
     return outcome if isinstance(outcome, AssertionResult | Measurement) else await outcome
+
+
+def _refusal(definition: AssertionDef, threshold: float | None) -> AssertionResult | None:
+    """The ERROR of a threshold the type cannot take, or None (validate reports both first; a suite
+    built in code reaches here)."""
+    if definition.requires_threshold and threshold is None:
+        return AssertionResult.failure(
+            f"{definition.name} needs a threshold: the {definition.threshold_meaning} that passes"
+        )
+    if definition.direction is None or threshold is None:
+        return None
+    problem = definition.threshold_problem(threshold)
+    return AssertionResult.failure(f"{definition.name}: {problem}") if problem else None
 
 
 def collect_prefetch(specs: Sequence[AssertionSpec], ctx: AssertionContext) -> list[EmbedRequest]:

@@ -1,0 +1,133 @@
+"""Output checks (``registry.output_check``: the text, JSON and lexical types) are graded without a
+context aimed at each assertion (``grading.grade_row`` / ``grade_assertion``); every verdict, score,
+reason and detail must be the one the context path gives: the handler called through its context,
+then ``decide`` and ``finalize`` (runner/scoring.py's rules: threshold, binary, not-, weight 0)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import pytest
+
+from evalh.assertions.base import AssertionContext
+from evalh.assertions.registry import all_assertions
+from evalh.model import AssertionSpec, GradedAssertion, TestCase
+from evalh.runner.grading import effective_threshold, grade_assertion, grade_row, positive_verdict
+from evalh.runner.scoring import finalize
+from tests.assertions.helpers import StandInServices, definition_of
+
+OUTPUTS: tuple[Any, ...] = (
+    "The robot delivered a stack of letters.",
+    "",
+    '{"id": 7, "label": "positive"}',
+    {"id": 7, "label": "positive"},
+    ["a", 1],
+    None,
+)
+
+# (type, value, config, threshold): a valid value for each output check, some with a threshold
+CASES: tuple[tuple[str, Any, dict[str, Any], float | None], ...] = (
+    ("equals", "The robot delivered a stack of letters.", {}, None),
+    ("equals", {"id": 7, "label": "positive"}, {}, None),
+    ("equals", 42, {}, None),
+    ("contains", "robot", {}, None),
+    ("icontains", "ROBOT", {}, None),
+    ("contains-any", ["robot", "cat"], {}, None),
+    ("icontains-any", "CAT, Robot", {}, None),
+    ("contains-all", ["robot", "cat"], {}, None),
+    ("icontains-all", ["ROBOT", "letters"], {}, None),
+    ("starts-with", "The", {}, None),
+    ("regex", r"^[A-Z{][^\n]*[.}]$", {}, None),
+    ("regex", r"(?i)LETTERS", {"timeoutMs": 500}, None),
+    ("levenshtein", "The robot delivered a stack of letter", {}, None),
+    ("levenshtein", "The robot delivered a stack of letters.", {}, 0),
+    ("levenshtein", "something else entirely", {"binary": True}, 3),
+    ("word-count", {"min": 2, "max": 9}, {}, None),
+    ("word-count", 7, {}, None),
+    ("is-json", None, {}, None),
+    ("is-json", {"type": "object", "required": ["id"]}, {}, None),
+    ("contains-json", {"type": "object", "required": ["label"]}, {}, None),
+    ("rouge-n", "The robot delivered letters.", {"n": 1}, None),
+    ("rouge-l", ["The robot delivered letters.", "a cat"], {}, 0.2),
+    ("bleu", "The robot delivered a stack of letters.", {}, None),
+    ("gleu", "The robot delivered a stack of letters.", {}, 0.9),
+    ("exact-match", "the robot delivered a stack of letters", {}, None),
+    ("f1", ["robot letters", "cat"], {}, None),
+    ("jaccard", "robot letters stack", {"n": 1}, 0.1),
+)
+
+
+def _spec(
+    type_: str, value: Any, config: dict[str, Any], threshold: float | None, **rest: Any
+) -> AssertionSpec:
+    return AssertionSpec(type=type_, value=value, config=config, threshold=threshold, **rest)
+
+
+def _row_context(output: Any, specs: tuple[AssertionSpec, ...]) -> AssertionContext:
+    test = TestCase(index=0, vars={}, asserts=specs, output=output, has_output=True, path="tests[0]")
+    return AssertionContext(spec=AssertionSpec(type=""), output=output, test=test, services=StandInServices())
+
+
+def _through_context(spec: AssertionSpec, row: AssertionContext) -> GradedAssertion:
+    """The context path: the registered handler given a context aimed at ``spec``, decided, finalized."""
+    definition = definition_of(spec.type)
+    aimed = row.for_assertion(spec, effective_threshold(spec, definition))
+    return finalize(spec, asyncio.run(positive_verdict(definition, aimed)))
+
+
+def test_every_text_json_and_lexical_check_is_an_output_check() -> None:
+    cased = {type_ for type_, *_ in CASES}
+    output_checks = {name for name, definition in all_assertions().items() if definition.on_output}
+    assert cased == output_checks
+
+
+@pytest.mark.parametrize(("type_", "value", "config", "threshold"), CASES)
+def test_an_output_check_grades_as_through_its_context(
+    type_: str, value: Any, config: dict[str, Any], threshold: float | None
+) -> None:
+    forms = [
+        _spec(type_, value, config, threshold, negate=negate, weight=weight, metric=metric)
+        for negate, weight, metric in itertools.product((False, True), (1.0, 0.0, 2.5), (None, "m"))
+    ]
+    for output in OUTPUTS:
+        row = _row_context(output, tuple(forms))
+        graded = asyncio.run(grade_row(row.test.asserts, row))
+        expected = tuple(_through_context(spec, row) for spec in forms)
+        assert graded == expected, (type_, output)
+        assert all(g.reason for g in graded)
+        singly = tuple(asyncio.run(grade_assertion(spec, row)) for spec in forms)
+        assert singly == expected, (type_, output)
+
+
+def test_a_row_mixes_output_checks_with_context_assertions_in_order() -> None:
+    specs = (
+        _spec("contains", "robot", {}, None),
+        _spec("javascript", "output.length > 3", {}, None),
+        _spec("not-levenshtein", "The robot", {}, 2),
+        _spec("contains", "robot", {}, None, raw={"type": "contains", "transform": "output.toUpperCase()"}),
+    )
+    row = _row_context("The robot delivered a stack of letters.", specs)
+    graded = asyncio.run(grade_row(specs, row))
+    assert [g.spec for g in graded] == list(specs)
+    assert [g.passed for g in graded] == [True, True, True, False]  # the transform upper-cased the output
+    assert graded[2].reason == "Levenshtein distance 30 is greater than threshold 2"
+    assert graded[2].value == 30.0
+
+
+def test_an_output_without_text_is_an_error_of_each_check_not_of_the_run() -> None:
+    specs = (_spec("contains", "x", {}, None), _spec("not-equals", "x", {}, None))
+    row = _row_context({"values": {1, 2}}, specs)  # a set: JSON has no text for it
+    graded = asyncio.run(grade_row(specs, row))
+    assert [(g.error, g.passed) for g in graded] == [(True, False), (True, False)]
+    assert graded[0].reason.startswith("contains crashed: TypeError: Object of type set")
+    assert graded[1].reason.startswith("not-equals crashed: TypeError: Object of type set")
+
+
+def test_an_impossible_threshold_built_in_code_is_an_error_before_the_check_runs() -> None:
+    spec = _spec("levenshtein", "abc", {}, -1.0)
+    row = _row_context("abc", (spec,))
+    (graded,) = asyncio.run(grade_row((spec,), row))
+    assert graded.error and not graded.passed
+    assert graded.reason == "levenshtein: threshold must be >= 0 (got -1): a max distance is never below 0"
