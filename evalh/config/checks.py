@@ -74,7 +74,8 @@ def _shape_validator(name: str) -> ShapeCachedValidator:
 def _checked_as_written(spec: AssertionSpec) -> bool:
     """The value is as written in the config, so the schema's per-type rule (generated from the same
     declaration) has checked its shape already; a rendered template or a loaded file:// is new."""
-    written = spec.raw.get("value") if isinstance(spec.raw, Mapping) else None
+    raw = spec.raw
+    written = raw.get("value") if type(raw) is dict or isinstance(raw, Mapping) else None
     return written is not None and type(written) is type(spec.value) and written == spec.value
 
 
@@ -159,6 +160,13 @@ class AssertionChecker:
         return self.where_of.get(id(spec), spec.path)
 
     def _check(self, spec: AssertionSpec, test: TestCase, depth: int = 1) -> None:
+        definition = self.registry.get(spec.base_type)
+        as_written = (
+            definition is not None and definition.value_schema is not None and _checked_as_written(spec)
+        )
+        key = _clean_key(spec, definition, as_written) if definition is not None else None
+        if key is not None and key in self.clean:
+            return  # the same assertion was checked clean: its checks read nothing else
         where = self._where(spec)
         if spec.children and depth > MAX_SET_DEPTH:
             self.ctx.problems.add(
@@ -168,14 +176,9 @@ class AssertionChecker:
                 "enclosing set, so each level doubles its size)",
             )
             return
-        definition = self.registry.get(spec.base_type)
         if definition is None:
             self._unknown_type(spec, where)
             return
-        as_written = definition.value_schema is not None and _checked_as_written(spec)
-        key = _clean_key(spec, definition, as_written)
-        if key is not None and key in self.clean:
-            return  # the same assertion was checked clean: its checks read nothing else
         if definition.compares_outputs:
             self._check_comparison(spec, test, depth, where)
         clean = self._check_value(spec, definition, where, as_written)
