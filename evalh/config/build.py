@@ -499,7 +499,8 @@ def _plain_assertion(
     asking for the keys it has not (a tenth of building 30,000 assertions), giving only the fields
     that may differ from their defaults (each keyword given costs the frozen spec's __init__)."""
     value = item.get("value")
-    if not _plain_text(value):
+    plain = type(value) is str and "{" not in value and not value.startswith(FILE_PREFIX)  # _plain_text's
+    if not plain and not _plain_text(value):  # first case, without a call for most values
         value = _render_value(kind, value, scope, ctx, where, ".value" if "value" in item else "")
     threshold = item.get("threshold")
     return AssertionSpec(
