@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -74,7 +74,8 @@ def _shape_validator(name: str) -> ShapeCachedValidator:
 def _checked_as_written(spec: AssertionSpec) -> bool:
     """The value is as written in the config, so the schema's per-type rule (generated from the same
     declaration) has checked its shape already; a rendered template or a loaded file:// is new."""
-    written = spec.raw.get("value") if isinstance(spec.raw, Mapping) else None
+    raw = spec.raw
+    written = raw.get("value") if type(raw) is dict or isinstance(raw, Mapping) else None
     return written is not None and type(written) is type(spec.value) and written == spec.value
 
 
@@ -107,6 +108,9 @@ class AssertionChecker:
     refused_graders: set[str] = field(default_factory=set)
     # promptfoo's default grader, taken when a judge has none (set once the first judge needs it)
     default_grader: DefaultGrader | None = None
+    # The assertions found clean, by what their check reads (see _clean_key): 5,000 tests repeat a few
+    # dozen, each checked once instead of once per test. Only clean ones: a problem is said at each place.
+    clean: set[Hashable] = field(default_factory=set)
 
     def check_tests(self, tests: Iterable[TestCase]) -> None:
         for test in tests:
@@ -156,6 +160,13 @@ class AssertionChecker:
         return self.where_of.get(id(spec), spec.path)
 
     def _check(self, spec: AssertionSpec, test: TestCase, depth: int = 1) -> None:
+        definition = self.registry.get(spec.base_type)
+        as_written = (
+            definition is not None and definition.value_schema is not None and _checked_as_written(spec)
+        )
+        key = _clean_key(spec, definition, as_written) if definition is not None else None
+        if key is not None and key in self.clean:
+            return  # the same assertion was checked clean: its checks read nothing else
         where = self._where(spec)
         if spec.children and depth > MAX_SET_DEPTH:
             self.ctx.problems.add(
@@ -165,18 +176,19 @@ class AssertionChecker:
                 "enclosing set, so each level doubles its size)",
             )
             return
-        definition = self.registry.get(spec.base_type)
         if definition is None:
             self._unknown_type(spec, where)
             return
         if definition.compares_outputs:
             self._check_comparison(spec, test, depth, where)
-        self._check_value(spec, definition, where)
-        self._check_threshold(spec, definition, where)
+        clean = self._check_value(spec, definition, where, as_written)
+        clean = self._check_threshold(spec, definition, where) and clean
         for need in definition.needs:
             self._check_need(spec, test, need, where)
         for child in spec.children:
             self._check(child, test, depth + 1)
+        if key is not None and clean:
+            self.clean.add(key)
 
     def _check_comparison(self, spec: AssertionSpec, test: TestCase, depth: int, where: Where) -> None:
         """select-best and max-score grade the test's outputs against each other, after its other
@@ -206,18 +218,23 @@ class AssertionChecker:
         definition = self.registry.get(spec.base_type)
         return definition is not None and definition.compares_outputs
 
-    def _check_value(self, spec: AssertionSpec, definition: AssertionDef, where: Where) -> None:
+    def _check_value(
+        self, spec: AssertionSpec, definition: AssertionDef, where: Where, as_written: bool
+    ) -> bool:
+        """Says each problem of the value (True when there was none). ``as_written``: the schema checked
+        its shape."""
         if spec.value is None and definition.requires_value:
             self.ctx.problems.add(f"{spec.type} needs a value", where=where, hint="Add value: ... to it")
-            return
-        checked = definition.value_schema is not None and _checked_as_written(spec)
-        for problem in value_problems(definition, spec.value, spec.config, shape_checked=checked):
+            return False
+        problems = value_problems(definition, spec.value, spec.config, shape_checked=as_written)
+        for problem in problems:
             place = f"{where}.{format_path(problem.path)}"
             error = ConfigError(f"{spec.type}: {problem.message}", where=place, hint=problem.hint)
             if problem.ignorable and not is_strict():
                 warn(error, where=place, subject=problem.message)
             else:
                 self.ctx.problems.add_exception(error)
+        return not problems
 
     def _unknown_type(self, spec: AssertionSpec, where: Where) -> None:
         match = close_matches(spec.base_type, list(self.registry))
@@ -225,7 +242,8 @@ class AssertionChecker:
         message, hint = unknown_type(spec.type, prefix + match if match else None)
         self.ctx.problems.add(message, where=where, hint=hint)
 
-    def _check_threshold(self, spec: AssertionSpec, definition: AssertionDef, where: Where) -> None:
+    def _check_threshold(self, spec: AssertionSpec, definition: AssertionDef, where: Where) -> bool:
+        """Says what is wrong with the threshold, or that it is ignored (True when nothing was said)."""
         if spec.threshold is None:
             if definition.requires_threshold:
                 self.ctx.problems.add(
@@ -233,17 +251,17 @@ class AssertionChecker:
                     where=f"{where}.threshold",
                     hint=f"Set threshold: the {definition.threshold_meaning} that passes",
                 )
-            return
+            return not definition.requires_threshold
         if not math.isfinite(spec.threshold):
             self.ctx.problems.add(
                 f"threshold must be a finite number (got {spec.threshold})",
                 where=f"{where}.threshold",
                 hint="A NaN or infinite threshold would make the assertion always fail or always pass",
             )
-            return
+            return False
         if not definition.threshold_applies:
             self._ignored_threshold(spec, where)
-            return
+            return False
         problem = definition.threshold_problem(spec.threshold)
         if problem:
             self.ctx.problems.add(
@@ -251,6 +269,7 @@ class AssertionChecker:
                 where=f"{where}.threshold",
                 hint=f"{spec.type}'s threshold is a {definition.threshold_meaning}",
             )
+        return not problem
 
     def _ignored_threshold(self, spec: AssertionSpec, where: Where) -> None:
         """A pass/fail type has no threshold: promptfoo ignores one silently; evalh says so (a warning,
@@ -329,6 +348,23 @@ class AssertionChecker:
             where=self.ctx.display,
             subject="default grader",
         )
+
+
+_SCALAR_VALUES = frozenset({str, int, float, bool, type(None)})
+
+
+def _clean_key(spec: AssertionSpec, definition: AssertionDef, as_written: bool) -> Hashable | None:
+    """What the checks of an assertion read, when that is all they read: its type, its value (a scalar:
+    the type too, as 1, 1.0 and true are equal), its threshold and whether the schema checked the value.
+    None for an assertion whose checks read its test or providers (needs, comparisons, children) or a
+    config."""
+    value = spec.value
+    kind = type(value)
+    if spec.children or spec.config or definition.needs or definition.compares_outputs:
+        return None
+    if kind not in _SCALAR_VALUES:
+        return None
+    return (spec.type, kind, value, spec.threshold, as_written)
 
 
 @functools.lru_cache(maxsize=256)

@@ -18,14 +18,15 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any, TextIO
-
-from rich import box
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, TextIO
 
 from evalh.common.environment import getenv
 from evalh.reports.textutil import collapse_whitespace, escape_controls, output_text, truncate
+
+if TYPE_CHECKING:  # rich is imported when a table is drawn: a plain line (echo) needs none of it
+    from rich import box
+    from rich.console import Console
+    from rich.text import Text
 
 __all__ = [
     "UNWRAPPED_WIDTH",
@@ -66,6 +67,8 @@ def colour_options(file: TextIO) -> dict[str, Any]:
 
 def make_console(file: TextIO | None = None, *, stderr: bool = False) -> Console:
     """The one place evalh makes a rich console (tables, listings, progress)."""
+    from rich.console import Console
+
     target = file or (sys.stderr if stderr else sys.stdout)
     console = Console(file=target, highlight=False, emoji=False, soft_wrap=False, **colour_options(target))
     if not console.is_terminal and getenv("COLUMNS") is None:
@@ -74,11 +77,15 @@ def make_console(file: TextIO | None = None, *, stderr: bool = False) -> Console
 
 
 def table_box(console: Console) -> box.Box:
+    from rich import box
+
     return box.ROUNDED if console.is_terminal else box.ASCII
 
 
 def safe_text(value: Any, limit: int, style: str = "") -> Text:
     """``value`` on one line, controls escaped, cut to ``limit`` characters (0: never cut)."""
+    from rich.text import Text
+
     text = escape_controls(collapse_whitespace(output_text(value)), one_line=True)
     return Text(truncate(text, limit), style=style)
 

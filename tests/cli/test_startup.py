@@ -31,9 +31,11 @@ DETERMINISTIC = """
 """
 
 
-def _modules_after(argv: list[str], cwd: Path) -> list[str]:
+_HEAVY = ("pydantic", "numpy", "onnxruntime", "tokenizers", "httpx")
+
+
+def _modules_after(argv: list[str], cwd: Path, heavy: tuple[str, ...] = _HEAVY) -> list[str]:
     """The modules of ``heavy`` a real ``evalh`` process has loaded when the command ends."""
-    heavy = ["pydantic", "numpy", "onnxruntime", "tokenizers", "httpx"]
     code = (
         "import sys\nfrom evalh.cli.app import main\n"
         f"sys.argv = ['evalh', *{argv!r}]\n"
@@ -53,6 +55,20 @@ def test_deterministic_run_and_validate_load_no_pydantic_numpy_or_model(tmp_path
     assert _modules_after(run, tmp_path) == []
     assert (tmp_path / "out.json").is_file()
     assert _modules_after(["validate", str(config), "--var", "x=1"], tmp_path) == []
+
+
+def test_validate_draws_no_table_so_loads_neither_rich_nor_the_report_writers(tmp_path: Path) -> None:
+    config = tmp_path / "evalh.yaml"
+    config.write_text(textwrap.dedent(DETERMINISTIC), encoding="utf-8")
+    heavy = ("rich", "evalh.reports.writers")
+    assert _modules_after(["validate", str(config)], tmp_path, heavy) == []
+    # a config that names a report still has its path checked, as run checks it
+    config.write_text(textwrap.dedent(DETERMINISTIC) + "outputPath: out.unknown\n", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "evalh", "validate", str(config)], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert result.returncode == 2, result.stderr
+    assert "out.unknown" in result.stderr
 
 
 def _params(command: str) -> dict[str, Any]:

@@ -144,3 +144,35 @@ def test_value_checks_and_required_values_reach_children() -> None:
         "tests[0].assert[0].assert[0]: needs-value needs a value. Add value: ... to it",
         "tests[0].assert[0].assert[1].value: needs-value: bad value",
     ]
+
+
+def test_a_repeated_assertion_is_checked_once_and_each_bad_one_is_said_where_it_is() -> None:
+    checked: list[object] = []
+
+    def check(value: object, config: object) -> str | None:
+        checked.append(value)
+        return "bad value" if value == "bad" else None
+
+    registry = {
+        "checked": _definition(
+            "checked", check=check, threshold_meaning="min score", direction="higher", bounds=(0.0, 1.0)
+        )
+    }
+
+    def test(index: int, value: object, threshold: float | None = None) -> TestCase:
+        spec = AssertionSpec(
+            type="checked", value=value, threshold=threshold, path=f"tests[{index}].assert[0]"
+        )
+        return TestCase(index, asserts=(spec,))
+
+    tests = [test(0, "fine"), test(1, "fine"), test(2, "bad"), test(3, "bad"), test(4, "fine", 2.0)]
+    tests += [test(5, 1), test(6, True), test(7, 1.0), test(8, "fine", 2.0)]
+    messages = _messages(_checker(registry), *tests)
+    # "fine" once for tests 0 and 1; 1, True and 1.0 are told apart (equal in Python, not in YAML)
+    assert checked == ["fine", "bad", "bad", "fine", 1, True, 1.0, "fine"]
+    assert [message.split(":")[0] for message in messages] == [
+        "tests[2].assert[0].value",
+        "tests[3].assert[0].value",
+        "tests[4].assert[0].threshold",
+        "tests[8].assert[0].threshold",
+    ]
