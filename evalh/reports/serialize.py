@@ -69,8 +69,10 @@ def _encode(value: Any, indent: int | None) -> str:
 
 
 # datetimes and dataclasses through json_default, as json.dumps takes them (orjson's own forms differ);
-# keys that are not strings written as json.dumps writes them (1, 1.5, true, null)
-_ORJSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+# keys that are not strings written as json.dumps writes them (1, 1.5, true, null), only when a value has
+# one: the option costs a third of orjson's time on every dict
+_ORJSON = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+_ORJSON_ANY_KEYS = _ORJSON | orjson.OPT_NON_STR_KEYS
 
 
 def compact(value: Any) -> str:
@@ -78,10 +80,11 @@ def compact(value: Any) -> str:
     infinities as null, a lone surrogate as its ``\\udcff`` escape (the text is valid UTF-8). What orjson
     refuses (a lone surrogate, an integer beyond 64 bits, nesting deeper than 254) is written by json's
     own encoder in the same form, floats included, so a value's text never depends on its neighbours."""
-    try:
-        return orjson.dumps(value, default=json_default, option=_ORJSON).decode("utf-8")
-    except orjson.JSONEncodeError:
-        pass
+    for options in (_ORJSON, _ORJSON_ANY_KEYS):
+        try:
+            return orjson.dumps(value, default=json_default, option=options).decode("utf-8")
+        except orjson.JSONEncodeError:
+            pass
     try:
         text = "".join(_orjson_form(value))
     except RecursionError:  # deeper than the pure-Python encoder goes: json's C encoder, floats as repr
