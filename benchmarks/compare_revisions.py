@@ -1,7 +1,8 @@
 """Do two revisions of evalh write the same reports and exit codes? The check behind a change that must not
 change behaviour (a refactor, a move): every example config and the generated benchmark suites are run at
 both revisions with every report format, and the reports are compared byte for byte once ids, times and
-durations are masked.
+durations are masked (the JSON and JSON Lines reports once rewritten in ``json.dumps``' form: their values
+are compared, not their whitespace).
 
     python benchmarks/compare_revisions.py --base c5e6607 [--head HEAD] [--sizes 100,1000] [--keep]
 
@@ -63,6 +64,21 @@ class Handler(EmbeddingsHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+
+def _spaced(report: str, text: str) -> str:
+    """A JSON or JSON Lines report in compact ``json.dumps`` form: its whitespace (orjson's since issue
+    29, json's before) is not compared, its values are."""
+    try:
+        if report.endswith(".jsonl"):
+            return "\n".join(
+                json.dumps(json.loads(line), ensure_ascii=False) for line in text.splitlines() if line
+            )
+        if report.endswith(".json"):
+            return json.dumps(json.loads(text), ensure_ascii=False)
+    except ValueError:
+        pass  # not JSON: compared as it is
+    return text
 
 
 def masked(text: str) -> str:
@@ -136,7 +152,11 @@ def main() -> None:
                 texts = []
                 for name in trees:
                     path = work / "out" / name / config.stem / report
-                    text = masked(path.read_text(errors="replace")) if path.exists() else "<missing>"
+                    text = (
+                        masked(_spaced(report, path.read_text(errors="replace")))
+                        if path.exists()
+                        else "<missing>"
+                    )
                     # JSON Lines rows are written as they finish: their order is the providers' timing
                     texts.append("\n".join(sorted(text.splitlines())) if report.endswith(".jsonl") else text)
                 if texts[0] == texts[1]:

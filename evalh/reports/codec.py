@@ -143,8 +143,11 @@ def _assertion_to_json(spec: AssertionSpec, written: Mapping[str, Any] | None) -
         if key in out and out[key] is None:
             del out[key]
     value = spec.value
-    if value is not None:
-        out["value"] = redact(value) if type(value) is not str and isinstance(value, Mapping) else value
+    if type(value) is str or not isinstance(value, Mapping):
+        if value is not None:
+            out["value"] = value
+    elif not written or spec.raw.get("value") is not value:  # else written holds it redacted already
+        out["value"] = redact(value)
     if spec.threshold is not None:
         out["threshold"] = spec.threshold
     if spec.weight != 1.0 or "weight" in out:
@@ -231,7 +234,8 @@ def _error_text(row: TestResult) -> str | None:
     return row.error or row.reason or "Evaluation error"
 
 
-def _grading_result(row: TestResult, test: _TestJson) -> dict[str, Any] | None:
+def _grading_result(row: TestResult, test: _TestJson, usage: dict[str, Any]) -> dict[str, Any] | None:
+    """``usage``: :func:`usage_to_json` of the row's grading usage (the row's ``tokenUsage.assertions``)."""
     if row.status is Status.ERROR and not row.assertions:
         return None
     return {
@@ -240,7 +244,7 @@ def _grading_result(row: TestResult, test: _TestJson) -> dict[str, Any] | None:
         "reason": row.reason,
         "namedScores": dict(row.named_scores),
         "namedScoreWeights": dict(row.named_score_weights),
-        "tokensUsed": usage_to_json(row.grading_usage),
+        "tokensUsed": usage,
         "componentResults": _flatten(row.assertions, test),
         "assertion": None,
     }
@@ -256,8 +260,7 @@ def result_to_json(row: TestResult, *, memo: Memo | None = None) -> dict[str, An
     test: _TestJson = memo.get(row.test, _test_json, row.test)
     latency = row.latency_ms if row.latency_ms is not None else 0.0
     cost = row.cost if row.cost is not None else 0.0
-    token_usage = usage_to_json(row.usage)
-    token_usage["assertions"] = usage_to_json(row.grading_usage)
+    usage, grading_usage = usage_to_json(row.usage), usage_to_json(row.grading_usage)  # each made once
     out: dict[str, Any] = {
         "id": row.id or str(uuid.uuid4()),
         "testIdx": row.test.index,
@@ -272,7 +275,7 @@ def result_to_json(row: TestResult, *, memo: Memo | None = None) -> dict[str, An
         "testCase": test.case,
         "response": {
             "output": row.output,
-            "tokenUsage": usage_to_json(row.usage),
+            "tokenUsage": usage,
             "cached": row.cached,
             "cost": cost,
             "latencyMs": latency,
@@ -285,9 +288,9 @@ def result_to_json(row: TestResult, *, memo: Memo | None = None) -> dict[str, An
         "latencyMs": latency,
         "cost": cost,
         "namedScores": dict(row.named_scores),
-        "tokenUsage": token_usage,
+        "tokenUsage": {**usage, "assertions": grading_usage},
         "metadata": test.metadata,
-        "gradingResult": _grading_result(row, test),
+        "gradingResult": _grading_result(row, test, grading_usage),
     }
     if row.trace is not None:
         out["trace"] = trace_to_json(row.trace)

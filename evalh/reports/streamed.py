@@ -5,9 +5,10 @@ A finished row becomes promptfoo's ``EvaluateResult`` dict and its compact JSON 
 :class:`RowSpool` keeps the texts of a run in a temporary file, so neither every row's dict nor the
 report's whole text is held in memory; the ``.json`` report is then written in pieces
 (:meth:`ReportFrame.chunks`): its frame (everything but the rows, with the aggregates only known at
-the end) around the spooled rows, in plan order. The bytes are those of ``json.dumps`` of the whole
-document (:func:`~evalh.reports.json.to_promptfoo_json`): the compact form separates list items with
-``", "``, which is how the rows are joined. The config the report echoes is encoded once for the
+the end) around the spooled rows, in plan order. The bytes are those of :func:`row_text` of the whole
+document (:func:`~evalh.reports.json.to_promptfoo_json`): the compact form (orjson's,
+:func:`~evalh.reports.serialize.compact`) separates list items with ``","``, which is how the rows are
+joined. The config the report echoes is encoded once for the
 report and the run store too (:class:`ConfigEcho`).
 """
 
@@ -25,7 +26,7 @@ from typing import IO, Any, NamedTuple, Self
 from evalh.model import RunRecord, TestResult
 from evalh.reports.codec import new_memo, result_to_json
 from evalh.reports.json import report_document
-from evalh.reports.serialize import dumps, encode_json
+from evalh.reports.serialize import compact, dumps, encode_json
 from evalh.secrets import redact_config, redact_text, registered
 
 __all__ = ["ConfigEcho", "EncodedConfig", "EncodedRow", "ReportFrame", "RowSpool", "encode_row", "row_text"]
@@ -45,6 +46,8 @@ class EncodedRow(NamedTuple):
 def row_text(document: Any, *, indent: int | None = None) -> str:
     """JSON text of a report value as every report and the store write it (compact unless
     ``indent``): NaN as null, lone surrogates as ``\\udcff`` escapes, registered secret values redacted."""
+    if indent is None:
+        return redact_text(compact(document))  # valid UTF-8 already
     text = dumps(document, indent=indent)
     if not text.isascii():  # a lone surrogate (only possible in a JSON string) becomes its escape
         text = encode_json(text).decode("utf-8")
@@ -150,7 +153,7 @@ class ReportFrame:
         self.document = report_document(run, [self._rows], eval_id=eval_id, config=self._config)
 
     def chunks(self, texts: Iterable[str], *, indent: int | None = None) -> Iterator[str]:
-        """The report's text in pieces whose concatenation is ``dumps`` of the whole document
+        """The report's text in pieces whose concatenation is :func:`row_text` of the whole document
         (``texts``: the rows' :func:`row_text`, in the run's order). Indented reports are small (see
         writers' ``PRETTY_JSON_MAX_ROWS``) and are made whole."""
         if indent is not None:
@@ -160,7 +163,7 @@ class ReportFrame:
         middle, tail = rest.split(json.dumps(self._config), 1)
         yield head
         for position, text in enumerate(texts):
-            yield f", {text}" if position else text
+            yield f",{text}" if position else text
         yield middle
         yield from self._echo.chunks()
         yield tail
@@ -185,10 +188,10 @@ def _config_chunks(config: Any, *, redact: bool = True) -> Iterator[str]:
         return
     for position, (key, value) in enumerate(config.items()):
         name = key if type(key) is str else str(key)
-        yield ("{" if position == 0 else ", ") + row_text(name) + ": "
+        yield ("{" if position == 0 else ",") + row_text(name) + ":"
         if isinstance(value, list | tuple) and value and (not redact or _redacts_items(name)):
             for index, item in enumerate(value):
-                yield ("[" if index == 0 else ", ") + row_text(redact_config([item])[0] if redact else item)
+                yield ("[" if index == 0 else ",") + row_text(redact_config([item])[0] if redact else item)
             yield "]"
         else:
             yield row_text(redact_config({name: value})[name] if redact else value)

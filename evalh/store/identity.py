@@ -33,7 +33,9 @@ def _label(value: Any, *keys: str) -> Any:
 def row_key(row: Mapping[str, Any]) -> str:
     """The row's identity (description, vars, prompt, provider, repeat) as a sha256 hex digest of
     canonical JSON, stable across runs; the run store keeps it in its ``test_key`` column."""
-    return _digest(_identity(row) | {"repeat": row_line(row)[1]})
+    identity = _identity(row)
+    identity["repeat"] = row_line(row)[1]
+    return _digest(identity)
 
 
 def cell_key(row: Mapping[str, Any]) -> str:
@@ -51,8 +53,13 @@ def _identity(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+# json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str), its encoder made once: the
+# digests of stored runs are of this exact text, so it stays json's (not the reports' orjson form)
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+
+
 def _digest(identity: Mapping[str, Any]) -> str:
-    canonical = json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str)
+    canonical = _CANONICAL.encode(identity)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 

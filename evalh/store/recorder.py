@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["BATCH_ROWS", "FLUSH_AFTER_S", "RunRecorder", "json_text", "write_config"]
 
 BATCH_ROWS = 100
+# the statements of every batch, one text each: sqlite3 keeps them prepared in its statement cache
+_INSERT_ROWS = "INSERT INTO rows (run_seq, position, status, test_key, body) VALUES (?, ?, ?, ?, ?)"
+_UPDATE_COUNTS = "UPDATE runs SET row_count = ?, passed = ?, failed = ?, errors = ? WHERE seq = ?"
 # Rows wait at most this long for their batch (in the run's event loop): a SIGKILL loses at most them.
 FLUSH_AFTER_S = 1.0
 
@@ -89,7 +92,6 @@ class RunRecorder:
         pending, self._pending = self._pending, []
         if not pending or not self.working:
             return
-        sql = "INSERT INTO rows (run_seq, position, status, test_key, body) VALUES (?, ?, ?, ?, ?)"
         counts = (
             self._position,
             self._counts["pass"],
@@ -99,10 +101,8 @@ class RunRecorder:
         )
         try:
             with self._store.transaction() as db:
-                db.executemany(sql, pending)
-                db.execute(
-                    "UPDATE runs SET row_count = ?, passed = ?, failed = ?, errors = ? WHERE seq = ?", counts
-                )
+                db.executemany(_INSERT_ROWS, pending)
+                db.execute(_UPDATE_COUNTS, counts)
         except (sqlite3.Error, StoreError) as error:
             self._give_up(error)
 

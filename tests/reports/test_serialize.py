@@ -1,4 +1,5 @@
-"""Report JSON text: what ``json.dumps`` gives for every value a report holds, and its error for a cycle."""
+"""Report JSON text: what ``json.dumps`` gives for every value a report holds, and its error for a cycle;
+the compact form of the rows and the JSON report (orjson's), beside a value orjson refuses too."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import json
 import math
 from types import MappingProxyType
 
+import orjson
 import pytest
 
-from evalh.reports.serialize import dumps
+from evalh.reports.serialize import compact, dumps
 
 
 def test_shared_values_are_written_in_full_wherever_they_appear() -> None:
@@ -28,3 +30,50 @@ def test_a_cycle_is_named_as_json_dumps_names_it(wrap: type) -> None:
     inner["self"] = wrap(inner) if wrap is MappingProxyType else inner
     with pytest.raises(ValueError, match="Circular reference detected"):
         dumps({"row": [inner]})
+
+
+# -- compact: orjson's form, for the rows, the JSON report and the run store ----------------------------
+
+
+_ROW_LIKE = {
+    "score": 1e-05,
+    "tiny": 3e-07,
+    "big": 1e16,
+    "nan": math.nan,
+    "text": 'café \x07 \u2028 "quoted"',
+    1: "an integer key",
+    "nested": [{"pass": True, "value": None}, 2.5],
+}
+
+
+def test_compact_text_is_orjsons_and_reads_back_as_json_dumps_values() -> None:
+    text = compact(_ROW_LIKE)
+    assert text == orjson.dumps(_ROW_LIKE, option=orjson.OPT_NON_STR_KEYS).decode("utf-8")
+    assert json.loads(text) == json.loads(json.dumps(_ROW_LIKE, ensure_ascii=False).replace("NaN", "null"))
+
+
+def _deep(levels: int) -> list[object]:
+    value: list[object] = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "refused",
+    ["lone \udcff surrogate", 2**70, _deep(300)],  # nesting deeper than orjson's 254 levels
+    ids=["surrogate", "huge-int", "deep"],
+)
+def test_a_value_orjson_refuses_leaves_its_neighbours_in_orjsons_form(refused: object) -> None:
+    alone = compact(_ROW_LIKE)
+    beside = compact([_ROW_LIKE, refused])
+    assert beside.startswith(f"[{alone},")
+    assert json.loads(beside)[1] == refused
+    beside.encode("utf-8")  # valid UTF-8: a lone surrogate is written as its escape
+
+
+def test_a_cycle_is_named_in_the_compact_form_too() -> None:
+    inner: dict[str, object] = {}
+    inner["self"] = inner
+    with pytest.raises(ValueError, match="Circular reference detected"):
+        compact({"row": [inner]})

@@ -1,5 +1,6 @@
 """Rows encoded once as they finish, and the JSON report written row by row around them: the bytes are
-those of ``json.dumps`` of the whole document, whichever order the rows finished in."""
+those of the whole document dumped at once (orjson's compact form, ``json.dumps``' indented one), whichever
+order the rows finished in."""
 
 from __future__ import annotations
 
@@ -20,18 +21,19 @@ import pytest
 
 from evalh.model import RunRecord
 from evalh.reports.json import MEMO_LIMIT, new_memo, to_promptfoo_json
-from evalh.reports.serialize import dumps, encode_json
+from evalh.reports.serialize import compact, dumps, encode_json
 from evalh.reports.streamed import ConfigEcho, EncodedConfig, ReportFrame, RowSpool, encode_row, row_text
 from evalh.reports.writers import PRETTY_JSON_MAX_ROWS, WRITE_BLOCK, write_each_report
 from evalh.secrets import MARKER, redact_bytes, register
 from tests.reports.sample import NASTY_OUTPUT, large_run, sample_run, with_results
 
-_EXPORTED = re.compile(rb'"exportedAt": "[^"]*"')
+_EXPORTED = re.compile(rb'"exportedAt": ?"[^"]*"')
 
 
 def _whole_document_bytes(run: RunRecord, *, indent: int | None) -> bytes:
     """What the JSON report was before it was streamed: the whole document, dumped at once."""
-    text = dumps(to_promptfoo_json(run, eval_id="eval-abc-2025-01-01T00:00:00"), indent=indent) + "\n"
+    document = to_promptfoo_json(run, eval_id="eval-abc-2025-01-01T00:00:00")
+    text = (compact(document) if indent is None else dumps(document, indent=indent)) + "\n"
     return redact_bytes(encode_json(text))
 
 
