@@ -222,7 +222,8 @@ def _build_one(
     except ConfigError as error:
         ctx.problems.add_exception(error)
         return None
-    if any(spec is None for spec in asserts):
+    specs = tuple([spec for spec in asserts if spec is not None])
+    if len(specs) < len(asserts):  # an assertion could not be built (its problem is recorded)
         return None
     check_test_transforms(options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx)
     _check_scoring_function(data, shown, origin, defaults, ctx)
@@ -244,7 +245,7 @@ def _build_one(
         index=index,
         description=data.get("description"),
         vars=variables,
-        asserts=tuple(spec for spec in asserts if spec is not None),
+        asserts=specs,
         threshold=float(threshold) if threshold is not None else None,
         options=options,
         provider=choice,
