@@ -112,10 +112,11 @@ class _Collector:
     def stop(self) -> None:
         self.stopped = True
 
-    def add(self, job: Job, row: TestResult) -> None:
+    def add(self, job: Job, row: TestResult, compared: bool) -> None:
+        """Keep ``row``, or hold it when its test ``compared`` its outputs (:func:`compares_outputs`)."""
         if self.stopped:
             return
-        if compares_outputs(job.test):
+        if compared:
             self.held.append((job, row))
             return
         self.keep(job, row)
@@ -347,9 +348,10 @@ class _Execution:
     async def grade(self, item: _Output) -> None:
         graded: tuple[GradedAssertion, ...] = ()
         response = item.response
+        compared = compares_outputs(item.job.test)  # asked once per row: most tests compare nothing
         if response.error is None:
             try:
-                specs = per_row_asserts(item.job.test)
+                specs = per_row_asserts(item.job.test, compared)
                 graded = await grade_row(specs, item.context)
             except _STOPS_THE_RUN:
                 raise
@@ -368,7 +370,7 @@ class _Execution:
         row_trace = None
         if item.trace is not None and self.tracing is not None:
             row_trace = await self.tracing.finish(item.trace)
-        self.collector.add(item.job, _row(item.job, response, graded, row_trace, verdict))
+        self.collector.add(item.job, _row(item.job, response, graded, row_trace, verdict), compared)
 
     async def first_pass(self, job: Job, deferred: list[tuple[_Output, list[EmbedRequest]]]) -> None:
         if self.collector.stopped:  # a worker whose code swallowed the stop takes no new job
