@@ -30,8 +30,8 @@ __all__ = [
 ]
 
 
-# The default of a hand-written __init__'s ``details`` (``metadata``): each instance gets a dict of its own, as from
-# the field's default_factory.
+# The default of a hand-written __init__'s ``details`` (``metadata``): each instance gets a dict of its
+# own, as from the field's default_factory.
 _NEW_DICT: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -166,7 +166,6 @@ class AssertionResult:
     def skip(cls, reason: str, **details: Any) -> AssertionResult:
         """An assertion that does not apply to this row (see ``skipped``): never an error nor a failure."""
         return cls(passed=False, score=0.0, reason=reason, details=details, skipped=True)
-
 
 
 # How a frozen result with slots is filled in its hand-written __init__ (as dataclasses' own does).

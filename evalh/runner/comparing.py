@@ -46,12 +46,8 @@ def _is_comparison(spec: AssertionSpec) -> bool:
 
 
 def compares_outputs(test: TestCase) -> bool:
-    """Whether ``test`` has an assertion the cross-row phase grades (asked twice for every row: a
-    loop, not any() over a generator)."""
-    for spec in test.asserts:
-        if _is_comparison(spec):
-            return True
-    return False
+    """Whether ``test`` has an assertion the cross-row phase grades."""
+    return any(_is_comparison(spec) for spec in test.asserts)
 
 
 def per_row_asserts(test: TestCase, compared: bool) -> tuple[AssertionSpec, ...]:

@@ -11,8 +11,8 @@ finished are counted as not run, never written as failures.
 from __future__ import annotations
 
 import asyncio
-import signal
 import os
+import signal
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace

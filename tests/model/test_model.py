@@ -100,7 +100,9 @@ def test_usage_and_responses_stay_frozen_values_with_a_metadata_of_their_own() -
     assert first == second and first.metadata == {} and first.metadata is not second.metadata
     assert dataclasses.replace(first, latency_ms=2.0) == ProviderResponse(output="x", latency_ms=2.0)
     total = Usage(prompt_tokens=1, total_tokens=1, cost=0.5) + Usage(requests=1, latency_ms=2.0)
-    assert total == Usage(1, 0, 1, 1, 0, 0, 0.5, 2.0) and hash(total) == hash(Usage(1, 0, 1, 1, 0, 0, 0.5, 2.0))
+    assert total == Usage(1, 0, 1, 1, 0, 0, 0.5, 2.0) and hash(total) == hash(
+        Usage(1, 0, 1, 1, 0, 0, 0.5, 2.0)
+    )
     for frozen in (first, total):
         with pytest.raises(dataclasses.FrozenInstanceError):
             frozen.cost = 1.0  # type: ignore[misc]

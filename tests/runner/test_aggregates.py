@@ -336,7 +336,14 @@ def test_one_row_per_test_gives_the_pass_rate_interval_of_the_general_path() -> 
     statuses = (Status.PASS, Status.FAIL, Status.ERROR)
     for size in (0, 1, 2, 7, 40, 300):
         rows = [
-            row(index // 2, "", rng.choice(statuses), rng.random(), provider=index % 2, prompt=rng.randint(0, 1))
+            row(
+                index // 3,
+                "",
+                rng.choice(statuses),
+                rng.random(),
+                provider=index % 2,
+                prompt=rng.randint(0, 1),
+            )
             for index in range(size)
         ]
         unique = {(r.test.index, r.prompt_index, r.provider_index): r for r in rows}
