@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalh.common.environment import overlaid
 from evalh.common.notices import notice
@@ -23,8 +23,10 @@ from evalh.runner.plan import Job
 from evalh.runner.services import ProviderPool
 from evalh.tracing.collector import CollectedTrace, SpanCollector, new_trace_context
 from evalh.tracing.genai import genai_span, target_span
-from evalh.tracing.receiver import OtlpReceiver
 from evalh.tracing.redact import AttributeRedactor
+
+if TYPE_CHECKING:  # the receiver (an HTTP server: http.server, email, socketserver) loads for a traced run
+    from evalh.tracing.receiver import OtlpReceiver
 
 __all__ = ["ENDPOINT_ENV", "RunTracing", "run_tracing"]
 
@@ -36,6 +38,8 @@ class RunTracing:
     receiver feeding it."""
 
     def __init__(self, settings: TracingSettings) -> None:
+        from evalh.tracing.receiver import OtlpReceiver
+
         self.settings = settings
         self.collector = SpanCollector(redactor=AttributeRedactor(settings.redact_attributes))
         self.receiver = OtlpReceiver(self.collector, settings.port) if settings.receive else None
