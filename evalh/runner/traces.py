@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evalh.common.environment import overlaid
 from evalh.common.notices import notice
@@ -25,9 +25,6 @@ from evalh.tracing.collector import CollectedTrace, SpanCollector, new_trace_con
 from evalh.tracing.genai import genai_span, target_span
 from evalh.tracing.redact import AttributeRedactor
 
-if TYPE_CHECKING:  # the receiver (an HTTP server: http.server, email, socketserver) loads for a traced run
-    from evalh.tracing.receiver import OtlpReceiver
-
 __all__ = ["ENDPOINT_ENV", "RunTracing", "run_tracing"]
 
 ENDPOINT_ENV = "OTEL_EXPORTER_OTLP_ENDPOINT"
@@ -38,7 +35,7 @@ class RunTracing:
     receiver feeding it."""
 
     def __init__(self, settings: TracingSettings) -> None:
-        from evalh.tracing.receiver import OtlpReceiver
+        from evalh.tracing.receiver import OtlpReceiver  # an HTTP server: for traced runs only
 
         self.settings = settings
         self.collector = SpanCollector(redactor=AttributeRedactor(settings.redact_attributes))
