@@ -46,8 +46,8 @@ def _modules_after(
         f"print([m for m in {heavy!r} if m in sys.modules], file=sys.stderr)"
     )
     environ = {**os.environ, **(env or {})}
-    argv_ = [sys.executable, "-c", code]
-    result = subprocess.run(argv_, capture_output=True, text=True, cwd=cwd, env=environ)
+    command = [sys.executable, "-c", code]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=environ)
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("["), result.stderr
     return list(eval(last))  # the list printed above, nothing else
