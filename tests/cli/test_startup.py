@@ -171,3 +171,18 @@ def test_options_not_given_build_no_typer_adapter(monkeypatch: pytest.MonkeyPatc
 def _params_converted(name: str, value: Any) -> Any:
     param = convert_lazily([_params("run")[name]])[0]
     return param.process_value(Context(get_command(app)), value)
+
+
+def test_jsonschema_loads_with_the_first_validator_not_with_the_modules(tmp_path: Path) -> None:
+    """Loading a config's and a run's modules, and every assertion family, imports no jsonschema: a run
+    that validates nothing (every test shape already known) never pays for it."""
+    code = (
+        "import sys\nimport evalh.config.load, evalh.session.run\n"
+        "from evalh.assertions.registry import all_assertions\nall_assertions()\n"
+        "print(sorted(m for m in ('jsonschema', 'referencing') if m in sys.modules))\n"
+        "from evalh.config.schema import config_validator, schema_problems\n"
+        "print(len(schema_problems({'prompts': 7}, config_validator())) > 0, 'jsonschema' in sys.modules)"
+    )
+    command = [sys.executable, "-c", code]
+    result = subprocess.run(command, capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert result.stdout.split("\n")[:2] == ["[]", "True True"], result.stdout
