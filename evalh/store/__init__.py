@@ -17,8 +17,9 @@ results.json`` file are interchangeable. Layers: the store reads the report seri
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalh.common.lazy_names import lazy_names
 
 if TYPE_CHECKING:  # the names as the type checker sees them; at run time __getattr__ imports them
     from evalh.store.database import evalh_home, store_path
@@ -63,13 +64,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'evalh.store' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # looked up once
-    return value
+__getattr__ = lazy_names(__name__, _HOMES, globals())
 
 
 def __dir__() -> list[str]:
