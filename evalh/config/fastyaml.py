@@ -47,6 +47,9 @@ def _table(classes: dict[bytes, bytes], default: bytes) -> bytes:
 
 # a node property (anchor, alias, tag) starting a node; a decimal digit
 _PROPERTIES = _table({_SEPARATORS: b" ", b"&*!": b"&", b"0123456789": b"0"}, b"a")
+# where a node may start, spaces dropped: a flow collection there (``: [``, ``- {``, a line's ``[``)
+_NODE_STARTS = _table({b"\n\r": b"\n", b":?-": b":", b"[{": b"["}, b"a")
+_FLOW_STARTS = (b":[", b"\n[")
 # a line's leading indentation and compact block indicators
 _INDENTATION = _table({b"\n\r": b"\n", b" ?:-": b" "}, b"a")
 # printable ASCII, line breaks and every non-ASCII byte (non-ASCII characters are checked apart)
@@ -95,6 +98,15 @@ def _sure_text(text: str) -> bool:
         return False
     if b"<<" in data or data.startswith(b"%") or b"\n%" in data:  # a merge key, a directive
         return False
+    if data.count(b"\r") != data.count(b"\r\n"):  # a line broken by a CR alone
+        return False
+    # yaml_rs reads some flow collections libyaml refuses (``[>]``, a key over two lines): a
+    # config written in blocks only (as large suites are) is sure
+    starts = b"\n" + data.translate(_NODE_STARTS, b" ")
+    if any(flow in starts for flow in _FLOW_STARTS):
+        return False
+    if not data.endswith(b"\n") and (b"|" in data or b">" in data):
+        return False  # yaml_rs ends a block scalar's last line, or adds one, at the end of the text
     properties = data.translate(_PROPERTIES)
     if b" &" in properties or properties.startswith(b"&") or _LONG_DIGITS in properties:
         return False
@@ -146,7 +158,9 @@ def _settled(data: Any) -> bool:
     without it, 9 MB with it); False when something is unsure (nesting past MAX_DEPTH, a whole
     number past MAX_INT_DIGITS, a key that is empty or not a scalar, two keys alike once text)."""
     if type(data) is not dict and type(data) is not list:
-        return type(data) is str or _plain_scalar(data)
+        # a document that is one text: yaml_rs reads a block scalar at the top level where libyaml
+        # refuses it, and keeps other lines
+        return type(data) is not str and _plain_scalar(data)
     shared: dict[str, str] = {}
     share = shared.setdefault
     open_nodes: list[tuple[Any, int]] = [(data, 1)]
@@ -158,6 +172,8 @@ def _settled(data: Any) -> bool:
             for index, value in enumerate(node):
                 kind = type(value)
                 if kind is str:
+                    if value == "\n":
+                        return False
                     node[index] = share(value, value)
                 elif kind is dict or kind is list:
                     open_nodes.append((value, depth + 1))
@@ -168,6 +184,8 @@ def _settled(data: Any) -> bool:
         node.clear()
         for key, value in pairs:
             if type(key) is str:
+                if key == "\n":
+                    return False
                 key = share(key, key)
             elif key is None or not _plain_scalar(key):  # an empty key, a collection, a huge number
                 return False
@@ -175,6 +193,8 @@ def _settled(data: Any) -> bool:
                 key = share(key_text(key), key_text(key))
             kind = type(value)
             if kind is str:
+                if value == "\n":  # an empty block scalar: yaml_rs reads a line break, libyaml nothing
+                    return False
                 value = share(value, value)
             elif kind is dict or kind is list:
                 open_nodes.append((value, depth + 1))
