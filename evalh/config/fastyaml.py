@@ -14,6 +14,7 @@ MAX_DEPTH, whole numbers within MAX_INT_DIGITS. Anything else answers ``UNSURE``
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any, Final
 
 import yaml_rs
@@ -21,9 +22,13 @@ import yaml_rs
 from evalh.config.plainyaml import key_text
 from evalh.config.safeload import MAX_DEPTH, MAX_INT_DIGITS
 
-__all__ = ["UNSURE", "read_fast"]
+__all__ = ["MAX_FAST_CHARS", "UNSURE", "read_fast"]
 
 UNSURE: Final[Any] = object()  # the text must be read by today's reader
+# yaml_rs holds a document twice at its peak (its own values, then Python's, before repeated texts
+# are shared): about 10 bytes per byte of text more than libyaml's reader, which would take a
+# 50,000-test suite (24 MB) past the 500 MB a run may use. Larger texts are read as before.
+MAX_FAST_CHARS = 8 * 1024 * 1024
 _MAX_INT = 10**MAX_INT_DIGITS
 _SHARED_KEY_LENGTH = 24  # keys this short recur in every test of a large suite: one copy of each
 # No alias may be replayed: evalh shares an anchored value, yaml_rs would copy it.
@@ -72,7 +77,7 @@ _DEEP_INDENTATION = b"\n" + b" " * 200
 def read_fast(text: str) -> Any:
     """The data of a one-document YAML text, read by yaml_rs, or UNSURE when today's reader must
     read it (to the same values, or to its located error)."""
-    if not _sure_text(text):
+    if len(text) > MAX_FAST_CHARS or not _sure_text(text):
         return UNSURE
     try:
         data = yaml_rs.loads(
@@ -153,16 +158,16 @@ def _one_document(text: str, data: bytes) -> bool:
 
 
 def _settled(data: Any) -> bool:
-    """Make yaml_rs's data what evalh's reader gives, in place: every key as text and one copy of
-    each repeated text (as plainyaml keeps them: 50,000 tests repeat a few; 18 MB for 5,000 tests
-    without it, 9 MB with it); False when something is unsure (nesting past MAX_DEPTH, a whole
+    """Make yaml_rs's data what evalh's reader gives, in place: every key as interned text and one
+    copy of each repeated text (as plainyaml keeps them: 50,000 tests repeat a few; 18 MB for 5,000
+    tests without it, 9 MB with it); False when something is unsure (nesting past MAX_DEPTH, a whole
     number past MAX_INT_DIGITS, a key that is empty or not a scalar, two keys alike once text)."""
     if type(data) is not dict and type(data) is not list:
         # a document that is one text: yaml_rs reads a block scalar at the top level where libyaml
         # refuses it, and keeps other lines
         return type(data) is not str and _plain_scalar(data)
     shared: dict[str, str] = {}
-    share = shared.setdefault
+    share, intern = shared.setdefault, sys.intern
     open_nodes: list[tuple[Any, int]] = [(data, 1)]
     while open_nodes:
         node, depth = open_nodes.pop()
@@ -186,11 +191,11 @@ def _settled(data: Any) -> bool:
             if type(key) is str:
                 if key == "\n":
                     return False
-                key = share(key, key)
+                key = intern(key)  # as plainyaml: the literals evalh looks keys up with
             elif key is None or not _plain_scalar(key):  # an empty key, a collection, a huge number
                 return False
             else:
-                key = share(key_text(key), key_text(key))
+                key = intern(key_text(key))
             kind = type(value)
             if kind is str:
                 if value == "\n":  # an empty block scalar: yaml_rs reads a line break, libyaml nothing

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from evalh.config.fastyaml import UNSURE, read_fast
+from evalh.config.fastyaml import MAX_FAST_CHARS, UNSURE, read_fast
 from evalh.config.locate import _parse_with_libyaml, parse_document
 from evalh.config.plainyaml import load_plain
 from evalh.config.safeload import MAX_DEPTH
@@ -315,3 +315,11 @@ def test_an_alias_stays_the_anchored_value_itself() -> None:
     # yaml_rs copies an alias; libyaml's reader shares it, and so does every config evalh reads
     data = parse_document("a: &a {x: [1]}\nb: *a\n", "f.yaml").data
     assert data["b"] is data["a"]
+
+
+def test_a_text_past_the_size_yaml_rs_may_read_is_read_as_before() -> None:
+    # yaml_rs's peak memory is about ten times the text's size more than libyaml's reader's
+    text = "a: " + "x" * MAX_FAST_CHARS + "\nb: [1, 2]\n"
+    assert read_fast(text) is UNSURE
+    assert parse_document(text, "f.yaml").data == {"a": "x" * MAX_FAST_CHARS, "b": [1, 2]}
+    assert read_fast(text[: MAX_FAST_CHARS - 100] + "\n") == {"a": "x" * (MAX_FAST_CHARS - 103)}
