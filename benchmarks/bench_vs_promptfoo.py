@@ -13,8 +13,9 @@ JSON work does not compete with the tool measured for the GIL). The output comes
 (the prompt is ``{{answer}}``), which both tools have, so neither calls a model. The older suites ``det-N``
 and ``sim-N`` (see :func:`write_suite`) can still be named in ``--suites``.
 
-Each run is a fresh process; its CPU seconds (user + sys), wall time and peak RSS come from its own rusage
-(``os.wait4``). evalh runs with ``--no-cache`` and its run store on in a temporary ``$EVALH_HOME``; promptfoo
+Each run is a fresh process; its CPU seconds (user + sys) and peak RSS come from its own rusage (read by
+GNU time when ``/usr/bin/time`` is there: see :func:`timed`), its wall time from this script's clock.
+evalh runs with ``--no-cache`` and its run store on in a temporary ``$EVALH_HOME``; promptfoo
 with ``--no-cache --no-write --no-share`` and telemetry, update checks and remote generation off; the
 floor pipeline (``--floor`` or ``$EVALH_FLOOR_PIPELINE``, by default ``../shared/bench/floor_pipeline.py``
 beside the repository when it is there; run with this Python, which needs yaml_rs and orjson) on A_5000.
@@ -55,6 +56,7 @@ from det_sim_suites import write_det_sim_suite
 from gen_configs import write_suites
 
 ROOT = Path(__file__).resolve().parents[1]
+GNU_TIME = Path("/usr/bin/time")
 DEFAULT_SUITES = "A_1000,A_5000,C_1000,C_5000,A_50000"
 TARGET_RATIO = 20.0  # promptfoo's CPU / evalh's, on A_5000 and C_5000
 TARGET_FLOOR = 3.0  # evalh's CPU / the floor pipeline's, on A_5000
@@ -145,8 +147,15 @@ class Runs:
 
 
 def timed(command: list[str], cwd: Path, env: dict[str, str], report: Path) -> tuple[Sample, str | None]:
-    """CPU, wall time and peak RSS of one process (its own rusage, read with wait4), and an error if any."""
+    """CPU, wall time and peak RSS of one process, and an error if any.
+
+    The figures are the process's own rusage, read by GNU time (``/usr/bin/time``) where it is there: Linux
+    carries a process's peak RSS through fork and exec, so a child forked from this script (hundreds of MB
+    after writing A_50000) would report the script's peak as its own. Without it, ``os.wait4`` here."""
     report.unlink(missing_ok=True)
+    figures = cwd / "rusage.txt"
+    if GNU_TIME.is_file():
+        command = [str(GNU_TIME), "-f", "%U %S %M", "-o", str(figures), *command]
     started = time.perf_counter()
     with open(cwd / "stderr.txt", "wb") as errors:
         process = subprocess.Popen(
@@ -155,7 +164,11 @@ def timed(command: list[str], cwd: Path, env: dict[str, str], report: Path) -> t
         _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
-    sample = Sample(usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss * 1024 / 1e6)
+    if GNU_TIME.is_file():  # its last line (a failed command's status comes first)
+        user, system, peak_kib = figures.read_text().split("\n")[-2].split()
+        sample = Sample(float(user) + float(system), wall, int(peak_kib) * 1024 / 1e6)
+    else:
+        sample = Sample(usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss * 1024 / 1e6)
     # the suites fail on purpose (unrelated answers): evalh exits 1 then, promptfoo 100.
     if process.returncode not in (0, 1, 100) or not report.is_file():
         text = (cwd / "stderr.txt").read_text(encoding="utf-8", errors="replace")
