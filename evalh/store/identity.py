@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from json import encoder as json_encoder
 from collections.abc import Mapping
+from json import encoder as json_encoder
 from typing import Any
 
 from evalh.model import Status

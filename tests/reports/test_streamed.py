@@ -323,7 +323,7 @@ def _random_config(rng: random.Random, depth: int = 0) -> Any:
 
 
 _LATE = f'läte-"secret"-{uuid.uuid4().hex}'  # registered mid-run, after the load redacted the config
-_KEYS = ["q", "apiKey", "env", "headers", "Authorization", "tests", "vars", "url", "é", "tokenLimit", "config"]
+_KEYS = ["q", "apiKey", "env", "headers", "Authorization", "tests", "vars", "url", "é", "tokenLimit", "cfg"]
 _TEXTS = [
     "",
     "plain",
@@ -344,9 +344,13 @@ def test_a_config_the_load_redacted_is_echoed_as_the_walk_echoes_it() -> None:
     configs.append({"tests": [{"vars": {"q": f"uses {_LATE}"}}], "env": {"K": "v"}})
     loaded = [redact_config(raw) for raw in configs]
     for config in loaded:
-        with ConfigEcho(config, redacted=True) as taken, ConfigEcho(config) as walked:
-            with taken.encoded() as fast, walked.encoded() as slow:
-                assert _stored(fast) == _stored(slow)
+        with (
+            ConfigEcho(config, redacted=True) as taken,
+            ConfigEcho(config) as walked,
+            taken.encoded() as fast,
+            walked.encoded() as slow,
+        ):
+            assert _stored(fast) == _stored(slow)
     register(_LATE)
     for config in loaded[-30:]:  # loaded before, echoed after
         for keep in (True, False):
