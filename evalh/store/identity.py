@@ -60,8 +60,8 @@ def _identity(row: Mapping[str, Any]) -> dict[str, Any]:
 # identity never has one, and one would end in RecursionError, encoded again with the check, which
 # names it as json.dumps does.
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
-_C_ENCODER = json_encoder.c_make_encoder
-_ENCODE = (
+_C_ENCODER: Any = getattr(json_encoder, "c_make_encoder", None)  # private: typeshed omits it
+_ENCODE: Any = (
     _C_ENCODER(None, str, json_encoder.encode_basestring, None, ": ", ", ", True, False, True)
     if _C_ENCODER is not None
     else None
