@@ -399,14 +399,17 @@ _CHANGES = [0]
 
 def _forms(value: str) -> set[str]:
     """``value`` and the forms it takes on the way out: base64 (standard, URL-safe, unpadded), URL-,
-    JSON- and HTML-escaped. Forms shorter than MIN_VALUE_LENGTH are left out."""
+    JSON- and HTML-escaped. Forms shorter than MIN_VALUE_LENGTH are left out. JSON-escaped twice: with
+    non-ASCII as ``\\u`` escapes (``json.dumps``' default) and kept as it is (the reports' and the run
+    store's JSON text, which is redacted as text: a value with a quote and an accent is found there)."""
     value = value.strip()
     if len(value) < MIN_VALUE_LENGTH:
         return set()
     raw = value.encode("utf-8", "surrogatepass")
     encoded = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()]
     forms = {value, *encoded, *(e.rstrip("=") for e in encoded)}
-    forms |= {quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1], html.escape(value)}
+    escaped = (json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1])
+    forms |= {quote(value, safe=""), quote_plus(value), *escaped, html.escape(value)}
     return {form for form in forms if len(form) >= MIN_VALUE_LENGTH}
 
 

@@ -158,12 +158,13 @@ def _assertion_to_json(spec: AssertionSpec, written: Mapping[str, Any] | None) -
 
 
 def _component_to_json(graded: GradedAssertion, test: _TestJson) -> dict[str, Any]:
+    details = graded.details
     out: dict[str, Any] = {
         "pass": graded.passed,
         "score": graded.score,
         "reason": graded.reason,
         "assertion": test.assertion(graded.spec),
-        "metadata": dict(graded.details),
+        "metadata": dict(details),
     }
     if graded.error:
         out["error"] = True
@@ -173,7 +174,9 @@ def _component_to_json(graded: GradedAssertion, test: _TestJson) -> dict[str, An
         out["tokensUsed"] = usage_to_json(graded.usage)
     if graded.children:
         out["componentResults"] = _flatten(graded.children, test)
-    elif isinstance(returned := out["metadata"].pop(RETURNED_COMPONENTS, None), list):
+    elif RETURNED_COMPONENTS in details and isinstance(
+        returned := out["metadata"].pop(RETURNED_COMPONENTS), list
+    ):
         # a javascript/python assertion's own componentResults: listed after it, as an assert-set's
         parent = out["assertion"]
         out["componentResults"] = [{**sub, "assertion": sub.get("assertion") or parent} for sub in returned]
@@ -190,7 +193,8 @@ def _flatten(graded: Iterable[GradedAssertion], test: _TestJson) -> list[dict[st
     for item in graded:
         component = _component_to_json(item, test)
         out.append(component)
-        out.extend(component.get("componentResults", ()))
+        if "componentResults" in component:
+            out.extend(component["componentResults"])
     return out
 
 
@@ -203,27 +207,30 @@ def _prompt_id(prompt: Prompt) -> str:
 def _test_json(test: TestCase) -> _TestJson:
     variables, metadata = dict(test.vars), dict(test.metadata)
     assertions: dict[int, tuple[AssertionSpec, dict[str, Any]]] = {}
-
-    def convert(spec: AssertionSpec) -> dict[str, Any]:
-        """Redacted once: the spec as written (testCase's ``assert``) and as its components show it."""
-        raw = redact(spec.raw) if spec.raw else None
-        assertions[id(spec)] = (spec, _assertion_to_json(spec, raw))
-        for child in spec.children:
-            convert(child)
-        return raw if raw is not None else assertions[id(spec)][1]
-
-    written = [convert(spec) for spec in test.asserts]
+    written = [_convert_spec(spec, assertions) for spec in test.asserts]
     case: dict[str, Any] = {"vars": variables}
     if test.description is not None:
         case["description"] = test.description
     case["assert"] = written
-    case["options"] = redact(test.options)
+    case["options"] = redact(test.options) if test.options else {}
     case["metadata"] = metadata
     if test.threshold is not None:
         case["threshold"] = test.threshold
     if test.has_output:
         case["output"] = test.output
     return _TestJson(variables, metadata, case, assertions)
+
+
+def _convert_spec(spec: AssertionSpec, into: dict[int, tuple[AssertionSpec, dict[str, Any]]]) -> Any:
+    """Redacted once: the spec as written (testCase's ``assert``, returned) and as its components show
+    it (put ``into`` by the spec's ``id``, its children's too)."""
+    raw = spec.raw
+    written = redact(raw) if raw else None
+    shown = _assertion_to_json(spec, written)
+    into[id(spec)] = (spec, shown)
+    for child in spec.children:
+        _convert_spec(child, into)
+    return written if written is not None else shown
 
 
 def _error_text(row: TestResult) -> str | None:

@@ -223,11 +223,18 @@ class ConfigEcho(_KeptFile):
     (:meth:`encoded`), piece by piece through a temporary file, never as one text (a 50,000-test
     config is 43 MB); the report, written next, reads the file back (:meth:`chunks`). Redaction stays
     :mod:`evalh.secrets`': the kept text is only reused while no secret value was registered after it
-    was made."""
+    was made.
 
-    def __init__(self, config: Any, *, keep: bool = True) -> None:
+    ``redacted``: ``config`` is a copy ``redact_config`` made already (``Suite.raw_config``, made so by
+    the load), so it is not walked again: its keys named for secrets, ``env`` maps and URLs are
+    redacted, and the values registered since (an HTTP provider's ``Bearer`` header) are replaced in
+    its text, as :func:`row_text` replaces them in every text (the same result: every form of a value is
+    looked for as it appears in JSON text)."""
+
+    def __init__(self, config: Any, *, keep: bool = True, redacted: bool = False) -> None:
         self.config = config
         self._keep = keep  # False: no JSON report will read it back
+        self._redacted = redacted
         self._redacted_with: frozenset[str] = frozenset()
 
     @contextmanager
@@ -238,9 +245,10 @@ class ConfigEcho(_KeptFile):
         is the report's, and a suite made otherwise is walked when its report is written."""
         self.close()
         forms = registered()  # before the walk: a value registered meanwhile makes the text stale
-        spooled = _spooled(_config_chunks(self.config, redact=self._keep))
+        walk = self._keep and not self._redacted
+        spooled = _spooled(_config_chunks(self.config, redact=walk))
         if spooled is None:
-            yield EncodedConfig.of_text("".join(_config_chunks(self.config, redact=self._keep)))
+            yield EncodedConfig.of_text("".join(_config_chunks(self.config, redact=walk)))
             return
         file, size = spooled
         self._file, self._redacted_with = file, forms
@@ -254,7 +262,7 @@ class ConfigEcho(_KeptFile):
         """:func:`_config_chunks` of the config: the kept text while it is still redacted with every
         registered value (the registry only grows), else encoded now."""
         if self._file is None or not self._keep or registered() != self._redacted_with:
-            yield from _config_chunks(self.config)
+            yield from _config_chunks(self.config, redact=not self._redacted)
             return
         # an OSError reading it back fails the report's write (a ReportError)
         yield from _decoded(_blocks(self._file))

@@ -188,8 +188,10 @@ def _execute(
     # each row is encoded once as it finishes, when the store or a JSON report takes its text; a retry
     # encodes its rows once merged (a row it spooled as it finished would be spooled again)
     encode = retry is None and (options.record or any(fmt in ("json", "jsonl") for fmt in formats.values()))
-    # the config the store and the JSON report echo: redacted and encoded once for both
-    with RowSpool() as spool, ConfigEcho(suite.raw_config, keep="json" in formats.values()) as echo:
+    # the config the store and the JSON report echo: encoded once for both; redacted by the load
+    # (Suite.raw_config), so only the secrets registered since are replaced, in its text
+    keep = "json" in formats.values()
+    with RowSpool() as spool, ConfigEcho(suite.raw_config, keep=keep, redacted=True) as echo:
         with (
             ExitStack() as stack,
             environment_overlay(suite.env),

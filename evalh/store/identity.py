@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from json import encoder as json_encoder
 from typing import Any
 
 from evalh.model import Status
@@ -53,14 +54,31 @@ def _identity(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-# json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str), its encoder made once: the
-# digests of stored runs are of this exact text, so it stays json's (not the reports' orjson form)
+# json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str): the digests of stored runs are
+# of this exact text, so it stays json's (not the reports' orjson form). Its C encoder is made once, not
+# per row as JSONEncoder.encode makes it, and without the check for cycles (a dict of ids per row): an
+# identity never has one, and one would end in RecursionError, encoded again with the check, which
+# names it as json.dumps does.
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+_C_ENCODER: Any = getattr(json_encoder, "c_make_encoder", None)  # private: typeshed omits it
+_ENCODE: Any = (
+    _C_ENCODER(None, str, json_encoder.encode_basestring, None, ": ", ", ", True, False, True)
+    if _C_ENCODER is not None
+    else None
+)
+
+
+def _canonical(identity: Mapping[str, Any]) -> str:
+    if _ENCODE is not None:
+        try:
+            return "".join(_ENCODE(identity, 0))
+        except RecursionError:
+            pass
+    return _CANONICAL.encode(identity)
 
 
 def _digest(identity: Mapping[str, Any]) -> str:
-    canonical = _CANONICAL.encode(identity)
-    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(_canonical(identity).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _text(value: Any) -> str:

@@ -8,6 +8,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import random
 import re
 import resource
 import signal
@@ -15,6 +16,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,7 +26,7 @@ from evalh.reports.json import MEMO_LIMIT, new_memo, to_promptfoo_json
 from evalh.reports.serialize import compact, dumps, encode_json
 from evalh.reports.streamed import ConfigEcho, EncodedConfig, ReportFrame, RowSpool, encode_row, row_text
 from evalh.reports.writers import PRETTY_JSON_MAX_ROWS, WRITE_BLOCK, write_each_report
-from evalh.secrets import MARKER, redact_bytes, register
+from evalh.secrets import MARKER, redact_bytes, redact_config, register
 from tests.reports.sample import NASTY_OUTPUT, large_run, sample_run, with_results
 
 _EXPORTED = re.compile(rb'"exportedAt": ?"[^"]*"')
@@ -305,3 +307,67 @@ def test_on_a_full_disk_the_store_takes_the_whole_config_text() -> None:
             stored = _stored(encoded)
         assert stored == expected
         assert "".join(echo.chunks()) == expected  # encoded again: nothing was kept
+
+
+def _random_config(rng: random.Random, depth: int = 0) -> Any:
+    """A config-like value: secret-named keys, ``env`` maps, URLs with passwords, the late secret."""
+    kind = rng.randrange(9 if depth < 4 else 5)
+    if kind == 0:
+        return rng.choice([None, True, 0, 1.5, -3, math.inf])
+    if kind in (1, 2, 3, 4):
+        return rng.choice(_TEXTS)
+    if kind in (5, 6):
+        keys = rng.sample(_KEYS, rng.randrange(1, 5))
+        return {key: _random_config(rng, depth + 1) for key in keys}
+    return [_random_config(rng, depth + 1) for _ in range(rng.randrange(0, 4))]
+
+
+_LATE = f'läte-"secret"-{uuid.uuid4().hex}'  # registered mid-run, after the load redacted the config
+_KEYS = ["q", "apiKey", "env", "headers", "Authorization", "tests", "vars", "url", "é", "tokenLimit", "cfg"]
+_TEXTS = [
+    "",
+    "plain",
+    "question é",
+    f"uses {_LATE}",
+    "https://user:pw-123456@example.com/x?sig=abc&q=1",
+    "see http://example.com/",
+    "Bearer abc",
+    "\u2028 line",
+]
+
+
+def test_a_config_the_load_redacted_is_echoed_as_the_walk_echoes_it() -> None:
+    # Suite.raw_config is redact_config's copy: taken as redacted, only the values registered since
+    # are replaced, in its text; the store's and the report's texts are those of a second walk
+    rng = random.Random(29)
+    configs = [{key: _random_config(rng) for key in rng.sample(_KEYS, 4)} for _ in range(150)]
+    configs.append({"tests": [{"vars": {"q": f"uses {_LATE}"}}], "env": {"K": "v"}})
+    loaded = [redact_config(raw) for raw in configs]
+    for config in loaded:
+        with (
+            ConfigEcho(config, redacted=True) as taken,
+            ConfigEcho(config) as walked,
+            taken.encoded() as fast,
+            walked.encoded() as slow,
+        ):
+            assert _stored(fast) == _stored(slow)
+    register(_LATE)
+    for config in loaded[-30:]:  # loaded before, echoed after
+        for keep in (True, False):
+            with ConfigEcho(config, redacted=True, keep=keep) as taken, ConfigEcho(config) as walked:
+                with taken.encoded() as fast, walked.encoded() as slow:
+                    assert _stored(fast) == _stored(slow)
+                assert "".join(taken.chunks()) == "".join(walked.chunks())
+    echoed = "".join(ConfigEcho(loaded[-1], redacted=True).chunks())
+    assert "secret" not in echoed and json.loads(echoed)["tests"][0]["vars"]["q"] == f"uses {MARKER}"
+
+
+def test_a_config_taken_as_redacted_is_echoed_again_after_a_late_secret() -> None:
+    late = f"late-secret-{uuid.uuid4().hex}"
+    config = {"tests": [{"vars": {"q": f"uses {late}"}}]}
+    with ConfigEcho(config, redacted=True) as echo:
+        with echo.encoded() as encoded:
+            assert late in _stored(encoded)  # not yet registered when the store took it
+        register(late)
+        echoed = "".join(echo.chunks())
+    assert late not in echoed and json.loads(echoed)["tests"][0]["vars"]["q"] == f"uses {MARKER}"

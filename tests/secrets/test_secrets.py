@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import sys
 from urllib.parse import quote
 
@@ -209,6 +210,16 @@ def test_registered_values_and_their_derived_forms_are_redacted() -> None:
     text = f"key sk-live-0123456789; Basic {basic}; b64 {b64}; url {quote('alice:PASSWORD-X', safe='')}"
     assert redact_text(text) == f"key {MARKER}; Basic {MARKER}; b64 {MARKER}; url {MARKER}"
     assert redact_bytes(text.encode()) == redact_text(text).encode()
+
+
+def test_a_value_with_a_quote_and_an_accent_is_redacted_from_json_text_either_way() -> None:
+    # the reports and the run store write JSON with non-ASCII kept as it is: there, the value's escaped
+    # form is not json.dumps' (which escapes the accent too), and both must be found
+    secret = 'pä"ss\\wörd\t-1234'
+    register(secret)
+    for ascii_only in (True, False):
+        text = json.dumps({"q": f"uses {secret}!"}, ensure_ascii=ascii_only)
+        assert json.loads(redact_text(text)) == {"q": f"uses {MARKER}!"}
 
 
 def test_basic_and_bearer_header_values_register_their_tokens() -> None:
