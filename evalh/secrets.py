@@ -39,6 +39,7 @@ from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 __all__ = [
     "MARKER",
     "MIN_VALUE_LENGTH",
+    "RedactedConfig",
     "clear_registry",
     "is_secret_key",
     "redact_bytes",
@@ -209,6 +210,17 @@ def _basic_parts(token: str) -> list[str]:
 
 
 _PLAIN = (int, float, bool, type(None))
+
+
+class RedactedConfig(dict[str, Any]):
+    """A config mapping :func:`redact_config` made (``Suite.raw_config`` as the load makes it), so a
+    report may echo it without walking it again. A plain mapping (a suite built by hand, a merged
+    shard's config) is walked: only this type says the walk was done."""
+
+    @classmethod
+    def of(cls, config: Any) -> RedactedConfig:
+        redacted = redact_config(config)
+        return cls(redacted if isinstance(redacted, Mapping) else {})
 
 
 def redact_config(value: Any) -> Any:

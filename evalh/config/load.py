@@ -58,7 +58,7 @@ from evalh.model import (
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY
 from evalh.runtimes.user_filters import filter_problem
 from evalh.runtimes.user_filters import user_filters as make_user_filters
-from evalh.secrets import redact_config, register_config
+from evalh.secrets import RedactedConfig, register_config
 from evalh.templating import prompt_texts, referenced_names, template_env, user_filters
 
 __all__ = [
@@ -367,7 +367,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
         env=env,
         metadata=dict(skip.value(data, "metadata") or {}),
         config_path=str(ctx.config_file),
-        raw_config=redact_config(data) if ctx.report_config else {},
+        raw_config=RedactedConfig.of(data) if ctx.report_config else {},
         input_files=tuple(str(path) for path in (ctx.config_file, *ctx.other_configs, *ctx.files_read)),
         derived_metrics=derived,
         tracing=tracing_settings,

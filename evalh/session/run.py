@@ -36,7 +36,7 @@ from evalh.runner.plan import Job, plan_jobs
 from evalh.runner.sharding import select_shard, shard_of_report
 from evalh.runner.stopping import CLI_STOP_SIGNALS, DEFAULT_STOP_SIGNALS
 from evalh.runtimes.user_filters import user_filters as make_user_filters
-from evalh.secrets import redact_config
+from evalh.secrets import RedactedConfig, redact_config
 from evalh.session.context import run_context
 from evalh.session.filters import filter_by_report
 from evalh.session.hooks import tell_hooks_of_run
@@ -131,6 +131,8 @@ def _described(suite: Suite, description: str | None) -> Suite:
         return suite
     # the report's config too, redacted as the rest of it was at load (the store takes it as it is)
     raw = {**suite.raw_config, "description": redact_config(description)}
+    if isinstance(suite.raw_config, RedactedConfig):
+        raw = RedactedConfig(raw)
     return replace(suite, description=description, raw_config=raw)
 
 
@@ -188,10 +190,11 @@ def _execute(
     # each row is encoded once as it finishes, when the store or a JSON report takes its text; a retry
     # encodes its rows once merged (a row it spooled as it finished would be spooled again)
     encode = retry is None and (options.record or any(fmt in ("json", "jsonl") for fmt in formats.values()))
-    # the config the store and the JSON report echo: encoded once for both; redacted by the load
-    # (Suite.raw_config), so only the secrets registered since are replaced, in its text
+    # the config the store and the JSON report echo: encoded once for both; when the load redacted it
+    # (a RedactedConfig), only the secrets registered since are replaced, in its text
     keep = "json" in formats.values()
-    with RowSpool() as spool, ConfigEcho(suite.raw_config, keep=keep, redacted=True) as echo:
+    redacted = isinstance(suite.raw_config, RedactedConfig)
+    with RowSpool() as spool, ConfigEcho(suite.raw_config, keep=keep, redacted=redacted) as echo:
         with (
             ExitStack() as stack,
             environment_overlay(suite.env),

@@ -3,6 +3,8 @@ errors for a bare type name and for options outside the command line's bounds (i
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,9 @@ import pytest
 
 import evalh
 from evalh.common.limits import MAX_CONCURRENCY, MAX_REPEAT
+from evalh.config.load import load_suite
 from evalh.errors import ConfigError
+from evalh.reports.writers import PRETTY_JSON_MAX_ROWS
 
 # 50 rows with long outputs: the generated repr printed every one of them (and the suite).
 MANY: dict[str, Any] = {
@@ -104,3 +108,19 @@ def test_evaluate_and_the_cli_share_the_bound(tmp_path: Path) -> None:
 def test_evaluate_refuses_an_unknown_option_with_a_suggestion() -> None:
     with pytest.raises(ConfigError, match=r"has no option 'max_concurency'\. Did you mean max_concurrency"):
         evalh.evaluate(MANY, max_concurency=3)  # type: ignore[call-arg]
+
+
+def test_a_suite_built_by_hand_has_its_config_redacted_in_the_json_report(tmp_path: Path) -> None:
+    """Only the load's own redacted copy (a RedactedConfig) is echoed without a walk: a Suite whose
+    raw_config was written by hand is walked, so a secret-named key never reaches the report."""
+    # more rows than a pretty-printed report holds: the compact report echoes the config as the store does
+    tests = [{"vars": {"q": f"hi {index}"}} for index in range(PRETTY_JSON_MAX_ROWS + 1)]
+    config = {"prompts": ["{{q}}"], "providers": ["echo"], "tests": tests}
+    (tmp_path / "c.json").write_text(json.dumps(config), encoding="utf-8")
+    suite = load_suite(tmp_path / "c.json")
+    by_hand = {**config, "providers": [{"id": "echo", "config": {"apiKey": "sk-by-hand-0123456789"}}]}
+    report = tmp_path / "r.json"
+    evalh.evaluate(dataclasses.replace(suite, raw_config=by_hand), outputs=[report])
+    text = report.read_text(encoding="utf-8")
+    assert "sk-by-hand" not in text
+    assert json.loads(text)["config"]["providers"][0]["config"]["apiKey"] == "[REDACTED]"
