@@ -268,7 +268,8 @@ class EmbeddingStore:
         """Read the cache, then call the provider in batches for the rest; fill memory and the cache."""
         # no keys without a cache: each is two sha256 and a canonical JSON (0.15 s of 5,389 texts)
         use_cache = self.cache.enabled and slot.cached
-        keys = {text: Cache.key(slot.identity, text) for text in texts} if use_cache else {}
+        key_of = Cache.keyer(slot.identity) if use_cache else None
+        keys = {text: key_of(text) for text in texts} if key_of else {}
         cached: dict[str, bytes] = {}
         if keys:
             cached = await asyncio.to_thread(self.cache.get_many, kind.name, list(keys.values()))
