@@ -152,7 +152,7 @@ class Cache:
 
         def key_of(text: str) -> str:
             text_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-            return hashlib.sha256(b"%s\"%s\"}" % (head, text_hash.encode("ascii"))).hexdigest()
+            return hashlib.sha256(b'%s"%s"}' % (head, text_hash.encode("ascii"))).hexdigest()
 
         return key_of
 

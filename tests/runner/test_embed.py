@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -225,13 +227,18 @@ def test_no_cache_keys_are_made_without_a_cache(
     spec = openai_spec(loopback)
     texts = list(dict.fromkeys(suite_texts(40)))
     made: list[str] = []
-    key = Cache.key
+    keyer = Cache.keyer
 
-    def counted(identity: object, text: str) -> str:
-        made.append(text)
-        return key(identity, text)  # type: ignore[arg-type]
+    def counted(identity: Mapping[str, Any]) -> Callable[[str], str]:
+        key_of = keyer(identity)
 
-    monkeypatch.setattr(Cache, "key", staticmethod(counted))
+        def counted_key(text: str) -> str:
+            made.append(text)
+            return key_of(text)
+
+        return counted_key
+
+    monkeypatch.setattr(Cache, "keyer", staticmethod(counted))
 
     async def scenario(enabled: bool) -> np.ndarray:
         store = new_store(enabled)
