@@ -266,7 +266,7 @@ class EmbeddingStore:
 
     async def _fetch(self, slot: _Slot, kind: _Kind, texts: list[str]) -> Usage:
         """Read the cache, then call the provider in batches for the rest; fill memory and the cache."""
-        # no keys without a cache: each is two sha256 and a canonical JSON (0.15 s of 5,389 texts)
+        # no keys without a cache: each is two sha256 (0.1 s of 5,452 texts, Cache.keyer)
         use_cache = self.cache.enabled and slot.cached
         key_of = Cache.keyer(slot.identity) if use_cache else None
         keys = {text: key_of(text) for text in texts} if key_of else {}

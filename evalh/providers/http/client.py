@@ -334,8 +334,10 @@ class HttpClient:
         )
         if not secure:
             verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, and trusts nothing
-        elif (verify := self._ssl_context) is None:  # loading the CA bundle: once per provider
-            verify = self._ssl_context = httpx.create_ssl_context()
+        else:
+            if self._ssl_context is None:  # loading the CA bundle: once per provider
+                self._ssl_context = httpx.create_ssl_context()
+            verify = self._ssl_context
         self._shards.append(httpx.AsyncClient(limits=limits, follow_redirects=False, verify=verify))
         self._in_flight.append(0)
         self._secure.append(secure)
