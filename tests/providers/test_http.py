@@ -307,6 +307,14 @@ def test_for_spec_reads_settings_headers_and_secrets_from_the_config(loopback: L
 _PROXY_NAMES = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 
 
+def _no_proxy_client(loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> HttpClient:
+    """A client of ``loopback`` (which answers /v1/embeddings) in an environment without proxies."""
+    for name in _PROXY_NAMES:
+        monkeypatch.delenv(name, raising=False)
+    loopback.route("POST", "/v1/embeddings", lambda request: Reply.json({"ok": True}))
+    return client(loopback, max_retries=0)
+
+
 def _trusted_cas(shard: httpx.AsyncClient) -> int:
     context = shard._transport._pool._ssl_context  # type: ignore[attr-defined]
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
@@ -316,10 +324,7 @@ def _trusted_cas(shard: httpx.AsyncClient) -> int:
 def test_a_plain_http_provider_loads_no_ca_bundle(
     loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in _PROXY_NAMES:
-        monkeypatch.delenv(name, raising=False)
-    loopback.route("POST", "/v1/embeddings", lambda request: Reply.json({"ok": True}))
-    http = client(loopback)
+    http = _no_proxy_client(loopback, monkeypatch)
     seen: list[int] = []
 
     async def call(h: HttpClient) -> HttpReply:
@@ -335,11 +340,8 @@ def test_a_plain_http_provider_loads_no_ca_bundle(
 def test_a_tls_request_uses_the_verified_context(
     loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in _PROXY_NAMES:
-        monkeypatch.delenv(name, raising=False)
-    loopback.route("POST", "/v1/embeddings", lambda request: Reply.json({"ok": True}))
+    http = _no_proxy_client(loopback, monkeypatch)
     https_url = loopback.url.replace("http://", "https://") + "/v1/embeddings"
-    http = client(loopback, max_retries=0)
     seen: list[int] = []
 
     async def calls(h: HttpClient) -> None:
@@ -356,11 +358,8 @@ def test_a_tls_request_uses_the_verified_context(
 def test_a_proxied_plain_request_uses_the_verified_context(
     loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in _PROXY_NAMES:
-        monkeypatch.delenv(name, raising=False)
+    http = _no_proxy_client(loopback, monkeypatch)
     monkeypatch.setenv("HTTP_PROXY", loopback.url)  # a proxy may speak TLS: its pool trusts the CA bundle
-    loopback.route("POST", "/v1/embeddings", lambda request: Reply.json({"ok": True}))
-    http = client(loopback, max_retries=0)
     seen: list[int] = []
 
     async def call(h: HttpClient) -> None:
