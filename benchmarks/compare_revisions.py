@@ -1,15 +1,19 @@
 """Do two revisions of evalh write the same reports and exit codes? The check behind a change that must not
 change behaviour (a refactor, a move): every example config and the generated benchmark suites are run at
-both revisions with every report format, and the reports are compared byte for byte once ids, times and
-durations are masked (the JSON and JSON Lines reports once rewritten in ``json.dumps``' form: their values
-are compared, not their whitespace).
+both revisions with every report format, and the reports are compared byte for byte once what differs
+between two runs of the same code is masked: run, trace and span ids, timestamps, durations (and the
+padding that aligns a duration in a console table). The JSON and JSON Lines reports are rewritten in
+``json.dumps``' form first (their values are compared, not their whitespace), and the JSON Lines rows,
+written as they finish, are put in the order of the rows' identity (test, prompt, provider, repeat).
 
-    python benchmarks/compare_revisions.py --base c5e6607 [--head HEAD] [--sizes 100,1000] [--keep]
+    python benchmarks/compare_revisions.py --base main [--head HEAD] [--sizes 100,1000] [--sets A,B,C,D]
+        [--keep]
 
 Each revision is checked out in a temporary git worktree and run with ``python -m evalh`` from it; the
-benchmark suites come from ``gen_configs.py`` (``--generator``, default ../shared/bench/gen_configs.py)
+benchmark suites (A-D at each size; D only up to 100 tests) come from ``gen_configs.py`` beside this script
 and talk to a loopback OpenAI-compatible server started here (embeddings and a judge that passes every
-answer). Prints one line per config and report, then the counts; exits 1 if anything differs.
+answer). Prints one line per config and report, then the counts; exits 1 if anything differs, so two
+revisions of the same code exit 0 (``--base main --head main`` shows it).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from bench_vs_promptfoo import EmbeddingsHandler  # the scripts run from benchmarks/, which is on sys.path
+from gen_configs import write_suites
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ("json", "xml", "csv", "md", "html", "yaml", "jsonl")
@@ -41,8 +46,12 @@ VOLATILE = [
         ),
         r"\1<n>",
     ),
-    (re.compile(r"\b\d+(\.\d+)?\s?(ms|s)\b"), "<dur>"),
+    # OpenTelemetry span ids (random per run): 16 hex digits standing alone, not a number's decimals
+    (re.compile(r'"?(?<![\w.])[0-9a-f]{16}(?![\w.])"?'), "<span-id>"),
+    # with the spaces around it: a console table pads a duration to its column's width
+    (re.compile(r" *\b\d+(\.\d+)? ?(ms|s)\b *"), " <dur> "),
 ]
+ROW_IDENTITY = ("testIdx", "promptIdx", "providerIdx", "repeatIdx")
 
 
 class Handler(EmbeddingsHandler):
@@ -66,14 +75,23 @@ class Handler(EmbeddingsHandler):
         self.wfile.write(payload)
 
 
+def _row_identity(row: object) -> tuple[str, ...]:
+    """Where a JSON Lines row sits in the run: its indices (and provider), whatever order it finished in."""
+    if not isinstance(row, dict):
+        return (json.dumps(row),)
+    provider = row.get("provider")
+    provider_id = provider.get("id") if isinstance(provider, dict) else provider
+    return (*(f"{row.get(key, -1)!s:>12}" for key in ROW_IDENTITY), str(provider_id))
+
+
 def _spaced(report: str, text: str) -> str:
     """A JSON or JSON Lines report in compact ``json.dumps`` form: its whitespace (orjson's since issue
-    29, json's before) is not compared, its values are."""
+    29, json's before) is not compared, its values are. JSON Lines rows are written as they finish (their
+    order is the providers' timing): they are put in the order of the rows' identity."""
     try:
         if report.endswith(".jsonl"):
-            return "\n".join(
-                json.dumps(json.loads(line), ensure_ascii=False) for line in text.splitlines() if line
-            )
+            rows = sorted((json.loads(line) for line in text.splitlines() if line), key=_row_identity)
+            return "\n".join(json.dumps(row, ensure_ascii=False) for row in rows)
         if report.endswith(".json"):
             return json.dumps(json.loads(text), ensure_ascii=False)
     except ValueError:
@@ -85,6 +103,11 @@ def masked(text: str) -> str:
     for pattern, replacement in VOLATILE:
         text = pattern.sub(replacement, text)
     return text
+
+
+def comparable(report: str, text: str) -> str:
+    """The text of ``report`` (a file name: its suffix says the format) as the two revisions' are compared."""
+    return masked(_spaced(report, text))
 
 
 def run(revision_dir: Path, config: Path, out: Path, env: dict[str, str]) -> int:
@@ -107,8 +130,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", required=True)
     parser.add_argument("--head", default="HEAD")
-    parser.add_argument("--sizes", default="100,1000")
-    parser.add_argument("--generator", default=str(ROOT.parent / "shared" / "bench" / "gen_configs.py"))
+    parser.add_argument("--sizes", default="100,1000", help="the benchmark suites' sizes (none: '')")
+    parser.add_argument("--sets", default="A,B,C,D", help="the benchmark suites' sets (gen_configs.py)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder and print it")
     args = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -117,17 +140,8 @@ def main() -> None:
     base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     work = Path(tempfile.mkdtemp(prefix="evalh-revisions-"))
     suites = work / "suites"
-    gen = [
-        sys.executable,
-        args.generator,
-        "--out",
-        str(suites),
-        "--sizes",
-        args.sizes,
-        "--base-url",
-        base_url,
-    ]
-    subprocess.run(gen, check=True, capture_output=True)
+    sizes = [int(size) for size in args.sizes.split(",") if size]
+    write_suites(str(suites), sizes, args.sets.split(","), base_url)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EVALH_", "PROMPTFOO_", "PYTHON"))}
     env.update({"OPENAI_API_KEY": "sk-compare-revisions", "OPENAI_BASE_URL": base_url, "NO_COLOR": "1"})
     trees = {}
@@ -152,13 +166,10 @@ def main() -> None:
                 texts = []
                 for name in trees:
                     path = work / "out" / name / config.stem / report
-                    text = (
-                        masked(_spaced(report, path.read_text(errors="replace")))
-                        if path.exists()
-                        else "<missing>"
+                    exists = path.exists()
+                    texts.append(
+                        comparable(report, path.read_text(errors="replace")) if exists else "<missing>"
                     )
-                    # JSON Lines rows are written as they finish: their order is the providers' timing
-                    texts.append("\n".join(sorted(text.splitlines())) if report.endswith(".jsonl") else text)
                 if texts[0] == texts[1]:
                     same += 1
                 else:

@@ -44,6 +44,7 @@ __all__ = [
     "getenv",
 ]
 
+from evalh.common.lazy_names import lazy_names
 from evalh.common.version import __version__
 
 # public name -> the module that defines it
@@ -67,15 +68,13 @@ _HOMES = {
 }
 
 
+_lazy = lazy_names(__name__, _HOMES, globals())
+
+
 def __getattr__(name: str) -> Any:
     if name == "errors":
         return importlib.import_module("evalh.errors")
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'evalh' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # looked up once
-    return value
+    return _lazy(name)
 
 
 def __dir__() -> list[str]:

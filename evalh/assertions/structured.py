@@ -10,16 +10,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
-from jsonschema.exceptions import SchemaError, best_match
-from jsonschema.protocols import Validator
 
 from evalh.assertions.registry import output_check
 from evalh.assertions.strings import json_default, loads_strict, parse_json_output, preview
 from evalh.model import AssertionSpec, Measurement
+
+if TYPE_CHECKING:  # jsonschema loads when a schema value is checked: most is-json assertions have none
+    from jsonschema.protocols import Validator
 
 __all__ = ["extract_json_objects", "json_schema_validator", "schema_problem", "schema_violation"]
 
@@ -39,8 +39,11 @@ def _parse_schema_text(text: str) -> Any:
 @lru_cache(maxsize=256)
 def _validator_for(canonical: str) -> Validator | str:
     """A ready validator for the schema's canonical JSON, or the problem text."""
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
     schema = json.loads(canonical)
-    cls = jsonschema.validators.validator_for(schema)
+    cls = validator_for(schema)
     try:
         cls.check_schema(schema)
     except SchemaError as error:
@@ -92,6 +95,8 @@ def schema_problem(value: Any) -> str | None:
 def schema_violation(validator: Validator, instance: Any) -> str | None:
     """The most relevant violation as ``$.path: message``, or None when ``instance`` is valid. A
     document too deep for the validator's recursion is a violation, not a crash."""
+    from jsonschema.exceptions import best_match
+
     try:
         error = best_match(validator.iter_errors(instance))
     except RecursionError:

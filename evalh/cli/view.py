@@ -10,7 +10,6 @@ the page unless ``--read-only``.
 from __future__ import annotations
 
 import sys
-import webbrowser
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -100,6 +99,8 @@ def view(
     echo(f"evalh view: {len(source.runs())} run(s) at {server.url} (Ctrl-C to stop)")
     try:  # Ctrl-C while the browser command still runs stops the viewer as cleanly as Ctrl-C later
         if not no_open and sys.stdin.isatty() and sys.stdout.isatty():
+            import webbrowser  # here: every command loads this module, few open a browser
+
             webbrowser.open(server.url)
         server.serve_forever()
     except KeyboardInterrupt:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -58,28 +56,42 @@ def reset() -> None:
         _states.clear()
 
 
-@contextmanager
-def calling(name: str) -> Iterator[CallMark]:
-    """Mark one call of provider ``name`` as in flight for the block."""
-    mark = CallMark()
-    with _lock:
-        state = _states.get(name)
-        if state is None:  # once per provider, not a _State built and dropped for every call
-            state = _states[name] = _State()
-        call_id = next(_ids)
-        state.starts[call_id] = time.monotonic()
-    token = _current.set(name)
-    try:
-        yield mark
-    except BaseException:
-        mark.failed = True
-        raise
-    finally:
-        _current.reset(token)
+def calling(name: str) -> _Calling:
+    """Mark one call of provider ``name`` as in flight for the ``with`` block; the block gets the
+    call's :class:`CallMark`."""
+    return _Calling(name)
+
+
+class _Calling:
+    """The context manager of :func:`calling`: a class rather than a generator, as every provider
+    call of a run enters one (a generator's context manager costs about three times as much)."""
+
+    __slots__ = ("_call_id", "_mark", "_name", "_state", "_token")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __enter__(self) -> CallMark:
+        self._mark = CallMark()
         with _lock:
-            state.starts.pop(call_id, None)
-            state.done += 1
-            state.failed += mark.failed
+            state = _states.get(self._name)
+            if state is None:  # once per provider, not a _State built and dropped for every call
+                state = _states[self._name] = _State()
+            self._state = state
+            self._call_id = next(_ids)
+            state.starts[self._call_id] = time.monotonic()
+        self._token = _current.set(self._name)
+        return self._mark
+
+    def __exit__(self, kind: type[BaseException] | None, error: object, trace: object) -> None:
+        mark = self._mark
+        if kind is not None:
+            mark.failed = True
+        _current.reset(self._token)
+        with _lock:
+            self._state.starts.pop(self._call_id, None)
+            self._state.done += 1
+            self._state.failed += mark.failed
 
 
 def note_retry(reason: str) -> None:

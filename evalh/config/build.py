@@ -222,7 +222,8 @@ def _build_one(
     except ConfigError as error:
         ctx.problems.add_exception(error)
         return None
-    if any(spec is None for spec in asserts):
+    specs = tuple([spec for spec in asserts if spec is not None])
+    if len(specs) < len(asserts):  # an assertion could not be built (its problem is recorded)
         return None
     check_test_transforms(options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx)
     _check_scoring_function(data, shown, origin, defaults, ctx)
@@ -244,7 +245,7 @@ def _build_one(
         index=index,
         description=data.get("description"),
         vars=variables,
-        asserts=tuple(spec for spec in asserts if spec is not None),
+        asserts=specs,
         threshold=float(threshold) if threshold is not None else None,
         options=options,
         provider=choice,
@@ -419,7 +420,12 @@ def _assertions(
         # the spec's path as the words: a place kept for each of 300,000 assertions holds no more
         where = Place(_placed, origin, path_inner, path) if origin else path
         try:
-            specs.append(build_assertion(item, path_inner, origin, scope, ctx, where, path))
+            if type(item) is dict and item.keys() <= _PLAIN_KEYS:  # most: build_assertion's first case
+                spec = _plain_assertion(item, scope, ctx, where, path)
+                ctx.where_of[id(spec)] = where
+                specs.append(spec)
+            else:
+                specs.append(build_assertion(item, path_inner, origin, scope, ctx, where, path))
         except ConfigError as error:
             ctx.problems.add_exception(error)
             specs.append(None)
@@ -441,11 +447,11 @@ def build_assertion(
 ) -> AssertionSpec:
     """One assertion with its value and metric rendered (children built for assert-set); ``path``:
     its place in words (``tests[3].assert[1]``)."""
-    written, kind, negate = _types(item["type"])
     if item.keys() <= _PLAIN_KEYS:  # most assertions: none of the keys the rest of this looks for
-        spec = _plain_assertion(item, written, kind, negate, scope, ctx, where, path)
+        spec = _plain_assertion(item, scope, ctx, where, path)
         ctx.where_of[id(spec)] = where
         return spec
+    written, kind, negate = _types(item["type"])
     children = _children(item, inner, origin, path, scope, ctx, where) if item.get("assert") else ()
     threshold = item.get("threshold")
     metric = item.get("metric")
@@ -486,32 +492,26 @@ _PLAIN_KEYS = frozenset({"type", "value", "threshold", "weight"})
 
 
 def _plain_assertion(
-    item: Mapping[str, Any],
-    written: str,
-    kind: str,
-    negate: bool,
-    scope: _Scope,
-    ctx: LoadContext,
-    where: Where,
-    path: str,
+    item: Mapping[str, Any], scope: _Scope, ctx: LoadContext, where: Where, path: str
 ) -> AssertionSpec:
     """:func:`build_assertion` for an assertion of only ``_PLAIN_KEYS``: the same spec, made without
-    asking for the keys it has not (a tenth of building 30,000 assertions), giving only the fields
-    that may differ from their defaults (each keyword given costs the frozen spec's __init__)."""
+    asking for the keys it has not (a tenth of building 30,000 assertions), and without the frozen
+    spec's keyword __init__ (AssertionSpec.plain: a third)."""
+    written, kind, negate = _types(item["type"])
     value = item.get("value")
     plain = type(value) is str and "{" not in value and not value.startswith(FILE_PREFIX)  # _plain_text's
     if not plain and not _plain_text(value):  # first case, without a call for most values
         value = _render_value(kind, value, scope, ctx, where, ".value" if "value" in item else "")
     threshold = item.get("threshold")
-    return AssertionSpec(
-        type=written,
-        negate=negate,
-        value=value,
-        threshold=float(threshold) if threshold is not None else None,
-        weight=float(item.get("weight", 1.0)),
-        config=_NO_CONFIG,
-        raw=item,
-        path=path,
+    return AssertionSpec.plain(
+        written,
+        negate,
+        value,
+        float(threshold) if threshold is not None else None,
+        float(item.get("weight", 1.0)),
+        _NO_CONFIG,
+        item,
+        path,
     )
 
 

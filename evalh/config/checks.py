@@ -111,6 +111,10 @@ class AssertionChecker:
     # The assertions found clean, by what their check reads (see _clean_key): 5,000 tests repeat a few
     # dozen, each checked once instead of once per test. Only clean ones: a problem is said at each place.
     clean: set[Hashable] = field(default_factory=set)
+    # Noted while check_tests walks every assertion (children after their set), for the warnings after
+    # it, which each walked all 30,000 again: the first trace assertion, and the tool-call ones in order.
+    first_traced: AssertionSpec | None = None
+    tool_calls: list[AssertionSpec] = field(default_factory=list)
 
     def check_tests(self, tests: Iterable[TestCase]) -> None:
         for test in tests:
@@ -118,24 +122,21 @@ class AssertionChecker:
                 self._check(spec, test)
         self._report_missing_grader()
 
-    def warn_untraced(self, tests: Iterable[TestCase]) -> None:
+    def warn_untraced(self) -> None:
         """A trace assertion (``trajectory:*``, ``trace-*``) in a config without tracing would be an ERROR
-        on every row: say so once, at load (a warning; an error under --strict)."""
-        for test in tests:
-            spec = next((s for s in _flattened(test.asserts) if self._traces(s)), None)
-            if spec is None:
-                continue
-            where = self._where(spec)
+        on every row: say so once, at load (a warning; an error under --strict). After check_tests."""
+        spec = self.first_traced
+        if spec is not None:
             message = f"{spec.full_type} grades the row's trace, but the config does not trace"
             hint = "Add `tracing: {enabled: true}` to the config, or every row it grades is an ERROR"
-            self._warn(message, where, hint, subject="tracing")
-            return
+            self._warn(message, self._where(spec), hint, subject="tracing")
 
-    def warn_toolless(self, tests: Iterable[TestCase], providers: Iterable[ProviderSpec]) -> None:
+    def warn_toolless(self, providers: Iterable[ProviderSpec]) -> None:
         """A tool-call assertion checks each call against the provider's ``config.tools`` (``functions``):
         a provider without them fails every row it grades, so say so at load (a
-        warning; an error under --strict), with a did-you-mean for a misspelt key (``tool:``)."""
-        specs = [s for test in tests for s in _flattened(test.asserts) if s.base_type in _TOOL_KEYS]
+        warning; an error under --strict), with a did-you-mean for a misspelt key (``tool:``). After
+        check_tests."""
+        specs = self.tool_calls
         for provider in providers:
             spec = next(
                 (s for s in specs if not s.negate and _TOOL_KEYS[s.base_type] not in provider.config), None
@@ -152,15 +153,19 @@ class AssertionChecker:
             hint = f"Add `{key}:` to that provider's config, or every row it grades fails"
             self._warn(message, self._where(spec), hint, subject="tools")
 
-    def _traces(self, spec: AssertionSpec) -> bool:
-        definition = self.registry.get(spec.base_type)
-        return definition is not None and definition.family in TRACE_FAMILIES
+    def _note(self, spec: AssertionSpec, definition: AssertionDef | None) -> None:
+        """Keeps what the warnings after check_tests look for (see first_traced)."""
+        if self.first_traced is None and definition is not None and definition.family in TRACE_FAMILIES:
+            self.first_traced = spec
+        if spec.base_type in _TOOL_KEYS:
+            self.tool_calls.append(spec)
 
     def _where(self, spec: AssertionSpec) -> Where:
         return self.where_of.get(id(spec), spec.path)
 
     def _check(self, spec: AssertionSpec, test: TestCase, depth: int = 1) -> None:
         definition = self.registry.get(spec.base_type)
+        self._note(spec, definition)
         as_written = (
             definition is not None and definition.value_schema is not None and _checked_as_written(spec)
         )
@@ -169,6 +174,7 @@ class AssertionChecker:
             return  # the same assertion was checked clean: its checks read nothing else
         where = self._where(spec)
         if spec.children and depth > MAX_SET_DEPTH:
+            self._note_unchecked(spec.children)
             self.ctx.problems.add(
                 f"assert-sets are nested more than {MAX_SET_DEPTH} deep",
                 where=where,
@@ -178,6 +184,7 @@ class AssertionChecker:
             return
         if definition is None:
             self._unknown_type(spec, where)
+            self._note_unchecked(spec.children)
             return
         if definition.compares_outputs:
             self._check_comparison(spec, test, depth, where)
@@ -189,6 +196,11 @@ class AssertionChecker:
             self._check(child, test, depth + 1)
         if key is not None and clean:
             self.clean.add(key)
+
+    def _note_unchecked(self, specs: Iterable[AssertionSpec]) -> None:
+        """Notes the children _check does not go into (the set is refused): warned about all the same."""
+        for spec in _flattened(specs):
+            self._note(spec, self.registry.get(spec.base_type))
 
     def _check_comparison(self, spec: AssertionSpec, test: TestCase, depth: int, where: Where) -> None:
         """select-best and max-score grade the test's outputs against each other, after its other

@@ -333,7 +333,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
     checker.check_tests(tests)
     if checker.default_grader is not None:  # judges with no grader use promptfoo's default
         suite_default = checker.default_grader.choice
-    checker.warn_toolless(tests, providers)
+    checker.warn_toolless(providers)
     check_user_models(tests, suite_default, ctx)
     if "prompts" not in skip.keys:  # else the prompts they name are not loaded
         check_prompt_refs(raw_tests, defaults.data, defaults.origin, prompts, ctx)
@@ -355,7 +355,7 @@ def _resolve_suite(document: Document, ctx: LoadContext, inputs: _Inputs) -> Sui
     )
     tracing_settings = load_tracing(tracing, env, forwarding_where)
     if not tracing_settings.enabled and "tracing" not in skip.keys:  # a refused block is said once, as such
-        checker.warn_untraced(tests)
+        checker.warn_untraced()
     return Suite(
         tests=tuple(tests),
         prompts=tuple(prompts),

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from evalh.config.fastyaml import UNSURE, read_fast
 from evalh.config.plainyaml import Positions, key_text, load_plain, mark_at
 from evalh.config.safeload import MAX_FILE_BYTES, LimitError, SafeLoader, check_structure, parse_json
 from evalh.errors import ConfigError, ConfigFileError, Place, Where
@@ -196,6 +197,14 @@ class _SyntaxError(ConfigError):
 
 
 def _parse_yaml(text: str, file: str) -> Document:
+    data = read_fast(text)  # yaml_rs, where it reads the text as libyaml's readers do
+    if data is not UNSURE:
+        return Document(data=data, file=file, text=text)
+    return _parse_with_libyaml(text, file)
+
+
+def _parse_with_libyaml(text: str, file: str) -> Document:
+    """The data from libyaml's events (plainyaml), or from the full loader, which words every error."""
     try:
         plain = load_plain(text, located=False)
     except LimitError as error:

@@ -17,17 +17,16 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator, ValidationError, validators
-from jsonschema.exceptions import relevance
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from evalh.assertions.promptfoo_only import unknown_type
 from evalh.assertions.registry import NONBLANK_PATTERN, all_assertions
 from evalh.config.assertion_schema import assemble, type_names
 from evalh.config.locate import JsonPath, close_matches
 from evalh.errors import ConfigFileError
+
+if TYPE_CHECKING:  # jsonschema loads with the first validator: a run that validates nothing needs none
+    from jsonschema import Draft202012Validator, ValidationError
 
 __all__ = [
     "CONFIG_SCHEMA",
@@ -132,38 +131,45 @@ def _is_integer(checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool) and abs(instance) <= MAX_SAFE_INTEGER
 
 
-# Draft 2020-12, except that a number is finite and an integer is an int.
-_Validator = validators.extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator,
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
-        {"number": _is_number, "integer": _is_integer}
-    ),
-)
+@functools.cache
+def _validator_class() -> type[Draft202012Validator]:
+    """Draft 2020-12, except that a number is finite and an integer is an int."""
+    from jsonschema import Draft202012Validator, validators
+
+    validator_class: type[Draft202012Validator] = validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator,
+        type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
+            {"number": _is_number, "integer": _is_integer}
+        ),
+    )
+    return validator_class
 
 
 @functools.lru_cache(maxsize=1)
 def config_validator() -> Draft202012Validator:
     """The validator of a whole config."""
-    validator: Draft202012Validator = _Validator(load_schema())
+    validator: Draft202012Validator = _validator_class()(load_schema())
     return validator
 
 
 @functools.lru_cache(maxsize=8)
 def defs_validator(*names: str, allow_string: bool = False) -> Draft202012Validator:
     """A validator for one of the schema's ``$defs`` (any of ``names``; or a plain string)."""
+    from referencing import Registry, Resource
+
     schema = load_schema()
     registry: Registry[Any] = Registry().with_resource(schema["$id"], Resource.from_contents(schema))
     branches: list[dict[str, Any]] = [{"$ref": f"{schema['$id']}#/$defs/{name}"} for name in names]
     if allow_string:
         branches.insert(0, {"type": "string", "minLength": 1})
     fragment = branches[0] if len(branches) == 1 else {"anyOf": branches}
-    validator: Draft202012Validator = _Validator(fragment, registry=registry)
+    validator: Draft202012Validator = _validator_class()(fragment, registry=registry)
     return validator
 
 
 def fragment_validator(fragment: Mapping[str, Any]) -> Draft202012Validator:
     """A validator for a schema fragment (an assertion's declared value shape), with the config's types."""
-    validator: Draft202012Validator = _Validator(dict(fragment))
+    validator: Draft202012Validator = _validator_class()(dict(fragment))
     return validator
 
 
@@ -350,6 +356,8 @@ def _expand(error: ValidationError) -> list[ValidationError]:
     type, with the fewest errors (so a typo in one key is reported as that typo), and of those the one
     whose errors lie deepest (its keys matched: ``{id, config: {apiKey: 7}}`` is a provider with a bad
     key, not a ``{embedding, text}`` map with two unknown ones)."""
+    from jsonschema.exceptions import relevance
+
     if error.validator not in ("anyOf", "oneOf") or not error.context:
         return [error]
     branches: dict[Any, list[ValidationError]] = {}
@@ -533,7 +541,7 @@ def _on_pattern(error: ValidationError, path: JsonPath, root: Any) -> Iterable[S
         yield SchemaProblem(path, f"must match {error.validator_value} (got {_got(error.instance)})")
 
 
-_Handler = Callable[[ValidationError, JsonPath, Any], Iterable[SchemaProblem]]
+_Handler = Callable[["ValidationError", JsonPath, Any], Iterable[SchemaProblem]]
 _HANDLERS: dict[str, _Handler] = {
     "additionalProperties": _on_additional,
     "required": _on_required,

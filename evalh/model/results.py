@@ -30,7 +30,12 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+# The default of a hand-written __init__'s ``details`` (``metadata``): each instance gets a dict of its
+# own, as from the field's default_factory.
+_NEW_DICT: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, init=False)
 class Usage:
     """Token and request counts; added together with ``+``."""
 
@@ -42,6 +47,29 @@ class Usage:
     texts: int = 0  # texts embedded
     cost: float = 0.0
     latency_ms: float = 0.0
+
+    def __init__(
+        self,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        total_tokens: int = 0,
+        requests: int = 0,
+        cached: int = 0,
+        texts: int = 0,
+        cost: float = 0.0,
+        latency_ms: float = 0.0,
+    ) -> None:
+        # the instance's dict filled at once, as Measurement's: the run adds usages twice per row
+        vars(self).update(
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            total_tokens=total_tokens,
+            requests=requests,
+            cached=cached,
+            texts=texts,
+            cost=cost,
+            latency_ms=latency_ms,
+        )
 
     def __add__(self, other: Usage) -> Usage:
         if other is NO_USAGE:  # most rows add nothing (no tokens, no grader): no new object for them
@@ -72,7 +100,7 @@ class ProviderUsage:
     usage: Usage
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ProviderResponse:
     """What a completion provider returned. ``error`` set means the row becomes an ERROR."""
 
@@ -83,6 +111,27 @@ class ProviderResponse:
     cached: bool = False
     cost: float | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        output: Any = None,
+        error: str | None = None,
+        usage: Usage = NO_USAGE,
+        latency_ms: float | None = None,
+        cached: bool = False,
+        cost: float | None = None,
+        metadata: Mapping[str, Any] = _NEW_DICT,
+    ) -> None:
+        # the instance's dict filled at once, as Measurement's: made (and replaced) for every row
+        vars(self).update(
+            output=output,
+            error=error,
+            usage=usage,
+            latency_ms=latency_ms,
+            cached=cached,
+            cost=cost,
+            metadata={} if metadata is _NEW_DICT else metadata,
+        )
 
 
 @dataclass(frozen=True)
@@ -118,10 +167,6 @@ class AssertionResult:
         """An assertion that does not apply to this row (see ``skipped``): never an error nor a failure."""
         return cls(passed=False, score=0.0, reason=reason, details=details, skipped=True)
 
-
-# The default of a hand-written __init__'s ``details``: each instance gets a dict of its own, as from
-# the field's default_factory.
-_NEW_DICT: Mapping[str, Any] = MappingProxyType({})
 
 # How a frozen result with slots is filled in its hand-written __init__ (as dataclasses' own does).
 _set = object.__setattr__

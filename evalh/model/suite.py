@@ -118,6 +118,38 @@ class AssertionSpec:
         elif not self.negate and self.type.startswith("not-"):
             object.__setattr__(self, "negate", True)
 
+    @classmethod
+    def plain(
+        cls,
+        written: str,
+        negate: bool,
+        value: Any,
+        threshold: float | None,
+        weight: float,
+        config: Mapping[str, Any],
+        raw: Mapping[str, Any],
+        path: str,
+    ) -> AssertionSpec:
+        """The spec of an assertion written with nothing but a type, value, threshold and weight: equal
+        to ``AssertionSpec(type=written, negate=negate, ...)`` with every other field at its default, made
+        without the generated ``__init__``'s keywords and ``__post_init__`` (a third of building a
+        30,000-assertion suite). ``written`` and ``negate`` must already agree (``not-x`` with True)."""
+        spec = object.__new__(cls)
+        put = object.__setattr__  # as the frozen class's own __init__ sets its fields
+        put(spec, "type", written)
+        put(spec, "negate", negate)
+        put(spec, "value", value)
+        put(spec, "threshold", threshold)
+        put(spec, "weight", weight)
+        put(spec, "metric", None)
+        put(spec, "provider", None)
+        put(spec, "config", config)
+        put(spec, "children", ())
+        put(spec, "rubric_prompt", None)
+        put(spec, "raw", raw)
+        put(spec, "path", path)
+        return spec
+
     @property
     def base_type(self) -> str:
         """The registry's name of the type: ``icontains`` for ``not-icontains``."""

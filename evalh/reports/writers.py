@@ -35,13 +35,8 @@ from evalh.common import gc_policy
 from evalh.errors import ConfigError, ReportError
 from evalh.model import RunRecord, TestResult
 from evalh.reports.codec import new_memo, result_to_json
-from evalh.reports.csv import to_csv_text
-from evalh.reports.html import html_chunks
-from evalh.reports.junit import to_junit_xml
-from evalh.reports.markdown import to_markdown
 from evalh.reports.serialize import dumps, encode_json
 from evalh.reports.streamed import ConfigEcho, ReportFrame, RowSpool, encode_row
-from evalh.reports.yamltext import to_yaml_chunks
 from evalh.secrets import redact_bytes
 
 __all__ = [
@@ -198,16 +193,24 @@ def _render(
         yield from _joined(itertools.chain(frame().chunks(texts(), indent=indent), ["\n"]))
     elif fmt == "jsonl":
         yield from _joined(text + "\n" for text in texts())
-    elif fmt == "junit":
+    elif fmt == "junit":  # each format's module loads when a report of it is written
+        from evalh.reports.junit import to_junit_xml
+
         yield to_junit_xml(run)
     elif fmt == "csv":
+        from evalh.reports.csv import to_csv_text
+
         yield to_csv_text(run).encode("utf-8", errors="backslashreplace")
     elif fmt == "yaml":
+        from evalh.reports.yamltext import to_yaml_chunks
+
         head = frame().with_rows([])
         yield from (block.encode("utf-8") for block in _blocks(to_yaml_chunks(head, row_dicts())))
     elif fmt == "markdown":
         yield summary().encode("utf-8", errors="backslashreplace")
     else:
+        from evalh.reports.html import html_chunks
+
         pieces = html_chunks(frame().with_rows(row_dicts()))
         yield from (block.encode("utf-8", errors="backslashreplace") for block in _blocks(pieces))
 
@@ -286,6 +289,8 @@ def write_each_report(
         return (encode_row(row, memo).text for row in run.results)
 
     def summary() -> str:
+        from evalh.reports.markdown import to_markdown
+
         return to_markdown(run, eval_id=eval_id, comparison=comparison)
 
     failures: list[ReportError] = []

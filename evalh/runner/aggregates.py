@@ -293,6 +293,10 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _cell(row: TestResult) -> Cell:
+    return (row.test.index, row.prompt_index, row.provider_index)
+
+
 def _test_repeats(cell: Cell, stats: RepeatStats, required: float) -> TestRepeats:
     low, high = stats.mean_score_interval
     finite = math.isfinite(low) and math.isfinite(high)
@@ -319,16 +323,19 @@ def repeat_figures(
     """The suite's pass rate interval (tests as the unit) and, when some test ran more than once, each
     test's figures over its repeats with its verdict at ``required_pass_rate``: one pass over the rows.
     An ERROR row counts as a draw that failed; its score is left out of the mean."""
+    count = 1 + max((row.repeat_index for row in results), default=0)
+    if count < 2 and len({_cell(row) for row in results}) == len(results):
+        # one row per test: its (passes, runs) is (passed, 1), no per-test figures to build
+        return suite_pass_rate_interval([(int(row.status is Status.PASS), 1) for row in results]), None
     by_cell = repeat_stats_by_key(
         (
-            (row.test.index, row.prompt_index, row.provider_index),
+            _cell(row),
             row.status is Status.PASS,
             math.nan if row.status is Status.ERROR else row.score,
         )
         for row in results
     )
     interval = suite_pass_rate_interval([(stats.passes, stats.runs) for stats in by_cell.values()])
-    count = 1 + max((row.repeat_index for row in results), default=0)
     if count < 2:
         return interval, None
     tests = tuple(_test_repeats(cell, stats, required_pass_rate) for cell, stats in sorted(by_cell.items()))

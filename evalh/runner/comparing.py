@@ -50,10 +50,10 @@ def compares_outputs(test: TestCase) -> bool:
     return any(_is_comparison(spec) for spec in test.asserts)
 
 
-def per_row_asserts(test: TestCase) -> tuple[AssertionSpec, ...]:
+def per_row_asserts(test: TestCase, compared: bool) -> tuple[AssertionSpec, ...]:
     """``test``'s assertions graded row by row: all but the comparisons (most tests have none: their
-    own tuple, not a copy per row)."""
-    if not compares_outputs(test):
+    own tuple, not a copy per row). ``compared``: :func:`compares_outputs` of ``test``."""
+    if not compared:
         return test.asserts
     return tuple(spec for spec in test.asserts if not _is_comparison(spec))
 

@@ -270,7 +270,9 @@ class RunServices:
                 started = time.perf_counter()
                 mark.failed = True
                 try:
-                    response = await asyncio.wait_for(provider.complete(prompt, context), timeout)
+                    called = provider.complete(prompt, context)
+                    # without a timeout, wait_for only awaits the call: skip its frame on every row
+                    response = await (called if timeout is None else asyncio.wait_for(called, timeout))
                 except TimeoutError:
                     return ProviderResponse(error=f"{spec.id} timed out after {timeout:g} s")
                 except Exception as error:

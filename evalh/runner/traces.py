@@ -23,7 +23,6 @@ from evalh.runner.plan import Job
 from evalh.runner.services import ProviderPool
 from evalh.tracing.collector import CollectedTrace, SpanCollector, new_trace_context
 from evalh.tracing.genai import genai_span, target_span
-from evalh.tracing.receiver import OtlpReceiver
 from evalh.tracing.redact import AttributeRedactor
 
 __all__ = ["ENDPOINT_ENV", "RunTracing", "run_tracing"]
@@ -36,6 +35,8 @@ class RunTracing:
     receiver feeding it."""
 
     def __init__(self, settings: TracingSettings) -> None:
+        from evalh.tracing.receiver import OtlpReceiver  # an HTTP server: for traced runs only
+
         self.settings = settings
         self.collector = SpanCollector(redactor=AttributeRedactor(settings.redact_attributes))
         self.receiver = OtlpReceiver(self.collector, settings.port) if settings.receive else None

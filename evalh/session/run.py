@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalh.common.notices import strict_mode, warn
 from evalh.config.dotenv import environment_overlay
@@ -41,10 +41,11 @@ from evalh.session.context import run_context
 from evalh.session.filters import filter_by_report
 from evalh.session.hooks import tell_hooks_of_run
 from evalh.session.retry import jobs_to_retry, merged_run, rows_from_json
-from evalh.store.compare import Comparison, compare_reports
 from evalh.store.recording import recording, stored_config_path
-from evalh.store.refs import check_baseline, load_baseline
 from evalh.templating import user_filters
+
+if TYPE_CHECKING:  # the comparison machinery loads only for a run with --baseline
+    from evalh.store.compare import Comparison
 
 STARTER_SCHEMA_PLACEHOLDER = "EVALH_SCHEMA_URI"
 
@@ -226,6 +227,8 @@ def _execute(
         )  # afterEach and afterAll, before the reports are written
         comparison = None
         if baseline is not None:
+            from evalh.store.compare import compare_reports
+
             current = to_promptfoo_json(result, eval_id=eval_id)
             comparison = compare_reports(baseline, current, alpha=options.alpha)
         summary = comparison.to_json() if comparison else None
@@ -264,6 +267,8 @@ def run_jobs(suite: Suite, jobs: Sequence[Job], options: RunOptions) -> RunRecor
 def _baseline(ref: str, suite: Suite, *, where: str, gate: bool = False) -> dict[str, Any]:
     """The report ``ref`` names, read before the run starts: ``latest`` is this config's latest run;
     another config's run is warned about, and refused as a guess under a regressions ``gate``."""
+    from evalh.store.refs import check_baseline, load_baseline
+
     chosen = load_baseline(
         ref, config_path=stored_config_path(suite), description=suite.description, where=where
     )

@@ -17,12 +17,17 @@ results.json`` file are interchangeable. Layers: the store reads the report seri
 
 from __future__ import annotations
 
-from evalh.store.database import evalh_home, store_path
-from evalh.store.identity import describe_test, row_key, stored_status
-from evalh.store.recorder import RunRecorder
-from evalh.store.refs import is_report_file, load_report, read_report_file
-from evalh.store.runs import RunStore, RunSummary, open_store
-from evalh.store.schema import SCHEMA_VERSION
+from typing import TYPE_CHECKING
+
+from evalh.common.lazy_names import lazy_names
+
+if TYPE_CHECKING:  # the names as the type checker sees them; at run time __getattr__ imports them
+    from evalh.store.database import evalh_home, store_path
+    from evalh.store.identity import describe_test, row_key, stored_status
+    from evalh.store.recorder import RunRecorder
+    from evalh.store.refs import is_report_file, load_report, read_report_file
+    from evalh.store.runs import RunStore, RunSummary, open_store
+    from evalh.store.schema import SCHEMA_VERSION
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -39,3 +44,28 @@ __all__ = [
     "store_path",
     "stored_status",
 ]
+
+# public name -> the module that defines it. Loaded on first use: a run that records itself needs the
+# recorder, not the comparison and --baseline machinery refs brings (about 100 modules).
+_HOMES = {
+    "SCHEMA_VERSION": "evalh.store.schema",
+    "RunRecorder": "evalh.store.recorder",
+    "RunStore": "evalh.store.runs",
+    "RunSummary": "evalh.store.runs",
+    "describe_test": "evalh.store.identity",
+    "evalh_home": "evalh.store.database",
+    "is_report_file": "evalh.store.refs",
+    "load_report": "evalh.store.refs",
+    "open_store": "evalh.store.runs",
+    "read_report_file": "evalh.store.refs",
+    "row_key": "evalh.store.identity",
+    "store_path": "evalh.store.database",
+    "stored_status": "evalh.store.identity",
+}
+
+
+__getattr__ = lazy_names(__name__, _HOMES, globals())
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -397,6 +397,23 @@ def test_levenshtein_distance_matches_the_textbook_dp_on_random_strings() -> Non
         assert levenshtein_distance(left, right) == _reference_distance(left, right), (left, right)
 
 
+def test_levenshtein_distance_counts_code_points_on_every_kind_of_character() -> None:
+    """Astral characters (one code point, two UTF-16 units), lone surrogates, combining marks, NUL and
+    strings wider than a machine word: the distance is the textbook one over code points."""
+    rng = random.Random(29)
+    alphabet = "ab é\u0301\U0001f600\U0001f601\ud800\udfff\x00\u65e5"
+    for _ in range(2000):
+        left = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        right = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert levenshtein_distance(left, right) == _reference_distance(left, right), (left, right)
+    for _ in range(10):
+        left = "".join(rng.choice(alphabet) for _ in range(rng.randint(60, 200)))
+        right = "".join(rng.choice(alphabet) for _ in range(rng.randint(60, 200)))
+        assert levenshtein_distance(left, right) == _reference_distance(left, right)
+    assert levenshtein_distance("\U0001f600", "") == 1
+    assert levenshtein_distance("\U0001f600", "\U0001f601") == 1
+
+
 @pytest.mark.parametrize(
     ("value", "output", "threshold", "passed", "distance"),
     [

@@ -3,6 +3,7 @@ command-line values converted exactly as typer converts them (evalh/cli/convert.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -34,7 +35,9 @@ DETERMINISTIC = """
 _HEAVY = ("pydantic", "numpy", "onnxruntime", "tokenizers", "httpx")
 
 
-def _modules_after(argv: list[str], cwd: Path, heavy: tuple[str, ...] = _HEAVY) -> list[str]:
+def _modules_after(
+    argv: list[str], cwd: Path, heavy: tuple[str, ...] = _HEAVY, env: dict[str, str] | None = None
+) -> list[str]:
     """The modules of ``heavy`` a real ``evalh`` process has loaded when the command ends."""
     code = (
         "import sys\nfrom evalh.cli.app import main\n"
@@ -42,7 +45,9 @@ def _modules_after(argv: list[str], cwd: Path, heavy: tuple[str, ...] = _HEAVY) 
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         f"print([m for m in {heavy!r} if m in sys.modules], file=sys.stderr)"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd)
+    environ = {**os.environ, **(env or {})}
+    command = [sys.executable, "-c", code]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=environ)
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("["), result.stderr
     return list(eval(last))  # the list printed above, nothing else
@@ -69,6 +74,50 @@ def test_validate_draws_no_table_so_loads_neither_rich_nor_the_report_writers(tm
     )
     assert result.returncode == 2, result.stderr
     assert "out.unknown" in result.stderr
+
+
+# What a recorded run of an echo-only config with a JSON report never uses: the comparison machinery
+# (--baseline), the OTLP receiver's HTTP server (tracing), a browser, the other report formats.
+_UNUSED_BY_A_PLAIN_RUN = (
+    "evalh.store.refs",
+    "evalh.store.compare",
+    "evalh.stats.significance",
+    "evalh.tracing.receiver",
+    "http.server",
+    "email.message",
+    "webbrowser",
+    "evalh.reports.csv",
+    "evalh.reports.html",
+    "evalh.reports.junit",
+    "evalh.reports.markdown",
+    "evalh.reports.yamltext",
+)
+
+
+def test_a_recorded_run_loads_no_baseline_tracing_browser_or_other_report_formats(tmp_path: Path) -> None:
+    config = tmp_path / "evalh.yaml"
+    config.write_text(textwrap.dedent(DETERMINISTIC), encoding="utf-8")
+    home = {"EVALH_HOME": str(tmp_path / "home")}
+    run = ["eval", "-c", str(config), "-o", str(tmp_path / "out.json"), "--no-cache", "--no-progress-bar"]
+    assert _modules_after(run, tmp_path, _UNUSED_BY_A_PLAIN_RUN, home) == []
+    assert (tmp_path / "out.json").is_file() and (tmp_path / "home" / "runs.sqlite3").is_file()
+    # each is still there when asked for: the run against its baseline, every format written
+    reports = [str(tmp_path / f"out.{suffix}") for suffix in ("csv", "html", "xml", "md", "yaml")]
+    again = [*run[:3], "-o", *reports, "--no-cache", "--no-progress-bar", "--baseline", "latest"]
+    loaded = set(_modules_after(again, tmp_path, _UNUSED_BY_A_PLAIN_RUN, home))
+    assert {"evalh.store.refs", "evalh.store.compare", "evalh.reports.junit", "evalh.reports.html"} <= loaded
+    assert all(Path(report).stat().st_size > 0 for report in reports)
+
+
+def test_the_store_package_gives_each_public_name_of_its_modules() -> None:
+    import evalh.store as store
+    from evalh.store import database, identity, recorder, refs, runs, schema
+
+    modules = (database, identity, recorder, refs, runs, schema)
+    for name in store.__all__:
+        assert any(getattr(store, name) is vars(module).get(name) for module in modules), name
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        store.nope  # noqa: B018
 
 
 def _params(command: str) -> dict[str, Any]:
@@ -122,3 +171,18 @@ def test_options_not_given_build_no_typer_adapter(monkeypatch: pytest.MonkeyPatc
 def _params_converted(name: str, value: Any) -> Any:
     param = convert_lazily([_params("run")[name]])[0]
     return param.process_value(Context(get_command(app)), value)
+
+
+def test_jsonschema_loads_with_the_first_validator_not_with_the_modules(tmp_path: Path) -> None:
+    """Loading a config's and a run's modules, and every assertion family, imports no jsonschema: a run
+    that validates nothing (every test shape already known) never pays for it."""
+    code = (
+        "import sys\nimport evalh.config.load, evalh.session.run\n"
+        "from evalh.assertions.registry import all_assertions\nall_assertions()\n"
+        "print(sorted(m for m in ('jsonschema', 'referencing') if m in sys.modules))\n"
+        "from evalh.config.schema import config_validator, schema_problems\n"
+        "print(len(schema_problems({'prompts': 7}, config_validator())) > 0, 'jsonschema' in sys.modules)"
+    )
+    command = [sys.executable, "-c", code]
+    result = subprocess.run(command, capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert result.stdout.split("\n")[:2] == ["[]", "True True"], result.stdout

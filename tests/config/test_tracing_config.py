@@ -117,3 +117,42 @@ def test_redact_attributes_and_command_tool_names_are_read_as_promptfoo_reads_th
         loaded = load_suite(config(tmp_path, block)).tracing
     assert loaded.command_tool_names == ("bash", "runshell")
     assert loaded.redact_attributes == ("api_key", "session")
+
+
+def _nested_sets(depth: int, inner: str) -> str:
+    """An assert-set ``depth`` levels deep around ``inner`` (one YAML flow mapping)."""
+    text = inner
+    for _ in range(depth):
+        text = f"{{type: assert-set, assert: [{text}]}}"
+    return text
+
+
+def test_the_trace_warning_names_the_first_trace_assertion_in_document_order(tmp_path: Path) -> None:
+    """The warning comes from the one walk of every assertion that checks them: the first trace
+    assertion is still the first in the document, whether a repeat of it was found clean before or it
+    sits in an assert-set nested too deep to be checked."""
+    traced = "{type: 'trajectory:tool-used', value: search}"
+    repeated = f"""
+tests:
+  - vars: {{q: a}}
+    assert: [{{type: contains, value: a}}]
+  - vars: {{q: b}}
+    assert: [{{type: contains, value: a}}, {_nested_sets(1, traced)}]
+  - vars: {{q: c}}
+    assert: [{traced}]
+"""
+    shown: list[str] = []
+    with warnings_to(shown.append):
+        load_suite(config(tmp_path, repeated))
+    (message,) = shown
+    assert "tests[1].assert[1].assert[0]" in message and "does not trace" in message
+    too_deep = f"""
+tests:
+  - vars: {{q: a}}
+    assert: [{{type: contains, value: a}}, {_nested_sets(7, traced)}]
+"""
+    shown.clear()
+    with pytest.raises(ConfigError, match="nested more than 5 deep"), warnings_to(shown.append):
+        load_suite(config(tmp_path, too_deep))
+    (message,) = shown
+    assert ".assert[0]" * 6 in message and "does not trace" in message

@@ -16,10 +16,12 @@ from evalh.model import (
     GradedAssertion,
     Measurement,
     Prompt,
+    ProviderResponse,
     ProviderSpec,
     Status,
     TestCase,
     TestResult,
+    Usage,
 )
 
 PACKAGE = Path(evalh.model.__file__).parent
@@ -61,7 +63,9 @@ def test_every_public_name_of_the_submodules_is_exported_by_the_package() -> Non
     assert all(getattr(evalh.model, name) is getattr(m, name) for m in submodules for name in m.__all__)
 
 
-@pytest.mark.parametrize("cls", [Measurement, GradedAssertion, TestResult, AssertionContext])
+@pytest.mark.parametrize(
+    "cls", [Measurement, GradedAssertion, TestResult, AssertionContext, Usage, ProviderResponse]
+)
 def test_a_hand_written_init_takes_the_fields_with_their_defaults(cls: type) -> None:
     parameters = list(inspect.signature(cls).parameters.values())
     assert [p.name for p in parameters] == [f.name for f in dataclasses.fields(cls)]
@@ -89,6 +93,19 @@ def test_hand_written_inits_keep_results_frozen_and_their_details_their_own() ->
             one.details = {}  # type: ignore[misc]
     graded = made[1]
     assert isinstance(graded, GradedAssertion) and dataclasses.replace(graded, passed=False).passed is False
+
+
+def test_usage_and_responses_stay_frozen_values_with_a_metadata_of_their_own() -> None:
+    first, second = ProviderResponse(output="x"), ProviderResponse(output="x")
+    assert first == second and first.metadata == {} and first.metadata is not second.metadata
+    assert dataclasses.replace(first, latency_ms=2.0) == ProviderResponse(output="x", latency_ms=2.0)
+    total = Usage(prompt_tokens=1, total_tokens=1, cost=0.5) + Usage(requests=1, latency_ms=2.0)
+    assert total == Usage(1, 0, 1, 1, 0, 0, 0.5, 2.0) and hash(total) == hash(
+        Usage(1, 0, 1, 1, 0, 0, 0.5, 2.0)
+    )
+    for frozen in (first, total):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            frozen.cost = 1.0  # type: ignore[misc]
 
 
 def _row() -> TestResult:

@@ -24,7 +24,14 @@ from evalh.model import (
     TestResult,
 )
 from evalh.reports.json import aggregates_to_json
-from evalh.runner.aggregates import classification_report, compute_aggregates, label_of, predicted_label
+from evalh.runner.aggregates import (
+    classification_report,
+    compute_aggregates,
+    label_of,
+    predicted_label,
+    repeat_figures,
+)
+from evalh.stats.repeats import repeat_stats_by_key, suite_pass_rate_interval
 
 PROMPTS = (Prompt(raw="Classify: {{text}}", label="classify"), Prompt(raw="Label {{text}}", label="terse"))
 PROVIDERS = (ProviderSpec(id="echo"), ProviderSpec(id="openai:chat:gpt-4o-mini", label="gpt"))
@@ -312,3 +319,35 @@ def test_aggregates_satisfy_the_report_schema() -> None:
     for rows in (classification_rows(), []):
         document = json.loads(json.dumps(aggregate(rows)))
         assert [error.message for error in validator.iter_errors(document)] == []
+
+
+def _general_pass_rate_interval(rows: list[TestResult]) -> tuple[float, float]:
+    """The suite's pass rate interval by the general path: every test's repeat figures first."""
+    by_cell = repeat_stats_by_key(
+        ((r.test.index, r.prompt_index, r.provider_index), r.status is Status.PASS, r.score) for r in rows
+    )
+    return suite_pass_rate_interval([(stats.passes, stats.runs) for stats in by_cell.values()])
+
+
+def test_one_row_per_test_gives_the_pass_rate_interval_of_the_general_path() -> None:
+    """With one row per test, repeat_figures skips the per-test figures: its interval is still the
+    general path's, whatever the statuses; a test that has two rows (same cell) takes the general path."""
+    rng = random.Random(29)
+    statuses = (Status.PASS, Status.FAIL, Status.ERROR)
+    for size in (0, 1, 2, 7, 40, 300):
+        rows = [
+            row(
+                index // 3,
+                "",
+                rng.choice(statuses),
+                rng.random(),
+                provider=index % 2,
+                prompt=rng.randint(0, 1),
+            )
+            for index in range(size)
+        ]
+        unique = {(r.test.index, r.prompt_index, r.provider_index): r for r in rows}
+        for chosen in (list(unique.values()), rows):
+            interval, repeats = repeat_figures(chosen)
+            assert repeats is None
+            assert interval == _general_pass_rate_interval(chosen)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,14 @@ def test_rows_of_a_run_share_their_equal_reasons() -> None:
     first, second = run.results
     assert first.reason == "contains: Output does not contain 'hello'" and first.reason is second.reason
     assert first.assertions[0].reason is second.assertions[0].reason
+
+
+def test_each_row_id_is_a_distinct_uuid4_in_hex() -> None:
+    """Row ids are spelled as uuid.uuid4().hex: 32 lower-case hex digits, version 4, RFC 4122 variant."""
+    suite = Suite(tests=tuple(recorded(index, "x") for index in range(2000)))
+    ids = [r.id for r in run_suite(suite, NO_CACHE).results]
+    assert len(set(ids)) == len(ids)
+    for row_id in ids:
+        parsed = uuid.UUID(row_id)
+        assert parsed.hex == row_id
+        assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)

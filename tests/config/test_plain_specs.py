@@ -1,0 +1,76 @@
+"""The short path of building an assertion (only type, value, threshold and weight written) makes the
+same spec as the general path and as the spec's own __init__."""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from typing import Any
+
+import pytest
+
+from evalh.config.load import load_suite
+from evalh.model import AssertionSpec
+from tests.config.conftest import WriteFiles
+
+_CASES: list[tuple[str, bool, Any, float | None, float]] = [
+    ("contains", False, "x", None, 1.0),
+    ("not-contains", True, ["a", "b"], None, 2.0),
+    ("levenshtein", False, "The robot", 10.0, 0.5),
+    ("is-json", False, None, None, 1.0),
+    ("not-equals", True, {"k": [1, 2]}, 0.25, 0.0),
+    ("regex", False, 3, None, 1.0),
+]
+
+
+@pytest.mark.parametrize(("written", "negate", "value", "threshold", "weight"), _CASES)
+def test_plain_spec_is_the_keyword_spec(
+    written: str, negate: bool, value: Any, threshold: float | None, weight: float
+) -> None:
+    raw = {"type": written, "value": value}
+    config: dict[str, Any] = {}
+    made = AssertionSpec.plain(written, negate, value, threshold, weight, config, raw, "tests[2].assert[5]")
+    keyword = AssertionSpec(
+        type=written.removeprefix("not-"),  # the __init__ spells the negation itself
+        negate=negate,
+        value=value,
+        threshold=threshold,
+        weight=weight,
+        config=config,
+        raw=raw,
+        path="tests[2].assert[5]",
+    )
+    assert made == keyword and repr(made) == repr(keyword)
+    for spec_field in fields(AssertionSpec):  # every field set (reading an unset slot raises)
+        mine, theirs = getattr(made, spec_field.name), getattr(keyword, spec_field.name)
+        assert type(mine) is type(theirs) and mine == theirs
+
+
+def test_plain_assertions_build_as_the_general_path_builds_them(project: WriteFiles) -> None:
+    asserts = """
+      - {type: equals, value: "{{expected}}"}
+      - {type: not-contains, value: robot}
+      - {type: icontains-any, value: ["{{expected}}", plain, "x{{n}}"]}
+      - {type: levenshtein, value: "{{expected}}", threshold: 10}
+      - {type: not-icontains, value: ROBOT, weight: 2}
+      - {type: regex, value: "^[A-Z{][^\\\\n]*[.}]$", threshold: 0.5, weight: 0}
+      - {type: is-json}
+      - {type: contains-json, value: {"type": "object"}}
+      - {type: starts-with, value: "{{ n }} {{ expected | upper }}"}
+"""
+    body = """
+prompts: ["{{expected}}"]
+providers: [echo]
+tests:
+  - vars: {expected: The robot, n: 3}
+    assert:%s
+"""
+    plain = load_suite(project(body % asserts), report_config=False).tests[0].asserts
+    # an assertion with any other key takes build_assertion's general path: ``config: {}`` changes nothing
+    general_text = asserts.replace("}\n", ", config: {}}\n").replace(
+        "{type: is-json}", "{type: is-json, config: {}}"
+    )
+    general = load_suite(project(body % general_text), report_config=False).tests[0].asserts
+    assert len(plain) == len(general) == 9
+    assert all(spec.config == {} and "config" not in spec.raw for spec in plain)
+    for short, long in zip(plain, general, strict=True):
+        assert short == replace(long, raw=short.raw, config=short.config)
