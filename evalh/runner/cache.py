@@ -139,9 +139,22 @@ class Cache:
     @staticmethod
     def key(identity: Mapping[str, Any], text: str) -> str:
         """sha256 over the canonical JSON of the identity and the sha256 of the text."""
-        text_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        canonical = json.dumps({"identity": identity, "text": text_hash}, sort_keys=True, default=str)
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        return Cache.keyer(identity)(text)
+
+    @staticmethod
+    def keyer(identity: Mapping[str, Any]) -> Callable[[str], str]:
+        """:meth:`key` with ``identity`` fixed, for many texts: the canonical JSON of the identity is
+        written once, not once per text (a third of the key's cost, 0.1 s of 5,452 texts)."""
+        # sort_keys puts "identity" before "text", and a hex digest needs no escaping: the canonical
+        # text is this head, the quoted digest and the closing brace
+        empty = json.dumps({"identity": identity, "text": ""}, sort_keys=True, default=str)
+        head = empty[: -len('""}')].encode("utf-8")
+
+        def key_of(text: str) -> str:
+            text_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            return hashlib.sha256(b'%s"%s"}' % (head, text_hash.encode("ascii"))).hexdigest()
+
+        return key_of
 
     def _use(self, operation: Callable[[sqlite3.Connection], T], default: T) -> T:
         """``operation`` on the open database, under the lock; ``default`` once the cache is off.

@@ -266,9 +266,10 @@ class EmbeddingStore:
 
     async def _fetch(self, slot: _Slot, kind: _Kind, texts: list[str]) -> Usage:
         """Read the cache, then call the provider in batches for the rest; fill memory and the cache."""
-        # no keys without a cache: each is two sha256 and a canonical JSON (0.15 s of 5,389 texts)
+        # no keys without a cache: each is two sha256 (0.1 s of 5,452 texts, Cache.keyer)
         use_cache = self.cache.enabled and slot.cached
-        keys = {text: Cache.key(slot.identity, text) for text in texts} if use_cache else {}
+        key_of = Cache.keyer(slot.identity) if use_cache else None
+        keys = {text: key_of(text) for text in texts} if key_of else {}
         cached: dict[str, bytes] = {}
         if keys:
             cached = await asyncio.to_thread(self.cache.get_many, kind.name, list(keys.values()))
@@ -284,10 +285,19 @@ class EmbeddingStore:
         size = max(1, size or DEFAULT_BATCH_SIZE)
         batches = [missing[start : start + size] for start in range(0, len(missing), size)]
         semaphore = self.pool.gate(slot.spec)
-        outcomes = await asyncio.gather(
-            *(self._call_batch(slot, kind, batch, keys, semaphore) for batch in batches),
-            return_exceptions=True,
-        )
+        # each batch that succeeds adds its entries; all are written in one transaction at the end, as
+        # 86 transactions of 64 vectors cost 0.15 s of CPU where one costs 0.04 s (C_5000)
+        entries: dict[str, bytes] = {}
+        try:
+            outcomes = await asyncio.gather(
+                *(self._call_batch(slot, kind, batch, keys, semaphore, entries) for batch in batches),
+                return_exceptions=True,
+            )
+        except BaseException:  # a stopped run: keep the vectors fetched so far
+            self.cache.put_many(kind.name, entries)
+            raise
+        if entries:
+            await asyncio.to_thread(self.cache.put_many, kind.name, entries)
         total = hits
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
@@ -308,6 +318,7 @@ class EmbeddingStore:
         batch: list[str],
         keys: Mapping[str, str],
         semaphore: asyncio.Semaphore,
+        entries: dict[str, bytes],
     ) -> Usage:
         async with semaphore:
             started = time.perf_counter()
@@ -335,8 +346,7 @@ class EmbeddingStore:
         if kind.name == "embedding":
             slot.sound.update(_sound_texts(batch, items))
         if keys:  # made only when this provider's vectors go in the cache
-            entries = {keys[text]: kind.encode(item) for text, item in zip(batch, items, strict=True)}
-            await asyncio.to_thread(self.cache.put_many, kind.name, entries)
+            entries.update((keys[text], kind.encode(item)) for text, item in zip(batch, items, strict=True))
         self._usage.add(slot.spec, usage)
         return usage
 

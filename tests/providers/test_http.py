@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -300,3 +302,70 @@ def test_for_spec_reads_settings_headers_and_secrets_from_the_config(loopback: L
     bad = ProviderSpec(id="openai:embedding:m", config={"timeoutMs": "soon"}, path="providers[2]")
     with pytest.raises(ConfigError, match=r"^providers\[2\]\.config\.timeoutMs: "):
         HttpClient.for_spec(bad, base_url=loopback.url)
+
+
+_PROXY_NAMES = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+
+
+def _no_proxy_client(loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> HttpClient:
+    """A client of ``loopback`` (which answers /v1/embeddings) in an environment without proxies."""
+    for name in _PROXY_NAMES:
+        monkeypatch.delenv(name, raising=False)
+    loopback.route("POST", "/v1/embeddings", lambda request: Reply.json({"ok": True}))
+    return client(loopback, max_retries=0)
+
+
+def _trusted_cas(shard: httpx.AsyncClient) -> int:
+    context = shard._transport._pool._ssl_context  # type: ignore[attr-defined]
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    return int(context.cert_store_stats()["x509_ca"])
+
+
+def test_a_plain_http_provider_loads_no_ca_bundle(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    http = _no_proxy_client(loopback, monkeypatch)
+    seen: list[int] = []
+
+    async def call(h: HttpClient) -> HttpReply:
+        reply = await h.post_json("embeddings", {"input": "x"})
+        seen.extend(_trusted_cas(shard) for shard in h._shards)
+        return reply
+
+    assert run(http, call).json == {"ok": True}
+    assert http._ssl_context is None  # the CA bundle was never read
+    assert seen == [0]  # a TLS connection through this pool would be refused, never unverified
+
+
+def test_a_tls_request_uses_the_verified_context(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    http = _no_proxy_client(loopback, monkeypatch)
+    https_url = loopback.url.replace("http://", "https://") + "/v1/embeddings"
+    seen: list[int] = []
+
+    async def calls(h: HttpClient) -> None:
+        await h.post_json("embeddings", {"input": "x"})  # a plain pool first: it must not be reused
+        with pytest.raises(ProviderHTTPError):  # the loopback speaks no TLS
+            await h.post_json(https_url, {"input": "x"})
+        seen.extend(_trusted_cas(shard) for shard in h._shards)
+
+    run(http, calls)
+    assert http._ssl_context is not None
+    assert len(seen) == 2 and seen[0] == 0 and seen[1] > 0
+
+
+def test_a_proxied_plain_request_uses_the_verified_context(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    http = _no_proxy_client(loopback, monkeypatch)
+    monkeypatch.setenv("HTTP_PROXY", loopback.url)  # a proxy may speak TLS: its pool trusts the CA bundle
+    seen: list[int] = []
+
+    async def call(h: HttpClient) -> None:
+        with contextlib.suppress(ProviderHTTPError):  # whatever the loopback makes of a proxy request
+            await h.post_json("embeddings", {"input": "x"})
+        seen.extend(_trusted_cas(shard) for shard in h._shards)
+
+    run(http, call)
+    assert len(seen) == 1 and seen[0] > 0

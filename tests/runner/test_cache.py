@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import subprocess
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +38,29 @@ def test_keys_depend_on_identity_and_text_only() -> None:
     assert a != Cache.key({"id": "openai:embedding:x", "dimensions": 16}, "t")
     assert a != Cache.key({"id": "openai:embedding:x", "dimensions": 8}, "u")
     assert len(a) == 64
+
+
+def _key_as_written_before(identity: dict[str, Any], text: str) -> str:
+    """The cache key as every cache file holds it: a changed key would orphan every entry."""
+    text_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    canonical = json.dumps({"identity": identity, "text": text_hash}, sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "identity",
+    [
+        {},
+        {"provider": {"provider": "openai", "url": "http://127.0.0.1:1/v1/embeddings", "dimensions": None}},
+        {"z": 1, "a": [1.5, True, None, {"y": 'é ☃ \\ "q"', "b": 2}], "text": "an identity's own text"},
+        {"when": datetime(2026, 1, 2, tzinfo=UTC), "path": Path("/x/y"), "nested": {"deep": {"er": [[]]}}},
+    ],
+)
+def test_a_keyer_gives_the_keys_written_before(identity: dict[str, Any]) -> None:
+    texts = ["", "t", "é ☃ 𝄞", 'line\nbreak "quoted"', "\ud800 lone surrogate", "x" * 5000]
+    key_of = Cache.keyer(identity)
+    for text in texts:
+        assert key_of(text) == Cache.key(identity, text) == _key_as_written_before(identity, text)
 
 
 def test_disabled_cache_stores_nothing(tmp_path: Path) -> None:

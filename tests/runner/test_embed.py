@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,6 +16,7 @@ import pytest
 from evalh.assertions.base import EmbedRequest
 from evalh.errors import ProviderError, ProviderHTTPError
 from evalh.model import CacheMode, ProviderSpec, Usage
+from evalh.providers.identity import provider_key
 from evalh.runner.cache import Cache
 from evalh.runner.embed import EmbeddingStore
 from evalh.runner.services import ProviderPool
@@ -225,13 +229,18 @@ def test_no_cache_keys_are_made_without_a_cache(
     spec = openai_spec(loopback)
     texts = list(dict.fromkeys(suite_texts(40)))
     made: list[str] = []
-    key = Cache.key
+    keyer = Cache.keyer
 
-    def counted(identity: object, text: str) -> str:
-        made.append(text)
-        return key(identity, text)  # type: ignore[arg-type]
+    def counted(identity: Mapping[str, Any]) -> Callable[[str], str]:
+        key_of = keyer(identity)
 
-    monkeypatch.setattr(Cache, "key", staticmethod(counted))
+        def counted_key(text: str) -> str:
+            made.append(text)
+            return key_of(text)
+
+        return counted_key
+
+    monkeypatch.setattr(Cache, "keyer", staticmethod(counted))
 
     async def scenario(enabled: bool) -> np.ndarray:
         store = new_store(enabled)
@@ -260,3 +269,92 @@ def test_a_provider_whose_config_says_cache_false_is_never_cached(loopback: Loop
         asyncio.run(new_store().embed(spec, ["alpha", "beta"]))
     assert len(loopback.requests) == 2
     assert Cache.open().info()["entries"].get("embedding", 0) == 0
+
+
+class _CountedCache(Cache):
+    """The real cache, counting its write transactions."""
+
+    writes: list[int]
+
+    def put_many(self, namespace: str, items: Mapping[str, bytes]) -> None:
+        self.writes.append(len(items))
+        super().put_many(namespace, items)
+
+
+def test_a_fetch_writes_its_vectors_in_one_transaction_failed_batches_left_out(
+    loopback: LoopbackServer,
+) -> None:
+    texts = list(dict.fromkeys(suite_texts(90)))  # 62 texts: 4 batches of at most 16
+    failing = texts[0]  # the batches are sorted by length: this text's batch is refused
+
+    def answer(request: Request) -> Reply:
+        if failing in request.json["input"]:
+            return Reply.json({"error": {"message": "bad input"}}, status=400)
+        return openai_embeddings(request)
+
+    loopback.route("POST", "/v1/embeddings", answer)
+    spec = openai_spec(loopback)
+    cache = _CountedCache.open(True)
+    cache.writes = []
+
+    key_of = Cache.keyer({})
+
+    async def scenario() -> tuple[set[str], dict[str, bytes]]:
+        nonlocal key_of
+        store = EmbeddingStore(ProviderPool(), cache)
+        await store.prefetch([EmbedRequest(spec, tuple(texts))])
+        refused = {text for text in texts if (await _embed_error(store, spec, text)) is not None}
+        key_of = Cache.keyer(store._slots[provider_key(spec)].identity)
+        return refused, cache.get_many("embedding", [key_of(text) for text in texts])
+
+    refused, stored = asyncio.run(scenario())
+    assert len(loopback.requests) == 4 and 0 < len(refused) <= 16 and failing in refused
+    assert cache.writes == [len(texts) - len(refused)]  # one transaction, after every batch ended
+    assert len(stored) == len(texts) - len(refused)  # each fetched vector, none of the refused batch
+    fetched = [text for text in texts if text not in refused]
+    vectors = np.array([np.frombuffer(stored[key_of(text)], dtype="<f4") for text in fetched])
+    np.testing.assert_allclose(vectors, expected(fetched), atol=1e-6)
+
+
+async def _embed_error(store: EmbeddingStore, spec: ProviderSpec, text: str) -> ProviderError | None:
+    try:
+        await store.embed(spec, [text])
+    except ProviderError as error:
+        return error
+    return None
+
+
+def test_a_stopped_fetch_keeps_the_vectors_it_fetched(loopback: LoopbackServer) -> None:
+    texts = list(dict.fromkeys(suite_texts(90)))  # 62 texts: 4 batches, all in flight at once
+    stuck = texts[0]  # one of the shortest: in the first batch (sorted by length) of 16
+    arriving = len(texts) - 16
+    release = threading.Event()
+
+    def answer(request: Request) -> Reply:
+        if stuck in request.json["input"]:
+            release.wait(timeout=20)  # answers only after the run was stopped
+        return openai_embeddings(request)
+
+    loopback.route("POST", "/v1/embeddings", answer)
+    spec = openai_spec(loopback, maxRetries=0)
+    cache = Cache.open(True)
+
+    async def scenario() -> tuple[set[str], dict[str, bytes]]:
+        store = EmbeddingStore(ProviderPool(), cache)
+        fetching = asyncio.ensure_future(store.prefetch([EmbedRequest(spec, tuple(texts))]))
+        slot_key = provider_key(spec)
+        while slot_key not in store._slots or len(store._slots[slot_key].memory["embedding"]) < arriving:
+            await asyncio.sleep(0.01)  # the three other batches arrive
+        fetched = set(store._slots[slot_key].memory["embedding"])
+        fetching.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await fetching
+        key_of = Cache.keyer(store._slots[slot_key].identity)
+        return fetched, cache.get_many("embedding", [key_of(text) for text in texts])
+
+    try:
+        fetched, stored = asyncio.run(scenario())
+    finally:
+        release.set()
+    assert stuck not in fetched and len(fetched) == arriving
+    assert len(stored) == len(fetched)  # what arrived before the stop is in the cache

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import ssl
 import time
 from collections.abc import Mapping, Sequence
@@ -80,6 +81,7 @@ class HttpClient:
         self.retry_max_delay_s = retry_max_delay_s
         self._shards: list[httpx.AsyncClient] = []
         self._in_flight: list[int] = []
+        self._secure: list[bool] = []  # whether each shard may open TLS connections (verified ones)
         self._ssl_context: ssl.SSLContext | None = None
         self.max_reply_bytes = max_reply_bytes()  # read now: a bad EVALH_MAX_REPLY_MB is a config error
 
@@ -191,7 +193,7 @@ class HttpClient:
         return redact_text(text)[:limit]
 
     async def aclose(self) -> None:
-        shards, self._shards, self._in_flight = self._shards, [], []
+        shards, self._shards, self._in_flight, self._secure = self._shards, [], [], []
         for shard in shards:
             await shard.aclose()
 
@@ -240,7 +242,7 @@ class HttpClient:
         headers: Mapping[str, str],
         timeout_s: float,
     ) -> httpx.Response:
-        index = self._pick_shard()
+        index = self._pick_shard(secure=not url.startswith("http://") or _proxied())
         self._in_flight[index] += 1
         try:
             return await self._send_timed(
@@ -312,26 +314,42 @@ class HttpClient:
             state.upcoming_sleep,
         )
 
-    def _pick_shard(self) -> int:
-        """The least busy connection pool; a new one (inside the running loop) when all are full.
+    def _pick_shard(self, *, secure: bool) -> int:
+        """The least busy connection pool of the kind the request needs; a new one (inside the running
+        loop) when all are full.
 
         httpcore's pool scans every connection on each request event, so one pool of 32 connections
-        costs milliseconds of CPU per request; pools of at most 8 keep that overhead small.
+        costs milliseconds of CPU per request; pools of at most 8 keep that overhead small. A plain
+        ``http://`` request without a proxy needs no TLS, so its pools skip loading the CA bundle (50-70
+        ms of CPU per provider); their TLS context trusts no certificate, so a TLS connection could
+        never be made through one unverified.
         """
-        if self._in_flight:
-            index = min(range(len(self._in_flight)), key=self._in_flight.__getitem__)
-            if self._in_flight[index] < _SHARD_CONNECTIONS or len(self._shards) >= _MAX_SHARDS:
+        mine = [index for index, kind in enumerate(self._secure) if kind is secure]
+        if mine:
+            index = min(mine, key=self._in_flight.__getitem__)
+            if self._in_flight[index] < _SHARD_CONNECTIONS or len(mine) >= _MAX_SHARDS:
                 return index
         limits = httpx.Limits(
             max_connections=_SHARD_CONNECTIONS, max_keepalive_connections=_SHARD_CONNECTIONS
         )
-        if self._ssl_context is None:  # loading the CA bundle takes ~50 ms: once per provider
-            self._ssl_context = httpx.create_ssl_context()
-        self._shards.append(
-            httpx.AsyncClient(limits=limits, follow_redirects=False, verify=self._ssl_context)
-        )
+        if not secure:
+            verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, and trusts nothing
+        else:
+            if self._ssl_context is None:  # loading the CA bundle: once per provider
+                self._ssl_context = httpx.create_ssl_context()
+            verify = self._ssl_context
+        self._shards.append(httpx.AsyncClient(limits=limits, follow_redirects=False, verify=verify))
         self._in_flight.append(0)
+        self._secure.append(secure)
         return len(self._shards) - 1
+
+
+_PROXY_VARIABLES = frozenset({"http_proxy", "https_proxy", "all_proxy"})
+
+
+def _proxied() -> bool:
+    """Whether httpx would send requests through a proxy from the environment (which may be https)."""
+    return any(name.lower() in _PROXY_VARIABLES and value for name, value in os.environ.items())
 
 
 def _retry_reason(error: BaseException | None) -> str:
