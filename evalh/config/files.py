@@ -23,7 +23,7 @@ from evalh.config.locate import (
     read_bytes_file,
     read_text_file,
 )
-from evalh.config.schema import ShapeCachedValidator, defs_checker
+from evalh.config.shapes import ShapeCachedValidator, defs_checker
 from evalh.errors import ConfigError, ConfigFileError, Place, Where
 from evalh.providers.tools import TOOL_KEYS
 from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES

@@ -37,8 +37,8 @@ from evalh.config.providers import check_choice, load_providers, parse_choice
 from evalh.config.recorded_checks import check_recorded_outputs
 from evalh.config.refs import resolve_refs
 from evalh.config.scenarios import scenario_tests
-from evalh.config.schema import config_checker, defs_checker
 from evalh.config.shape_cache import remember_valid_shapes
+from evalh.config.shapes import config_checker, defs_checker
 from evalh.config.stand_in import check_user_models
 from evalh.config.tests_files import GENERATOR_KEY, RawTest, collect_tests
 from evalh.config.tracing import load_tracing

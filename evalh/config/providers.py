@@ -20,7 +20,7 @@ from typing import Any
 from evalh.common.notices import warn
 from evalh.config.files import FILE_PREFIX, LoadContext, is_file_ref, script_path
 from evalh.config.locate import Document, JsonPath, close_matches, format_path, path_errors
-from evalh.config.schema import defs_checker
+from evalh.config.shapes import defs_checker
 from evalh.config.tools import load_tool_files
 from evalh.errors import ConfigError, SchemaError, Where, then
 from evalh.model import ProviderChoice, ProviderSpec

@@ -24,7 +24,7 @@ from typing import Any
 from evalh.config.build import load_vars
 from evalh.config.files import DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath
-from evalh.config.schema import defs_checker
+from evalh.config.shapes import defs_checker
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, SchemaError

