@@ -202,8 +202,14 @@ def _resolved(reference: str, root: Mapping[str, Any]) -> Mapping[str, Any] | No
 
 
 @functools.cache
+def _config_schema() -> Mapping[str, Any]:
+    """The config's schema, parsed once for the checkers (read, never changed)."""
+    return load_schema()
+
+
+@functools.cache
 def _config_exact_keys() -> frozenset[str]:
-    return _exact_keys(load_schema())
+    return _exact_keys(_config_schema())
 
 
 class ShapeCachedValidator:
@@ -254,7 +260,7 @@ def _known_shapes() -> KnownShapes:
 @functools.cache
 def config_checker() -> ShapeCachedValidator:
     """The whole config's validator, through the shape cache."""
-    schema = load_schema()
+    schema = _config_schema()
     return ShapeCachedValidator("config", config_validator, schema, schema)
 
 
@@ -266,7 +272,7 @@ def defs_checker(*names: str, allow_string: bool = False) -> ShapeCachedValidato
         branches.insert(0, {"type": "string", "minLength": 1})
     name = "defs:" + ",".join(names) + (":string" if allow_string else "")
     build = functools.partial(defs_validator, *names, allow_string=allow_string)
-    return ShapeCachedValidator(name, build, {"anyOf": branches}, load_schema())
+    return ShapeCachedValidator(name, build, {"anyOf": branches}, _config_schema())
 
 
 def fragment_checker(fragment: Mapping[str, Any]) -> ShapeCachedValidator:
