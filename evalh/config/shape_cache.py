@@ -29,6 +29,7 @@ __all__ = [
     "CACHE_FILE",
     "MAX_SHAPES",
     "KnownShapes",
+    "clear_known_shapes",
     "known_shapes",
     "remember_valid_shapes",
     "shape_cache_file",
@@ -171,6 +172,16 @@ def _jsonschema_version() -> str:
         return f"{package}:{package.stat().st_mtime_ns}"
     except OSError:
         return str(package)
+
+
+def clear_known_shapes() -> bool:
+    """Delete the file (``evalh cache clear``); True when there was one."""
+    path = cache_dir() / CACHE_FILE
+    try:
+        path.unlink()
+    except OSError:
+        return False
+    return True
 
 
 def remember_valid_shapes() -> None:

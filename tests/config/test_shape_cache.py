@@ -250,3 +250,12 @@ def test_same_shape_same_verdict_on_varied_configs() -> None:
             key = _shape(config, None, schema_checker_keys)
             seen = verdicts.setdefault(key, (valid, config))
             assert seen[0] == valid, (seen[1], config)
+
+
+def test_cache_clear_deletes_the_shapes(tmp_path: Path) -> None:
+    assert _validate(_config(tmp_path))[0] == 0
+    shapes = tmp_path / "evalh-cache" / CACHE_FILE
+    assert shapes.is_file()
+    cleared = CliRunner().invoke(app, ["cache", "clear"])
+    assert cleared.exit_code == 0 and "Deleted the schema shapes known valid" in cleared.output
+    assert not shapes.exists()
