@@ -33,7 +33,9 @@ def info() -> None:
 
 
 def clear() -> None:
-    """Delete every cached embedding and completion, and the compiled TypeScript files."""
+    """Delete every cached embedding and completion, the compiled TypeScript files and the schema shapes
+    known valid."""
+    from evalh.config.shape_cache import clear_known_shapes
     from evalh.runner.cache import Cache
     from evalh.runtimes.typescript import clear_compiled
 
@@ -42,3 +44,5 @@ def clear() -> None:
     compiled = clear_compiled()
     if compiled:
         typer.echo(f"Deleted {compiled:,} compiled TypeScript / ES module files.")
+    if clear_known_shapes():
+        typer.echo("Deleted the schema shapes known valid (the next run validates every config in full).")

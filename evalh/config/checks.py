@@ -25,7 +25,8 @@ from evalh.common.notices import is_strict, notice, warn
 from evalh.config.default_grader import DefaultGrader, default_grader
 from evalh.config.files import LoadContext
 from evalh.config.locate import close_matches, format_path
-from evalh.config.schema import SchemaProblem, ShapeCachedValidator, fragment_validator
+from evalh.config.schema import SchemaProblem
+from evalh.config.shapes import ShapeCachedValidator, fragment_checker
 from evalh.errors import ConfigError, Where
 from evalh.model import RECORDED_PROVIDER_ID, AssertionSpec, ProviderChoice, ProviderSpec, TestCase
 from evalh.providers.registry import capabilities_of, find_entry
@@ -68,7 +69,7 @@ def value_problem(definition: AssertionDef, value: Any, config: Mapping[str, Any
 
 @functools.cache
 def _shape_validator(name: str) -> ShapeCachedValidator:
-    return ShapeCachedValidator(fragment_validator(all_assertions()[name].value_schema or {}))
+    return fragment_checker(all_assertions()[name].value_schema or {})
 
 
 def _checked_as_written(spec: AssertionSpec) -> bool:

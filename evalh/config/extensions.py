@@ -23,7 +23,7 @@ from evalh.config.build import Defaults
 from evalh.config.files import LoadContext, Origin
 from evalh.config.generators import GeneratorOrigin, checked_tests
 from evalh.config.locate import Document, format_path
-from evalh.config.schema import defs_validator, schema_problems
+from evalh.config.shapes import defs_checker
 from evalh.config.tests_files import RawTest, validated_tests
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, SchemaError, Where
@@ -154,7 +154,7 @@ def _tests_after(
 
 def _checked_default(default: Mapping[str, Any], where: Where, ctx: LoadContext) -> dict[str, Any]:
     problems = drop_unknown_keys(
-        schema_problems(default, defs_validator("test")), default, lambda path: format_path(path)
+        defs_checker("test").problems(default), default, lambda path: format_path(path)
     )
     for problem in problems:
         at = f"{where} (defaultTest returned by beforeAll, at {format_path(problem.path) or 'its top'})"

@@ -23,7 +23,7 @@ from evalh.config.locate import (
     read_bytes_file,
     read_text_file,
 )
-from evalh.config.schema import ShapeCachedValidator, test_validator
+from evalh.config.shapes import ShapeCachedValidator, defs_checker
 from evalh.errors import ConfigError, ConfigFileError, Place, Where
 from evalh.providers.tools import TOOL_KEYS
 from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES
@@ -111,7 +111,7 @@ class LoadContext:
 
     config_file: Path
     problems: Problems = field(default_factory=Problems)
-    test_checker: ShapeCachedValidator = field(default_factory=lambda: ShapeCachedValidator(test_validator()))
+    test_checker: ShapeCachedValidator = field(default_factory=lambda: defs_checker("test"))
     where_of: dict[int, Where] = field(default_factory=dict)  # id(spec or prompt) -> "file:line:col path"
     test_sources: dict[int, TestSource] = field(default_factory=dict)  # id(test) -> where it was written
     allow_outside: bool = False  # evaluateOptions.allowFileOutsideConfigDir: data files may name any file

@@ -37,7 +37,8 @@ from evalh.config.providers import check_choice, load_providers, parse_choice
 from evalh.config.recorded_checks import check_recorded_outputs
 from evalh.config.refs import resolve_refs
 from evalh.config.scenarios import scenario_tests
-from evalh.config.schema import defs_validator, schema_problems
+from evalh.config.shape_cache import remember_valid_shapes
+from evalh.config.shapes import config_checker, defs_checker
 from evalh.config.stand_in import check_user_models
 from evalh.config.tests_files import GENERATOR_KEY, RawTest, collect_tests
 from evalh.config.tracing import load_tracing
@@ -190,6 +191,7 @@ def _load(
         max_reply_bytes()  # a bad EVALH_MAX_REPLY_MB stops the run before any call, not on each row
     except ConfigError as error:
         ctx.problems.add_exception(error)
+    remember_valid_shapes()  # the shapes this load found valid: the next run needs no jsonschema for them
     ctx.problems.raise_if_any(document.file)
     return suite
 
@@ -229,16 +231,16 @@ def _check_schema(document: Document, ctx: LoadContext) -> _Skipped:
     tests = data.get("tests")
     inline = isinstance(tests, list)
     top = {**data, "tests": []} if inline else data
-    found = drop_unknown_keys(schema_problems(top), document.data, document.where)
+    found = drop_unknown_keys(config_checker().problems(top), document.data, document.where)
     problems = [(problem, problem.path) for problem in found]
     if isinstance(tests, list):
         for index, item in enumerate(tests):
             if isinstance(item, Mapping) and GENERATOR_KEY in item:
-                found = schema_problems(item, defs_validator("testGenerator"))
+                found = defs_checker("testGenerator").problems(item)
             elif isinstance(item, Mapping):
                 found = ctx.test_checker.problems(item)
             else:
-                found = schema_problems(item, defs_validator("test", allow_string=True))
+                found = defs_checker("test", allow_string=True).problems(item)
             if not found:
                 continue  # most tests (a shape validated before)
             found = drop_unknown_keys(found, item, functools.partial(_test_where, document, index))
@@ -398,9 +400,7 @@ def _default_test(value: Any, document: Document, ctx: LoadContext, cli_vars: Ma
         ctx.problems.add_exception(error)
         return Defaults(cli_vars=dict(cli_vars))
     data = source.data if isinstance(source.data, Mapping) else {}
-    problems = drop_unknown_keys(
-        schema_problems(source.data, defs_validator("test")), source.data, source.where
-    )
+    problems = drop_unknown_keys(defs_checker("test").problems(source.data), source.data, source.where)
     if "description" in data:
         ctx.problems.add("defaultTest cannot have a description", where=source.where(("description",)))
     for problem in problems:

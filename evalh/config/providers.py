@@ -20,7 +20,7 @@ from typing import Any
 from evalh.common.notices import warn
 from evalh.config.files import FILE_PREFIX, LoadContext, is_file_ref, script_path
 from evalh.config.locate import Document, JsonPath, close_matches, format_path, path_errors
-from evalh.config.schema import defs_validator, schema_problems
+from evalh.config.shapes import defs_checker
 from evalh.config.tools import load_tool_files
 from evalh.errors import ConfigError, SchemaError, Where, then
 from evalh.model import ProviderChoice, ProviderSpec
@@ -298,10 +298,10 @@ def _specs(
 ) -> list[ProviderSpec]:
     """Specs from (item, path in ``doc``, path shown in messages) entries; file items are schema-checked."""
     specs: list[ProviderSpec] = []
-    validator = defs_validator("providerObject", "providerMap", allow_string=True)
+    checker = defs_checker("providerObject", "providerMap", allow_string=True)
     for item, doc_path, shown in entries:
         if validate:
-            problems = schema_problems(item, validator)
+            problems = checker.problems(item)
             for problem in problems:
                 at = doc.place((*doc_path, *problem.path), (*shown, *problem.path))
                 ctx.problems.add(problem.message, where=at, hint=problem.hint, kind=SchemaError)

@@ -24,7 +24,7 @@ from typing import Any
 from evalh.config.build import load_vars
 from evalh.config.files import DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath
-from evalh.config.schema import defs_validator, schema_problems
+from evalh.config.shapes import defs_checker
 from evalh.config.tests_files import RawTest, collect_tests
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, SchemaError
@@ -133,7 +133,7 @@ def _from_file(source: Document, where: Any, suffix: str, ctx: LoadContext) -> l
     scenarios: list[_Scenario] = []
     for item, at in listed:
         problems = drop_unknown_keys(
-            schema_problems(item, defs_validator("scenario")), item, functools.partial(_inside, source, at)
+            defs_checker("scenario").problems(item), item, functools.partial(_inside, source, at)
         )
         for problem in problems:
             ctx.problems.add(

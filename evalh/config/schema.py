@@ -13,8 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,11 +31,12 @@ __all__ = [
     "CONFIG_SCHEMA",
     "MAX_SAFE_INTEGER",
     "SchemaProblem",
-    "ShapeCachedValidator",
+    "assembled_text",
     "assertion_type_names",
     "base_schema",
     "config_validator",
     "defs_validator",
+    "fragment_validator",
     "load_schema",
     "schema_path",
     "schema_problems",
@@ -90,6 +90,11 @@ def _assembled_text(name: str) -> str:
     if name != CONFIG_SCHEMA:
         return _load_schema_text(name)
     return json.dumps(assemble(base_schema(name), all_assertions()), ensure_ascii=False)
+
+
+def assembled_text(name: str = CONFIG_SCHEMA) -> str:
+    """The full schema as compact JSON text (assembled once per process): what the shape cache is keyed by."""
+    return _assembled_text(name)
 
 
 def load_schema(name: str = CONFIG_SCHEMA) -> dict[str, Any]:
@@ -176,99 +181,6 @@ def fragment_validator(fragment: Mapping[str, Any]) -> Draft202012Validator:
 def test_validator() -> Draft202012Validator:
     """The validator of one test (for tests loaded from .yaml/.json/.jsonl files)."""
     return defs_validator("test")
-
-
-# Keys whose content the schema checks only for its JSON type ("an object"), so a shape may drop it
-# (an assertion's ``config`` is not one: each type declares its keys).
-_OPAQUE_KEYS = frozenset({"vars", "metadata", "output", "providerOutput"})
-_NO_KEYS: frozenset[Any] = frozenset()
-
-
-class _Mark:
-    """A shape no JSON value has (equal only to itself), for what the schema tells apart from text."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
-_TRUE, _FALSE, _NOT_FINITE, _TOO_LARGE, _OTHER = (
-    _Mark(name) for name in ("true", "false", "non-finite", "too large", "other type")
-)
-
-
-def _shape(value: Any, key: Any = None) -> Hashable:
-    """What the schema can tell apart in ``value``: types, signs (and fractions from numbers above 1),
-    empty, blank and other text, file:// prefixes, assertion type names and config keys. Two values with
-    the same shape are both valid or both not. A mapping's shape is the set of its keys' (key, shape),
-    a list's the tuple of its items' shapes."""
-    # Exact types without an ABC check, and plain text (most of 151,000 values for 5,000 tests) shaped
-    # without a call of its own
-    if isinstance(value, str):
-        return value if key == "type" else _text_shape(value)
-    kind = type(value)
-    if kind is dict or (kind is not list and isinstance(value, Mapping)):
-        if key in _OPAQUE_KEYS:
-            return _NO_KEYS
-        return frozenset(
-            [
-                (
-                    name,
-                    "x" if type(item) is str and _PLAIN_TEXT(item) and name != "type" else _shape(item, name),
-                )
-                for name, item in value.items()
-            ]
-        )
-    if kind is list or isinstance(value, list):
-        return tuple(["x" if type(item) is str and _PLAIN_TEXT(item) else _shape(item) for item in value])
-    return _scalar_shape(value)
-
-
-# Text that is neither blank nor a file:// path: starts with a character other than whitespace and "f"
-# (C speed: the common case of _text_shape, without a Python call)
-_PLAIN_TEXT = re.compile(r"[^\sf]").match
-
-
-def _text_shape(text: str) -> str:
-    if text.startswith("file://"):
-        return "file://"
-    return "x" if text and not text.isspace() else (" " if text else "")  # blank: refused as text
-
-
-def _scalar_shape(value: Any) -> Hashable:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return _TRUE if value else _FALSE  # not 1 and 0, which True and False equal
-    if isinstance(value, float) and not math.isfinite(value):
-        return (_NOT_FINITE, repr(value))  # invalid where a number is due: never shares a valid shape
-    if isinstance(value, int) and abs(value) > MAX_SAFE_INTEGER:
-        return (_TOO_LARGE, value > 0)
-    if isinstance(value, int | float):
-        sign = (value > 0) - (value < 0)
-        if isinstance(value, int) or value.is_integer():
-            return sign
-        return sign * (0.5 if abs(value) < 1 else 1.5)  # a fraction is not a score above 1
-    return (_OTHER, repr(type(value)))
-
-
-class ShapeCachedValidator:
-    """Validates many similar instances (10,000 tests) fast: a shape that passed once passes again;
-    anything else is validated for real, so messages always describe the actual values."""
-
-    def __init__(self, validator: Draft202012Validator) -> None:
-        self.validator = validator
-        self._valid: set[Hashable] = set()
-
-    def problems(self, instance: Any) -> list[SchemaProblem]:
-        key = _shape(instance)
-        if key in self._valid:
-            return []
-        found = schema_problems(instance, self.validator)
-        if not found:
-            self._valid.add(key)
-        return found
 
 
 def assertion_type_names() -> tuple[str, ...]:
