@@ -136,6 +136,9 @@ class AssertionDef:
     compares_outputs: bool = False
     # ``fn`` is this check given the context's spec, output and output text (see :func:`output_check`)
     on_output: OutputCheckFn | None = None
+    # ``on_output`` reads its text argument; a check that does not (is-json of a structured output) is
+    # given "" and never makes the text, which an output JSON cannot encode (a set, a date) has not
+    on_output_text: bool = True
 
     @property
     def threshold_applies(self) -> bool:
@@ -217,20 +220,23 @@ def assertion(
     return register
 
 
-def output_check(name: str, **declaration: Any) -> Callable[[OutputCheckFn], OutputCheckFn]:
+def output_check(
+    name: str, *, reads_text: bool = True, **declaration: Any
+) -> Callable[[OutputCheckFn], OutputCheckFn]:
     """Register the decorated ``(spec, output, text) -> Measurement | AssertionResult`` function as the
     handler of ``name`` (``declaration``: :func:`assertion`'s keywords): ``fn`` reads the context's spec,
     output and output text and calls it, and grading calls it directly, with the row's text computed
-    once (a deterministic check of 30,000 rows then builds no context per assertion)."""
+    once (a deterministic check of 30,000 rows then builds no context per assertion). Without
+    ``reads_text``, the check is given "" for the text and makes it itself if it needs it."""
 
     def register(check: OutputCheckFn) -> OutputCheckFn:
         def handler(ctx: AssertionContext) -> Outcome:
-            return check(ctx.spec, ctx.output, ctx.output_text)
+            return check(ctx.spec, ctx.output, ctx.output_text if reads_text else "")
 
         handler.__name__ = handler.__qualname__ = check.__name__
         handler.__doc__ = check.__doc__
         assertion(name, **declaration)(handler)
-        _REGISTRY[name] = replace(_REGISTRY[name], on_output=check)
+        _REGISTRY[name] = replace(_REGISTRY[name], on_output=check, on_output_text=reads_text)
         return check
 
     return register

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from evalh.assertions.base import output_as_text
 from evalh.assertions.registry import output_check
 from evalh.assertions.strings import json_default, loads_strict, parse_json_output, preview
 from evalh.model import AssertionSpec, Measurement
@@ -122,6 +123,7 @@ _JSON_SCHEMA_VALUE: dict[str, Any] = {
 
 @output_check(
     "is-json",
+    reads_text=False,
     family="structured",
     description="The whole output is JSON; with a value, it also validates against that JSON Schema",
     value_schema=_JSON_SCHEMA_VALUE,
@@ -250,16 +252,17 @@ def _json_candidates(output: Any) -> list[Any]:
 
 @output_check(
     "contains-json",
+    reads_text=False,
     family="structured",
     description="Output contains a JSON object; with a value, one of them validates against the JSON Schema",
     value_schema=_JSON_SCHEMA_VALUE,
     check=_check_schema,
 )
-def contains_json(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+def contains_json(spec: AssertionSpec, output: Any, _text: str) -> Measurement:
     validator = _schema_validator(spec.value)
     objects = _json_candidates(output)
-    if not objects:
-        reason = f"Output contains no JSON object ({preview(text, 60)})"
+    if not objects:  # the text only here: a structured output JSON cannot encode has objects
+        reason = f"Output contains no JSON object ({preview(output_as_text(output), 60)})"
         return Measurement.pass_fail(False, reason, objects=0)
     count = f"{len(objects)} JSON object{'s' if len(objects) > 1 else ''}"
     if validator is None:

@@ -38,7 +38,7 @@ async def grade_row(specs: Sequence[AssertionSpec], ctx: AssertionContext) -> tu
     for spec in specs:
         definition = get_assertion(spec.base_type)
         if definition is not None and definition.on_output is not None and not transforms_assertion(spec):
-            if text is None:
+            if text is None and definition.on_output_text:
                 text = _text_of(ctx.output)
             graded.append(_check_output(spec, definition, definition.on_output, ctx.output, text))
         else:
@@ -77,6 +77,8 @@ def _check_output(
     """:func:`grade_assertion` of an output check: the same refusals, errors and scoring, without a
     context (``check`` is ``definition.on_output``; ``text`` the output's, None: not computed yet)."""
     threshold = effective_threshold(spec, definition)
+    if not definition.on_output_text:
+        text = ""  # the check does not read it (and makes it itself if it must)
     try:
         refused = _refusal(definition, threshold)
         measured = (

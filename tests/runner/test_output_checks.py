@@ -6,11 +6,13 @@ then ``decide`` and ``finalize`` (runner/scoring.py's rules: threshold, binary, 
 from __future__ import annotations
 
 import asyncio
+import datetime
 import itertools
 from typing import Any
 
 import pytest
 
+import evalh
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import all_assertions
 from evalh.model import AssertionSpec, GradedAssertion, TestCase
@@ -131,3 +133,23 @@ def test_an_impossible_threshold_built_in_code_is_an_error_before_the_check_runs
     (graded,) = asyncio.run(grade_row((spec,), row))
     assert graded.error and not graded.passed
     assert graded.reason == "levenshtein: threshold must be >= 0 (got -1): a max distance is never below 0"
+
+
+@pytest.mark.parametrize(
+    "output", [{"ids": {1, 2}}, {"day": datetime.date(2024, 1, 1)}, [{"at": datetime.time(9)}]]
+)
+@pytest.mark.parametrize("kind", ["is-json", "contains-json"])
+def test_a_structured_output_without_json_text_passes_the_json_checks_as_it_always_did(
+    kind: str, output: Any
+) -> None:
+    """is-json and contains-json read the structure, not the text: a set or a date in a function
+    provider's output has no JSON text, and must not turn their pass into an ERROR."""
+    row = evalh.check(output, [{"type": kind}])
+    assert row.passed and row.error is None
+
+
+def test_contains_json_of_an_output_with_no_object_and_no_text_is_still_an_error_of_its_own() -> None:
+    specs = (_spec("contains-json", None, {}, None), _spec("is-json", None, {}, None))
+    graded = asyncio.run(grade_row(specs, _row_context({1, 2}, specs)))  # a set: no object, no text
+    assert [(g.error, g.passed) for g in graded] == [(True, False), (False, True)]
+    assert graded[0].reason.startswith("contains-json crashed: TypeError: Object of type set")
