@@ -72,6 +72,7 @@ _LONG_DIGITS = b"0" * 10_000
 # block nesting that could overflow yaml_rs's stack (evalh refuses past 100 levels): every two
 # levels take at least one more column
 _DEEP_INDENTATION = b"\n" + b" " * 200
+_SURROGATE_ESCAPE = re.compile(rb"\\(?:u|U0000)[dD][89a-fA-F]")  # "\ud83d", "\U0000DE00"
 
 
 def read_fast(text: str) -> Any:
@@ -118,6 +119,8 @@ def _sure_text(text: str) -> bool:
     if _DEEP_INDENTATION in b"\n" + data.translate(_INDENTATION):
         return False
     if b"0X" in data or b"0O" in data or b"0B" in data:
+        return False
+    if b"\\" in data and _SURROGATE_ESCAPE.search(data):  # yaml_rs pairs them; libyaml refuses them
         return False
     if any(match.group() not in _CANONICAL_INF_NAN for match in _ODD_INF_NAN.finditer(text)):
         return False

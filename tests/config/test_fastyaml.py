@@ -220,6 +220,12 @@ TRICKY = [
     "|+\n|\n\n",
     "  >\n#c{  \n",
     "a: |\n  x\n\nb: |+\n  y\n\nc: 1\n",
+    # escapes of UTF-16 surrogates: yaml_rs joins a pair into one character, libyaml refuses them
+    'k: "\\ud83d\\ude00"\n',
+    'k: "\\uDBFF\\uDFFF"\n',
+    'k: "\\udc00"\n',
+    'k: "\\U0000D83D"\n',
+    'k: "caf\\u00e9"\n',
 ]
 
 
