@@ -24,6 +24,7 @@ from typing import Any
 
 from evalh.common.cache_location import cache_dir, cache_enabled
 from evalh.common.version import __version__
+from evalh.secrets import redact_config
 
 __all__ = [
     "CACHE_FILE",
@@ -65,6 +66,16 @@ def _canonical(shape: Any) -> str | None:
     return f"mark:{name}" if isinstance(name, str) else None
 
 
+def _holds_secret(shape: Any) -> bool:
+    """Whether a text in ``shape`` (a mapping key kept whole, such as a provider's URL) holds what the
+    secrets module redacts: a URL's credentials or secret query values, a registered secret value."""
+    if isinstance(shape, str):
+        return redact_config(shape) != shape
+    if isinstance(shape, tuple | frozenset):
+        return any(_holds_secret(item) for item in shape)
+    return False
+
+
 class KnownShapes:
     """The valid shapes' digests per validator, read once from the cache file, written back with the
     new ones at the end of a load."""
@@ -85,6 +96,8 @@ class KnownShapes:
         return digest is not None and digest in digests
 
     def learn(self, validator: str, shape: Hashable) -> None:
+        if _holds_secret(shape):
+            return  # a digest of a URL's password or a known secret value is not kept, even hashed
         digest = shape_digest(shape)
         if digest is not None and digest not in self._known.get(validator, ()):
             self._new.setdefault(validator, set()).add(digest)

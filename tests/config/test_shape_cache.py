@@ -171,6 +171,21 @@ def test_an_unchanged_store_writes_nothing(tmp_path: Path) -> None:
     assert not path.exists()
 
 
+def test_a_shape_holding_a_url_password_or_a_known_secret_is_not_kept_even_hashed(tmp_path: Path) -> None:
+    """A mapping key is kept whole in a shape (the provider-map form names a provider by its URL): a
+    digest of a URL's password, or of a registered secret value, could be guessed offline."""
+    path = tmp_path / CACHE_FILE
+    known = KnownShapes(path, key="k")
+    secret_url = {"https://user:hunter2-pass@api.example.com/v1?token=abc123": {"label": "x"}}
+    plain_url = {"https://api.example.com/v1": {"label": "x"}}
+    known.learn("providers", _shape([secret_url]))
+    known.learn("providers", _shape([plain_url]))
+    known.save()
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    assert json.dumps(stored).count(shape_digest(_shape([plain_url])) or "?") == 1
+    assert shape_digest(_shape([secret_url])) not in json.dumps(stored)
+
+
 _DIGEST = (
     "from evalh.config.shapes import _shape\nfrom evalh.config.shape_cache import shape_digest\n"
     "value = {'vars': {'q': 'x'}, 'threshold': 0.5, 'options': {'judge': {'samples': 2}}, 'metadata': {},"
