@@ -25,6 +25,8 @@ __all__ = ["compact", "dumps", "encode_json", "json_default"]
 
 def json_default(value: Any) -> Any:
     """``default=`` for :func:`json.dumps`: numpy values, sets, enums and dataclasses as JSON values."""
+    if isinstance(value, float):  # a float subclass: orjson asks, json.dumps writes it as the number
+        return float(value)
     if hasattr(value, "tolist"):  # numpy arrays and scalars
         return value.tolist()
     if isinstance(value, set | frozenset):

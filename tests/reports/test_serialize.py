@@ -77,3 +77,13 @@ def test_a_cycle_is_named_in_the_compact_form_too() -> None:
     inner["self"] = inner
     with pytest.raises(ValueError, match="Circular reference detected"):
         compact({"row": [inner]})
+
+
+class _Score(float):
+    """A float subclass, as a user's scorer or a library may return: still a number in JSON."""
+
+
+@pytest.mark.parametrize("value", [_Score(0.5), [_Score(2.0), {"s": _Score(-1.25)}], {"x": _Score(math.inf)}])
+def test_a_float_subclass_is_the_same_number_in_the_compact_and_the_indented_form(value: object) -> None:
+    assert json.loads(compact(value)) == json.loads(dumps(value))
+    assert '"' not in compact(value).replace('"s"', "").replace('"x"', "")
