@@ -70,7 +70,7 @@ def _holds_secret(shape: Any) -> bool:
     """Whether a text in ``shape`` (a mapping key kept whole, such as a provider's URL) holds what the
     secrets module redacts: a URL's credentials or secret query values, a registered secret value."""
     if isinstance(shape, str):
-        return redact_config(shape) != shape
+        return bool(redact_config(shape) != shape)
     if isinstance(shape, tuple | frozenset):
         return any(_holds_secret(item) for item in shape)
     return False
