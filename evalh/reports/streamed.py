@@ -27,7 +27,7 @@ from evalh.model import RunRecord, TestResult
 from evalh.reports.codec import new_memo, result_to_json
 from evalh.reports.json import report_document
 from evalh.reports.serialize import compact, dumps, encode_json
-from evalh.secrets import redact_config, redact_text, registered
+from evalh.secrets import RedactedConfig, redact_config, redact_text, registered
 
 __all__ = ["ConfigEcho", "EncodedConfig", "EncodedRow", "ReportFrame", "RowSpool", "encode_row", "row_text"]
 
@@ -225,16 +225,16 @@ class ConfigEcho(_KeptFile):
     :mod:`evalh.secrets`': the kept text is only reused while no secret value was registered after it
     was made.
 
-    ``redacted``: ``config`` is a copy ``redact_config`` made already (``Suite.raw_config``, made so by
-    the load), so it is not walked again: its keys named for secrets, ``env`` maps and URLs are
-    redacted, and the values registered since (an HTTP provider's ``Bearer`` header) are replaced in
-    its text, as :func:`row_text` replaces them in every text (the same result: every form of a value is
-    looked for as it appears in JSON text)."""
+    A :class:`~evalh.secrets.RedactedConfig` (``Suite.raw_config`` as the load makes it) is a copy
+    ``redact_config`` made already, so it is not walked again: its keys named for secrets, ``env`` maps
+    and URLs are redacted, and the values registered since (an HTTP provider's ``Bearer`` header) are
+    replaced in its text, as :func:`row_text` replaces them in every text (the same result: every form of
+    a value is looked for as it appears in JSON text)."""
 
-    def __init__(self, config: Any, *, keep: bool = True, redacted: bool = False) -> None:
+    def __init__(self, config: Any, *, keep: bool = True) -> None:
         self.config = config
         self._keep = keep  # False: no JSON report will read it back
-        self._redacted = redacted
+        self._redacted = isinstance(config, RedactedConfig)
         self._redacted_with: frozenset[str] = frozenset()
 
     @contextmanager

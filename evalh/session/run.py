@@ -193,8 +193,7 @@ def _execute(
     # the config the store and the JSON report echo: encoded once for both; when the load redacted it
     # (a RedactedConfig), only the secrets registered since are replaced, in its text
     keep = "json" in formats.values()
-    redacted = isinstance(suite.raw_config, RedactedConfig)
-    with RowSpool() as spool, ConfigEcho(suite.raw_config, keep=keep, redacted=redacted) as echo:
+    with RowSpool() as spool, ConfigEcho(suite.raw_config, keep=keep) as echo:
         with (
             ExitStack() as stack,
             environment_overlay(suite.env),

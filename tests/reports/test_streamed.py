@@ -26,7 +26,7 @@ from evalh.reports.json import MEMO_LIMIT, new_memo, to_promptfoo_json
 from evalh.reports.serialize import compact, dumps, encode_json
 from evalh.reports.streamed import ConfigEcho, EncodedConfig, ReportFrame, RowSpool, encode_row, row_text
 from evalh.reports.writers import PRETTY_JSON_MAX_ROWS, WRITE_BLOCK, write_each_report
-from evalh.secrets import MARKER, redact_bytes, redact_config, register
+from evalh.secrets import MARKER, RedactedConfig, redact_bytes, register
 from tests.reports.sample import NASTY_OUTPUT, large_run, sample_run, with_results
 
 _EXPORTED = re.compile(rb'"exportedAt": ?"[^"]*"')
@@ -342,11 +342,11 @@ def test_a_config_the_load_redacted_is_echoed_as_the_walk_echoes_it() -> None:
     rng = random.Random(29)
     configs = [{key: _random_config(rng) for key in rng.sample(_KEYS, 4)} for _ in range(150)]
     configs.append({"tests": [{"vars": {"q": f"uses {_LATE}"}}], "env": {"K": "v"}})
-    loaded = [redact_config(raw) for raw in configs]
+    loaded = [RedactedConfig.of(raw) for raw in configs]
     for config in loaded:
         with (
-            ConfigEcho(config, redacted=True) as taken,
-            ConfigEcho(config) as walked,
+            ConfigEcho(config) as taken,
+            ConfigEcho(dict(config)) as walked,
             taken.encoded() as fast,
             walked.encoded() as slow,
         ):
@@ -354,18 +354,18 @@ def test_a_config_the_load_redacted_is_echoed_as_the_walk_echoes_it() -> None:
     register(_LATE)
     for config in loaded[-30:]:  # loaded before, echoed after
         for keep in (True, False):
-            with ConfigEcho(config, redacted=True, keep=keep) as taken, ConfigEcho(config) as walked:
+            with ConfigEcho(config, keep=keep) as taken, ConfigEcho(dict(config)) as walked:
                 with taken.encoded() as fast, walked.encoded() as slow:
                     assert _stored(fast) == _stored(slow)
                 assert "".join(taken.chunks()) == "".join(walked.chunks())
-    echoed = "".join(ConfigEcho(loaded[-1], redacted=True).chunks())
+    echoed = "".join(ConfigEcho(loaded[-1]).chunks())
     assert "secret" not in echoed and json.loads(echoed)["tests"][0]["vars"]["q"] == f"uses {MARKER}"
 
 
 def test_a_config_taken_as_redacted_is_echoed_again_after_a_late_secret() -> None:
     late = f"late-secret-{uuid.uuid4().hex}"
-    config = {"tests": [{"vars": {"q": f"uses {late}"}}]}
-    with ConfigEcho(config, redacted=True) as echo:
+    config = RedactedConfig({"tests": [{"vars": {"q": f"uses {late}"}}]})
+    with ConfigEcho(config) as echo:
         with echo.encoded() as encoded:
             assert late in _stored(encoded)  # not yet registered when the store took it
         register(late)
