@@ -22,15 +22,7 @@ from evalh.config.locate import _parse_with_libyaml, parse_document
 from evalh.config.plainyaml import load_plain
 from evalh.config.safeload import MAX_DEPTH
 from evalh.errors import ConfigError
-from tests.config.test_plainyaml_differential import _typed, edited_documents
-
-ROOT = Path(__file__).resolve().parent.parent.parent
-YAML_FILES = sorted(
-    path
-    for folder in ("tests", "examples", "benchmarks")
-    for pattern in ("*.yaml", "*.yml")
-    for path in (ROOT / folder).rglob(pattern)
-)
+from tests.config.test_plainyaml_differential import ROOT, YAML_FILES, _typed, edited_documents
 
 
 def _outcome(read: Any, text: str) -> tuple[str, Any]:
