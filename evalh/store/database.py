@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from pathlib import Path
 
 from evalh.common.environment import getenv
@@ -43,13 +44,31 @@ def _open(path: Path) -> sqlite3.Connection:
     check_header(path)
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     try:
-        db.execute("PRAGMA journal_mode=WAL")
+        _use_wal(db)
         db.execute("PRAGMA synchronous=NORMAL")
         migrate(db)
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Put the store in WAL mode (kept in the file, so set once). Switching reads the file and then
+    needs it exclusively, and SQLite answers a concurrent opener BUSY at once rather than call the
+    busy handler (waiting could deadlock two switchers): so wait here, re-reading the mode, which the
+    other opener has usually just set."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    pause = 0.005
+    while db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return  # WAL, or a mode SQLite keeps instead (no shared memory): the store works either way
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
 
 def _cannot(path: Path, reason: str) -> StoreError:

@@ -359,6 +359,45 @@ def test_two_processes_recording_at_once_do_not_corrupt_it(tmp_path: Path) -> No
             )
 
 
+_OPEN_AT_ONCE = """
+import sys, time
+from pathlib import Path
+from evalh.store.database import connect
+folder, me, width, rounds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+failures = 0
+for n in range(rounds):  # each round a new store, opened by every process as soon as all are ready
+    (folder / f"ready-{n}-{me}").touch()
+    while len(list(folder.glob(f"ready-{n}-*"))) < width:
+        time.sleep(0.0005)
+    try:
+        connect(folder / f"store-{n}" / "runs.sqlite3").close()
+    except Exception as error:  # reported, and the next round still met by every process
+        print(f"round {n}: {error}", file=sys.stderr)
+        failures += 1
+sys.exit(1 if failures else 0)
+"""
+
+
+def test_processes_creating_the_store_at_once_all_open_it(tmp_path: Path) -> None:
+    # switching a new store to WAL gets BUSY at once, without the busy handler, when another opener is
+    # switching it too: one `evalh run` in three of two started together went unrecorded
+    width, rounds = 4, 12
+    openers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _OPEN_AT_ONCE, str(tmp_path), str(i), str(width), str(rounds)],
+            stderr=subprocess.PIPE,
+        )
+        for i in range(width)
+    ]
+    errors = [opener.communicate(timeout=300)[1].decode() for opener in openers]
+    assert [opener.returncode for opener in openers] == [0] * width, errors
+    for n in range(rounds):
+        with sqlite3.connect(tmp_path / f"store-{n}" / "runs.sqlite3") as db:
+            assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+            assert db.execute("SELECT MAX(version) FROM schema_version").fetchone() == (SCHEMA_VERSION,)
+        db.close()
+
+
 def test_a_description_given_on_the_command_line_is_redacted_in_the_stored_config(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"one?": "yes"})
     description = "nightly, see https://bot:hunter2-password@ci.example.com/job"
