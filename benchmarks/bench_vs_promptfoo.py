@@ -15,7 +15,10 @@ and ``sim-N`` (see :func:`write_suite`) can still be named in ``--suites``.
 
 Each run is a fresh process; its CPU seconds (user + sys) and peak RSS come from its own rusage (read by
 GNU time when ``/usr/bin/time`` is there: see :func:`timed`), its wall time from this script's clock.
-evalh runs with ``--no-cache`` and its run store on in a temporary ``$EVALH_HOME``; promptfoo
+evalh runs with ``--no-cache`` and its run store on in a temporary ``$EVALH_HOME``, twice a round: "cold"
+in a new ``$EVALH_HOME`` and cache folder (no schema shapes or parsed config kept from an earlier run), then
+"warm" in the same folders (what a CI job re-running an unchanged suite gets); ``evalh validate`` the same
+way. The ratios and the "Done means" are given for both; promptfoo
 with ``--no-cache --no-write --no-share`` and telemetry, update checks and remote generation off; the
 floor pipeline (``--floor`` or ``$EVALH_FLOOR_PIPELINE``, by default ``../shared/bench/floor_pipeline.py``
 beside the repository when it is there; run with this Python, which needs yaml_rs and orjson) on A_5000.
@@ -130,10 +133,10 @@ class Runs:
             self.samples.append(sample)
 
     def median(self, figure: str) -> float:
-        return statistics.median(getattr(sample, figure) for sample in self.samples)
+        return float(statistics.median(getattr(sample, figure) for sample in self.samples))
 
     def best(self, figure: str) -> float:
-        return min(getattr(sample, figure) for sample in self.samples)
+        return float(min(getattr(sample, figure) for sample in self.samples))
 
     def peak(self) -> float:
         return max(sample.peak_mb for sample in self.samples)
@@ -279,10 +282,12 @@ class Suite:
 
     name: str
     tests: int
-    evalh: Runs = field(default_factory=Runs)
+    evalh: Runs = field(default_factory=Runs)  # cold: a new $EVALH_HOME and cache folder
+    evalh_warm: Runs = field(default_factory=Runs)  # a second run in the cold run's folders
     promptfoo: Runs = field(default_factory=Runs)
     floor: Runs = field(default_factory=Runs)
     validate: Runs = field(default_factory=Runs)
+    validate_warm: Runs = field(default_factory=Runs)
 
 
 @dataclass(frozen=True)
@@ -293,15 +298,20 @@ class Tools:
 
 
 def measure(suite: Suite, config: Path, repeats: int, tools: Tools, home: Path) -> None:
-    """Each tool once a round, ``repeats`` rounds: a swing of the machine's load hits all of them."""
-    for _ in range(repeats):
-        suite.evalh.add(*run_evalh(config, home))
+    """Each tool once a round, ``repeats`` rounds: a swing of the machine's load hits all of them. evalh
+    runs cold (a new home and cache folder) and then warm (the same folders again)."""
+    for round_ in range(repeats):
+        fresh = home / f"{suite.name}-{round_}"
+        suite.evalh.add(*run_evalh(config, fresh))
+        suite.evalh_warm.add(*run_evalh(config, fresh))
         if tools.promptfoo and suite.tests <= tools.promptfoo_max:
             suite.promptfoo.add(*run_promptfoo(tools.promptfoo, config, home))
         if tools.floor and suite.name == "A_5000":
             suite.floor.add(*run_floor(tools.floor, config))
         if suite.name.startswith(("A_", "det-")) and suite.tests <= 5000:  # the target is A_5000's
-            suite.validate.add(*run_validate(config, home))
+            checked = home / f"{suite.name}-{round_}-validate"
+            suite.validate.add(*run_validate(config, checked))
+            suite.validate_warm.add(*run_validate(config, checked))
 
 
 def ratio(top: Runs, bottom: Runs, figure: str) -> float | None:
@@ -312,22 +322,26 @@ def ratio(top: Runs, bottom: Runs, figure: str) -> float | None:
 
 def describe(suite: Suite) -> str:
     pad = " " * 9
-    lines = [f"{suite.name:<8} evalh     {suite.evalh.summary()}"]
+    lines = [f"{suite.name:<8} evalh     {suite.evalh.summary()}  (cold)"]
+    if suite.evalh_warm.samples or suite.evalh_warm.failures:
+        lines.append(f"{pad}evalh     {suite.evalh_warm.summary()}  (warm)")
     if suite.promptfoo.samples or suite.promptfoo.failures:
         lines.append(f"{pad}promptfoo {suite.promptfoo.summary()}")
-        by_cpu, by_wall = (
-            ratio(suite.promptfoo, suite.evalh, "cpu"),
-            ratio(suite.promptfoo, suite.evalh, "wall"),
-        )
-        if by_cpu and by_wall:
-            lines.append(f"{pad}promptfoo / evalh: {by_cpu:.1f}x by CPU, {by_wall:.1f}x by wall (medians)")
+        for runs, how in ((suite.evalh, "cold"), (suite.evalh_warm, "warm")):
+            by_cpu, by_wall = ratio(suite.promptfoo, runs, "cpu"), ratio(suite.promptfoo, runs, "wall")
+            if by_cpu and by_wall:
+                lines.append(
+                    f"{pad}promptfoo / evalh {how}: {by_cpu:.1f}x by CPU, {by_wall:.1f}x by wall (medians)"
+                )
     if suite.floor.samples or suite.floor.failures:
         lines.append(f"{pad}floor     {suite.floor.summary()}")
-        by_cpu = ratio(suite.evalh, suite.floor, "cpu")
-        if by_cpu:
-            lines.append(f"{pad}evalh / floor: {by_cpu:.2f}x by CPU (medians)")
+        for runs, how in ((suite.evalh, "cold"), (suite.evalh_warm, "warm")):
+            by_cpu = ratio(runs, suite.floor, "cpu")
+            if by_cpu:
+                lines.append(f"{pad}evalh {how} / floor: {by_cpu:.2f}x by CPU (medians)")
     if suite.validate.samples or suite.validate.failures:
-        lines.append(f"{pad}validate  {suite.validate.summary()}")
+        lines.append(f"{pad}validate  {suite.validate.summary()}  (cold)")
+        lines.append(f"{pad}validate  {suite.validate_warm.summary()}  (warm)")
     return "\n".join(lines)
 
 
@@ -337,28 +351,32 @@ def verdict(name: str, value: float | None, target: str, met: bool) -> str:
     return f"  {name:<42} {figure:>12}  target {target:<8} {state}"
 
 
+def _evalh(suite: Suite, how: str) -> Runs:
+    return suite.evalh if how == "cold" else suite.evalh_warm
+
+
 def done_means(suites: dict[str, Suite]) -> list[str]:
     """The issue's "Done means", each with its figure (medians) and whether it is met."""
-    lines = ["Done means (issue 29; medians):"]
+    lines = ["Done means (issue 29; medians; evalh cold, then warm):"]
     for name in ("A_5000", "C_5000"):
         suite = suites.get(name)
-        value = suite and ratio(suite.promptfoo, suite.evalh, "cpu")
-        met = bool(value and value >= TARGET_RATIO)
-        lines.append(verdict(f"{name} promptfoo / evalh, CPU (x)", value, f">= {TARGET_RATIO:.0f}", met))
+        for how in ("cold", "warm"):
+            value = ratio(suite.promptfoo, _evalh(suite, how), "cpu") if suite else None
+            met = bool(value and value >= TARGET_RATIO)
+            target = f">= {TARGET_RATIO:.0f}"
+            lines.append(verdict(f"{name} promptfoo / evalh {how}, CPU (x)", value, target, met))
     a5000, a50000 = suites.get("A_5000"), suites.get("A_50000")
-    value = a5000 and ratio(a5000.evalh, a5000.floor, "cpu")
-    lines.append(
-        verdict(
-            "A_5000 evalh / floor, CPU (x)",
-            value,
-            f"<= {TARGET_FLOOR:.0f}",
-            bool(value and value <= TARGET_FLOOR),
-        )
-    )
-    value = a5000.validate.median("cpu") if a5000 and a5000.validate.samples else None
-    met = value is not None and value <= TARGET_VALIDATE_S
-    lines.append(verdict("A_5000 evalh validate, CPU (s)", value, f"<= {TARGET_VALIDATE_S:.1f}", met))
-    value = a5000 and a50000 and ratio(a50000.evalh, a5000.evalh, "cpu")
+    for how in ("cold", "warm"):
+        value = ratio(_evalh(a5000, how), a5000.floor, "cpu") if a5000 else None
+        met = bool(value and value <= TARGET_FLOOR)
+        lines.append(verdict(f"A_5000 evalh {how} / floor, CPU (x)", value, f"<= {TARGET_FLOOR:.0f}", met))
+    for how in ("cold", "warm"):
+        checked = a5000 and (a5000.validate if how == "cold" else a5000.validate_warm)
+        value = checked.median("cpu") if checked and checked.samples else None
+        met = value is not None and value <= TARGET_VALIDATE_S
+        target = f"<= {TARGET_VALIDATE_S:.1f}"
+        lines.append(verdict(f"A_5000 evalh validate {how}, CPU (s)", value, target, met))
+    value = ratio(a50000.evalh, a5000.evalh, "cpu") if a5000 and a50000 else None
     met = bool(value and value <= TARGET_LOAD_RATIO)
     lines.append(verdict("A_50000 / A_5000, CPU (x)", value, f"<= {TARGET_LOAD_RATIO:.0f}", met))
     value = a50000.evalh.peak() if a50000 and a50000.evalh.samples else None
