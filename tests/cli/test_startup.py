@@ -3,6 +3,7 @@ command-line values converted exactly as typer converts them (evalh/cli/convert.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -186,3 +187,19 @@ def test_jsonschema_loads_with_the_first_validator_not_with_the_modules(tmp_path
     command = [sys.executable, "-c", code]
     result = subprocess.run(command, capture_output=True, text=True, check=True, cwd=tmp_path)
     assert result.stdout.split("\n")[:2] == ["[]", "True True"], result.stdout
+
+
+def test_templates_of_one_variable_load_no_jinja_and_others_load_it(tmp_path: Path) -> None:
+    """``{{answer}}`` prompts and values are printed without the template engine (evalh/templating); a
+    template that needs Jinja still gets it, rendered as before."""
+    config = tmp_path / "evalh.yaml"
+    config.write_text(textwrap.dedent(DETERMINISTIC), encoding="utf-8")
+    engine = ("jinja2", "evalh.templating.engine")
+    home = {"EVALH_HOME": str(tmp_path / "home")}
+    run = ["eval", "-c", str(config), "-o", str(tmp_path / "out.json"), "--no-cache", "--no-progress-bar"]
+    assert _modules_after(run, tmp_path, engine, home) == []
+    assert _modules_after(["validate", str(config)], tmp_path, engine) == []
+    config.write_text(textwrap.dedent(DETERMINISTIC).replace("{{answer}}", "{{ answer | upper }}"), "utf-8")
+    assert _modules_after(run, tmp_path, engine, home) == list(engine)
+    output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert output["results"]["results"][0]["response"]["output"] == 'THE REFUND WAS ISSUED {"A": 1}'
