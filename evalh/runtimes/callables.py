@@ -19,7 +19,6 @@ function that times out keeps running in its thread (Python cannot stop a thread
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -101,6 +100,8 @@ async def call_function(name: str, args: Sequence[Any], *, timeout_s: float) -> 
     if function is None:
         raise CallFailed(f"{shown}: no Python callable of this name in this run (passed to evalh.evaluate)")
     arguments = _accepted(function, args)
+    import asyncio  # imported by the run that awaits this; a validate, which only looks names up, never
+
     try:
         async with asyncio.timeout(timeout_s):
             if inspect.iscoroutinefunction(function):

@@ -203,3 +203,31 @@ def test_templates_of_one_variable_load_no_jinja_and_others_load_it(tmp_path: Pa
     assert _modules_after(run, tmp_path, engine, home) == list(engine)
     output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     assert output["results"]["results"][0]["response"]["output"] == 'THE REFUND WAS ISSUED {"A": 1}'
+
+
+# The runtimes of user code: a config without code (no python/javascript assertion, provider, transform,
+# generator, var script, hook or filter) never loads them, nor (validate) asyncio.
+_RUNTIMES = (
+    "evalh.runtimes.python",
+    "evalh.runtimes.python_worker",
+    "evalh.runtimes.javascript",
+    "evalh.runtimes.typescript",
+    "evalh.runtimes.quickjs_engine",
+    "evalh.runtimes.processes",
+)
+
+
+def test_a_config_without_code_loads_no_runtime_and_validate_no_event_loop(tmp_path: Path) -> None:
+    config = tmp_path / "evalh.yaml"
+    config.write_text(textwrap.dedent(DETERMINISTIC), encoding="utf-8")
+    home = {"EVALH_HOME": str(tmp_path / "home")}
+    run = ["eval", "-c", str(config), "-o", str(tmp_path / "out.json"), "--no-cache", "--no-progress-bar"]
+    assert _modules_after(run, tmp_path, _RUNTIMES, home) == []
+    assert _modules_after(["validate", str(config)], tmp_path, (*_RUNTIMES, "asyncio")) == []
+    # code loads its runtime, and runs
+    with_code = DETERMINISTIC + "          - {type: python, value: \"'refund' in output\"}\n"
+    config.write_text(textwrap.dedent(with_code), encoding="utf-8")
+    assert _modules_after(run, tmp_path, _RUNTIMES[:2], home) == list(_RUNTIMES[:2])
+    output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    components = output["results"]["results"][0]["gradingResult"]["componentResults"]
+    assert [c["pass"] for c in components] == [True, True, True, False, True]
