@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
-from rich.console import Console, RenderableType
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -327,15 +326,6 @@ def print_report(
     )
 
 
-class _ActivityProgress(Progress):
-    """The bar, with one line per provider beneath: calls in flight, the oldest's wait, retries."""
-
-    def get_renderables(self) -> Iterable[RenderableType]:
-        yield self.make_tasks_table(self.tasks)
-        for item in activity.snapshot():
-            yield Text("  " + escape_controls(activity.describe(item), one_line=True), style="dim")
-
-
 @contextlib.contextmanager
 def progress(
     total: int, *, calls: bool = False, heartbeat_s: float = HEARTBEAT_S
@@ -356,14 +346,9 @@ def progress(
         with _heartbeat(console, total, heartbeat_s) as advance:
             yield advance
         return
-    bar = _ActivityProgress(
-        TextColumn("Evaluating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
+    from evalh.reports.progress_bar import activity_bar  # rich's progress: only on a terminal
+
+    bar = activity_bar(console)
     with bar:
         task = bar.add_task("rows", total=total)
         yield lambda n: bar.advance(task, n)

@@ -12,8 +12,8 @@ Python worker). A transform that throws, times out or returns nothing usable rai
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextvars
+import functools
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
@@ -23,6 +23,8 @@ from evalh.runtimes.callables import CallFailed, call_function, lookup
 from evalh.runtimes.javascript_source import JsFileProblem, JsSource, file_source, inline_source
 
 if TYPE_CHECKING:  # the runtimes themselves are imported by a config that has a transform
+    import concurrent.futures
+
     from evalh.runtimes.python import FileFunction
 
 __all__ = [
@@ -45,7 +47,13 @@ VARS_TRANSFORM_KEY = "transformVars"
 _PY_DEFAULT = "get_transform"
 _OUTPUT_PARAMS = ("output", "context")
 _VARS_PARAMS = ("vars", "context")  # promptfoo names the first parameter after what it transforms
-_BRIDGE = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalh-blocking")
+
+
+@functools.cache
+def _bridge() -> concurrent.futures.ThreadPoolExecutor:
+    import concurrent.futures  # made by the first blocking call (a config without code makes none)
+
+    return concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalh-blocking")
 
 
 class TransformFailed(Exception):
@@ -184,4 +192,4 @@ def run_blocking(start: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     import asyncio  # a run has it already; loading a config without code never needs it
 
     context = contextvars.copy_context()
-    return _BRIDGE.submit(context.run, lambda: asyncio.run(start())).result()
+    return _bridge().submit(context.run, lambda: asyncio.run(start())).result()

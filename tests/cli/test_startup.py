@@ -92,6 +92,7 @@ _UNUSED_BY_A_PLAIN_RUN = (
     "evalh.reports.junit",
     "evalh.reports.markdown",
     "evalh.reports.yamltext",
+    "rich.progress",  # the bar: only on a terminal
 )
 
 
