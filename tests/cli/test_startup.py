@@ -207,7 +207,8 @@ def test_templates_of_one_variable_load_no_jinja_and_others_load_it(tmp_path: Pa
 
 
 # The runtimes of user code: a config without code (no python/javascript assertion, provider, transform,
-# generator, var script, hook or filter) never loads them, nor (validate) asyncio.
+# generator, var script, hook or filter) never loads them, nor (validate) asyncio; inline tests load no
+# reader of generated or CSV tests.
 _RUNTIMES = (
     "evalh.runtimes.python",
     "evalh.runtimes.python_worker",
@@ -215,6 +216,8 @@ _RUNTIMES = (
     "evalh.runtimes.typescript",
     "evalh.runtimes.quickjs_engine",
     "evalh.runtimes.processes",
+    "evalh.config.generators",
+    "evalh.config.csv_tests",
 )
 
 
