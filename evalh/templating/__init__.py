@@ -13,9 +13,12 @@ template's place and the variable (evalh.common.notices: shown once; an error un
 A value prints as Nunjucks prints it, JavaScript's way (a list ``1,2,3``, an object ``[object Object]``,
 booleans ``true``/``false``; JSON is ``| dump``); a grading prompt sees objects as JSON
 (:func:`grading_scope`). Compiled templates are cached, and strings without template markers never
-reach Jinja, so loading 10,000 tests stays fast.
-The filters and the size limits live in ``nunjucks.py``; each render's budget (steps, a deadline, the
-size of what it builds and writes) in ``budget.py``, and how a template is charged to it in ``metering.py``.
+reach Jinja, so loading 10,000 tests stays fast; nor does a template that is one variable of the render
+(``{{answer}}``), printed here as the compiled template prints it: a suite of such templates never
+imports Jinja. The sandbox, the compile cache and the mapping of Jinja's errors live in ``engine.py``
+(imported by the first template that needs it), the filters and the size limits in ``nunjucks.py``;
+each render's budget (steps, a deadline, the size of what it builds and writes) in ``budget.py``, and
+how a template is charged to it in ``metering.py``.
 """
 
 from __future__ import annotations
