@@ -31,7 +31,6 @@ from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, assertion
 from evalh.assertions.scripted import interpret_result, script_context
 from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S, call_timeout_s, timeout_problem
 from evalh.model import AssertionResult, Measurement
-from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript, syntax_problem
 from evalh.runtimes.javascript_source import JsFileProblem, JsSource, file_source, inline_source
 
 __all__ = ["javascript_file_problem", "javascript_source"]
@@ -48,6 +47,8 @@ def javascript_source(value: str, config_dir: Path | None) -> JsSource:
 
 def javascript_file_problem(value: str, config_dir: Path | None) -> str | None:
     """What is wrong with ``file://x.js[:fn]`` (missing, refused requires, a syntax error), or None."""
+    from evalh.runtimes.javascript import syntax_problem  # the engine: loaded by a config that has code
+
     try:
         source = file_source(value, config_dir)
     except JsFileProblem as error:
@@ -60,6 +61,8 @@ def _check_javascript(value: Any, config: Mapping[str, Any]) -> str | None:
         return "javascript needs code or file://path.js[:function] as its value"
     if value.startswith("file://"):  # the file itself is checked where the config's folder is known
         return timeout_problem(config)
+    from evalh.runtimes.javascript import syntax_problem
+
     return syntax_problem(inline_source(value)) or timeout_problem(config)
 
 
@@ -89,6 +92,8 @@ def _interpret(value: Any, type_name: str) -> AssertionResult | Measurement:
 async def javascript_assertion(ctx: AssertionContext) -> AssertionResult | Measurement:
     # validate checked config.timeout / timeoutMs; else evaluateOptions.timeoutMs, else 10 s
     timeout = call_timeout_s(ctx.config, ctx.timeout_s, JAVASCRIPT_TIMEOUT_S)
+    from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
+
     try:
         source = javascript_source(ctx.value, ctx.config_dir)
         outcome = await call_javascript(source, (ctx.output, await script_context(ctx)), timeout_s=timeout)

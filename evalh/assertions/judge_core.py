@@ -13,7 +13,6 @@ never inverted into a pass by ``not-``.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import json
@@ -301,6 +300,8 @@ def graded(fn: JudgeFn) -> Callable[[AssertionContext], Awaitable[AssertionResul
         samples = judge_samples(ctx)
         if len(graders) == 1 and samples == 1:
             return await _ask_once(fn, ctx, grader_spec(graders[0]), graders[0])
+        import asyncio  # a run has it loaded; loading the judged families (validate) does not need it
+
         outcomes = await asyncio.gather(*(_ask_sampled(fn, ctx, grader, samples) for grader in graders))
         for outcome in outcomes:
             if isinstance(outcome, AssertionResult):
@@ -331,6 +332,8 @@ async def _ask_sampled(
 ) -> AssertionResult | Measurement:
     """``samples`` distinct asks of one grader, combined (the first ERROR, if any, stands)."""
     base = grader_spec(grader)
+    import asyncio
+
     outcomes = await asyncio.gather(
         *(_ask_once(fn, ctx, sample_spec(base, index), grader) for index in range(samples))
     )

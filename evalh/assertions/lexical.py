@@ -31,7 +31,6 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from evalh.assertions.registry import NONBLANK_TEXT, output_check
-from evalh.assertions.treebank import treebank_tokens
 from evalh.model import AssertionSpec, Measurement
 
 __all__ = [
@@ -101,6 +100,8 @@ def _prf(overlap: float, candidate_total: float, reference_total: float) -> dict
 
 def promptfoo_rouge_tokens(text: str) -> list[str]:
     """promptfoo's rouge-n tokens: the lower-cased text through js-rouge's Penn Treebank tokenizer."""
+    from evalh.assertions.treebank import treebank_tokens  # its 25 patterns: compiled by the first rouge-n
+
     return treebank_tokens(text.lower())
 
 

@@ -26,7 +26,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import NONEMPTY_TEXT, TIMEOUT_CONFIG, assertion
@@ -34,17 +34,13 @@ from evalh.assertions.trace_steps import status_number
 from evalh.common.deadlines import PYTHON_ASSERTION_TIMEOUT_S, call_timeout_s, timeout_problem
 from evalh.model import RETURNED_COMPONENTS, AssertionResult, Measurement, Span, TestCase
 from evalh.runtimes.callables import CallFailed, call_function, lookup
-from evalh.runtimes.python import TimedOut, WorkerLost, call_python
-from evalh.runtimes.python_worker import (
-    FileFunction,
-    Foreign,
-    InlineCode,
-    LoadProblem,
-    Raised,
-    compile_inline,
-)
 
-__all__ = ["compile_inline", "interpret_result", "returned_verdict", "script_context", "split_file_target"]
+if TYPE_CHECKING:
+    from evalh.runtimes.python_worker import FileFunction, InlineCode, LoadProblem
+# The Python worker's modules are imported by the check or call of a python assertion: loading the
+# families (every run) does not load them.
+
+__all__ = ["interpret_result", "returned_verdict", "script_context", "split_file_target"]
 
 _DEFAULT_FUNCTION = "get_assert"
 
@@ -59,6 +55,8 @@ def split_file_target(value: str) -> tuple[str, str]:
 
 
 def _target(value: str, config_dir: Path | None) -> InlineCode | FileFunction:
+    from evalh.runtimes.python_worker import FileFunction, InlineCode
+
     if not value.startswith("file://"):
         return InlineCode(value)
     shown, function = split_file_target(value)
@@ -256,6 +254,8 @@ def interpret_result(result: Any, language: str = "Python") -> AssertionResult |
     if isinstance(result, Mapping):
         return _interpret_mapping(result, language)
     hint = " (did the code forget to return?)" if result is None else ""
+    from evalh.runtimes.python_worker import Foreign
+
     type_name = result.type_name if isinstance(result, Foreign) else type(result).__name__
     return AssertionResult.failure(
         f"{language.lower()} assertion must return a bool, a number or a dict {{pass, score, reason}}; "
@@ -285,6 +285,8 @@ def _check_python(value: Any, config: Mapping[str, Any]) -> str | None:
         if not path.endswith(".py"):
             return f"python assertion files must end in .py (got {path})"
         return timeout_problem(config)
+    from evalh.runtimes.python_worker import compile_inline
+
     compiled = compile_inline(value)
     return compiled if isinstance(compiled, str) else timeout_problem(config)
 
@@ -314,6 +316,8 @@ async def python_assertion(ctx: AssertionContext) -> AssertionResult | Measureme
     timeout = call_timeout_s(ctx.config, ctx.timeout_s, PYTHON_ASSERTION_TIMEOUT_S)
     if lookup(ctx.value) is not None:
         return await _call_in_process(ctx, timeout)
+    from evalh.runtimes.python import LoadProblem, Raised, TimedOut, WorkerLost, call_python
+
     try:
         outcome = await call_python(
             _target(ctx.value, ctx.config_dir), (ctx.output, await script_context(ctx)), timeout_s=timeout

@@ -12,7 +12,6 @@ import functools
 import os
 import sys
 import threading
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, NoReturn
@@ -79,6 +78,8 @@ def _user_errors(*, strict: bool = False) -> Iterator[None]:
             raise typer.Exit(EXIT_BROKEN_PIPE) from None
         except Exception as error:
             if _state["verbose"]:
+                import traceback  # a bug's trace: `evalh --help` and every clean run need none
+
                 traceback.print_exc()
             echo(
                 f"evalh: internal error: {type(error).__name__}: {error}. This is a bug in evalh; "

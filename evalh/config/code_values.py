@@ -27,7 +27,6 @@ from functools import lru_cache
 
 from evalh.assertions.registry import CodeLanguage
 from evalh.errors import TemplateError, Where
-from evalh.runtimes.python_worker import parse_inline
 from evalh.templating import has_template, referenced_names
 
 __all__ = ["code_value", "has_code_template"]
@@ -168,6 +167,8 @@ def _confirmed(code: str, literals: tuple[_Literal, ...]) -> tuple[_Literal, ...
     for literal, placeholder in zip(literals, placeholders, strict=True):
         pieces += [code[position : literal.start], repr(placeholder)]
         position = literal.end
+    from evalh.runtimes.python_worker import parse_inline  # the worker's parse: only for python code
+
     try:
         body = parse_inline("".join([*pieces, code[position:]]))
     except (SyntaxError, ValueError) as error:  # ValueError: a null byte

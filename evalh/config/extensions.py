@@ -21,7 +21,6 @@ from typing import Any
 
 from evalh.config.build import Defaults
 from evalh.config.files import LoadContext, Origin
-from evalh.config.generators import GeneratorOrigin, checked_tests
 from evalh.config.locate import Document, format_path
 from evalh.config.shapes import defs_checker
 from evalh.config.tests_files import RawTest, validated_tests
@@ -134,6 +133,8 @@ def _checked_return(returned: Any, sent: dict[str, Any], ref: str, where: Where)
             hint=_HINT,
         )
     # the bounds on a generator's tests (count, size, plain data): a hook returns tests as one does
+    from evalh.config.generators import checked_tests  # (a config without a beforeAll hook never asks)
+
     tests = checked_tests(tests, f"extension {ref} (beforeAll) suite.tests:", where, _HINT)
     return {"suite": {**sent["suite"], "tests": tests, "defaultTest": dict(default)}}
 
@@ -142,6 +143,8 @@ def _tests_after(
     returned: list[Any], sent: list[Any], raw_tests: list[RawTest], shown: str, ctx: LoadContext
 ) -> list[RawTest]:
     """Tests the hook left as they were keep their place in their files; the others are checked."""
+    from evalh.config.generators import GeneratorOrigin
+
     tests: list[RawTest] = []
     for position, test in enumerate(returned):
         if position < len(sent) and test == sent[position]:

@@ -17,16 +17,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S, TEST_GENERATOR_TIMEOUT_S
 from evalh.config.files import DATA_SUFFIXES, FILE_PREFIX, LoadContext, Origin, is_file_ref
 from evalh.config.locate import JsonPath
 from evalh.errors import ConfigError, Where
-from evalh.runtimes.javascript import JsFailed, JsReturned, JsThrown, TimedOut, call_javascript
 from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES, JsFileProblem, JsSource, file_source
-from evalh.runtimes.python import LoadProblem, Raised, Returned, WorkerLost, call_python
 from evalh.runtimes.transforms import python_file_target, run_blocking
+
+if TYPE_CHECKING:  # the runtimes themselves: imported by a config that has a generator
+    from evalh.runtimes.javascript import JsReturned, JsThrown
+    from evalh.runtimes.python import LoadProblem, Raised, Returned
 
 __all__ = [
     "MAX_GENERATED_TESTS",
@@ -106,6 +108,8 @@ def _caller(ref: str, args: tuple[Any, ...], ctx: LoadContext, is_python: bool) 
     """The call of the generator, for run_blocking. A JavaScript file is loaded first: a file the
     loader refuses raises JsFileProblem here."""
     source = None if is_python else _generator_source(ref, ctx)
+    from evalh.runtimes.javascript import JsFailed, TimedOut, call_javascript
+    from evalh.runtimes.python import WorkerLost, call_python
 
     async def call() -> Any:
         timeout_s = TEST_GENERATOR_TIMEOUT_S if source is None else JAVASCRIPT_TIMEOUT_S
@@ -140,6 +144,8 @@ def _generator_source(ref: str, ctx: LoadContext) -> JsSource:
 
 
 def _python_value(outcome: Returned | Raised | LoadProblem) -> Any:
+    from evalh.runtimes.python import LoadProblem, Raised
+
     if isinstance(outcome, LoadProblem):
         raise _GeneratorFailed(f"cannot be loaded: {outcome.text}")
     if isinstance(outcome, Raised):
@@ -148,6 +154,8 @@ def _python_value(outcome: Returned | Raised | LoadProblem) -> Any:
 
 
 def _javascript_value(outcome: JsReturned | JsThrown) -> Any:
+    from evalh.runtimes.javascript import JsThrown
+
     if isinstance(outcome, JsThrown):
         raise _GeneratorFailed(f"threw {outcome.message}")
     return outcome.value

@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh.assertions.registry import all_assertions
-from evalh.config.csv_tests import tests_from_csv
 from evalh.config.files import CsvOrigin, DocOrigin, LoadContext, Origin
-from evalh.config.generators import generated_tests, is_generator
 from evalh.config.locate import Document, JsonPath, display_path, format_path
 from evalh.config.safeload import parse_json
 from evalh.config.schema import assertion_type_names
@@ -84,6 +82,8 @@ def _from_path_entry(entry: Mapping[str, Any], where: Where, offset: int, ctx: L
     """The tests a ``tests`` entry naming files gives: a generator's (called with the entry's
     ``config``), or those of the files a path or glob names."""
     ref = str(entry[GENERATOR_KEY])
+    from evalh.config.generators import generated_tests, is_generator  # (inline tests never name a file)
+
     try:
         if is_generator(ref):
             return _validated(generated_tests(ref, entry.get("config"), where, ctx), offset, ctx, None)
@@ -105,6 +105,8 @@ def _from_file(path: Path, where: Where, offset: int, ctx: LoadContext) -> list[
             hint=f"Tests files must be one of: {', '.join(_TEST_SUFFIXES)}",
         )
     if suffix == ".csv":
+        from evalh.config.csv_tests import tests_from_csv
+
         found, problems = tests_from_csv(ctx.read_text(path, where), display_path(path), known_base_types())
         for problem in problems:
             ctx.problems.add_exception(problem)

@@ -31,15 +31,10 @@ from evalh.errors import ConfigError, ProviderError
 from evalh.model import ProviderResponse, ProviderSpec
 from evalh.providers.base import CallContext, Embeddings
 from evalh.providers.scripts import context_json, embeddings_from, prompt_text, script_reply
-from evalh.runtimes.javascript import (
-    JsFailed,
-    JsThrown,
-    TimedOut,
-    call_javascript,
-    evaluate_once,
-    syntax_problem,
-)
 from evalh.runtimes.javascript_source import JsFileProblem, JsSource, file_source, split_js_target
+
+# evalh.runtimes.javascript (the engine) is imported where a JavaScript provider is checked or called:
+# a config without one (every config imports this module) never loads it.
 
 __all__ = [
     "NO_NETWORK",
@@ -101,6 +96,8 @@ def _module(spec: ProviderSpec) -> JsSource:
         source = file_source(spec.id, Path(spec.base_dir) if spec.base_dir else None, module_export=True)
     except JsFileProblem as error:
         raise ConfigError(str(error), where=where, hint="Check the path (relative to the config)") from None
+    from evalh.runtimes.javascript import syntax_problem
+
     problem = source.problems[0] if source.problems else syntax_problem(source)
     if problem is not None:
         hint = NO_NETWORK if source.problems else "Fix the file; `node --check` shows the same error"
@@ -126,6 +123,8 @@ def self_named(spec: ProviderSpec) -> ProviderSpec:
     instance's ``id()`` (when it differs from the file's id) and its ``label`` (which wins over the
     config's, as promptfoo's ``label ||= options.label``). Builds the provider once, in a fresh engine
     context; a provider that cannot be built or named keeps ``spec`` (its calls report why)."""
+    from evalh.runtimes.javascript import JsFailed, TimedOut, evaluate_once
+
     try:
         named = evaluate_once(_provider_source(spec), _NAMING, timeout_s=_NAMING_TIMEOUT_S).value
     except (ConfigError, JsFailed, TimedOut):
@@ -170,6 +169,8 @@ class JavaScriptProvider:
     async def _call(self, method: str, args: Sequence[Any], run_timeout_s: float | None) -> Any:
         """What the method returned (promises awaited); ProviderError, naming the file, otherwise."""
         timeout = call_timeout_s(self.spec.config, run_timeout_s, PROVIDER_SCRIPT_TIMEOUT_S)
+        from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
+
         try:
             outcome = await call_javascript(self.source, [method, list(args)], timeout_s=timeout)
         except TimedOut as error:

@@ -20,7 +20,7 @@ import shlex
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalh.common.deadlines import PROVIDER_SCRIPT_TIMEOUT_S, call_timeout_s
 from evalh.common.environment import overlaid
@@ -29,16 +29,11 @@ from evalh.errors import ConfigError, ProviderError
 from evalh.model import ProviderResponse, ProviderSpec, Usage
 from evalh.providers.base import CallContext, Embeddings
 from evalh.runtimes.callables import CallFailed, call_function
-from evalh.runtimes.processes import OutputTooLarge, TimedOut, run_program
-from evalh.runtimes.python import (
-    FileFunction,
-    LoadProblem,
-    Raised,
-    WorkerLost,
-    call_python,
-    map_python,
-)
-from evalh.runtimes.python_worker import Foreign, plain
+
+if TYPE_CHECKING:
+    from evalh.runtimes.python import FileFunction
+# The runtimes (a subprocess, a Python worker) are imported by the call that needs one: a run of other
+# providers (echo) never loads them.
 
 __all__ = [
     "CallableProvider",
@@ -111,6 +106,8 @@ class ExecProvider:
         started = time.perf_counter()
         # the W3C variable for a process's parent context; this task's overlay only, not the run's
         traceparent = {"TRACEPARENT": context.trace.traceparent} if context.trace is not None else {}
+        from evalh.runtimes.processes import OutputTooLarge, TimedOut, run_program
+
         try:
             with overlaid(traceparent):
                 finished = await run_program(
@@ -184,6 +181,8 @@ def script_reply(result: Any, name: str) -> ProviderResponse:
         and len(output.encode("utf-8", "replace")) > limit
     ):
         return ProviderResponse(error=_too_large(name, "returned", limit))
+    from evalh.runtimes.python_worker import Foreign
+
     if isinstance(result, Foreign):
         return ProviderResponse(
             error=f"{name} returned a {result.type_name}, not a string or {{output, ...}}"
@@ -240,6 +239,8 @@ class CallableProvider:
             return ProviderResponse(error=str(error))
         # the same values as a python: provider's, which cross from its worker (a generator or an
         # object is an error naming it, numpy values become numbers), not an object reports cannot show
+        from evalh.runtimes.python_worker import plain
+
         response = script_reply(plain(result), self.id)
         return dataclasses.replace(response, latency_ms=(time.perf_counter() - started) * 1000)
 
@@ -268,6 +269,8 @@ class PythonProvider:
         )
 
     def _target(self, default: str) -> FileFunction:
+        from evalh.runtimes.python import FileFunction
+
         return FileFunction(str(self.path.resolve()), self.function_name or default, str(self.path))
 
     def cache_identity(self) -> Mapping[str, Any]:
@@ -280,6 +283,8 @@ class PythonProvider:
         target = self._target(default)
         name = f"{self.path.name}: {target.function}"
         timeout = call_timeout_s(self.spec.config, run_timeout_s, PROVIDER_SCRIPT_TIMEOUT_S)
+        from evalh.runtimes.python import LoadProblem, Raised, TimedOut, WorkerLost, call_python, map_python
+
         try:
             if not many:
                 outcome = await call_python(target, calls[0], timeout_s=timeout)

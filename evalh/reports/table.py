@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, TextIO
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console, RenderableType
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -23,7 +22,6 @@ from evalh.reports.codec_read import repeats_from_json
 from evalh.reports.console import make_console, safe_text, table_box
 from evalh.reports.errorreasons import error_reasons_line
 from evalh.reports.json import aggregates_to_json
-from evalh.reports.matrix import Matrix, matrix_of_report, matrix_of_results
 from evalh.reports.repeats_view import (
     print_repeats,
     repeats_headline,
@@ -32,12 +30,14 @@ from evalh.reports.repeats_view import (
     report_interval_text,
     test_label,
 )
-from evalh.reports.results_table import hidden_note, results_table
 from evalh.reports.textutil import (
     escape_controls,
     interval_text,
     output_text,
 )
+
+if TYPE_CHECKING:  # the matrix (reports/matrix.py, results_table.py): imported when a table is printed
+    from evalh.reports.matrix import Matrix
 
 __all__ = [
     "HEARTBEAT_S",
@@ -259,6 +259,8 @@ def print_summary(
     ``verbose`` shows whole reasons."""
     console = make_console(console_file)
     if show_table and run.results:
+        from evalh.reports.matrix import matrix_of_results
+
         _print_matrix(console, matrix_of_results(run.results, max_rows), verbose, cell_limit)
     _print_aggregates(console, aggregates_to_json(run.aggregates), verbose)
     descriptions = {row.test.index: test_label(row.test.description, row.test.vars) for row in run.results}
@@ -281,6 +283,8 @@ def _print_cache_share(console: Console, share: CacheShare | None) -> None:
 
 
 def _print_matrix(console: Console, matrix: Matrix, verbose: bool, cell_limit: int | None) -> None:
+    from evalh.reports.results_table import hidden_note, results_table
+
     console.print(results_table(console, matrix, cell_limit=cell_limit, verbose=verbose))
     note = hidden_note(matrix)
     if note is not None:
@@ -300,6 +304,8 @@ def print_report(
     results = document.get("results") or {}
     rows = results.get("results") or []
     if rows:
+        from evalh.reports.matrix import matrix_of_report
+
         _print_matrix(console, matrix_of_report(rows, max_rows), verbose, cell_limit)
     _print_aggregates(console, results.get("aggregates") or {}, verbose)
     extra = results.get("evalh")
@@ -327,15 +333,6 @@ def print_report(
     )
 
 
-class _ActivityProgress(Progress):
-    """The bar, with one line per provider beneath: calls in flight, the oldest's wait, retries."""
-
-    def get_renderables(self) -> Iterable[RenderableType]:
-        yield self.make_tasks_table(self.tasks)
-        for item in activity.snapshot():
-            yield Text("  " + escape_controls(activity.describe(item), one_line=True), style="dim")
-
-
 @contextlib.contextmanager
 def progress(
     total: int, *, calls: bool = False, heartbeat_s: float = HEARTBEAT_S
@@ -356,14 +353,9 @@ def progress(
         with _heartbeat(console, total, heartbeat_s) as advance:
             yield advance
         return
-    bar = _ActivityProgress(
-        TextColumn("Evaluating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
+    from evalh.reports.progress_bar import activity_bar  # rich's progress: only on a terminal
+
+    bar = activity_bar(console)
     with bar:
         task = bar.add_task("rows", total=total)
         yield lambda n: bar.advance(task, n)

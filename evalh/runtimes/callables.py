@@ -12,24 +12,26 @@ at the same time in another thread, cannot reach them), those names resolve to t
 registry builds a provider for the id, the ``python`` assertion and the transforms call the function
 for the value. The caller's code is trusted (it runs in the caller's process already), so it runs
 in-process, not in a worker: an ``async def`` is awaited on the run's loop, a plain function runs on
-a thread of :data:`_THREADS` so it cannot stall the loop. A timeout or an exception is raised as
+a thread of the pool :func:`_threads` so it cannot stall the loop. A timeout or an exception is raised as
 :class:`CallFailed`, which each caller turns into an ERROR row as it does for code in files; a plain
 function that times out keeps running in its thread (Python cannot stop a thread), its result unused.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
+import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalh.common.limits import MAX_CONCURRENCY
+
+if TYPE_CHECKING:
+    import concurrent.futures
 from evalh.errors import ConfigError
 
 __all__ = [
@@ -43,9 +45,18 @@ __all__ = [
 ]
 
 CODE_PREFIX = "callable:"
+
+
 # As many threads as a run may call at once (-j, up to MAX_CONCURRENCY; the pool starts them only as
 # calls need them): a sync provider function waiting on the network must not cap a -j 64 run at 16.
-_THREADS = ThreadPoolExecutor(max_workers=MAX_CONCURRENCY, thread_name_prefix="evalh-callable")
+@functools.cache
+def _threads() -> concurrent.futures.ThreadPoolExecutor:
+    import concurrent.futures  # made on the first call (a validate never calls)
+
+    pool = concurrent.futures.ThreadPoolExecutor
+    return pool(max_workers=MAX_CONCURRENCY, thread_name_prefix="evalh-callable")
+
+
 _NONE: Mapping[str, Callable[..., Any]] = MappingProxyType({})
 _ACTIVE: ContextVar[Mapping[str, Callable[..., Any]]] = ContextVar("evalh_callables", default=_NONE)
 _TRANSFORM_KEYS = ("transform", "postprocess", "transformVars")
@@ -101,6 +112,8 @@ async def call_function(name: str, args: Sequence[Any], *, timeout_s: float) -> 
     if function is None:
         raise CallFailed(f"{shown}: no Python callable of this name in this run (passed to evalh.evaluate)")
     arguments = _accepted(function, args)
+    import asyncio  # imported by the run that awaits this; a validate, which only looks names up, never
+
     try:
         async with asyncio.timeout(timeout_s):
             if inspect.iscoroutinefunction(function):
@@ -109,7 +122,7 @@ async def call_function(name: str, args: Sequence[Any], *, timeout_s: float) -> 
                 loop = asyncio.get_running_loop()
                 # the run's context (environment, secrets, notices) goes along: an executor does not carry it
                 run = contextvars.copy_context().run
-                result = await loop.run_in_executor(_THREADS, lambda: run(function, *arguments))
+                result = await loop.run_in_executor(_threads(), lambda: run(function, *arguments))
             if inspect.isawaitable(result):
                 result = await result
     except TimeoutError:

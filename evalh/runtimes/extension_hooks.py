@@ -27,10 +27,10 @@ from typing import Any
 from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S, PYTHON_ASSERTION_TIMEOUT_S
 from evalh.common.limits import MAX_REPLY_ENV, max_reply_bytes, reply_size
 from evalh.model import TestCase, VarScript, plain_vars
-from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
 from evalh.runtimes.javascript_source import JsFileProblem, file_source, split_js_target
-from evalh.runtimes.python import LoadProblem, Raised, WorkerLost, call_python
 from evalh.runtimes.transforms import is_python_file, python_file_target
+
+# The runtimes are imported by the first hook called: a config without extensions never loads them.
 
 __all__ = ["HOOK_NAMES", "HookFailed", "before_each", "call_hook", "hook_function", "hooks_for"]
 
@@ -63,6 +63,9 @@ async def call_hook(
     by its function's name). Raises HookFailed."""
     own = hook_function(ref) == hook
     args: tuple[Any, ...] = (dict(context), {"hookName": hook}) if own else (hook, dict(context))
+    from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
+    from evalh.runtimes.python import LoadProblem, Raised, WorkerLost, call_python
+
     try:
         if is_python_file(ref):
             target = python_file_target(ref, config_dir, "")

@@ -24,8 +24,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalh.runtimes.typescript import TranspileFailed, transpile
-
 __all__ = [
     "JS_FILE_SUFFIXES",
     "JsSource",
@@ -137,6 +135,8 @@ class _Loader:
         ):
             return source
         shown = path.relative_to(self.roots[0]) if path.is_relative_to(self.roots[0]) else path.name
+        from evalh.runtimes.typescript import TranspileFailed, transpile  # its engine: only for such a file
+
         try:
             return transpile(source, path, str(shown))
         except TranspileFailed as error:

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import regex
 
-from evalh.runtimes.processes import TimedOut
+from evalh.runtimes.timeouts import TimedOut
 
 __all__ = ["Match", "Pattern", "PatternTimedOut", "compile_pattern", "find_all", "search"]
 

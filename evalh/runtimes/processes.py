@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalh.common.environment import environ
+from evalh.runtimes.timeouts import TimedOut
 
 __all__ = [
     "Finished",
@@ -55,14 +56,6 @@ def kill_all_groups() -> None:
 
 
 atexit.register(kill_all_groups)
-
-
-class TimedOut(Exception):
-    """User code did not finish within ``seconds``; what ran it was killed."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"timed out after {seconds:g} s")
-        self.seconds = seconds
 
 
 class OutputTooLarge(Exception):

@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from evalh.common.deadlines import EXEC_PROMPT_TIMEOUT_S, PROMPT_FUNCTION_TIMEOUT_S, call_timeout_s
-from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript, syntax_problem
 from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES, JsFileProblem, file_source
-from evalh.runtimes.processes import run_program
-from evalh.runtimes.python import LoadProblem, Raised, WorkerLost, call_python
 from evalh.runtimes.transforms import is_python_file, python_file_target
+
+# The runtimes (the JavaScript engine, the Python worker, subprocesses) are imported by the check or call
+# of a prompt function: a config of plain prompts never loads them.
 
 __all__ = [
     "EXEC_PREFIX",
@@ -139,6 +139,8 @@ def script_problem(ref: str, config_dir: Path | None, python_default: str) -> st
         source = file_source(ref, config_dir)
     except JsFileProblem as error:
         return str(error)
+    from evalh.runtimes.javascript import syntax_problem
+
     return source.problems[0] if source.problems else syntax_problem(source)
 
 
@@ -149,6 +151,9 @@ async def call_prompt_function(
     refusal = remote_prompt_refusal(ref)
     if refusal is not None:
         raise PromptFunctionFailed(refusal)
+    from evalh.runtimes.javascript import JsFailed, TimedOut
+    from evalh.runtimes.python import WorkerLost
+
     try:
         if ref.startswith(EXEC_PREFIX):
             return _from_text(await _exec(ref, dict(context), config_dir, timeout_s), {})
@@ -165,6 +170,8 @@ async def _python(ref: str, context: dict[str, Any], config_dir: Path | None, ti
     target = python_file_target(ref, config_dir, _WHOLE_SCRIPT)
     if target.function == _WHOLE_SCRIPT:
         return await _python_script(target.path, context, config_dir, timeout_s)
+    from evalh.runtimes.python import LoadProblem, Raised, call_python
+
     outcome = await call_python(target, (context,), timeout_s=timeout_s)
     if isinstance(outcome, LoadProblem):
         raise PromptFunctionFailed(outcome.text)
@@ -177,6 +184,8 @@ async def _python_script(
     path: str, context: dict[str, Any], config_dir: Path | None, timeout_s: float
 ) -> str:
     argv = [sys.executable, path, json.dumps(context, ensure_ascii=False, default=str)]
+    from evalh.runtimes.processes import run_program
+
     try:
         finished = await run_program(argv, cwd=str(config_dir) if config_dir else None, timeout_s=timeout_s)
     except OSError as error:
@@ -194,6 +203,8 @@ async def _exec(ref: str, context: dict[str, Any], config_dir: Path | None, time
     """promptfoo's executable prompt: the context as the last argument, the trimmed standard output
     (terminal colour codes removed) as the prompt; it is not rendered again."""
     argv = [*_exec_argv(ref, config_dir), json.dumps(context, ensure_ascii=False, default=str)]
+    from evalh.runtimes.processes import run_program
+
     try:
         finished = await run_program(argv, cwd=str(config_dir) if config_dir else None, timeout_s=timeout_s)
     except OSError as error:
@@ -210,6 +221,8 @@ async def _exec(ref: str, context: dict[str, Any], config_dir: Path | None, time
 
 
 async def _javascript(ref: str, context: dict[str, Any], config_dir: Path | None, timeout_s: float) -> Any:
+    from evalh.runtimes.javascript import JsThrown, call_javascript
+
     outcome = await call_javascript(file_source(ref, config_dir), (context,), timeout_s=timeout_s)
     if isinstance(outcome, JsThrown):
         raise PromptFunctionFailed(f"threw {outcome.message}")

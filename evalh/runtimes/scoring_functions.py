@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
 from evalh.runtimes.javascript_source import JS_FILE_SUFFIXES, JsFileProblem, file_source, split_js_target
-from evalh.runtimes.python import LoadProblem, Raised, WorkerLost, call_python
 from evalh.runtimes.transforms import is_python_file, python_file_target, value_kind
+
+# The runtimes are imported by the first call of a scoring function: a config without one never loads them.
 
 __all__ = ["DEFAULT_FUNCTION", "ScoringFailed", "call_scoring_function", "scoring_function_problem"]
 
@@ -56,6 +56,9 @@ async def call_scoring_function(
 ) -> Mapping[str, Any]:
     """The GradingResult the function returns for ``(named_scores, context)``; raises ScoringFailed."""
     args = (dict(named_scores), dict(context))
+    from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
+    from evalh.runtimes.python import WorkerLost
+
     try:
         if is_python_file(value):
             result = await _python(value, args, config_dir, timeout_s)
@@ -75,6 +78,8 @@ async def call_scoring_function(
 
 
 async def _python(value: str, args: tuple[Any, ...], config_dir: Path | None, timeout_s: float) -> Any:
+    from evalh.runtimes.python import LoadProblem, Raised, call_python
+
     outcome = await call_python(
         python_file_target(value, config_dir, DEFAULT_FUNCTION), args, timeout_s=timeout_s
     )

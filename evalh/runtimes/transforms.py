@@ -12,18 +12,20 @@ Python worker). A transform that throws, times out or returns nothing usable rai
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextvars
+import functools
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalh.runtimes.callables import CallFailed, call_function, lookup
-from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript, syntax_problem
 from evalh.runtimes.javascript_source import JsFileProblem, JsSource, file_source, inline_source
-from evalh.runtimes.python import FileFunction, LoadProblem, Raised, WorkerLost, call_python
+
+if TYPE_CHECKING:  # the runtimes themselves are imported by a config that has a transform
+    import concurrent.futures
+
+    from evalh.runtimes.python import FileFunction
 
 __all__ = [
     "OUTPUT_TRANSFORM_KEYS",
@@ -45,7 +47,13 @@ VARS_TRANSFORM_KEY = "transformVars"
 _PY_DEFAULT = "get_transform"
 _OUTPUT_PARAMS = ("output", "context")
 _VARS_PARAMS = ("vars", "context")  # promptfoo names the first parameter after what it transforms
-_BRIDGE = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalh-blocking")
+
+
+@functools.cache
+def _bridge() -> concurrent.futures.ThreadPoolExecutor:
+    import concurrent.futures  # made by the first blocking call (a config without code makes none)
+
+    return concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalh-blocking")
 
 
 class TransformFailed(Exception):
@@ -69,6 +77,8 @@ def python_file_target(value: str, config_dir: Path | None, default: str = _PY_D
     if not (sep and path.endswith(".py") and all(part.isidentifier() for part in function.split("."))):
         path, function = target, default
     resolved = (config_dir or Path.cwd()) / Path(path).expanduser()
+    from evalh.runtimes.python import FileFunction
+
     return FileFunction(str(resolved), function, path)
 
 
@@ -92,6 +102,8 @@ def transform_problem(
         source = _js_source(value, config_dir, params)
     except JsFileProblem as error:
         return str(error)
+    from evalh.runtimes.javascript import syntax_problem
+
     return source.problems[0] if source.problems else syntax_problem(source)
 
 
@@ -109,6 +121,9 @@ async def apply_transform(
     params: tuple[str, ...] = _OUTPUT_PARAMS,
 ) -> Any:
     """The transformed output; raises TransformFailed."""
+    from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
+    from evalh.runtimes.python import WorkerLost
+
     args = (output, dict(context))
     try:
         if lookup(value) is not None:
@@ -127,6 +142,8 @@ async def apply_transform(
 
 
 async def _python(value: str, args: tuple[Any, ...], config_dir: Path | None, timeout_s: float) -> Any:
+    from evalh.runtimes.python import LoadProblem, Raised, call_python
+
     outcome = await call_python(python_file_target(value, config_dir), args, timeout_s=timeout_s)
     if isinstance(outcome, LoadProblem):
         raise TransformFailed(outcome.text)
@@ -172,5 +189,7 @@ def run_blocking(start: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     """Run a coroutine of the runtimes to its end from synchronous code, on a helper thread with an
     event loop of its own (the caller's loop, if any, is left alone: it may be the one waiting). The
     thread runs in a copy of the caller's context (the run's Python callables among it)."""
+    import asyncio  # a run has it already; loading a config without code never needs it
+
     context = contextvars.copy_context()
-    return _BRIDGE.submit(context.run, lambda: asyncio.run(start())).result()
+    return _bridge().submit(context.run, lambda: asyncio.run(start())).result()

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S
-from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
 from evalh.runtimes.javascript_source import JsFileProblem, file_source
 from evalh.runtimes.prompt_functions import script_problem
-from evalh.runtimes.python import LoadProblem, Raised, WorkerLost, call_python
 from evalh.runtimes.transforms import is_python_file, python_file_target, run_blocking
+
+# The runtimes are imported by the first filter called: a config without nunjucksFilters never loads them.
 
 __all__ = ["UserFilterFailed", "filter_problem", "user_filters"]
 
@@ -57,6 +57,9 @@ def _filter(name: str, ref: str, config_dir: Path | None) -> Callable[..., Any]:
 
 
 def _sync(name: str, start: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    from evalh.runtimes.javascript import JsFailed, TimedOut
+    from evalh.runtimes.python import WorkerLost
+
     try:
         return run_blocking(start)
     except (TimedOut, JsFailed, JsFileProblem, WorkerLost) as error:
@@ -65,6 +68,8 @@ def _sync(name: str, start: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
 
 async def _python(ref: str, name: str, config_dir: Path | None, args: tuple[Any, ...]) -> Any:
     target = python_file_target(ref, config_dir, name)
+    from evalh.runtimes.python import LoadProblem, Raised, call_python
+
     outcome = await call_python(target, args, timeout_s=JAVASCRIPT_TIMEOUT_S, apart=True)
     if isinstance(outcome, LoadProblem):
         raise UserFilterFailed(f"filter {name!r}: {outcome.text}")
@@ -74,6 +79,8 @@ async def _python(ref: str, name: str, config_dir: Path | None, args: tuple[Any,
 
 
 async def _javascript(ref: str, config_dir: Path | None, args: tuple[Any, ...]) -> Any:
+    from evalh.runtimes.javascript import JsThrown, call_javascript
+
     outcome = await call_javascript(file_source(ref, config_dir), args, timeout_s=JAVASCRIPT_TIMEOUT_S)
     if isinstance(outcome, JsThrown):
         raise UserFilterFailed(f"filter {ref} threw {outcome.message}")

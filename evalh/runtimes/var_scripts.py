@@ -24,10 +24,10 @@ from typing import Any
 from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S, PYTHON_ASSERTION_TIMEOUT_S
 from evalh.common.limits import MAX_REPLY_ENV, max_reply_bytes, reply_size
 from evalh.model import plain_vars, script_var_names
-from evalh.runtimes.javascript import JsFailed, JsThrown, TimedOut, call_javascript
 from evalh.runtimes.javascript_source import JsFileProblem, file_source
-from evalh.runtimes.python import LoadProblem, Raised, WorkerLost, call_python
 from evalh.runtimes.transforms import is_python_file, python_file_target
+
+# The runtimes are imported by the first var script run: vars without one never load them.
 
 __all__ = ["VAR_SCRIPT_FUNCTION", "VarScriptFailed", "run_var_scripts"]
 
@@ -52,6 +52,9 @@ async def run_var_scripts(
     prompt = written if isinstance(written, str) else json.dumps(list(written), ensure_ascii=False)
     values = plain_vars(variables)
     for name in script_var_names(variables):
+        from evalh.runtimes.javascript import JsFailed, TimedOut
+        from evalh.runtimes.python import WorkerLost
+
         ref = values[name]
         try:
             values[name] = _within_cap(
@@ -73,6 +76,9 @@ async def _value(
     config_dir: Path | None,
     timeout_s: float | None,
 ) -> Any:
+    from evalh.runtimes.javascript import JsThrown, call_javascript
+    from evalh.runtimes.python import LoadProblem, Raised, call_python
+
     if is_python_file(ref):
         target = python_file_target(ref, config_dir, VAR_SCRIPT_FUNCTION)
         args = (name, prompt, dict(values))

@@ -13,13 +13,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
-
-import jinja2
-import jinja2.filters
-from jinja2.exceptions import SecurityError
 
 __all__ = [
     "FILTERS",
@@ -158,7 +155,7 @@ def js_string(value: Any) -> str:
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    if value is None or isinstance(value, jinja2.Undefined):
+    if value is None or _is_undefined(value):
         return str(value or "")  # an Undefined notes itself for the render's warning
     if isinstance(value, int | float):
         return js_number(value)
@@ -174,7 +171,7 @@ def js_concat_string(value: Any) -> str:
     null is ``null`` and an undefined variable ``undefined`` (``{{ }}`` prints both as nothing)."""
     if value is None:
         return "null"
-    if isinstance(value, jinja2.Undefined):
+    if _is_undefined(value):
         str(value)  # an Undefined notes itself for the render's warning
         return "undefined"
     return js_string(value)
@@ -183,9 +180,16 @@ def js_concat_string(value: Any) -> str:
 def finalize(value: Any) -> Any:
     """Render a ``{{ value }}`` as Nunjucks does: :func:`js_string` (an Undefined as it is, for
     Jinja to print empty and note)."""
-    if isinstance(value, str | jinja2.Undefined):
+    if isinstance(value, str) or _is_undefined(value):
         return value
     return js_string(value)
+
+
+def _is_undefined(value: Any) -> bool:
+    """``value`` is Jinja's undefined. Only a render by the engine makes one, so Jinja is imported then;
+    a value printed without it (a template of one variable) is never one, and Jinja stays unloaded."""
+    jinja2 = sys.modules.get("jinja2")
+    return jinja2 is not None and isinstance(value, jinja2.Undefined)
 
 
 def for_pairs(value: Any) -> Any:
@@ -257,18 +261,22 @@ def _nl2br(value: Any) -> str:
 
 
 def _format(value: Any, *args: Any, **kwargs: Any) -> str:
+    import jinja2.filters
+    from jinja2.exceptions import SecurityError
+
     if not format_width_is_safe(str(value), args or kwargs):
         raise SecurityError("the template's format string asks for a width too large to render")
     return str(jinja2.filters.do_format(value, *args, **kwargs))
 
 
 def _limited_width(name: str) -> Any:
-    builtin = jinja2.filters.FILTERS[name]
-
     def limited(value: Any, width: Any = 80 if name == "center" else 4, *args: Any, **kwargs: Any) -> Any:
+        import jinja2.filters  # loaded already: only a template's render calls a filter
+        from jinja2.exceptions import SecurityError
+
         if isinstance(width, int) and width > _MAX_WIDTH:
             raise SecurityError(f"{name}({width}) is too wide to render")
-        return builtin(value, width, *args, **kwargs)
+        return jinja2.filters.FILTERS[name](value, width, *args, **kwargs)
 
     return limited
 

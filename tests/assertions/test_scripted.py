@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from evalh.assertions.registry import all_assertions
-from evalh.assertions.scripted import compile_inline, interpret_result, split_file_target
+from evalh.assertions.scripted import interpret_result, split_file_target
 from evalh.config.checks import value_problem
 from evalh.model import AssertionResult
 from evalh.runner.scoring import decide
+from evalh.runtimes.python_worker import compile_inline
 from tests.assertions.helpers import definition_of, grade, make_context
 
 

@@ -3,6 +3,7 @@ command-line values converted exactly as typer converts them (evalh/cli/convert.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -53,6 +54,15 @@ def _modules_after(
     return list(eval(last))  # the list printed above, nothing else
 
 
+def _plain_run(tmp_path: Path) -> tuple[Path, dict[str, str], list[str]]:
+    """The DETERMINISTIC config in ``tmp_path``, a store home there, and its ``eval`` writing out.json."""
+    config = tmp_path / "evalh.yaml"
+    config.write_text(textwrap.dedent(DETERMINISTIC), encoding="utf-8")
+    home = {"EVALH_HOME": str(tmp_path / "home")}
+    run = ["eval", "-c", str(config), "-o", str(tmp_path / "out.json"), "--no-cache", "--no-progress-bar"]
+    return config, home, run
+
+
 def test_deterministic_run_and_validate_load_no_pydantic_numpy_or_model(tmp_path: Path) -> None:
     config = tmp_path / "evalh.yaml"
     config.write_text(textwrap.dedent(DETERMINISTIC), encoding="utf-8")
@@ -91,14 +101,12 @@ _UNUSED_BY_A_PLAIN_RUN = (
     "evalh.reports.junit",
     "evalh.reports.markdown",
     "evalh.reports.yamltext",
+    "rich.progress",  # the bar: only on a terminal
 )
 
 
 def test_a_recorded_run_loads_no_baseline_tracing_browser_or_other_report_formats(tmp_path: Path) -> None:
-    config = tmp_path / "evalh.yaml"
-    config.write_text(textwrap.dedent(DETERMINISTIC), encoding="utf-8")
-    home = {"EVALH_HOME": str(tmp_path / "home")}
-    run = ["eval", "-c", str(config), "-o", str(tmp_path / "out.json"), "--no-cache", "--no-progress-bar"]
+    _, home, run = _plain_run(tmp_path)
     assert _modules_after(run, tmp_path, _UNUSED_BY_A_PLAIN_RUN, home) == []
     assert (tmp_path / "out.json").is_file() and (tmp_path / "home" / "runs.sqlite3").is_file()
     # each is still there when asked for: the run against its baseline, every format written
@@ -186,3 +194,44 @@ def test_jsonschema_loads_with_the_first_validator_not_with_the_modules(tmp_path
     command = [sys.executable, "-c", code]
     result = subprocess.run(command, capture_output=True, text=True, check=True, cwd=tmp_path)
     assert result.stdout.split("\n")[:2] == ["[]", "True True"], result.stdout
+
+
+def test_templates_of_one_variable_load_no_jinja_and_others_load_it(tmp_path: Path) -> None:
+    """``{{answer}}`` prompts and values are printed without the template engine (evalh/templating); a
+    template that needs Jinja still gets it, rendered as before."""
+    config, home, run = _plain_run(tmp_path)
+    engine = ("jinja2", "evalh.templating.engine")
+    assert _modules_after(run, tmp_path, engine, home) == []
+    assert _modules_after(["validate", str(config)], tmp_path, engine) == []
+    config.write_text(textwrap.dedent(DETERMINISTIC).replace("{{answer}}", "{{ answer | upper }}"), "utf-8")
+    assert _modules_after(run, tmp_path, engine, home) == list(engine)
+    output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert output["results"]["results"][0]["response"]["output"] == 'THE REFUND WAS ISSUED {"A": 1}'
+
+
+# The runtimes of user code: a config without code (no python/javascript assertion, provider, transform,
+# generator, var script, hook or filter) never loads them, nor (validate) asyncio; inline tests load no
+# reader of generated or CSV tests.
+_RUNTIMES = (
+    "evalh.runtimes.python",
+    "evalh.runtimes.python_worker",
+    "evalh.runtimes.javascript",
+    "evalh.runtimes.typescript",
+    "evalh.runtimes.quickjs_engine",
+    "evalh.runtimes.processes",
+    "evalh.config.generators",
+    "evalh.config.csv_tests",
+)
+
+
+def test_a_config_without_code_loads_no_runtime_and_validate_no_event_loop(tmp_path: Path) -> None:
+    config, home, run = _plain_run(tmp_path)
+    assert _modules_after(run, tmp_path, _RUNTIMES, home) == []
+    assert _modules_after(["validate", str(config)], tmp_path, (*_RUNTIMES, "asyncio")) == []
+    # code loads its runtime, and runs
+    with_code = DETERMINISTIC + "          - {type: python, value: \"'refund' in output\"}\n"
+    config.write_text(textwrap.dedent(with_code), encoding="utf-8")
+    assert _modules_after(run, tmp_path, _RUNTIMES[:2], home) == list(_RUNTIMES[:2])
+    output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    components = output["results"]["results"][0]["gradingResult"]["componentResults"]
+    assert [c["pass"] for c in components] == [True, True, True, False, True]

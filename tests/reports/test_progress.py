@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from evalh.cli.app import app
 from evalh.common import activity
-from evalh.reports import table
+from evalh.reports.progress_bar import activity_bar
 from evalh.reports.table import progress, status_line
 from tests.loopback import LoopbackServer, Reply
 
@@ -57,7 +57,7 @@ def test_a_small_run_that_calls_providers_shows_progress_on_a_terminal(
 def test_the_bar_shows_each_provider_beneath_it() -> None:
     activity.reset()
     buffer = io.StringIO()
-    bar = table._ActivityProgress(console=Console(file=buffer, width=100))
+    bar = activity_bar(Console(file=buffer, width=100))
     task = bar.add_task("rows", total=4)
     bar.advance(task, 1)
     with activity.calling("my-endpoint"), activity.calling("my-endpoint"):

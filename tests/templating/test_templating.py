@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from evalh import templating
 from evalh.common.notices import warnings_to
 from evalh.errors import TemplateError
-from evalh.templating import referenced_names, render_env, render_prompt, render_template, template_env
+from evalh.templating import (
+    engine,
+    referenced_names,
+    render_env,
+    render_prompt,
+    render_template,
+    template_env,
+)
 
 
 def test_renders_like_nunjucks() -> None:
@@ -76,9 +82,9 @@ def test_referenced_names_ignore_loop_variables_and_globals() -> None:
 
 def test_compiled_templates_are_cached() -> None:
     template = "Q{{ n }}: {% if n > 5 %}big{% else %}small{% endif %}"
-    before = templating._compile.cache_info()
+    before = engine._compile.cache_info()
     rendered = [render_template(template, {"n": n}, where="w") for n in range(10_000)]
-    after = templating._compile.cache_info()
+    after = engine._compile.cache_info()
     assert rendered[3] == "Q3: small" and rendered[9999] == "Q9999: big"
     assert after.misses - before.misses <= 1  # compiled once, then served from the cache
     assert after.hits - before.hits >= 9_999
@@ -216,7 +222,7 @@ _SOLE_VALUES += [[1, "a", None], {"a": {"b": [1, 2.0]}, "c": "é"}, ("t", 1)]
 @pytest.mark.parametrize("value", _SOLE_VALUES, ids=repr)
 @pytest.mark.parametrize("template", ["{{answer}}", "{{ answer }}", "{{\tanswer\n}}"])
 def test_a_prompt_of_one_variable_prints_what_jinja_prints(template: str, value: object) -> None:
-    expected = templating._compile(template)[0].render({"env": {}, "answer": value})
+    expected = engine._compile(template)[0].render({"env": {}, "answer": value})
     assert render_template(template, {"answer": value}, where="w") == expected
 
 
