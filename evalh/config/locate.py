@@ -19,7 +19,8 @@ from typing import Any
 
 import yaml
 
-from evalh.config.fastyaml import UNSURE, read_fast
+from evalh.config.fastyaml import UNSURE
+from evalh.config.parse_cache import read_cached
 from evalh.config.plainyaml import Positions, key_text, load_plain, mark_at
 from evalh.config.safeload import MAX_FILE_BYTES, LimitError, SafeLoader, check_structure, parse_json
 from evalh.errors import ConfigError, ConfigFileError, Place, Where
@@ -197,7 +198,7 @@ class _SyntaxError(ConfigError):
 
 
 def _parse_yaml(text: str, file: str) -> Document:
-    data = read_fast(text)  # yaml_rs, where it reads the text as libyaml's readers do
+    data = read_cached(text)  # yaml_rs, where it reads the text as libyaml's readers do (or its kept data)
     if data is not UNSURE:
         return Document(data=data, file=file, text=text)
     return _parse_with_libyaml(text, file)

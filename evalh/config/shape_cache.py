@@ -43,6 +43,7 @@ __all__ = [
     "shape_cache_file",
     "shape_digest",
     "value_digest",
+    "write_cache_file",
 ]
 
 CACHE_FILE = "schema-shapes.json"
@@ -146,10 +147,8 @@ class KnownShapes:
         values = {
             name: "".join(sorted(digests)[:MAX_VALUES]) for name, digests in sorted(self._values.items())
         }
-        _write(
-            self.path,
-            json.dumps({"key": self.key, "shapes": shapes, "values": values}, separators=(",", ":")),
-        )
+        text = json.dumps({"key": self.key, "shapes": shapes, "values": values}, separators=(",", ":"))
+        write_cache_file(self.path, text.encode(), prefix=".schema-shapes-")
 
 
 def _merged(
@@ -191,19 +190,22 @@ def _read(path: Path, key: str) -> tuple[dict[str, set[str]], dict[str, set[str]
     return known, values
 
 
-def _write(path: Path, text: str) -> None:
+def write_cache_file(path: Path, data: bytes, prefix: str) -> None:
+    """Write a cache file atomically (a temporary file named ``prefix``..., then a rename), readable by
+    this user only; quietly not at all when the folder is not writable (read again next time, as
+    without the file)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".schema-shapes-", suffix=".tmp")
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
         try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(text)
+            with os.fdopen(handle, "wb") as file:
+                file.write(data)
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
     except OSError:
-        return  # a read-only home or cache folder: validated again next time, as without the file
+        return
 
 
 _opened: list[KnownShapes] = []  # the stores this process opened (one per schema text), saved after a load

@@ -1,0 +1,97 @@
+"""Large configs' data kept between runs, keyed by their text's digest (as Python keeps bytecode).
+
+Reading a 5,000-test suite (2.4 MB) with yaml_rs, then settling its data (config/fastyaml.py), takes
+about 0.2 s of CPU on every run; the same data read back with ``marshal`` (which keeps the interned keys
+and the one copy of each repeated text) takes about 0.03 s. A text of at least MIN_CHARS that yaml_rs
+reads surely is kept in ``<cache folder>/parsed/<sha256 of the text>``; any other text, or any change of
+the text, is read as before. The file's header names evalh's, yaml_rs's and Python's versions: another
+reader never reuses an entry. Only the last MAX_FILES texts are kept.
+
+A config holding anything the secrets module redacts (a secret-looking key's value, an ``env:`` map, a
+URL's credentials, a registered secret) is never kept: its data would put the secret in the cache
+folder. As for Python's bytecode cache, the folder is trusted: files are written by this user only
+(mode 0600); a corrupt or foreign file is ignored and rewritten. ``EVALH_CACHE_ENABLED=false`` turns it
+off; ``evalh cache clear`` deletes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+import yaml_rs
+
+from evalh.common.cache_location import cache_dir, cache_enabled
+from evalh.common.version import __version__
+from evalh.config.fastyaml import UNSURE, read_fast
+from evalh.config.shape_cache import write_cache_file
+from evalh.secrets import redact_config
+
+__all__ = ["FOLDER", "MAX_FILES", "MIN_CHARS", "clear_parsed", "read_cached"]
+
+FOLDER = "parsed"
+MIN_CHARS = 100_000  # about 200 tests: a smaller text reads in a few milliseconds, and is not kept
+MAX_FILES = 8  # texts kept (one per large config, and its last edits)
+_HEADER: Final = f"evalh-parsed\0{__version__}\0yaml_rs {yaml_rs.__version__}\0{sys.version}\0".encode()
+
+
+def read_cached(text: str) -> Any:
+    """:func:`read_fast`'s data for ``text``, from the cache when it holds this very text."""
+    folder = _folder(text)
+    if folder is None:
+        return read_fast(text)
+    path = folder / hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    kept = _read(path)
+    if kept is not UNSURE:
+        return kept
+    data = read_fast(text)
+    if type(data) in (dict, list) and redact_config(data) is data:  # a config, with nothing secret in it
+        blob = marshal.dumps(data)  # before anything changes the data
+        write_cache_file(path, _HEADER + blob, prefix=".parsed-")
+        _forget_older(folder)
+    return data
+
+
+def _folder(text: str) -> Path | None:
+    if len(text) < MIN_CHARS or not cache_enabled():
+        return None
+    return cache_dir() / FOLDER
+
+
+def _read(path: Path) -> Any:
+    """The data kept in ``path``, or UNSURE (no file, another reader's, corrupt)."""
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return UNSURE
+    if not blob.startswith(_HEADER):
+        return UNSURE
+    try:
+        data = marshal.loads(memoryview(blob)[len(_HEADER) :])
+    except (ValueError, EOFError, TypeError):
+        return UNSURE
+    return data if type(data) is dict or type(data) is list else UNSURE
+
+
+def _forget_older(folder: Path) -> None:
+    """Delete all but the MAX_FILES newest files (quietly: another process may be at it too)."""
+    try:
+        kept = [path for path in folder.iterdir() if not path.name.startswith(".")]  # not one being written
+        files = sorted(kept, key=lambda path: path.stat().st_mtime_ns, reverse=True)
+        for path in files[MAX_FILES:]:
+            path.unlink(missing_ok=True)
+    except OSError:
+        return
+
+
+def clear_parsed() -> bool:
+    """Delete the kept data (``evalh cache clear``); True when there was some."""
+    folder = cache_dir() / FOLDER
+    if not folder.is_dir():
+        return False
+    shutil.rmtree(folder, ignore_errors=True)
+    return True
