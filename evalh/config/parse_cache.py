@@ -4,8 +4,10 @@ Reading a 5,000-test suite (2.4 MB) with yaml_rs, then settling its data (config
 about 0.2 s of CPU on every run; the same data read back with ``marshal`` (which keeps the interned keys
 and the one copy of each repeated text) takes about 0.03 s. A text of at least MIN_CHARS that yaml_rs
 reads surely is kept in ``<cache folder>/parsed/<sha256 of the text>``; any other text, or any change of
-the text, is read as before. The file's header names evalh's, yaml_rs's and Python's versions: another
-reader never reuses an entry. Only the last MAX_FILES texts are kept.
+the text, is read as before. The file's header names evalh's, yaml_rs's and Python's versions and a
+digest of the reader's own source (the modules that decide what a text reads as, so a change of them
+between two releases is not hidden by old entries): another reader never reuses an entry. Only the last
+MAX_FILES texts are kept.
 
 A config holding anything the secrets module redacts (a secret-looking key's value, an ``env:`` map, a
 URL's credentials, a registered secret) is never kept: its data would put the secret in the cache
@@ -16,17 +18,19 @@ off; ``evalh cache clear`` deletes it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import marshal
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import yaml_rs
 
 from evalh.common.cache_location import cache_dir, cache_enabled
 from evalh.common.version import __version__
+from evalh.config import fastyaml, plainyaml, safeload
 from evalh.config.fastyaml import UNSURE, read_fast
 from evalh.config.shape_cache import write_cache_file
 from evalh.secrets import redact_config
@@ -36,42 +40,48 @@ __all__ = ["FOLDER", "MAX_FILES", "MIN_CHARS", "clear_parsed", "read_cached"]
 FOLDER = "parsed"
 MIN_CHARS = 100_000  # about 200 tests: a smaller text reads in a few milliseconds, and is not kept
 MAX_FILES = 8  # texts kept (one per large config, and its last edits)
-_HEADER: Final = f"evalh-parsed\0{__version__}\0yaml_rs {yaml_rs.__version__}\0{sys.version}\0".encode()
+
+
+@functools.cache
+def _header() -> bytes | None:
+    """What an entry starts with: the reader it was read by (None when its source cannot be read, as
+    in a frozen application: then nothing is kept)."""
+    reader = hashlib.sha256()
+    for module in (fastyaml, plainyaml, safeload, sys.modules[__name__]):
+        try:
+            reader.update(Path(str(module.__file__)).read_bytes())
+        except OSError:
+            return None
+    versions = f"{__version__}\0yaml_rs {yaml_rs.__version__}\0{sys.version}\0{reader.hexdigest()}"
+    return b"evalh-parsed\0" + versions.encode() + b"\0"
 
 
 def read_cached(text: str) -> Any:
     """:func:`read_fast`'s data for ``text``, from the cache when it holds this very text."""
-    folder = _folder(text)
-    if folder is None:
+    header = _header() if len(text) >= MIN_CHARS and cache_enabled() else None
+    if header is None:
         return read_fast(text)
-    path = folder / hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    kept = _read(path)
+    path = cache_dir() / FOLDER / hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    kept = _read(path, header)
     if kept is not UNSURE:
         return kept
     data = read_fast(text)
     if type(data) in (dict, list) and redact_config(data) is data:  # a config, with nothing secret in it
-        blob = marshal.dumps(data)  # before anything changes the data
-        write_cache_file(path, _HEADER + blob, prefix=".parsed-")
-        _forget_older(folder)
+        write_cache_file(path, header + marshal.dumps(data), prefix=".parsed-")  # before anything changes it
+        _forget_older(path.parent)
     return data
 
 
-def _folder(text: str) -> Path | None:
-    if len(text) < MIN_CHARS or not cache_enabled():
-        return None
-    return cache_dir() / FOLDER
-
-
-def _read(path: Path) -> Any:
+def _read(path: Path, header: bytes) -> Any:
     """The data kept in ``path``, or UNSURE (no file, another reader's, corrupt)."""
     try:
         blob = path.read_bytes()
     except OSError:
         return UNSURE
-    if not blob.startswith(_HEADER):
+    if not blob.startswith(header):
         return UNSURE
     try:
-        data = marshal.loads(memoryview(blob)[len(_HEADER) :])
+        data = marshal.loads(memoryview(blob)[len(header) :])
     except (ValueError, EOFError, TypeError):
         return UNSURE
     return data if type(data) is dict or type(data) is list else UNSURE

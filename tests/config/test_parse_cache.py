@@ -62,12 +62,12 @@ def test_a_corrupt_or_foreign_file_is_ignored_and_rewritten(tmp_path: Path) -> N
     for junk in (
         b"",
         b"\x00junk",
-        parse_cache._HEADER + b"\xff\x00",
+        (parse_cache._header() or b"") + b"\xff\x00",
         b"evalh-parsed\x000.0.1\x00" + path.read_bytes(),
     ):
         path.write_bytes(junk)
         assert read_cached(_TEXT) == read_fast(_TEXT)
-        assert path.read_bytes().startswith(parse_cache._HEADER) and len(path.read_bytes()) > 1000
+        assert path.read_bytes().startswith(parse_cache._header() or b"?") and len(path.read_bytes()) > 1000
 
 
 @pytest.mark.parametrize(
