@@ -7,13 +7,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from evalh.cli.app import app
 from evalh.config import parse_cache
-from evalh.config.fastyaml import read_fast
+from evalh.config.fastyaml import UNSURE, read_fast
+from evalh.config.locate import _parse_with_libyaml, _read_plain
 from evalh.config.parse_cache import FOLDER, MIN_CHARS, read_cached
 
 
@@ -35,39 +37,46 @@ def _suite(tests: int, extra: str = "") -> str:
 _TEXT = _suite(800)
 
 
+def _read_cached(text: str) -> Any:
+    return read_cached(text, _read_plain)  # as config/locate.py reads a config
+
+
 def _kept(tmp_path: Path) -> list[Path]:
     folder = tmp_path / "evalh-cache" / FOLDER
     return sorted(folder.iterdir()) if folder.is_dir() else []
 
 
 def test_a_large_config_is_read_back_equal_with_its_keys_and_texts_shared_once(tmp_path: Path) -> None:
-    first = read_cached(_TEXT)
+    first = _read_cached(_TEXT)
     assert len(_kept(tmp_path)) == 1
-    second = read_cached(_TEXT)
+    second = _read_cached(_TEXT)
     assert second == first == read_fast(_TEXT) and second is not first
     one, other = second["tests"][0]["assert"][0], second["tests"][1]["assert"][0]
     assert next(iter(one)) is next(iter(other)) is sys.intern("type") and one["value"] is other["value"]
 
 
 def test_a_changed_text_is_read_again(tmp_path: Path) -> None:
-    read_cached(_TEXT)
+    _read_cached(_TEXT)
     changed = _TEXT.replace("test 7\n", "test seven\n")
-    assert read_cached(changed)["tests"][7]["description"] == "test seven"
+    assert _read_cached(changed)["tests"][7]["description"] == "test seven"
     assert len(_kept(tmp_path)) == 2
 
 
 def test_a_corrupt_or_foreign_file_is_ignored_and_rewritten(tmp_path: Path) -> None:
-    read_cached(_TEXT)
+    _read_cached(_TEXT)
     (path,) = _kept(tmp_path)
     for junk in (
         b"",
         b"\x00junk",
-        (parse_cache._header() or b"") + b"\xff\x00",
+        (parse_cache._header(_read_plain.__module__) or b"") + b"\xff\x00",
         b"evalh-parsed\x000.0.1\x00" + path.read_bytes(),
     ):
         path.write_bytes(junk)
-        assert read_cached(_TEXT) == read_fast(_TEXT)
-        assert path.read_bytes().startswith(parse_cache._header() or b"?") and len(path.read_bytes()) > 1000
+        assert _read_cached(_TEXT) == read_fast(_TEXT)
+        assert (
+            path.read_bytes().startswith(parse_cache._header(_read_plain.__module__) or b"?")
+            and len(path.read_bytes()) > 1000
+        )
 
 
 @pytest.mark.parametrize(
@@ -81,28 +90,28 @@ def test_a_corrupt_or_foreign_file_is_ignored_and_rewritten(tmp_path: Path) -> N
 )
 def test_a_config_holding_a_secret_is_never_kept(tmp_path: Path, extra: str) -> None:
     text = _suite(800, extra)
-    assert read_cached(text) == read_fast(text)
+    assert _read_cached(text) == read_fast(text)
     assert _kept(tmp_path) == []
 
 
 def test_small_texts_and_a_cache_turned_off_keep_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    read_cached(_suite(800)[: MIN_CHARS // 2].rsplit("\n  - ", 1)[0] + "\n")
+    _read_cached(_suite(800)[: MIN_CHARS // 2].rsplit("\n  - ", 1)[0] + "\n")
     assert _kept(tmp_path) == []
     monkeypatch.setenv("EVALH_CACHE_ENABLED", "false")
-    read_cached(_TEXT)
+    _read_cached(_TEXT)
     assert _kept(tmp_path) == []
 
 
 def test_only_the_newest_texts_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parse_cache, "MAX_FILES", 2)
     for n in range(4):
-        read_cached(_TEXT.replace("description: kept", f"description: kept {n}"))
+        _read_cached(_TEXT.replace("description: kept", f"description: kept {n}"))
         os.utime(_kept(tmp_path)[0].parent, None)
     kept = _kept(tmp_path)
     assert len(kept) == 2
-    assert read_cached(_TEXT.replace("description: kept", "description: kept 3"))["description"] == "kept 3"
+    assert _read_cached(_TEXT.replace("description: kept", "description: kept 3"))["description"] == "kept 3"
 
 
 def _validate(config: Path, cache: Path) -> subprocess.CompletedProcess[str]:
@@ -128,7 +137,17 @@ def test_a_problem_in_a_kept_config_is_located_as_before(tmp_path: Path) -> None
 
 
 def test_cache_clear_deletes_the_kept_data(tmp_path: Path) -> None:
-    read_cached(_TEXT)
+    _read_cached(_TEXT)
     cleared = CliRunner().invoke(app, ["cache", "clear"])
     assert cleared.exit_code == 0 and "Deleted the parsed data of large configs" in cleared.output
     assert _kept(tmp_path) == []
+
+
+def test_a_large_config_only_libyaml_reads_is_kept_too(tmp_path: Path) -> None:
+    # flow collections: yaml_rs is not trusted with them, libyaml's events read them
+    text = _TEXT.replace("providers:\n  - echo\n", "providers: [echo]\n")
+    assert read_fast(text) is UNSURE
+    first = _read_cached(text)
+    assert len(_kept(tmp_path)) == 1
+    second = _read_cached(text)
+    assert second == first == _parse_with_libyaml(text, "x.yaml").data and second is not first
