@@ -51,6 +51,21 @@ def test_the_values_alone_let_a_warm_load_skip_jsonschema(tmp_path: Path) -> Non
     assert _load(config, cache) == "6 False"
 
 
+def test_the_tests_of_a_tests_file_are_known_by_their_values_too(tmp_path: Path) -> None:
+    config, cache = tmp_path / "evalh.yaml", tmp_path / "cache"
+    (tmp_path / "tests.yaml").write_text(
+        _TESTS.replace("  - ", "- ").replace("\n    ", "\n  "), encoding="utf-8"
+    )
+    config.write_text(
+        "prompts: ['{{answer}}']\nproviders: [echo]\ntests: file://tests.yaml\n", encoding="utf-8"
+    )
+    assert _load(config, cache) == "6 True"
+    stored = json.loads((cache / CACHE_FILE).read_text(encoding="utf-8"))
+    stored["shapes"].pop("defs:test")
+    (cache / CACHE_FILE).write_text(json.dumps(stored), encoding="utf-8")
+    assert _load(config, cache) == "6 False"
+
+
 def test_a_changed_test_is_validated_again(tmp_path: Path) -> None:
     config, cache = tmp_path / "evalh.yaml", tmp_path / "cache"
     config.write_text(_CONFIG, encoding="utf-8")
