@@ -81,7 +81,7 @@ def _keep(path: Path, header: bytes, data: Any) -> None:
     except ValueError:  # a value marshal cannot write (none of evalh's readers makes one)
         return
     if len(blob) <= MAX_BYTES:
-        write_cache_file(path, header + blob, prefix=".parsed-")
+        write_cache_file(path, [header, blob], prefix=".parsed-")
         _forget_older(path.parent)
 
 

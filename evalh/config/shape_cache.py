@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +148,7 @@ class KnownShapes:
             name: "".join(sorted(digests)[:MAX_VALUES]) for name, digests in sorted(self._values.items())
         }
         text = json.dumps({"key": self.key, "shapes": shapes, "values": values}, separators=(",", ":"))
-        write_cache_file(self.path, text.encode(), prefix=".schema-shapes-")
+        write_cache_file(self.path, [text.encode()], prefix=".schema-shapes-")
 
 
 def _merged(
@@ -190,16 +190,16 @@ def _read(path: Path, key: str) -> tuple[dict[str, set[str]], dict[str, set[str]
     return known, values
 
 
-def write_cache_file(path: Path, data: bytes, prefix: str) -> None:
-    """Write a cache file atomically (a temporary file named ``prefix``..., then a rename), readable by
-    this user only; quietly not at all when the folder is not writable (read again next time, as
-    without the file)."""
+def write_cache_file(path: Path, chunks: Iterable[bytes], prefix: str) -> None:
+    """Write a cache file of ``chunks`` end to end (not joined first: a 14 MB entry is not held twice),
+    atomically (a temporary file named ``prefix``..., then a rename), readable by this user only; quietly
+    not at all when the folder is not writable (read again next time, as without the file)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as file:
-                file.write(data)
+                file.writelines(chunks)
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
