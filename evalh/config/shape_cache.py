@@ -128,12 +128,12 @@ class KnownShapes:
         self._seen_values.setdefault(validator, set()).add(digest)
         return True
 
-    def learn_value(self, validator: str, encoded: bytes) -> None:
-        """Keep the digest of a valid value, given as its exact compact JSON (never one holding a URL,
-        which may carry credentials, or a registered secret)."""
+    def learn_value(self, validator: str, digest: str, encoded: bytes) -> None:
+        """Keep the ``digest`` of a valid value whose exact compact JSON is ``encoded`` (never one holding
+        a URL, which may carry credentials, or a registered secret)."""
         if self.path is None or b"://" in encoded or redact_bytes(encoded) != encoded:
             return
-        self._new_values.setdefault(validator, set()).add(value_digest(encoded))
+        self._new_values.setdefault(validator, set()).add(digest)
 
     def save(self) -> None:
         """Write the file with the shapes and values learnt since the last save (atomically; silently

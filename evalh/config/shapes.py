@@ -253,12 +253,13 @@ class ShapeCachedValidator:
 
     def _problems_by_value(self, instance: Any, known: KnownShapes) -> list[SchemaProblem]:
         encoded = exact_json(instance)
-        if encoded is not None and known.knows_value(self.name, value_digest(encoded)):
+        digest = None if encoded is None else value_digest(encoded)
+        if digest is not None and known.knows_value(self.name, digest):
             return []
         key = self._key(instance)
         found = [] if key in self._valid else self._checked(instance, key, known)
-        if not found and encoded is not None:
-            known.learn_value(self.name, encoded)
+        if not found and encoded is not None and digest is not None:
+            known.learn_value(self.name, digest, encoded)
         return found
 
     def _key(self, instance: Any) -> Hashable:

@@ -90,7 +90,7 @@ def test_a_value_passes_by_digest_only_when_that_very_value_passed(tmp_path: Pat
     for variant in variants:
         encoded = exact_json(variant)
         if encoded is not None and not schema_problems(variant, schema.test_validator()):
-            cold.learn_value("defs:test", encoded)
+            cold.learn_value("defs:test", value_digest(encoded), encoded)
     cold.save()
     warm = _store(tmp_path)
     fresh = ShapeCachedValidator("defs:test", schema.test_validator, {}, schema.load_schema())
@@ -133,7 +133,7 @@ def test_a_value_with_a_url_or_a_registered_secret_is_never_kept(tmp_path: Path)
         ):
             encoded = exact_json(test)
             assert encoded is not None
-            store.learn_value("defs:test", encoded)
+            store.learn_value("defs:test", value_digest(encoded), encoded)
         store.save()
     finally:
         clear_registry()
@@ -149,11 +149,12 @@ def test_past_the_cap_only_the_last_loads_values_are_kept_and_the_shapes_stay(
     first = _store(tmp_path)
     first.learn("defs:test", "a shape")
     for n in range(3):
-        first.learn_value("defs:test", f'{{"n":{n}}}'.encode())
+        value = f'{{"n":{n}}}'.encode()
+        first.learn_value("defs:test", value_digest(value), value)
     first.save()
     second = _store(tmp_path)
     assert second.knows_value("defs:test", value_digest(b'{"n":0}'))  # met again in this load
-    second.learn_value("defs:test", b'{"n":9}')
+    second.learn_value("defs:test", value_digest(b'{"n":9}'), b'{"n":9}')
     second.save()
     third = _store(tmp_path)
     kept = {n for n in (0, 1, 2, 9) if third.knows_value("defs:test", value_digest(f'{{"n":{n}}}'.encode()))}
