@@ -33,8 +33,9 @@ def info() -> None:
 
 
 def clear() -> None:
-    """Delete every cached embedding and completion, the compiled TypeScript files and the schema shapes
-    known valid."""
+    """Delete every cached embedding and completion, the compiled TypeScript files, the schema shapes
+    known valid and the large configs' parsed data."""
+    from evalh.config.parse_cache import clear_parsed
     from evalh.config.shape_cache import clear_known_shapes
     from evalh.runner.cache import Cache
     from evalh.runtimes.typescript import clear_compiled
@@ -46,3 +47,5 @@ def clear() -> None:
         typer.echo(f"Deleted {compiled:,} compiled TypeScript / ES module files.")
     if clear_known_shapes():
         typer.echo("Deleted the schema shapes known valid (the next run validates every config in full).")
+    if clear_parsed():
+        typer.echo("Deleted the parsed data of large configs (the next run reads them again).")

@@ -234,11 +234,13 @@ def _check_schema(document: Document, ctx: LoadContext) -> _Skipped:
     found = drop_unknown_keys(config_checker().problems(top), document.data, document.where)
     problems = [(problem, problem.path) for problem in found]
     if isinstance(tests, list):
+        plain = [item for item in tests if isinstance(item, Mapping) and GENERATOR_KEY not in item]
+        checked = iter(ctx.test_checker.problems_of_each(plain))  # most of a config's tests
         for index, item in enumerate(tests):
-            if isinstance(item, Mapping) and GENERATOR_KEY in item:
-                found = defs_checker("testGenerator").problems(item)
+            if isinstance(item, Mapping) and GENERATOR_KEY not in item:
+                found = next(checked)
             elif isinstance(item, Mapping):
-                found = ctx.test_checker.problems(item)
+                found = defs_checker("testGenerator").problems(item)
             else:
                 found = defs_checker("test", allow_string=True).problems(item)
             if not found:

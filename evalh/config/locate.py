@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from evalh.config.fastyaml import UNSURE, read_fast
+from evalh.config.parse_cache import read_cached
 from evalh.config.plainyaml import Positions, key_text, load_plain, mark_at
 from evalh.config.safeload import MAX_FILE_BYTES, LimitError, SafeLoader, check_structure, parse_json
 from evalh.errors import ConfigError, ConfigFileError, Place, Where
@@ -197,10 +198,23 @@ class _SyntaxError(ConfigError):
 
 
 def _parse_yaml(text: str, file: str) -> Document:
-    data = read_fast(text)  # yaml_rs, where it reads the text as libyaml's readers do
+    try:  # the data kept from an earlier read of this text, or read by yaml_rs or libyaml's events
+        data = read_cached(text, _read_plain)
+    except LimitError as error:
+        raise _beyond_bound(file, error) from None
     if data is not UNSURE:
         return Document(data=data, file=file, text=text)
-    return _parse_with_libyaml(text, file)
+    return _parse_with_loader(text, file)
+
+
+def _read_plain(text: str) -> Any:
+    """The data yaml_rs reads (where it reads as libyaml's readers do), else libyaml's events (plainyaml);
+    UNSURE when only the full loader can (merge keys, duplicate keys, errors to word)."""
+    data = read_fast(text)
+    if data is UNSURE:
+        plain = load_plain(text, located=False)
+        data = UNSURE if plain is None else plain[0]
+    return data
 
 
 def _parse_with_libyaml(text: str, file: str) -> Document:
@@ -211,6 +225,11 @@ def _parse_with_libyaml(text: str, file: str) -> Document:
         raise _beyond_bound(file, error) from None
     if plain is not None:
         return Document(data=plain[0], file=file, text=text)
+    return _parse_with_loader(text, file)
+
+
+def _parse_with_loader(text: str, file: str) -> Document:
+    """The data from the full loader, which words every error and keeps the node tree's positions."""
     loader = _LocatingLoader(text)
     node: yaml.Node | None = None
     try:

@@ -5,7 +5,13 @@ the same shape are both valid or both not. A validator that meets only shapes it
 process or an earlier one, needs no jsonschema at all (its import alone is ~0.2 s of ``evalh validate``).
 The file ``<cache folder>/schema-shapes.json`` holds, per validator, stable digests (sha256 of a canonical
 text) of the valid shapes: no config text, no values, never pickle. Its key is a digest of the assembled
-schema, jsonschema's version and evalh's: another schema never reuses an entry. A corrupt, foreign,
+schema, jsonschema's version and evalh's: another schema never reuses an entry.
+
+Beside the shapes, it keeps digests of the exact values found valid (``values``: the sha256 of a value's
+compact JSON, for the values that JSON gives back exactly): a warm load of 5,000 unchanged tests then
+computes no shape at all (hashing each test's JSON costs a fifth of shaping it). A value holding a URL or a
+registered secret is never kept, even hashed. They are capped apart (MAX_VALUES): past the cap, only the
+last load's are kept, and the shapes stay. A corrupt, foreign,
 huge or unreadable file is ignored and rewritten; an unwritable folder is skipped silently.
 ``EVALH_CACHE_ENABLED=false`` turns it off; ``--no-cache`` (promptfoo's flag for provider responses)
 does not, as it holds nothing a run's results depend on.
@@ -18,28 +24,33 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from evalh.common.cache_location import cache_dir, cache_enabled
 from evalh.common.version import __version__
-from evalh.secrets import redact_config
+from evalh.secrets import redact_bytes, redact_config
 
 __all__ = [
     "CACHE_FILE",
     "MAX_SHAPES",
+    "MAX_VALUES",
     "KnownShapes",
     "clear_known_shapes",
     "known_shapes",
     "remember_valid_shapes",
     "shape_cache_file",
     "shape_digest",
+    "value_digest",
+    "write_cache_file",
 ]
 
 CACHE_FILE = "schema-shapes.json"
 MAX_SHAPES = 20_000  # digests kept (a few dozen per config); beyond it only the last load's are kept
-_MAX_FILE_BYTES = 4 * 1024 * 1024  # a file larger than MAX_SHAPES digests can fill is not ours: ignored
+MAX_VALUES = 60_000  # digests of valid values (one per test of the last large suites)
+_MAX_FILE_BYTES = 4 * 1024 * 1024  # a file larger than the caps' digests can fill is not ours: ignored
+_DIGEST_CHARS = 32
 _ATOMS = (str, int, float, bool, type(None))
 
 
@@ -47,7 +58,12 @@ def shape_digest(shape: Hashable) -> str | None:
     """A digest of ``shape`` that is the same in every process (a hash() of text is not: PYTHONHASHSEED);
     None for a shape holding something without a stable text (then it is kept in this process only)."""
     text = _canonical(shape)
-    return None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return None if text is None else value_digest(text.encode("utf-8", "surrogatepass"))
+
+
+def value_digest(data: bytes) -> str:
+    """The digest kept for ``data`` (a shape's canonical text, a value's compact JSON)."""
+    return hashlib.sha256(data).hexdigest()[:_DIGEST_CHARS]
 
 
 def _canonical(shape: Any) -> str | None:
@@ -77,16 +93,19 @@ def _holds_secret(shape: Any) -> bool:
 
 
 class KnownShapes:
-    """The valid shapes' digests per validator, read once from the cache file, written back with the
-    new ones at the end of a load."""
+    """The valid shapes' and values' digests per validator, read once from the cache file, written back
+    with the new ones at the end of a load."""
 
     def __init__(self, path: Path | None, key: str) -> None:
         self.path = path
         self.key = key
         self._known: dict[str, set[str]] = {}
         self._new: dict[str, set[str]] = {}
+        self._values: dict[str, set[str]] = {}
+        self._new_values: dict[str, set[str]] = {}
+        self._seen_values: dict[str, set[str]] = {}  # known values met since the last save
         if path is not None:
-            self._known = _read(path, key)
+            self._known, self._values = _read(path, key)
 
     def knows(self, validator: str, shape: Hashable) -> bool:
         digests = self._known.get(validator)
@@ -102,51 +121,91 @@ class KnownShapes:
         if digest is not None and digest not in self._known.get(validator, ()):
             self._new.setdefault(validator, set()).add(digest)
 
-    def save(self) -> None:
-        """Write the file with the shapes learnt since the last save (atomically; silently not at all
-        when the folder is not writable)."""
-        if self.path is None or not self._new:
+    def knows_value(self, validator: str, digest: str) -> bool:
+        """Whether a value whose exact JSON has ``digest`` (:func:`value_digest`) was found valid."""
+        if digest not in self._values.get(validator, ()):
+            return False
+        self._seen_values.setdefault(validator, set()).add(digest)
+        return True
+
+    def learn_value(self, validator: str, digest: str, encoded: bytes) -> None:
+        """Keep the ``digest`` of a valid value whose exact compact JSON is ``encoded`` (never one holding
+        a URL, which may carry credentials, or a registered secret)."""
+        if self.path is None or b"://" in encoded or redact_bytes(encoded) != encoded:
             return
-        merged = {name: set(digests) for name, digests in self._known.items()}
-        for name, digests in self._new.items():
-            merged.setdefault(name, set()).update(digests)
-        if sum(len(digests) for digests in merged.values()) > MAX_SHAPES:
-            merged = {name: set(digests) for name, digests in self._new.items()}
-        self._known, self._new = merged, {}
-        shapes = {name: sorted(digests)[:MAX_SHAPES] for name, digests in sorted(merged.items())}
-        _write(self.path, json.dumps({"key": self.key, "shapes": shapes}, separators=(",", ":")))
+        self._new_values.setdefault(validator, set()).add(digest)
+
+    def save(self) -> None:
+        """Write the file with the shapes and values learnt since the last save (atomically; silently
+        not at all when the folder is not writable)."""
+        if self.path is None or not (self._new or self._new_values):
+            return
+        self._known = _merged(self._known, self._new, {}, MAX_SHAPES)
+        self._values = _merged(self._values, self._new_values, self._seen_values, MAX_VALUES)
+        self._new, self._new_values, self._seen_values = {}, {}, {}
+        shapes = {name: sorted(digests)[:MAX_SHAPES] for name, digests in sorted(self._known.items())}
+        values = {
+            name: "".join(sorted(digests)[:MAX_VALUES]) for name, digests in sorted(self._values.items())
+        }
+        text = json.dumps({"key": self.key, "shapes": shapes, "values": values}, separators=(",", ":"))
+        write_cache_file(self.path, [text.encode()], prefix=".schema-shapes-")
 
 
-def _read(path: Path, key: str) -> dict[str, set[str]]:
-    """The file's digests when it is ours and for this schema; else none (never an error)."""
+def _merged(
+    known: dict[str, set[str]], new: dict[str, set[str]], seen: dict[str, set[str]], limit: int
+) -> dict[str, set[str]]:
+    """``known`` with ``new``; past ``limit`` digests in all, only this load's (``new`` and ``seen``)."""
+    merged = {name: set(digests) for name, digests in known.items()}
+    for name, digests in new.items():
+        merged.setdefault(name, set()).update(digests)
+    if sum(len(digests) for digests in merged.values()) <= limit:
+        return merged
+    kept = {name: set(digests) for name, digests in seen.items()}
+    for name, digests in new.items():
+        kept.setdefault(name, set()).update(digests)
+    return kept
+
+
+def _read(path: Path, key: str) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The file's shape and value digests when it is ours and for this schema; else none (never an
+    error)."""
     try:
         with path.open("rb") as handle:
             raw = handle.read(_MAX_FILE_BYTES + 1)
         data = json.loads(raw) if len(raw) <= _MAX_FILE_BYTES else None
     except (OSError, ValueError):
-        return {}
+        return {}, {}
     if not isinstance(data, Mapping) or data.get("key") != key or not isinstance(data.get("shapes"), Mapping):
-        return {}
+        return {}, {}
     known: dict[str, set[str]] = {}
     for name, digests in data["shapes"].items():
         if isinstance(name, str) and isinstance(digests, list):
             known[name] = {digest for digest in digests if isinstance(digest, str)}
-    return known
+    values: dict[str, set[str]] = {}
+    stored = data.get("values")
+    for name, joined in stored.items() if isinstance(stored, Mapping) else ():
+        # one text of digests end to end: 60,000 of them read in a few milliseconds
+        if isinstance(name, str) and isinstance(joined, str) and len(joined) % _DIGEST_CHARS == 0:
+            values[name] = {joined[at : at + _DIGEST_CHARS] for at in range(0, len(joined), _DIGEST_CHARS)}
+    return known, values
 
 
-def _write(path: Path, text: str) -> None:
+def write_cache_file(path: Path, chunks: Iterable[bytes], prefix: str) -> None:
+    """Write a cache file of ``chunks`` end to end (not joined first: a 14 MB entry is not held twice),
+    atomically (a temporary file named ``prefix``..., then a rename), readable by this user only; quietly
+    not at all when the folder is not writable (read again next time, as without the file)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".schema-shapes-", suffix=".tmp")
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
         try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(text)
+            with os.fdopen(handle, "wb") as file:
+                file.writelines(chunks)
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
     except OSError:
-        return  # a read-only home or cache folder: validated again next time, as without the file
+        return
 
 
 _opened: list[KnownShapes] = []  # the stores this process opened (one per schema text), saved after a load

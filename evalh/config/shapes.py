@@ -3,7 +3,9 @@
 Two values with the same shape are both valid or both not (``_shape``; the keys whose whole values the
 schema checks, as enums, patterns and bounds, stay exact: ``_exact_keys``). Every validator of a config
 goes through a :class:`ShapeCachedValidator`, which builds the jsonschema validator only for a shape not
-known valid, in this process or in an earlier run (config/shape_cache.py).
+known valid, in this process or in an earlier run (config/shape_cache.py). A config's tests are checked
+first by the digest of their exact JSON (``problems_of_each``): an unchanged test that passed in an
+earlier run needs no shape either.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from evalh.assertions.registry import NONBLANK_PATTERN
 from evalh.config.schema import (
     MAX_SAFE_INTEGER,
@@ -27,7 +31,7 @@ from evalh.config.schema import (
     load_schema,
     schema_problems,
 )
-from evalh.config.shape_cache import KnownShapes, known_shapes, shape_cache_file
+from evalh.config.shape_cache import KnownShapes, known_shapes, shape_cache_file, value_digest
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -238,10 +242,31 @@ class ShapeCachedValidator:
         return self._build()
 
     def problems(self, instance: Any) -> list[SchemaProblem]:
-        key = (_EXACT, _frozen(instance)) if self._whole else _shape(instance, None, self._exact)
-        if key in self._valid:
-            return []
+        key = self._key(instance)
+        return [] if key in self._valid else self._checked(instance, key, _known_shapes())
+
+    def problems_of_each(self, instances: Iterable[Any]) -> list[list[SchemaProblem]]:
+        """:meth:`problems` of each of many large values (a config's tests): a value whose exact JSON
+        passed in an earlier run (config/shape_cache.py) passes without computing its shape."""
         known = _known_shapes()
+        return [self._problems_by_value(instance, known) for instance in instances]
+
+    def _problems_by_value(self, instance: Any, known: KnownShapes) -> list[SchemaProblem]:
+        encoded = exact_json(instance)
+        digest = None if encoded is None else value_digest(encoded)
+        if digest is not None and known.knows_value(self.name, digest):
+            return []
+        key = self._key(instance)
+        found = [] if key in self._valid else self._checked(instance, key, known)
+        if not found and encoded is not None and digest is not None:
+            known.learn_value(self.name, digest, encoded)
+        return found
+
+    def _key(self, instance: Any) -> Hashable:
+        return (_EXACT, _frozen(instance)) if self._whole else _shape(instance, None, self._exact)
+
+    def _checked(self, instance: Any, key: Hashable, known: KnownShapes) -> list[SchemaProblem]:
+        """The problems of a value whose shape was not found valid in this process."""
         if known.knows(self.name, key):
             self._valid.add(key)
             return []
@@ -250,6 +275,20 @@ class ShapeCachedValidator:
             self._valid.add(key)
             known.learn(self.name, key)
         return found
+
+
+def exact_json(value: Any) -> bytes | None:
+    """``value``'s compact JSON when it reads back as an equal value, else None. Two values with the same
+    text are then both valid or both not: JSON tells apart what the schema does (true and 1, 2.0 and 2),
+    and what it would blur fails the read-back (NaN and infinities written as null, a tuple as a list,
+    a UUID as text); what it refuses (a whole number past 64 bits, a key that is not text, a lone
+    surrogate, a type it does not know) has none."""
+    try:
+        encoded = orjson.dumps(value)
+        same = orjson.loads(encoded) == value
+    except (TypeError, ValueError, RecursionError):  # orjson's JSONEncodeError is a TypeError
+        return None
+    return encoded if same else None
 
 
 def _known_shapes() -> KnownShapes:

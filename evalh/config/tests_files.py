@@ -155,9 +155,10 @@ def _validated(
     """Schema-check tests read from a file (in ``folder``); a broken test is reported and marked
     invalid."""
     tests: list[RawTest] = []
-    for index, (data, origin) in enumerate(items):
+    checked = ctx.test_checker.problems_of_each(data for data, _ in items)  # a known test is not shaped
+    for index, ((data, origin), found) in enumerate(zip(items, checked, strict=True)):
         shown: JsonPath = ("tests", offset + index)
-        problems = drop_unknown_keys(ctx.test_checker.problems(data), data, _placer(origin, shown))
+        problems = drop_unknown_keys(found, data, _placer(origin, shown))
         for problem in problems:
             where = f"{origin.locate(problem.path)} {format_path((*shown, *problem.path))}"
             ctx.problems.add(problem.message, where=where, hint=problem.hint, kind=SchemaError)

@@ -321,3 +321,15 @@ def test_a_text_past_the_size_yaml_rs_may_read_is_read_as_before() -> None:
     assert read_fast(text) is UNSURE
     assert parse_document(text, "f.yaml").data == {"a": "x" * MAX_FAST_CHARS, "b": [1, 2]}
     assert read_fast(text[: MAX_FAST_CHARS - 100] + "\n") == {"a": "x" * (MAX_FAST_CHARS - 103)}
+
+
+def test_the_quick_look_for_unsure_characters_finds_what_the_pattern_finds() -> None:
+    # the substring searches that gate the pattern must let through every character it matches
+    from evalh.config.fastyaml import _UNSURE_NON_ASCII, _unsure_non_ascii
+
+    ranges = [range(0x80, 0x800), range(0x2000, 0x2100), range(0xFE00, 0x10000), range(0x1F600, 0x1F610)]
+    for code in itertools.chain(*ranges):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        data = f"a: x{chr(code)}y\n".encode()
+        assert _unsure_non_ascii(data) == bool(_UNSURE_NON_ASCII.search(data)), hex(code)
