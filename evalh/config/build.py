@@ -81,12 +81,15 @@ class Defaults:
         return {**(self.data.get("vars") or {}), **self.cli_vars}
 
 
-@dataclass(frozen=True)
 class _Scope:
-    """What an assertion's templates see: the test's resolved vars, and ``env``."""
+    """What an assertion's templates see: the test's resolved vars, and ``env`` (one per test: a plain
+    class, not a frozen dataclass, whose __init__ cost more than the rest of it)."""
 
-    variables: Mapping[str, Any]
-    env: EnvVars
+    __slots__ = ("env", "variables")
+
+    def __init__(self, variables: Mapping[str, Any], env: EnvVars) -> None:
+        self.variables = variables
+        self.env = env
 
     def render(self, template: str, where: Where) -> str:
         return render_template(template, self.variables, where=where, env=self.env)
@@ -241,7 +244,7 @@ def _build_one(
         return None
     has_output = "output" in data or "providerOutput" in data
     threshold = data.get("threshold", default.get("threshold"))
-    return TestCase(
+    return TestCase.made(
         index=index,
         description=data.get("description"),
         vars=variables,
@@ -413,27 +416,31 @@ def _assertions(
         return []
     specs: list[AssertionSpec | None] = []
     listed = f"{shown}.assert"  # format_path's words, put together once for the whole list
+    where_of = ctx.where_of
     for index, item in enumerate(items):
-        if index in refused:
+        if refused and index in refused:
             continue
-        path_inner, path = (*inner, "assert", index), f"{listed}[{index}]"
-        # the spec's path as the words: a place kept for each of 300,000 assertions holds no more
-        where = Place(_placed, origin, path_inner, path) if origin else path
+        path = f"{listed}[{index}]"
+        # the spec's path as the words (a place kept for each of 300,000 assertions holds no more), its
+        # position in the file worked out only when a message asks for it
+        where = Place(_placed, origin, inner, index, path) if origin else path
         try:
             if type(item) is dict and item.keys() <= _PLAIN_KEYS:  # most: build_assertion's first case
                 spec = _plain_assertion(item, scope, ctx, where, path)
-                ctx.where_of[id(spec)] = where
+                where_of[id(spec)] = where
                 specs.append(spec)
             else:
-                specs.append(build_assertion(item, path_inner, origin, scope, ctx, where, path))
+                specs.append(
+                    build_assertion(item, (*inner, "assert", index), origin, scope, ctx, where, path)
+                )
         except ConfigError as error:
             ctx.problems.add_exception(error)
             specs.append(None)
     return specs
 
 
-def _placed(origin: Origin, inner: JsonPath, words: str) -> str:
-    return f"{origin.locate(inner)} {words}"
+def _placed(origin: Origin, inner: JsonPath, index: int, words: str) -> str:
+    return f"{origin.locate((*inner, 'assert', index))} {words}"
 
 
 def build_assertion(
@@ -503,12 +510,13 @@ def _plain_assertion(
     if not plain and not _plain_text(value):  # first case, without a call for most values
         value = _render_value(kind, value, scope, ctx, where, ".value" if "value" in item else "")
     threshold = item.get("threshold")
+    weight = item.get("weight", 1.0)
     return AssertionSpec.plain(
         written,
         negate,
         value,
-        float(threshold) if threshold is not None else None,
-        float(item.get("weight", 1.0)),
+        None if threshold is None else threshold if type(threshold) is float else float(threshold),
+        weight if type(weight) is float else float(weight),
         _NO_CONFIG,
         item,
         path,

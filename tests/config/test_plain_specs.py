@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from evalh.config.load import load_suite
-from evalh.model import AssertionSpec
+from evalh.model import AssertionSpec, TestCase
 from tests.config.conftest import WriteFiles
 
 _CASES: list[tuple[str, bool, Any, float | None, float]] = [
@@ -74,3 +74,31 @@ tests:
     assert all(spec.config == {} and "config" not in spec.raw for spec in plain)
     for short, long in zip(plain, general, strict=True):
         assert short == replace(long, raw=short.raw, config=short.config)
+
+
+def test_a_test_made_is_the_keyword_test() -> None:
+    """TestCase.made sets each field from its own argument (distinct values: a field set from another's
+    shows)."""
+    values: dict[str, Any] = {
+        "index": 7,
+        "description": "d",
+        "vars": {"v": 1},
+        "asserts": (AssertionSpec(type="contains", value="x"),),
+        "threshold": 0.5,
+        "options": {"o": 2},
+        "provider": None,
+        "metadata": {"m": 3},
+        "output": "out",
+        "has_output": True,
+        "path": "tests[7]",
+        "prompts": ("p",),
+        "providers": ("q",),
+        "late_vars": frozenset({"late"}),
+        "stand_in": None,
+        "scoring_function": "file://score.py",
+    }
+    assert list(values) == [test_field.name for test_field in fields(TestCase)]
+    made, keyword = TestCase.made(**values), TestCase(**values)
+    assert made == keyword and repr(made) == repr(keyword)
+    for test_field in fields(TestCase):  # every field set (reading an unset slot raises)
+        assert getattr(made, test_field.name) is values[test_field.name]
