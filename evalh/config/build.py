@@ -58,6 +58,7 @@ from evalh.templating import (
 __all__ = ["Defaults", "build_tests", "expand_vars", "load_vars", "resolve_vars", "test_key_where"]
 
 _NO_CONFIG: Mapping[str, Any] = {}  # shared by the assertions without a config (never changed)
+_NOT_MUTED = contextlib.nullcontext()  # reusable: it does nothing
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def build_tests(
     combinations = [merged] if disabled else expand_vars(merged)
     # validate does not run transformVars, so the vars it would define are unknown: no warnings then
     unknown_vars = VARS_TRANSFORM_KEY in options and not ctx.run_transforms
-    with warnings_muted() if unknown_vars else contextlib.nullcontext():
+    with warnings_muted() if unknown_vars else _NOT_MUTED:
         built = [
             _build_one(raw, shown, first_index + offset, variables, own, options, defaults, ctx)
             for offset, variables in enumerate(combinations)
@@ -209,9 +210,10 @@ def _build_one(
             env=defaults.env,
             literal=literal | late,
         )
-        variables = transformed_vars(
-            variables, options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx
-        )
+        if options:  # (most tests have none: transformVars is one)
+            variables = transformed_vars(
+                variables, options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx
+            )
         if "rubricPrompt" in options:  # read and parsed now, like an assertion's own rubricPrompt
             own_options = "rubricPrompt" in (data.get("options") or {})
             where = format_path((*shown, "options")) if own_options else "defaultTest.options"
@@ -228,7 +230,10 @@ def _build_one(
     specs = tuple([spec for spec in asserts if spec is not None])
     if len(specs) < len(asserts):  # an assertion could not be built (its problem is recorded)
         return None
-    check_test_transforms(options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx)
+    if options:
+        check_test_transforms(
+            options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx
+        )
     _check_scoring_function(data, shown, origin, defaults, ctx)
     choice = None
     if options.get("provider") is not None:
