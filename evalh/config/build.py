@@ -75,6 +75,8 @@ class Defaults:
     no_expansion: bool = field(default_factory=lambda: _env_flag("PROMPTFOO_DISABLE_VAR_EXPANSION"))
     # options.provider's choice (or the error it raised), made at the first test that takes it
     choice: list[ProviderChoice | ConfigError] = field(default_factory=list)
+    # the assertions of defaultTest, when every test has the same (see _default_assertions)
+    shared_asserts: list[list[AssertionSpec | None]] = field(default_factory=list)
 
     @functools.cached_property
     def vars(self) -> Mapping[str, Any]:
@@ -221,7 +223,7 @@ def _build_one(
         scope = _Scope(variables, defaults.env)
         path = format_path(shown)
         asserts = [
-            *_assertions(default.get("assert"), (), defaults.origin, "defaultTest", scope, ctx),
+            *_default_assertions(defaults, scope, ctx),
             *_assertions(data.get("assert"), (), origin, path, scope, ctx, raw.refused_asserts),
         ]
     except ConfigError as error:
@@ -267,6 +269,24 @@ def _build_one(
         stand_in=stand_in,
         scoring_function=data.get("assertScoringFunction") or default.get("assertScoringFunction"),
     )
+
+
+def _default_assertions(defaults: Defaults, scope: _Scope, ctx: LoadContext) -> list[AssertionSpec | None]:
+    """defaultTest's assertions for a test. When nothing of a test goes into them (each written with only
+    a type, a plain-text value, a threshold and a weight: nothing rendered with the test's vars), they
+    are built at the first test and every test shares those specs: the same place, path and raw
+    assertion, so the same objects (and the same ``where_of`` entry) serve all of them."""
+    if defaults.shared_asserts:
+        return defaults.shared_asserts[0]
+    items = defaults.data.get("assert")
+    specs = _assertions(items, (), defaults.origin, "defaultTest", scope, ctx)
+    if None not in specs and all(_same_for_every_test(item) for item in items or ()):
+        defaults.shared_asserts.append(specs)
+    return specs
+
+
+def _same_for_every_test(item: Any) -> bool:
+    return type(item) is dict and item.keys() <= _PLAIN_KEYS and _plain_text(item.get("value"))
 
 
 def _check_scoring_function(
