@@ -96,6 +96,10 @@ class AssertionSpec:
     shows. ``negate`` is true for a ``not-`` type and ``base_type`` names its registry entry
     (``icontains``); ``AssertionSpec(type="icontains", negate=True)`` is the same assertion.
     ``threshold`` is what the config says (None when unset); the registry supplies defaults.
+
+    One spec may belong to several tests: the load shares defaultTest's assertions that no test's vars
+    go into (see config/build.py _default_assertions), whose path and place are the same in every test.
+    So a cache keyed by ``id(spec)`` must hold only what the spec alone decides, never a test's or a row's.
     """
 
     type: str
