@@ -568,10 +568,15 @@ def _children(
 def _plain_text(value: Any) -> bool:
     """Text, or a list of texts, with no template and no file:// (nothing to render or read)."""
     if type(value) is str:
-        return "{" not in value and not value.startswith(FILE_PREFIX)  # has_template needs a brace
+        return _plain_string(value)
     if type(value) is not list:
         return False
-    return all(type(item) is str and "{" not in item and not item.startswith(FILE_PREFIX) for item in value)
+    return all(type(item) is str and _plain_string(item) for item in value)
+
+
+def _plain_string(text: str) -> bool:
+    # a brace first: most text has none (a regex's braces are rarely a template's)
+    return ("{" not in text or not has_template(text)) and not text.startswith(FILE_PREFIX)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -56,6 +56,9 @@ def test_plain_assertions_build_as_the_general_path_builds_them(project: WriteFi
       - {type: is-json}
       - {type: contains-json, value: {"type": "object"}}
       - {type: starts-with, value: "{{ n }} {{ expected | upper }}"}
+      - {type: contains-all, value: ["{a}", "b{", "{{ n }}{"]}
+      - {type: contains, value: "{# a note #}kept"}
+      - {type: contains-any, value: ["{a}", "b{"]}
 """
     body = """
 prompts: ["{{expected}}"]
@@ -70,7 +73,8 @@ tests:
         "{type: is-json}", "{type: is-json, config: {}}"
     )
     general = load_suite(project(body % general_text), report_config=False).tests[0].asserts
-    assert len(plain) == len(general) == 9
+    assert len(plain) == len(general) == 12
+    assert [spec.value for spec in plain[9:]] == [["{a}", "b{", "3{"], "kept", ["{a}", "b{"]]
     assert all(spec.config == {} and "config" not in spec.raw for spec in plain)
     for short, long in zip(plain, general, strict=True):
         assert short == replace(long, raw=short.raw, config=short.config)

@@ -35,16 +35,18 @@ def _same(one: AssertionSpec, other: AssertionSpec) -> bool:
 def test_plain_default_assertions_are_one_spec_for_every_test(project: WriteFiles) -> None:
     asserts = """    - {type: icontains, value: "O"}
     - {type: levenshtein, value: abc, threshold: 5, weight: 2}
-    - {type: contains-any, value: [a, b]}"""
+    - {type: contains-any, value: [a, "b{"]}
+    - {type: regex, value: "^[a-z]{2}$"}"""
     tests = load_suite(project(_CONFIG % asserts)).tests
-    first = tests[0].asserts[:3]
+    first = tests[0].asserts[:4]
     for test in tests[1:]:
-        assert all(mine is theirs for mine, theirs in zip(test.asserts[:3], first, strict=True))
-    assert [spec.path for spec in first] == [f"defaultTest.assert[{index}]" for index in range(3)]
-    assert (first[1].threshold, first[1].weight, first[2].value) == (5.0, 2.0, ["a", "b"])
+        assert all(mine is theirs for mine, theirs in zip(test.asserts[:4], first, strict=True))
+    assert [spec.path for spec in first] == [f"defaultTest.assert[{index}]" for index in range(4)]
+    assert (first[1].threshold, first[1].weight, first[2].value) == (5.0, 2.0, ["a", "b{"])
+    assert first[3].value == "^[a-z]{2}$"
     # each test's own assertions follow, as before
-    assert [len(test.asserts) for test in tests] == [4, 3, 4]
-    assert tests[2].asserts[3].value == "three"
+    assert [len(test.asserts) for test in tests] == [5, 4, 5]
+    assert tests[2].asserts[4].value == "three"
 
 
 @pytest.mark.parametrize(
