@@ -75,8 +75,9 @@ class Defaults:
     no_expansion: bool = field(default_factory=lambda: _env_flag("PROMPTFOO_DISABLE_VAR_EXPANSION"))
     # options.provider's choice (or the error it raised), made at the first test that takes it
     choice: list[ProviderChoice | ConfigError] = field(default_factory=list)
-    # the assertions of defaultTest, when every test has the same (see _default_assertions)
-    shared_asserts: list[list[AssertionSpec | None]] = field(default_factory=list)
+    # the assertions of defaultTest, when every test has the same (see _default_assertions); not an
+    # argument, so that a Defaults made by replace() (another defaultTest) starts without them
+    shared_asserts: list[list[AssertionSpec | None]] = field(default_factory=list, init=False, compare=False)
 
     @functools.cached_property
     def vars(self) -> Mapping[str, Any]:

@@ -4,10 +4,11 @@ what building each test alone makes, and a problem in a shared one is said once,
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import pytest
 
+from evalh.config.build import Defaults
 from evalh.config.load import load_suite
 from evalh.errors import ConfigError
 from evalh.model import AssertionSpec
@@ -80,3 +81,12 @@ def test_a_problem_in_a_shared_default_assertion_is_said_once_where_it_is(projec
         f"{config}:7:7 defaultTest.assert[1].value: regex: invalid regular expression: missing ) at "
         "position 9 (Python re syntax)"
     )
+
+
+def test_a_defaults_made_for_another_default_test_shares_nothing_of_the_first(project: WriteFiles) -> None:
+    """An extension's beforeAll (or the load) makes a new Defaults by replace(): the specs built for the
+    old defaultTest must not serve the new one."""
+    old = Defaults(data={"assert": [{"type": "contains", "value": "old"}]})
+    old.shared_asserts.append([AssertionSpec(type="contains", value="old")])
+    new = replace(old, data={"assert": [{"type": "contains", "value": "new"}]})
+    assert new.shared_asserts == [] and len(old.shared_asserts) == 1
