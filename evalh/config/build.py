@@ -58,6 +58,7 @@ from evalh.templating import (
 __all__ = ["Defaults", "build_tests", "expand_vars", "load_vars", "resolve_vars", "test_key_where"]
 
 _NO_CONFIG: Mapping[str, Any] = {}  # shared by the assertions without a config (never changed)
+_NOT_MUTED = contextlib.nullcontext()  # reusable: it does nothing
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,9 @@ class Defaults:
     no_expansion: bool = field(default_factory=lambda: _env_flag("PROMPTFOO_DISABLE_VAR_EXPANSION"))
     # options.provider's choice (or the error it raised), made at the first test that takes it
     choice: list[ProviderChoice | ConfigError] = field(default_factory=list)
+    # the assertions of defaultTest, when every test has the same (see _default_assertions); not an
+    # argument, so that a Defaults made by replace() (another defaultTest) starts without them
+    shared_asserts: list[list[AssertionSpec | None]] = field(default_factory=list, init=False, compare=False)
 
     @functools.cached_property
     def vars(self) -> Mapping[str, Any]:
@@ -81,12 +85,15 @@ class Defaults:
         return {**(self.data.get("vars") or {}), **self.cli_vars}
 
 
-@dataclass(frozen=True)
 class _Scope:
-    """What an assertion's templates see: the test's resolved vars, and ``env``."""
+    """What an assertion's templates see: the test's resolved vars, and ``env`` (one per test: a plain
+    class, not a frozen dataclass, whose __init__ cost more than the rest of it)."""
 
-    variables: Mapping[str, Any]
-    env: EnvVars
+    __slots__ = ("env", "variables")
+
+    def __init__(self, variables: Mapping[str, Any], env: EnvVars) -> None:
+        self.variables = variables
+        self.env = env
 
     def render(self, template: str, where: Where) -> str:
         return render_template(template, self.variables, where=where, env=self.env)
@@ -122,7 +129,7 @@ def build_tests(
     combinations = [merged] if disabled else expand_vars(merged)
     # validate does not run transformVars, so the vars it would define are unknown: no warnings then
     unknown_vars = VARS_TRANSFORM_KEY in options and not ctx.run_transforms
-    with warnings_muted() if unknown_vars else contextlib.nullcontext():
+    with warnings_muted() if unknown_vars else _NOT_MUTED:
         built = [
             _build_one(raw, shown, first_index + offset, variables, own, options, defaults, ctx)
             for offset, variables in enumerate(combinations)
@@ -206,9 +213,10 @@ def _build_one(
             env=defaults.env,
             literal=literal | late,
         )
-        variables = transformed_vars(
-            variables, options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx
-        )
+        if options:  # (most tests have none: transformVars is one)
+            variables = transformed_vars(
+                variables, options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx
+            )
         if "rubricPrompt" in options:  # read and parsed now, like an assertion's own rubricPrompt
             own_options = "rubricPrompt" in (data.get("options") or {})
             where = format_path((*shown, "options")) if own_options else "defaultTest.options"
@@ -216,7 +224,7 @@ def _build_one(
         scope = _Scope(variables, defaults.env)
         path = format_path(shown)
         asserts = [
-            *_assertions(default.get("assert"), (), defaults.origin, "defaultTest", scope, ctx),
+            *_default_assertions(defaults, scope, ctx),
             *_assertions(data.get("assert"), (), origin, path, scope, ctx, raw.refused_asserts),
         ]
     except ConfigError as error:
@@ -225,7 +233,10 @@ def _build_one(
     specs = tuple([spec for spec in asserts if spec is not None])
     if len(specs) < len(asserts):  # an assertion could not be built (its problem is recorded)
         return None
-    check_test_transforms(options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx)
+    if options:
+        check_test_transforms(
+            options, lambda key: _option_where(key, data, shown, origin, defaults, ctx), ctx
+        )
     _check_scoring_function(data, shown, origin, defaults, ctx)
     choice = None
     if options.get("provider") is not None:
@@ -241,7 +252,7 @@ def _build_one(
         return None
     has_output = "output" in data or "providerOutput" in data
     threshold = data.get("threshold", default.get("threshold"))
-    return TestCase(
+    return TestCase.made(
         index=index,
         description=data.get("description"),
         vars=variables,
@@ -259,6 +270,24 @@ def _build_one(
         stand_in=stand_in,
         scoring_function=data.get("assertScoringFunction") or default.get("assertScoringFunction"),
     )
+
+
+def _default_assertions(defaults: Defaults, scope: _Scope, ctx: LoadContext) -> list[AssertionSpec | None]:
+    """defaultTest's assertions for a test. When nothing of a test goes into them (each written with only
+    a type, a plain-text value, a threshold and a weight: nothing rendered with the test's vars), they
+    are built at the first test and every test shares those specs: the same place, path and raw
+    assertion, so the same objects (and the same ``where_of`` entry) serve all of them."""
+    if defaults.shared_asserts:
+        return defaults.shared_asserts[0]
+    items = defaults.data.get("assert")
+    specs = _assertions(items, (), defaults.origin, "defaultTest", scope, ctx)
+    if None not in specs and all(_same_for_every_test(item) for item in items or ()):
+        defaults.shared_asserts.append(specs)
+    return specs
+
+
+def _same_for_every_test(item: Any) -> bool:
+    return type(item) is dict and item.keys() <= _PLAIN_KEYS and _plain_text(item.get("value"))
 
 
 def _check_scoring_function(
@@ -413,27 +442,31 @@ def _assertions(
         return []
     specs: list[AssertionSpec | None] = []
     listed = f"{shown}.assert"  # format_path's words, put together once for the whole list
+    where_of = ctx.where_of
     for index, item in enumerate(items):
-        if index in refused:
+        if refused and index in refused:
             continue
-        path_inner, path = (*inner, "assert", index), f"{listed}[{index}]"
-        # the spec's path as the words: a place kept for each of 300,000 assertions holds no more
-        where = Place(_placed, origin, path_inner, path) if origin else path
+        path = f"{listed}[{index}]"
+        # the spec's path as the words (a place kept for each of 300,000 assertions holds no more), its
+        # position in the file worked out only when a message asks for it
+        where = Place(_placed, origin, inner, index, path) if origin else path
         try:
             if type(item) is dict and item.keys() <= _PLAIN_KEYS:  # most: build_assertion's first case
                 spec = _plain_assertion(item, scope, ctx, where, path)
-                ctx.where_of[id(spec)] = where
+                where_of[id(spec)] = where
                 specs.append(spec)
             else:
-                specs.append(build_assertion(item, path_inner, origin, scope, ctx, where, path))
+                specs.append(
+                    build_assertion(item, (*inner, "assert", index), origin, scope, ctx, where, path)
+                )
         except ConfigError as error:
             ctx.problems.add_exception(error)
             specs.append(None)
     return specs
 
 
-def _placed(origin: Origin, inner: JsonPath, words: str) -> str:
-    return f"{origin.locate(inner)} {words}"
+def _placed(origin: Origin, inner: JsonPath, index: int, words: str) -> str:
+    return f"{origin.locate((*inner, 'assert', index))} {words}"
 
 
 def build_assertion(
@@ -503,12 +536,13 @@ def _plain_assertion(
     if not plain and not _plain_text(value):  # first case, without a call for most values
         value = _render_value(kind, value, scope, ctx, where, ".value" if "value" in item else "")
     threshold = item.get("threshold")
+    weight = item.get("weight", 1.0)
     return AssertionSpec.plain(
         written,
         negate,
         value,
-        float(threshold) if threshold is not None else None,
-        float(item.get("weight", 1.0)),
+        None if threshold is None else threshold if type(threshold) is float else float(threshold),
+        weight if type(weight) is float else float(weight),
         _NO_CONFIG,
         item,
         path,
@@ -535,10 +569,15 @@ def _children(
 def _plain_text(value: Any) -> bool:
     """Text, or a list of texts, with no template and no file:// (nothing to render or read)."""
     if type(value) is str:
-        return "{" not in value and not value.startswith(FILE_PREFIX)  # has_template needs a brace
+        return _plain_string(value)
     if type(value) is not list:
         return False
-    return all(type(item) is str and "{" not in item and not item.startswith(FILE_PREFIX) for item in value)
+    return all(type(item) is str and _plain_string(item) for item in value)
+
+
+def _plain_string(text: str) -> bool:
+    # a brace first: most text has none (a regex's braces are rarely a template's)
+    return ("{" not in text or not has_template(text)) and not text.startswith(FILE_PREFIX)
 
 
 @functools.lru_cache(maxsize=1024)

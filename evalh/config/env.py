@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from evalh.config.files import LoadContext, is_file_ref
 from evalh.config.locate import Document, JsonPath
 from evalh.errors import ConfigError
@@ -74,6 +76,8 @@ def _render(value: Any, env: EnvVars, document: Document, ctx: LoadContext, path
     if kind is list or isinstance(value, list):
         items: list[Any] | None = None
         for index, item in enumerate(value):
+            if type(item) is dict and not _may_use_env(item):
+                continue  # most of a large config: one of its 5,000 tests
             new = _render_item(item, env, document, ctx, path, index)
             if new is not item:
                 items = items if items is not None else list(value)
@@ -93,6 +97,18 @@ def _render_item(
     if kind in _SCALARS:
         return item
     return _render(item, env, document, ctx, (*path, key))
+
+
+def _may_use_env(item: dict[Any, Any]) -> bool:
+    """False when no string of ``item`` can hold an ``env`` expression: its JSON text holds every string
+    of it (braces and letters are never escaped), so a string that uses_env makes the text use it too.
+    One C call instead of a walk of its every value. True when the text could not be made (a key that
+    is not a string, a type orjson refuses): then it is walked."""
+    try:
+        text = orjson.dumps(item)
+    except orjson.JSONEncodeError:
+        return True
+    return uses_env(text.decode())
 
 
 def _render_text(value: str, env: EnvVars, document: Document, ctx: LoadContext, path: JsonPath) -> str:

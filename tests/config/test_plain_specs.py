@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from evalh.config.load import load_suite
-from evalh.model import AssertionSpec
+from evalh.model import AssertionSpec, TestCase
 from tests.config.conftest import WriteFiles
 
 _CASES: list[tuple[str, bool, Any, float | None, float]] = [
@@ -56,6 +56,9 @@ def test_plain_assertions_build_as_the_general_path_builds_them(project: WriteFi
       - {type: is-json}
       - {type: contains-json, value: {"type": "object"}}
       - {type: starts-with, value: "{{ n }} {{ expected | upper }}"}
+      - {type: contains-all, value: ["{a}", "b{", "{{ n }}{"]}
+      - {type: contains, value: "{# a note #}kept"}
+      - {type: contains-any, value: ["{a}", "b{"]}
 """
     body = """
 prompts: ["{{expected}}"]
@@ -70,7 +73,36 @@ tests:
         "{type: is-json}", "{type: is-json, config: {}}"
     )
     general = load_suite(project(body % general_text), report_config=False).tests[0].asserts
-    assert len(plain) == len(general) == 9
+    assert len(plain) == len(general) == 12
+    assert [spec.value for spec in plain[9:]] == [["{a}", "b{", "3{"], "kept", ["{a}", "b{"]]
     assert all(spec.config == {} and "config" not in spec.raw for spec in plain)
     for short, long in zip(plain, general, strict=True):
         assert short == replace(long, raw=short.raw, config=short.config)
+
+
+def test_a_test_made_is_the_keyword_test() -> None:
+    """TestCase.made sets each field from its own argument (distinct values: a field set from another's
+    shows)."""
+    values: dict[str, Any] = {
+        "index": 7,
+        "description": "d",
+        "vars": {"v": 1},
+        "asserts": (AssertionSpec(type="contains", value="x"),),
+        "threshold": 0.5,
+        "options": {"o": 2},
+        "provider": None,
+        "metadata": {"m": 3},
+        "output": "out",
+        "has_output": True,
+        "path": "tests[7]",
+        "prompts": ("p",),
+        "providers": ("q",),
+        "late_vars": frozenset({"late"}),
+        "stand_in": None,
+        "scoring_function": "file://score.py",
+    }
+    assert list(values) == [test_field.name for test_field in fields(TestCase)]
+    made, keyword = TestCase.made(**values), TestCase(**values)
+    assert made == keyword and repr(made) == repr(keyword)
+    for test_field in fields(TestCase):  # every field set (reading an unset slot raises)
+        assert getattr(made, test_field.name) is values[test_field.name]
