@@ -319,10 +319,12 @@ class GradedAssertion:
 def weighted_mean(graded: Sequence[GradedAssertion]) -> float:
     """Σ(score·weight) / Σweight over graded assertions that applied (skipped ones are left out); 0 when
     every weight is 0 (promptfoo's rule)."""
-    total_weight = sum(g.spec.weight for g in graded if not g.skipped)
+    # lists rather than generators (once per row); sum() as before: Python 3.12's float sum is compensated
+    applied = [g for g in graded if not g.skipped]
+    total_weight = sum([g.spec.weight for g in applied])
     if total_weight <= 0:
         return 0.0
-    return sum(g.score * g.spec.weight for g in graded if not g.skipped) / total_weight
+    return sum([g.score * g.spec.weight for g in applied]) / total_weight
 
 
 class Status(enum.Enum):
