@@ -259,7 +259,26 @@ class Measurement:
     @classmethod
     def pass_fail(cls, passed: bool, reason: str, **details: Any) -> Measurement:
         """A pass/fail check's measurement: 1 or 0 with its reason (scoring passes ``value > 0``)."""
-        return cls(value=1.0 if passed else 0.0, subject=reason, plain=reason, details=details)
+        # made for most assertions of a run: the instance dict given without the keyword call of __init__
+        made = object.__new__(cls)
+        _set(
+            made,
+            "__dict__",
+            {
+                "value": 1.0 if passed else 0.0,
+                "subject": reason,
+                "suffix": "",
+                "plain": reason,
+                "score": None,
+                "verdict": None,
+                "compared": True,
+                "details": details,  # the keywords' dict: this measurement's own
+                "usage": None,
+                "applicable": True,
+                "children": (),
+            },
+        )
+        return made
 
     @classmethod
     def not_applicable(cls, reason: str, **details: Any) -> Measurement:

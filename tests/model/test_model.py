@@ -153,3 +153,19 @@ def test_a_replaced_response_is_what_dataclasses_replace_makes(changes: dict[str
 def test_replacing_a_field_a_response_does_not_have_is_refused() -> None:
     with pytest.raises(TypeError, match="no field 'outptu'"):
         ProviderResponse(output="x").replaced(outptu="y")
+
+
+@pytest.mark.parametrize("passed", [True, False])
+@pytest.mark.parametrize("details", [{}, {"found": ["a"], "span": [0, 1]}])
+def test_a_pass_fail_measurement_is_the_one_its_fields_make(passed: bool, details: dict[str, Any]) -> None:
+    made = Measurement.pass_fail(passed, "Output contains 'a'", **details)
+    expected = Measurement(
+        value=1.0 if passed else 0.0,
+        subject="Output contains 'a'",
+        plain="Output contains 'a'",
+        details=details,
+    )
+    assert made == expected and vars(made) == vars(expected) and type(made) is Measurement
+    assert made.details is not Measurement.pass_fail(passed, "r", **details).details
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.value = 0.5  # type: ignore[misc]
