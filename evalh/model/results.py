@@ -34,6 +34,11 @@ __all__ = [
 # own, as from the field's default_factory.
 _NEW_DICT: Mapping[str, Any] = MappingProxyType({})
 
+# How a frozen result is filled in its hand-written __init__: its whole instance dict given at once
+# (a dict literal: no keyword dict built and merged, no object.__setattr__ per field as Python 3.11's
+# frozen __init__ does), or each slot set as dataclasses' own does.
+_set = object.__setattr__
+
 
 @dataclass(frozen=True, init=False)
 class Usage:
@@ -59,16 +64,20 @@ class Usage:
         cost: float = 0.0,
         latency_ms: float = 0.0,
     ) -> None:
-        # the instance's dict filled at once, as Measurement's: the run adds usages twice per row
-        vars(self).update(
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            total_tokens=total_tokens,
-            requests=requests,
-            cached=cached,
-            texts=texts,
-            cost=cost,
-            latency_ms=latency_ms,
+        # the instance's dict given at once, as Measurement's: the run adds usages twice per row
+        _set(
+            self,
+            "__dict__",
+            {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": total_tokens,
+                "requests": requests,
+                "cached": cached,
+                "texts": texts,
+                "cost": cost,
+                "latency_ms": latency_ms,
+            },
         )
 
     def __add__(self, other: Usage) -> Usage:
@@ -122,16 +131,31 @@ class ProviderResponse:
         cost: float | None = None,
         metadata: Mapping[str, Any] = _NEW_DICT,
     ) -> None:
-        # the instance's dict filled at once, as Measurement's: made (and replaced) for every row
-        vars(self).update(
-            output=output,
-            error=error,
-            usage=usage,
-            latency_ms=latency_ms,
-            cached=cached,
-            cost=cost,
-            metadata={} if metadata is _NEW_DICT else metadata,
+        # the instance's dict given at once, as Measurement's: made (and replaced) for every row
+        _set(
+            self,
+            "__dict__",
+            {
+                "output": output,
+                "error": error,
+                "usage": usage,
+                "latency_ms": latency_ms,
+                "cached": cached,
+                "cost": cost,
+                "metadata": {} if metadata is _NEW_DICT else metadata,
+            },
         )
+
+    def replaced(self, **changes: Any) -> ProviderResponse:
+        """``dataclasses.replace(self, **changes)`` without its walk of the fields and its keyword
+        call (a run replaces a response or two for every row): a copy of the instance's dict with
+        ``changes`` over it (names that are not fields are refused, as by ``replace``)."""
+        unknown = changes.keys() - vars(self).keys()
+        if unknown:
+            raise TypeError(f"ProviderResponse has no field {sorted(unknown)[0]!r}")
+        copy = object.__new__(type(self))
+        _set(copy, "__dict__", {**vars(self), **changes})
+        return copy
 
 
 @dataclass(frozen=True)
@@ -166,10 +190,6 @@ class AssertionResult:
     def skip(cls, reason: str, **details: Any) -> AssertionResult:
         """An assertion that does not apply to this row (see ``skipped``): never an error nor a failure."""
         return cls(passed=False, score=0.0, reason=reason, details=details, skipped=True)
-
-
-# How a frozen result with slots is filled in its hand-written __init__ (as dataclasses' own does).
-_set = object.__setattr__
 
 
 @dataclass(frozen=True, init=False)
@@ -215,27 +235,50 @@ class Measurement:
         applicable: bool = True,
         children: tuple[GradedAssertion, ...] = (),
     ) -> None:
-        # Python 3.11's frozen __init__ sets each field with object.__setattr__; filling the instance's
-        # dict at once takes half the time, and every assertion of every row makes one (a test checks
-        # that this signature stays the fields')
-        vars(self).update(
-            value=value,
-            subject=subject,
-            suffix=suffix,
-            plain=plain,
-            score=score,
-            verdict=verdict,
-            compared=compared,
-            details={} if details is _NEW_DICT else details,
-            usage=usage,
-            applicable=applicable,
-            children=children,
+        # Python 3.11's frozen __init__ sets each field with object.__setattr__; giving the instance its
+        # dict at once takes a third of the time, and every assertion of every row makes one (a test
+        # checks that this signature stays the fields')
+        _set(
+            self,
+            "__dict__",
+            {
+                "value": value,
+                "subject": subject,
+                "suffix": suffix,
+                "plain": plain,
+                "score": score,
+                "verdict": verdict,
+                "compared": compared,
+                "details": {} if details is _NEW_DICT else details,
+                "usage": usage,
+                "applicable": applicable,
+                "children": children,
+            },
         )
 
     @classmethod
     def pass_fail(cls, passed: bool, reason: str, **details: Any) -> Measurement:
         """A pass/fail check's measurement: 1 or 0 with its reason (scoring passes ``value > 0``)."""
-        return cls(value=1.0 if passed else 0.0, subject=reason, plain=reason, details=details)
+        # made for most assertions of a run: the instance dict given without the keyword call of __init__
+        made = object.__new__(cls)
+        _set(
+            made,
+            "__dict__",
+            {
+                "value": 1.0 if passed else 0.0,
+                "subject": reason,
+                "suffix": "",
+                "plain": reason,
+                "score": None,
+                "verdict": None,
+                "compared": True,
+                "details": details,  # the keywords' dict: this measurement's own
+                "usage": None,
+                "applicable": True,
+                "children": (),
+            },
+        )
+        return made
 
     @classmethod
     def not_applicable(cls, reason: str, **details: Any) -> Measurement:
@@ -295,10 +338,12 @@ class GradedAssertion:
 def weighted_mean(graded: Sequence[GradedAssertion]) -> float:
     """Σ(score·weight) / Σweight over graded assertions that applied (skipped ones are left out); 0 when
     every weight is 0 (promptfoo's rule)."""
-    total_weight = sum(g.spec.weight for g in graded if not g.skipped)
+    # lists rather than generators (once per row); sum() as before: Python 3.12's float sum is compensated
+    applied = [g for g in graded if not g.skipped]
+    total_weight = sum([g.spec.weight for g in applied])
     if total_weight <= 0:
         return 0.0
-    return sum(g.score * g.spec.weight for g in graded if not g.skipped) / total_weight
+    return sum([g.score * g.spec.weight for g in applied]) / total_weight
 
 
 class Status(enum.Enum):

@@ -62,7 +62,7 @@ import json
 import math
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalh.model import (
@@ -146,11 +146,22 @@ def classification_report(pairs: Sequence[tuple[str, str | None]]) -> dict[str, 
     }
 
 
-def _flatten(graded: Iterable[GradedAssertion]) -> Iterator[GradedAssertion]:
+def _flatten(graded: Sequence[GradedAssertion]) -> Sequence[GradedAssertion]:
+    """``graded`` with each assert-set's children after it, depth first: the row's own tuple when it
+    has no set (nearly every row: no list, no generator step per assertion)."""
     for item in graded:
-        yield item
-        if item.children:  # an assert-set; a generator per leaf was most of this module's time
-            yield from _flatten(item.children)
+        if item.children:
+            flat: list[GradedAssertion] = []
+            _flatten_into(graded, flat)
+            return flat
+    return graded
+
+
+def _flatten_into(graded: Sequence[GradedAssertion], flat: list[GradedAssertion]) -> None:
+    for item in graded:
+        flat.append(item)
+        if item.children:
+            _flatten_into(item.children, flat)
 
 
 def _assertion_types(rows: Sequence[TestResult]) -> dict[str, TypeFigures]:
@@ -162,8 +173,11 @@ def _assertion_types(rows: Sequence[TestResult]) -> dict[str, TypeFigures]:
     summary: dict[str, TypeFigures] = {}
     for name in sorted(groups):
         items = groups[name]
-        passed = sum(1 for item in items if item.passed and not item.error)
-        ran = [item.score for item in items if not item.error]
+        passed, ran = 0, []  # one loop over the type's assertions (30,000 in a 5,000-row run)
+        for item in items:
+            if not item.error:
+                ran.append(item.score)
+                passed += item.passed
         summary[name] = TypeFigures(
             count=len(items),
             passed=passed,

@@ -316,7 +316,7 @@ class _Execution:
         if self.delay_s and not response.cached:  # --delay: promptfoo waits after each real call
             await asyncio.sleep(self.delay_s)
         if response.error is None and response.output is None:
-            return replace(response, error=f"{job.provider.display} returned no output")
+            return response.replaced(error=f"{job.provider.display} returned no output")
         return response
 
     def context_of(
@@ -356,7 +356,7 @@ class _Execution:
             except _STOPS_THE_RUN:
                 raise
             except BaseException as error:  # SystemExit & co. from an assertion's code
-                response = replace(response, error=_raised("grading", error))
+                response = response.replaced(error=_raised("grading", error))
         verdict = None
         if item.job.test.scoring_function is not None and response.error is None:
             verdict = await scored_by_function(

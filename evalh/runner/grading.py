@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalh.assertions.base import AssertionContext, EmbedRequest, output_as_text
-from evalh.assertions.registry import AssertionDef, OutputCheckFn, get_assertion
+from evalh.assertions.registry import AssertionDef, get_assertion
 from evalh.errors import EvalhError
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement
 from evalh.runner.scoring import decide, finalize, settle
@@ -34,13 +34,14 @@ async def grade_row(specs: Sequence[AssertionSpec], ctx: AssertionContext) -> tu
     """Each of a row's assertions graded against ``ctx`` (the row's context) in order, as
     :func:`grade_assertion` grades it; the output's text is computed once for the output checks."""
     graded: list[GradedAssertion] = []
+    output = ctx.output
     text: str | None = None
     for spec in specs:
         definition = get_assertion(spec.base_type)
         if definition is not None and definition.on_output is not None and not transforms_assertion(spec):
             if text is None and definition.on_output_text:
-                text = _text_of(ctx.output)
-            graded.append(_check_output(spec, definition, definition.on_output, ctx.output, text))
+                text = _text_of(output)
+            graded.append(_check_output(spec, definition, output, text))
         else:
             graded.append(await grade_assertion(spec, ctx))
     return tuple(graded)
@@ -52,7 +53,7 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
     if definition is None:
         return finalize(spec, AssertionResult.failure(f"unknown assertion type {spec.type!r}"))
     if definition.on_output is not None and not transforms_assertion(spec):
-        return _check_output(spec, definition, definition.on_output, ctx.output, None)
+        return _check_output(spec, definition, ctx.output, None)
     try:
         aimed = _context_for(spec, definition, ctx)
         transformed = await transform_for_assertion(aimed) if transforms_assertion(spec) else aimed
@@ -72,20 +73,20 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
 
 
 def _check_output(
-    spec: AssertionSpec, definition: AssertionDef, check: OutputCheckFn, output: Any, text: str | None
+    spec: AssertionSpec, definition: AssertionDef, output: Any, text: str | None
 ) -> GradedAssertion:
-    """:func:`grade_assertion` of an output check: the same refusals, errors and scoring, without a
-    context (``check`` is ``definition.on_output``; ``text`` the output's, None: not computed yet)."""
+    """:func:`grade_assertion` of an output check (``definition.on_output``): the same refusals, errors
+    and scoring, without a context (``text``: the output's, None: not computed yet)."""
     threshold = effective_threshold(spec, definition)
-    if not definition.on_output_text:
-        text = ""  # the check does not read it (and makes it itself if it must)
     try:
         refused = _refusal(definition, threshold)
-        measured = (
-            refused
-            if refused is not None
-            else check(spec, output, output_as_text(output) if text is None else text)
-        )
+        if refused is not None:
+            return finalize(spec, refused)
+        check = definition.on_output
+        assert check is not None, "grade_row and grade_assertion call this for output checks only"
+        if not definition.on_output_text:
+            text = ""  # the check does not read it (and makes it itself if it must)
+        measured = check(spec, output, output_as_text(output) if text is None else text)
         if not isinstance(measured, AssertionResult):
             return settle(spec, measured, threshold, definition.direction, _binary(definition, spec))
         result = measured

@@ -16,7 +16,6 @@ assertion that could not run makes the row an ERROR; no assertions means pass wi
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -203,11 +202,13 @@ def _graded(
 def named_scores(graded: Sequence[GradedAssertion]) -> tuple[dict[str, float], dict[str, float]]:
     """Weighted mean score and summed weight per ``metric`` name (children of sets bubble up); a
     script's returned ``namedScores`` count as scores of those names, with the assertion's weight."""
-    sums: dict[str, float] = defaultdict(float)
-    weights: dict[str, float] = defaultdict(float)
+    sums: dict[str, float] = {}
+    weights: dict[str, float] = {}
     _sum_named_scores(graded, sums, weights)
+    if not sums:  # most rows name nothing
+        return sums, weights
     means = {name: (sums[name] / weights[name] if weights[name] > 0 else 0.0) for name in sums}
-    return means, dict(weights)
+    return means, weights
 
 
 def _sum_named_scores(
@@ -222,11 +223,12 @@ def _sum_named_scores(
         returned = item.details.get("namedScores")
         if returned is not None and isinstance(returned, Mapping):  # a script's; an ABC check is slow
             for name, score in returned.items():
-                sums[name] += float(score) * weight
-                weights[name] += weight
-        if item.spec.metric:
-            sums[item.spec.metric] += float(item.score) * weight
-            weights[item.spec.metric] += weight
+                sums[name] = sums.get(name, 0.0) + float(score) * weight
+                weights[name] = weights.get(name, 0.0) + weight
+        metric = item.spec.metric
+        if metric:
+            sums[metric] = sums.get(metric, 0.0) + float(item.score) * weight
+            weights[metric] = weights.get(metric, 0.0) + weight
         if item.children:
             _sum_named_scores(item.children, sums, weights)
 
@@ -270,11 +272,16 @@ def score_test(
     means, weights = named_scores(graded)
     if not graded:
         return TestVerdict(Status.PASS, 1.0, "No assertions", means, weights)
-    first_error = next((g for g in graded if g.error), None)
-    if first_error is not None:
-        reason = f"{first_error.spec.type}: {first_error.reason}"
-        return TestVerdict(Status.ERROR, 0.0, _shared(reason), means, weights)
-    if all(g.skipped for g in graded):  # nothing applied: as a test without assertions, saying why
+    first_failed: GradedAssertion | None = None
+    applied = False
+    for item in graded:  # one pass: the first error decides; else whether any applied, the first failure
+        if item.error:
+            reason = f"{item.spec.type}: {item.reason}"
+            return TestVerdict(Status.ERROR, 0.0, _shared(reason), means, weights)
+        applied = applied or not item.skipped
+        if first_failed is None and not item.passed:
+            first_failed = item
+    if not applied:  # nothing applied: as a test without assertions, saying why
         reason = f"{graded[0].spec.full_type}: {graded[0].reason}"
         return TestVerdict(Status.PASS, 1.0, _shared(reason), means, weights)
     score = weighted_mean(graded)
@@ -283,7 +290,6 @@ def score_test(
         # promptfoo's wording: "Aggregate score 0.70 >= 0.7 threshold"
         reason = f"{label} {score:.2f} {'>=' if passed else '<'} {threshold:g} threshold"
         return TestVerdict(Status.PASS if passed else Status.FAIL, score, reason, means, weights)
-    first_failed = next((g for g in graded if not g.passed), None)
     if first_failed is not None:
         reason = f"{first_failed.spec.type}: {first_failed.reason}"
         return TestVerdict(Status.FAIL, score, _shared(reason), means, weights)

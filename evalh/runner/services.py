@@ -141,7 +141,7 @@ def _redacted(response: ProviderResponse) -> ProviderResponse:
     output = redact_value(response.output)
     if output is response.output:
         return response
-    return dataclasses.replace(response, output=output)
+    return response.replaced(output=output)
 
 
 def _failed(spec: ProviderSpec, error: Exception) -> ProviderResponse:
@@ -284,7 +284,7 @@ class RunServices:
             filled["latency_ms"] = elapsed
         if response.usage.requests == 0 and not response.cached:
             filled["usage"] = response.usage + _ONE_REQUEST
-        return dataclasses.replace(response, **filled) if filled else response
+        return response.replaced(**filled) if filled else response
 
     async def complete(
         self, provider: ProviderSpec, prompt: str | Sequence[Mapping[str, Any]]
@@ -318,7 +318,7 @@ class RunServices:
             return _failed(stand_in, error)
         elapsed = (time.perf_counter() - started) * 1000
         return _redacted(
-            response if response.latency_ms is not None else dataclasses.replace(response, latency_ms=elapsed)
+            response if response.latency_ms is not None else response.replaced(latency_ms=elapsed)
         )
 
     # -- embeddings -------------------------------------------------------------------------------

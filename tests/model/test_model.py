@@ -6,6 +6,7 @@ import ast
 import dataclasses
 import inspect
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -127,3 +128,44 @@ def test_kept_results_hold_their_fields_in_slots(made: object) -> None:
     # every row and its graded assertions live until the run ends: no dict per instance
     assert not hasattr(made, "__dict__")
     assert set(type(made).__slots__) == {f.name for f in dataclasses.fields(made)}  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"latency_ms": 2.5},
+        {"usage": Usage(requests=1)},
+        {"latency_ms": 1.0, "usage": Usage(prompt_tokens=3), "error": "boom"},
+        {"output": {"a": [1]}, "metadata": {"finishReason": "stop"}},
+        {},
+    ],
+)
+def test_a_replaced_response_is_what_dataclasses_replace_makes(changes: dict[str, Any]) -> None:
+    original = ProviderResponse(output="x", cost=0.0, metadata={"k": 1})
+    replaced = original.replaced(**changes)
+    assert replaced == dataclasses.replace(original, **changes)
+    assert vars(replaced) == vars(dataclasses.replace(original, **changes))
+    assert replaced is not original and original == ProviderResponse(output="x", cost=0.0, metadata={"k": 1})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        replaced.output = "y"  # type: ignore[misc]
+
+
+def test_replacing_a_field_a_response_does_not_have_is_refused() -> None:
+    with pytest.raises(TypeError, match="no field 'outptu'"):
+        ProviderResponse(output="x").replaced(outptu="y")
+
+
+@pytest.mark.parametrize("passed", [True, False])
+@pytest.mark.parametrize("details", [{}, {"found": ["a"], "span": [0, 1]}])
+def test_a_pass_fail_measurement_is_the_one_its_fields_make(passed: bool, details: dict[str, Any]) -> None:
+    made = Measurement.pass_fail(passed, "Output contains 'a'", **details)
+    expected = Measurement(
+        value=1.0 if passed else 0.0,
+        subject="Output contains 'a'",
+        plain="Output contains 'a'",
+        details=details,
+    )
+    assert made == expected and vars(made) == vars(expected) and type(made) is Measurement
+    assert made.details is not Measurement.pass_fail(passed, "r", **details).details
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.value = 0.5  # type: ignore[misc]

@@ -351,3 +351,29 @@ def test_one_row_per_test_gives_the_pass_rate_interval_of_the_general_path() -> 
             interval, repeats = repeat_figures(chosen)
             assert repeats is None
             assert interval == _general_pass_rate_interval(chosen)
+
+
+def test_nested_sets_count_every_assertion_once_at_any_depth() -> None:
+    inner = graded(
+        "assert-set", 1.0, True, children=(graded("equals", 1.0, True), graded("contains", 0.0, False))
+    )
+    outer = graded("assert-set", 0.5, False, children=(graded("contains", 1.0, True), inner))
+    rows = [
+        row(
+            0,
+            "x",
+            Status.FAIL,
+            0.5,
+            assertions=(graded("contains", 1.0, True), outer, graded("equals", 0.0, False)),
+        ),
+        row(1, "y", Status.PASS, 1.0, assertions=(graded("contains", 1.0, True),)),
+    ]
+    figures = aggregate(rows)
+    types = figures["assertionTypes"]
+    assert {name: (kind["count"], kind["passed"]) for name, kind in types.items()} == {
+        "assert-set": (2, 1),
+        "contains": (4, 3),
+        "equals": (2, 1),
+    }
+    column = compute_aggregates(Suite(tests=()), rows).columns[0]
+    assert (column.assertions_passed, column.assertions_failed) == (5, 3)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import itertools
+import random
 from typing import Any
 
 import pytest
@@ -153,3 +154,39 @@ def test_contains_json_of_an_output_with_no_object_and_no_text_is_still_an_error
     graded = asyncio.run(grade_row(specs, _row_context({1, 2}, specs)))  # a set: no object, no text
     assert [(g.error, g.passed) for g in graded] == [(True, False), (False, True)]
     assert graded[0].reason.startswith("contains-json crashed: TypeError: Object of type set")
+
+
+def test_random_rows_of_output_checks_grade_as_through_their_contexts() -> None:
+    """Rows of random output checks (thresholds, not-, weights, metrics, impossible thresholds, an
+    assert-set of them) on random outputs: each verdict is the context path's, in order."""
+    rng = random.Random(29)
+    for _ in range(150):
+        specs = []
+        for _ in range(rng.randint(1, 7)):
+            type_, value, config, threshold = rng.choice(CASES)
+            if rng.random() < 0.2:
+                threshold = rng.choice((None, 0.0, 0.5, 1.0, 3.0, -1.0, 7.0))
+            specs.append(
+                _spec(
+                    type_,
+                    value,
+                    config,
+                    threshold,
+                    negate=rng.random() < 0.3,
+                    weight=rng.choice((1.0, 0.0, 2.0)),
+                    metric=rng.choice((None, "m")),
+                )
+            )
+        if rng.random() < 0.2:
+            children = tuple(specs[: rng.randint(1, len(specs))])
+            specs.append(
+                AssertionSpec(type="assert-set", children=children, threshold=rng.choice((None, 0.5)))
+            )
+        output = rng.choice(OUTPUTS[:5])
+        row = _row_context(output, tuple(specs))
+        graded = asyncio.run(grade_row(row.test.asserts, row))
+        expected = tuple(
+            asyncio.run(grade_assertion(spec, row)) if spec.children else _through_context(spec, row)
+            for spec in specs
+        )
+        assert graded == expected, (specs, output)

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
-from typing import Literal
+import random
+from collections import defaultdict
+from typing import Any, Literal
 
 import pytest
 
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement, Status
+from evalh.model.thresholds import meets
 from evalh.runner.scoring import decide, finalize, named_scores, reasons_shared, score_test, settle
 
 
@@ -146,3 +149,91 @@ def test_equal_reasons_of_different_rows_are_one_string_during_a_run() -> None:
     # outside a run nothing is kept (a process-wide table would keep every distinct reason forever)
     one, other, row, other_row = two()
     assert one.reason == other.reason and one.reason is not other.reason and row is not other_row
+
+
+# -- score_test in one pass against the rules as the module docstring states them ---------------------
+
+
+def _rules_named_scores(items: list[GradedAssertion]) -> tuple[dict[str, float], dict[str, float]]:
+    sums: dict[str, float] = defaultdict(float)
+    weights: dict[str, float] = defaultdict(float)
+
+    def add(level: tuple[GradedAssertion, ...] | list[GradedAssertion]) -> None:
+        for item in level:
+            if item.skipped:
+                continue
+            for name, value in (item.details.get("namedScores") or {}).items():
+                sums[name] += float(value) * item.spec.weight
+                weights[name] += item.spec.weight
+            if item.spec.metric:
+                sums[item.spec.metric] += float(item.score) * item.spec.weight
+                weights[item.spec.metric] += item.spec.weight
+            add(item.children)
+
+    add(items)
+    return {n: (sums[n] / weights[n] if weights[n] > 0 else 0.0) for n in sums}, dict(weights)
+
+
+def _rules_verdict(items: list[GradedAssertion], threshold: float | None) -> tuple[Status, float, str]:
+    if not items:
+        return Status.PASS, 1.0, "No assertions"
+    errors = [g for g in items if g.error]
+    if errors:
+        return Status.ERROR, 0.0, f"{errors[0].spec.type}: {errors[0].reason}"
+    applied = [g for g in items if not g.skipped]
+    if not applied:
+        return Status.PASS, 1.0, f"{items[0].spec.full_type}: {items[0].reason}"
+    weight = sum(g.spec.weight for g in applied)
+    score = sum(g.score * g.spec.weight for g in applied) / weight if weight > 0 else 0.0
+    if threshold is not None:
+        ok = meets(score, threshold, "higher")  # the one threshold comparison of evalh
+        return (
+            (Status.PASS if ok else Status.FAIL),
+            score,
+            (f"Aggregate score {score:.2f} {'>=' if ok else '<'} {threshold:g} threshold"),
+        )
+    failed = [g for g in items if not g.passed]
+    if failed:
+        return Status.FAIL, score, f"{failed[0].spec.type}: {failed[0].reason}"
+    return Status.PASS, score, "All assertions passed"
+
+
+def _random_graded(rng: random.Random, depth: int = 0) -> GradedAssertion:
+    negate = rng.random() < 0.2
+    spec = AssertionSpec(
+        type=rng.choice(("contains", "equals", "similar")),
+        negate=negate,
+        weight=rng.choice((1.0, 1.0, 0.0, 0.5, 2.0, 3)),
+        metric=rng.choice((None, None, "tone", "facts")),
+    )
+    skipped = rng.random() < 0.1
+    error = not skipped and rng.random() < 0.08
+    details: dict[str, Any] = {}
+    if rng.random() < 0.15:
+        details["namedScores"] = {rng.choice(("tone", "x")): rng.random()}
+    children = (
+        tuple(_random_graded(rng, depth + 1) for _ in range(rng.randint(1, 3)))
+        if (depth == 0 and rng.random() < 0.1)
+        else ()
+    )
+    return GradedAssertion(
+        spec=spec,
+        passed=skipped or (not error and rng.random() < 0.6),
+        score=0.0 if error or skipped else rng.choice((0.0, 1.0, rng.random())),
+        reason=f"reason {rng.randint(0, 9)}",
+        error=error,
+        details=details,
+        children=children,
+        skipped=skipped,
+    )
+
+
+def test_score_test_keeps_every_rule_on_random_rows() -> None:
+    rng = random.Random(29)
+    for _ in range(3000):
+        items = [_random_graded(rng) for _ in range(rng.choice((0, 1, 2, 3, 6)))]
+        threshold = rng.choice((None, None, 0.5, 0.0, 1.0, 0.7))
+        verdict = score_test(items, threshold)
+        assert (verdict.status, verdict.score, verdict.reason) == _rules_verdict(items, threshold)
+        assert (verdict.named_scores, verdict.named_score_weights) == _rules_named_scores(items)
+        assert list(verdict.named_scores) == list(_rules_named_scores(items)[0])  # the same key order
