@@ -48,6 +48,7 @@ __all__ = [
     "redact_text",
     "redact_value",
     "redacted_stdio",
+    "redaction_state",
     "register",
     "register_config",
     "register_headers",
@@ -234,15 +235,49 @@ def redact_config(value: Any) -> Any:
         return _redact_string(value)
     if kind in _PLAIN:
         return value
-    if kind is dict or isinstance(value, Mapping):  # a dict without the ABC check: 100,000s of values
-        return _redact_mapping(value, kind is dict)
+    if kind is dict:  # a dict without the ABC check: 100,000s of values
+        return value if _holds_nothing(value) else _redact_mapping(value, True)
+    if isinstance(value, Mapping):
+        return _redact_mapping(value, False)
     if isinstance(value, list | tuple):
         return _redact_items(value, kind is list)
     return value
 
 
+def redaction_state() -> object:
+    """What :func:`redact_config` depends on besides its argument: the same object while no secret
+    value is registered (in the current run's registry or an enclosing one), another one after. A
+    cache of redacted values made at one state is valid while the state is the same object."""
+    return _RUN.get().text
+
+
 # The walk below handles strings and plain values in its loops rather than by a call per value: a
 # 5,000-test config is 450,000 values, and a call each cost a fifth of the time to redact it.
+
+
+@functools.lru_cache(maxsize=4096)  # the few key sets of a config's mappings (an assertion's, a test's)
+def _harmless_keys(keys: tuple[Any, ...]) -> bool:
+    """No key is secret-looking (:func:`is_secret_key`) or other than a string (``env`` holding a
+    mapping is left to the walk by its value)."""
+    return all(type(key) is str and not _is_secret_name(key) for key in keys)
+
+
+def _holds_nothing(value: dict[Any, Any]) -> bool:
+    """Whether :func:`_redact_mapping` would return the dict ``value`` itself, decided without its walk
+    (a report redacts 30,000 assertions of a few keys each): every key harmless, every value plain or a
+    string without a URL and too short for every registered form. Anything else (a nested value, a
+    URL, a string a form fits in) is for the walk to decide."""
+    if not _harmless_keys(tuple(value)):
+        return False
+    forms, _, shortest = _RUN.get().text
+    for item in value.values():
+        kind = type(item)
+        if kind is str:
+            if "://" in item or (forms and len(item) >= shortest):
+                return False
+        elif kind not in _PLAIN:
+            return False
+    return True
 
 
 def _redact_mapping(value: Mapping[Any, Any], is_dict: bool) -> Any:

@@ -35,6 +35,7 @@ from evalh.model import (
 from evalh.reports.codec_trace import trace_to_json
 from evalh.reports.textutil import output_text
 from evalh.secrets import redact_config as redact
+from evalh.secrets import redaction_state
 
 __all__ = [
     "FAILURE_REASON",
@@ -98,22 +99,52 @@ class Memo:
     def __init__(self, limit: int | None = None) -> None:
         self._items: OrderedDict[int, tuple[object, Any]] = OrderedDict()
         self._limit = limit
+        # the report forms of assertion specs, by id: a spec several tests share (or a test's rows
+        # converted again after its conversion was dropped) is converted once
+        self.specs = _SpecForms(limit)
 
     def get(self, obj: object, build: Callable[..., Any], *args: Any) -> Any:
         """The conversion of ``obj``: ``build(*args)`` the first time, the kept result after."""
         key = id(obj)
-        hit = self._items.get(key)
+        items = self._items
+        hit = items.get(key)
         if hit is not None and hit[0] is obj:
             if self._limit is not None:
-                self._items.move_to_end(key)
+                items.move_to_end(key)
             return hit[1]
         value = build(*args)
-        self._items[key] = (obj, value)
-        if self._limit is not None:
-            self._items.move_to_end(key)
-            if len(self._items) > self._limit:
-                self._items.popitem(last=False)
+        if hit is not None:  # another object under a reused id: its place is an old one
+            del items[key]
+        items[key] = (obj, value)  # a new key goes last: the most recently used
+        if self._limit is not None and len(items) > self._limit:
+            items.popitem(last=False)
         return value
+
+
+class _SpecForms:
+    """Each assertion spec's report forms (``written``, ``shown``; see :func:`_convert_spec`), by the
+    spec's ``id`` with the spec kept beside them, made at one state of the secret registry
+    (:func:`~evalh.secrets.redaction_state`): a secret registered since converts the spec again. At
+    most ``limit`` x :data:`_SPECS_PER_TEST` are kept (all of them forgotten when full)."""
+
+    def __init__(self, limit: int | None) -> None:
+        self._items: dict[int, tuple[AssertionSpec, object, Any, dict[str, Any]]] = {}
+        self._limit = None if limit is None else limit * _SPECS_PER_TEST
+
+    def forms(self, spec: AssertionSpec, state: object) -> tuple[Any, dict[str, Any]]:
+        hit = self._items.get(id(spec))
+        if hit is not None and hit[0] is spec and hit[1] is state:
+            return hit[2], hit[3]
+        raw = spec.raw
+        written = redact(raw) if raw else None
+        shown = _assertion_to_json(spec, written)
+        if self._limit is not None and len(self._items) >= self._limit:
+            self._items.clear()
+        self._items[id(spec)] = (spec, state, written, shown)
+        return written, shown
+
+
+_SPECS_PER_TEST = 8  # specs kept per test a memo keeps (a test has a few assertions)
 
 
 class _TestJson(NamedTuple):
@@ -140,7 +171,7 @@ def _assertion_to_json(spec: AssertionSpec, written: Mapping[str, Any] | None) -
     out: dict[str, Any] = dict(written) if written else {}
     out["type"] = spec.full_type
     for key in _FIGURES:
-        if key in out and out[key] is None:
+        if out.get(key, 0) is None:
             del out[key]
     value = spec.value
     if type(value) is str or not isinstance(value, Mapping):
@@ -158,12 +189,13 @@ def _assertion_to_json(spec: AssertionSpec, written: Mapping[str, Any] | None) -
 
 
 def _component_to_json(graded: GradedAssertion, test: _TestJson) -> dict[str, Any]:
-    details = graded.details
+    spec, details = graded.spec, graded.details
+    hit = test.assertions.get(id(spec))  # the test's own spec (the usual case) without a call
     out: dict[str, Any] = {
         "pass": graded.passed,
         "score": graded.score,
         "reason": graded.reason,
-        "assertion": test.assertion(graded.spec),
+        "assertion": hit[1] if hit is not None and hit[0] is spec else test.assertion(spec),
         "metadata": dict(details),
     }
     if graded.error:
@@ -193,8 +225,9 @@ def _flatten(graded: Iterable[GradedAssertion], test: _TestJson) -> list[dict[st
     for item in graded:
         component = _component_to_json(item, test)
         out.append(component)
-        if "componentResults" in component:
-            out.extend(component["componentResults"])
+        nested = component.get("componentResults")
+        if nested is not None:
+            out.extend(nested)
     return out
 
 
@@ -204,10 +237,12 @@ def _prompt_id(prompt: Prompt) -> str:
     return hashlib.sha256(f"{prompt.label}:{output_text(prompt.raw)}".encode(errors="replace")).hexdigest()
 
 
-def _test_json(test: TestCase) -> _TestJson:
+def _test_json(test: TestCase, specs: _SpecForms | None = None) -> _TestJson:
     variables, metadata = dict(test.vars), dict(test.metadata)
     assertions: dict[int, tuple[AssertionSpec, dict[str, Any]]] = {}
-    written = [_convert_spec(spec, assertions) for spec in test.asserts]
+    convert = specs or _SpecForms(None)
+    state = redaction_state()
+    written = [_convert_spec(spec, assertions, convert, state) for spec in test.asserts]
     case: dict[str, Any] = {"vars": variables}
     if test.description is not None:
         case["description"] = test.description
@@ -221,15 +256,18 @@ def _test_json(test: TestCase) -> _TestJson:
     return _TestJson(variables, metadata, case, assertions)
 
 
-def _convert_spec(spec: AssertionSpec, into: dict[int, tuple[AssertionSpec, dict[str, Any]]]) -> Any:
+def _convert_spec(
+    spec: AssertionSpec,
+    into: dict[int, tuple[AssertionSpec, dict[str, Any]]],
+    specs: _SpecForms,
+    state: object,
+) -> Any:
     """Redacted once: the spec as written (testCase's ``assert``, returned) and as its components show
     it (put ``into`` by the spec's ``id``, its children's too)."""
-    raw = spec.raw
-    written = redact(raw) if raw else None
-    shown = _assertion_to_json(spec, written)
+    written, shown = specs.forms(spec, state)
     into[id(spec)] = (spec, shown)
     for child in spec.children:
-        _convert_spec(child, into)
+        _convert_spec(child, into, specs, state)
     return written if written is not None else shown
 
 
@@ -264,7 +302,7 @@ def result_to_json(row: TestResult, *, memo: Memo | None = None) -> dict[str, An
     returned may then share sub-objects, so treat them as read-only.
     """
     memo = memo or Memo()
-    test: _TestJson = memo.get(row.test, _test_json, row.test)
+    test: _TestJson = memo.get(row.test, _test_json, row.test, memo.specs)
     latency = row.latency_ms if row.latency_ms is not None else 0.0
     cost = row.cost if row.cost is not None else 0.0
     usage, grading_usage = usage_to_json(row.usage), usage_to_json(row.grading_usage)  # each made once
