@@ -42,7 +42,6 @@ __all__ = [
     "RedactedConfig",
     "clear_registry",
     "is_secret_key",
-    "plain_mappings_hold_nothing",
     "redact_bytes",
     "redact_config",
     "redact_json_text",
@@ -256,51 +255,29 @@ def redaction_state() -> object:
 # 5,000-test config is 450,000 values, and a call each cost a fifth of the time to redact it.
 
 
-# Keys found harmless (a string, not secret-looking): the few names of a config's small mappings, so a
-# set answers for them; bounded, as a config's vars may use any number of names.
-_HARMLESS_KEYS: set[str] = set()
-_HARMLESS_KEYS_MAX = 4096
-_FLAT = frozenset({str, *_PLAIN})  # the types of a value the walk returns as it is (a string: if clean)
+@functools.lru_cache(maxsize=4096)  # the few key sets of a config's mappings (an assertion's, a test's)
+def _harmless_keys(keys: tuple[Any, ...]) -> bool:
+    """No key is secret-looking (:func:`is_secret_key`) or other than a string (``env`` holding a
+    mapping is left to the walk by its value)."""
+    return all(type(key) is str and not _is_secret_name(key) for key in keys)
 
 
 def _holds_nothing(value: dict[Any, Any]) -> bool:
-    """:func:`plain_mappings_hold_nothing` of one dict."""
-    return plain_mappings_hold_nothing((value,))
-
-
-def plain_mappings_hold_nothing(mappings: Iterable[Any]) -> bool:
-    """Whether :func:`redact_config` returns each of ``mappings`` itself, decided without a walk per
-    mapping (a report redacts 30,000 assertions of a few keys each): True only when every one is a
-    dict whose keys are strings that are not secret-looking and whose values are plain or strings
-    holding no URL and no registered form. Its checks run over all the keys and all the values at
-    once; anything else (a nested value, ``env``'s mapping, a URL, a value a form may be in, a key
-    not seen before that is secret-looking) is False: for the walk to decide."""
-    mappings = list(mappings)
-    if not _FLAT_DICTS.issuperset(map(type, mappings)):
+    """Whether :func:`_redact_mapping` would return the dict ``value`` itself, decided without its walk
+    (a report redacts 30,000 assertions of a few keys each): every key harmless, every value plain or a
+    string without a URL and too short for every registered form. Anything else (a nested value, a
+    URL, a string a form fits in) is for the walk to decide."""
+    if not _harmless_keys(tuple(value)):
         return False
-    if not _STR_TYPE.issuperset(map(type, itertools.chain.from_iterable(mappings))):
-        return False  # each key's type (a set of the keys would keep one of "type" and a str subclass)
-    keys: set[Any] = set().union(*mappings)
-    if not _HARMLESS_KEYS.issuperset(keys):
-        if any(map(_is_secret_name, keys)):
+    forms, _, shortest = _RUN.get().text
+    for item in value.values():
+        kind = type(item)
+        if kind is str:
+            if "://" in item or (forms and len(item) >= shortest):
+                return False
+        elif kind not in _PLAIN:
             return False
-        if len(_HARMLESS_KEYS) < _HARMLESS_KEYS_MAX:
-            _HARMLESS_KEYS.update(keys)
-    values = list(itertools.chain.from_iterable(map(dict.values, mappings)))
-    if not _FLAT.issuperset(map(type, values)):
-        return False
-    try:  # every value as text, joined: a URL or a form in any string is in it (numbers: false alarms)
-        joined = "\x00".join(map(str, values))
-    except ValueError:  # an integer too long to write as text
-        return False
-    if "://" in joined:
-        return False
-    forms, guards, shortest = _RUN.get().text
-    return not forms or len(joined) < shortest or not any(guard in joined for guard in guards)
-
-
-_FLAT_DICTS = frozenset({dict})
-_STR_TYPE = frozenset({str})
+    return True
 
 
 def _redact_mapping(value: Mapping[Any, Any], is_dict: bool) -> Any:

@@ -34,8 +34,8 @@ from evalh.model import (
 )
 from evalh.reports.codec_trace import trace_to_json
 from evalh.reports.textutil import output_text
-from evalh.secrets import plain_mappings_hold_nothing, redaction_state
 from evalh.secrets import redact_config as redact
+from evalh.secrets import redaction_state
 
 __all__ = [
     "FAILURE_REASON",
@@ -131,13 +131,12 @@ class _SpecForms:
         self._items: dict[int, tuple[AssertionSpec, object, Any, dict[str, Any]]] = {}
         self._limit = None if limit is None else limit * _SPECS_PER_TEST
 
-    def forms(self, spec: AssertionSpec, state: object, clean: bool = False) -> tuple[Any, dict[str, Any]]:
-        """``clean``: ``spec.raw`` is known to hold nothing to redact (its redaction is itself)."""
+    def forms(self, spec: AssertionSpec, state: object) -> tuple[Any, dict[str, Any]]:
         hit = self._items.get(id(spec))
         if hit is not None and hit[0] is spec and hit[1] is state:
             return hit[2], hit[3]
         raw = spec.raw
-        written = (raw if clean else redact(raw)) if raw else None
+        written = redact(raw) if raw else None
         shown = _assertion_to_json(spec, written)
         if self._limit is not None and len(self._items) >= self._limit:
             self._items.clear()
@@ -243,9 +242,7 @@ def _test_json(test: TestCase, specs: _SpecForms | None = None) -> _TestJson:
     assertions: dict[int, tuple[AssertionSpec, dict[str, Any]]] = {}
     convert = specs or _SpecForms(None)
     state = redaction_state()
-    # one check of all the test's assertions as written, rather than a walk of each
-    clean = plain_mappings_hold_nothing(spec.raw for spec in test.asserts)
-    written = [_convert_spec(spec, assertions, convert, state, clean) for spec in test.asserts]
+    written = [_convert_spec(spec, assertions, convert, state) for spec in test.asserts]
     case: dict[str, Any] = {"vars": variables}
     if test.description is not None:
         case["description"] = test.description
@@ -264,11 +261,10 @@ def _convert_spec(
     into: dict[int, tuple[AssertionSpec, dict[str, Any]]],
     specs: _SpecForms,
     state: object,
-    clean: bool = False,
 ) -> Any:
     """Redacted once: the spec as written (testCase's ``assert``, returned) and as its components show
-    it (put ``into`` by the spec's ``id``, its children's too). ``clean``: see :meth:`_SpecForms.forms`."""
-    written, shown = specs.forms(spec, state, clean)
+    it (put ``into`` by the spec's ``id``, its children's too)."""
+    written, shown = specs.forms(spec, state)
     into[id(spec)] = (spec, shown)
     for child in spec.children:
         _convert_spec(child, into, specs, state)
