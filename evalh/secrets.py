@@ -255,22 +255,26 @@ def redaction_state() -> object:
 # 5,000-test config is 450,000 values, and a call each cost a fifth of the time to redact it.
 
 
-@functools.lru_cache(maxsize=4096)  # the few key sets of a config's mappings (an assertion's, a test's)
-def _harmless_keys(keys: tuple[Any, ...]) -> bool:
-    """No key is secret-looking (:func:`is_secret_key`) or other than a string (``env`` holding a
-    mapping is left to the walk by its value)."""
-    return all(type(key) is str and not _is_secret_name(key) for key in keys)
+# Keys found harmless (a string, not secret-looking): the few names of a config's small mappings, so a
+# set lookup answers for them; bounded, as a config's vars may use any number of names.
+_HARMLESS_KEYS: set[str] = set()
+_HARMLESS_KEYS_MAX = 4096
 
 
 def _holds_nothing(value: dict[Any, Any]) -> bool:
     """Whether :func:`_redact_mapping` would return the dict ``value`` itself, decided without its walk
-    (a report redacts 30,000 assertions of a few keys each): every key harmless, every value plain or a
-    string without a URL and too short for every registered form. Anything else (a nested value, a
-    URL, a string a form fits in) is for the walk to decide."""
-    if not _harmless_keys(tuple(value)):
-        return False
+    (a report redacts 30,000 assertions of a few keys each): every key a string that is not
+    secret-looking, every value plain or a string without a URL and too short for every registered
+    form. Anything else (a nested value, ``env``'s mapping, a URL, a string a form fits in) is for the
+    walk to decide."""
     forms, _, shortest = _RUN.get().text
-    for item in value.values():
+    harmless = _HARMLESS_KEYS
+    for key, item in value.items():
+        if key not in harmless or type(key) is not str:
+            if type(key) is not str or _is_secret_name(key):
+                return False
+            if len(harmless) < _HARMLESS_KEYS_MAX:
+                harmless.add(key)
         kind = type(item)
         if kind is str:
             if "://" in item or (forms and len(item) >= shortest):

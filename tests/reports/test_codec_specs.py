@@ -109,6 +109,17 @@ def test_the_fast_answer_for_a_dict_is_the_walks_at_every_depth() -> None:
     assert kept and checked - kept  # both answers were given
 
 
+class _Name(str):
+    """A key that is a string of another type: the walk writes it as a plain string (a copy)."""
+
+
+def test_a_key_of_a_str_subclass_goes_to_the_walk_even_after_the_same_plain_key() -> None:
+    plain, subclassed = {"type": "contains"}, {_Name("type"): "contains"}
+    assert redact_config(plain) is plain
+    assert redact_config(subclassed) is not subclassed
+    assert redact_config(subclassed) == _walked(subclassed)
+
+
 def test_a_registered_value_in_a_plain_dict_is_redacted() -> None:
     raw = {"type": "contains", "value": f"say {SECRET}"}
     assert redact_config(raw) is raw  # nothing registered: the dict itself
