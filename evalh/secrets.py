@@ -48,7 +48,6 @@ __all__ = [
     "redact_text",
     "redact_value",
     "redacted_stdio",
-    "redaction_state",
     "register",
     "register_config",
     "register_headers",
@@ -242,13 +241,6 @@ def redact_config(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return _redact_items(value, kind is list)
     return value
-
-
-def redaction_state() -> object:
-    """What :func:`redact_config` depends on besides its argument: the same object while no secret
-    value is registered (in the current run's registry or an enclosing one), another one after. A
-    cache of redacted values made at one state is valid while the state is the same object."""
-    return _RUN.get().text
 
 
 # The walk below handles strings and plain values in its loops rather than by a call per value: a

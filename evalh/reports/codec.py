@@ -35,7 +35,6 @@ from evalh.model import (
 from evalh.reports.codec_trace import trace_to_json
 from evalh.reports.textutil import output_text
 from evalh.secrets import redact_config as redact
-from evalh.secrets import redaction_state
 
 __all__ = [
     "FAILURE_REASON",
@@ -99,52 +98,22 @@ class Memo:
     def __init__(self, limit: int | None = None) -> None:
         self._items: OrderedDict[int, tuple[object, Any]] = OrderedDict()
         self._limit = limit
-        # the report forms of assertion specs, by id: a spec several tests share (or a test's rows
-        # converted again after its conversion was dropped) is converted once
-        self.specs = _SpecForms(limit)
 
     def get(self, obj: object, build: Callable[..., Any], *args: Any) -> Any:
         """The conversion of ``obj``: ``build(*args)`` the first time, the kept result after."""
         key = id(obj)
-        items = self._items
-        hit = items.get(key)
+        hit = self._items.get(key)
         if hit is not None and hit[0] is obj:
             if self._limit is not None:
-                items.move_to_end(key)
+                self._items.move_to_end(key)
             return hit[1]
         value = build(*args)
-        if hit is not None:  # another object under a reused id: its place is an old one
-            del items[key]
-        items[key] = (obj, value)  # a new key goes last: the most recently used
-        if self._limit is not None and len(items) > self._limit:
-            items.popitem(last=False)
+        self._items[key] = (obj, value)
+        if self._limit is not None:
+            self._items.move_to_end(key)
+            if len(self._items) > self._limit:
+                self._items.popitem(last=False)
         return value
-
-
-class _SpecForms:
-    """Each assertion spec's report forms (``written``, ``shown``; see :func:`_convert_spec`), by the
-    spec's ``id`` with the spec kept beside them, made at one state of the secret registry
-    (:func:`~evalh.secrets.redaction_state`): a secret registered since converts the spec again. At
-    most ``limit`` x :data:`_SPECS_PER_TEST` are kept (all of them forgotten when full)."""
-
-    def __init__(self, limit: int | None) -> None:
-        self._items: dict[int, tuple[AssertionSpec, object, Any, dict[str, Any]]] = {}
-        self._limit = None if limit is None else limit * _SPECS_PER_TEST
-
-    def forms(self, spec: AssertionSpec, state: object) -> tuple[Any, dict[str, Any]]:
-        hit = self._items.get(id(spec))
-        if hit is not None and hit[0] is spec and hit[1] is state:
-            return hit[2], hit[3]
-        raw = spec.raw
-        written = redact(raw) if raw else None
-        shown = _assertion_to_json(spec, written)
-        if self._limit is not None and len(self._items) >= self._limit:
-            self._items.clear()
-        self._items[id(spec)] = (spec, state, written, shown)
-        return written, shown
-
-
-_SPECS_PER_TEST = 8  # specs kept per test a memo keeps (a test has a few assertions)
 
 
 class _TestJson(NamedTuple):
@@ -237,12 +206,10 @@ def _prompt_id(prompt: Prompt) -> str:
     return hashlib.sha256(f"{prompt.label}:{output_text(prompt.raw)}".encode(errors="replace")).hexdigest()
 
 
-def _test_json(test: TestCase, specs: _SpecForms | None = None) -> _TestJson:
+def _test_json(test: TestCase) -> _TestJson:
     variables, metadata = dict(test.vars), dict(test.metadata)
     assertions: dict[int, tuple[AssertionSpec, dict[str, Any]]] = {}
-    convert = specs or _SpecForms(None)
-    state = redaction_state()
-    written = [_convert_spec(spec, assertions, convert, state) for spec in test.asserts]
+    written = [_convert_spec(spec, assertions) for spec in test.asserts]
     case: dict[str, Any] = {"vars": variables}
     if test.description is not None:
         case["description"] = test.description
@@ -256,18 +223,15 @@ def _test_json(test: TestCase, specs: _SpecForms | None = None) -> _TestJson:
     return _TestJson(variables, metadata, case, assertions)
 
 
-def _convert_spec(
-    spec: AssertionSpec,
-    into: dict[int, tuple[AssertionSpec, dict[str, Any]]],
-    specs: _SpecForms,
-    state: object,
-) -> Any:
+def _convert_spec(spec: AssertionSpec, into: dict[int, tuple[AssertionSpec, dict[str, Any]]]) -> Any:
     """Redacted once: the spec as written (testCase's ``assert``, returned) and as its components show
     it (put ``into`` by the spec's ``id``, its children's too)."""
-    written, shown = specs.forms(spec, state)
+    raw = spec.raw
+    written = redact(raw) if raw else None
+    shown = _assertion_to_json(spec, written)
     into[id(spec)] = (spec, shown)
     for child in spec.children:
-        _convert_spec(child, into, specs, state)
+        _convert_spec(child, into)
     return written if written is not None else shown
 
 
@@ -302,7 +266,7 @@ def result_to_json(row: TestResult, *, memo: Memo | None = None) -> dict[str, An
     returned may then share sub-objects, so treat them as read-only.
     """
     memo = memo or Memo()
-    test: _TestJson = memo.get(row.test, _test_json, row.test, memo.specs)
+    test: _TestJson = memo.get(row.test, _test_json, row.test)
     latency = row.latency_ms if row.latency_ms is not None else 0.0
     cost = row.cost if row.cost is not None else 0.0
     usage, grading_usage = usage_to_json(row.usage), usage_to_json(row.grading_usage)  # each made once

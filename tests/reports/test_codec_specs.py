@@ -4,9 +4,9 @@
   for every dict, at every depth, of varied configs (secret keys, ``env`` maps, URLs with passwords,
   registered secret values with a quote and an accent, numbers of every kind, nested values), the
   answer and its identity are the walk's.
-- A memo converts each assertion spec once, for every test sharing it, at one state of the secret
-  registry: rows converted with one memo are those converted one by one, and a secret registered
-  between two rows is redacted in the second.
+- Rows converted with one memo (tests sharing specs, secrets registered) are those converted one by
+  one, their ``testCase.assert`` items the walk's redaction of each spec as written, and a secret
+  registered between two rows is redacted in the second.
 """
 
 from __future__ import annotations
