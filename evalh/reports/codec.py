@@ -140,7 +140,7 @@ def _assertion_to_json(spec: AssertionSpec, written: Mapping[str, Any] | None) -
     out: dict[str, Any] = dict(written) if written else {}
     out["type"] = spec.full_type
     for key in _FIGURES:
-        if key in out and out[key] is None:
+        if out.get(key, 0) is None:
             del out[key]
     value = spec.value
     if type(value) is str or not isinstance(value, Mapping):
@@ -158,12 +158,13 @@ def _assertion_to_json(spec: AssertionSpec, written: Mapping[str, Any] | None) -
 
 
 def _component_to_json(graded: GradedAssertion, test: _TestJson) -> dict[str, Any]:
-    details = graded.details
+    spec, details = graded.spec, graded.details
+    hit = test.assertions.get(id(spec))  # the test's own spec (the usual case) without a call
     out: dict[str, Any] = {
         "pass": graded.passed,
         "score": graded.score,
         "reason": graded.reason,
-        "assertion": test.assertion(graded.spec),
+        "assertion": hit[1] if hit is not None and hit[0] is spec else test.assertion(spec),
         "metadata": dict(details),
     }
     if graded.error:
@@ -193,8 +194,9 @@ def _flatten(graded: Iterable[GradedAssertion], test: _TestJson) -> list[dict[st
     for item in graded:
         component = _component_to_json(item, test)
         out.append(component)
-        if "componentResults" in component:
-            out.extend(component["componentResults"])
+        nested = component.get("componentResults")
+        if nested is not None:
+            out.extend(nested)
     return out
 
 
