@@ -78,7 +78,9 @@ _NO_BOUND = float("inf")
 
 class _Shape(NamedTuple):
     """What bounds a pattern's backtracking: its repetitions (each of one character: at most n + 1
-    counts to try), its alternatives (``|``: each doubles the branches at most) and its length."""
+    counts to try), its alternatives (``|``: each doubles the branches at most) and its length: the
+    steps of one path, the pattern's characters and the characters its counts force (``a{m}`` is m
+    steps on every path, from every start)."""
 
     repeats: int
     bars: int
@@ -115,7 +117,7 @@ def _shape(pattern: str) -> _Shape | None:
     one character; None for anything else (a backreference, a lookaround, a repeated group, an inline
     flag after the start, a possessive repetition, a fuzzy match, a nested set): those keep the limit."""
     index = _leading_flags_end(pattern)
-    repeats = bars = 0
+    repeats = bars = forced = 0
     repeatable = False  # the item just read is one character: a repetition may follow
     while index < len(pattern):
         char = pattern[index]
@@ -124,6 +126,7 @@ def _shape(pattern: str) -> _Shape | None:
             if not repeatable or end is None or (end < len(pattern) and pattern[end] in "*+{"):
                 return None
             repeats += not _fixed_count(pattern[index:end])  # {m}: one count, nothing to try
+            forced += _least_count(pattern[index:end])
             index, repeatable = end, False
             continue
         if char == "\\":
@@ -152,7 +155,7 @@ def _shape(pattern: str) -> _Shape | None:
             index, repeatable = index + 1, False
         else:  # a literal character or "."
             index, repeatable = index + 1, True
-    return _Shape(repeats, bars, len(pattern)) if repeats <= _MAX_REPEATS else None
+    return _Shape(repeats, bars, len(pattern) + forced) if repeats <= _MAX_REPEATS else None
 
 
 def _leading_flags_end(pattern: str) -> int:
@@ -184,6 +187,14 @@ def _repetition_end(pattern: str, index: int) -> int | None:
 def _fixed_count(repetition: str) -> bool:
     """``{m}`` (or its lazy ``{m}?``): a single count."""
     return repetition.startswith("{") and "," not in repetition
+
+
+def _least_count(repetition: str) -> int:
+    """The characters a repetition must match: m of ``{m}`` / ``{m,}`` / ``{m,n}``, 1 of ``+``."""
+    if not repetition.startswith("{"):
+        return int(repetition.startswith("+"))
+    low = repetition[1:].partition("}")[0].partition(",")[0]
+    return int(low) if low else 0
 
 
 def _set_end(pattern: str, index: int) -> int | None:

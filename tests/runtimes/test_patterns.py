@@ -98,24 +98,36 @@ def test_a_pattern_of_an_unknown_shape_keeps_the_time_limit(pattern: str) -> Non
 
 
 @pytest.mark.parametrize(
-    ("pattern", "repeats", "bars"),
+    ("pattern", "repeats", "bars", "forced"),
     [
-        (r"^[A-Z{][^\n]*[.}]$", 1, 0),
-        (r"(?i)LETTERS", 0, 0),
-        (r"(?i)(?s)^.*?done$", 1, 0),
-        (r"\d+\.\d{2}", 1, 0),  # {2}: one count, nothing to try
-        (r"x{,3}y{2,}z{1,4}?", 3, 0),
-        (r"\bword\b|other", 0, 1),
-        (r"(?P<id>[a-z]+)-(?:\d|x)", 1, 1),
-        (r"[]a-]\]\\", 0, 0),
+        (r"^[A-Z{][^\n]*[.}]$", 1, 0, 0),
+        (r"(?i)LETTERS", 0, 0, 0),
+        (r"(?i)(?s)^.*?done$", 1, 0, 0),
+        (r"\d+\.\d{2}", 1, 0, 3),  # {2}: one count, nothing to try, but two characters; + forces one
+        (r"x{,3}y{2,}z{1,4}?", 3, 0, 3),
+        (r"\bword\b|other", 0, 1, 0),
+        (r"(?P<id>[a-z]+)-(?:\d|x)", 1, 1, 1),
+        (r"[]a-]\]\\", 0, 0, 0),
     ],
 )
 def test_a_pattern_of_single_character_repetitions_has_its_shape_read(
-    pattern: str, repeats: int, bars: int
+    pattern: str, repeats: int, bars: int, forced: int
 ) -> None:
     shape = patterns._shape(pattern)
-    assert shape is not None and (shape.repeats, shape.bars, shape.length) == (repeats, bars, len(pattern))
-    assert patterns._work_bound(pattern, 9) == 10 ** (repeats + 1) * 2**bars * (len(pattern) + repeats + 1)
+    steps = len(pattern) + forced
+    assert shape is not None and (shape.repeats, shape.bars, shape.length) == (repeats, bars, steps)
+    assert patterns._work_bound(pattern, 9) == 10 ** (repeats + 1) * 2**bars * (steps + repeats + 1)
+
+
+@pytest.mark.parametrize("pattern", [r"a{30000}b", r"\w{20000}\d", r"(?i)a{20000}b", r"[a-z]{20000,}[0-9]"])
+def test_a_large_count_keeps_the_clock_as_it_is_that_many_steps_from_each_start(pattern: str) -> None:
+    # a{m} is one count but m steps from each of the n starts: n * m work, 29 s for a{30000}b on
+    # 60,000 a's when it went without the clock (the review of the fast path)
+    compiled = compile_pattern(pattern)
+    assert not isinstance(compiled, str)
+    assert patterns._work_bound(pattern, 60_000) > 1.0 * patterns._WORK_PER_SECOND
+    with pytest.raises(PatternTimedOut):
+        search(compiled, "a" * 60_000, 0.05)
 
 
 def test_the_text_length_enters_the_bound_so_a_long_text_keeps_the_limit() -> None:
