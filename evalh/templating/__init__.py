@@ -154,7 +154,10 @@ def render_template(
         return template
     sole = _sole_variable(template)
     if sole is not None and sole in variables:
-        return str(finalize(variables[sole]))  # what the compiled template prints: str(finalize(value))
+        try:
+            return str(finalize(variables[sole]))  # what the compiled template prints: str(finalize(value))
+        except (TypeError, ValueError, ArithmeticError, RecursionError):
+            pass  # a value that cannot be printed (nested too deep): Jinja's path says where, as it did
     from evalh.templating import engine
 
     missing: list[str] = []

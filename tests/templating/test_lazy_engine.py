@@ -10,6 +10,7 @@ import jinja2
 import pytest
 
 from evalh import templating
+from evalh.errors import TemplateError
 from evalh.templating import engine, referenced_names, render_template
 
 _NAMES = {
@@ -47,3 +48,15 @@ def test_a_sole_name_renders_and_is_read_as_through_jinja(name: str, value: obje
     expected = engine._compile(template)[0].render({"env": {}, name: value})
     assert render_template(template, {name: value}, where="w") == expected
     assert referenced_names(template, where="w") == engine.template_names(template, "w")
+
+
+def test_a_sole_variable_too_deep_to_print_is_the_located_error_jinja_gives() -> None:
+    # a var script or transformVars can hand a value nested past Python's recursion limit: the fast
+    # path printed it with a bare RecursionError (a traceback) where Jinja's path names where it failed
+    deep: list[object] = []
+    for _ in range(5000):
+        deep = [deep]
+    failed = r"template '\{\{a\}\}' failed: maximum recursion depth"
+    with pytest.raises(TemplateError, match=failed) as raised:
+        render_template("{{a}}", {"a": deep}, where="suite.yaml: prompts[0]")
+    assert "suite.yaml: prompts[0]" in str(raised.value)
