@@ -128,10 +128,14 @@ class KnownShapes:
         self._seen_values.setdefault(validator, set()).add(digest)
         return True
 
-    def learn_value(self, validator: str, digest: str, encoded: bytes) -> None:
-        """Keep the ``digest`` of a valid value whose exact compact JSON is ``encoded`` (never one holding
-        a URL, which may carry credentials, or a registered secret)."""
+    def learn_value(self, validator: str, digest: str, encoded: bytes, value: Any) -> None:
+        """Keep the ``digest`` of a valid ``value`` whose exact compact JSON is ``encoded``: never of one
+        holding a URL (which may carry credentials) or anything the secrets module redacts (a registered
+        secret, a secret-looking key's value such as a tests file's ``password`` var, an ``env`` map),
+        whose digest a dictionary of likely values would find."""
         if self.path is None or b"://" in encoded or redact_bytes(encoded) != encoded:
+            return
+        if redact_config(value) is not value:
             return
         self._new_values.setdefault(validator, set()).add(digest)
 

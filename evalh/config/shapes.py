@@ -259,7 +259,7 @@ class ShapeCachedValidator:
         key = self._key(instance)
         found = [] if key in self._valid else self._checked(instance, key, known)
         if not found and encoded is not None and digest is not None:
-            known.learn_value(self.name, digest, encoded)
+            known.learn_value(self.name, digest, encoded, instance)
         return found
 
     def _key(self, instance: Any) -> Hashable:

@@ -90,7 +90,7 @@ def test_a_value_passes_by_digest_only_when_that_very_value_passed(tmp_path: Pat
     for variant in variants:
         encoded = exact_json(variant)
         if encoded is not None and not schema_problems(variant, schema.test_validator()):
-            cold.learn_value("defs:test", value_digest(encoded), encoded)
+            cold.learn_value("defs:test", value_digest(encoded), encoded, variant)
     cold.save()
     warm = _store(tmp_path)
     fresh = ShapeCachedValidator("defs:test", schema.test_validator, {}, schema.load_schema())
@@ -133,13 +133,32 @@ def test_a_value_with_a_url_or_a_registered_secret_is_never_kept(tmp_path: Path)
         ):
             encoded = exact_json(test)
             assert encoded is not None
-            store.learn_value("defs:test", value_digest(encoded), encoded)
+            store.learn_value("defs:test", value_digest(encoded), encoded, test)
         store.save()
     finally:
         clear_registry()
     stored = json.loads((tmp_path / CACHE_FILE).read_text(encoding="utf-8"))
     plain = exact_json({"vars": {"a": "plain"}})
     assert plain is not None and stored["values"] == {"defs:test": value_digest(plain)}
+
+
+def test_a_tests_file_test_holding_a_secret_named_var_keeps_no_digest_a_dictionary_could_find(
+    tmp_path: Path,
+) -> None:
+    # a tests file is checked before anything registers its secrets: the digest of a test with
+    # `password: hunter2` gave the password back to a four-word dictionary (the review)
+    config, cache = tmp_path / "evalh.yaml", tmp_path / "cache"
+    tests = [{"vars": {"answer": "a", "password": "hunter2"}}, {"vars": {"answer": "b"}}]
+    (tmp_path / "tests.yaml").write_text(json.dumps(tests), encoding="utf-8")
+    config.write_text(
+        "prompts: ['{{answer}}']\nproviders: [echo]\ntests: file://tests.yaml\n", encoding="utf-8"
+    )
+    assert _load(config, cache) == "2 True"
+    kept = json.loads((cache / CACHE_FILE).read_text(encoding="utf-8"))["values"]["defs:test"]
+    secret = exact_json(tests[0])
+    assert secret is not None and value_digest(secret) not in kept
+    plain = exact_json(tests[1])
+    assert plain is not None and value_digest(plain) in kept
 
 
 def test_past_the_cap_only_the_last_loads_values_are_kept_and_the_shapes_stay(
@@ -150,11 +169,11 @@ def test_past_the_cap_only_the_last_loads_values_are_kept_and_the_shapes_stay(
     first.learn("defs:test", "a shape")
     for n in range(3):
         value = f'{{"n":{n}}}'.encode()
-        first.learn_value("defs:test", value_digest(value), value)
+        first.learn_value("defs:test", value_digest(value), value, {"n": n})
     first.save()
     second = _store(tmp_path)
     assert second.knows_value("defs:test", value_digest(b'{"n":0}'))  # met again in this load
-    second.learn_value("defs:test", value_digest(b'{"n":9}'), b'{"n":9}')
+    second.learn_value("defs:test", value_digest(b'{"n":9}'), b'{"n":9}', {"n": 9})
     second.save()
     third = _store(tmp_path)
     kept = {n for n in (0, 1, 2, 9) if third.knows_value("defs:test", value_digest(f'{{"n":{n}}}'.encode()))}
