@@ -55,8 +55,24 @@ def _header(reader_module: str) -> bytes | None:
             source.update(Path(str(module.__file__)).read_bytes())
         except OSError:
             return None
-    versions = f"{__version__}\0yaml_rs {yaml_rs.__version__}\0{sys.version}\0{source.hexdigest()}"
+    versions = "\0".join(
+        (__version__, f"yaml_rs {yaml_rs.__version__}", _pyyaml_version(), sys.version, source.hexdigest())
+    )
     return b"evalh-parsed\0" + versions.encode() + b"\0"
+
+
+def _pyyaml_version() -> str:
+    """PyYAML's version and its libyaml's (the reader of texts yaml_rs does not take): an upgrade of
+    either may read a text differently, so it retires the entries read before it."""
+    import yaml
+
+    try:
+        from yaml import _yaml
+
+        libyaml = str(_yaml.get_version_string())
+    except (ImportError, AttributeError):
+        libyaml = "none"
+    return f"PyYAML {yaml.__version__} libyaml {libyaml}"
 
 
 def read_cached(text: str, read: Callable[[str], Any]) -> Any:

@@ -62,6 +62,30 @@ def test_a_changed_text_is_read_again(tmp_path: Path) -> None:
     assert len(_kept(tmp_path)) == 2
 
 
+def test_an_entry_read_under_another_pyyaml_or_libyaml_is_not_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # libyaml reads the texts yaml_rs does not take: an upgrade of it (or of PyYAML) may read a text
+    # differently, so it retires the entries read before it (the review)
+    import yaml
+
+    assert _read_cached(_TEXT)["description"] == "kept"
+    parse_cache._header.cache_clear()
+    monkeypatch.setattr(yaml, "__version__", "99.0")
+    read_again: list[str] = []
+
+    def reader(text: str) -> Any:
+        read_again.append(text)
+        return _read_plain(text)
+
+    reader.__module__ = _read_plain.__module__
+    try:
+        assert read_cached(_TEXT, reader)["description"] == "kept"
+    finally:
+        parse_cache._header.cache_clear()
+    assert read_again == [_TEXT]
+
+
 def test_a_corrupt_or_foreign_file_is_ignored_and_rewritten(tmp_path: Path) -> None:
     _read_cached(_TEXT)
     (path,) = _kept(tmp_path)
