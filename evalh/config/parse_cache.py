@@ -30,11 +30,10 @@ from typing import Any
 
 import yaml_rs
 
-from evalh.common.cache_location import cache_dir, cache_enabled
+from evalh.common.cache_location import cache_dir, cache_enabled, write_cache_file
 from evalh.common.version import __version__
 from evalh.config import fastyaml, plainyaml, safeload
 from evalh.config.fastyaml import UNSURE
-from evalh.config.shape_cache import write_cache_file
 from evalh.secrets import redact_config
 
 __all__ = ["FOLDER", "MAX_BYTES", "MAX_FILES", "MIN_CHARS", "clear_parsed", "read_cached"]

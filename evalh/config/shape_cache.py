@@ -22,13 +22,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
-import tempfile
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalh.common.cache_location import cache_dir, cache_enabled
+from evalh.common.cache_location import cache_dir, cache_enabled, write_cache_file
 from evalh.common.version import __version__
 from evalh.secrets import redact_bytes, redact_config
 
@@ -43,7 +41,6 @@ __all__ = [
     "shape_cache_file",
     "shape_digest",
     "value_digest",
-    "write_cache_file",
 ]
 
 CACHE_FILE = "schema-shapes.json"
@@ -192,24 +189,6 @@ def _read(path: Path, key: str) -> tuple[dict[str, set[str]], dict[str, set[str]
         if isinstance(name, str) and isinstance(joined, str) and len(joined) % _DIGEST_CHARS == 0:
             values[name] = {joined[at : at + _DIGEST_CHARS] for at in range(0, len(joined), _DIGEST_CHARS)}
     return known, values
-
-
-def write_cache_file(path: Path, chunks: Iterable[bytes], prefix: str) -> None:
-    """Write a cache file of ``chunks`` end to end (not joined first: a 14 MB entry is not held twice),
-    atomically (a temporary file named ``prefix``..., then a rename), readable by this user only; quietly
-    not at all when the folder is not writable (read again next time, as without the file)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as file:
-                file.writelines(chunks)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-    except OSError:
-        return
 
 
 _opened: list[KnownShapes] = []  # the stores this process opened (one per schema text), saved after a load

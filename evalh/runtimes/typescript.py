@@ -28,7 +28,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalh.common.cache_location import cache_dir, cache_enabled
+from evalh.common.cache_location import cache_dir, cache_enabled, write_cache_file
 from evalh.runtimes.quickjs_engine import MEMORY_LIMIT_BYTES, engine
 
 __all__ = [
@@ -243,16 +243,8 @@ def _cached(key: str) -> str | None:
 
 def _store(key: str, output: str) -> None:
     """Write atomically; a cache that cannot be written is not a reason to fail."""
-    if not cache_enabled():
-        return
-    folder = _folder()
-    temporary = folder / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(output, encoding="utf-8")
-        os.replace(temporary, folder / f"{key}.js")
-    except OSError:
-        temporary.unlink(missing_ok=True)
+    if cache_enabled():
+        write_cache_file(_folder() / f"{key}.js", [output.encode("utf-8")], prefix=f".{key}.")
 
 
 def transpile(text: str, path: Path, shown: str) -> str:

@@ -200,7 +200,11 @@ def test_a_rerun_reads_the_compiled_files_from_the_disk_cache(tmp_path: Path) ->
     folder = grader_folder(tmp_path / "config")
     cache = tmp_path / "cache"
     assert _compile_in_a_new_process(folder, cache) == 1  # the compiler loads once for both files
-    assert len(list((cache / "typescript").glob("*.js"))) == 2  # grader.ts and lib/util.ts
+    compiled = list((cache / "typescript").glob("*.js"))
+    assert len(compiled) == 2  # grader.ts and lib/util.ts
+    # written as every cache file is (common/cache_location.py): whole, and readable by this user only
+    assert [file.stat().st_mode & 0o777 for file in compiled] == [0o600, 0o600]
+    assert [file.name for file in (cache / "typescript").iterdir() if file.suffix != ".js"] == []
     assert _compile_in_a_new_process(folder, cache) == 0  # a new process: both from disk, no compiler
     write(folder, "lib/util.ts", UTIL_TS.replace("0.5", "0.25"))
     assert _compile_in_a_new_process(folder, cache) == 1  # an edited file is compiled again
