@@ -19,6 +19,7 @@ from evalh.config.safeload import parse_json
 from evalh.config.schema import assertion_type_names
 from evalh.config.unknown_keys import drop_unknown_keys
 from evalh.errors import ConfigError, SchemaError, Where
+from evalh.secrets import register_config
 
 __all__ = ["RawTest", "collect_tests", "known_base_types", "validated_tests"]
 
@@ -155,6 +156,8 @@ def _validated(
     """Schema-check tests read from a file (in ``folder``); a broken test is reported and marked
     invalid."""
     tests: list[RawTest] = []
+    for data, _ in items:  # before any message can quote a value, as the config's own secrets are
+        register_config(data)
     checked = ctx.test_checker.problems_of_each(data for data, _ in items)  # a known test is not shaped
     for index, ((data, origin), found) in enumerate(zip(items, checked, strict=True)):
         shown: JsonPath = ("tests", offset + index)

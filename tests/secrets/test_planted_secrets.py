@@ -212,3 +212,33 @@ def test_no_planted_secret_in_a_provider_error_reaches_any_output(
     }
     assert b"[REDACTED]" in outputs["store/runs.sqlite3"]  # the errors were recorded, redacted
     assert {name: leaks(data) for name, data in outputs.items() if leaks(data)} == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("tests.yaml", "- vars: {q: one, password: PLANTED-yaml}\n  assert: [{type: equals, value: one}]\n"),
+        ("tests.jsonl", '{"vars": {"q": "one", "api_key": "PLANTED-jsonl-key-2"}}\n'),
+        ("tests.csv", "q,client_secret,__expected\none,PLANTED-csv-secret-3,contains:one\n"),
+    ],
+)
+def test_a_tests_files_secret_named_var_is_redacted_as_an_inline_one_is(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    # the config's own secrets were registered before anything could quote them, a tests file's were
+    # never: its `password` var reached every report, the run store and a digest in the cache folder
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "evalh.yaml").write_text(
+        f"prompts: ['{{{{q}}}}']\nproviders: [echo]\ntests: file://{name}\n", encoding="utf-8"
+    )
+    args = ["run", str(tmp_path / "evalh.yaml"), "--no-progress-bar"]
+    for report in REPORTS:
+        args += ["-o", str(tmp_path / report)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    row = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"][0]
+    assert [value for key, value in row["vars"].items() if key != "q"] == ["[REDACTED]"]
+    written = [p for folder in ("evalh-cache", "evalh-home") for p in (tmp_path / folder).rglob("*")]
+    outputs = [result.stdout, *((tmp_path / report).read_text(encoding="utf-8") for report in REPORTS)]
+    assert [p.name for p in written if p.is_file() and b"PLANTED" in p.read_bytes()] == []
+    assert [text for text in outputs if "PLANTED" in text] == []
