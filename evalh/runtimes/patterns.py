@@ -122,12 +122,14 @@ def _shape(pattern: str) -> _Shape | None:
     while index < len(pattern):
         char = pattern[index]
         if char in "*+?{":
-            end = _repetition_end(pattern, index)
-            if not repeatable or end is None or (end < len(pattern) and pattern[end] in "*+{"):
+            repetition = _repetition(pattern, index)
+            if not repeatable or repetition is None:
                 return None
-            repeats += not _fixed_count(pattern[index:end])  # {m}: one count, nothing to try
-            forced += _least_count(pattern[index:end])
-            index, repeatable = end, False
+            if repetition.end < len(pattern) and pattern[repetition.end] in "*+{":
+                return None
+            repeats += not repetition.fixed  # {m}: one count, nothing to try
+            forced += repetition.least
+            index, repeatable = repetition.end, False
             continue
         if char == "\\":
             if index + 1 >= len(pattern):
@@ -169,32 +171,26 @@ def _leading_flags_end(pattern: str) -> int:
     return index
 
 
-def _repetition_end(pattern: str, index: int) -> int | None:
-    """The end of the repetition at ``index`` (with its lazy ``?``), or None for a ``{`` that is not
-    ``{m}``, ``{m,}``, ``{,n}`` or ``{m,n}``."""
+class _Repetition(NamedTuple):
+    end: int  # past the repetition and its lazy ``?``
+    least: int  # the characters it must match: m of ``{m}`` / ``{m,}`` / ``{m,n}``, 1 of ``+``
+    fixed: bool  # ``{m}``: a single count, nothing to try
+
+
+def _repetition(pattern: str, index: int) -> _Repetition | None:
+    """The repetition at ``index``, or None for a ``{`` that is not ``{m}``, ``{m,}``, ``{,n}`` or
+    ``{m,n}``."""
     if pattern[index] == "{":
         close = pattern.find("}", index)
-        low, _, high = pattern[index + 1 : close].partition(",")
+        low, comma, high = pattern[index + 1 : close].partition(",")
         counts = [part for part in (low, high) if part]
         if close < 0 or not counts or not all(part.isascii() and part.isdigit() for part in counts):
             return None
-        end = close + 1
+        end, least, fixed = close + 1, int(low) if low else 0, not comma
     else:
-        end = index + 1
-    return end + 1 if end < len(pattern) and pattern[end] == "?" else end
-
-
-def _fixed_count(repetition: str) -> bool:
-    """``{m}`` (or its lazy ``{m}?``): a single count."""
-    return repetition.startswith("{") and "," not in repetition
-
-
-def _least_count(repetition: str) -> int:
-    """The characters a repetition must match: m of ``{m}`` / ``{m,}`` / ``{m,n}``, 1 of ``+``."""
-    if not repetition.startswith("{"):
-        return int(repetition.startswith("+"))
-    low = repetition[1:].partition("}")[0].partition(",")[0]
-    return int(low) if low else 0
+        end, least, fixed = index + 1, int(pattern[index] == "+"), False
+    lazy = end < len(pattern) and pattern[end] == "?"
+    return _Repetition(end + 1 if lazy else end, least, fixed)
 
 
 def _set_end(pattern: str, index: int) -> int | None:
