@@ -50,6 +50,7 @@ __all__ = [
     "redacted_stdio",
     "register",
     "register_config",
+    "register_environment",
     "register_headers",
     "register_url",
     "registered",
@@ -517,6 +518,17 @@ def register_config(value: Any, *, under_secret: bool = False) -> None:
 def registered() -> frozenset[str]:
     """Every registered form (for tests and diagnostics; never print it)."""
     return _RUN.get().values()
+
+
+# Shell variables that hold a directory, though "pwd" in a config key names a password.
+_PLACE_VARIABLES = frozenset({"PWD", "OLDPWD"})
+
+
+def register_environment(variables: Mapping[str, str]) -> None:
+    """Register the values of an environment's secret-named variables (``OPENAI_API_KEY``,
+    ``GITHUB_TOKEN``, a URL's password in ``DATABASE_URL``): a value copied into a config, a data file
+    or an output is redacted even when no provider reads the variable."""
+    register_config({name: value for name, value in variables.items() if name not in _PLACE_VARIABLES})
 
 
 def clear_registry() -> None:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from evalh.common.environment import environ
 from evalh.common.notices import run_policy
-from evalh.secrets import run_registry
+from evalh.secrets import register_environment, run_registry
 
 __all__ = ["run_context"]
 
@@ -22,6 +23,8 @@ __all__ = ["run_context"]
 @contextmanager
 def run_context() -> Iterator[None]:
     """Within the block, the secrets registered are this run's (over the enclosing ones, which stay
-    redacted), and its notices are shown once per run, with the enclosing sink and strictness."""
+    redacted), and its notices are shown once per run, with the enclosing sink and strictness. The
+    environment's secret-named values are the run's first secrets."""
     with run_registry(), run_policy():
+        register_environment(environ())
         yield

@@ -242,3 +242,30 @@ def test_a_tests_files_secret_named_var_is_redacted_as_an_inline_one_is(
     outputs = [result.stdout, *((tmp_path / report).read_text(encoding="utf-8") for report in REPORTS)]
     assert [p.name for p in written if p.is_file() and b"PLANTED" in p.read_bytes()] == []
     assert [text for text in outputs if "PLANTED" in text] == []
+
+
+def test_a_process_secret_written_literally_into_a_config_is_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no provider reads APP_SERVICE_TOKEN and no template names it: its value, pasted into a var whose
+    # name says nothing, reached every report and the run store
+    monkeypatch.setenv("APP_SERVICE_TOKEN", "PLANTED-procenv-literal")
+    monkeypatch.setenv("PWD", str(tmp_path))  # a directory, though "pwd" names a password in a config
+    (tmp_path / "evalh.yaml").write_text(
+        "prompts: ['{{q}} {{note}}']\nproviders: [echo]\n"
+        f"tests:\n  - vars: {{q: one, note: PLANTED-procenv-literal, where: '{tmp_path}'}}\n"
+        "    assert: [{type: contains, value: one}]\n",
+        encoding="utf-8",
+    )
+    args = ["run", str(tmp_path / "evalh.yaml"), "--no-progress-bar"]
+    for report in REPORTS:
+        args += ["-o", str(tmp_path / report)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    row = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"][0]
+    assert row["vars"] == {"q": "one", "note": "[REDACTED]", "where": str(tmp_path)}
+    assert row["response"]["output"] == "one [REDACTED]"
+    written = [p for folder in ("evalh-cache", "evalh-home") for p in (tmp_path / folder).rglob("*")]
+    outputs = [result.stdout, *((tmp_path / report).read_text(encoding="utf-8") for report in REPORTS)]
+    assert [p.name for p in written if p.is_file() and b"PLANTED" in p.read_bytes()] == []
+    assert [text for text in outputs if "PLANTED" in text] == []
