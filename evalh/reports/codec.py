@@ -223,10 +223,11 @@ def _test_json(test: TestCase, memo: Memo | None = None) -> _TestJson:
     (defaultTest's assertions, which the load shares between tests, and its options' values) is taken
     from that one's conversion while no secret value was registered since (each redaction is the same)."""
     variables, metadata = dict(test.vars), dict(test.metadata)
-    state = redaction_state()
-    last = memo.last_test if memo is not None else None
-    if last is not None and last.state is not state:
-        last = None
+    state = last = None
+    if memo is not None:  # a conversion to share: the registry's state it was made in decides
+        state, last = redaction_state(), memo.last_test
+        if last is not None and last.state is not state:
+            last = None
     # defaultTest's shared specs come first: a test whose first spec is not the last test's shares none
     reused = (
         last.assertions
