@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from evalh.config.load import load_suite_data
-from evalh.model import AssertionSpec, GradedAssertion, Status, Suite, TestCase, TestResult
+from evalh.model import AssertionSpec, GradedAssertion, Suite, TestCase, TestResult
 from evalh.reports.codec import new_memo, result_to_json
 from evalh.reports.streamed import encode_row
 from evalh.secrets import MARKER, register, run_registry
-from tests.reports.sample import PROMPTS, PROVIDERS
+from tests.reports.sample import passed_row
 
 SECRET = 'pa"ss-wörd-123'  # a quote and an accent: its JSON forms differ from it
 URL = "https://user:hunter2-pw@example.com/v1"
@@ -50,23 +50,7 @@ def _graded(spec: AssertionSpec, at: int) -> GradedAssertion:
 
 
 def _row(test: TestCase, repeat: int = 0) -> TestResult:
-    graded = tuple(_graded(spec, at) for at, spec in enumerate(test.asserts))
-    return TestResult(
-        test=test,
-        prompt=PROMPTS[0],
-        provider=PROVIDERS[0],
-        prompt_index=0,
-        provider_index=0,
-        repeat_index=repeat,
-        rendered_prompt=str(test.vars["q"]),
-        status=Status.PASS,
-        score=1.0,
-        reason="All assertions passed",
-        output=f"answer {test.index}",
-        latency_ms=1.0,
-        assertions=graded,
-        id=f"row-{test.index}-{repeat}",
-    )
+    return passed_row(test, tuple(_graded(spec, at) for at, spec in enumerate(test.asserts)), repeat=repeat)
 
 
 DEFAULT_ASSERTS: list[Any] = [
