@@ -48,6 +48,7 @@ __all__ = [
     "redact_text",
     "redact_value",
     "redacted_stdio",
+    "redaction_state",
     "register",
     "register_config",
     "register_environment",
@@ -343,6 +344,12 @@ def _redact_string(text: str) -> str:
     if "://" in text:
         text = scrub_urls(text)
     return redact_text(text)
+
+
+def redaction_state() -> object:
+    """A token of what :func:`redact_config` replaces by value (the registered forms): the same object
+    while no value is registered, so a redaction kept from before is still the one it would make."""
+    return _RUN.get().text
 
 
 def _filled(value: Any) -> bool:

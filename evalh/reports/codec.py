@@ -35,6 +35,7 @@ from evalh.model import (
 from evalh.reports.codec_trace import trace_to_json
 from evalh.reports.textutil import output_text
 from evalh.secrets import redact_config as redact
+from evalh.secrets import redaction_state
 
 __all__ = [
     "FAILURE_REASON",
@@ -98,6 +99,8 @@ class Memo:
     def __init__(self, limit: int | None = None) -> None:
         self._items: OrderedDict[int, tuple[object, Any]] = OrderedDict()
         self._limit = limit
+        # the test converted last: the next one reuses its conversions of what they share (see _test_json)
+        self.last_test: _TestJson | None = None
 
     def get(self, obj: object, build: Callable[..., Any], *args: Any) -> Any:
         """The conversion of ``obj``: ``build(*args)`` the first time, the kept result after."""
@@ -116,15 +119,24 @@ class Memo:
         return value
 
 
+# A spec's report forms: the spec, as its components show it, and as the test wrote it (a plain tuple:
+# one per assertion of every test, and a NamedTuple's constructor is a Python call)
+_SpecJson = tuple[AssertionSpec, dict[str, Any], Any]
+
+
 class _TestJson(NamedTuple):
     """A test's share of each of its rows (its prompts x providers x repeats), converted and redacted
     once: ``vars`` and ``metadata`` (each row's and its ``testCase``'s), ``testCase``, and the report
-    form of each of its assertions, assert-set members included (by ``id``, the spec kept beside it)."""
+    form of each of its assertions, assert-set members included (by ``id``: the spec, its component
+    form, and its form as written, the ``testCase.assert`` item). ``options``: the test's own, which
+    ``testCase.options`` redacts; ``state``: :func:`~evalh.secrets.redaction_state` when it was made."""
 
     vars: dict[str, Any]
     metadata: dict[str, Any]
     case: dict[str, Any]
-    assertions: dict[int, tuple[AssertionSpec, dict[str, Any]]]
+    assertions: dict[int, _SpecJson]
+    options: Mapping[str, Any] | None = None
+    state: object = None
 
     def assertion(self, spec: AssertionSpec) -> dict[str, Any]:
         """``spec`` as a component's ``assertion`` (converted now if it is not one of the test's)."""
@@ -206,33 +218,84 @@ def _prompt_id(prompt: Prompt) -> str:
     return hashlib.sha256(f"{prompt.label}:{output_text(prompt.raw)}".encode(errors="replace")).hexdigest()
 
 
-def _test_json(test: TestCase) -> _TestJson:
+def _test_json(test: TestCase, memo: Memo | None = None) -> _TestJson:
+    """``test``'s share of its rows; with ``memo``, what it shares with the test converted before it
+    (defaultTest's assertions, which the load shares between tests, and its options' values) is taken
+    from that one's conversion while no secret value was registered since (each redaction is the same)."""
     variables, metadata = dict(test.vars), dict(test.metadata)
-    assertions: dict[int, tuple[AssertionSpec, dict[str, Any]]] = {}
-    written = [_convert_spec(spec, assertions) for spec in test.asserts]
+    state = last = None
+    if memo is not None:  # a conversion to share: the registry's state it was made in decides
+        state, last = redaction_state(), memo.last_test
+        if last is not None and last.state is not state:
+            last = None
+    # defaultTest's shared specs come first: a test whose first spec is not the last test's shares none
+    reused = (
+        last.assertions
+        if last is not None and test.asserts and id(test.asserts[0]) in last.assertions
+        else {}
+    )
+    assertions: dict[int, _SpecJson] = {}
+    if reused:
+        written = [_reused_spec(spec, assertions, reused) for spec in test.asserts]
+    else:
+        written = [_convert_spec(spec, assertions) for spec in test.asserts]
     case: dict[str, Any] = {"vars": variables}
     if test.description is not None:
         case["description"] = test.description
     case["assert"] = written
-    case["options"] = redact(test.options) if test.options else {}
+    case["options"] = _options_json(test.options, last) if test.options else {}
     case["metadata"] = metadata
     if test.threshold is not None:
         case["threshold"] = test.threshold
     if test.has_output:
         case["output"] = test.output
-    return _TestJson(variables, metadata, case, assertions)
+    converted = _TestJson(variables, metadata, case, assertions, test.options, state)
+    if memo is not None:
+        memo.last_test = converted
+    return converted
 
 
-def _convert_spec(spec: AssertionSpec, into: dict[int, tuple[AssertionSpec, dict[str, Any]]]) -> Any:
+def _options_json(options: Mapping[str, Any], last: _TestJson | None) -> Any:
+    """``testCase.options``: the last test's when its options held the same values under the same keys
+    (defaultTest's merged into each test: the same objects), else redacted now."""
+    if last is not None and last.options is not None and _same_items(options, last.options):
+        return last.case["options"]
+    return redact(options)
+
+
+def _same_items(one: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Whether two mappings hold the very same values under equal keys, in the same order."""
+    if one is other:
+        return True
+    if len(one) != len(other):
+        return False
+    return all(a == b and x is y for (a, x), (b, y) in zip(one.items(), other.items(), strict=True))
+
+
+def _convert_spec(spec: AssertionSpec, into: dict[int, _SpecJson]) -> Any:
     """Redacted once: the spec as written (testCase's ``assert``, returned) and as its components show
     it (put ``into`` by the spec's ``id``, its children's too)."""
     raw = spec.raw
     written = redact(raw) if raw else None
     shown = _assertion_to_json(spec, written)
-    into[id(spec)] = (spec, shown)
+    if written is None:
+        written = shown
+    into[id(spec)] = (spec, shown, written)
     for child in spec.children:
         _convert_spec(child, into)
-    return written if written is not None else shown
+    return written
+
+
+def _reused_spec(spec: AssertionSpec, into: dict[int, _SpecJson], reused: Mapping[int, _SpecJson]) -> Any:
+    """:func:`_convert_spec`, or the conversion ``reused`` holds of the same spec (the last test's), its
+    children's taken with it."""
+    hit = reused.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        return _convert_spec(spec, into)
+    into[id(spec)] = hit
+    for child in spec.children:
+        _reused_spec(child, into, reused)
+    return hit[2]
 
 
 def _error_text(row: TestResult) -> str | None:
@@ -266,7 +329,7 @@ def result_to_json(row: TestResult, *, memo: Memo | None = None) -> dict[str, An
     returned may then share sub-objects, so treat them as read-only.
     """
     memo = memo or Memo()
-    test: _TestJson = memo.get(row.test, _test_json, row.test)
+    test: _TestJson = memo.get(row.test, _test_json, row.test, memo)
     latency = row.latency_ms if row.latency_ms is not None else 0.0
     cost = row.cost if row.cost is not None else 0.0
     usage, grading_usage = usage_to_json(row.usage), usage_to_json(row.grading_usage)  # each made once

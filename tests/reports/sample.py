@@ -240,6 +240,27 @@ def _row(test: TestCase, prompt_idx: int, provider_idx: int, n: int) -> TestResu
     )
 
 
+def passed_row(test: TestCase, graded: tuple[GradedAssertion, ...], *, repeat: int = 0) -> TestResult:
+    """A PASS row of ``test`` (its var ``q`` as the prompt) with these verdicts, at the first prompt and
+    provider: the rows the codec's conversion tests encode with and without a memo."""
+    return TestResult(
+        test=test,
+        prompt=PROMPTS[0],
+        provider=PROVIDERS[0],
+        prompt_index=0,
+        provider_index=0,
+        repeat_index=repeat,
+        rendered_prompt=str(test.vars.get("q", "")),
+        status=Status.PASS,
+        score=1.0,
+        reason="All assertions passed",
+        output=f"answer {test.index}",
+        latency_ms=1.0,
+        assertions=graded,
+        id=f"row-{test.index}-{repeat}",
+    )
+
+
 def sample_run() -> RunRecord:
     """The small run the golden files are made from (fixed ids, timestamps and durations)."""
     rows: list[TestResult] = []

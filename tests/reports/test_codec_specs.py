@@ -17,11 +17,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from evalh import secrets
-from evalh.model import AssertionSpec, GradedAssertion, Status, TestCase, TestResult
+from evalh.model import AssertionSpec, GradedAssertion, TestCase, TestResult
 from evalh.reports.codec import new_memo, result_to_json
 from evalh.reports.streamed import encode_row
 from evalh.secrets import MARKER, redact_config, register, run_registry
-from tests.reports.sample import PROMPTS, PROVIDERS
+from tests.reports.sample import passed_row
 
 SECRET = 'pa"ss-wörd-123'  # a quote and an accent: its JSON forms differ from it
 URL_SECRET = "https://user:hunter2-pw@example.com/v1?sig=abcdef&q=1"
@@ -138,21 +138,7 @@ def _row(index: int, specs: tuple[AssertionSpec, ...]) -> TestResult:
         GradedAssertion(spec=spec, passed=True, score=1.0, reason=f"reason {at}")
         for at, spec in enumerate(specs)
     )
-    return TestResult(
-        test=test,
-        prompt=PROMPTS[0],
-        provider=PROVIDERS[0],
-        prompt_index=0,
-        provider_index=0,
-        rendered_prompt=f"question {index}",
-        status=Status.PASS,
-        score=1.0,
-        reason="All assertions passed",
-        output=f"answer {index}",
-        latency_ms=1.0,
-        assertions=graded,
-        id=f"row-{index}",
-    )
+    return passed_row(test, graded)
 
 
 def _varied_specs(rng: random.Random) -> list[AssertionSpec]:
