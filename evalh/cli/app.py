@@ -196,21 +196,21 @@ class LazyCommands(MutableMapping[str, Command]):
 def command_group(typer_app: typer.Typer = app) -> TyperGroup:
     """``typer_app`` as the click group typer makes of it (typer.main.get_command), but with each
     sub-command and sub-group built when first asked for (:class:`LazyCommands`)."""
-    settings = {
-        "pretty_exceptions_short": typer_app.pretty_exceptions_short,
-        "rich_markup_mode": typer_app.rich_markup_mode,
-    }
+    short, markup = typer_app.pretty_exceptions_short, typer_app.rich_markup_mode
     builders: dict[str, Callable[[], Command]] = {}
     for info in typer_app.registered_commands:  # typer's order: the commands, then the groups
         assert info.name, "every evalh command is registered with its name"
-        builders[info.name] = functools.partial(typer.main.get_command_from_info, info, **settings)
+        builders[info.name] = functools.partial(
+            typer.main.get_command_from_info, info, pretty_exceptions_short=short, rich_markup_mode=markup
+        )
     for group_info in typer_app.registered_groups:
         assert group_info.name, "every evalh command group is registered with its name"
         builders[group_info.name] = functools.partial(
             typer.main.get_group_from_info,
             group_info,
+            pretty_exceptions_short=short,
+            rich_markup_mode=markup,
             suggest_commands=typer_app.suggest_commands,
-            **settings,
         )
     bare = copy.copy(typer_app)  # the same settings and callback (--version), no sub-command to build
     bare.registered_commands, bare.registered_groups = [], []
