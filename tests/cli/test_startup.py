@@ -17,6 +17,7 @@ from typer._click.exceptions import BadParameter
 from typer._coercion import build_runtime_param
 from typer.main import get_command
 
+from evalh.assertions.registry import FAMILY_MODULES
 from evalh.cli.app import app
 from evalh.cli.convert import convert_lazily
 
@@ -235,3 +236,30 @@ def test_a_config_without_code_loads_no_runtime_and_validate_no_event_loop(tmp_p
     output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     components = output["results"]["results"][0]["gradingResult"]["componentResults"]
     assert [c["pass"] for c in components] == [True, True, True, False, True]
+
+
+def test_a_run_imports_only_the_assertion_families_its_config_uses(tmp_path: Path) -> None:
+    """The schema's assertion section and each type's family are read from the files generated from the
+    registry (evalh/config/generated.py): a text-only config imports the text family alone, and a type
+    of another family (in the config or in a CSV tests file) imports that family too, and is graded."""
+    config, home, run = _plain_run(tmp_path)
+    families = FAMILY_MODULES
+    assert _modules_after(run, tmp_path, families, home) == ["evalh.assertions.text"]
+    assert _modules_after(["validate", str(config)], tmp_path, families) == ["evalh.assertions.text"]
+    (tmp_path / "tests.csv").write_text(
+        'answer,__expected1,__expected2\n"{""a"": 1}",is-json,contains-any:x\n', encoding="utf-8"
+    )
+    config.write_text(
+        "prompts: ['{{answer}}']\nproviders: [echo]\ntests: file://tests.csv\n"
+        "defaultTest:\n  assert: [{type: rouge-n, value: 'a', threshold: 0.1}]\n",
+        encoding="utf-8",
+    )
+    used = ["evalh.assertions.text", "evalh.assertions.structured", "evalh.assertions.lexical"]
+    assert _modules_after(run, tmp_path, families, home) == used
+    output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    components = output["results"]["results"][0]["gradingResult"]["componentResults"]
+    assert [(c["assertion"]["type"], c["pass"]) for c in components] == [
+        ("rouge-n", True),
+        ("is-json", True),
+        ("contains-any", False),
+    ]
