@@ -263,3 +263,29 @@ def test_a_run_imports_only_the_assertion_families_its_config_uses(tmp_path: Pat
         ("is-json", True),
         ("contains-any", False),
     ]
+
+
+def test_validate_makes_no_run_record_class_and_the_model_package_gives_every_name() -> None:
+    """evalh.model imports a class's module when the class is first asked for: validate, which builds no
+    run record, creates none of the aggregates' or repeats' dataclasses; every public name is the one
+    its module defines."""
+    code = (
+        "import sys\nfrom evalh.model import Suite, TestResult\n"
+        "print(sorted(m for m in sys.modules if m.startswith('evalh.model.')))\n"
+        "import importlib, evalh.model as model\n"
+        "wrong = [n for n in model.__all__ if getattr(model, n) is not "
+        "getattr(importlib.import_module(model._HOMES[n]), n)]\n"
+        "print(wrong, set(model.__all__) <= set(dir(model)))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, second = result.stdout.splitlines()
+    assert "evalh.model.aggregates" not in first and "evalh.model.results" in first
+    assert second == "[] True"
+    with pytest.raises(ImportError, match="cannot import name 'Nope'"):
+        from evalh.model import Nope  # type: ignore[attr-defined]  # noqa: F401
+
+
+def test_validate_imports_no_aggregates(tmp_path: Path) -> None:
+    config, _, _ = _plain_run(tmp_path)
+    heavy = ("evalh.model.aggregates", "evalh.model.repeats")
+    assert _modules_after(["validate", str(config)], tmp_path, heavy) == []
