@@ -289,3 +289,21 @@ def test_validate_imports_no_aggregates(tmp_path: Path) -> None:
     config, _, _ = _plain_run(tmp_path)
     heavy = ("evalh.model.aggregates", "evalh.model.repeats")
     assert _modules_after(["validate", str(config)], tmp_path, heavy) == []
+
+
+def test_the_regex_package_comes_with_the_first_regular_expression(tmp_path: Path) -> None:
+    config, home, run = _plain_run(tmp_path)
+    assert _modules_after(run, tmp_path, ("regex",), home) == ["regex"]  # DETERMINISTIC has a regex
+    output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    components = output["results"]["results"][0]["gradingResult"]["componentResults"]
+    assert [c["pass"] for c in components] == [True, True, True, False]
+    config.write_text(
+        "prompts: ['{{answer}}']\nproviders: [echo]\ntests:\n"
+        "  - {vars: {answer: ab}, assert: [{type: contains, value: a}, {type: starts-with, value: b}]}\n",
+        encoding="utf-8",
+    )
+    assert _modules_after(run, tmp_path, ("regex",), home) == []
+    output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    components = output["results"]["results"][0]["gradingResult"]["componentResults"]
+    assert [c["pass"] for c in components] == [True, False]
+    assert _modules_after(["validate", str(config)], tmp_path, ("regex",)) == []
