@@ -163,6 +163,8 @@ _HOMES: dict[str, str] = {
 }
 
 
+# evalh.common.lazy_names makes this function for evalh and evalh.store; model, a leaf package, imports
+# nothing of evalh outside itself (docs/architecture.md rule 2), so it spells the same few lines here.
 if not TYPE_CHECKING:  # hidden from the type checker, which would accept any name through it
 
     def __getattr__(name: str) -> Any:
