@@ -91,6 +91,8 @@ def test_validate_draws_no_table_so_loads_neither_rich_nor_the_report_writers(tm
 # (--baseline), the OTLP receiver's HTTP server (tracing), a browser, the other report formats.
 _UNUSED_BY_A_PLAIN_RUN = (
     "evalh.store.refs",
+    "evalh.store.export",  # reading a stored run back
+    "getpass",  # asking who rates a row
     "evalh.store.compare",
     "evalh.stats.significance",
     "evalh.tracing.receiver",
