@@ -122,6 +122,8 @@ def test_every_type_its_not_form_and_unknown_names_resolve_as_with_every_family_
     assert ASSERTIONS["contains"] is get_assertion("contains") is registry["contains"]
     with pytest.raises(KeyError):
         ASSERTIONS["contians"]
+    assert ASSERTIONS.get("contians", "none") == "none" and ASSERTIONS.get("contians") is None
+    assert "contains" in ASSERTIONS and "contians" not in ASSERTIONS and len(ASSERTIONS) == len(registry)
 
 
 def test_looking_up_one_type_imports_its_family_only() -> None:
