@@ -25,13 +25,16 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import assertion
 from evalh.common.deadlines import REGEX_TIMEOUT_S
 from evalh.model import AssertionResult, Measurement
-from evalh.runtimes.patterns import Match, Pattern, PatternTimedOut, compile_pattern, find_all
+from evalh.runtimes.patterns import PatternTimedOut, compile_pattern, find_all
+
+if TYPE_CHECKING:
+    from evalh.runtimes.patterns import Match, Pattern
 
 __all__ = [
     "Sources",

@@ -8,15 +8,19 @@ is fast.
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import Annotated, Any, NoReturn
 
 import typer
+import typer.main
+from typer._click.core import Command
+from typer.core import TyperGroup
 
 from evalh.cli import cache, calibrate, diff, init, merge, reference, runs, validate, view
 from evalh.cli import run as run_command
@@ -26,7 +30,7 @@ from evalh.common.version import __version__
 from evalh.errors import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EvalhError
 from evalh.secrets import redacted_stdio
 
-__all__ = ["app", "main"]
+__all__ = ["LazyCommands", "app", "command_group", "main"]
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 every test passed; 1 a test failed or errored (or the pass rate is under "
@@ -150,9 +154,74 @@ def _exit_now_if_stuck(code: object) -> None:
         os._exit(code)
 
 
+class LazyCommands(MutableMapping[str, Command]):
+    """A group's sub-commands by name, each built from its Typer registration when first asked for.
+
+    typer builds every command's options (type hints and signatures of ~40 functions) before it parses
+    anything; a run needs only its own command's. Names are known at once, in registration order, so
+    ``evalh --help`` (which asks for them all), completion and an unknown command's did-you-mean are as
+    typer makes them."""
+
+    def __init__(self, builders: dict[str, Callable[[], Command]]) -> None:
+        self._builders = builders
+        self._built: dict[str, Command] = {}
+
+    def __getitem__(self, name: str) -> Command:
+        if name not in self._built:
+            self._built[name] = self._builders[name]()  # KeyError for an unknown name, as a dict
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Command) -> None:
+        self._builders.setdefault(name, lambda: command)
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._builders[name]
+        self._built.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._builders)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._builders  # Mapping's own would build the command to answer
+
+    def __len__(self) -> int:
+        return len(self._builders)
+
+    def built(self) -> list[str]:
+        """The names of the commands built so far."""
+        return list(self._built)
+
+
+def command_group(typer_app: typer.Typer = app) -> TyperGroup:
+    """``typer_app`` as the click group typer makes of it (typer.main.get_command), but with each
+    sub-command and sub-group built when first asked for (:class:`LazyCommands`)."""
+    short, markup = typer_app.pretty_exceptions_short, typer_app.rich_markup_mode
+    builders: dict[str, Callable[[], Command]] = {}
+    for info in typer_app.registered_commands:  # typer's order: the commands, then the groups
+        assert info.name, "every evalh command is registered with its name"
+        builders[info.name] = functools.partial(
+            typer.main.get_command_from_info, info, pretty_exceptions_short=short, rich_markup_mode=markup
+        )
+    for group_info in typer_app.registered_groups:
+        assert group_info.name, "every evalh command group is registered with its name"
+        builders[group_info.name] = functools.partial(
+            typer.main.get_group_from_info,
+            group_info,
+            pretty_exceptions_short=short,
+            rich_markup_mode=markup,
+            suggest_commands=typer_app.suggest_commands,
+        )
+    bare = copy.copy(typer_app)  # the same settings and callback (--version), no sub-command to build
+    bare.registered_commands, bare.registered_groups = [], []
+    group = typer.main.get_group(bare)
+    group.commands = LazyCommands(builders)
+    return group
+
+
 def main() -> None:
     try:
-        app()
+        command_group()()
     except KeyboardInterrupt:
         sys.exit(EXIT_INTERRUPTED)
     except SystemExit as exit_:

@@ -4,8 +4,9 @@
 It names no assertion type. This module adds to its ``$defs.assertion`` what each registered type
 declares: the enum of types with their ``not-`` forms (and descriptions for editors), and one ``allOf``
 rule per type for its value's shape, its ``config`` keys, its threshold's bounds and what it requires.
-A new assertion type therefore touches its family module, never the schema file; ``evalh schema``
-prints the assembled schema (``config/schema.py`` assembles and caches it).
+A new assertion type therefore touches its family module, never the base schema file (then
+``python -m evalh.config.generated`` writes the shipped section again); ``evalh schema`` prints the
+assembled schema (``config/schema.py`` assembles and caches it).
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from typing import Any
 
 from evalh.assertions.registry import AssertionDef
 
-__all__ = ["BINARY_CONFIG", "assemble", "assertion_rules", "config_rule", "type_names"]
+__all__ = [
+    "BINARY_CONFIG",
+    "assemble",
+    "assertion_rules",
+    "assertion_section",
+    "config_rule",
+    "insert_section",
+    "type_names",
+]
 
 # Read by runner/scoring.py for every scored type, so declared here once rather than by each family.
 BINARY_CONFIG: Mapping[str, Any] = {
@@ -124,11 +133,27 @@ def assertion_rules(registry: Mapping[str, AssertionDef]) -> list[dict[str, Any]
     return rules + ([children] if children is not None else [])
 
 
-def assemble(base: dict[str, Any], registry: Mapping[str, AssertionDef]) -> dict[str, Any]:
-    """``base`` (a fresh copy of the schema file) with the registry's assertion section added."""
+def assertion_section(registry: Mapping[str, AssertionDef]) -> dict[str, Any]:
+    """What the registry adds to the base's ``$defs.assertion``: the enum of types with their ``not-``
+    forms (and descriptions for editors), and the ``allOf`` of per-type rules. Shipped, generated, as
+    ``schemas/evalh.assertions.json`` (see ``config/generated.py``)."""
+    return {
+        "enum": type_names(registry),
+        "enumDescriptions": _descriptions(registry),  # shown by editors beside each completion
+        "allOf": assertion_rules(registry),
+    }
+
+
+def insert_section(base: dict[str, Any], section: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` (a fresh copy of the schema file) with the assertion ``section`` added."""
     assertion = base["$defs"]["assertion"]
     kind = assertion["properties"]["type"]
-    kind["enum"] = type_names(registry)
-    kind["enumDescriptions"] = _descriptions(registry)  # shown by editors beside each completion
-    assertion["allOf"] = assertion_rules(registry)
+    kind["enum"] = section["enum"]
+    kind["enumDescriptions"] = section["enumDescriptions"]
+    assertion["allOf"] = section["allOf"]
     return base
+
+
+def assemble(base: dict[str, Any], registry: Mapping[str, AssertionDef]) -> dict[str, Any]:
+    """``base`` (a fresh copy of the schema file) with the registry's assertion section added."""
+    return insert_section(base, assertion_section(registry))

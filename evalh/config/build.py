@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evalh.assertions.javascript import javascript_file_problem
 from evalh.assertions.registry import base_type, get_assertion
 from evalh.common.environment import getenv
 from evalh.common.notices import warnings_muted
@@ -714,6 +713,8 @@ def _file_value(kind: str, ref: str, ctx: LoadContext, where: Where) -> Any:
     if kind == "javascript" and path.suffix in JS_FILE_SUFFIXES:
         if not path.is_file():
             raise ctx.missing(path, where)
+        from evalh.assertions.javascript import javascript_file_problem  # a family: imported when used
+
         problem = javascript_file_problem(ref, ctx.base_dir)
         if problem:
             raise ConfigError(f"javascript: {problem}", where=where)

@@ -20,7 +20,7 @@ from typing import Any
 
 from evalh.assertions.base import needed_providers
 from evalh.assertions.promptfoo_only import unknown_type
-from evalh.assertions.registry import AssertionDef, all_assertions
+from evalh.assertions.registry import ASSERTIONS, AssertionDef
 from evalh.common.notices import is_strict, notice, warn
 from evalh.config.default_grader import DefaultGrader, default_grader
 from evalh.config.files import LoadContext
@@ -69,7 +69,7 @@ def value_problem(definition: AssertionDef, value: Any, config: Mapping[str, Any
 
 @functools.cache
 def _shape_validator(name: str) -> ShapeCachedValidator:
-    return fragment_checker(all_assertions()[name].value_schema or {})
+    return fragment_checker(ASSERTIONS[name].value_schema or {})
 
 
 def _checked_as_written(spec: AssertionSpec) -> bool:
@@ -104,7 +104,7 @@ class AssertionChecker:
     ctx: LoadContext
     suite_default: ProviderChoice | None
     where_of: Mapping[int, Where]  # id(spec) -> "file:line:col path"
-    registry: dict[str, AssertionDef] = field(default_factory=all_assertions)
+    registry: Mapping[str, AssertionDef] = field(default_factory=lambda: ASSERTIONS)  # imports as asked
     needs_grader: list[str] = field(default_factory=list)
     refused_graders: set[str] = field(default_factory=set)
     # promptfoo's default grader, taken when a judge has none (set once the first judge needs it)

@@ -1,7 +1,8 @@
 """The JSON Schemas shipped with evalh, and plain-English schema problems with locations.
 
 The config's schema is ``schemas/evalh.schema.json`` (the base: every key, no assertion type) plus the
-assertion section generated from the registry (``config/assertion_schema.py``), assembled once per
+assertion section generated from the registry (``config/assertion_schema.py``; shipped as
+``schemas/evalh.assertions.json``, written by ``python -m evalh.config.generated``), assembled once per
 process: every run checks a config with it (Draft 2020-12) before anything else, and ``evalh schema``
 prints it for editors. jsonschema's messages are rewritten for people
 who do not read JSON Schema: ``must be a number (got a string '0.8x')``, ``unknown key 'asert'. Did
@@ -18,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalh.assertions.family_index import FAMILY_OF
 from evalh.assertions.promptfoo_only import unknown_type
-from evalh.assertions.registry import NONBLANK_PATTERN, all_assertions
-from evalh.config.assertion_schema import assemble, type_names
+from evalh.assertions.registry import NONBLANK_PATTERN, all_assertions, registered_names
+from evalh.config.assertion_schema import assemble, insert_section
 from evalh.config.locate import JsonPath, close_matches
 from evalh.errors import ConfigFileError
 
@@ -28,6 +30,7 @@ if TYPE_CHECKING:  # jsonschema loads with the first validator: a run that valid
     from jsonschema import Draft202012Validator, ValidationError
 
 __all__ = [
+    "ASSERTION_SECTION",
     "CONFIG_SCHEMA",
     "MAX_SAFE_INTEGER",
     "SchemaProblem",
@@ -46,6 +49,7 @@ __all__ = [
 ]
 
 CONFIG_SCHEMA = "evalh.schema.json"
+ASSERTION_SECTION = "evalh.assertions.json"  # generated from the registry by evalh/config/generated.py
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _JSON_TYPES = {
     "string": "a string",
@@ -89,6 +93,12 @@ def base_schema(name: str = CONFIG_SCHEMA) -> dict[str, Any]:
 def _assembled_text(name: str) -> str:
     if name != CONFIG_SCHEMA:
         return _load_schema_text(name)
+    if registered_names() <= FAMILY_OF.keys():
+        # Only the shipped families' types: their section as generated from them (config/generated.py),
+        # instead of importing all 21 families to make it again
+        section = json.loads(_load_schema_text(ASSERTION_SECTION))
+        return json.dumps(insert_section(base_schema(name), section), ensure_ascii=False)
+    # A type registered beyond the shipped families (a plugin's, a test's): the section made anew
     return json.dumps(assemble(base_schema(name), all_assertions()), ensure_ascii=False)
 
 
@@ -183,9 +193,12 @@ def test_validator() -> Draft202012Validator:
     return defs_validator("test")
 
 
+@functools.cache
 def assertion_type_names() -> tuple[str, ...]:
-    """Every assertion type the schema accepts (``not-`` variants included): the registry's."""
-    return tuple(type_names(all_assertions()))
+    """Every assertion type the schema accepts (``not-`` variants included): the registry's, as its
+    assertion section lists them (importing no family when that section is the shipped one)."""
+    kind = json.loads(_assembled_text(CONFIG_SCHEMA))["$defs"]["assertion"]["properties"]["type"]
+    return tuple(kind["enum"])
 
 
 @dataclass(frozen=True)

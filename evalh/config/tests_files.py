@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalh.assertions.registry import all_assertions
+from evalh.assertions.registry import registered_names
 from evalh.config.files import CsvOrigin, DocOrigin, LoadContext, Origin
 from evalh.config.locate import Document, JsonPath, display_path, format_path
 from evalh.config.safeload import parse_json
@@ -41,7 +41,7 @@ class RawTest:
 
 def known_base_types() -> tuple[str, ...]:
     """Assertion base types for the CSV mini-syntax: the registry's and the schema's."""
-    names = set(all_assertions())
+    names = set(registered_names())  # with the schema's, every type, importing no family
     names.update(name for name in assertion_type_names() if not name.startswith("not-"))
     return tuple(sorted(names))
 

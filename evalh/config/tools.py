@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evalh.assertions.structured import schema_problem
 from evalh.config.files import LoadContext, is_file_ref
 from evalh.errors import ConfigError, Where, then
 from evalh.providers.tools import TOOL_KEYS
@@ -61,6 +60,8 @@ def _check_schemas(tools: Any, where: Where) -> None:
             schema = function.get(field)
             if schema is None or any(has_template(text) for text in template_strings(schema)):
                 continue
+            from evalh.assertions.structured import schema_problem  # a family: imported when used
+
             problem = schema_problem(schema) if isinstance(schema, Mapping) else "the value must be an object"
             if problem:
                 inner = ".function" if function is not tool else ""

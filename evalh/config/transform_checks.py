@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from evalh.assertions.judged_rag import CONTEXT_TYPES
 from evalh.common.deadlines import JAVASCRIPT_TIMEOUT_S
 from evalh.common.notices import warn
 from evalh.config.files import LoadContext
@@ -60,6 +59,8 @@ def transformed_vars(
 
 def unused_context_transform(kind: str, where: Where) -> None:
     """promptfoo ignores a contextTransform on an assertion that reads no context: say so."""
+    from evalh.assertions.judged_rag import CONTEXT_TYPES  # a family: imported when a config has one
+
     if kind in CONTEXT_TYPES:
         return
     message = f"contextTransform has no effect on {kind}: only {', '.join(CONTEXT_TYPES)} read a context"

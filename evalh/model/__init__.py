@@ -27,69 +27,158 @@ assertions); ``runner`` turns it into :class:`TestResult` rows holding :class:`G
 
 from __future__ import annotations
 
-from evalh.model.aggregates import (
-    Aggregates,
-    Column,
-    NamedTotal,
-    RowFigures,
-    RunRecord,
-    ScoreStats,
-    TypeFigures,
-)
-from evalh.model.caching import CacheMode, CacheShare
-from evalh.model.matrix import (
-    CONVERSATION_VAR,
-    RECORDED_PROMPT,
-    RECORDED_PROVIDER,
-    STORE_KEY,
-    narrows_matrix,
-    prompt_allowed,
-    prompt_warning_key,
-    provider_ref_matches,
-    ref_matches,
-    run_placeholders,
-    runs_prompt,
-    stored_names,
-    uses_conversation,
-)
-from evalh.model.options import DEFAULT_ALPHA, Filters, RunOptions, Shard
-from evalh.model.repeats import RepeatSummary, TestRepeats
-from evalh.model.results import (
-    NO_USAGE,
-    RETURNED_COMPONENTS,
-    AssertionResult,
-    GradedAssertion,
-    Measurement,
-    ProviderResponse,
-    ProviderUsage,
-    RowRating,
-    Status,
-    TestResult,
-    Usage,
-    weighted_mean,
-)
-from evalh.model.suite import (
-    RECORDED_PROVIDER_ID,
-    AssertionSpec,
-    Prompt,
-    ProviderChoice,
-    ProviderSpec,
-    ShardInfo,
-    Suite,
-    TestCase,
-    asks_provider,
-)
-from evalh.model.thresholds import meets
-from evalh.model.trace import (
-    DEFAULT_OTLP_PORT,
-    RowTrace,
-    Span,
-    TraceContext,
-    TraceSource,
-    TracingSettings,
-)
-from evalh.model.var_scripts import VarScript, plain_vars, script_var_names
-from evalh.model.verdict import pass_rate, run_passed
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names as the type checker sees them; at run time __getattr__ imports their module
+    from evalh.model.aggregates import (
+        Aggregates,
+        Column,
+        NamedTotal,
+        RowFigures,
+        RunRecord,
+        ScoreStats,
+        TypeFigures,
+    )
+    from evalh.model.caching import CacheMode, CacheShare
+    from evalh.model.matrix import (
+        CONVERSATION_VAR,
+        RECORDED_PROMPT,
+        RECORDED_PROVIDER,
+        STORE_KEY,
+        narrows_matrix,
+        prompt_allowed,
+        prompt_warning_key,
+        provider_ref_matches,
+        ref_matches,
+        run_placeholders,
+        runs_prompt,
+        stored_names,
+        uses_conversation,
+    )
+    from evalh.model.options import DEFAULT_ALPHA, Filters, RunOptions, Shard
+    from evalh.model.repeats import RepeatSummary, TestRepeats
+    from evalh.model.results import (
+        NO_USAGE,
+        RETURNED_COMPONENTS,
+        AssertionResult,
+        GradedAssertion,
+        Measurement,
+        ProviderResponse,
+        ProviderUsage,
+        RowRating,
+        Status,
+        TestResult,
+        Usage,
+        weighted_mean,
+    )
+    from evalh.model.suite import (
+        RECORDED_PROVIDER_ID,
+        AssertionSpec,
+        Prompt,
+        ProviderChoice,
+        ProviderSpec,
+        ShardInfo,
+        Suite,
+        TestCase,
+        asks_provider,
+    )
+    from evalh.model.thresholds import meets
+    from evalh.model.trace import (
+        DEFAULT_OTLP_PORT,
+        RowTrace,
+        Span,
+        TraceContext,
+        TraceSource,
+        TracingSettings,
+    )
+    from evalh.model.var_scripts import VarScript, plain_vars, script_var_names
+    from evalh.model.verdict import pass_rate, run_passed
+
+# Each name's module, imported when the name is first asked for (``from evalh.model import Suite``): a
+# command imports the classes it uses, not all ~40 (making a dataclass costs ~0.3 ms; validate needs no
+# run record, aggregate or repeat summary).
+_HOMES: dict[str, str] = {
+    "Aggregates": "evalh.model.aggregates",
+    "Column": "evalh.model.aggregates",
+    "NamedTotal": "evalh.model.aggregates",
+    "RowFigures": "evalh.model.aggregates",
+    "RunRecord": "evalh.model.aggregates",
+    "ScoreStats": "evalh.model.aggregates",
+    "TypeFigures": "evalh.model.aggregates",
+    "CacheMode": "evalh.model.caching",
+    "CacheShare": "evalh.model.caching",
+    "CONVERSATION_VAR": "evalh.model.matrix",
+    "RECORDED_PROMPT": "evalh.model.matrix",
+    "RECORDED_PROVIDER": "evalh.model.matrix",
+    "STORE_KEY": "evalh.model.matrix",
+    "narrows_matrix": "evalh.model.matrix",
+    "prompt_allowed": "evalh.model.matrix",
+    "prompt_warning_key": "evalh.model.matrix",
+    "provider_ref_matches": "evalh.model.matrix",
+    "ref_matches": "evalh.model.matrix",
+    "run_placeholders": "evalh.model.matrix",
+    "runs_prompt": "evalh.model.matrix",
+    "stored_names": "evalh.model.matrix",
+    "uses_conversation": "evalh.model.matrix",
+    "DEFAULT_ALPHA": "evalh.model.options",
+    "Filters": "evalh.model.options",
+    "RunOptions": "evalh.model.options",
+    "Shard": "evalh.model.options",
+    "RepeatSummary": "evalh.model.repeats",
+    "TestRepeats": "evalh.model.repeats",
+    "NO_USAGE": "evalh.model.results",
+    "RETURNED_COMPONENTS": "evalh.model.results",
+    "AssertionResult": "evalh.model.results",
+    "GradedAssertion": "evalh.model.results",
+    "Measurement": "evalh.model.results",
+    "ProviderResponse": "evalh.model.results",
+    "ProviderUsage": "evalh.model.results",
+    "RowRating": "evalh.model.results",
+    "Status": "evalh.model.results",
+    "TestResult": "evalh.model.results",
+    "Usage": "evalh.model.results",
+    "weighted_mean": "evalh.model.results",
+    "RECORDED_PROVIDER_ID": "evalh.model.suite",
+    "AssertionSpec": "evalh.model.suite",
+    "Prompt": "evalh.model.suite",
+    "ProviderChoice": "evalh.model.suite",
+    "ProviderSpec": "evalh.model.suite",
+    "ShardInfo": "evalh.model.suite",
+    "Suite": "evalh.model.suite",
+    "TestCase": "evalh.model.suite",
+    "asks_provider": "evalh.model.suite",
+    "meets": "evalh.model.thresholds",
+    "DEFAULT_OTLP_PORT": "evalh.model.trace",
+    "RowTrace": "evalh.model.trace",
+    "Span": "evalh.model.trace",
+    "TraceContext": "evalh.model.trace",
+    "TraceSource": "evalh.model.trace",
+    "TracingSettings": "evalh.model.trace",
+    "VarScript": "evalh.model.var_scripts",
+    "plain_vars": "evalh.model.var_scripts",
+    "script_var_names": "evalh.model.var_scripts",
+    "pass_rate": "evalh.model.verdict",
+    "run_passed": "evalh.model.verdict",
+}
+
+
+# evalh.common.lazy_names makes this function for evalh and evalh.store; model, a leaf package, imports
+# nothing of evalh outside itself (docs/architecture.md rule 2), so it spells the same few lines here.
+if not TYPE_CHECKING:  # hidden from the type checker, which would accept any name through it
+
+    def __getattr__(name: str) -> Any:
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module 'evalh.model' has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        globals()[name] = value  # asked once: later lookups find it without this call
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
 
 __all__ = [
     "CONVERSATION_VAR",

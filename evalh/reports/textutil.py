@@ -3,6 +3,7 @@ list the failed assertions of a row."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -21,8 +22,10 @@ __all__ = [
     "xml_safe",
 ]
 
-# Characters XML 1.0 forbids (C0 controls except tab/LF/CR, lone surrogates, U+FFFE/U+FFFF).
-_XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Characters XML 1.0 forbids (C0 controls except tab/LF/CR, lone surrogates, U+FFFE/U+FFFF). Compiled by
+# the first XML report (:func:`_xml_illegal`): its class of ~1.1 million characters takes milliseconds,
+# which every run importing this module paid.
+_XML_ILLEGAL = "[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 # What a terminal, a spreadsheet or a browser should never receive raw: C0/C1 controls (ESC above all,
 # so a model output cannot drive the terminal), DEL and lone surrogates. Tab and newline are kept.
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -51,9 +54,14 @@ def output_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+@functools.cache
+def _xml_illegal() -> re.Pattern[str]:
+    return re.compile(_XML_ILLEGAL)
+
+
 def xml_safe(text: str) -> str:
     """``text`` with every character XML 1.0 cannot hold replaced by a visible ``\\xNN`` / ``\\uXXXX``."""
-    return _XML_ILLEGAL.sub(_escape_char, text)
+    return _xml_illegal().sub(_escape_char, text)
 
 
 def escape_controls(text: str, *, one_line: bool = False) -> str:

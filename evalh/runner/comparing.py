@@ -17,21 +17,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.comparison import (
-    MIN_OUTPUTS,
-    MaxScoreOptions,
-    RowScore,
-    max_score_options,
-    pick_best,
-    row_score,
-)
 from evalh.assertions.registry import get_assertion
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Status, TestCase, TestResult
 from evalh.model.thresholds import meets
 from evalh.runner.plan import Job
 from evalh.runner.scoring import finalize
+
+if TYPE_CHECKING:  # the comparison family is imported by the first test that compares its outputs
+    from evalh.assertions.comparison import MaxScoreOptions, RowScore
 
 __all__ = ["ContextOf", "compare_rows", "compares_outputs", "per_row_asserts"]
 
@@ -71,6 +67,8 @@ async def compare_rows(held: Sequence[Held], context_of: ContextOf) -> list[Held
 
 
 async def _compare_group(group: Sequence[Held], context_of: ContextOf) -> list[TestResult]:
+    from evalh.assertions.comparison import max_score_options
+
     test = group[0][0].test
     rows = [row for _, row in group]
     select = next((s for s in test.asserts if s.base_type == "select-best"), None)
@@ -94,6 +92,8 @@ async def _select_best(
     too_few = _too_few(spec, len(group))
     if too_few:
         return too_few
+    from evalh.assertions.comparison import pick_best
+
     job, first = group[0]
     ctx = context_of(job, first).for_assertion(spec, None)
     # a row without an output (a provider error) is compared as an empty text, as in promptfoo
@@ -118,6 +118,8 @@ async def _select_best(
 def _max_score(options: MaxScoreOptions, rows: Sequence[TestResult]) -> list[AssertionResult]:
     """promptfoo's max-score verdicts: the first row of the highest score wins, unless that score is
     below the threshold; a row with no graded output (an ERROR) cannot win."""
+    from evalh.assertions.comparison import row_score
+
     scored = [None if _no_output(row) else row_score(row.assertions, options) for row in rows]
     best = max((s.score for s in scored if s is not None), default=None)
     winner = next((i for i, s in enumerate(scored) if s is not None and s.score == best), None)
@@ -151,6 +153,8 @@ def _js_number(value: float) -> str:
 
 def _too_few(spec: AssertionSpec, outputs: int) -> list[AssertionResult]:
     """An ERROR for each row of a test with nothing to compare (promptfoo stops the whole run)."""
+    from evalh.assertions.comparison import MIN_OUTPUTS
+
     if outputs >= MIN_OUTPUTS:
         return []
     reason = (

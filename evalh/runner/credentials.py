@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from evalh.assertions.base import needed_providers
-from evalh.assertions.registry import all_assertions
+from evalh.assertions.registry import get_assertion
 from evalh.errors import ConfigError
 from evalh.model import RECORDED_PROVIDER_ID, AssertionSpec, ProviderSpec, Suite, TestCase
 from evalh.providers.keys import MissingKey
@@ -98,14 +98,13 @@ def _providers_in_use(suite: Suite, jobs: Sequence[Job] | None) -> Iterator[tupl
         tests = {id(job.test): job.test for job in jobs}.values()
     for spec in under_test:
         yield spec, spec.path or "providers"
-    definitions = all_assertions()
     for test in tests:
         stand_in = test.stand_in
         user = user_model_of(stand_in, test, suite.default_provider) if stand_in is not None else None
         if stand_in is not None and user is not None and not test.has_output:
             yield user, f"user model of {stand_in.path or 'the simulated user'}"  # it plays the user
         for assertion in _flattened(test.asserts):
-            definition = definitions.get(assertion.base_type)
+            definition = get_assertion(assertion.base_type)
             for need in definition.needs if definition is not None else ():
                 for provider in needed_providers(assertion, test, need, suite.default_provider):
                     yield provider, f"{_ROLES.get(need, need)} at {provider.path or assertion.path}"

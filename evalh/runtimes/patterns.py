@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import string
 from functools import lru_cache
-from typing import NamedTuple
-
-import regex
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 from evalh.runtimes.timeouts import TimedOut
 
+if TYPE_CHECKING:  # the regex package is imported by the first pattern compiled, not by every run
+    import regex
+
 __all__ = ["Match", "Pattern", "PatternTimedOut", "compile_pattern", "find_all", "search"]
 
-Pattern = regex.Pattern[str]
-Match = regex.Match[str]
+Pattern: TypeAlias = "regex.Pattern[str]"
+Match: TypeAlias = "regex.Match[str]"
 
 
 class PatternTimedOut(TimedOut):
@@ -43,6 +44,8 @@ class PatternTimedOut(TimedOut):
 @lru_cache(maxsize=1024)
 def compile_pattern(pattern: str) -> Pattern | str:
     """The compiled pattern, or the problem text ("invalid regular expression: ...") when it is invalid."""
+    import regex
+
     try:
         return regex.compile(pattern, regex.VERSION0)
     except regex.error as error:

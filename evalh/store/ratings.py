@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import getpass
 import json
 import math
 import re
@@ -151,6 +150,8 @@ def reviewer_name() -> str:
     configured = (getenv("EVALH_REVIEWER") or "").strip()
     if configured:
         return configured
+    import getpass  # its terminal modules: only a rating asks who rates
+
     try:
         return getpass.getuser()
     except (OSError, KeyError):  # no user name in the environment nor the password database

@@ -27,7 +27,6 @@ from evalh.reports.codec_ratings import rated_results
 from evalh.reports.streamed import EncodedConfig
 from evalh.store import ratings
 from evalh.store.database import connect, store_path
-from evalh.store.export import JSONItems, JSONText
 from evalh.store.imports import import_report
 from evalh.store.liveness import RunLock, settle_abandoned
 from evalh.store.ratings import RATED_COUNTS, Rating
@@ -274,6 +273,8 @@ class RunStore:
             "LEFT JOIN configs ON configs.run_seq = runs.seq WHERE seq = ?"
         )
         header, config = self._query(lambda db: db.execute(sql, (summary.seq,)).fetchone())
+        from evalh.store.export import JSONItems, JSONText  # reading a run back: a recording run needs none
+
         document = self._rated_head(json.loads(header), summary.seq)
         if config is not None:
             document = _with_config(document, JSONText(config) if lazy else json.loads(config))

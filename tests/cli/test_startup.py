@@ -17,6 +17,7 @@ from typer._click.exceptions import BadParameter
 from typer._coercion import build_runtime_param
 from typer.main import get_command
 
+from evalh.assertions.registry import FAMILY_MODULES
 from evalh.cli.app import app
 from evalh.cli.convert import convert_lazily
 
@@ -90,6 +91,8 @@ def test_validate_draws_no_table_so_loads_neither_rich_nor_the_report_writers(tm
 # (--baseline), the OTLP receiver's HTTP server (tracing), a browser, the other report formats.
 _UNUSED_BY_A_PLAIN_RUN = (
     "evalh.store.refs",
+    "evalh.store.export",  # reading a stored run back
+    "getpass",  # asking who rates a row
     "evalh.store.compare",
     "evalh.stats.significance",
     "evalh.tracing.receiver",
@@ -235,3 +238,74 @@ def test_a_config_without_code_loads_no_runtime_and_validate_no_event_loop(tmp_p
     output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     components = output["results"]["results"][0]["gradingResult"]["componentResults"]
     assert [c["pass"] for c in components] == [True, True, True, False, True]
+
+
+def test_a_run_imports_only_the_assertion_families_its_config_uses(tmp_path: Path) -> None:
+    """The schema's assertion section and each type's family are read from the files generated from the
+    registry (evalh/config/generated.py): a text-only config imports the text family alone, and a type
+    of another family (in the config or in a CSV tests file) imports that family too, and is graded."""
+    config, home, run = _plain_run(tmp_path)
+    families = FAMILY_MODULES
+    assert _modules_after(run, tmp_path, families, home) == ["evalh.assertions.text"]
+    assert _modules_after(["validate", str(config)], tmp_path, families) == ["evalh.assertions.text"]
+    (tmp_path / "tests.csv").write_text(
+        'answer,__expected1,__expected2\n"{""a"": 1}",is-json,contains-any:x\n', encoding="utf-8"
+    )
+    config.write_text(
+        "prompts: ['{{answer}}']\nproviders: [echo]\ntests: file://tests.csv\n"
+        "defaultTest:\n  assert: [{type: rouge-n, value: 'a', threshold: 0.1}]\n",
+        encoding="utf-8",
+    )
+    used = ["evalh.assertions.text", "evalh.assertions.structured", "evalh.assertions.lexical"]
+    assert _modules_after(run, tmp_path, families, home) == used
+    output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    components = output["results"]["results"][0]["gradingResult"]["componentResults"]
+    assert [(c["assertion"]["type"], c["pass"]) for c in components] == [
+        ("rouge-n", True),
+        ("is-json", True),
+        ("contains-any", False),
+    ]
+
+
+def test_validate_makes_no_run_record_class_and_the_model_package_gives_every_name() -> None:
+    """evalh.model imports a class's module when the class is first asked for: validate, which builds no
+    run record, creates none of the aggregates' or repeats' dataclasses; every public name is the one
+    its module defines."""
+    code = (
+        "import sys\nfrom evalh.model import Suite, TestResult\n"
+        "print(sorted(m for m in sys.modules if m.startswith('evalh.model.')))\n"
+        "import importlib, evalh.model as model\n"
+        "wrong = [n for n in model.__all__ if getattr(model, n) is not "
+        "getattr(importlib.import_module(model._HOMES[n]), n)]\n"
+        "print(wrong, set(model.__all__) <= set(dir(model)))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, second = result.stdout.splitlines()
+    assert "evalh.model.aggregates" not in first and "evalh.model.results" in first
+    assert second == "[] True"
+    with pytest.raises(ImportError, match="cannot import name 'Nope'"):
+        from evalh.model import Nope  # type: ignore[attr-defined]  # noqa: F401
+
+
+def test_validate_imports_no_aggregates(tmp_path: Path) -> None:
+    config, _, _ = _plain_run(tmp_path)
+    heavy = ("evalh.model.aggregates", "evalh.model.repeats")
+    assert _modules_after(["validate", str(config)], tmp_path, heavy) == []
+
+
+def test_the_regex_package_comes_with_the_first_regular_expression(tmp_path: Path) -> None:
+    config, home, run = _plain_run(tmp_path)
+    assert _modules_after(run, tmp_path, ("regex",), home) == ["regex"]  # DETERMINISTIC has a regex
+    output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    components = output["results"]["results"][0]["gradingResult"]["componentResults"]
+    assert [c["pass"] for c in components] == [True, True, True, False]
+    config.write_text(
+        "prompts: ['{{answer}}']\nproviders: [echo]\ntests:\n"
+        "  - {vars: {answer: ab}, assert: [{type: contains, value: a}, {type: starts-with, value: b}]}\n",
+        encoding="utf-8",
+    )
+    assert _modules_after(run, tmp_path, ("regex",), home) == []
+    output = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    components = output["results"]["results"][0]["gradingResult"]["componentResults"]
+    assert [c["pass"] for c in components] == [True, False]
+    assert _modules_after(["validate", str(config)], tmp_path, ("regex",)) == []
