@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from evalh.model.suite import AssertionSpec, Prompt, ProviderSpec, TestCase, asks_provider
+from evalh.model.suite import AssertionSpec, Prompt, ProviderSpec, TestCase, _slot_setters, asks_provider
 from evalh.model.trace import RowTrace
 
 __all__ = [
@@ -323,16 +323,70 @@ class GradedAssertion:
     ) -> None:
         # one per assertion of every row, kept to the end of the run: slots rather than a dict per
         # instance hold a row in 2.9 KB rather than 4.4 (a 50,000-test run keeps 300,000 of them)
-        _set(self, "spec", spec)
-        _set(self, "passed", passed)
-        _set(self, "score", score)
-        _set(self, "reason", reason)
-        _set(self, "error", error)
-        _set(self, "details", {} if details is _NEW_DICT else details)
-        _set(self, "usage", usage)
-        _set(self, "children", children)
-        _set(self, "value", value)
-        _set(self, "skipped", skipped)
+        _fill_graded(
+            self,
+            spec,
+            passed,
+            score,
+            reason,
+            error,
+            {} if details is _NEW_DICT else details,
+            usage,
+            children,
+            value,
+            skipped,
+        )
+
+    @classmethod
+    def ran(
+        cls,
+        spec: AssertionSpec,
+        passed: bool,
+        score: float,
+        reason: str,
+        details: Mapping[str, Any],
+        usage: Usage | None,
+        children: tuple[GradedAssertion, ...],
+        value: float | None,
+    ) -> GradedAssertion:
+        """``GradedAssertion(spec, passed, score, reason, details=..., ...)`` of an assertion that ran
+        (not an error, not skipped), without the keyword call: the scorer makes one for every assertion
+        of every row. ``details`` is this assertion's own."""
+        made = _new(cls)
+        _fill_graded(made, spec, passed, score, reason, False, details, usage, children, value, False)
+        return made
+
+
+def _fill_graded(
+    graded: GradedAssertion,
+    spec: AssertionSpec,
+    passed: bool,
+    score: float,
+    reason: str,
+    error: bool,
+    details: Mapping[str, Any],
+    usage: Usage | None,
+    children: tuple[GradedAssertion, ...],
+    value: float | None,
+    skipped: bool,
+) -> None:
+    """Every slot of ``graded`` set through its descriptor (a third of ``object.__setattr__``'s cost,
+    which looks each name up first)."""
+    _G_SPEC(graded, spec)
+    _G_PASSED(graded, passed)
+    _G_SCORE(graded, score)
+    _G_REASON(graded, reason)
+    _G_ERROR(graded, error)
+    _G_DETAILS(graded, details)
+    _G_USAGE(graded, usage)
+    _G_CHILDREN(graded, children)
+    _G_VALUE(graded, value)
+    _G_SKIPPED(graded, skipped)
+
+
+_new = object.__new__
+_G_SPEC, _G_PASSED, _G_SCORE, _G_REASON, _G_ERROR = _slot_setters(GradedAssertion)[:5]
+_G_DETAILS, _G_USAGE, _G_CHILDREN, _G_VALUE, _G_SKIPPED = _slot_setters(GradedAssertion)[5:]
 
 
 def weighted_mean(graded: Sequence[GradedAssertion]) -> float:

@@ -27,9 +27,9 @@ from evalh.assertions.comparison import (
     pick_best,
     row_score,
 )
-from evalh.assertions.registry import get_assertion
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Status, TestCase, TestResult
 from evalh.model.thresholds import meets
+from evalh.runner.grading import GradingPlans
 from evalh.runner.plan import Job
 from evalh.runner.scoring import finalize
 
@@ -40,22 +40,21 @@ ContextOf = Callable[[Job, TestResult], AssertionContext]
 Held = tuple[Job, TestResult]
 
 
-def _is_comparison(spec: AssertionSpec) -> bool:
-    definition = get_assertion(spec.base_type)
-    return definition is not None and definition.compares_outputs
+def compares_outputs(test: TestCase, plans: GradingPlans | None = None) -> bool:
+    """Whether ``test`` has an assertion the cross-row phase grades (``plans``: the run's, else its own)."""
+    plans = GradingPlans() if plans is None else plans
+    return any([plans.of(spec).compares for spec in test.asserts])
 
 
-def compares_outputs(test: TestCase) -> bool:
-    """Whether ``test`` has an assertion the cross-row phase grades."""
-    return any(_is_comparison(spec) for spec in test.asserts)
-
-
-def per_row_asserts(test: TestCase, compared: bool) -> tuple[AssertionSpec, ...]:
+def per_row_asserts(
+    test: TestCase, compared: bool, plans: GradingPlans | None = None
+) -> tuple[AssertionSpec, ...]:
     """``test``'s assertions graded row by row: all but the comparisons (most tests have none: their
     own tuple, not a copy per row). ``compared``: :func:`compares_outputs` of ``test``."""
     if not compared:
         return test.asserts
-    return tuple(spec for spec in test.asserts if not _is_comparison(spec))
+    plans = GradingPlans() if plans is None else plans
+    return tuple(spec for spec in test.asserts if not plans.of(spec).compares)
 
 
 async def compare_rows(held: Sequence[Held], context_of: ContextOf) -> list[Held]:

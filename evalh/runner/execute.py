@@ -44,7 +44,7 @@ from evalh.providers.base import CallContext
 from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.cache import Cache, cache_mode
 from evalh.runner.comparing import compare_rows, compares_outputs, per_row_asserts
-from evalh.runner.grading import collect_prefetch, grade_row
+from evalh.runner.grading import GradingPlans, collect_prefetch, grade_row
 from evalh.runner.plan import Job, plan_jobs, render_job_prompt
 from evalh.runner.scoring import TestVerdict, reasons_shared, score_test
 from evalh.runner.scoring_function import scored_by_function
@@ -226,6 +226,7 @@ class _Execution:
         )
         self.timeout_s = timeout_s
         self.delay_s = options.delay_ms / 1000
+        self.plans = GradingPlans()  # each assertion type decided once for the run
 
     async def with_prompt(self, job: Job) -> Job:
         """``job`` with its prompt function's prompt (raises PromptFunctionFailed; TemplateError for a
@@ -348,11 +349,11 @@ class _Execution:
     async def grade(self, item: _Output) -> None:
         graded: tuple[GradedAssertion, ...] = ()
         response = item.response
-        compared = compares_outputs(item.job.test)  # asked once per row: most tests compare nothing
+        compared = compares_outputs(item.job.test, self.plans)  # once per row: most compare nothing
         if response.error is None:
             try:
-                specs = per_row_asserts(item.job.test, compared)
-                graded = await grade_row(specs, item.context)
+                specs = per_row_asserts(item.job.test, compared, self.plans)
+                graded = await grade_row(specs, item.context, self.plans)
             except _STOPS_THE_RUN:
                 raise
             except BaseException as error:  # SystemExit & co. from an assertion's code
@@ -405,7 +406,9 @@ class _Execution:
         source = self.tracing.source(trace) if self.tracing is not None and trace is not None else None
         context = self.context_of(job, response, transformed.provider_output, source)
         item = _Output(_as_written(job, written), response, context, source)
-        requests = collect_prefetch(job.test.asserts, item.context) if response.error is None else []
+        requests = (
+            collect_prefetch(job.test.asserts, item.context, self.plans) if response.error is None else []
+        )
         if requests:
             deferred.append((item, requests))
         else:

@@ -99,8 +99,14 @@ def settle(
     return _graded(spec, passed, float(score), reason, _details(m, threshold), m.usage, (), m.value)
 
 
-def _details(m: Measurement, threshold: float | None) -> dict[str, Any]:
-    return {**m.details, "threshold": threshold} if threshold is not None else dict(m.details)
+def _details(m: Measurement, threshold: float | None) -> Mapping[str, Any]:
+    """The graded assertion's details: the measurement's, with the threshold it was compared with.
+    A copy (a handler may share its dict between measurements), except of an empty dict: details are
+    never changed once made, and most checks measure none (a dict less per assertion of a run)."""
+    if threshold is not None:
+        return {**m.details, "threshold": threshold}
+    details = m.details
+    return details if not details and type(details) is dict else dict(details)
 
 
 def _verdict(
@@ -187,16 +193,10 @@ def _graded(
             reason = f"{reason} ({spec.type} expects the opposite)"
     if spec.weight == 0:
         passed = True
-    return GradedAssertion(
-        spec=spec,
-        passed=passed,
-        score=score,
-        reason=_shared(reason),
-        details=details,
-        usage=usage,
-        children=children,
-        value=value,
-    )
+    kept = _RUN_REASONS.get()  # _shared, unrolled: this runs for every assertion of every row
+    if kept is not None and type(reason) is str:
+        reason = kept.setdefault(reason, reason)
+    return GradedAssertion.ran(spec, passed, score, reason, details, usage, children, value)
 
 
 def named_scores(graded: Sequence[GradedAssertion]) -> tuple[dict[str, float], dict[str, float]]:
