@@ -20,12 +20,14 @@ __all__ = [
     "AssertionResult",
     "GradedAssertion",
     "Measurement",
+    "PassFail",
     "ProviderResponse",
     "ProviderUsage",
     "RowRating",
     "Status",
     "TestResult",
     "Usage",
+    "pass_fail",
     "weighted_mean",
 ]
 
@@ -281,8 +283,26 @@ class Measurement:
         return made
 
     @classmethod
+    def of_pass_fail(cls, verdict: PassFail) -> Measurement:
+        """The measurement an output check's :data:`PassFail` verdict stands for."""
+        passed, reason, details = verdict
+        return cls.pass_fail(passed, reason, **details)
+
+    @classmethod
     def not_applicable(cls, reason: str, **details: Any) -> Measurement:
         return cls(value=0.0, subject=reason, applicable=False, details=details)
+
+
+# A pass/fail output check's verdict (``registry.output_check``): whether it passed, the reason and the
+# details (the verdict's own dict). The scorer makes of it what it makes of ``Measurement.pass_fail(passed,
+# reason, **details)`` (runner/scoring.py settle_pass_fail), without the measurement in between: most
+# assertions of a run are such checks. :meth:`Measurement.of_pass_fail` is the measurement it stands for.
+PassFail = tuple[bool, str, dict[str, Any]]
+
+
+def pass_fail(passed: bool, reason: str, **details: Any) -> PassFail:
+    """An output check's pass/fail verdict (see :data:`PassFail`)."""
+    return passed, reason, details
 
 
 # The details key of a javascript/python assertion's own ``componentResults`` (promptfoo's GradingResult):
@@ -476,30 +496,38 @@ class TestResult:
         trace: RowTrace | None = None,
         rating: RowRating | None = None,
     ) -> None:
-        # one per row, kept to the end of the run: slots rather than a dict per instance
-        _set(self, "test", test)
-        _set(self, "prompt", prompt)
-        _set(self, "provider", provider)
-        _set(self, "prompt_index", prompt_index)
-        _set(self, "provider_index", provider_index)
-        _set(self, "rendered_prompt", rendered_prompt)
-        _set(self, "status", status)
-        _set(self, "score", score)
-        _set(self, "reason", reason)
-        _set(self, "output", output)
-        _set(self, "error", error)
-        _set(self, "latency_ms", latency_ms)
-        _set(self, "cached", cached)
-        _set(self, "cost", cost)
-        _set(self, "usage", usage)
-        _set(self, "grading_usage", grading_usage)
-        _set(self, "assertions", assertions)
-        _set(self, "named_scores", {} if named_scores is _NEW_DICT else named_scores)
-        _set(self, "named_score_weights", {} if named_score_weights is _NEW_DICT else named_score_weights)
-        _set(self, "repeat_index", repeat_index)
-        _set(self, "id", id)
-        _set(self, "trace", trace)
-        _set(self, "rating", rating)
+        # one per row, kept to the end of the run: slots rather than a dict per instance, each set
+        # through its descriptor (see _fill_graded)
+        for setter, value in zip(
+            _ROW_SETTERS,
+            (
+                test,
+                prompt,
+                provider,
+                prompt_index,
+                provider_index,
+                rendered_prompt,
+                status,
+                score,
+                reason,
+                output,
+                error,
+                latency_ms,
+                cached,
+                cost,
+                usage,
+                grading_usage,
+                assertions,
+                {} if named_scores is _NEW_DICT else named_scores,
+                {} if named_score_weights is _NEW_DICT else named_score_weights,
+                repeat_index,
+                id,
+                trace,
+                rating,
+            ),
+            strict=True,
+        ):
+            setter(self, value)
 
     @property
     def passed(self) -> bool:
@@ -509,3 +537,6 @@ class TestResult:
     def asked_provider(self) -> bool:
         """Whether a provider was asked for the output (else the test recorded it)."""
         return asks_provider(self.test, self.provider)
+
+
+_ROW_SETTERS = _slot_setters(TestResult)

@@ -200,6 +200,8 @@ def _row(
 def _as_written(job: Job, written: TestCase) -> Job:
     """The row's job with its var scripts' references back in its vars, as promptfoo reports them (the
     values were what the prompt and the assertions saw)."""
+    if job.test is written:  # its var scripts (if any) did not run: its vars are as written
+        return job
     names = script_var_names(written.vars)
     if not names:
         return job
@@ -471,7 +473,9 @@ def run_suite(
     with run_tracing(suite.tracing, tracing_where) as tracing, gc_policy.running(), reasons_shared():
         execution = _Execution(suite, options, collector, tracing)
         stopped_by = run_until_stopped(execution.run(jobs), stop_signals, collector.stop)
-    results = collector.ordered()
+        results = collector.ordered()
+        # under the run's collector policy: its every-700-allocations passes would scan every row
+        aggregates = compute_aggregates(suite, results, repeat_pass_rate=options.repeat_pass_rate)
     usage = execution.services.usage_by_provider()
     return RunRecord(
         suite=suite,
@@ -482,6 +486,6 @@ def run_suite(
         interrupted=stopped_by is not None,
         interrupted_by=stopped_by,
         not_run=len(jobs) - len(results),
-        aggregates=compute_aggregates(suite, results, repeat_pass_rate=options.repeat_pass_rate),
+        aggregates=aggregates,
         cache_mode=execution.cache_mode,
     )

@@ -16,7 +16,7 @@ from evalh.assertions.base import AssertionContext, EmbedRequest, output_as_text
 from evalh.assertions.registry import AssertionDef, get_assertion
 from evalh.errors import EvalhError
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement
-from evalh.runner.scoring import decide, finalize, settle
+from evalh.runner.scoring import decide, finalize, settle, settle_pass_fail
 from evalh.runner.transforming import transform_for_assertion, transforms_assertion
 
 __all__ = [
@@ -159,6 +159,10 @@ def _check_output(spec: AssertionSpec, plan: TypePlan, output: Any, text: str | 
         if not plan.reads_text:
             text = ""  # the check does not read it (and makes it itself if it must)
         measured = check(spec, output, output_as_text(output) if text is None else text)
+        if type(measured) is tuple:  # a pass/fail verdict (the most common outcome: asked first)
+            if plan.direction is None:
+                return settle_pass_fail(spec, measured)
+            measured = Measurement.of_pass_fail(measured)
         if not isinstance(measured, AssertionResult):
             return settle(spec, measured, threshold, plan.direction, _binary(plan.binary, spec))
         result = measured

@@ -31,6 +31,7 @@ from evalh.model import (
     Usage,
     weighted_mean,
 )
+from evalh.model.results import PassFail
 from evalh.model.thresholds import meets
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "relation",
     "score_test",
     "settle",
+    "settle_pass_fail",
 ]
 
 _RELATIONS = {
@@ -97,6 +99,15 @@ def settle(
         threshold = None
     passed, score, reason = _verdict(m, threshold, direction, binary)
     return _graded(spec, passed, float(score), reason, _details(m, threshold), m.usage, (), m.value)
+
+
+def settle_pass_fail(spec: AssertionSpec, verdict: PassFail) -> GradedAssertion:
+    """:func:`settle` of an output check's pass/fail verdict, for a type without a direction: what it
+    makes of ``Measurement.pass_fail(passed, reason, **details)`` (no threshold applies; the measured 1
+    or 0 is the score, ``binary`` or not; the reason is the verdict's), without the measurement."""
+    passed, reason, details = verdict
+    value = 1.0 if passed else 0.0
+    return _graded(spec, passed, value, reason, details, None, (), value)
 
 
 def _details(m: Measurement, threshold: float | None) -> Mapping[str, Any]:
