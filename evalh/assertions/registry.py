@@ -16,8 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
 from evalh.assertions.base import AssertionContext, EmbedRequest
-from evalh.model import AssertionResult, AssertionSpec, Measurement
-from evalh.model.results import PassFail
+from evalh.model import AssertionResult, AssertionSpec, Measurement, PassFail
 
 __all__ = [
     "FAMILY_MODULES",

@@ -27,8 +27,7 @@ from evalh.assertions.strings import (
     stringify_value,
 )
 from evalh.common.deadlines import REGEX_TIMEOUT_S, configured_timeout_s, timeout_problem
-from evalh.model import AssertionResult, AssertionSpec, Measurement
-from evalh.model.results import PassFail, pass_fail
+from evalh.model import AssertionResult, AssertionSpec, Measurement, PassFail, pass_fail
 from evalh.runtimes.patterns import PatternTimedOut, compile_pattern, search
 
 __all__ = [

@@ -40,6 +40,7 @@ _NEW_DICT: Mapping[str, Any] = MappingProxyType({})
 # (a dict literal: no keyword dict built and merged, no object.__setattr__ per field as Python 3.11's
 # frozen __init__ does), or each slot set as dataclasses' own does.
 _set = object.__setattr__
+_new = object.__new__
 
 
 @dataclass(frozen=True, init=False)
@@ -87,16 +88,22 @@ class Usage:
             return self
         if self is NO_USAGE:
             return other
-        return Usage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            total_tokens=self.total_tokens + other.total_tokens,
-            requests=self.requests + other.requests,
-            cached=self.cached + other.cached,
-            texts=self.texts + other.texts,
-            cost=self.cost + other.cost,
-            latency_ms=self.latency_ms + other.latency_ms,
+        total = _new(Usage)  # each provider call adds one: the sum's dict given at once, as __init__ does
+        _set(
+            total,
+            "__dict__",
+            {
+                "prompt_tokens": self.prompt_tokens + other.prompt_tokens,
+                "completion_tokens": self.completion_tokens + other.completion_tokens,
+                "total_tokens": self.total_tokens + other.total_tokens,
+                "requests": self.requests + other.requests,
+                "cached": self.cached + other.cached,
+                "texts": self.texts + other.texts,
+                "cost": self.cost + other.cost,
+                "latency_ms": self.latency_ms + other.latency_ms,
+            },
         )
+        return total
 
 
 # The usage of nothing, shared (frozen): the default of a response's and a row's usage.
@@ -152,11 +159,11 @@ class ProviderResponse:
         """``dataclasses.replace(self, **changes)`` without its walk of the fields and its keyword
         call (a run replaces a response or two for every row): a copy of the instance's dict with
         ``changes`` over it (names that are not fields are refused, as by ``replace``)."""
-        unknown = changes.keys() - vars(self).keys()
-        if unknown:
-            raise TypeError(f"ProviderResponse has no field {sorted(unknown)[0]!r}")
+        fields = vars(self)
+        if not changes.keys() <= fields.keys():  # a comparison of the key views builds no set
+            raise TypeError(f"ProviderResponse has no field {sorted(changes.keys() - fields.keys())[0]!r}")
         copy = object.__new__(type(self))
-        _set(copy, "__dict__", {**vars(self), **changes})
+        _set(copy, "__dict__", {**fields, **changes})
         return copy
 
 
@@ -373,7 +380,17 @@ class GradedAssertion:
         (not an error, not skipped), without the keyword call: the scorer makes one for every assertion
         of every row. ``details`` is this assertion's own."""
         made = _new(cls)
-        _fill_graded(made, spec, passed, score, reason, False, details, usage, children, value, False)
+        # _fill_graded unrolled: a call less for each of the 30,000 assertions of a 5,000-row run
+        _G_SPEC(made, spec)
+        _G_PASSED(made, passed)
+        _G_SCORE(made, score)
+        _G_REASON(made, reason)
+        _G_ERROR(made, False)
+        _G_DETAILS(made, details)
+        _G_USAGE(made, usage)
+        _G_CHILDREN(made, children)
+        _G_VALUE(made, value)
+        _G_SKIPPED(made, False)
         return made
 
 
@@ -404,7 +421,6 @@ def _fill_graded(
     _G_SKIPPED(graded, skipped)
 
 
-_new = object.__new__
 _G_SPEC, _G_PASSED, _G_SCORE, _G_REASON, _G_ERROR = _slot_setters(GradedAssertion)[:5]
 _G_DETAILS, _G_USAGE, _G_CHILDREN, _G_VALUE, _G_SKIPPED = _slot_setters(GradedAssertion)[5:]
 

@@ -43,7 +43,8 @@ Held = tuple[Job, TestResult]
 def compares_outputs(test: TestCase, plans: GradingPlans | None = None) -> bool:
     """Whether ``test`` has an assertion the cross-row phase grades (``plans``: the run's, else its own)."""
     plans = GradingPlans() if plans is None else plans
-    return any([plans.of(spec).compares for spec in test.asserts])
+    by_type = plans.by_type  # read directly: every row asks (see grade_row)
+    return any([(by_type.get(spec.type) or plans.of(spec)).compares for spec in test.asserts])
 
 
 def per_row_asserts(

@@ -14,7 +14,7 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -163,37 +163,41 @@ def _row(
     trace: RowTrace | None = None,
     verdict: TestVerdict | None = None,
 ) -> TestResult:
-    common = {
-        "test": job.test,
-        "prompt": job.prompt,
-        "provider": job.provider,
-        "prompt_index": job.prompt_index,
-        "provider_index": job.provider_index,
-        "rendered_prompt": job.rendered_prompt,
-        "output": response.output,
-        "latency_ms": response.latency_ms,
-        "cached": response.cached,
-        "cost": response.cost,
-        "usage": response.usage,
-        "repeat_index": job.repeat_index,
-        "id": _row_id(),
-        "trace": trace,
-    }
+    # positional, in TestResult's field order: a keyword dict less for each row
     if response.error is not None:
-        return TestResult(
-            status=Status.ERROR, score=0.0, reason=response.error, error=response.error, **common
-        )
-    verdict = verdict or score_test(graded, job.test.threshold)
+        status, score, reason, error = Status.ERROR, 0.0, response.error, response.error
+        named: Mapping[str, float] = {}
+        weights: Mapping[str, float] = {}
+        grading_usage = NO_USAGE
+    else:
+        verdict = verdict or score_test(graded, job.test.threshold)
+        status, score, reason = verdict.status, verdict.score, verdict.reason
+        error = verdict.reason if verdict.status is not Status.PASS else None
+        named, weights = verdict.named_scores, verdict.named_score_weights
+        grading_usage = _usage_of(graded)
     return TestResult(
-        status=verdict.status,
-        score=verdict.score,
-        reason=verdict.reason,
-        error=verdict.reason if verdict.status is not Status.PASS else None,
-        assertions=graded,
-        named_scores=verdict.named_scores,
-        named_score_weights=verdict.named_score_weights,
-        grading_usage=_usage_of(graded),
-        **common,
+        job.test,
+        job.prompt,
+        job.provider,
+        job.prompt_index,
+        job.provider_index,
+        job.rendered_prompt,
+        status,
+        score,
+        reason,
+        response.output,
+        error,
+        response.latency_ms,
+        response.cached,
+        response.cost,
+        response.usage,
+        grading_usage,
+        graded if response.error is None else (),
+        named,
+        weights,
+        job.repeat_index,
+        _row_id(),
+        trace,
     )
 
 

@@ -53,6 +53,7 @@ class TypePlan:
         "default_threshold",
         "definition",
         "direction",
+        "may_refuse",
         "prefetch",
         "reads_text",
     )
@@ -67,6 +68,8 @@ class TypePlan:
         self.binary = known and definition.binary_score
         self.compares = known and definition.compares_outputs  # graded across rows (comparing.py)
         self.prefetch = definition.prefetch if definition is not None else None
+        # whether any threshold may be refused (_refusal): never for a pass/fail type that needs none
+        self.may_refuse = known and (definition.requires_threshold or definition.direction is not None)
         self._refusals: dict[float | None, AssertionResult | None] = {}
 
     def refusal(self, threshold: float | None) -> AssertionResult | None:
@@ -84,15 +87,15 @@ class GradingPlans:
 
     Per run, not per process: the registry is read when the run first grades a type."""
 
-    __slots__ = ("_types",)
+    __slots__ = ("by_type",)
 
     def __init__(self) -> None:
-        self._types: dict[str, TypePlan] = {}
+        self.by_type: dict[str, TypePlan] = {}  # read directly by grade_row (a call less per assertion)
 
     def of(self, spec: AssertionSpec) -> TypePlan:
-        plan = self._types.get(spec.type)
+        plan = self.by_type.get(spec.type)
         if plan is None:
-            plan = self._types[spec.type] = TypePlan(get_assertion(spec.base_type))
+            plan = self.by_type[spec.type] = TypePlan(get_assertion(spec.base_type))
         return plan
 
 
@@ -103,11 +106,12 @@ async def grade_row(
     :func:`grade_assertion` grades it; the output's text is computed once for the output checks.
     ``plans``: the run's (each type decided once per run), else this row's own."""
     plans = GradingPlans() if plans is None else plans
+    by_type = plans.by_type
     graded: list[GradedAssertion] = []
     output = ctx.output
     text: str | None = None
     for spec in specs:
-        plan = plans.of(spec)
+        plan = by_type.get(spec.type) or plans.of(spec)
         if plan.check is not None and not transforms_assertion(spec):
             if text is None and plan.reads_text:
                 text = _text_of(output)
@@ -151,7 +155,7 @@ def _check_output(spec: AssertionSpec, plan: TypePlan, output: Any, text: str | 
     scoring, without a context (``text``: the output's, None: not computed yet)."""
     threshold = plan.default_threshold if spec.threshold is None else spec.threshold
     try:
-        refused = plan.refusal(threshold)
+        refused = plan.refusal(threshold) if plan.may_refuse else None
         if refused is not None:
             return finalize(spec, refused)
         check = plan.check

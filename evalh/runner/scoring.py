@@ -27,11 +27,12 @@ from evalh.model import (
     AssertionSpec,
     GradedAssertion,
     Measurement,
+    PassFail,
     Status,
     Usage,
     weighted_mean,
 )
-from evalh.model.results import PassFail
+from evalh.model.suite import _slot_setters
 from evalh.model.thresholds import meets
 
 __all__ = [
@@ -265,7 +266,7 @@ def _shared(reason: str) -> str:
     return reason if kept is None or type(reason) is not str else kept.setdefault(reason, reason)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False, slots=True)
 class TestVerdict:
     __test__ = False
 
@@ -274,6 +275,24 @@ class TestVerdict:
     reason: str
     named_scores: dict[str, float]
     named_score_weights: dict[str, float]
+
+    def __init__(
+        self,
+        status: Status,
+        score: float,
+        reason: str,
+        named_scores: dict[str, float],
+        named_score_weights: dict[str, float],
+    ) -> None:
+        # one per row: each slot set through its descriptor, not by a frozen __init__'s object.__setattr__
+        _V_STATUS(self, status)
+        _V_SCORE(self, score)
+        _V_REASON(self, reason)
+        _V_NAMED(self, named_scores)
+        _V_WEIGHTS(self, named_score_weights)
+
+
+_V_STATUS, _V_SCORE, _V_REASON, _V_NAMED, _V_WEIGHTS = _slot_setters(TestVerdict)
 
 
 def score_test(

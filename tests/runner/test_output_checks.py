@@ -16,8 +16,7 @@ import pytest
 import evalh
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import all_assertions
-from evalh.model import AssertionSpec, GradedAssertion, Measurement, TestCase
-from evalh.model.results import PassFail
+from evalh.model import AssertionSpec, GradedAssertion, Measurement, PassFail, TestCase
 from evalh.runner.grading import (
     GradingPlans,
     effective_threshold,
