@@ -513,37 +513,30 @@ class TestResult:
         rating: RowRating | None = None,
     ) -> None:
         # one per row, kept to the end of the run: slots rather than a dict per instance, each set
-        # through its descriptor (see _fill_graded)
-        for setter, value in zip(
-            _ROW_SETTERS,
-            (
-                test,
-                prompt,
-                provider,
-                prompt_index,
-                provider_index,
-                rendered_prompt,
-                status,
-                score,
-                reason,
-                output,
-                error,
-                latency_ms,
-                cached,
-                cost,
-                usage,
-                grading_usage,
-                assertions,
-                {} if named_scores is _NEW_DICT else named_scores,
-                {} if named_score_weights is _NEW_DICT else named_score_weights,
-                repeat_index,
-                id,
-                trace,
-                rating,
-            ),
-            strict=True,
-        ):
-            setter(self, value)
+        # through its descriptor (see _fill_graded), unrolled
+        _ROW_SETTERS[0](self, test)
+        _ROW_SETTERS[1](self, prompt)
+        _ROW_SETTERS[2](self, provider)
+        _ROW_SETTERS[3](self, prompt_index)
+        _ROW_SETTERS[4](self, provider_index)
+        _ROW_SETTERS[5](self, rendered_prompt)
+        _ROW_SETTERS[6](self, status)
+        _ROW_SETTERS[7](self, score)
+        _ROW_SETTERS[8](self, reason)
+        _ROW_SETTERS[9](self, output)
+        _ROW_SETTERS[10](self, error)
+        _ROW_SETTERS[11](self, latency_ms)
+        _ROW_SETTERS[12](self, cached)
+        _ROW_SETTERS[13](self, cost)
+        _ROW_SETTERS[14](self, usage)
+        _ROW_SETTERS[15](self, grading_usage)
+        _ROW_SETTERS[16](self, assertions)
+        _ROW_SETTERS[17](self, {} if named_scores is _NEW_DICT else named_scores)
+        _ROW_SETTERS[18](self, {} if named_score_weights is _NEW_DICT else named_score_weights)
+        _ROW_SETTERS[19](self, repeat_index)
+        _ROW_SETTERS[20](self, id)
+        _ROW_SETTERS[21](self, trace)
+        _ROW_SETTERS[22](self, rating)
 
     @property
     def passed(self) -> bool:

@@ -234,11 +234,12 @@ def collect_prefetch(
     """Every text these assertions (and assert-set children) will embed, declared up front (``plans``:
     the run's, else these assertions' own)."""
     plans = GradingPlans() if plans is None else plans
+    by_type = plans.by_type  # read directly: every row asks (see grade_row)
     requests: list[EmbedRequest] = []
     for spec in specs:
         if spec.children:
             requests.extend(collect_prefetch(spec.children, ctx, plans))
-        plan = plans.of(spec)
+        plan = by_type.get(spec.type) or plans.of(spec)
         if plan.prefetch is None or plan.definition is None:
             continue
         try:
