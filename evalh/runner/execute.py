@@ -385,12 +385,16 @@ class _Execution:
         trace: TraceContext | None = None
         written = job.test
         try:
-            job = await self.with_before_each(job)
-            written = job.test
+            # each step awaited only when it has work (most rows have none): a coroutine less for each
+            if self.suite.extensions:
+                job = await self.with_before_each(job)
+                written = job.test
             if self.memory is not None:
                 job = self.memory.prepare(job)
-            job = await self.with_var_scripts(job)
-            job = await self.with_prompt(job)
+            if script_var_names(job.test.vars):
+                job = await self.with_var_scripts(job)
+            if job.prompt.unusable or job.prompt.function:
+                job = await self.with_prompt(job)
             if self.tracing is not None and job.uses_provider:
                 trace = self.tracing.issue()
             transformed = await self.output_of(job, trace)
