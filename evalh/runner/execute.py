@@ -164,6 +164,7 @@ def _row(
     verdict: TestVerdict | None = None,
 ) -> TestResult:
     # positional, in TestResult's field order: a keyword dict less for each row
+    error: str | None
     if response.error is not None:
         status, score, reason, error = Status.ERROR, 0.0, response.error, response.error
         named: Mapping[str, float] = {}

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalh.assertions.base import AssertionContext, EmbedRequest, output_as_text
-from evalh.assertions.registry import AssertionDef, get_assertion
+from evalh.assertions.registry import AssertionDef, Direction, OutputCheckFn, PrefetchFn, get_assertion
 from evalh.errors import EvalhError
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement
 from evalh.runner.scoring import decide, finalize, settle, settle_pass_fail
@@ -60,16 +60,21 @@ class TypePlan:
 
     def __init__(self, definition: AssertionDef | None) -> None:
         self.definition = definition
-        known = definition is not None
-        self.check = definition.on_output if definition is not None else None
-        self.reads_text = known and definition.on_output_text
-        self.default_threshold = definition.default_threshold if definition is not None else None
-        self.direction = definition.direction if definition is not None else None
-        self.binary = known and definition.binary_score
-        self.compares = known and definition.compares_outputs  # graded across rows (comparing.py)
-        self.prefetch = definition.prefetch if definition is not None else None
-        # whether any threshold may be refused (_refusal): never for a pass/fail type that needs none
-        self.may_refuse = known and (definition.requires_threshold or definition.direction is not None)
+        self.check: OutputCheckFn | None = None
+        self.reads_text = self.binary = self.compares = self.may_refuse = False
+        self.default_threshold: float | None = None
+        self.direction: Direction | None = None
+        self.prefetch: PrefetchFn | None = None
+        if definition is not None:  # an unknown type: grade_assertion's error
+            self.check = definition.on_output
+            self.reads_text = definition.on_output_text
+            self.default_threshold = definition.default_threshold
+            self.direction = definition.direction
+            self.binary = definition.binary_score
+            self.compares = definition.compares_outputs  # graded across rows (comparing.py)
+            self.prefetch = definition.prefetch
+            # whether a threshold may be refused (_refusal): never for a pass/fail type that needs none
+            self.may_refuse = definition.requires_threshold or definition.direction is not None
         self._refusals: dict[float | None, AssertionResult | None] = {}
 
     def refusal(self, threshold: float | None) -> AssertionResult | None:
@@ -163,7 +168,7 @@ def _check_output(spec: AssertionSpec, plan: TypePlan, output: Any, text: str | 
         if not plan.reads_text:
             text = ""  # the check does not read it (and makes it itself if it must)
         measured = check(spec, output, output_as_text(output) if text is None else text)
-        if type(measured) is tuple:  # a pass/fail verdict (the most common outcome: asked first)
+        if isinstance(measured, tuple):  # a pass/fail verdict (the most common outcome: asked first)
             if plan.direction is None:
                 return settle_pass_fail(spec, measured)
             measured = Measurement.of_pass_fail(measured)
