@@ -19,7 +19,7 @@ import asyncio
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from bench_vs_promptfoo import write_suite  # the scripts run from benchmarks/, which is on sys.path
@@ -38,6 +38,22 @@ except ImportError:  # a revision before grade_row graded a row one assertion at
         return tuple([await grade_assertion(spec, ctx) for spec in specs])
 
 
+try:  # a run's plans, shared by its rows (each assertion type decided once per run)
+    from evalh.runner.grading import GradingPlans
+
+    def _grader() -> Callable[
+        [Sequence[AssertionSpec], AssertionContext], Awaitable[tuple[GradedAssertion, ...]]
+    ]:
+        plans = GradingPlans()
+        return lambda specs, ctx: grade_row(specs, ctx, plans)
+except ImportError:  # a revision before the plans
+
+    def _grader() -> Callable[
+        [Sequence[AssertionSpec], AssertionContext], Awaitable[tuple[GradedAssertion, ...]]
+    ]:
+        return grade_row
+
+
 from evalh.runner.execute import run_suite
 from evalh.runner.plan import plan_jobs
 from evalh.runner.scoring import reasons_shared, score_test
@@ -46,8 +62,9 @@ from evalh.runner.scoring import reasons_shared, score_test
 async def grade_all(contexts: list[AssertionContext]) -> dict[Status, int]:
     """Grade every row as the runner does; the count of rows by status (to check two revisions agree)."""
     counts = dict.fromkeys(Status, 0)
+    grade = _grader()
     for ctx in contexts:
-        graded = await grade_row(ctx.test.asserts, ctx)
+        graded = await grade(ctx.test.asserts, ctx)
         counts[score_test(graded, ctx.test.threshold).status] += 1
     return counts
 

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from evalh.assertions.base import AssertionContext, EmbedRequest
 from evalh.assertions.family_index import FAMILY_OF
-from evalh.model import AssertionResult, AssertionSpec, Measurement
+from evalh.model import AssertionResult, AssertionSpec, Measurement, PassFail
 
 __all__ = [
     "ASSERTIONS",
@@ -48,7 +48,8 @@ Outcome = AssertionResult | Measurement
 AssertionFn = Callable[[AssertionContext], Outcome | Awaitable[Outcome]]
 # A handler that reads nothing but its assertion (value, config) and the row's output and its text
 # (``output_as_text``): grading calls it without a context aimed at the assertion (runner/grading.py).
-OutputCheckFn = Callable[[AssertionSpec, Any, str], Outcome]
+# A pass/fail check may return a plain PassFail verdict (its context handler gives the measurement).
+OutputCheckFn = Callable[[AssertionSpec, Any, str], Outcome | PassFail]
 Direction = Literal["higher", "lower"]  # which way of the threshold passes
 PrefetchFn = Callable[[AssertionContext], Sequence[EmbedRequest]]
 CheckFn = Callable[[Any, Mapping[str, Any]], str | None]  # (value, config) -> problem or None
@@ -236,7 +237,8 @@ def output_check(
 
     def register(check: OutputCheckFn) -> OutputCheckFn:
         def handler(ctx: AssertionContext) -> Outcome:
-            return check(ctx.spec, ctx.output, ctx.output_text if reads_text else "")
+            outcome = check(ctx.spec, ctx.output, ctx.output_text if reads_text else "")
+            return Measurement.of_pass_fail(outcome) if isinstance(outcome, tuple) else outcome
 
         handler.__name__ = handler.__qualname__ = check.__name__
         handler.__doc__ = check.__doc__

@@ -1,9 +1,9 @@
 """Deterministic text assertions: equals, the contains family, starts-with, regex, levenshtein, word-count.
 
-Each handler measures the positive form and returns a ``Measurement`` (1 or 0 for these pass/fail checks,
-the edit distance for ``levenshtein``); ``runner/scoring.py`` decides: the threshold, ``not-``, the
-score. Reasons state the actual relation ("Output contains 'foo'" / "Output does not contain 'foo'") so
-they read well either way.
+Each handler measures the positive form: a pass/fail verdict (``PassFail``: passed, reason, details) for
+the pass/fail checks, a ``Measurement`` of the edit distance for ``levenshtein``; ``runner/scoring.py``
+decides: the threshold, ``not-``, the score. Reasons state the actual relation ("Output contains
+'foo'" / "Output does not contain 'foo'") so they read well either way.
 
 ``regex`` uses Python's ``re`` syntax (``re.search``: found anywhere, no flags; use inline flags such as
 ``(?i)``), searched with a time limit (``evalh/runtimes/patterns.py``: 1 s, or ``config.timeoutMs``).
@@ -27,7 +27,7 @@ from evalh.assertions.strings import (
     stringify_value,
 )
 from evalh.common.deadlines import REGEX_TIMEOUT_S, configured_timeout_s, timeout_problem
-from evalh.model import AssertionResult, AssertionSpec, Measurement
+from evalh.model import AssertionResult, AssertionSpec, Measurement, PassFail, pass_fail
 from evalh.runtimes.patterns import PatternTimedOut, compile_pattern, search
 
 __all__ = [
@@ -80,7 +80,7 @@ _WORD_COUNT_VALUE: dict[str, Any] = {
 }
 
 
-_passed = Measurement.pass_fail  # a pass/fail check measures too; runner/scoring.py decides
+_passed = pass_fail  # a pass/fail check's verdict: runner/scoring.py decides what it scores
 
 
 def _check_items(value: Any, _config: Mapping[str, Any]) -> str | None:
@@ -98,7 +98,7 @@ def _check_items(value: Any, _config: Mapping[str, Any]) -> str | None:
     requires_value=True,
     value_schema=_ANY_VALUE,
 )
-def equals(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+def equals(spec: AssertionSpec, output: Any, text: str) -> PassFail:
     value = spec.value
     if isinstance(value, Mapping | list | tuple):
         expected = json.dumps(value, ensure_ascii=False, default=json_default)
@@ -117,7 +117,7 @@ def equals(spec: AssertionSpec, output: Any, text: str) -> Measurement:
 # --------------------------------------------------------------------------------- contains family
 
 
-def _contains(value: Any, text: str, fold: bool) -> Measurement:
+def _contains(value: Any, text: str, fold: bool) -> PassFail:
     needle = stringify_value(value)
     hit = needle.lower() in text.lower() if fold else needle in text
     case = " (ignoring case)" if fold else ""
@@ -132,7 +132,7 @@ def _contains(value: Any, text: str, fold: bool) -> Measurement:
     requires_value=True,
     value_schema=_SCALAR_VALUE,
 )
-def contains(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+def contains(spec: AssertionSpec, output: Any, text: str) -> PassFail:
     return _contains(spec.value, text, fold=False)
 
 
@@ -143,7 +143,7 @@ def contains(spec: AssertionSpec, output: Any, text: str) -> Measurement:
     requires_value=True,
     value_schema=_SCALAR_VALUE,
 )
-def icontains(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+def icontains(spec: AssertionSpec, output: Any, text: str) -> PassFail:
     return _contains(spec.value, text, fold=True)
 
 
@@ -158,7 +158,7 @@ def _found(items: Iterable[str], text: str, fold: bool) -> list[bool]:
     return [item in text for item in items]
 
 
-def _contains_any(value: Any, text: str, fold: bool) -> Measurement:
+def _contains_any(value: Any, text: str, fold: bool) -> PassFail:
     items = _items(value)
     found = [item for item, hit in zip(items, _found(items, text, fold), strict=True) if hit]
     case = " (ignoring case)" if fold else ""
@@ -169,7 +169,7 @@ def _contains_any(value: Any, text: str, fold: bool) -> Measurement:
     return _passed(False, f"Output contains none of {list(items)}{case}", found=found)
 
 
-def _contains_all(value: Any, text: str, fold: bool) -> Measurement:
+def _contains_all(value: Any, text: str, fold: bool) -> PassFail:
     items = _items(value)
     missing = [item for item, hit in zip(items, _found(items, text, fold), strict=True) if not hit]
     case = " (ignoring case)" if fold else ""
@@ -190,7 +190,7 @@ def _contains_all(value: Any, text: str, fold: bool) -> Measurement:
     value_schema=_ITEMS_VALUE,
     check=_check_items,
 )
-def contains_any(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+def contains_any(spec: AssertionSpec, output: Any, text: str) -> PassFail:
     return _contains_any(spec.value, text, fold=False)
 
 
@@ -202,7 +202,7 @@ def contains_any(spec: AssertionSpec, output: Any, text: str) -> Measurement:
     value_schema=_ITEMS_VALUE,
     check=_check_items,
 )
-def icontains_any(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+def icontains_any(spec: AssertionSpec, output: Any, text: str) -> PassFail:
     return _contains_any(spec.value, text, fold=True)
 
 
@@ -214,7 +214,7 @@ def icontains_any(spec: AssertionSpec, output: Any, text: str) -> Measurement:
     value_schema=_ITEMS_VALUE,
     check=_check_items,
 )
-def contains_all(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+def contains_all(spec: AssertionSpec, output: Any, text: str) -> PassFail:
     return _contains_all(spec.value, text, fold=False)
 
 
@@ -226,7 +226,7 @@ def contains_all(spec: AssertionSpec, output: Any, text: str) -> Measurement:
     value_schema=_ITEMS_VALUE,
     check=_check_items,
 )
-def icontains_all(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+def icontains_all(spec: AssertionSpec, output: Any, text: str) -> PassFail:
     return _contains_all(spec.value, text, fold=True)
 
 
@@ -237,7 +237,7 @@ def icontains_all(spec: AssertionSpec, output: Any, text: str) -> Measurement:
     requires_value=True,
     value_schema=_SCALAR_VALUE,
 )
-def starts_with(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+def starts_with(spec: AssertionSpec, output: Any, text: str) -> PassFail:
     prefix = stringify_value(spec.value)
     hit = text.startswith(prefix)
     return _passed(hit, f"Output {'starts' if hit else 'does not start'} with {preview(prefix)}")
@@ -260,7 +260,7 @@ def _check_regex(value: Any, config: Mapping[str, Any]) -> str | None:
     config_schema=TIMEOUT_CONFIG,
     check=_check_regex,
 )
-def regex(spec: AssertionSpec, output: Any, text: str) -> AssertionResult | Measurement:
+def regex(spec: AssertionSpec, output: Any, text: str) -> AssertionResult | PassFail:
     compiled = compile_pattern(spec.value)
     assert not isinstance(compiled, str), "validate compiled this pattern"
     try:
@@ -322,7 +322,7 @@ def _check_word_count(value: Any, _config: Mapping[str, Any]) -> str | None:
     value_schema=_WORD_COUNT_VALUE,
     check=_check_word_count,
 )
-def word_count(spec: AssertionSpec, output: Any, text: str) -> Measurement:
+def word_count(spec: AssertionSpec, output: Any, text: str) -> PassFail:
     low, high = _word_bounds(spec.value)
     count = len(text.split())
     if low is not None and low == high:

@@ -13,7 +13,16 @@ import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-__all__ = ["CallMark", "ProviderActivity", "calling", "describe", "note_retry", "reset", "snapshot"]
+__all__ = [
+    "CallMark",
+    "ProviderActivity",
+    "called_at_once",
+    "calling",
+    "describe",
+    "note_retry",
+    "reset",
+    "snapshot",
+]
 
 _current: ContextVar[str | None] = ContextVar("evalh_activity_provider", default=None)
 
@@ -92,6 +101,18 @@ class _Calling:
             self._state.starts.pop(self._call_id, None)
             self._state.done += 1
             self._state.failed += mark.failed
+
+
+def called_at_once(name: str, failed: bool) -> None:
+    """One call of provider ``name`` that was over as it began (it waits on nothing, as the echo's):
+    counted done (and failed) as :func:`calling` counts a call, without its in-flight mark, which no
+    one could see while the call runs."""
+    with _lock:
+        state = _states.get(name)
+        if state is None:
+            state = _states[name] = _State()
+        state.done += 1
+        state.failed += failed
 
 
 def note_retry(reason: str) -> None:

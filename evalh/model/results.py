@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from evalh.model.suite import AssertionSpec, Prompt, ProviderSpec, TestCase, asks_provider
+from evalh.model.suite import AssertionSpec, Prompt, ProviderSpec, TestCase, _slot_setters, asks_provider
 from evalh.model.trace import RowTrace
 
 __all__ = [
@@ -20,12 +20,14 @@ __all__ = [
     "AssertionResult",
     "GradedAssertion",
     "Measurement",
+    "PassFail",
     "ProviderResponse",
     "ProviderUsage",
     "RowRating",
     "Status",
     "TestResult",
     "Usage",
+    "pass_fail",
     "weighted_mean",
 ]
 
@@ -38,6 +40,7 @@ _NEW_DICT: Mapping[str, Any] = MappingProxyType({})
 # (a dict literal: no keyword dict built and merged, no object.__setattr__ per field as Python 3.11's
 # frozen __init__ does), or each slot set as dataclasses' own does.
 _set = object.__setattr__
+_new = object.__new__
 
 
 @dataclass(frozen=True, init=False)
@@ -85,16 +88,22 @@ class Usage:
             return self
         if self is NO_USAGE:
             return other
-        return Usage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            total_tokens=self.total_tokens + other.total_tokens,
-            requests=self.requests + other.requests,
-            cached=self.cached + other.cached,
-            texts=self.texts + other.texts,
-            cost=self.cost + other.cost,
-            latency_ms=self.latency_ms + other.latency_ms,
+        total = _new(Usage)  # each provider call adds one: the sum's dict given at once, as __init__ does
+        _set(
+            total,
+            "__dict__",
+            {
+                "prompt_tokens": self.prompt_tokens + other.prompt_tokens,
+                "completion_tokens": self.completion_tokens + other.completion_tokens,
+                "total_tokens": self.total_tokens + other.total_tokens,
+                "requests": self.requests + other.requests,
+                "cached": self.cached + other.cached,
+                "texts": self.texts + other.texts,
+                "cost": self.cost + other.cost,
+                "latency_ms": self.latency_ms + other.latency_ms,
+            },
         )
+        return total
 
 
 # The usage of nothing, shared (frozen): the default of a response's and a row's usage.
@@ -150,11 +159,11 @@ class ProviderResponse:
         """``dataclasses.replace(self, **changes)`` without its walk of the fields and its keyword
         call (a run replaces a response or two for every row): a copy of the instance's dict with
         ``changes`` over it (names that are not fields are refused, as by ``replace``)."""
-        unknown = changes.keys() - vars(self).keys()
-        if unknown:
-            raise TypeError(f"ProviderResponse has no field {sorted(unknown)[0]!r}")
+        fields = vars(self)
+        if not changes.keys() <= fields.keys():  # a comparison of the key views builds no set
+            raise TypeError(f"ProviderResponse has no field {sorted(changes.keys() - fields.keys())[0]!r}")
         copy = object.__new__(type(self))
-        _set(copy, "__dict__", {**vars(self), **changes})
+        _set(copy, "__dict__", {**fields, **changes})
         return copy
 
 
@@ -281,8 +290,26 @@ class Measurement:
         return made
 
     @classmethod
+    def of_pass_fail(cls, verdict: PassFail) -> Measurement:
+        """The measurement an output check's :data:`PassFail` verdict stands for."""
+        passed, reason, details = verdict
+        return cls.pass_fail(passed, reason, **details)
+
+    @classmethod
     def not_applicable(cls, reason: str, **details: Any) -> Measurement:
         return cls(value=0.0, subject=reason, applicable=False, details=details)
+
+
+# A pass/fail output check's verdict (``registry.output_check``): whether it passed, the reason and the
+# details (the verdict's own dict). The scorer makes of it what it makes of ``Measurement.pass_fail(passed,
+# reason, **details)`` (runner/scoring.py settle_pass_fail), without the measurement in between: most
+# assertions of a run are such checks. :meth:`Measurement.of_pass_fail` is the measurement it stands for.
+PassFail = tuple[bool, str, dict[str, Any]]
+
+
+def pass_fail(passed: bool, reason: str, **details: Any) -> PassFail:
+    """An output check's pass/fail verdict (see :data:`PassFail`)."""
+    return passed, reason, details
 
 
 # The details key of a javascript/python assertion's own ``componentResults`` (promptfoo's GradingResult):
@@ -323,16 +350,69 @@ class GradedAssertion:
     ) -> None:
         # one per assertion of every row, kept to the end of the run: slots rather than a dict per
         # instance hold a row in 2.9 KB rather than 4.4 (a 50,000-test run keeps 300,000 of them)
-        _set(self, "spec", spec)
-        _set(self, "passed", passed)
-        _set(self, "score", score)
-        _set(self, "reason", reason)
-        _set(self, "error", error)
-        _set(self, "details", {} if details is _NEW_DICT else details)
-        _set(self, "usage", usage)
-        _set(self, "children", children)
-        _set(self, "value", value)
-        _set(self, "skipped", skipped)
+        _fill_graded(
+            self,
+            spec,
+            passed,
+            score,
+            reason,
+            error,
+            {} if details is _NEW_DICT else details,
+            usage,
+            children,
+            value,
+            skipped,
+        )
+
+    @classmethod
+    def ran(
+        cls,
+        spec: AssertionSpec,
+        passed: bool,
+        score: float,
+        reason: str,
+        details: Mapping[str, Any],
+        usage: Usage | None,
+        children: tuple[GradedAssertion, ...],
+        value: float | None,
+    ) -> GradedAssertion:
+        """``GradedAssertion(spec, passed, score, reason, details=..., ...)`` of an assertion that ran
+        (not an error, not skipped), without the keyword call: the scorer makes one for every assertion
+        of every row. ``details`` is this assertion's own."""
+        made = _new(cls)
+        _fill_graded(made, spec, passed, score, reason, False, details, usage, children, value, False)
+        return made
+
+
+def _fill_graded(
+    graded: GradedAssertion,
+    spec: AssertionSpec,
+    passed: bool,
+    score: float,
+    reason: str,
+    error: bool,
+    details: Mapping[str, Any],
+    usage: Usage | None,
+    children: tuple[GradedAssertion, ...],
+    value: float | None,
+    skipped: bool,
+) -> None:
+    """Every slot of ``graded`` set through its descriptor (a third of ``object.__setattr__``'s cost,
+    which looks each name up first)."""
+    _G_SPEC(graded, spec)
+    _G_PASSED(graded, passed)
+    _G_SCORE(graded, score)
+    _G_REASON(graded, reason)
+    _G_ERROR(graded, error)
+    _G_DETAILS(graded, details)
+    _G_USAGE(graded, usage)
+    _G_CHILDREN(graded, children)
+    _G_VALUE(graded, value)
+    _G_SKIPPED(graded, skipped)
+
+
+_G_SPEC, _G_PASSED, _G_SCORE, _G_REASON, _G_ERROR = _slot_setters(GradedAssertion)[:5]
+_G_DETAILS, _G_USAGE, _G_CHILDREN, _G_VALUE, _G_SKIPPED = _slot_setters(GradedAssertion)[5:]
 
 
 def weighted_mean(graded: Sequence[GradedAssertion]) -> float:
@@ -422,30 +502,31 @@ class TestResult:
         trace: RowTrace | None = None,
         rating: RowRating | None = None,
     ) -> None:
-        # one per row, kept to the end of the run: slots rather than a dict per instance
-        _set(self, "test", test)
-        _set(self, "prompt", prompt)
-        _set(self, "provider", provider)
-        _set(self, "prompt_index", prompt_index)
-        _set(self, "provider_index", provider_index)
-        _set(self, "rendered_prompt", rendered_prompt)
-        _set(self, "status", status)
-        _set(self, "score", score)
-        _set(self, "reason", reason)
-        _set(self, "output", output)
-        _set(self, "error", error)
-        _set(self, "latency_ms", latency_ms)
-        _set(self, "cached", cached)
-        _set(self, "cost", cost)
-        _set(self, "usage", usage)
-        _set(self, "grading_usage", grading_usage)
-        _set(self, "assertions", assertions)
-        _set(self, "named_scores", {} if named_scores is _NEW_DICT else named_scores)
-        _set(self, "named_score_weights", {} if named_score_weights is _NEW_DICT else named_score_weights)
-        _set(self, "repeat_index", repeat_index)
-        _set(self, "id", id)
-        _set(self, "trace", trace)
-        _set(self, "rating", rating)
+        # one per row, kept to the end of the run: slots rather than a dict per instance, each set
+        # through its descriptor (see _fill_graded), unrolled
+        _ROW_SETTERS[0](self, test)
+        _ROW_SETTERS[1](self, prompt)
+        _ROW_SETTERS[2](self, provider)
+        _ROW_SETTERS[3](self, prompt_index)
+        _ROW_SETTERS[4](self, provider_index)
+        _ROW_SETTERS[5](self, rendered_prompt)
+        _ROW_SETTERS[6](self, status)
+        _ROW_SETTERS[7](self, score)
+        _ROW_SETTERS[8](self, reason)
+        _ROW_SETTERS[9](self, output)
+        _ROW_SETTERS[10](self, error)
+        _ROW_SETTERS[11](self, latency_ms)
+        _ROW_SETTERS[12](self, cached)
+        _ROW_SETTERS[13](self, cost)
+        _ROW_SETTERS[14](self, usage)
+        _ROW_SETTERS[15](self, grading_usage)
+        _ROW_SETTERS[16](self, assertions)
+        _ROW_SETTERS[17](self, {} if named_scores is _NEW_DICT else named_scores)
+        _ROW_SETTERS[18](self, {} if named_score_weights is _NEW_DICT else named_score_weights)
+        _ROW_SETTERS[19](self, repeat_index)
+        _ROW_SETTERS[20](self, id)
+        _ROW_SETTERS[21](self, trace)
+        _ROW_SETTERS[22](self, rating)
 
     @property
     def passed(self) -> bool:
@@ -455,3 +536,6 @@ class TestResult:
     def asked_provider(self) -> bool:
         """Whether a provider was asked for the output (else the test recorded it)."""
         return asks_provider(self.test, self.provider)
+
+
+_ROW_SETTERS = _slot_setters(TestResult)

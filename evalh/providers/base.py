@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 __all__ = [
+    "AnswersAtOnce",
     "Batched",
     "CacheIdentified",
     "CacheableCompletions",
@@ -195,6 +196,15 @@ class ConcurrencyCap(Protocol):
     gate lets at most ``max_concurrency`` calls through unless ``config.maxConcurrency`` says otherwise."""
 
     max_concurrency: int
+
+
+@runtime_checkable
+class AnswersAtOnce(Protocol):
+    """A completion provider whose call answers without waiting on anything (no I/O, no other task: the
+    echo): nothing runs beside it while it answers, so the runner calls it without its concurrency
+    gate, timeout or in-flight mark, which could never hold it back (still counted as a call done)."""
+
+    answers_at_once: bool
 
 
 # What the registry builds: an object with at least one capability.

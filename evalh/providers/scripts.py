@@ -70,6 +70,7 @@ class EchoProvider:
     """The output is the rendered prompt: handy to test templates and assertions."""
 
     cacheable = False
+    answers_at_once = True  # no I/O: see AnswersAtOnce
 
     def __init__(self, spec: ProviderSpec) -> None:
         self.id = spec.id

@@ -20,9 +20,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from evalh.assertions.base import AssertionContext
-from evalh.assertions.registry import get_assertion
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Status, TestCase, TestResult
 from evalh.model.thresholds import meets
+from evalh.runner.grading import GradingPlans
 from evalh.runner.plan import Job
 from evalh.runner.scoring import finalize
 
@@ -36,22 +36,22 @@ ContextOf = Callable[[Job, TestResult], AssertionContext]
 Held = tuple[Job, TestResult]
 
 
-def _is_comparison(spec: AssertionSpec) -> bool:
-    definition = get_assertion(spec.base_type)
-    return definition is not None and definition.compares_outputs
+def compares_outputs(test: TestCase, plans: GradingPlans | None = None) -> bool:
+    """Whether ``test`` has an assertion the cross-row phase grades (``plans``: the run's, else its own)."""
+    plans = GradingPlans() if plans is None else plans
+    by_type = plans.by_type  # read directly: every row asks (see grade_row)
+    return any([(by_type.get(spec.type) or plans.of(spec)).compares for spec in test.asserts])
 
 
-def compares_outputs(test: TestCase) -> bool:
-    """Whether ``test`` has an assertion the cross-row phase grades."""
-    return any(_is_comparison(spec) for spec in test.asserts)
-
-
-def per_row_asserts(test: TestCase, compared: bool) -> tuple[AssertionSpec, ...]:
+def per_row_asserts(
+    test: TestCase, compared: bool, plans: GradingPlans | None = None
+) -> tuple[AssertionSpec, ...]:
     """``test``'s assertions graded row by row: all but the comparisons (most tests have none: their
     own tuple, not a copy per row). ``compared``: :func:`compares_outputs` of ``test``."""
     if not compared:
         return test.asserts
-    return tuple(spec for spec in test.asserts if not _is_comparison(spec))
+    plans = GradingPlans() if plans is None else plans
+    return tuple(spec for spec in test.asserts if not plans.of(spec).compares)
 
 
 async def compare_rows(held: Sequence[Held], context_of: ContextOf) -> list[Held]:

@@ -14,7 +14,7 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,7 +44,7 @@ from evalh.providers.base import CallContext
 from evalh.runner.aggregates import compute_aggregates
 from evalh.runner.cache import Cache, cache_mode
 from evalh.runner.comparing import compare_rows, compares_outputs, per_row_asserts
-from evalh.runner.grading import collect_prefetch, grade_row
+from evalh.runner.grading import GradingPlans, collect_prefetch, grade_row
 from evalh.runner.plan import Job, plan_jobs, render_job_prompt
 from evalh.runner.scoring import TestVerdict, reasons_shared, score_test
 from evalh.runner.scoring_function import scored_by_function
@@ -163,43 +163,50 @@ def _row(
     trace: RowTrace | None = None,
     verdict: TestVerdict | None = None,
 ) -> TestResult:
-    common = {
-        "test": job.test,
-        "prompt": job.prompt,
-        "provider": job.provider,
-        "prompt_index": job.prompt_index,
-        "provider_index": job.provider_index,
-        "rendered_prompt": job.rendered_prompt,
-        "output": response.output,
-        "latency_ms": response.latency_ms,
-        "cached": response.cached,
-        "cost": response.cost,
-        "usage": response.usage,
-        "repeat_index": job.repeat_index,
-        "id": _row_id(),
-        "trace": trace,
-    }
+    # positional, in TestResult's field order: a keyword dict less for each row
+    error: str | None
     if response.error is not None:
-        return TestResult(
-            status=Status.ERROR, score=0.0, reason=response.error, error=response.error, **common
-        )
-    verdict = verdict or score_test(graded, job.test.threshold)
+        status, score, reason, error = Status.ERROR, 0.0, response.error, response.error
+        named: Mapping[str, float] = {}
+        weights: Mapping[str, float] = {}
+        grading_usage = NO_USAGE
+    else:
+        verdict = verdict or score_test(graded, job.test.threshold)
+        status, score, reason = verdict.status, verdict.score, verdict.reason
+        error = verdict.reason if verdict.status is not Status.PASS else None
+        named, weights = verdict.named_scores, verdict.named_score_weights
+        grading_usage = _usage_of(graded)
     return TestResult(
-        status=verdict.status,
-        score=verdict.score,
-        reason=verdict.reason,
-        error=verdict.reason if verdict.status is not Status.PASS else None,
-        assertions=graded,
-        named_scores=verdict.named_scores,
-        named_score_weights=verdict.named_score_weights,
-        grading_usage=_usage_of(graded),
-        **common,
+        job.test,
+        job.prompt,
+        job.provider,
+        job.prompt_index,
+        job.provider_index,
+        job.rendered_prompt,
+        status,
+        score,
+        reason,
+        response.output,
+        error,
+        response.latency_ms,
+        response.cached,
+        response.cost,
+        response.usage,
+        grading_usage,
+        graded if response.error is None else (),
+        named,
+        weights,
+        job.repeat_index,
+        _row_id(),
+        trace,
     )
 
 
 def _as_written(job: Job, written: TestCase) -> Job:
     """The row's job with its var scripts' references back in its vars, as promptfoo reports them (the
     values were what the prompt and the assertions saw)."""
+    if job.test is written:  # its var scripts (if any) did not run: its vars are as written
+        return job
     names = script_var_names(written.vars)
     if not names:
         return job
@@ -226,6 +233,7 @@ class _Execution:
         )
         self.timeout_s = timeout_s
         self.delay_s = options.delay_ms / 1000
+        self.plans = GradingPlans()  # each assertion type decided once for the run
 
     async def with_prompt(self, job: Job) -> Job:
         """``job`` with its prompt function's prompt (raises PromptFunctionFailed; TemplateError for a
@@ -348,11 +356,11 @@ class _Execution:
     async def grade(self, item: _Output) -> None:
         graded: tuple[GradedAssertion, ...] = ()
         response = item.response
-        compared = compares_outputs(item.job.test)  # asked once per row: most tests compare nothing
+        compared = compares_outputs(item.job.test, self.plans)  # once per row: most compare nothing
         if response.error is None:
             try:
-                specs = per_row_asserts(item.job.test, compared)
-                graded = await grade_row(specs, item.context)
+                specs = per_row_asserts(item.job.test, compared, self.plans)
+                graded = await grade_row(specs, item.context, self.plans)
             except _STOPS_THE_RUN:
                 raise
             except BaseException as error:  # SystemExit & co. from an assertion's code
@@ -378,12 +386,16 @@ class _Execution:
         trace: TraceContext | None = None
         written = job.test
         try:
-            job = await self.with_before_each(job)
-            written = job.test
+            # each step awaited only when it has work (most rows have none): a coroutine less for each
+            if self.suite.extensions:
+                job = await self.with_before_each(job)
+                written = job.test
             if self.memory is not None:
                 job = self.memory.prepare(job)
-            job = await self.with_var_scripts(job)
-            job = await self.with_prompt(job)
+            if script_var_names(job.test.vars):
+                job = await self.with_var_scripts(job)
+            if job.prompt.unusable or job.prompt.function:
+                job = await self.with_prompt(job)
             if self.tracing is not None and job.uses_provider:
                 trace = self.tracing.issue()
             transformed = await self.output_of(job, trace)
@@ -405,7 +417,9 @@ class _Execution:
         source = self.tracing.source(trace) if self.tracing is not None and trace is not None else None
         context = self.context_of(job, response, transformed.provider_output, source)
         item = _Output(_as_written(job, written), response, context, source)
-        requests = collect_prefetch(job.test.asserts, item.context) if response.error is None else []
+        requests = (
+            collect_prefetch(job.test.asserts, item.context, self.plans) if response.error is None else []
+        )
         if requests:
             deferred.append((item, requests))
         else:
@@ -468,7 +482,9 @@ def run_suite(
     with run_tracing(suite.tracing, tracing_where) as tracing, gc_policy.running(), reasons_shared():
         execution = _Execution(suite, options, collector, tracing)
         stopped_by = run_until_stopped(execution.run(jobs), stop_signals, collector.stop)
-    results = collector.ordered()
+        results = collector.ordered()
+        # under the run's collector policy: its every-700-allocations passes would scan every row
+        aggregates = compute_aggregates(suite, results, repeat_pass_rate=options.repeat_pass_rate)
     usage = execution.services.usage_by_provider()
     return RunRecord(
         suite=suite,
@@ -479,6 +495,6 @@ def run_suite(
         interrupted=stopped_by is not None,
         interrupted_by=stopped_by,
         not_run=len(jobs) - len(results),
-        aggregates=compute_aggregates(suite, results, repeat_pass_rate=options.repeat_pass_rate),
+        aggregates=aggregates,
         cache_mode=execution.cache_mode,
     )

@@ -13,13 +13,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalh.assertions.base import AssertionContext, EmbedRequest, output_as_text
-from evalh.assertions.registry import AssertionDef, get_assertion
+from evalh.assertions.registry import AssertionDef, Direction, OutputCheckFn, PrefetchFn, get_assertion
 from evalh.errors import EvalhError
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement
-from evalh.runner.scoring import decide, finalize, settle
+from evalh.runner.scoring import decide, finalize, settle, settle_pass_fail
 from evalh.runner.transforming import transform_for_assertion, transforms_assertion
 
-__all__ = ["collect_prefetch", "effective_threshold", "grade_assertion", "grade_row", "positive_verdict"]
+__all__ = [
+    "GradingPlans",
+    "TypePlan",
+    "collect_prefetch",
+    "effective_threshold",
+    "grade_assertion",
+    "grade_row",
+    "positive_verdict",
+]
 
 
 def effective_threshold(spec: AssertionSpec, definition: AssertionDef) -> float | None:
@@ -30,18 +38,89 @@ def _context_for(spec: AssertionSpec, definition: AssertionDef, ctx: AssertionCo
     return ctx.for_assertion(spec, effective_threshold(spec, definition))
 
 
-async def grade_row(specs: Sequence[AssertionSpec], ctx: AssertionContext) -> tuple[GradedAssertion, ...]:
+class TypePlan:
+    """What an assertion type (as written: ``not-contains`` apart from ``contains``) decides for
+    grading, worked out once per run rather than for each of its 5,000 assertions: its definition,
+    whether grading calls its output check directly, its default threshold, and the refusal of each
+    threshold it was given (:func:`_refusal`; a spec's threshold is the only part of it that varies).
+    A spec with its own ``transform`` or ``binary`` still decides those itself."""
+
+    __slots__ = (
+        "_refusals",
+        "binary",
+        "check",
+        "compares",
+        "default_threshold",
+        "definition",
+        "direction",
+        "may_refuse",
+        "prefetch",
+        "reads_text",
+    )
+
+    def __init__(self, definition: AssertionDef | None) -> None:
+        self.definition = definition
+        self.check: OutputCheckFn | None = None
+        self.reads_text = self.binary = self.compares = self.may_refuse = False
+        self.default_threshold: float | None = None
+        self.direction: Direction | None = None
+        self.prefetch: PrefetchFn | None = None
+        if definition is not None:  # an unknown type: grade_assertion's error
+            self.check = definition.on_output
+            self.reads_text = definition.on_output_text
+            self.default_threshold = definition.default_threshold
+            self.direction = definition.direction
+            self.binary = definition.binary_score
+            self.compares = definition.compares_outputs  # graded across rows (comparing.py)
+            self.prefetch = definition.prefetch
+            # whether a threshold may be refused (_refusal): never for a pass/fail type that needs none
+            self.may_refuse = definition.requires_threshold or definition.direction is not None
+        self._refusals: dict[float | None, AssertionResult | None] = {}
+
+    def refusal(self, threshold: float | None) -> AssertionResult | None:
+        """:func:`_refusal` of ``threshold``, decided once per threshold (a frozen result, shared)."""
+        try:
+            return self._refusals[threshold]
+        except KeyError:
+            assert self.definition is not None, "only a registered type is graded"
+            refused = self._refusals[threshold] = _refusal(self.definition, threshold)
+            return refused
+
+
+class GradingPlans:
+    """One run's :class:`TypePlan` of each assertion type, by the type as written (``spec.type``).
+
+    Per run, not per process: the registry is read when the run first grades a type."""
+
+    __slots__ = ("by_type",)
+
+    def __init__(self) -> None:
+        self.by_type: dict[str, TypePlan] = {}  # read directly by grade_row (a call less per assertion)
+
+    def of(self, spec: AssertionSpec) -> TypePlan:
+        plan = self.by_type.get(spec.type)
+        if plan is None:
+            plan = self.by_type[spec.type] = TypePlan(get_assertion(spec.base_type))
+        return plan
+
+
+async def grade_row(
+    specs: Sequence[AssertionSpec], ctx: AssertionContext, plans: GradingPlans | None = None
+) -> tuple[GradedAssertion, ...]:
     """Each of a row's assertions graded against ``ctx`` (the row's context) in order, as
-    :func:`grade_assertion` grades it; the output's text is computed once for the output checks."""
+    :func:`grade_assertion` grades it; the output's text is computed once for the output checks.
+    ``plans``: the run's (each type decided once per run), else this row's own."""
+    plans = GradingPlans() if plans is None else plans
+    by_type = plans.by_type
     graded: list[GradedAssertion] = []
     output = ctx.output
     text: str | None = None
     for spec in specs:
-        definition = get_assertion(spec.base_type)
-        if definition is not None and definition.on_output is not None and not transforms_assertion(spec):
-            if text is None and definition.on_output_text:
+        plan = by_type.get(spec.type) or plans.of(spec)
+        if plan.check is not None and not transforms_assertion(spec):
+            if text is None and plan.reads_text:
                 text = _text_of(output)
-            graded.append(_check_output(spec, definition, output, text))
+            graded.append(_check_output(spec, plan, output, text))
         else:
             graded.append(await grade_assertion(spec, ctx))
     return tuple(graded)
@@ -53,7 +132,7 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
     if definition is None:
         return finalize(spec, AssertionResult.failure(f"unknown assertion type {spec.type!r}"))
     if definition.on_output is not None and not transforms_assertion(spec):
-        return _check_output(spec, definition, ctx.output, None)
+        return _check_output(spec, TypePlan(definition), ctx.output, None)
     try:
         aimed = _context_for(spec, definition, ctx)
         transformed = await transform_for_assertion(aimed) if transforms_assertion(spec) else aimed
@@ -62,7 +141,11 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
         measured = await _measure(definition, transformed)
         if not isinstance(measured, AssertionResult):
             return settle(
-                spec, measured, transformed.threshold, definition.direction, _binary(definition, spec)
+                spec,
+                measured,
+                transformed.threshold,
+                definition.direction,
+                _binary(definition.binary_score, spec),
             )
         result = measured
     except EvalhError as error:
@@ -72,23 +155,25 @@ async def grade_assertion(spec: AssertionSpec, ctx: AssertionContext) -> GradedA
     return finalize(spec, result)
 
 
-def _check_output(
-    spec: AssertionSpec, definition: AssertionDef, output: Any, text: str | None
-) -> GradedAssertion:
-    """:func:`grade_assertion` of an output check (``definition.on_output``): the same refusals, errors
-    and scoring, without a context (``text``: the output's, None: not computed yet)."""
-    threshold = effective_threshold(spec, definition)
+def _check_output(spec: AssertionSpec, plan: TypePlan, output: Any, text: str | None) -> GradedAssertion:
+    """:func:`grade_assertion` of an output check (``plan.check``): the same refusals, errors and
+    scoring, without a context (``text``: the output's, None: not computed yet)."""
+    threshold = plan.default_threshold if spec.threshold is None else spec.threshold
     try:
-        refused = _refusal(definition, threshold)
+        refused = plan.refusal(threshold) if plan.may_refuse else None
         if refused is not None:
             return finalize(spec, refused)
-        check = definition.on_output
+        check = plan.check
         assert check is not None, "grade_row and grade_assertion call this for output checks only"
-        if not definition.on_output_text:
+        if not plan.reads_text:
             text = ""  # the check does not read it (and makes it itself if it must)
         measured = check(spec, output, output_as_text(output) if text is None else text)
+        if isinstance(measured, tuple):  # a pass/fail verdict (the most common outcome: asked first)
+            if plan.direction is None:
+                return settle_pass_fail(spec, measured)
+            measured = Measurement.of_pass_fail(measured)
         if not isinstance(measured, AssertionResult):
-            return settle(spec, measured, threshold, definition.direction, _binary(definition, spec))
+            return settle(spec, measured, threshold, plan.direction, _binary(plan.binary, spec))
         result = measured
     except EvalhError as error:
         result = AssertionResult.failure(error.render())
@@ -117,11 +202,12 @@ async def positive_verdict(definition: AssertionDef, ctx: AssertionContext) -> A
     measured = await _measure(definition, ctx)
     if isinstance(measured, AssertionResult):
         return measured
-    return decide(measured, ctx.threshold, definition.direction, _binary(definition, ctx.spec))
+    return decide(measured, ctx.threshold, definition.direction, _binary(definition.binary_score, ctx.spec))
 
 
-def _binary(definition: AssertionDef, spec: AssertionSpec) -> bool:
-    return definition.binary_score or spec.config.get("binary") is True
+def _binary(binary_score: bool, spec: AssertionSpec) -> bool:
+    """Whether the score is 1 or 0: the type is scored that way (``binary_score``), or ``config.binary``."""
+    return binary_score or spec.config.get("binary") is True
 
 
 async def _measure(definition: AssertionDef, ctx: AssertionContext) -> AssertionResult | Measurement:
@@ -147,17 +233,22 @@ def _refusal(definition: AssertionDef, threshold: float | None) -> AssertionResu
     return AssertionResult.failure(f"{definition.name}: {problem}") if problem else None
 
 
-def collect_prefetch(specs: Sequence[AssertionSpec], ctx: AssertionContext) -> list[EmbedRequest]:
-    """Every text these assertions (and assert-set children) will embed, declared up front."""
+def collect_prefetch(
+    specs: Sequence[AssertionSpec], ctx: AssertionContext, plans: GradingPlans | None = None
+) -> list[EmbedRequest]:
+    """Every text these assertions (and assert-set children) will embed, declared up front (``plans``:
+    the run's, else these assertions' own)."""
+    plans = GradingPlans() if plans is None else plans
+    by_type = plans.by_type  # read directly: every row asks (see grade_row)
     requests: list[EmbedRequest] = []
     for spec in specs:
         if spec.children:
-            requests.extend(collect_prefetch(spec.children, ctx))
-        definition = get_assertion(spec.base_type)
-        if definition is None or definition.prefetch is None:
+            requests.extend(collect_prefetch(spec.children, ctx, plans))
+        plan = by_type.get(spec.type) or plans.of(spec)
+        if plan.prefetch is None or plan.definition is None:
             continue
         try:
-            requests.extend(definition.prefetch(_context_for(spec, definition, ctx)))
+            requests.extend(plan.prefetch(_context_for(spec, plan.definition, ctx)))
         except Exception:  # prefetch is an optimisation: the assertion itself reports the problem
             continue
     return requests

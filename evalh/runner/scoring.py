@@ -27,10 +27,12 @@ from evalh.model import (
     AssertionSpec,
     GradedAssertion,
     Measurement,
+    PassFail,
     Status,
     Usage,
     weighted_mean,
 )
+from evalh.model.suite import _slot_setters
 from evalh.model.thresholds import meets
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "relation",
     "score_test",
     "settle",
+    "settle_pass_fail",
 ]
 
 _RELATIONS = {
@@ -99,8 +102,23 @@ def settle(
     return _graded(spec, passed, float(score), reason, _details(m, threshold), m.usage, (), m.value)
 
 
-def _details(m: Measurement, threshold: float | None) -> dict[str, Any]:
-    return {**m.details, "threshold": threshold} if threshold is not None else dict(m.details)
+def settle_pass_fail(spec: AssertionSpec, verdict: PassFail) -> GradedAssertion:
+    """:func:`settle` of an output check's pass/fail verdict, for a type without a direction: what it
+    makes of ``Measurement.pass_fail(passed, reason, **details)`` (no threshold applies; the measured 1
+    or 0 is the score, ``binary`` or not; the reason is the verdict's), without the measurement."""
+    passed, reason, details = verdict
+    value = 1.0 if passed else 0.0
+    return _graded(spec, passed, value, reason, details, None, (), value)
+
+
+def _details(m: Measurement, threshold: float | None) -> Mapping[str, Any]:
+    """The graded assertion's details: the measurement's, with the threshold it was compared with.
+    A copy (a handler may share its dict between measurements), except of an empty dict: details are
+    never changed once made, and most checks measure none (a dict less per assertion of a run)."""
+    if threshold is not None:
+        return {**m.details, "threshold": threshold}
+    details = m.details
+    return details if not details and type(details) is dict else dict(details)
 
 
 def _verdict(
@@ -187,16 +205,10 @@ def _graded(
             reason = f"{reason} ({spec.type} expects the opposite)"
     if spec.weight == 0:
         passed = True
-    return GradedAssertion(
-        spec=spec,
-        passed=passed,
-        score=score,
-        reason=_shared(reason),
-        details=details,
-        usage=usage,
-        children=children,
-        value=value,
-    )
+    kept = _RUN_REASONS.get()  # _shared, unrolled: this runs for every assertion of every row
+    if kept is not None and type(reason) is str:
+        reason = kept.setdefault(reason, reason)
+    return GradedAssertion.ran(spec, passed, score, reason, details, usage, children, value)
 
 
 def named_scores(graded: Sequence[GradedAssertion]) -> tuple[dict[str, float], dict[str, float]]:
@@ -254,7 +266,7 @@ def _shared(reason: str) -> str:
     return reason if kept is None or type(reason) is not str else kept.setdefault(reason, reason)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False, slots=True)
 class TestVerdict:
     __test__ = False
 
@@ -263,6 +275,24 @@ class TestVerdict:
     reason: str
     named_scores: dict[str, float]
     named_score_weights: dict[str, float]
+
+    def __init__(
+        self,
+        status: Status,
+        score: float,
+        reason: str,
+        named_scores: dict[str, float],
+        named_score_weights: dict[str, float],
+    ) -> None:
+        # one per row: each slot set through its descriptor, not by a frozen __init__'s object.__setattr__
+        _V_STATUS(self, status)
+        _V_SCORE(self, score)
+        _V_REASON(self, reason)
+        _V_NAMED(self, named_scores)
+        _V_WEIGHTS(self, named_score_weights)
+
+
+_V_STATUS, _V_SCORE, _V_REASON, _V_NAMED, _V_WEIGHTS = _slot_setters(TestVerdict)
 
 
 def score_test(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalh.assertions.base import AssertionContext
-from evalh.common.activity import calling
+from evalh.common.activity import called_at_once, calling
 from evalh.errors import EvalhError
 from evalh.model import (
     AssertionSpec,
@@ -29,6 +29,7 @@ from evalh.model import (
     Usage,
 )
 from evalh.providers.base import (
+    AnswersAtOnce,
     CacheableCompletions,
     CallContext,
     Closable,
@@ -60,6 +61,7 @@ class _Traits:
     completions: CompletionProvider | None
     cacheable: CacheableCompletions | None
     prompt_configured: bool
+    at_once: bool  # AnswersAtOnce: called without the gate, the timeout and the in-flight mark
 
     @classmethod
     def of(cls, provider: Provider) -> _Traits:
@@ -67,6 +69,7 @@ class _Traits:
             completions=provider if isinstance(provider, CompletionProvider) else None,
             cacheable=provider if isinstance(provider, CacheableCompletions) else None,
             prompt_configured=isinstance(provider, PromptConfigured),
+            at_once=isinstance(provider, AnswersAtOnce) and provider.answers_at_once is True,
         )
 
 
@@ -190,6 +193,17 @@ def _response_from_bytes(blob: bytes) -> ProviderResponse:
     )
 
 
+def _filled(response: ProviderResponse, elapsed_ms: float) -> ProviderResponse:
+    """A called provider's response with what the runner measures: its latency, unless the provider
+    measured it, and the one request it made, unless it counted its own (a cached answer made none)."""
+    filled: dict[str, Any] = {}  # one replace, not one per field: this runs for every row
+    if response.latency_ms is None:
+        filled["latency_ms"] = elapsed_ms
+    if response.usage.requests == 0 and not response.cached:
+        filled["usage"] = response.usage + _ONE_REQUEST
+    return response.replaced(**filled) if filled else response
+
+
 class RunServices:
     """Completions (outputs and graders) with caching and concurrency; embeddings via the store."""
 
@@ -249,7 +263,8 @@ class RunServices:
                     response = _response_from_bytes(blob)
                     self.usage.add(spec, response.usage)
                     return response
-            response = _redacted(await self._call_uncached(provider, spec, prompt, context))
+            called = self._call_at_once if traits.at_once else self._call_uncached
+            response = _redacted(await called(provider, spec, prompt, context))
             self.usage.add(spec, response.usage)
             if key is not None and response.error is None and response.output is not None:
                 self.cache.put("completion", key, _response_to_bytes(response))
@@ -279,12 +294,28 @@ class RunServices:
                     return _failed(spec, error)
                 mark.failed = response.error is not None
                 elapsed = (time.perf_counter() - started) * 1000
-        filled: dict[str, Any] = {}  # one replace, not one per field: this runs for every row
-        if response.latency_ms is None:
-            filled["latency_ms"] = elapsed
-        if response.usage.requests == 0 and not response.cached:
-            filled["usage"] = response.usage + _ONE_REQUEST
-        return response.replaced(**filled) if filled else response
+        return _filled(response, elapsed)
+
+    async def _call_at_once(
+        self,
+        provider: CompletionProvider,
+        spec: ProviderSpec,
+        prompt: str | Sequence[Mapping[str, Any]],
+        context: CallContext,
+    ) -> ProviderResponse:
+        """:meth:`_call_uncached` of a provider that answers at once (AnswersAtOnce: the echo): no gate
+        to pass or timeout to race, since no other task runs while it answers (it never waits); counted
+        done for the progress display, as every call is."""
+        started = time.perf_counter()
+        failed = True
+        try:
+            response = await provider.complete(prompt, context)
+            failed = response.error is not None
+        except Exception as error:
+            return _failed(spec, error)
+        finally:
+            called_at_once(spec.display, failed)
+        return _filled(response, (time.perf_counter() - started) * 1000)
 
     async def complete(
         self, provider: ProviderSpec, prompt: str | Sequence[Mapping[str, Any]]

@@ -169,3 +169,18 @@ def test_a_pass_fail_measurement_is_the_one_its_fields_make(passed: bool, detail
     assert made.details is not Measurement.pass_fail(passed, "r", **details).details
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.value = 0.5  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("passed", [True, False])
+def test_a_graded_assertion_that_ran_is_the_keyword_built_one(passed: bool) -> None:
+    spec = AssertionSpec(type="not-contains", negate=True, weight=2.0)
+    details = {"span": [0, 3]}
+    usage = Usage(requests=1)
+    ran = GradedAssertion.ran(spec, passed, 0.25, "why", details, usage, (), 3.0)
+    built = GradedAssertion(
+        spec=spec, passed=passed, score=0.25, reason="why", details=details, usage=usage, value=3.0
+    )
+    assert ran == built and ran.details is details and not ran.error and not ran.skipped
+    assert [getattr(ran, f.name) for f in dataclasses.fields(ran)] == [
+        getattr(built, f.name) for f in dataclasses.fields(built)
+    ]

@@ -16,9 +16,15 @@ import pytest
 import evalh
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import all_assertions
-from evalh.model import AssertionSpec, GradedAssertion, TestCase
-from evalh.runner.grading import effective_threshold, grade_assertion, grade_row, positive_verdict
-from evalh.runner.scoring import finalize
+from evalh.model import AssertionSpec, GradedAssertion, Measurement, PassFail, TestCase
+from evalh.runner.grading import (
+    GradingPlans,
+    effective_threshold,
+    grade_assertion,
+    grade_row,
+    positive_verdict,
+)
+from evalh.runner.scoring import finalize, reasons_shared, settle, settle_pass_fail
 from tests.assertions.helpers import StandInServices, definition_of
 
 OUTPUTS: tuple[Any, ...] = (
@@ -190,3 +196,82 @@ def test_random_rows_of_output_checks_grade_as_through_their_contexts() -> None:
             for spec in specs
         )
         assert graded == expected, (specs, output)
+
+
+def _random_spec(rng: random.Random) -> AssertionSpec:
+    """One of CASES in a random form: threshold (some impossible), not-, weight, metric, config.binary,
+    an assertion transform of its own."""
+    type_, value, config, threshold = rng.choice(CASES)
+    if rng.random() < 0.3:
+        threshold = rng.choice((None, 0.0, 0.5, 1.0, 3.0, -1.0, 7.0, float("nan")))
+    if rng.random() < 0.2:
+        config = {**config, "binary": rng.choice((True, False, "yes"))}
+    raw: dict[str, Any] = {"type": type_}
+    if rng.random() < 0.1:
+        raw["transform"] = "output.toUpperCase()" if rng.random() < 0.5 else "output.slice(1)"
+    return _spec(
+        type_,
+        value,
+        config,
+        threshold,
+        negate=rng.random() < 0.3,
+        weight=rng.choice((1.0, 0.0, 2.0)),
+        metric=rng.choice((None, "m")),
+        raw=raw,
+    )
+
+
+def test_one_runs_plans_grade_every_row_as_through_their_contexts() -> None:
+    """A run decides each type once (GradingPlans, shared by all its rows: the refusal of each
+    threshold, the check, binary, direction) and grades as the context path does, row after row, with
+    the same type under other thresholds, configs and transforms in later rows."""
+    rng = random.Random(2904)
+    plans = GradingPlans()
+    with reasons_shared():
+        for _ in range(200):
+            specs = tuple(_random_spec(rng) for _ in range(rng.randint(1, 6)))
+            row = _row_context(rng.choice(OUTPUTS[:5]), specs)
+            graded = asyncio.run(grade_row(specs, row, plans))
+            expected = tuple(
+                asyncio.run(grade_assertion(spec, row))
+                if "transform" in spec.raw
+                else _through_context(spec, row)
+                for spec in specs
+            )
+            assert graded == expected, (specs, row.output)
+            assert graded == asyncio.run(grade_row(specs, row)), "a row's own plans grade the same"
+
+
+def _verdicts(rng: random.Random) -> PassFail:
+    details = rng.choice(({}, {"found": ["a"]}, {"span": [0, 3], "count": 2}))
+    return rng.random() < 0.5, rng.choice(("Output contains 'a'", "Output is not JSON", "")), dict(details)
+
+
+def test_a_pass_fail_verdict_settles_as_the_measurement_it_stands_for() -> None:
+    """settle_pass_fail (an output check's plain verdict) against settle of Measurement.pass_fail, for a
+    pass/fail type (no direction) under any threshold, binary, not-, weight and metric."""
+    rng = random.Random(29)
+    for _ in range(500):
+        verdict = _verdicts(rng)
+        spec = _spec(
+            rng.choice(("contains", "equals", "regex")),
+            "a",
+            {"binary": True} if rng.random() < 0.3 else {},
+            rng.choice((None, 0.5, 2.0)),
+            negate=rng.random() < 0.5,
+            weight=rng.choice((1.0, 0.0, 3.0)),
+            metric=rng.choice((None, "m")),
+        )
+        binary = spec.config.get("binary") is True
+        measured = settle(spec, Measurement.of_pass_fail(verdict), spec.threshold, None, binary)
+        assert settle_pass_fail(spec, verdict) == measured, (spec, verdict)
+        assert settle_pass_fail(spec, verdict).details == verdict[2]
+
+
+def test_a_pass_fail_check_still_gives_its_context_handler_a_measurement() -> None:
+    """Through its context (an assert-set child, a script asking the registry), a pass/fail output
+    check answers with the measurement its verdict stands for, as every handler does."""
+    definition = definition_of("contains")
+    row = _row_context("The robot", (_spec("contains", "robot", {}, None),))
+    outcome = definition.fn(row.for_assertion(row.test.asserts[0], None))
+    assert outcome == Measurement.pass_fail(True, "Output contains 'robot'")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import defaultdict
 from typing import Any, Literal
@@ -8,7 +9,15 @@ import pytest
 
 from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement, Status
 from evalh.model.thresholds import meets
-from evalh.runner.scoring import decide, finalize, named_scores, reasons_shared, score_test, settle
+from evalh.runner.scoring import (
+    TestVerdict,
+    decide,
+    finalize,
+    named_scores,
+    reasons_shared,
+    score_test,
+    settle,
+)
 
 
 def graded(
@@ -237,3 +246,18 @@ def test_score_test_keeps_every_rule_on_random_rows() -> None:
         assert (verdict.status, verdict.score, verdict.reason) == _rules_verdict(items, threshold)
         assert (verdict.named_scores, verdict.named_score_weights) == _rules_named_scores(items)
         assert list(verdict.named_scores) == list(_rules_named_scores(items)[0])  # the same key order
+
+
+def test_a_test_verdict_is_a_frozen_value_of_its_fields() -> None:
+    made = TestVerdict(Status.FAIL, 0.5, "why", {"m": 0.5}, {"m": 1.0})
+    assert [f.name for f in dataclasses.fields(TestVerdict)] == [
+        "status",
+        "score",
+        "reason",
+        "named_scores",
+        "named_score_weights",
+    ]
+    assert made == TestVerdict(Status.FAIL, 0.5, "why", {"m": 0.5}, {"m": 1.0})
+    assert (made.status, made.score, made.reason) == (Status.FAIL, 0.5, "why")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.score = 1.0  # type: ignore[misc]
