@@ -41,6 +41,7 @@ __all__ = [
     "MIN_VALUE_LENGTH",
     "RedactedConfig",
     "clear_registry",
+    "holds_nothing_to_redact",
     "is_secret_key",
     "redact_bytes",
     "redact_config",
@@ -60,6 +61,7 @@ __all__ = [
     "scrub_urls",
     "secret_header_values",
     "url_secrets",
+    "walked_config",
 ]
 
 MARKER = "[REDACTED]"
@@ -221,8 +223,91 @@ class RedactedConfig(dict[str, Any]):
 
     @classmethod
     def of(cls, config: Any) -> RedactedConfig:
-        redacted = redact_config(config)
+        """``config`` redacted: the walk of the config being loaded (:func:`walked_config`) when it is
+        that config and still current, else a walk of its own."""
+        walk = _LOADED.get()
+        redacted = walk.redacted() if walk is not None and walk.config is config else redact_config(config)
         return cls(redacted if isinstance(redacted, Mapping) else {})
+
+
+def holds_nothing_to_redact(value: Any) -> bool:
+    """Whether :func:`redact_config` gives ``value`` back unchanged: nothing in it is what the secrets
+    module redacts (a secret-looking key's value, an ``env`` map, a URL, a registered secret's form).
+    What may be kept outside the process (a parsed config, a test's digest) is asked this. Answered from
+    the one walk of the config being loaded (:func:`walked_config`) when ``value`` is that config or
+    one of its tests and the walk was done at the registry's present state; else by a walk of its own."""
+    walk = _LOADED.get()
+    if walk is not None:
+        known = walk.answer(value)
+        if known is not None:
+            return known
+    redacted = redact_config(value)
+    return redacted is value or (type(value) is str and redacted == value)
+
+
+class _ConfigWalk:
+    """The redaction walk of one loaded config (after its secrets are registered), shared by whatever
+    asks about it during the load: the parsed-config cache, the test digests and the report's echo,
+    which each walked the config (or each test) again. Done on the first need of the whole config;
+    valid while no secret is registered after it (the registry's change token and the run's registry
+    are the same), else redone."""
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self._state: tuple[_Registry, int] | None = None
+        self._redacted: Any = None
+        # id -> (a test of the config, its redacted counterpart): the items of its top-level lists,
+        # each redacted by redact_config itself in the walk
+        self._parts: dict[int, tuple[Any, Any]] = {}
+
+    def redacted(self) -> Any:
+        """:func:`redact_config` of the config at the registry's present state (walked once)."""
+        state = (_RUN.get(), _CHANGES[0])
+        if self._state != state:
+            self._redacted = redact_config(self.config)
+            self._parts = self._parts_of(self.config, self._redacted)
+            self._state = state
+        return self._redacted
+
+    def answer(self, value: Any) -> bool | None:
+        """Whether ``value`` holds nothing to redact, when the walk knows (None: it does not)."""
+        if value is self.config:
+            return self.redacted() is value
+        if self._state != (_RUN.get(), _CHANGES[0]):
+            return None  # not walked yet (a test asked alone is walked alone), or secrets registered since
+        part = self._parts.get(id(value))
+        return None if part is None or part[0] is not value else part[1] is value
+
+    @staticmethod
+    def _parts_of(config: Any, redacted: Any) -> dict[int, tuple[Any, Any]]:
+        """The dict items of the config's top-level lists, by id, with their counterparts in ``redacted``
+        (_redact_mapping gives such a list's item redact_config(item), or the list itself back)."""
+        parts: dict[int, tuple[Any, Any]] = {}
+        if type(config) is not dict or not isinstance(redacted, dict):
+            return parts
+        for key, items in config.items():
+            if type(key) is not str or type(items) is not list or _is_secret_name(key):
+                continue
+            counterpart = redacted.get(key)
+            if type(counterpart) is not list or len(counterpart) != len(items):
+                continue
+            pairs = zip(items, counterpart, strict=True)
+            parts.update((id(item), (item, new)) for item, new in pairs if type(item) is dict)
+        return parts
+
+
+_LOADED: ContextVar[_ConfigWalk | None] = ContextVar("evalh_loaded_config", default=None)
+
+
+@contextmanager
+def walked_config(config: Any) -> Iterator[None]:
+    """Within the block, :func:`holds_nothing_to_redact` and :meth:`RedactedConfig.of` answer about
+    ``config`` (a config being loaded, its secrets registered) and its tests from one walk."""
+    token = _LOADED.set(_ConfigWalk(config))
+    try:
+        yield
+    finally:
+        _LOADED.reset(token)
 
 
 def redact_config(value: Any) -> Any:

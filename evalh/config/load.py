@@ -31,6 +31,7 @@ from evalh.config.extensions import before_all, load_extensions
 from evalh.config.files import DocOrigin, LoadContext, Origin, is_file_ref
 from evalh.config.locate import Document, JsonPath, display_path, load_document, path_errors
 from evalh.config.merge import merge_documents
+from evalh.config.parse_cache import DeferredKeeps, deferred_keeping
 from evalh.config.prompt_refs import check_prompt_refs, check_provider_prompt_refs, check_provider_refs
 from evalh.config.prompts import load_prompts
 from evalh.config.providers import check_choice, load_providers, parse_choice
@@ -59,7 +60,7 @@ from evalh.model import (
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY
 from evalh.runtimes.user_filters import filter_problem
 from evalh.runtimes.user_filters import user_filters as make_user_filters
-from evalh.secrets import RedactedConfig, register_config
+from evalh.secrets import RedactedConfig, register_config, walked_config
 from evalh.templating import prompt_texts, referenced_names, template_env, user_filters
 
 __all__ = [
@@ -127,7 +128,8 @@ def load_suite(
             paths.append(Path(given).resolve())
     ctx = LoadContext(config_file=paths[0], run_transforms=run_transforms, report_config=report_config)
     with gc_policy.loading():
-        documents = [load_document(config_file) for config_file in paths]
+        with deferred_keeping() as keeps:  # kept once the config's secrets are known (see _load)
+            documents = [load_document(config_file) for config_file in paths]
         for document in documents:
             if not isinstance(document.data, Mapping):
                 raise ConfigError(
@@ -137,7 +139,7 @@ def load_suite(
         document = documents[0] if len(documents) == 1 else merge_documents(documents, paths)
         ctx.other_configs = tuple(paths[1:])
         with strict_mode(_config_strict(document.data)):
-            return _load(document, ctx, cli_vars, grader, checks)
+            return _load(document, ctx, cli_vars, grader, checks, keeps)
 
 
 def load_suite_data(
@@ -154,7 +156,7 @@ def load_suite_data(
     document = Document(data=copy.deepcopy(dict(data)), file=MAPPING_CONFIG)
     ctx = LoadContext(config_file=base_dir.resolve() / MAPPING_CONFIG, run_transforms=run_transforms)
     with gc_policy.loading(), strict_mode(_config_strict(document.data)):
-        return _load(document, ctx, cli_vars, grader, ())
+        return _load(document, ctx, cli_vars, grader, (), DeferredKeeps())
 
 
 def _config_strict(data: Mapping[str, Any]) -> bool:
@@ -168,6 +170,7 @@ def _load(
     cli_vars: Mapping[str, str],
     grader: str | None,
     checks: Sequence[SuiteCheck],
+    keeps: DeferredKeeps,
 ) -> Suite:
     document.data = resolve_refs(document.data, document.where, document.text)  # before anything reads it
     env = config_env(document, ctx)
@@ -175,12 +178,22 @@ def _load(
     # Before any check can quote a value: every secret the config holds is redacted from here on.
     register_config(env)  # the env: map's secret-looking entries
     register_config(document.data)
+    # One redaction walk of the config from here on answers the parse cache, the tests' digests and
+    # the report's copy (each walked it, or each test, again)
+    with walked_config(document.data):
+        keeps.settle()  # the config as read, kept in the cache when it holds nothing to redact
+        return _checked_load(document, ctx, _Inputs(env, cli_vars, grader, _Skipped()), checks)
+
+
+def _checked_load(
+    document: Document, ctx: LoadContext, inputs: _Inputs, checks: Sequence[SuiteCheck]
+) -> Suite:
     # The later stages go on past the schema's problems, skipping only what the schema refused, so
     # that one pass reports every problem (fixing the first ones no longer reveals others).
     skip = _check_schema(document, ctx)
     options = document.data.get("evaluateOptions") if "evaluateOptions" not in skip.keys else None
     ctx.allow_outside = isinstance(options, Mapping) and options.get("allowFileOutsideConfigDir") is True
-    suite = _resolve(document, ctx, _Inputs(env, cli_vars, grader, skip))
+    suite = _resolve(document, ctx, replace(inputs, skip=skip))
     locate = functools.partial(test_key_where, ctx)
     for check in checks:
         try:

@@ -12,9 +12,11 @@ MAX_FILES texts are kept.
 
 A config holding anything the secrets module redacts (a secret-looking key's value, an ``env:`` map, a
 URL's credentials, a registered secret) is never kept: its data would put the secret in the cache
-folder. As for Python's bytecode cache, the folder is trusted: files are written by this user only
-(mode 0600); a corrupt or foreign file is ignored and rewritten. ``EVALH_CACHE_ENABLED=false`` turns it
-off; ``evalh cache clear`` deletes it.
+folder. The load's own config is asked after its secrets are registered (:func:`deferred_keeping`), so
+that the load's one redaction walk of the config answers (secrets.holds_nothing_to_redact) rather than a
+walk of its own before registration. As for Python's bytecode cache, the folder is trusted: files are
+written by this user only (mode 0600); a corrupt or foreign file is ignored and rewritten.
+``EVALH_CACHE_ENABLED=false`` turns it off; ``evalh cache clear`` deletes it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import hashlib
 import marshal
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +38,18 @@ from evalh.common.cache_location import cache_dir, cache_enabled, write_cache_fi
 from evalh.common.version import __version__
 from evalh.config import fastyaml, plainyaml, safeload
 from evalh.config.fastyaml import UNSURE
-from evalh.secrets import redact_config
+from evalh.secrets import holds_nothing_to_redact
 
-__all__ = ["FOLDER", "MAX_BYTES", "MAX_FILES", "MIN_CHARS", "clear_parsed", "read_cached"]
+__all__ = [
+    "FOLDER",
+    "MAX_BYTES",
+    "MAX_FILES",
+    "MIN_CHARS",
+    "DeferredKeeps",
+    "clear_parsed",
+    "deferred_keeping",
+    "read_cached",
+]
 
 FOLDER = "parsed"
 MIN_CHARS = 100_000  # about 200 tests: a smaller text reads in a few milliseconds, and is not kept
@@ -85,17 +98,61 @@ def read_cached(text: str, read: Callable[[str], Any]) -> Any:
     if kept is not UNSURE:
         return kept
     data = read(text)
-    if type(data) in (dict, list) and redact_config(data) is data:  # a config, with nothing secret in it
-        _keep(path, header, data)
+    if type(data) in (dict, list):  # a config (kept when nothing secret is in it)
+        deferred = _DEFERRED.get()
+        if deferred is not None:
+            deferred.add(path, header, data)
+        elif holds_nothing_to_redact(data):
+            _write(path, header, _blob(data))
     return data
 
 
-def _keep(path: Path, header: bytes, data: Any) -> None:
+class DeferredKeeps:
+    """Configs read (not found in the cache) within :func:`deferred_keeping`, their data written out
+    already (before anything changes it), kept by :meth:`settle` once the load knows their secrets."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[Path, bytes, Any, bytes | None]] = []
+
+    def add(self, path: Path, header: bytes, data: Any) -> None:
+        self._pending.append((path, header, data, _blob(data)))
+
+    def settle(self) -> None:
+        """Keep each config read that holds nothing to redact: call it after the load registered the
+        config's secrets (then its one walk answers for the config it walks)."""
+        pending, self._pending = self._pending, []
+        for path, header, data, blob in pending:
+            if blob is not None and holds_nothing_to_redact(data):
+                _write(path, header, blob)
+
+
+_DEFERRED: ContextVar[DeferredKeeps | None] = ContextVar("evalh_parse_cache_deferred", default=None)
+
+
+@contextmanager
+def deferred_keeping() -> Iterator[DeferredKeeps]:
+    """Within the block, a config read is not kept at once: the caller settles the returned keeps
+    (those not settled are dropped: a load that stopped before registering its secrets keeps nothing)."""
+    keeps = DeferredKeeps()
+    token = _DEFERRED.set(keeps)
     try:
-        blob = marshal.dumps(data)  # before anything changes the data
-    except ValueError:  # a value marshal cannot write (none of evalh's readers makes one)
-        return
-    if len(blob) <= MAX_BYTES:
+        yield keeps
+    finally:
+        _DEFERRED.reset(token)
+
+
+def _blob(data: Any) -> bytes | None:
+    """``data`` as marshal writes it (None: too large, or a value marshal cannot write, which none of
+    evalh's readers makes)."""
+    try:
+        blob = marshal.dumps(data)
+    except ValueError:
+        return None
+    return blob if len(blob) <= MAX_BYTES else None
+
+
+def _write(path: Path, header: bytes, blob: bytes | None) -> None:
+    if blob is not None:
         write_cache_file(path, [header, blob], prefix=".parsed-")
         _forget_older(path.parent)
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from evalh.common.cache_location import cache_dir, cache_enabled, write_cache_file
 from evalh.common.version import __version__
-from evalh.secrets import redact_bytes, redact_config
+from evalh.secrets import holds_nothing_to_redact, redact_bytes
 
 __all__ = [
     "CACHE_FILE",
@@ -83,7 +83,7 @@ def _holds_secret(shape: Any) -> bool:
     """Whether a text in ``shape`` (a mapping key kept whole, such as a provider's URL) holds what the
     secrets module redacts: a URL's credentials or secret query values, a registered secret value."""
     if isinstance(shape, str):
-        return bool(redact_config(shape) != shape)
+        return not holds_nothing_to_redact(shape)
     if isinstance(shape, tuple | frozenset):
         return any(_holds_secret(item) for item in shape)
     return False
@@ -132,7 +132,7 @@ class KnownShapes:
         whose digest a dictionary of likely values would find."""
         if self.path is None or b"://" in encoded or redact_bytes(encoded) != encoded:
             return
-        if redact_config(value) is not value:
+        if not holds_nothing_to_redact(value):  # a test of the config: the load's one walk answers
             return
         self._new_values.setdefault(validator, set()).add(digest)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from evalh.model.options import RunOptions
 from evalh.model.trace import TracingSettings
@@ -138,23 +138,21 @@ class AssertionSpec:
         to ``AssertionSpec(type=written, negate=negate, ...)`` with every other field at its default, made
         without the generated ``__init__``'s keywords and ``__post_init__`` (a third of building a
         30,000-assertion suite). ``written`` and ``negate`` must already agree (``not-x`` with True)."""
-        spec = object.__new__(cls)
-        # the setters in field order (_slot_setters), unrolled: 30,000 specs
-        s_type, s_negate, s_value, s_threshold, s_weight, s_metric = _SLOT_SETTERS[:6]
-        s_provider, s_config, s_children, s_rubric, s_raw, s_path = _SLOT_SETTERS[6:]
-        s_type(spec, written)
-        s_negate(spec, negate)
-        s_value(spec, value)
-        s_threshold(spec, threshold)
-        s_weight(spec, weight)
-        s_metric(spec, None)
-        s_provider(spec, None)
-        s_config(spec, config)
-        s_children(spec, ())
-        s_rubric(spec, None)
-        s_raw(spec, raw)
-        s_path(spec, path)
-        return spec
+        spec = _SPEC_DRAFT()  # filled by plain stores, then made a spec (see _draft_of)
+        spec.type = written
+        spec.negate = negate
+        spec.value = value
+        spec.threshold = threshold
+        spec.weight = weight
+        spec.metric = None
+        spec.provider = None
+        spec.config = config
+        spec.children = ()
+        spec.rubric_prompt = None
+        spec.raw = raw
+        spec.path = path
+        spec.__class__ = AssertionSpec
+        return cast(AssertionSpec, spec)
 
     @property
     def base_type(self) -> str:
@@ -167,15 +165,21 @@ class AssertionSpec:
         return self.type
 
 
-def _slot_setters(cls: type) -> tuple[Any, ...]:
-    """The setters of a slots dataclass's fields, in field order: a fast constructor sets each field's
-    slot through its descriptor, as ``object.__setattr__`` does after looking the name up."""
+def _draft_of(cls: type) -> Any:
+    """A plain class with the slots of the frozen slots dataclass ``cls``, for its fast constructors: a
+    draft's fields are set by plain attribute stores (which the interpreter specializes to a slot
+    write), and the filled draft becomes a ``cls`` by ``__class__`` assignment, which Python allows
+    between classes of the same slots. That costs a fifth of setting each frozen field through its
+    descriptor (``object.__setattr__``'s way): 30,000 specs. Checked here, at import: a layout Python
+    refuses raises at once."""
     fields = tuple(cls.__dataclass_fields__)  # type: ignore[attr-defined]
     assert fields == cls.__slots__, "a field without its slot"  # type: ignore[attr-defined]
-    return tuple(getattr(cls, name).__set__ for name in fields)
+    draft = type(f"_{cls.__name__}Draft", (), {"__slots__": fields, "__module__": cls.__module__})
+    draft().__class__ = cls  # TypeError if Python held the layouts different
+    return draft
 
 
-_SLOT_SETTERS = _slot_setters(AssertionSpec)  # see AssertionSpec.plain
+_SPEC_DRAFT = _draft_of(AssertionSpec)  # see AssertionSpec.plain
 
 # The provider of rows whose output the test records: no provider is called and no prompt rendered.
 RECORDED_PROVIDER_ID = "recorded"
@@ -230,18 +234,28 @@ class TestCase:
         """``TestCase(index=index, ...)`` with every field given, made without the frozen class's
         generated ``__init__`` (which sets each field through ``object.__setattr__`` by name: a tenth
         of building a 5,000-test suite)."""
-        test = object.__new__(cls)
-        values = (
-            *(index, description, vars, asserts, threshold, options, provider, metadata, output),
-            *(has_output, path, prompts, providers, late_vars, stand_in, scoring_function),
-        )
-        for set_field, value in zip(_TEST_SETTERS, values, strict=True):
-            set_field(test, value)
-        return test
+        test = _TEST_DRAFT()  # filled by plain stores, then made a test (see _draft_of)
+        test.index = index
+        test.description = description
+        test.vars = vars
+        test.asserts = asserts
+        test.threshold = threshold
+        test.options = options
+        test.provider = provider
+        test.metadata = metadata
+        test.output = output
+        test.has_output = has_output
+        test.path = path
+        test.prompts = prompts
+        test.providers = providers
+        test.late_vars = late_vars
+        test.stand_in = stand_in
+        test.scoring_function = scoring_function
+        test.__class__ = TestCase
+        return cast(TestCase, test)
 
 
-# TestCase's slot setters, in field order (see TestCase.made)
-_TEST_SETTERS = _slot_setters(TestCase)
+_TEST_DRAFT = _draft_of(TestCase)  # see TestCase.made
 
 
 @dataclass(frozen=True)

@@ -106,3 +106,52 @@ def test_a_test_made_is_the_keyword_test() -> None:
     assert made == keyword and repr(made) == repr(keyword)
     for test_field in fields(TestCase):  # every field set (reading an unset slot raises)
         assert getattr(made, test_field.name) is values[test_field.name]
+
+
+def _made_pairs() -> list[tuple[Any, Any]]:
+    raw = {"type": "not-contains", "value": "x"}
+    spec = AssertionSpec.plain("not-contains", True, "x", 0.5, 2.0, {}, raw, "tests[0].assert[0]")
+    keyword_spec = AssertionSpec(
+        type="contains", negate=True, value="x", threshold=0.5, weight=2.0, raw=raw, path="tests[0].assert[0]"
+    )
+    test = TestCase.made(
+        3,
+        "d",
+        {"a": "b"},
+        (spec,),
+        None,
+        {},
+        None,
+        {},
+        None,
+        False,
+        "tests[3]",
+        None,
+        None,
+        frozenset(),
+        None,
+        None,
+    )
+    keyword_test = TestCase(
+        index=3, description="d", vars={"a": "b"}, asserts=(keyword_spec,), path="tests[3]"
+    )
+    return [(spec, keyword_spec), (test, keyword_test)]
+
+
+@pytest.mark.parametrize(("made", "keyword"), _made_pairs())
+def test_a_fast_made_object_is_the_frozen_class_itself(made: Any, keyword: Any) -> None:
+    """The fast constructors fill a draft of the same slots and make it the class (model/suite.py
+    _draft_of): what they give is the frozen dataclass in every way its __init__'s is."""
+    import copy
+    import pickle
+    from dataclasses import FrozenInstanceError
+
+    assert type(made) is type(keyword) and not hasattr(made, "__dict__")
+    assert made == keyword and repr(made) == repr(keyword)
+    with pytest.raises(FrozenInstanceError):
+        made.path = "elsewhere"
+    assert pickle.loads(pickle.dumps(made)) == keyword and copy.copy(made) == keyword
+    assert replace(made, path="p") == replace(keyword, path="p")
+    for value in (made, keyword):  # hashed as the dataclass hashes (its dict fields refuse)
+        with pytest.raises(TypeError, match="unhashable type: 'dict'"):
+            hash(value)
