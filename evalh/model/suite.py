@@ -165,6 +165,13 @@ class AssertionSpec:
         return self.type
 
 
+def _slotted_fields(cls: type) -> tuple[str, ...]:
+    """The fields of the frozen slots dataclass ``cls``, each with its slot, in order."""
+    fields = tuple(cls.__dataclass_fields__)  # type: ignore[attr-defined]
+    assert fields == cls.__slots__, "a field without its slot"  # type: ignore[attr-defined]
+    return fields
+
+
 def _draft_of(cls: type) -> Any:
     """A plain class with the slots of the frozen slots dataclass ``cls``, for its fast constructors: a
     draft's fields are set by plain attribute stores (which the interpreter specializes to a slot
@@ -172,14 +179,22 @@ def _draft_of(cls: type) -> Any:
     between classes of the same slots. That costs a fifth of setting each frozen field through its
     descriptor (``object.__setattr__``'s way): 30,000 specs. Checked here, at import: a layout Python
     refuses raises at once."""
-    fields = tuple(cls.__dataclass_fields__)  # type: ignore[attr-defined]
-    assert fields == cls.__slots__, "a field without its slot"  # type: ignore[attr-defined]
+    fields = _slotted_fields(cls)
     draft = type(f"_{cls.__name__}Draft", (), {"__slots__": fields, "__module__": cls.__module__})
     draft().__class__ = cls  # TypeError if Python held the layouts different
     return draft
 
 
 _SPEC_DRAFT = _draft_of(AssertionSpec)  # see AssertionSpec.plain
+
+
+def _slot_setters(cls: type) -> tuple[Any, ...]:
+    """The setters of a slots dataclass's fields, in field order: for an ``__init__`` of its own, where the
+    object already exists (a draft cannot help), each field's slot set through its descriptor, as
+    ``object.__setattr__`` does after looking the name up (model/results.py's graded assertions and rows)."""
+    fields = _slotted_fields(cls)
+    return tuple(getattr(cls, name).__set__ for name in fields)
+
 
 # The provider of rows whose output the test records: no provider is called and no prompt rendered.
 RECORDED_PROVIDER_ID = "recorded"
