@@ -37,10 +37,12 @@ from typing import Any, Generic, NamedTuple, TextIO, TypeVar
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
 __all__ = [
+    "ENVIRONMENT_MIN_VALUE_LENGTH",
     "MARKER",
     "MIN_VALUE_LENGTH",
     "RedactedConfig",
     "clear_registry",
+    "environment_secrets",
     "holds_nothing_to_redact",
     "is_secret_key",
     "redact_bytes",
@@ -612,15 +614,38 @@ def registered() -> frozenset[str]:
     return _RUN.get().values()
 
 
-# Shell variables that hold a directory, though "pwd" in a config key names a password.
-_PLACE_VARIABLES = frozenset({"PWD", "OLDPWD"})
+# The environment holds more than credentials (DESKTOP_SESSION=ubuntu, SSH_AUTH_SOCK, CI's
+# POSTGRES_PASSWORD=postgres), and a registered value is replaced even in outputs, before assertions read
+# them. So a variable counts only when its name ends in a credential word (OPENAI_API_KEY, GITHUB_TOKEN,
+# DBPASSWORD), a URL counts only for its password, and a value must be as long as a generated key, not a word.
+_CREDENTIAL_ENDINGS = ("key", "token", "secret", "password", "passwd", "passphrase", "jwt")
+ENVIRONMENT_MIN_VALUE_LENGTH = 16
+
+
+def environment_secrets(variables: Mapping[str, str]) -> list[str]:
+    """The values :func:`register_environment` registers (see _CREDENTIAL_ENDINGS)."""
+    found: list[str] = []
+    for name, value in variables.items():
+        parts = _parts(name)
+        if parts and parts[-1].endswith(_CREDENTIAL_ENDINGS):
+            found.append(value)
+        elif "://" in value:
+            found += [secret for match in _URL.finditer(value) for secret in _url_password(match.group(0))]
+    return [value for value in found if len(value.strip()) >= ENVIRONMENT_MIN_VALUE_LENGTH]
+
+
+def _url_password(url: str) -> list[str]:
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return []
+    return [unquote(password)] if password else []
 
 
 def register_environment(variables: Mapping[str, str]) -> None:
-    """Register the values of an environment's secret-named variables (``OPENAI_API_KEY``,
-    ``GITHUB_TOKEN``, a URL's password in ``DATABASE_URL``): a value copied into a config, a data file
-    or an output is redacted even when no provider reads the variable."""
-    register_config({name: value for name, value in variables.items() if name not in _PLACE_VARIABLES})
+    """Register the credentials an environment holds (:func:`environment_secrets`): a key copied into a
+    config, a data file or an output is redacted even when no provider reads its variable."""
+    register(*environment_secrets(variables))
 
 
 def clear_registry() -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evalh.common import gc_policy
+from evalh.common.environment import environ
 from evalh.common.limits import max_reply_bytes
 from evalh.common.notices import is_strict, strict_mode, warn
 from evalh.config.build import Defaults, build_tests, load_vars, test_key_where
@@ -60,7 +61,7 @@ from evalh.model import (
 from evalh.runtimes.transforms import VARS_TRANSFORM_KEY
 from evalh.runtimes.user_filters import filter_problem
 from evalh.runtimes.user_filters import user_filters as make_user_filters
-from evalh.secrets import RedactedConfig, register_config, walked_config
+from evalh.secrets import RedactedConfig, register_config, register_environment, walked_config
 from evalh.templating import prompt_texts, referenced_names, template_env, user_filters
 
 __all__ = [
@@ -177,6 +178,9 @@ def _load(
     document.data = render_config_env(document.data, template_env(env), document, ctx)
     # Before any check can quote a value: every secret the config holds is redacted from here on.
     register_config(env)  # the env: map's secret-looking entries
+    # the environment's credentials: run_context registers them too, but the pytest plugin and calibrate
+    # load (and may keep the parsed config) before a run exists
+    register_environment(environ())
     register_config(document.data)
     # One redaction walk of the config from here on answers the parse cache, the tests' digests and
     # the report's copy (each walked it, or each test, again)

@@ -151,3 +151,19 @@ def test_a_loaded_config_rendered_at_load_with_nothing_secret_is_kept(tmp_path: 
     assert len(list((tmp_path / "evalh-cache" / FOLDER).iterdir())) == 1
     again = load_suite(config)  # read back from the cache: the same suite
     assert again.tests == first.tests and again.raw_config == first.raw_config
+
+
+def test_a_config_holding_an_environment_key_is_not_kept_when_loaded_outside_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the pytest plugin and calibrate load before any run context exists: the environment's keys must be
+    # known by then, or a key pasted into the config is kept in the cache folder
+    monkeypatch.setenv("APP_SERVICE_TOKEN", "PLANTED-literal-0123456789")
+    config = tmp_path / "evalh.yaml"
+    config.write_text(_large_config(800, "defaultTest:\n  vars:\n    note: PLANTED-literal-0123456789\n"))
+    try:
+        assert len(load_suite(config).tests) == 800
+    finally:
+        clear_registry()
+    folder = tmp_path / "evalh-cache" / FOLDER
+    assert not folder.is_dir() or list(folder.iterdir()) == []

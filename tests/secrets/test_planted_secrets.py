@@ -269,3 +269,28 @@ def test_a_process_secret_written_literally_into_a_config_is_redacted(
     outputs = [result.stdout, *((tmp_path / report).read_text(encoding="utf-8") for report in REPORTS)]
     assert [p.name for p in written if p.is_file() and b"PLANTED" in p.read_bytes()] == []
     assert [text for text in outputs if "PLANTED" in text] == []
+
+
+def test_the_environment_s_words_paths_and_user_names_are_not_taken_for_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # registered values are replaced in outputs before assertions read them: a desktop's session name, CI's
+    # database password "postgres" or a URL's user name taken for keys turned this passing test into a failure
+    for name, value in {
+        "DESKTOP_SESSION": "ubuntu",
+        "POSTGRES_PASSWORD": "postgres",
+        "DATABASE_URL": "postgres://postgres@localhost:5432/app",
+        "SSH_AUTH_SOCK": "/tmp/ssh-agent-folder/agent.1",
+        "GOOGLE_APPLICATION_CREDENTIALS": "/tmp/credentials-file.json",
+    }.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / "evalh.yaml").write_text(
+        "prompts: ['Run it on {{os}} with {{db}} via /tmp/ssh-agent-folder/agent.1']\nproviders: [echo]\n"
+        "tests:\n  - vars: {os: ubuntu, db: postgresql}\n"
+        "    assert: [{type: contains, value: ubuntu}, {type: icontains, value: PostgreSQL}]\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "evalh.yaml"), "-o", str(tmp_path / "out.json")])
+    assert result.exit_code == 0, result.output
+    row = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"][0]
+    assert row["response"]["output"] == "Run it on ubuntu with postgresql via /tmp/ssh-agent-folder/agent.1"
