@@ -65,6 +65,15 @@ def reset() -> None:
         _states.clear()
 
 
+def _state_of(name: str) -> _State:
+    """Provider ``name``'s state, made on its first call (the caller holds ``_lock``): once per provider,
+    not a _State built and dropped for every call."""
+    state = _states.get(name)
+    if state is None:
+        state = _states[name] = _State()
+    return state
+
+
 def calling(name: str) -> _Calling:
     """Mark one call of provider ``name`` as in flight for the ``with`` block; the block gets the
     call's :class:`CallMark`."""
@@ -83,10 +92,7 @@ class _Calling:
     def __enter__(self) -> CallMark:
         self._mark = CallMark()
         with _lock:
-            state = _states.get(self._name)
-            if state is None:  # once per provider, not a _State built and dropped for every call
-                state = _states[self._name] = _State()
-            self._state = state
+            state = self._state = _state_of(self._name)
             self._call_id = next(_ids)
             state.starts[self._call_id] = time.monotonic()
         self._token = _current.set(self._name)
@@ -108,9 +114,7 @@ def called_at_once(name: str, failed: bool) -> None:
     counted done (and failed) as :func:`calling` counts a call, without its in-flight mark, which no
     one could see while the call runs."""
     with _lock:
-        state = _states.get(name)
-        if state is None:
-            state = _states[name] = _State()
+        state = _state_of(name)
         state.done += 1
         state.failed += failed
 
@@ -121,7 +125,7 @@ def note_retry(reason: str) -> None:
     if name is None:
         return
     with _lock:
-        state = _states.setdefault(name, _State())
+        state = _state_of(name)
         state.retries += 1
         state.last_retry = reason
 
