@@ -12,9 +12,10 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from evalh.cli.app import app
 from evalh.reports.markdown import escape_inline
@@ -214,6 +215,24 @@ def test_no_planted_secret_in_a_provider_error_reaches_any_output(
     assert {name: leaks(data) for name, data in outputs.items() if leaks(data)} == {}
 
 
+def run_with_every_report(tmp_path: Path) -> tuple[Result, dict[str, Any]]:
+    """``evalh run`` of tmp_path's evalh.yaml writing every report format (exit 0), and its first row."""
+    args = ["run", str(tmp_path / "evalh.yaml"), "--no-progress-bar"]
+    for report in REPORTS:
+        args += ["-o", str(tmp_path / report)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return result, json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"][0]
+
+
+def planted_in(tmp_path: Path, stdout: str) -> list[str]:
+    """The console, reports, cache and store files holding "PLANTED"."""
+    written = [p for folder in ("evalh-cache", "evalh-home") for p in (tmp_path / folder).rglob("*")]
+    files = [p.name for p in written if p.is_file() and b"PLANTED" in p.read_bytes()]
+    reports = [r for r in REPORTS if "PLANTED" in (tmp_path / r).read_text(encoding="utf-8")]
+    return [*files, *reports, *(["stdout"] if "PLANTED" in stdout else [])]
+
+
 @pytest.mark.parametrize(
     ("name", "text"),
     [
@@ -231,17 +250,9 @@ def test_a_tests_files_secret_named_var_is_redacted_as_an_inline_one_is(
     (tmp_path / "evalh.yaml").write_text(
         f"prompts: ['{{{{q}}}}']\nproviders: [echo]\ntests: file://{name}\n", encoding="utf-8"
     )
-    args = ["run", str(tmp_path / "evalh.yaml"), "--no-progress-bar"]
-    for report in REPORTS:
-        args += ["-o", str(tmp_path / report)]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    row = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"][0]
+    result, row = run_with_every_report(tmp_path)
     assert [value for key, value in row["vars"].items() if key != "q"] == ["[REDACTED]"]
-    written = [p for folder in ("evalh-cache", "evalh-home") for p in (tmp_path / folder).rglob("*")]
-    outputs = [result.stdout, *((tmp_path / report).read_text(encoding="utf-8") for report in REPORTS)]
-    assert [p.name for p in written if p.is_file() and b"PLANTED" in p.read_bytes()] == []
-    assert [text for text in outputs if "PLANTED" in text] == []
+    assert planted_in(tmp_path, result.stdout) == []
 
 
 def test_a_process_secret_written_literally_into_a_config_is_redacted(
@@ -257,18 +268,10 @@ def test_a_process_secret_written_literally_into_a_config_is_redacted(
         "    assert: [{type: contains, value: one}]\n",
         encoding="utf-8",
     )
-    args = ["run", str(tmp_path / "evalh.yaml"), "--no-progress-bar"]
-    for report in REPORTS:
-        args += ["-o", str(tmp_path / report)]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    row = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"][0]
+    result, row = run_with_every_report(tmp_path)
     assert row["vars"] == {"q": "one", "note": "[REDACTED]", "where": str(tmp_path)}
     assert row["response"]["output"] == "one [REDACTED]"
-    written = [p for folder in ("evalh-cache", "evalh-home") for p in (tmp_path / folder).rglob("*")]
-    outputs = [result.stdout, *((tmp_path / report).read_text(encoding="utf-8") for report in REPORTS)]
-    assert [p.name for p in written if p.is_file() and b"PLANTED" in p.read_bytes()] == []
-    assert [text for text in outputs if "PLANTED" in text] == []
+    assert planted_in(tmp_path, result.stdout) == []
 
 
 def test_the_environment_s_words_paths_and_user_names_are_not_taken_for_keys(
