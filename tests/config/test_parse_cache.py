@@ -103,15 +103,17 @@ def test_a_corrupt_or_foreign_file_is_ignored_and_rewritten(tmp_path: Path) -> N
         )
 
 
-@pytest.mark.parametrize(
-    "extra",
-    [
-        "env:\n  PLAIN_NAME: some-value-1234\n",
-        "defaultTest:\n  options:\n    provider:\n      id: echo\n      config:\n"
-        "        apiKey: sk-a-planted-key-123\n",
-        "defaultTest:\n  vars:\n    site: https://user:planted-pass@example.com/x\n",
-    ],
-)
+# What a config may hold that the secrets module redacts (an env: map, a secret-named key, a URL password),
+# added to a config large enough to be kept: tests/secrets/test_config_walk.py loads the same ones.
+SECRET_HOLDING_EXTRAS = [
+    "env:\n  PLAIN_NAME: some-value-1234\n",
+    "defaultTest:\n  options:\n    provider:\n      id: echo\n      config:\n"
+    "        apiKey: sk-a-planted-key-123\n",
+    "defaultTest:\n  vars:\n    site: https://user:planted-pass@example.com/x\n",
+]
+
+
+@pytest.mark.parametrize("extra", SECRET_HOLDING_EXTRAS)
 def test_a_config_holding_a_secret_is_never_kept(tmp_path: Path, extra: str) -> None:
     text = _suite(800, extra)
     assert _read_cached(text) == read_fast(text)

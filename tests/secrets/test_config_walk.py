@@ -23,6 +23,7 @@ from evalh.secrets import (
     register,
     walked_config,
 )
+from tests.config.test_parse_cache import SECRET_HOLDING_EXTRAS
 
 _PLANTED = "planted-secret-4711"
 _KEYS = ["answer", "expected", "apiKey", "password", "env", "note", "max_tokens", "url", "tokenLimit"]
@@ -125,10 +126,7 @@ def test_a_cold_load_walks_each_test_once_and_a_warm_validate_walks_none(
 @pytest.mark.parametrize(
     "extra",
     [
-        "env:\n  PLAIN_NAME: some-value-1234\n",
-        "defaultTest:\n  options:\n    provider:\n      id: echo\n      config:\n"
-        "        apiKey: sk-a-planted-key-123\n",
-        "defaultTest:\n  vars:\n    site: https://user:planted-pass@example.com/x\n",
+        *SECRET_HOLDING_EXTRAS,
         # rendered at load (the config as read is not the config walked): walked alone
         "defaultTest:\n  options:\n    provider:\n      id: echo\n      config:\n"
         "        apiBaseUrl: 'https://user:pw-{{ env.HOME }}@example.com'\n",
