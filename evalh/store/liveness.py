@@ -67,19 +67,29 @@ class RunLock:
     @classmethod
     def hold(cls, store: Path, seq: int, run_id: str) -> RunLock | None:
         """The lock of the run ``seq`` (``run_id`` written in its file), or None when it cannot be
-        taken: the run is then recorded as before, only never settled if its process dies."""
+        taken: the run is then recorded as before, only never settled if its process dies.
+
+        The run's row is already stored as ``running`` when this is called, so another process opening
+        the store may look for its file at any moment. The file is therefore made and locked under a
+        name of its own and renamed into place: it appears already locked and holding the run's id. (Made
+        at its place, a process opening the store between its creation and its lock could take the lock
+        first, and the run would never be settled if killed.)"""
         folder = live_dir(store)
         with contextlib.suppress(OSError):
             folder.mkdir(exist_ok=True)
         path = folder / str(seq)
-        file = _locked(path, create=True)
+        making = folder / f".{seq}.{os.getpid()}"  # seq is the store's own: no other run makes it
+        file = _locked(making, create=True)
         if file is None:
             return None
         try:
             file.truncate(0)
             file.write(run_id)
             file.flush()
+            os.replace(making, path)
         except OSError:
+            with contextlib.suppress(OSError):
+                making.unlink()
             file.close()
             return None
         return cls(path, file)

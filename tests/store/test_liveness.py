@@ -7,6 +7,7 @@ timing) until the fast rows are written, then kills the process.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -128,3 +129,27 @@ def test_a_run_held_in_this_process_is_live_and_one_given_up_is_settled() -> Non
     with open_store() as store:
         (run,) = store.list_runs()
         assert (run.state, run.rows, run.passed) == ("incomplete", BATCH_ROWS, BATCH_ROWS)
+
+
+def test_a_run_whose_lock_file_another_process_has_open_still_holds_its_lock() -> None:
+    """Another process opening the store looks for a running run's file as soon as its row is stored:
+    it may open and lock the file before the recording process does. The run must hold its lock anyway
+    (it used to record without one, and stayed ``running`` for ever when killed)."""
+    store_path = Path(os.environ["EVALH_HOME"]) / "runs.sqlite3"
+    folder = live_dir(store_path)
+    folder.mkdir(parents=True)
+    with open(folder / "1", "a+", encoding="utf-8") as opener:  # there first, as the opening process
+        fcntl.flock(opener.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with open_store() as store:
+            recorder = store.start(
+                "eval-raced", {"results": {"timestamp": "t"}}, config=None, config_path=None, description=None
+            )
+    assert recorder._lock is not None and recorder._lock.path == folder / "1"
+    assert (folder / "1").read_text(encoding="utf-8") == "eval-raced"
+    assert sorted(path.name for path in folder.iterdir()) == ["1"]  # nothing left under another name
+    with open_store() as store:  # its lock is held: the run is live
+        assert [run.state for run in store.list_runs()] == ["running"]
+        recorder._give_up(OSError("disk full"))
+    with open_store() as store:
+        assert [run.state for run in store.list_runs()] == ["incomplete"]
+    assert list(folder.iterdir()) == []
