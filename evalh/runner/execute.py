@@ -176,7 +176,7 @@ def _row(
         error = verdict.reason if verdict.status is not Status.PASS else None
         named, weights = verdict.named_scores, verdict.named_score_weights
         grading_usage = _usage_of(graded)
-    return TestResult(
+    return TestResult.of_run(
         job.test,
         job.prompt,
         job.provider,
