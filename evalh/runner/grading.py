@@ -9,7 +9,7 @@ assertion, with the row's output text computed once (:func:`grade_row`), and set
 from __future__ import annotations
 
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from evalh.assertions.base import AssertionContext, EmbedRequest, output_as_text
@@ -106,6 +106,23 @@ class GradingPlans:
         if plan is None:
             plan = self.by_type[spec.type] = TypePlan(get_assertion(spec.base_type))
         return plan
+
+    def any_across_rows(self, tests_asserts: Iterable[Sequence[AssertionSpec]]) -> bool:
+        """Whether some assertion of these tests' (assert-set children included) is graded across rows
+        (``compares``) or declares the texts it embeds (``prefetch``): when none is, no row needs to be
+        asked either (``comparing.compares_outputs``, :func:`collect_prefetch`). Each tuple walked once."""
+        seen: set[int] = set()
+        for asserts in tests_asserts:
+            if id(asserts) in seen:  # a test's assertions, shared by its rows (prompts x providers)
+                continue
+            seen.add(id(asserts))
+            for spec in asserts:
+                plan = self.by_type.get(spec.type) or self.of(spec)
+                if plan.compares or plan.prefetch is not None:
+                    return True
+                if spec.children and self.any_across_rows([spec.children]):
+                    return True
+        return False
 
 
 async def grade_row(
