@@ -149,6 +149,13 @@ def levenshtein_distance(left: str, right: str) -> int:
     rapidfuzz's bit-parallel C++ (Hyyrö's algorithm) gives the textbook distance ~50x faster than the
     same algorithm on Python ints; imported on first use: a run without levenshtein does not pay for it.
     """
+    return int(_rapidfuzz_distance()(left, right))
+
+
+@lru_cache(maxsize=1)
+def _rapidfuzz_distance() -> Any:
+    """rapidfuzz's ``Levenshtein.distance``, imported once: an import statement in the function looks
+    the module up on every call (a fifth of a levenshtein check)."""
     from rapidfuzz.distance import Levenshtein
 
-    return int(Levenshtein.distance(left, right))
+    return Levenshtein.distance

@@ -101,6 +101,8 @@ def configured_timeout_s(
     """``config[seconds_key]`` (seconds), else ``config[ms_key]`` (milliseconds), else ``default``.
 
     A value that is not a positive number is a ConfigError at ``<where>.config.<key>``."""
+    if not config:  # most configs are empty: each regex assertion of a run asks
+        return default
     found = _seconds(config, seconds_key, ms_key)
     if isinstance(found, tuple):
         key, problem = found

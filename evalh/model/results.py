@@ -9,9 +9,17 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
-from evalh.model.suite import AssertionSpec, Prompt, ProviderSpec, TestCase, _slot_setters, asks_provider
+from evalh.model.suite import (
+    AssertionSpec,
+    Prompt,
+    ProviderSpec,
+    TestCase,
+    _draft_of,
+    _slot_setters,
+    asks_provider,
+)
 from evalh.model.trace import RowTrace
 
 __all__ = [
@@ -378,10 +386,21 @@ class GradedAssertion:
     ) -> GradedAssertion:
         """``GradedAssertion(spec, passed, score, reason, details=..., ...)`` of an assertion that ran
         (not an error, not skipped), without the keyword call: the scorer makes one for every assertion
-        of every row. ``details`` is this assertion's own."""
-        made = _new(cls)
-        _fill_graded(made, spec, passed, score, reason, False, details, usage, children, value, False)
-        return made
+        of every row. ``details`` is this assertion's own. Made as a draft, then given its class (see
+        ``model.suite._draft_of``): a fifth of setting each slot through its descriptor."""
+        made = _GRADED_DRAFT()
+        made.spec = spec
+        made.passed = passed
+        made.score = score
+        made.reason = reason
+        made.error = False
+        made.details = details
+        made.usage = usage
+        made.children = children
+        made.value = value
+        made.skipped = False
+        made.__class__ = cls
+        return cast(GradedAssertion, made)
 
 
 def _fill_graded(
@@ -411,6 +430,7 @@ def _fill_graded(
     _G_SKIPPED(graded, skipped)
 
 
+_GRADED_DRAFT = _draft_of(GradedAssertion)  # see GradedAssertion.ran
 _G_SPEC, _G_PASSED, _G_SCORE, _G_REASON, _G_ERROR = _slot_setters(GradedAssertion)[:5]
 _G_DETAILS, _G_USAGE, _G_CHILDREN, _G_VALUE, _G_SKIPPED = _slot_setters(GradedAssertion)[5:]
 
@@ -528,6 +548,61 @@ class TestResult:
         _ROW_SETTERS[21](self, trace)
         _ROW_SETTERS[22](self, rating)
 
+    @classmethod
+    def of_run(
+        cls,
+        test: TestCase,
+        prompt: Prompt,
+        provider: ProviderSpec,
+        prompt_index: int,
+        provider_index: int,
+        rendered_prompt: Any,
+        status: Status,
+        score: float,
+        reason: str,
+        output: Any,
+        error: str | None,
+        latency_ms: float | None,
+        cached: bool,
+        cost: float | None,
+        usage: Usage,
+        grading_usage: Usage,
+        assertions: tuple[GradedAssertion, ...],
+        named_scores: Mapping[str, float],
+        named_score_weights: Mapping[str, float],
+        repeat_index: int,
+        id: str,
+        trace: RowTrace | None,
+    ) -> TestResult:
+        """``TestResult(...)`` of a row the runner just ran (every field but ``rating``, positional),
+        made as a draft and then given its class (see ``model.suite._draft_of``): one per row."""
+        row = _ROW_DRAFT()
+        row.test = test
+        row.prompt = prompt
+        row.provider = provider
+        row.prompt_index = prompt_index
+        row.provider_index = provider_index
+        row.rendered_prompt = rendered_prompt
+        row.status = status
+        row.score = score
+        row.reason = reason
+        row.output = output
+        row.error = error
+        row.latency_ms = latency_ms
+        row.cached = cached
+        row.cost = cost
+        row.usage = usage
+        row.grading_usage = grading_usage
+        row.assertions = assertions
+        row.named_scores = named_scores
+        row.named_score_weights = named_score_weights
+        row.repeat_index = repeat_index
+        row.id = id
+        row.trace = trace
+        row.rating = None
+        row.__class__ = cls
+        return cast(TestResult, row)
+
     @property
     def passed(self) -> bool:
         return self.status is Status.PASS
@@ -539,3 +614,4 @@ class TestResult:
 
 
 _ROW_SETTERS = _slot_setters(TestResult)
+_ROW_DRAFT = _draft_of(TestResult)  # see TestResult.of_run

@@ -176,7 +176,7 @@ def _row(
         error = verdict.reason if verdict.status is not Status.PASS else None
         named, weights = verdict.named_scores, verdict.named_score_weights
         grading_usage = _usage_of(graded)
-    return TestResult(
+    return TestResult.of_run(
         job.test,
         job.prompt,
         job.provider,
@@ -234,6 +234,8 @@ class _Execution:
         self.timeout_s = timeout_s
         self.delay_s = options.delay_ms / 1000
         self.plans = GradingPlans()  # each assertion type decided once for the run
+        # no row's assertions compare outputs or prefetch embeddings (decided in run): no row asks
+        self.rows_alone = False
 
     async def with_prompt(self, job: Job) -> Job:
         """``job`` with its prompt function's prompt (raises PromptFunctionFailed; TemplateError for a
@@ -356,7 +358,8 @@ class _Execution:
     async def grade(self, item: _Output) -> None:
         graded: tuple[GradedAssertion, ...] = ()
         response = item.response
-        compared = compares_outputs(item.job.test, self.plans)  # once per row: most compare nothing
+        # once per row, unless the run knows none does
+        compared = not self.rows_alone and compares_outputs(item.job.test, self.plans)
         if response.error is None:
             try:
                 specs = per_row_asserts(item.job.test, compared, self.plans)
@@ -418,7 +421,9 @@ class _Execution:
         context = self.context_of(job, response, transformed.provider_output, source)
         item = _Output(_as_written(job, written), response, context, source)
         requests = (
-            collect_prefetch(job.test.asserts, item.context, self.plans) if response.error is None else []
+            collect_prefetch(job.test.asserts, item.context, self.plans)
+            if response.error is None and not self.rows_alone
+            else []
         )
         if requests:
             deferred.append((item, requests))
@@ -432,6 +437,10 @@ class _Execution:
 
     async def run(self, jobs: Sequence[Job]) -> None:
         deferred: list[tuple[_Output, list[EmbedRequest]]] = []
+        # beforeEach hooks may give a row other assertions: then each row is asked
+        self.rows_alone = not self.suite.extensions and not self.plans.any_across_rows(
+            job.test.asserts for job in jobs
+        )
         try:
             if self.memory is None:
                 await _each(jobs, lambda job: self.first_pass(job, deferred), self.in_flight())

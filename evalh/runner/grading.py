@@ -9,13 +9,13 @@ assertion, with the row's output text computed once (:func:`grade_row`), and set
 from __future__ import annotations
 
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from evalh.assertions.base import AssertionContext, EmbedRequest, output_as_text
 from evalh.assertions.registry import AssertionDef, Direction, OutputCheckFn, PrefetchFn, get_assertion
 from evalh.errors import EvalhError
-from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement
+from evalh.model import AssertionResult, AssertionSpec, GradedAssertion, Measurement, PassFail
 from evalh.runner.scoring import decide, finalize, settle, settle_pass_fail
 from evalh.runner.transforming import transform_for_assertion, transforms_assertion
 
@@ -54,6 +54,7 @@ class TypePlan:
         "definition",
         "direction",
         "may_refuse",
+        "pass_fail",
         "prefetch",
         "reads_text",
     )
@@ -61,7 +62,7 @@ class TypePlan:
     def __init__(self, definition: AssertionDef | None) -> None:
         self.definition = definition
         self.check: OutputCheckFn | None = None
-        self.reads_text = self.binary = self.compares = self.may_refuse = False
+        self.reads_text = self.binary = self.compares = self.may_refuse = self.pass_fail = False
         self.default_threshold: float | None = None
         self.direction: Direction | None = None
         self.prefetch: PrefetchFn | None = None
@@ -75,6 +76,9 @@ class TypePlan:
             self.prefetch = definition.prefetch
             # whether a threshold may be refused (_refusal): never for a pass/fail type that needs none
             self.may_refuse = definition.requires_threshold or definition.direction is not None
+        # grade_row calls its check itself: an output check of the text, without a threshold to refuse
+        # or compare (a pass/fail text check: contains, equals, regex, ...)
+        self.pass_fail = self.check is not None and self.reads_text and not self.may_refuse
         self._refusals: dict[float | None, AssertionResult | None] = {}
 
     def refusal(self, threshold: float | None) -> AssertionResult | None:
@@ -103,6 +107,23 @@ class GradingPlans:
             plan = self.by_type[spec.type] = TypePlan(get_assertion(spec.base_type))
         return plan
 
+    def any_across_rows(self, tests_asserts: Iterable[Sequence[AssertionSpec]]) -> bool:
+        """Whether some assertion of these tests' (assert-set children included) is graded across rows
+        (``compares``) or declares the texts it embeds (``prefetch``): when none is, no row needs to be
+        asked either (``comparing.compares_outputs``, :func:`collect_prefetch`). Each tuple walked once."""
+        seen: set[int] = set()
+        for asserts in tests_asserts:
+            if id(asserts) in seen:  # a test's assertions, shared by its rows (prompts x providers)
+                continue
+            seen.add(id(asserts))
+            for spec in asserts:
+                plan = self.by_type.get(spec.type) or self.of(spec)
+                if plan.compares or plan.prefetch is not None:
+                    return True
+                if spec.children and self.any_across_rows([spec.children]):
+                    return True
+        return False
+
 
 async def grade_row(
     specs: Sequence[AssertionSpec], ctx: AssertionContext, plans: GradingPlans | None = None
@@ -115,14 +136,24 @@ async def grade_row(
     graded: list[GradedAssertion] = []
     output = ctx.output
     text: str | None = None
-    for spec in specs:
+    for spec in specs:  # one tight loop: most assertions of a run are pass/fail text checks
         plan = by_type.get(spec.type) or plans.of(spec)
-        if plan.check is not None and not transforms_assertion(spec):
-            if text is None and plan.reads_text:
-                text = _text_of(output)
-            graded.append(_check_output(spec, plan, output, text))
-        else:
+        if plan.check is None or transforms_assertion(spec):
             graded.append(await grade_assertion(spec, ctx))
+            continue
+        if text is None and plan.reads_text:
+            text = _text_of(output)
+        if not plan.pass_fail or text is None:
+            graded.append(_check_output(spec, plan, output, text))
+            continue
+        try:  # _check_output of a pass_fail plan, without its threshold and refusal steps
+            measured = plan.check(spec, output, text)
+            if type(measured) is tuple:
+                graded.append(settle_pass_fail(spec, measured))
+            else:
+                graded.append(_settled_check(spec, plan, measured, None))
+        except Exception as error:
+            graded.append(_failed_check(spec, error))
     return tuple(graded)
 
 
@@ -168,18 +199,33 @@ def _check_output(spec: AssertionSpec, plan: TypePlan, output: Any, text: str | 
         if not plan.reads_text:
             text = ""  # the check does not read it (and makes it itself if it must)
         measured = check(spec, output, output_as_text(output) if text is None else text)
-        if isinstance(measured, tuple):  # a pass/fail verdict (the most common outcome: asked first)
-            if plan.direction is None:
-                return settle_pass_fail(spec, measured)
-            measured = Measurement.of_pass_fail(measured)
-        if not isinstance(measured, AssertionResult):
-            return settle(spec, measured, threshold, plan.direction, _binary(plan.binary, spec))
-        result = measured
-    except EvalhError as error:
-        result = AssertionResult.failure(error.render())
-    except Exception as error:  # a bug in a handler must not stop the run; --verbose shows the trace
-        result = _crashed(spec, error)
-    return finalize(spec, result)
+        return _settled_check(spec, plan, measured, threshold)
+    except Exception as error:
+        return _failed_check(spec, error)
+
+
+def _settled_check(
+    spec: AssertionSpec,
+    plan: TypePlan,
+    measured: AssertionResult | Measurement | PassFail,
+    threshold: float | None,
+) -> GradedAssertion:
+    """What an output check measured, settled by the scorer's rules (``threshold``: the effective one)."""
+    if isinstance(measured, tuple):  # a pass/fail verdict (the most common outcome: asked first)
+        if plan.direction is None:
+            return settle_pass_fail(spec, measured)
+        measured = Measurement.of_pass_fail(measured)
+    if not isinstance(measured, AssertionResult):
+        return settle(spec, measured, threshold, plan.direction, _binary(plan.binary, spec))
+    return finalize(spec, measured)
+
+
+def _failed_check(spec: AssertionSpec, error: Exception) -> GradedAssertion:
+    """The ERROR of an output check that raised (a bug in a handler must not stop the run; --verbose
+    shows the trace)."""
+    if isinstance(error, EvalhError):
+        return finalize(spec, AssertionResult.failure(error.render()))
+    return finalize(spec, _crashed(spec, error))
 
 
 def _text_of(output: Any) -> str | None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import inspect
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +186,62 @@ def test_a_graded_assertion_that_ran_is_the_keyword_built_one(passed: bool) -> N
     assert [getattr(ran, f.name) for f in dataclasses.fields(ran)] == [
         getattr(built, f.name) for f in dataclasses.fields(built)
     ]
+
+
+def _row_fields() -> dict[str, Any]:
+    spec = AssertionSpec(type="contains", value="q")
+    graded = (GradedAssertion.ran(spec, True, 1.0, "why", {}, None, (), 1.0),)
+    return {
+        "test": TestCase(index=3, vars={"q": "x"}),
+        "prompt": Prompt(raw="{{q}}", label="p"),
+        "provider": ProviderSpec(id="echo"),
+        "prompt_index": 1,
+        "provider_index": 2,
+        "rendered_prompt": "x",
+        "status": Status.FAIL,
+        "score": 0.5,
+        "reason": "contains: why",
+        "output": {"a": [1]},
+        "error": "contains: why",
+        "latency_ms": 1.5,
+        "cached": True,
+        "cost": 0.25,
+        "usage": Usage(requests=1),
+        "grading_usage": Usage(texts=2),
+        "assertions": graded,
+        "named_scores": {"m": 0.5},
+        "named_score_weights": {"m": 1.0},
+        "repeat_index": 1,
+        "id": "abc",
+        "trace": None,
+    }
+
+
+def test_a_run_row_is_the_keyword_built_one() -> None:
+    fields = _row_fields()
+    made = TestResult.of_run(*fields.values())
+    built = TestResult(**fields)
+    assert type(made) is TestResult and made == built and repr(made) == repr(built)
+    assert [getattr(made, f.name) for f in dataclasses.fields(made)] == [
+        getattr(built, f.name) for f in dataclasses.fields(built)
+    ]
+    assert made.rating is None and made.named_scores is fields["named_scores"]
+
+
+@pytest.mark.parametrize("kind", ["graded", "row"])
+def test_draft_made_results_copy_pickle_replace_and_stay_frozen(kind: str) -> None:
+    """Graded assertions and rows made as drafts given their class behave as the classes' own."""
+    made: Any
+    if kind == "graded":
+        made = GradedAssertion.ran(AssertionSpec(type="equals"), False, 0.0, "r", {"k": 1}, None, (), 0.0)
+        field, value = "reason", "other"
+    else:
+        made = TestResult.of_run(*_row_fields().values())
+        field, value = "status", Status.PASS
+    assert pickle.loads(pickle.dumps(made)) == made
+    assert copy.copy(made) == made and copy.deepcopy(made) == made
+    changed = dataclasses.replace(made, **{field: value})
+    assert getattr(changed, field) == value and changed != made
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(made, field, value)
+    assert not hasattr(made, "__dict__")

@@ -377,3 +377,75 @@ def test_nested_sets_count_every_assertion_once_at_any_depth() -> None:
     }
     column = compute_aggregates(Suite(tests=()), rows).columns[0]
     assert (column.assertions_passed, column.assertions_failed) == (5, 3)
+
+
+def _naive_figures(
+    rows: list[TestResult],
+) -> tuple[dict[str, tuple[int, int, int, float | None]], dict[tuple[int, int], tuple[int, int]]]:
+    """Each type's figures and each column's passed/failed assertions, counted the plain way: every
+    graded assertion flattened (children after their set), the skipped ones left out."""
+
+    def flat(items: tuple[GradedAssertion, ...]) -> list[GradedAssertion]:
+        return [found for item in items for found in (item, *flat(item.children))]
+
+    types: dict[str, list[GradedAssertion]] = {}
+    columns: dict[tuple[int, int], tuple[int, int]] = {}
+    for each in rows:
+        applied = [item for item in flat(each.assertions) if not item.skipped]
+        for item in applied:
+            types.setdefault(item.spec.full_type, []).append(item)
+        passed = sum(item.passed for item in applied)
+        key = (each.provider_index, each.prompt_index)
+        before = columns.get(key, (0, 0))
+        columns[key] = (before[0] + passed, before[1] + len(applied) - passed)
+    figures = {}
+    for name in sorted(types):
+        ran = [item for item in types[name] if not item.error]
+        passed = sum(item.passed for item in ran)
+        mean = sum(item.score for item in ran) / len(ran) if ran else None
+        figures[name] = (len(types[name]), passed, len(types[name]) - len(ran), mean)
+    return figures, columns
+
+
+def _random_graded(rng: random.Random, depth: int = 0) -> GradedAssertion:
+    kind = rng.choice(("contains", "not-contains", "equals", "rouge-n", "assert-set"))
+    if kind == "assert-set" and depth < 2:
+        children = tuple(_random_graded(rng, depth + 1) for _ in range(rng.randint(1, 3)))
+        return graded(kind, rng.random(), rng.random() < 0.5, children=children)
+    item = graded(kind.replace("assert-set", "icontains"), rng.random(), rng.random() < 0.6)
+    if rng.random() < 0.1:
+        return GradedAssertion(spec=item.spec, passed=True, score=0.0, reason="skipped", skipped=True)
+    if rng.random() < 0.1:
+        return GradedAssertion(spec=item.spec, passed=False, score=0.0, reason="boom", error=True)
+    return item
+
+
+def test_random_rows_tally_types_and_columns_as_the_plain_count() -> None:
+    """One pass tallies the types and each column's assertions: the same figures as counting each
+    the plain way, on random rows (sets nested two deep, skipped and errored assertions, two
+    providers x two prompts, rows in any order)."""
+    rng = random.Random(2905)
+    for _ in range(60):
+        rows = [
+            row(
+                index,
+                "x",
+                rng.choice(tuple(Status)),
+                rng.random(),
+                provider=rng.randint(0, 1),
+                prompt=rng.randint(0, 1),
+                assertions=tuple(_random_graded(rng) for _ in range(rng.randint(0, 5))),
+            )
+            for index in range(rng.randint(1, 12))
+        ]
+        figures, columns = _naive_figures(rows)
+        counted = compute_aggregates(Suite(tests=()), rows)
+        assert list(counted.assertion_types) == list(figures)  # sorted by type
+        assert {
+            name: (kind.count, kind.passed, kind.errors, kind.mean_score)
+            for name, kind in counted.assertion_types.items()
+        } == figures  # the mean: the same sum, in row order
+        assert {
+            (column.provider_index, column.prompt_index): (column.assertions_passed, column.assertions_failed)
+            for column in counted.columns
+        } == columns

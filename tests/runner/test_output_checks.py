@@ -6,6 +6,7 @@ then ``decide`` and ``finalize`` (runner/scoring.py's rules: threshold, binary, 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import itertools
 import random
@@ -14,9 +15,19 @@ from typing import Any
 import pytest
 
 import evalh
+from evalh.assertions import registry
 from evalh.assertions.base import AssertionContext
 from evalh.assertions.registry import all_assertions
-from evalh.model import AssertionSpec, GradedAssertion, Measurement, PassFail, TestCase
+from evalh.errors import ConfigError
+from evalh.model import (
+    AssertionResult,
+    AssertionSpec,
+    GradedAssertion,
+    Measurement,
+    PassFail,
+    TestCase,
+    pass_fail,
+)
 from evalh.runner.grading import (
     GradingPlans,
     effective_threshold,
@@ -275,3 +286,64 @@ def test_a_pass_fail_check_still_gives_its_context_handler_a_measurement() -> No
     row = _row_context("The robot", (_spec("contains", "robot", {}, None),))
     outcome = definition.fn(row.for_assertion(row.test.asserts[0], None))
     assert outcome == Measurement.pass_fail(True, "Output contains 'robot'")
+
+
+def _moody_check(spec: AssertionSpec, output: Any, text: str) -> Any:
+    """A pass/fail output check whose outcome the text decides: each kind a check may return or raise."""
+    if "bug" in text:
+        raise ValueError(f"cannot read {text!r}")
+    if "config" in text:
+        raise ConfigError("config.pattern is not a pattern")
+    if "measured" in text:
+        return Measurement(value=0.25, subject="A quarter", details={"seen": text})
+    if "refused" in text:
+        return AssertionResult.failure("nothing to check")
+    if "skip" in text:
+        return AssertionResult.skip("not for this row")
+    return pass_fail(str(spec.value) in text, f"Output has {spec.value}", found=[spec.value])
+
+
+def _untraced(graded: tuple[GradedAssertion, ...]) -> tuple[GradedAssertion, ...]:
+    """The graded assertions without a crash's traceback (its frames name the function that called the
+    check)."""
+    return tuple(
+        dataclasses.replace(g, details={k: v for k, v in g.details.items() if k != "traceback"})
+        for g in graded
+    )
+
+
+def test_a_pass_fail_check_that_raises_or_measures_grades_as_through_its_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """grade_row calls a pass/fail text check itself: whatever the check returns (a verdict, a
+    measurement, an ERROR, a skip) or raises (a located error, a bug), in any form (not-, weight 0,
+    config.binary, a threshold it ignores), the graded assertion is grade_assertion's, and the context
+    path's when the check raises nothing."""
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    registry.output_check("x-moody", family="text", description="test only")(_moody_check)
+    rng = random.Random(2906)
+    texts = ("a bug here", "wrong config", "measured it", "refused", "skip me", "has a", "has b", "")
+    plans = GradingPlans()
+    assert plans.of(_spec("x-moody", "a", {}, None)).pass_fail
+    with reasons_shared():
+        for _ in range(120):
+            specs = tuple(
+                _spec(
+                    rng.choice(("x-moody", "contains")),
+                    rng.choice(("a", "b")),
+                    rng.choice(({}, {"binary": True})),
+                    rng.choice((None, 0.5)),
+                    negate=rng.random() < 0.4,
+                    weight=rng.choice((1.0, 0.0)),
+                )
+                for _ in range(rng.randint(1, 5))
+            )
+            row = _row_context(rng.choice(texts), specs)
+            graded = asyncio.run(grade_row(specs, row, plans))
+            # grade_assertion: _check_output's general steps (threshold, refusal, the errors it catches)
+            expected = tuple(asyncio.run(grade_assertion(spec, row)) for spec in specs)
+            assert _untraced(graded) == _untraced(expected), (specs, row.output)
+            if not any(word in row.output for word in ("bug", "config")):  # the context path raises them
+                assert graded == tuple(_through_context(spec, row) for spec in specs)
+            crashed = [g for g in graded if g.reason.startswith("x-moody crashed")]
+            assert all(g.error and "ValueError" in g.details["traceback"] for g in crashed)
