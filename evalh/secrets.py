@@ -271,6 +271,13 @@ class _ConfigWalk:
             self._state = state
         return self._redacted
 
+    def found_unchanged(self) -> None:
+        """Record that redact_config gives the config back unchanged at the registry's present state
+        (:func:`_nothing_to_register_or_redact` found so), without its walk."""
+        self._redacted = self.config
+        self._parts = self._parts_of(self.config, self.config)
+        self._state = (_RUN.get(), _CHANGES[0])
+
     def answer(self, value: Any) -> bool | None:
         """Whether ``value`` holds nothing to redact, when the walk knows (None: it does not)."""
         if value is self.config:
@@ -302,10 +309,19 @@ _LOADED: ContextVar[_ConfigWalk | None] = ContextVar("evalh_loaded_config", defa
 
 
 @contextmanager
-def walked_config(config: Any) -> Iterator[None]:
+def walked_config(config: Any, *, register: bool = False) -> Iterator[None]:
     """Within the block, :func:`holds_nothing_to_redact` and :meth:`RedactedConfig.of` answer about
-    ``config`` (a config being loaded, its secrets registered) and its tests from one walk."""
-    token = _LOADED.set(_ConfigWalk(config))
+    ``config`` (a config being loaded, its secrets registered) and its tests from one walk.
+    ``register``: first register the config's secrets (:func:`register_config`); a config holding nothing
+    to register nor to redact (most configs) is found so by one walk that does neither, instead of
+    register_config's walk and redact_config's."""
+    walk = _ConfigWalk(config)
+    if register:
+        if _nothing_to_register_or_redact(config):
+            walk.found_unchanged()
+        else:
+            register_config(config)
+    token = _LOADED.set(walk)
     try:
         yield
     finally:
@@ -351,17 +367,62 @@ def _holds_nothing(value: dict[Any, Any]) -> bool:
     forms, _, shortest = _RUN.get().text
     harmless = _HARMLESS_KEYS
     for key, item in value.items():
-        if key not in harmless or type(key) is not str:
-            if type(key) is not str or _is_secret_name(key):
-                return False
-            if len(harmless) < _HARMLESS_KEYS_MAX:
-                harmless.add(key)
+        if (key not in harmless or type(key) is not str) and not _learnt_harmless(key):
+            return False
         kind = type(item)
         if kind is str:
             if "://" in item or (forms and len(item) >= shortest):
                 return False
         elif kind not in _PLAIN:
             return False
+    return True
+
+
+def _learnt_harmless(key: Any) -> bool:
+    """Whether a key not known harmless is a string that is not secret-looking (then it is known so)."""
+    if type(key) is not str or _is_secret_name(key):
+        return False
+    if len(_HARMLESS_KEYS) < _HARMLESS_KEYS_MAX:
+        _HARMLESS_KEYS.add(key)
+    return True
+
+
+def _nothing_to_register_or_redact(config: Any) -> bool:
+    """True when :func:`register_config` would register nothing from ``config`` and :func:`redact_config`
+    would give it back itself: no secret-looking key, no ``env`` mapping, no URL, no text a registered
+    form is in, nothing but dicts, lists, text keys and plain values. False means "not sure" (the
+    caller walks as before)."""
+    forms, _, shortest = _RUN.get().text
+    harmless = _HARMLESS_KEYS
+    open_nodes: list[Any] = [config]
+    while open_nodes:
+        node = open_nodes.pop()
+        if type(node) is dict:
+            for key, item in node.items():
+                if (key not in harmless or type(key) is not str) and not _learnt_harmless(key):
+                    return False
+                kind = type(item)
+                if kind is str:
+                    if "://" in item or (forms and len(item) >= shortest and redact_text(item) is not item):
+                        return False
+                elif kind is dict or kind is list:
+                    if kind is dict and key == "env":
+                        return False
+                    open_nodes.append(item)
+                elif kind not in _PLAIN:
+                    return False
+        elif type(node) is list:  # the same for each item (a call each would cost a third more)
+            for item in node:
+                kind = type(item)
+                if kind is str:
+                    if "://" in item or (forms and len(item) >= shortest and redact_text(item) is not item):
+                        return False
+                elif kind is dict or kind is list:
+                    open_nodes.append(item)
+                elif kind not in _PLAIN:
+                    return False
+        else:
+            return False  # a config that is not a mapping nor a list
     return True
 
 

@@ -181,10 +181,9 @@ def _load(
     # the environment's credentials: run_context registers them too, but the pytest plugin and calibrate
     # load (and may keep the parsed config) before a run exists
     register_environment(environ())
-    register_config(document.data)
-    # One redaction walk of the config from here on answers the parse cache, the tests' digests and
-    # the report's copy (each walked it, or each test, again)
-    with walked_config(document.data):
+    # The config's secrets registered, then one redaction walk of the config from here on answers the
+    # parse cache, the tests' digests and the report's copy (each walked it, or each test, again)
+    with walked_config(document.data, register=True):
         keeps.settle()  # the config as read, kept in the cache when it holds nothing to redact
         return _checked_load(document, ctx, _Inputs(env, cli_vars, grader, _Skipped()), checks)
 

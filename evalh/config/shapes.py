@@ -73,24 +73,36 @@ def _shape(value: Any, key: Any = None, exact: frozenset[Any] = frozenset({"type
         return (_EXACT, _frozen(value))
     kind = type(value)
     if kind is dict or (kind is not list and isinstance(value, Mapping)):
-        if key in _OPAQUE_KEYS:
-            return _NO_KEYS
-        return frozenset(
-            [
-                (
-                    name,
-                    "x"
-                    if type(item) is str and _PLAIN_TEXT(item) and name not in exact
-                    else _shape(item, name, exact),
-                )
-                for name, item in value.items()
-            ]
-        )
+        return _NO_KEYS if key in _OPAQUE_KEYS else _mapping_shape(value, exact)
     if kind is list or isinstance(value, list):
         return tuple(
-            ["x" if type(item) is str and _PLAIN_TEXT(item) else _shape(item, None, exact) for item in value]
+            [
+                "x"
+                if type(item) is str and _PLAIN_TEXT(item)
+                else _mapping_shape(item, exact)
+                if type(item) is dict
+                else _shape(item, None, exact)
+                for item in value
+            ]
         )
     return _scalar_shape(value)
+
+
+def _mapping_shape(value: Mapping[Any, Any], exact: frozenset[Any]) -> Hashable:
+    """The shape of a mapping that is not opaque: the set of its keys' (key, shape). Text and safe
+    whole numbers (an assertion's type, value and threshold: 30,000 assertions in 5,000 tests) are shaped
+    here as :func:`_shape` shapes them, without a call each (a third of the shaping time)."""
+    pairs = []
+    for name, item in value.items():
+        kind = type(item)
+        if kind is str:
+            shape: Hashable = item if name in exact else "x" if _PLAIN_TEXT(item) else _text_shape(item)
+        elif kind is int and name not in exact and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+            shape = (item > 0) - (item < 0)
+        else:
+            shape = _shape(item, name, exact)
+        pairs.append((name, shape))
+    return frozenset(pairs)
 
 
 def _frozen(value: Any) -> Hashable:

@@ -98,19 +98,30 @@ def _providers_in_use(suite: Suite, jobs: Sequence[Job] | None) -> Iterator[tupl
         tests = {id(job.test): job.test for job in jobs}.values()
     for spec in under_test:
         yield spec, spec.path or "providers"
+    needs_of: dict[
+        str, tuple[str, ...]
+    ] = {}  # an assertion type's needs, by type: 30,000 assertions, few types
     for test in tests:
         stand_in = test.stand_in
         user = user_model_of(stand_in, test, suite.default_provider) if stand_in is not None else None
         if stand_in is not None and user is not None and not test.has_output:
             yield user, f"user model of {stand_in.path or 'the simulated user'}"  # it plays the user
         for assertion in _flattened(test.asserts):
-            definition = get_assertion(assertion.base_type)
-            for need in definition.needs if definition is not None else ():
+            needs = needs_of.get(assertion.base_type)
+            if needs is None:
+                definition = get_assertion(assertion.base_type)
+                needs = needs_of[assertion.base_type] = definition.needs if definition is not None else ()
+            for need in needs:
                 for provider in needed_providers(assertion, test, need, suite.default_provider):
                     yield provider, f"{_ROLES.get(need, need)} at {provider.path or assertion.path}"
 
 
-def _flattened(asserts: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
+def _flattened(asserts: Sequence[AssertionSpec]) -> Sequence[AssertionSpec]:
+    """The assertions and, after each, its children's (most have none: the list itself is returned)."""
+    if not any(spec.children for spec in asserts):
+        return asserts
+    flat: list[AssertionSpec] = []
     for spec in asserts:
-        yield spec
-        yield from _flattened(spec.children)
+        flat.append(spec)
+        flat.extend(_flattened(spec.children))
+    return flat

@@ -267,6 +267,36 @@ def test_same_shape_same_verdict_on_varied_configs() -> None:
             assert seen[0] == valid, (seen[1], config)
 
 
+def test_a_mapping_or_list_item_is_shaped_as_the_item_alone() -> None:
+    # _mapping_shape and the list branch shape text and whole numbers inline: each must give what the
+    # general path (_shape of the item itself) gives, under an exact key, an opaque one and a plain one
+    exact = defs_checker("test")._exact
+    safe = 2**53 - 1
+    items = [
+        *_VALUES,
+        safe,
+        -safe,
+        safe + 1,
+        -safe - 1,
+        -0,
+        False,
+        "f",
+        "file:/",
+        "\u3000",
+        "\tx",
+        "fx",
+        "{{a}}",
+    ]
+    for item in items:
+        for name in ("type", "method", "vars", "value", "threshold", 3, None):
+            if name is not None:
+                assert _shape({name: item}, None, exact) == frozenset({(name, _shape(item, name, exact))})
+        assert _shape([item, [item]], None, exact) == (
+            _shape(item, None, exact),
+            (_shape(item, None, exact),),
+        )
+
+
 def test_cache_clear_deletes_the_shapes(tmp_path: Path) -> None:
     assert _validate(_config(tmp_path))[0] == 0
     shapes = tmp_path / "evalh-cache" / CACHE_FILE

@@ -168,6 +168,29 @@ def test_a_negated_judge_needs_its_grader_key_too(tmp_path: Path) -> None:
     assert f"{embedder} (embedder at tests[0].assert[0].provider)" in result.stderr
 
 
+def test_a_judge_inside_an_assert_set_needs_its_grader_key_in_the_order_written(tmp_path: Path) -> None:
+    # the children of an assert-set are asked after their set and before the set's next sibling; a type's
+    # needs are looked up once per type, so a second judge of the same type is still named
+    grader = "anthropic:messages:claude-x"
+    embedder = "openai:embedding:text-embedding-3-small"
+    children = [
+        {"type": "contains", "value": "hi"},
+        {"type": "llm-rubric", "value": "ok", "provider": grader},
+    ]
+    asserts = [
+        {"type": "assert-set", "assert": children},
+        {"type": "similar", "value": "hi", "provider": embedder},
+        {"type": "llm-rubric", "value": "ok", "provider": grader},
+    ]
+    config = _config(tmp_path, {"prompts": ["hi"], "providers": ["echo"], "tests": [{"assert": asserts}]})
+    result = _evalh("run", config, "--strict", "--no-table", "--no-write")
+    assert result.exit_code == 2, result.output
+    named = (
+        f"{grader} (grader at tests[0].assert[0].assert[1].provider, grader at tests[0].assert[2].provider)"
+    )
+    assert named in result.stderr and result.stderr.index(named) < result.stderr.index(embedder)
+
+
 def test_validate_only_warns_even_strict(tmp_path: Path, loopback: LoopbackServer) -> None:
     config = _config(tmp_path, _keyed_suite(loopback))
     for strict in ((), ("--strict",)):

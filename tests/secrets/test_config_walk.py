@@ -1,7 +1,8 @@
 """One redaction walk of a loaded config (secrets.walked_config): what it answers for the config and its
 tests (holds_nothing_to_redact, RedactedConfig.of) is what a walk of each would, at every registry
-state; a cold load walks each test once (it walked each three times: the parse cache, the digests and
-the report's copy), and what the parse cache keeps is still never a config holding a secret."""
+state; a load registers the config's secrets and redacts each test at most once (none when one walk
+finds nothing to register nor redact; three times before: the parse cache, the digests and the report's
+copy), and what the parse cache keeps is still never a config holding a secret."""
 
 from __future__ import annotations
 
@@ -109,18 +110,77 @@ def _walks_per_test(monkeypatch: pytest.MonkeyPatch, config: Path, *, report_con
     return counts
 
 
-def test_a_cold_load_walks_each_test_once_and_a_warm_validate_walks_none(
+def test_a_load_of_a_config_with_nothing_secret_redacts_no_test(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the walk that found nothing to register answers for the parse cache, the digests and the report's
+    # copy (a cold load walked each test once more to redact it, three times before that)
+    clear_registry()
+    config = tmp_path / "evalh.yaml"
+    config.write_text(_large_config(800), encoding="utf-8")
+    assert _walks_per_test(monkeypatch, config, report_config=True) == Counter()
+    assert len(list((tmp_path / "evalh-cache" / FOLDER).iterdir())) == 1
+    assert _walks_per_test(monkeypatch, config, report_config=True) == Counter()
+    assert _walks_per_test(monkeypatch, config, report_config=False) == Counter()
+
+
+def test_a_cold_load_of_a_config_holding_a_secret_redacts_each_test_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clear_registry()
     config = tmp_path / "evalh.yaml"
-    config.write_text(_large_config(800), encoding="utf-8")
-    cold = _walks_per_test(monkeypatch, config, report_config=True)
+    config.write_text(_large_config(800, "defaultTest:\n  vars:\n    password: hunter2-planted\n"))
+    try:
+        cold = _walks_per_test(monkeypatch, config, report_config=True)
+    finally:
+        clear_registry()
     assert len(cold) == 800 and set(cold.values()) == {1}  # 3 walks before: parse cache, digests, copy
-    assert len(list((tmp_path / "evalh-cache" / FOLDER).iterdir())) == 1
-    warm = _walks_per_test(monkeypatch, config, report_config=True)
-    assert len(warm) == 800 and set(warm.values()) == {1}  # the report's copy
-    assert _walks_per_test(monkeypatch, config, report_config=False) == Counter()
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_registering_with_the_walk_is_register_config_then_the_walk(seed: int) -> None:
+    # walked_config(register=True) skips register_config's walk and redact_config's for a config its
+    # one walk finds clean: the registry and every answer must be those of the two walks
+    rng = random.Random(seed)
+    config = _random_config(rng) if rng.random() < 0.5 else _clean_config(rng)
+    planted = rng.random() < 0.5
+    clear_registry()
+    if planted:
+        register(_PLANTED)
+    secrets.register_config(config)
+    expected_forms = secrets.registered()
+    expected = [_walked_alone(part) for part in [config, *config["tests"]]]
+    expected_copy = redact_config(config)
+    clear_registry()
+    if planted:
+        register(_PLANTED)
+    with walked_config(config, register=True):
+        assert secrets.registered() == expected_forms
+        assert [holds_nothing_to_redact(part) for part in [config, *config["tests"]]] == expected
+        assert RedactedConfig.of(config) == expected_copy
+    clear_registry()
+
+
+def _clean_config(rng: random.Random) -> dict[str, Any]:
+    """A config with nothing to register nor redact, but for the few values a draw may plant."""
+    texts = ["plain", "", "a b c", "https:/not-a-url", "text with a :// inside", _PLANTED, 3, None, 0.5]
+    tests = [
+        {"vars": {"answer": rng.choice(texts), "n": [rng.choice(texts)]}, "assert": [{"type": "equals"}]}
+        for _ in range(rng.randint(0, 6))
+    ]
+    config: dict[str, Any] = {"prompts": ["{{answer}}"], "providers": ["echo"], "tests": tests}
+    odd = rng.choice([None, ("env", {"A": "b"}), ("env", "text"), (1, "one"), ("apiKey", ""), ("x", (1,))])
+    if odd is not None and rng.random() < 0.3:
+        config[odd[0]] = odd[1]  # type: ignore[index]
+    return config
+
+
+def test_a_clean_config_is_found_clean_in_one_walk() -> None:
+    clear_registry()
+    config = {"prompts": ["{{answer}}"], "tests": [{"vars": {"answer": "plain", "n": 1}}], "env": "text"}
+    assert secrets._nothing_to_register_or_redact(config)
+    for unsure in ({"env": {}}, {"apiKey": ""}, {1: "one"}, {"x": (1,)}, ["https://h/"], {"a": "x://y"}):
+        assert not secrets._nothing_to_register_or_redact(unsure)
 
 
 @pytest.mark.parametrize(
