@@ -403,8 +403,7 @@ def resolve_vars(
         if name in literal:
             pass
         elif value.startswith(FILE_PREFIX):  # is_file_ref
-            variables[name] = value = load_var_file(ctx, value, where(name))
-            literal = literal | {name}
+            variables[name] = value = load_var_file(ctx, value, where(name))  # data, never rendered
             if not isinstance(value, str):
                 continue
         elif has_template(value):
