@@ -72,14 +72,6 @@ def _shape_validator(name: str) -> ShapeCachedValidator:
     return fragment_checker(ASSERTIONS[name].value_schema or {})
 
 
-def _checked_as_written(spec: AssertionSpec) -> bool:
-    """The value is as written in the config, so the schema's per-type rule (generated from the same
-    declaration) has checked its shape already; a rendered template or a loaded file:// is new."""
-    raw = spec.raw
-    written = raw.get("value") if type(raw) is dict or isinstance(raw, Mapping) else None
-    return written is not None and type(written) is type(spec.value) and written == spec.value
-
-
 # The assertion families that read a row's trace (evalh/assertions/trace_checks.py, trajectory.py).
 TRACE_FAMILIES = frozenset({"trace", "trajectory"})
 # the provider config key each tool-call assertion checks calls against (assertions/tool_calls.py)
@@ -109,9 +101,13 @@ class AssertionChecker:
     refused_graders: set[str] = field(default_factory=set)
     # promptfoo's default grader, taken when a judge has none (set once the first judge needs it)
     default_grader: DefaultGrader | None = None
-    # The assertions found clean, by what their check reads (see _clean_key): 5,000 tests repeat a few
+    # The assertions found clean, by what their check reads (see _check): 5,000 tests repeat a few
     # dozen, each checked once instead of once per test. Only clean ones: a problem is said at each place.
     clean: set[Hashable] = field(default_factory=set)
+    # The types and thresholds of the assertions whose checks, but for the value's, read only the
+    # assertion and found nothing (see _check_fully): one with another value has only its value checked.
+    clean_but_value: set[tuple[str, float | None]] = field(default_factory=set)
+    noted_types: set[str] = field(default_factory=set)  # the types (as written) _note keeps
     # Noted while check_tests walks every assertion (children after their set), for the warnings after
     # it, which each walked all 30,000 again: the first trace assertion, and the tool-call ones in order.
     first_traced: AssertionSpec | None = None
@@ -156,24 +152,54 @@ class AssertionChecker:
 
     def _note(self, spec: AssertionSpec, definition: AssertionDef | None) -> None:
         """Keeps what the warnings after check_tests look for (see first_traced)."""
-        if self.first_traced is None and definition is not None and definition.family in TRACE_FAMILIES:
+        traced = definition is not None and definition.family in TRACE_FAMILIES
+        if traced and self.first_traced is None:
             self.first_traced = spec
         if spec.base_type in _TOOL_KEYS:
             self.tool_calls.append(spec)
+        elif not traced:
+            return
+        self.noted_types.add(spec.type)  # for _check, which notes a repeated assertion by its type
 
     def _where(self, spec: AssertionSpec) -> Where:
         return self.where_of.get(id(spec), spec.path)
 
     def _check(self, spec: AssertionSpec, test: TestCase, depth: int = 1) -> None:
+        # as written in the config, the schema's per-type rule (generated from the same declaration) has
+        # checked the value's shape; a rendered template or a loaded file:// is new
+        value = spec.value
+        kind = type(value)
+        written = spec.raw.get("value")
+        as_written = written is not None and type(written) is kind and written == value
+        # ``key``: what the checks of an assertion read when they read nothing but it (see _check_fully):
+        # its type, its value (a scalar, with its type: 1, 1.0 and true are equal), whether it is as
+        # written, and its threshold. None for any other.
+        key = None
+        if kind in _SCALAR_VALUES and not spec.children and not spec.config:
+            key = (spec.type, kind, value, spec.threshold, as_written)
+            if key in self.clean:  # the same assertion was checked clean
+                if spec.type in self.noted_types:
+                    self._note(spec, self.registry.get(spec.base_type))
+                return
+        self._check_fully(spec, test, depth, as_written, key)
+
+    def _check_fully(
+        self, spec: AssertionSpec, test: TestCase, depth: int, as_written: bool, key: Hashable | None
+    ) -> None:
         definition = self.registry.get(spec.base_type)
         self._note(spec, definition)
-        as_written = (
-            definition is not None and definition.value_schema is not None and _checked_as_written(spec)
+        # its checks but the value's read nothing but the assertion: not its test's or the suite's
+        # providers (needs), its test's other assertions (comparisons) or children
+        alone = definition is not None and not (
+            definition.needs or definition.compares_outputs or spec.children
         )
-        key = _clean_key(spec, definition, as_written) if definition is not None else None
-        if key is not None and key in self.clean:
-            return  # the same assertion was checked clean: its checks read nothing else
+        as_written = as_written and definition is not None and definition.value_schema is not None
         where = self._where(spec)
+        if alone and (spec.type, spec.threshold) in self.clean_but_value:  # only the value is new
+            assert definition is not None  # (alone)
+            if self._check_value(spec, definition, where, as_written) and key is not None:
+                self.clean.add(key)
+            return
         if spec.children and depth > MAX_SET_DEPTH:
             self._note_unchecked(spec.children)
             self.ctx.problems.add(
@@ -195,8 +221,10 @@ class AssertionChecker:
             self._check_need(spec, test, need, where)
         for child in spec.children:
             self._check(child, test, depth + 1)
-        if key is not None and clean:
-            self.clean.add(key)
+        if alone and clean:
+            self.clean_but_value.add((spec.type, spec.threshold))
+            if key is not None:
+                self.clean.add(key)
 
     def _note_unchecked(self, specs: Iterable[AssertionSpec]) -> None:
         """Notes the children _check does not go into (the set is refused): warned about all the same."""
@@ -364,20 +392,6 @@ class AssertionChecker:
 
 
 _SCALAR_VALUES = frozenset({str, int, float, bool, type(None)})
-
-
-def _clean_key(spec: AssertionSpec, definition: AssertionDef, as_written: bool) -> Hashable | None:
-    """What the checks of an assertion read, when that is all they read: its type, its value (a scalar:
-    the type too, as 1, 1.0 and true are equal), its threshold and whether the schema checked the value.
-    None for an assertion whose checks read its test or providers (needs, comparisons, children) or a
-    config."""
-    value = spec.value
-    kind = type(value)
-    if spec.children or spec.config or definition.needs or definition.compares_outputs:
-        return None
-    if kind not in _SCALAR_VALUES:
-        return None
-    return (spec.type, kind, value, spec.threshold, as_written)
 
 
 @functools.lru_cache(maxsize=256)
