@@ -54,12 +54,12 @@ def _rule_assertion(spec: AssertionSpec) -> dict[str, Any]:
             out["value"] = redact_config(value)
     elif value is not None:
         out["value"] = value
-    if spec.threshold is not None:
-        out["threshold"] = spec.threshold
-    if spec.weight != 1.0 or "weight" in out:
-        out["weight"] = spec.weight
-    if spec.metric:
-        out["metric"] = spec.metric
+    applies = {
+        "threshold": spec.threshold is not None,
+        "weight": spec.weight != 1.0 or "weight" in out,  # a weight written is always shown
+        "metric": bool(spec.metric),
+    }
+    out.update((key, getattr(spec, key)) for key, shown in applies.items() if shown)
     return out
 
 
