@@ -74,12 +74,9 @@ def _rule_components(graded: tuple[GradedAssertion, ...]) -> list[dict[str, Any]
             "assertion": _rule_assertion(item.spec),
             "metadata": metadata,
         }
-        if item.error:
-            component["error"] = True
-        if item.skipped:
-            component["skipped"] = True
-        if item.usage is not None:
-            component["tokensUsed"] = usage_to_json(item.usage)
+        # error and skipped only when true, the grading's tokens only when it used any
+        component.update((key, True) for key, on in (("error", item.error), ("skipped", item.skipped)) if on)
+        component.update(() if item.usage is None else [("tokensUsed", usage_to_json(item.usage))])
         nested: list[dict[str, Any]] | None = None
         if item.children:
             nested = _rule_components(item.children)
