@@ -149,11 +149,12 @@ class _TestJson(NamedTuple):
 def _assertion_to_json(spec: AssertionSpec, written: Mapping[str, Any] | None) -> dict[str, Any]:
     """A component's ``assertion``: ``written`` (the spec as the config wrote it, redacted) with the
     type in full and the figures that apply."""
-    out: dict[str, Any] = dict(written) if written else {}
-    out["type"] = spec.full_type
-    for key in _FIGURES:
-        if out.get(key, 0) is None:
-            del out[key]
+    out: dict[str, Any] = {**written} if written else {}
+    out["type"] = spec.type  # the type as written (full_type's value)
+    if None in out.values():  # rare: a figure written as null
+        for key in _FIGURES:
+            if out.get(key, 0) is None:
+                del out[key]
     value = spec.value
     if type(value) is str or not isinstance(value, Mapping):
         if value is not None:
@@ -177,7 +178,7 @@ def _component_to_json(graded: GradedAssertion, test: _TestJson) -> dict[str, An
         "score": graded.score,
         "reason": graded.reason,
         "assertion": hit[1] if hit is not None and hit[0] is spec else test.assertion(spec),
-        "metadata": dict(details),
+        "metadata": dict(details) if details else {},
     }
     if graded.error:
         out["error"] = True
@@ -187,8 +188,10 @@ def _component_to_json(graded: GradedAssertion, test: _TestJson) -> dict[str, An
         out["tokensUsed"] = usage_to_json(graded.usage)
     if graded.children:
         out["componentResults"] = _flatten(graded.children, test)
-    elif RETURNED_COMPONENTS in details and isinstance(
-        returned := out["metadata"].pop(RETURNED_COMPONENTS), list
+    elif (
+        details
+        and RETURNED_COMPONENTS in details
+        and isinstance(returned := out["metadata"].pop(RETURNED_COMPONENTS), list)
     ):
         # a javascript/python assertion's own componentResults: listed after it, as an assert-set's
         parent = out["assertion"]
@@ -276,13 +279,15 @@ def _convert_spec(spec: AssertionSpec, into: dict[int, _SpecJson]) -> Any:
     """Redacted once: the spec as written (testCase's ``assert``, returned) and as its components show
     it (put ``into`` by the spec's ``id``, its children's too)."""
     raw = spec.raw
-    written = redact(raw) if raw else None
-    shown = _assertion_to_json(spec, written)
-    if written is None:
-        written = shown
+    if raw:
+        written = redact(raw)
+        shown = _assertion_to_json(spec, written)
+    else:
+        written = shown = _assertion_to_json(spec, None)
     into[id(spec)] = (spec, shown, written)
-    for child in spec.children:
-        _convert_spec(child, into)
+    if spec.children:
+        for child in spec.children:
+            _convert_spec(child, into)
     return written
 
 

@@ -22,12 +22,10 @@ from evalh.reports.codec_read import row_description, row_line, row_prompt, row_
 __all__ = ["cell_key", "describe_test", "row_key", "stored_status"]
 
 
-def _label(value: Any, *keys: str) -> Any:
-    if isinstance(value, Mapping):
-        for key in keys:
-            if value.get(key):
-                return value[key]
-        return None
+def _label(value: Any, first: str, then: str) -> Any:
+    """``value``'s ``first`` key when set, else its ``then`` key when set (a mapping), else ``value``."""
+    if type(value) is dict or isinstance(value, Mapping):  # a row's own dict: no ABC check
+        return value.get(first) or value.get(then) or None
     return value
 
 

@@ -8,6 +8,8 @@ import hashlib
 import json
 import math
 import random
+import types
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -93,3 +95,44 @@ def test_what_json_dumps_refuses_is_refused_alike() -> None:
         deep = [deep]
     with pytest.raises(RecursionError):
         _digest({"vars": deep})
+
+
+_LABELS: list[Any] = [None, "", "p", 0, 3, [], ["x"], {}, {"k": 1}]
+
+
+def _part(rng: random.Random, first: str, then: str) -> Any:
+    """A row's prompt or provider: a dict (or a read-only mapping) with its keys set, falsy or absent,
+    or a value that is no mapping."""
+    kind = rng.randrange(4)
+    if kind == 0:
+        return rng.choice(_LABELS)
+    part = {key: rng.choice(_LABELS) for key in (first, then, "other") if rng.random() < 0.7}
+    return types.MappingProxyType(part) if kind == 1 else part
+
+
+def _chosen(part: Any, first: str, then: str) -> Any:
+    """The rule: a mapping's first key set (truthy), else its second, else None; any other value itself."""
+    if not isinstance(part, Mapping):
+        return part
+    found = [part[key] for key in (first, then) if part.get(key)]
+    return found[0] if found else None
+
+
+def test_the_prompt_and_provider_named_are_the_rules_on_varied_rows() -> None:
+    rng = random.Random(5)
+    for _ in range(1000):
+        row = {
+            "description": rng.choice(("d", None, "")),
+            "vars": {"q": rng.choice(("a", 1))},
+            "prompt": _part(rng, "label", "raw"),
+            "provider": _part(rng, "label", "id"),
+            "repeatIdx": rng.randrange(3),
+        }
+        identity = {
+            "description": row["description"] or None,
+            "vars": row["vars"],
+            "prompt": _chosen(row["prompt"], "label", "raw"),
+            "provider": _chosen(row["provider"], "label", "id"),
+        }
+        assert cell_key(row) == _expected(identity)
+        assert row_key(row) == _expected({**identity, "repeat": row["repeatIdx"]})
